@@ -1,0 +1,52 @@
+"""Broad-phase (coarse collision detection) structures behind one protocol, chosen by name.
+
+``make_broadphase(name, **params)`` builds one; ``find_contacts(positions, radii, method=...)``
+is the one-call convenience: the exact overlapping pairs (i < j, sorted), identical for every
+structure. See ``base.py`` for the protocol.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._kernels import canonical_pairs, filter_overlapping
+from .base import BroadPhase, BroadPhaseError, BruteForce
+from .linked_cells import LinkedCells
+
+#: name -> class; every entry gets the whole contract test suite (tests/broadphase).
+REGISTRY: dict[str, type[BroadPhase]] = {
+    cls.name: cls
+    for cls in (
+        BruteForce,
+        LinkedCells,
+    )
+}
+
+
+def make_broadphase(name: str, **params) -> BroadPhase:
+    """Instantiate the structure registered as ``name`` with its parameters."""
+    try:
+        cls = REGISTRY[name]
+    except KeyError:
+        raise BroadPhaseError(
+            f"broadphase = {name!r}: unknown structure (choose from {', '.join(REGISTRY)})"
+        ) from None
+    return cls(**params)
+
+
+def find_contacts(positions, radii, method: str = "hash_grid", **params) -> np.ndarray:
+    """Exactly the pairs (i, j), i < j, with |x_i − x_j| ≤ r_i + r_j, as sorted int64 (K, 2).
+
+    ``method`` names a registered structure (falls back to ``linked_cells`` only if the default
+    ``hash_grid`` is not available); ``params`` go to it. Infinite radii overlap every finite
+    particle (walls), never each other.
+    """
+    if method == "hash_grid" and "hash_grid" not in REGISTRY:
+        method = "linked_cells"
+    bp = make_broadphase(method, **params)
+    bp.build(positions, radii)
+    pairs = filter_overlapping(bp.candidate_pairs(), bp._pos, bp._rad)
+    return canonical_pairs(pairs)
+
+
+__all__ = ["REGISTRY", "BroadPhase", "BroadPhaseError", "make_broadphase", "find_contacts"]

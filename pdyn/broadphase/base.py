@@ -1,0 +1,281 @@
+"""The broad-phase protocol every structure implements, and ``brute``, the O(N²) oracle.
+
+Protocol (DESIGN.md "Broad-phase structures"): ``build(positions, radii, handles=None)``,
+``insert(handles)``, ``remove(handles)``, ``update(positions, radii=None)``,
+``candidate_pairs(include_infinite=True)`` → int64 (M, 2) with every candidate pair once,
+``stats()`` → dict with at least ``candidates`` and ``memory_bytes``.
+
+A *handle* is a row of the ``positions``/``radii`` arrays the structure is bound to (the particle
+store's slot). Rows not inserted are ignored, so the structure can be bound to the store's
+capacity-sized arrays. Particles with infinite radius (walls, "infinite particles" of mesa_pd;
+Koch 2020, Sec. 3.1.1) are kept in a separate list by this base class and paired with every
+finite resident, never with each other. Subclasses implement ``_build``, ``_insert``,
+``_remove``, ``_update`` and ``_pairs`` over finite residents only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .._jit import JIT
+from ._kernels import overlaps, run_pair_kernel, set_add, set_remove
+
+
+class BroadPhaseError(ValueError):
+    """Invalid input or parameter for a broad-phase structure (message names the field)."""
+
+
+def _as_positions(positions) -> np.ndarray:
+    pos = np.ascontiguousarray(positions, dtype=np.float64)
+    if pos.ndim == 1 and pos.size == 0:
+        pos = pos.reshape(0, 3)
+    if pos.ndim != 2 or pos.shape[1] != 3:
+        raise BroadPhaseError(f"positions: expected shape (N, 3), got {pos.shape}")
+    return pos
+
+
+def _as_radii(radii, n: int) -> np.ndarray:
+    rad = np.ascontiguousarray(radii, dtype=np.float64).reshape(-1)
+    if rad.shape[0] != n:
+        raise BroadPhaseError(f"radii: expected {n} values, got {rad.shape[0]}")
+    return rad
+
+
+def validate_particles(pos: np.ndarray, rad: np.ndarray, handles: np.ndarray) -> None:
+    """Reject NaN/inf positions and non-positive or NaN radii among ``handles`` (one-line error)."""
+    if handles.size == 0:
+        return
+    r = rad[handles]
+    bad = ~(r > 0)  # catches NaN too
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        raise BroadPhaseError(f"radii[{int(handles[k])}] = {r[k]!r}: must be > 0")
+    finite = ~np.isinf(r)
+    p = pos[handles[finite]]
+    badp = ~np.isfinite(p).all(axis=1)
+    if badp.any():
+        k = int(np.flatnonzero(badp)[0])
+        h = int(handles[finite][k])
+        raise BroadPhaseError(f"positions[{h}] = {pos[h].tolist()}: must be finite")
+
+
+@njit(**JIT)
+def _infinite_pairs(out, finite, infinite):
+    k = 0
+    for a in range(infinite.shape[0]):
+        for b in range(finite.shape[0]):
+            if k < out.shape[0]:
+                out[k, 0] = finite[b]
+                out[k, 1] = infinite[a]
+            k += 1
+    return k
+
+
+class BroadPhase:
+    """Base class: argument checking, infinite-particle list, resident set, stats plumbing."""
+
+    name = "base"
+    #: True where insert/remove are O(1) in the structure itself (not "rebuild later").
+    incremental = False
+
+    def __init__(self, **params):
+        if params:
+            raise BroadPhaseError(
+                f"{self.name}: unknown parameter(s) {sorted(params)}"
+            )
+        self._pos = np.zeros((0, 3))
+        self._rad = np.zeros(0)
+        self._members = np.zeros(0, np.int64)
+        self._member_pos = np.zeros(0, np.int64)
+        self._n = 0
+        self._infinite: list[int] = []
+        self._candidates = 0
+        self.calls = {"build": 0, "insert": 0, "remove": 0, "update": 0}
+
+    # -------------------------------------------------------------- binding and residents
+    def bind(self, positions, radii) -> None:
+        """Point the structure at (possibly reallocated) arrays without moving anything."""
+        pos = _as_positions(positions)
+        rad = _as_radii(radii, pos.shape[0])
+        cap = pos.shape[0]
+        if cap > self._member_pos.shape[0]:
+            mp = np.full(cap, -1, np.int64)
+            mp[: self._member_pos.shape[0]] = self._member_pos
+            self._member_pos = mp
+            m = np.zeros(cap, np.int64)
+            m[: self._n] = self._members[: self._n]
+            self._members = m
+        self._pos, self._rad = pos, rad
+
+    @property
+    def members(self) -> np.ndarray:
+        """Finite resident handles (dense, unordered)."""
+        return self._members[: self._n]
+
+    @property
+    def infinite(self) -> np.ndarray:
+        return np.asarray(self._infinite, np.int64)
+
+    def _split(self, handles) -> tuple[np.ndarray, np.ndarray]:
+        h = np.ascontiguousarray(np.atleast_1d(handles), dtype=np.int64)
+        if h.size and (h.min() < 0 or h.max() >= self._pos.shape[0]):
+            raise BroadPhaseError(
+                f"handle out of range [0, {self._pos.shape[0]}): {int(h.min())}..{int(h.max())}"
+            )
+        inf = np.isinf(self._rad[h]) if h.size else np.zeros(0, bool)
+        return h[~inf], h[inf]
+
+    # -------------------------------------------------------------- protocol
+    def build(self, positions, radii, handles=None) -> "BroadPhase":
+        """(Re)build from scratch over ``handles`` (default: every row)."""
+        self._member_pos = np.zeros(0, np.int64)
+        self._members = np.zeros(0, np.int64)
+        self._n = 0
+        self._infinite = []
+        self.bind(positions, radii)
+        if handles is None:
+            handles = np.arange(self._pos.shape[0], dtype=np.int64)
+        finite, inf = self._split(handles)
+        validate_particles(self._pos, self._rad, np.concatenate((finite, inf)))
+        self._set_add(finite)
+        self._infinite = [int(x) for x in inf]
+        self.calls["build"] += 1
+        self._build(finite)
+        return self
+
+    def insert(self, handles) -> None:
+        """Add residents (rows of the bound arrays); O(1) amortised each where supported."""
+        finite, inf = self._split(handles)
+        validate_particles(self._pos, self._rad, np.concatenate((finite, inf)))
+        self._set_add(finite)
+        self._infinite.extend(int(x) for x in inf)
+        self.calls["insert"] += 1
+        if finite.size:
+            self._insert(finite)
+
+    def remove(self, handles) -> None:
+        """Remove residents; O(1) each where supported."""
+        finite, inf = self._split(handles)
+        for x in inf:
+            self._infinite.remove(int(x))
+        self._set_remove(finite)
+        self.calls["remove"] += 1
+        if finite.size:
+            self._remove(finite)
+
+    def update(self, positions, radii=None) -> None:
+        """Residents have moved: re-bind the arrays and bring the structure up to date."""
+        if radii is None:
+            radii = self._rad
+        self.bind(positions, radii)
+        self.calls["update"] += 1
+        self._update()
+
+    def candidate_pairs(self, include_infinite: bool = True) -> np.ndarray:
+        """Every candidate pair once, int64 (M, 2); finite × infinite pairs appended if asked."""
+        pairs = self._pairs()
+        self._candidates = int(pairs.shape[0])
+        if include_infinite and self._infinite and self._n:
+            extra = run_pair_kernel(
+                _infinite_pairs, self.members.copy(), self.infinite,
+                guess=self._n * len(self._infinite),
+            )
+            pairs = np.concatenate((pairs, extra))
+        return pairs
+
+    def stats(self) -> dict:
+        """At least ``candidates`` (finite pairs from the last query) and ``memory_bytes``."""
+        return {
+            "name": self.name,
+            "residents": self._n,
+            "infinite": len(self._infinite),
+            "candidates": self._candidates,
+            "memory_bytes": int(self._members.nbytes + self._member_pos.nbytes)
+            + self._memory_bytes(),
+            **self._stats(),
+        }
+
+    # -------------------------------------------------------------- resident-set helpers
+    def _set_add(self, h: np.ndarray) -> None:
+        if h.size == 0:
+            return
+        n = set_add(h, self._members, self._n, self._member_pos)
+        if n < 0:
+            raise BroadPhaseError(f"handle {int(h[-1 - n])} is already resident")
+        self._n = n
+
+    def _set_remove(self, h: np.ndarray) -> None:
+        if h.size == 0:
+            return
+        n = set_remove(h, self._members, self._n, self._member_pos)
+        if n < 0:
+            raise BroadPhaseError(f"handle {int(h[-1 - n])} is not resident")
+        self._n = n
+
+    # -------------------------------------------------------------- to implement
+    def _build(self, handles: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _insert(self, handles: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _remove(self, handles: np.ndarray) -> None:
+        raise NotImplementedError
+
+    def _update(self) -> None:
+        raise NotImplementedError
+
+    def _pairs(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def _memory_bytes(self) -> int:
+        return 0
+
+    def _stats(self) -> dict:
+        return {}
+
+
+@njit(**JIT)
+def _brute_pairs(out, pos, rad, members):
+    k = 0
+    n = members.shape[0]
+    for a in range(n):
+        i = members[a]
+        for b in range(a + 1, n):
+            j = members[b]
+            if overlaps(pos, rad, i, j):
+                if k < out.shape[0]:
+                    out[k, 0] = i
+                    out[k, 1] = j
+                k += 1
+    return k
+
+
+class BruteForce(BroadPhase):
+    """All pairs, O(N²): the oracle every other structure is tested against.
+
+    Its bounding-volume test *is* the exact sphere test, so its candidates are exactly the
+    overlapping pairs. Choose it only for N below a few thousand.
+    """
+
+    name = "brute"
+    incremental = True
+
+    def _build(self, handles):
+        pass
+
+    def _insert(self, handles):
+        pass
+
+    def _remove(self, handles):
+        pass
+
+    def _update(self):
+        pass
+
+    def _pairs(self):
+        return run_pair_kernel(_brute_pairs, self._pos, self._rad, self.members, guess=4 * self._n)
+
+    def _stats(self):
+        return {"tests": self._n * (self._n - 1) // 2}
