@@ -1,0 +1,313 @@
+"""Named, deterministic initial states ("scenes"): Koch 2020's seven benchmark scenes (Sec. 4.1),
+Schornbaum 2009's constant-density scene (Sec. 4.1-4.3), a granular gas in a box and a
+polydisperse drop onto a floor (the default, a good first picture).
+
+Every scene is a pure function of ``(scale, seed)``: ``make_scene(name, scale=..., seed=...)``.
+``scale`` multiplies the particle count; lengths of the box and of the placement regions scale
+by ``scale**(1/3)`` so that densities stay those of the source. Radii never scale (except the
+single huge sphere of ``very_polydisperse``, which keeps filling the box). Units: SI-like and
+consistent (m, kg, s); Koch's scenes use his unit radii and a unit density.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from numba import njit
+
+from ._jit import JIT
+
+
+class SceneError(ValueError):
+    """A scene cannot be generated as asked (message names the parameter and value)."""
+
+
+@dataclass
+class Scene:
+    """Initial state: particles, box, boundaries, gravity and suggested contact parameters."""
+
+    name: str
+    box_lo: np.ndarray
+    box_hi: np.ndarray
+    boundary: tuple  # per axis: "wall" | "periodic" | "open"
+    positions: np.ndarray
+    velocities: np.ndarray
+    radii: np.ndarray
+    density: float
+    gravity: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    contact: dict = field(default_factory=dict)  # suggested ContactConfig values
+    steps: int = 1000  # suggested number of steps
+    description: str = ""
+
+    @property
+    def masses(self) -> np.ndarray:
+        return self.density * (4.0 / 3.0) * np.pi * self.radii**3
+
+    def __len__(self) -> int:
+        return self.radii.shape[0]
+
+
+# ------------------------------------------------------------------ non-overlapping placement
+@njit(**JIT)
+def _hash3(ix, iy, iz, mask):
+    return ((ix * 73856093) ^ (iy * 19349663) ^ (iz * 83492791)) & mask
+
+
+@njit(**JIT)
+def _place(radii, region_lo, region_hi, seed, max_tries):
+    """Random non-overlapping placement, largest first (Koch 2020, Sec. 4.1.1: each new sphere
+    is tested against all placed ones; here small ones through a hashed grid, large ones
+    directly). Returns positions and the number placed (< N means a region was too full)."""
+    np.random.seed(seed)
+    n = radii.shape[0]
+    order = np.argsort(-radii, kind="mergesort")
+    pos = np.zeros((n, 3))
+    # spheres up to r_cut go into the hashed grid with cell 2*r_cut; larger ones are listed
+    r_cut = np.median(radii) if n > 0 else 1.0
+    cell = 2.0 * r_cut
+    inv = 1.0 / cell
+    size = 1
+    while size < 4 * n:
+        size *= 2
+    mask = size - 1
+    head = np.full(size, -1, np.int64)
+    nxt = np.full(n, -1, np.int64)
+    big = np.empty(n, np.int64)
+    n_big = 0
+    for t in range(n):
+        i = order[t]
+        r = radii[i]
+        ok = False
+        for _ in range(max_tries):
+            x = np.empty(3)
+            for a in range(3):
+                lo = region_lo[i, a] + r
+                hi = region_hi[i, a] - r
+                if hi < lo:
+                    lo = 0.5 * (region_lo[i, a] + region_hi[i, a])
+                    hi = lo
+                x[a] = lo + (hi - lo) * np.random.random()
+            free = True
+            for b in range(n_big):
+                j = big[b]
+                d = (x[0] - pos[j, 0]) ** 2 + (x[1] - pos[j, 1]) ** 2 + (x[2] - pos[j, 2]) ** 2
+                if d < (r + radii[j]) ** 2:
+                    free = False
+                    break
+            if free:
+                # small placed spheres: search cells within reach r + r_cut
+                reach = int(np.ceil((r + r_cut) * inv))
+                cx = int(np.floor(x[0] * inv))
+                cy = int(np.floor(x[1] * inv))
+                cz = int(np.floor(x[2] * inv))
+                for dz in range(-reach, reach + 1):
+                    for dy in range(-reach, reach + 1):
+                        for dx in range(-reach, reach + 1):
+                            j = head[_hash3(cx + dx, cy + dy, cz + dz, mask)]
+                            while j >= 0 and free:
+                                d = ((x[0] - pos[j, 0]) ** 2 + (x[1] - pos[j, 1]) ** 2
+                                     + (x[2] - pos[j, 2]) ** 2)
+                                if d < (r + radii[j]) ** 2:
+                                    free = False
+                                j = nxt[j]
+                            if not free:
+                                break
+                        if not free:
+                            break
+                    if not free:
+                        break
+            if free:
+                pos[i] = x
+                if r > r_cut:
+                    big[n_big] = i
+                    n_big += 1
+                else:
+                    c = _hash3(int(np.floor(x[0] * inv)), int(np.floor(x[1] * inv)),
+                               int(np.floor(x[2] * inv)), mask)
+                    nxt[i] = head[c]
+                    head[c] = i
+                ok = True
+                break
+        if not ok:
+            return pos, t
+    return pos, n
+
+
+def place_spheres(radii, region_lo, region_hi, seed: int, max_tries: int = 2000) -> np.ndarray:
+    """Non-overlapping random centres for ``radii``, each inside its own region box."""
+    radii = np.ascontiguousarray(radii, float)
+    n = radii.shape[0]
+    rlo = np.ascontiguousarray(np.broadcast_to(region_lo, (n, 3)), float)
+    rhi = np.ascontiguousarray(np.broadcast_to(region_hi, (n, 3)), float)
+    pos, placed = _place(radii, rlo, rhi, int(seed) % (2**32), int(max_tries))
+    if placed < n:
+        raise SceneError(
+            f"could only place {placed} of {n} non-overlapping spheres (region too full)"
+        )
+    return pos
+
+
+def _small_velocities(rng, n, speed):
+    return rng.uniform(-speed, speed, (n, 3))
+
+
+# ------------------------------------------------------------------ the scenes
+def _koch(name, scale, seed, box, groups, regions, steps, description, huge=None):
+    """Koch 2020 Sec. 4.1 layout: ``groups`` = [(count, radius)], ``regions`` =
+    [(fraction, lo, hi)] in unscaled coordinates; lengths scale by scale**(1/3)."""
+    rng = np.random.default_rng(seed)
+    s = scale ** (1 / 3)
+    radii = np.concatenate([np.full(max(int(round(c * scale)), 1 if c else 0), r) for c, r in groups])
+    if huge is not None:
+        radii = np.concatenate(([huge * s], radii))
+    n = radii.shape[0]
+    lo = np.zeros((n, 3))
+    hi = np.zeros((n, 3))
+    fr = np.array([f for f, _, _ in regions])
+    which = rng.choice(len(regions), size=n, p=fr / fr.sum())
+    for k, (_, rlo, rhi) in enumerate(regions):
+        lo[which == k] = np.asarray(rlo, float) * s
+        hi[which == k] = np.asarray(rhi, float) * s
+    if huge is not None:  # the huge sphere sits in the middle
+        lo[0] = hi[0] = 0.5 * np.asarray(box, float) * s
+    pos = place_spheres(radii, lo, hi, seed)
+    return Scene(
+        name=name, box_lo=np.zeros(3), box_hi=np.asarray(box, float) * s,
+        boundary=("wall", "wall", "wall"), positions=pos,
+        velocities=_small_velocities(rng, n, 0.01), radii=radii, density=1.0,
+        contact={"youngs_modulus": 1e3}, steps=steps, description=description,
+    )
+
+
+def _whole(box):
+    return [(1.0, (0, 0, 0), box)]
+
+
+def reference(scale=1.0, seed=0):
+    return _koch("reference", scale, seed, (100, 100, 100), [(100000, 0.5)],
+                 _whole((100, 100, 100)), 200,
+                 "Koch Sec. 4.1.2: 100 000 spheres r=0.5, homogeneous in 100^3")
+
+
+def inhomogeneous(scale=1.0, seed=0):
+    regions = [
+        (0.70, (0, 200, 250), (150, 250, 350)),
+        (0.25, (325, 150, 100), (400, 225, 175)),
+        (0.04, (475, 475, 475), (500, 500, 500)),
+        (0.01, (0, 0, 0), (500, 500, 500)),
+    ]
+    return _koch("inhomogeneous", scale, seed, (500, 500, 500), [(100000, 0.5)], regions, 200,
+                 "Koch Sec. 4.1.3: 100 000 spheres r=0.5 in three dense regions of 500^3")
+
+
+def very_inhomogeneous(scale=1.0, seed=0):
+    regions = [
+        (0.10, (0, 0, 0), (40, 40, 40)),
+        (0.85, (0, 0, 0), (100, 100, 100)),
+        (0.05, (0, 0, 0), (2000, 2000, 2000)),
+    ]
+    return _koch("very_inhomogeneous", scale, seed, (2000, 2000, 2000), [(80000, 0.5)],
+                 regions, 200, "Koch Sec. 4.1.4: 80 000 spheres r=0.5 in one corner of 2000^3")
+
+
+def checkerboard(scale=1.0, seed=0):
+    regions = [
+        (1.0, (100 * i, 100 * j, 100 * k), (100 * i + 100, 100 * j + 100, 100 * k + 100))
+        for i in range(4) for j in range(4) for k in range(4) if (i + j + k) % 2 == 0
+    ]
+    return _koch("checkerboard", scale, seed, (400, 400, 400), [(1000000, 0.5)], regions, 50,
+                 "Koch Sec. 4.1.5: 10^6 spheres r=0.5 in 32 of 64 cubes of 400^3")
+
+
+def polydisperse(scale=1.0, seed=0):
+    return _koch("polydisperse", scale, seed, (200, 200, 200),
+                 [(12500, 2.0), (12500, 1.0), (12500, 0.5), (12500, 0.25)],
+                 _whole((200, 200, 200)), 200, "Koch Sec. 4.1.6: radii 2, 1, 0.5, 0.25 in 200^3")
+
+
+def more_polydisperse(scale=1.0, seed=0):
+    return _koch("more_polydisperse", scale, seed, (400, 400, 400),
+                 [(320, 20.0), (2880, 2.5), (12800, 1.0), (64000, 0.5)],
+                 _whole((400, 400, 400)), 200, "Koch Sec. 4.1.7: radii 20, 2.5, 1, 0.5 in 400^3")
+
+
+def very_polydisperse(scale=1.0, seed=0):
+    return _koch("very_polydisperse", scale, seed, (400, 400, 400), [(39999, 0.5)],
+                 _whole((400, 400, 400)), 10,
+                 "Koch Sec. 4.1.8: one sphere r=180 among 39 999 of r=0.5 in 400^3", huge=180.0)
+
+
+def box(scale=1.0, seed=0):
+    """Elastic granular gas in a walled box, no gravity (e = 1)."""
+    rng = np.random.default_rng(seed)
+    n = max(int(round(2000 * scale)), 1)
+    L = 20.0 * scale ** (1 / 3)
+    radii = rng.uniform(0.2, 0.4, n)
+    pos = place_spheres(radii, np.zeros(3), np.full(3, L), seed)
+    return Scene(
+        name="box", box_lo=np.zeros(3), box_hi=np.full(3, L), boundary=("wall",) * 3,
+        positions=pos, velocities=rng.normal(0, 1.0, (n, 3)), radii=radii, density=1000.0,
+        contact={"youngs_modulus": 1e6, "restitution": 1.0}, steps=2000,
+        description="elastic granular gas of 2000 spheres (r 0.2-0.4 m) in a walled 20 m box",
+    )
+
+
+def drop(scale=1.0, seed=0):
+    """Polydisperse spheres falling onto a floor under gravity (the default scene)."""
+    rng = np.random.default_rng(seed)
+    n = max(int(round(1000 * scale)), 1)
+    w = 8.0 * scale ** (1 / 3)
+    radii = rng.uniform(0.15, 0.35, n)
+    pos = place_spheres(radii, (0.0, 0.0, 3.0), (w, w, 3.0 + 2 * w), seed)
+    return Scene(
+        name="drop", box_lo=np.zeros(3), box_hi=np.array([w, w, 3.0 + 2 * w]),
+        boundary=("wall",) * 3, positions=pos, velocities=np.zeros((n, 3)), radii=radii,
+        density=2500.0, gravity=np.array([0.0, 0.0, -9.81]),
+        contact={"youngs_modulus": 1e8, "restitution": 0.5}, steps=3000,
+        description="1000 spheres (r 0.15-0.35 m, glass density) dropped 3 m onto a floor",
+    )
+
+
+def schornbaum(scale=1.0, seed=0):
+    """Schornbaum 2009 Sec. 4: homogeneous random spheres in a periodic cube, density chosen for
+    ~2 overlaps per object, each moving at most 20 % of its size per unit step, no forces."""
+    rng = np.random.default_rng(seed)
+    n = max(int(round(10000 * scale)), 1)
+    radii = np.full(n, 0.5)
+    # expected overlaps per object = n_density * (4/3) pi (2r)^3 = 2
+    density = 2.0 / ((4.0 / 3.0) * np.pi * 1.0**3)
+    L = (n / density) ** (1 / 3)
+    pos = rng.uniform(0, L, (n, 3))
+    direction = rng.normal(size=(n, 3))
+    direction /= np.linalg.norm(direction, axis=1)[:, None]
+    vel = direction * rng.uniform(0, 0.2 * 2 * radii)[:, None]
+    return Scene(
+        name="schornbaum", box_lo=np.zeros(3), box_hi=np.full(3, L),
+        boundary=("periodic",) * 3, positions=pos, velocities=vel, radii=radii, density=1.0,
+        contact={"youngs_modulus": 0.0}, steps=100,
+        description="Schornbaum 2009 Sec. 4: 10^4 overlapping spheres, 2 overlaps each, "
+        "moving <= 20 % of their size per step (broad-phase benchmark, no forces)",
+    )
+
+
+SCENES = {
+    f.__name__: f
+    for f in (drop, box, reference, inhomogeneous, very_inhomogeneous, checkerboard,
+              polydisperse, more_polydisperse, very_polydisperse, schornbaum)
+}
+DEFAULT_SCENE = "drop"
+
+
+def make_scene(name: str = DEFAULT_SCENE, *, scale: float = 1.0, seed: int = 0) -> Scene:
+    """Generate the named scene deterministically from ``seed``; ``scale`` shrinks/grows it."""
+    if name not in SCENES:
+        raise SceneError(f"scene = {name!r}: unknown (choose from {', '.join(SCENES)})")
+    if not (np.isfinite(scale) and scale > 0):
+        raise SceneError(f"scale = {scale!r}: must be a positive finite number")
+    return SCENES[name](scale=float(scale), seed=int(seed))
+
+
+def describe_scenes() -> list[tuple[str, str]]:
+    """(name, one-line description) of every built-in scene."""
+    return [(name, (f.__doc__ or "").strip().splitlines()[0]) for name, f in SCENES.items()]
