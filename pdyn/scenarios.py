@@ -259,13 +259,13 @@ def drop(scale=1.0, seed=0):
     n = max(int(round(1000 * scale)), 1)
     w = 8.0 * scale ** (1 / 3)
     radii = rng.uniform(0.15, 0.35, n)
-    pos = place_spheres(radii, (0.0, 0.0, 3.0), (w, w, 3.0 + 2 * w), seed)
+    pos = place_spheres(radii, (0.0, 0.0, 1.0), (w, w, 1.0 + 1.2 * w), seed)
     return Scene(
-        name="drop", box_lo=np.zeros(3), box_hi=np.array([w, w, 3.0 + 2 * w]),
+        name="drop", box_lo=np.zeros(3), box_hi=np.array([w, w, 1.0 + 1.5 * w]),
         boundary=("wall",) * 3, positions=pos, velocities=np.zeros((n, 3)), radii=radii,
         density=2500.0, gravity=np.array([0.0, 0.0, -9.81]),
-        contact={"youngs_modulus": 1e8, "restitution": 0.5}, steps=3000,
-        description="1000 spheres (r 0.15-0.35 m, glass density) dropped 3 m onto a floor",
+        contact={"youngs_modulus": 1e8, "restitution": 0.5}, steps=10000,
+        description="1000 spheres (r 0.15-0.35 m, glass density) dropped 1-10 m onto a floor",
     )
 
 

@@ -49,4 +49,7 @@ def find_contacts(positions, radii, method: str = "hash_grid", **params) -> np.n
     return canonical_pairs(pairs)
 
 
-__all__ = ["REGISTRY", "BroadPhase", "BroadPhaseError", "make_broadphase", "find_contacts"]
+__all__ = [
+    "REGISTRY", "BroadPhase", "BroadPhaseError", "make_broadphase", "find_contacts",
+    "canonical_pairs", "filter_overlapping",
+]

@@ -1,0 +1,1 @@
+"""Narrow phase, contact laws and time integration (numba kernels)."""

@@ -1,0 +1,1 @@
+"""Output: HDF5 snapshots (and later checkpoints and the ParaView sidecar)."""

@@ -1,0 +1,246 @@
+"""The time step on one rank: integrate (kick–drift) → migrate → ghosts → broad phase →
+contacts → integrate (kick) → writers (DESIGN.md "The time step"; the first kick–drift is the
+second half of the cycle DESIGN.md lists, so forces at the end of a step belong to its
+positions). Python orchestrates; every per-particle loop is a numba kernel.
+
+Parallel pieces plug in through ``self.exchange`` (``pdyn.parallel``): with one rank they are
+plain calls, with many they migrate and ghost particles between neighbour ranks.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+import numpy as np
+
+from .broadphase import make_broadphase
+from .config import ConfigError, SimulationConfig
+from .domain import Box
+from .dynamics.contact import ContactModel
+from .dynamics.integrate import kick, kick_drift
+from .io.hdf5 import SnapshotWriter
+from .parallel import get_comm, make_exchange
+from .particles import FIXED, INFINITE, ParticleStore
+from .scenarios import Scene, make_scene
+
+
+class PhaseTimers(dict):
+    """Seconds spent per phase (``with timers("contacts"): ...``)."""
+
+    @contextmanager
+    def __call__(self, phase: str):
+        t0 = time.perf_counter()
+        try:
+            yield
+        finally:
+            self[phase] = self.get(phase, 0.0) + time.perf_counter() - t0
+
+
+def scene_from_config(config: SimulationConfig) -> Scene:
+    """The initial state a config asks for: its ``[particles]`` or a named scene."""
+    if config.particles is None:
+        return make_scene(config.scene, scale=config.scale, seed=config.seed)
+    p = config.particles
+    scene = Scene(
+        name="custom", box_lo=np.array(config.box.lo), box_hi=np.array(config.box.hi),
+        boundary=config.box.boundary, positions=np.array(p.positions),
+        velocities=np.array(p.velocities), radii=np.array(p.radii), density=1.0,
+        description="spheres given in the config",
+    )
+    scene.mass_override = np.array(p.masses)
+    return scene
+
+
+class Simulation:
+    """An elastic/damped sphere simulation of one scene on this rank.
+
+    ``Simulation(config)`` builds the scene, the walls, the broad phase and the initial forces;
+    ``run()`` advances ``config.steps`` steps (or the scene's suggestion) with a progress bar;
+    ``step()`` advances one. The particle store is ``sim.store`` (owned spheres, ghosts and
+    walls by stable handle); ``sim.contact_pairs()`` lists current contacts by global id.
+    """
+
+    def __init__(self, config: SimulationConfig | None = None, *, comm=None,
+                 scene: Scene | None = None):
+        self.config = config = config or SimulationConfig()
+        self.comm = comm if comm is not None else get_comm()
+        scene = scene if scene is not None else scene_from_config(config)
+        self.scene = scene
+        box = config.box
+        self.box = Box(
+            np.array(box.lo if box else scene.box_lo, float),
+            np.array(box.hi if box else scene.box_hi, float),
+            tuple(box.boundary if box else scene.boundary),
+        )
+        self.gravity = np.array(config.gravity if config.gravity is not None else scene.gravity,
+                                float)
+        contact = config.contact
+        if contact is None:
+            from .config import ContactConfig
+
+            contact = ContactConfig(**scene.contact)
+        self.contact = ContactModel.from_config(contact)
+        self.steps = config.steps or scene.steps
+        self.time = 0.0
+        self.step_index = 0
+        self.timers = PhaseTimers()
+        self.n_contacts = 0
+        self.elastic_energy = 0.0
+        self.max_displacement = 0.0
+
+        self.store = ParticleStore(capacity=max(64, 2 * len(scene) // max(self.comm.size, 1)))
+        self._add_walls()
+        self.exchange = make_exchange(self)
+        masses = getattr(scene, "mass_override", None)
+        if masses is None:
+            masses = scene.masses
+        if self.box.outside(scene.positions).any():
+            k = int(np.flatnonzero(self.box.outside(scene.positions))[0])
+            raise ConfigError(
+                f"particles.positions[{k}] = {scene.positions[k].tolist()}: outside the box "
+                f"{self.box.lo.tolist()}..{self.box.hi.tolist()}"
+            )
+        self.exchange.distribute(
+            np.arange(len(scene), dtype=np.int64), scene.positions, scene.velocities,
+            scene.radii, masses,
+        )
+        self.dt = self._time_step()
+        self.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
+        self.exchange.ghosts()
+        self.broadphase.build(self.store.pos, self.store.radius, self.store.live)
+        self.writers = self._make_writers()
+        with self.timers("contacts"):
+            self._forces()
+
+    # ------------------------------------------------------------------ setup helpers
+    def _add_walls(self) -> None:
+        pts, nrm = self.box.walls()
+        if len(pts):
+            self.store.add(
+                gid=-1 - np.arange(len(pts), dtype=np.int64), pos=pts, normal=nrm,
+                radius=np.inf, mass=np.inf, flags=INFINITE | FIXED,
+            )
+
+    def _time_step(self) -> float:
+        if self.config.dt is not None:
+            return float(self.config.dt)
+        if self.scene.__dict__.get("dt"):
+            return float(self.scene.dt)
+        h = self.store.owned
+        t_c = self.contact.contact_time(self.store.radius[h], self.store.mass[h])
+        t_c = self.comm.allreduce_min(t_c)
+        if not math.isfinite(t_c):
+            raise ConfigError("dt = None: cannot derive a time step without contact stiffness; "
+                              "set dt")
+        return t_c / self.config.dt_safety
+
+    def _make_writers(self) -> list:
+        out = self.config.output
+        writers = []
+        if out.snapshot_every:
+            writers.append(SnapshotWriter(Path(out.folder), out.snapshot_every))
+        return writers
+
+    # ------------------------------------------------------------------ the step
+    def _forces(self) -> None:
+        store = self.store
+        pairs = self.broadphase.candidate_pairs(include_infinite=False)
+        self.n_contacts, self.elastic_energy = self.contact.forces(
+            store, pairs, self.broadphase.infinite, self._integrated(), self.gravity
+        )
+
+    def _integrated(self) -> np.ndarray:
+        return self.store.handles_with(1, INFINITE | FIXED)  # owned, not walls, not fixed
+
+    def step(self) -> None:
+        """Advance one time step ``dt``."""
+        store, t, half = self.store, self.timers, 0.5 * self.dt
+        with t("integrate"):
+            moving = self._integrated()
+            self.max_displacement = kick_drift(store.pos, store.vel, store.force, store.mass,
+                                               moving, half, self.dt)
+        with t("migrate"):
+            self.exchange.migrate()
+        with t("ghosts"):
+            self.exchange.ghosts()
+        with t("broadphase"):
+            self.broadphase.update(store.pos, store.radius)
+            pairs = self.broadphase.candidate_pairs(include_infinite=False)
+        with t("contacts"):
+            moving = self._integrated()
+            self.n_contacts, self.elastic_energy = self.contact.forces(
+                store, pairs, self.broadphase.infinite, moving, self.gravity
+            )
+        with t("integrate"):
+            kick(store.vel, store.force, store.mass, moving, half)
+        self.step_index += 1
+        self.time = self.step_index * self.dt
+        for w in self.writers:
+            if w.due(self.step_index):
+                with t("output"):
+                    w(self)
+
+    def run(self, steps: int | None = None, progress: bool | None = None) -> dict:
+        """Advance ``steps`` (default: the configured number); return :meth:`summary`."""
+        steps = self.steps if steps is None else int(steps)
+        progress = self.config.progress if progress is None else progress
+        bar = None
+        if progress and self.comm.rank == 0:
+            from tqdm import tqdm
+
+            bar = tqdm(total=steps, unit="step", desc=f"pdyn {self.scene.name}",
+                       dynamic_ncols=True, mininterval=0.5)
+        t0 = time.perf_counter()
+        for _ in range(steps):
+            self.step()
+            if bar is not None:
+                bar.update(1)
+        if bar is not None:
+            bar.close()
+        self.wall_time = time.perf_counter() - t0
+        self.steps_run = steps
+        return self.summary()
+
+    # ------------------------------------------------------------------ observers
+    def kinetic_energy(self) -> float:
+        return self.comm.allreduce_sum(self.store.kinetic_energy())
+
+    def potential_energy(self) -> float:
+        """Elastic energy stored in contacts plus gravitational energy (J)."""
+        h = self._integrated()
+        grav = -float(np.sum(self.store.mass[h] * (self.store.pos[h] @ self.gravity)))
+        return self.comm.allreduce_sum(self.elastic_energy + grav)
+
+    def momentum(self) -> np.ndarray:
+        return self.comm.allreduce_sum(self.store.momentum())
+
+    def contact_pairs(self) -> np.ndarray:
+        """Current sphere–sphere contacts on this rank as sorted global-id pairs (K, 2)."""
+        from .broadphase import canonical_pairs, filter_overlapping
+
+        s = self.store
+        pairs = filter_overlapping(self.broadphase.candidate_pairs(False), s.pos, s.radius)
+        return canonical_pairs(s.gid[pairs]) if pairs.size else np.zeros((0, 2), np.int64)
+
+    def summary(self) -> dict:
+        n = self.comm.allreduce_sum(int(self.store.owned.size))
+        contacts = self.comm.allreduce_sum(int(self.n_contacts))
+        wall = getattr(self, "wall_time", 0.0)
+        steps = getattr(self, "steps_run", 0)
+        return {
+            "scene": self.scene.name,
+            "particles": n,
+            "ranks": self.comm.size,
+            "broadphase": self.config.broadphase,
+            "steps": self.step_index,
+            "dt": self.dt,
+            "time": self.time,
+            "wall_seconds": wall,
+            "steps_per_second": steps / wall if wall > 0 else float("nan"),
+            "contacts": contacts,
+            "kinetic_energy": self.kinetic_energy(),
+            "timers": dict(self.timers),
+        }
