@@ -38,6 +38,7 @@ class Scene:
     gravity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     contact: dict = field(default_factory=dict)  # suggested ContactConfig values
     steps: int = 1000  # suggested number of steps
+    dt: float | None = None  # suggested time step (s); None: from the contact time
     description: str = ""
 
     @property
@@ -185,12 +186,14 @@ def _whole(box):
 
 
 def reference(scale=1.0, seed=0):
+    """Koch 4.1.2: 100 000 spheres r=0.5, homogeneous in a walled 100^3 box."""
     return _koch("reference", scale, seed, (100, 100, 100), [(100000, 0.5)],
                  _whole((100, 100, 100)), 200,
                  "Koch Sec. 4.1.2: 100 000 spheres r=0.5, homogeneous in 100^3")
 
 
 def inhomogeneous(scale=1.0, seed=0):
+    """Koch 4.1.3: 100 000 spheres r=0.5 in three dense regions of a 500^3 box."""
     regions = [
         (0.70, (0, 200, 250), (150, 250, 350)),
         (0.25, (325, 150, 100), (400, 225, 175)),
@@ -202,6 +205,7 @@ def inhomogeneous(scale=1.0, seed=0):
 
 
 def very_inhomogeneous(scale=1.0, seed=0):
+    """Koch 4.1.4: 80 000 spheres r=0.5 crowded into one corner of a 2000^3 box."""
     regions = [
         (0.10, (0, 0, 0), (40, 40, 40)),
         (0.85, (0, 0, 0), (100, 100, 100)),
@@ -212,6 +216,7 @@ def very_inhomogeneous(scale=1.0, seed=0):
 
 
 def checkerboard(scale=1.0, seed=0):
+    """Koch 4.1.5: 10^6 spheres r=0.5 filling 32 of 64 cubes of a 400^3 box."""
     regions = [
         (1.0, (100 * i, 100 * j, 100 * k), (100 * i + 100, 100 * j + 100, 100 * k + 100))
         for i in range(4) for j in range(4) for k in range(4) if (i + j + k) % 2 == 0
@@ -221,18 +226,21 @@ def checkerboard(scale=1.0, seed=0):
 
 
 def polydisperse(scale=1.0, seed=0):
+    """Koch 4.1.6: 4 x 12 500 spheres of radii 2, 1, 0.5, 0.25 in a 200^3 box."""
     return _koch("polydisperse", scale, seed, (200, 200, 200),
                  [(12500, 2.0), (12500, 1.0), (12500, 0.5), (12500, 0.25)],
                  _whole((200, 200, 200)), 200, "Koch Sec. 4.1.6: radii 2, 1, 0.5, 0.25 in 200^3")
 
 
 def more_polydisperse(scale=1.0, seed=0):
+    """Koch 4.1.7: radii 20, 2.5, 1, 0.5 (80 000 spheres, size ratio 40) in 400^3."""
     return _koch("more_polydisperse", scale, seed, (400, 400, 400),
                  [(320, 20.0), (2880, 2.5), (12800, 1.0), (64000, 0.5)],
                  _whole((400, 400, 400)), 200, "Koch Sec. 4.1.7: radii 20, 2.5, 1, 0.5 in 400^3")
 
 
 def very_polydisperse(scale=1.0, seed=0):
+    """Koch 4.1.8: one sphere r=180 among 39 999 of r=0.5 in a 400^3 box."""
     return _koch("very_polydisperse", scale, seed, (400, 400, 400), [(39999, 0.5)],
                  _whole((400, 400, 400)), 10,
                  "Koch Sec. 4.1.8: one sphere r=180 among 39 999 of r=0.5 in 400^3", huge=180.0)
@@ -254,7 +262,7 @@ def box(scale=1.0, seed=0):
 
 
 def drop(scale=1.0, seed=0):
-    """Polydisperse spheres falling onto a floor under gravity (the default scene)."""
+    """Polydisperse spheres (r 0.15-0.35 m) falling onto a floor under gravity."""
     rng = np.random.default_rng(seed)
     n = max(int(round(1000 * scale)), 1)
     w = 8.0 * scale ** (1 / 3)
@@ -270,8 +278,10 @@ def drop(scale=1.0, seed=0):
 
 
 def schornbaum(scale=1.0, seed=0):
-    """Schornbaum 2009 Sec. 4: homogeneous random spheres in a periodic cube, density chosen for
-    ~2 overlaps per object, each moving at most 20 % of its size per unit step, no forces."""
+    """Schornbaum 2009 Sec. 4: periodic random spheres, 2 overlaps each, 20 % motion, no forces.
+
+    Density chosen for ~2 overlaps per object, each moving at most 20 % of its size per unit
+    step; meant for broad-phase benchmarks."""
     rng = np.random.default_rng(seed)
     n = max(int(round(10000 * scale)), 1)
     radii = np.full(n, 0.5)
@@ -283,7 +293,7 @@ def schornbaum(scale=1.0, seed=0):
     direction /= np.linalg.norm(direction, axis=1)[:, None]
     vel = direction * rng.uniform(0, 0.2 * 2 * radii)[:, None]
     return Scene(
-        name="schornbaum", box_lo=np.zeros(3), box_hi=np.full(3, L),
+        name="schornbaum", dt=1.0, box_lo=np.zeros(3), box_hi=np.full(3, L),
         boundary=("periodic",) * 3, positions=pos, velocities=vel, radii=radii, density=1.0,
         contact={"youngs_modulus": 0.0}, steps=100,
         description="Schornbaum 2009 Sec. 4: 10^4 overlapping spheres, 2 overlaps each, "

@@ -127,7 +127,7 @@ class Simulation:
     def _time_step(self) -> float:
         if self.config.dt is not None:
             return float(self.config.dt)
-        if self.scene.__dict__.get("dt"):
+        if self.scene.dt is not None:
             return float(self.scene.dt)
         h = self.store.owned
         t_c = self.contact.contact_time(self.store.radius[h], self.store.mass[h])
@@ -202,6 +202,9 @@ class Simulation:
             bar.close()
         self.wall_time = time.perf_counter() - t0
         self.steps_run = steps
+        self.load = self.exchange.load_summary()  # collective; a line on rank 0 (N > 1 only)
+        if self.load and self.comm.rank == 0:
+            print(self.load, flush=True)
         return self.summary()
 
     # ------------------------------------------------------------------ observers

@@ -12,6 +12,12 @@ import numpy as np
 from ._kernels import canonical_pairs, filter_overlapping
 from .base import BroadPhase, BroadPhaseError, BruteForce
 from .linked_cells import LinkedCells
+from .index_sort import IndexSort, ZIndexSort
+from .sweep_prune import SweepPrune
+from .spatial_hash import SpatialHash
+from .compact_hash import CompactHash
+from .octree import Octree
+from .hash_grid import HashGrid
 
 #: name -> class; every entry gets the whole contract test suite (tests/broadphase).
 REGISTRY: dict[str, type[BroadPhase]] = {
@@ -19,6 +25,13 @@ REGISTRY: dict[str, type[BroadPhase]] = {
     for cls in (
         BruteForce,
         LinkedCells,
+        IndexSort,
+        ZIndexSort,
+        SweepPrune,
+        SpatialHash,
+        CompactHash,
+        Octree,
+        HashGrid,
     )
 }
 
@@ -37,12 +50,9 @@ def make_broadphase(name: str, **params) -> BroadPhase:
 def find_contacts(positions, radii, method: str = "hash_grid", **params) -> np.ndarray:
     """Exactly the pairs (i, j), i < j, with |x_i − x_j| ≤ r_i + r_j, as sorted int64 (K, 2).
 
-    ``method`` names a registered structure (falls back to ``linked_cells`` only if the default
-    ``hash_grid`` is not available); ``params`` go to it. Infinite radii overlap every finite
+    ``method`` names a registered structure; ``params`` go to it. Infinite radii overlap every finite
     particle (walls), never each other.
     """
-    if method == "hash_grid" and "hash_grid" not in REGISTRY:
-        method = "linked_cells"
     bp = make_broadphase(method, **params)
     bp.build(positions, radii)
     pairs = filter_overlapping(bp.candidate_pairs(), bp._pos, bp._rad)

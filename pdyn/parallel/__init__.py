@@ -1,7 +1,8 @@
-"""Parallel pieces of the step (migration, ghosts) and the MPI wrapper; with one rank they
-reduce to plain calls (CONVENTIONS.md habit 1)."""
+"""Parallel pieces of the step (migration, ghosts) and the MPI wrapper; with one rank and no
+periodic axis they reduce to plain calls (CONVENTIONS.md habit 1)."""
 
-from .comm import SerialComm, get_comm
-from .exchange import SerialExchange, make_exchange
+from .comm import MPIComm, SerialComm, get_comm
+from .exchange import BlockExchange, ExchangeError, SerialExchange, make_exchange
 
-__all__ = ["SerialComm", "get_comm", "SerialExchange", "make_exchange"]
+__all__ = ["MPIComm", "SerialComm", "get_comm", "BlockExchange", "ExchangeError",
+           "SerialExchange", "make_exchange"]

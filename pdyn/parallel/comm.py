@@ -1,13 +1,18 @@
 """A small communicator interface over mpi4py, and a serial stand-in for one rank.
 
-Only the operations pdyn uses: rank/size, reductions, barrier, abort. Point-to-point neighbour
-exchange lives with the code that plans it (ghosts, migration).
+Only the operations pdyn uses: rank/size, reductions, allgather, barrier, abort, and
+:meth:`MPIComm.neighbour_exchange` — point-to-point ``Isend``/``Irecv`` of numpy buffers with
+the neighbour ranks only (counts first when the receiver cannot know them). *What* to send is
+planned by the exchange (``pdyn.parallel.exchange``); a rank's messages to itself (periodic
+images) never go through MPI.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+
+import numpy as np
 
 
 class SerialComm:
@@ -31,6 +36,12 @@ class SerialComm:
 
     def gather(self, x, root=0):
         return [x]
+
+    def allgather(self, x):
+        return [x]
+
+    def neighbour_exchange(self, peers, send, tail, dtype, tag, counts=None):
+        return {}
 
     def barrier(self):
         pass
@@ -64,6 +75,30 @@ class MPIComm:
 
     def gather(self, x, root=0):
         return self.comm.gather(x, root=root)
+
+    def allgather(self, x):
+        return self.comm.allgather(x)
+
+    def neighbour_exchange(self, peers, send, tail, dtype, tag, counts=None):
+        """Send ``send[p]`` (arrays of shape (n_p, *tail)) to every rank ``p`` in ``peers`` and
+        receive one array from each; returns {p: received}. ``counts`` ({p: rows}) skips the
+        count round when the receiver knows them (ghost updates). Every peer must call this
+        with ``self.rank`` among its peers and the same ``tag``."""
+        MPI, c = self.mpi, self.comm
+        tail = tuple(tail)
+        if counts is None:
+            cin = {p: np.zeros(1, np.int64) for p in peers}
+            cout = {p: np.array([len(send[p])], np.int64) for p in peers}
+            reqs = [c.Irecv(cin[p], source=p, tag=tag) for p in peers]
+            reqs += [c.Isend(cout[p], dest=p, tag=tag) for p in peers]
+            MPI.Request.Waitall(reqs)
+            counts = {p: int(cin[p][0]) for p in peers}
+        recv = {p: np.empty((counts[p],) + tail, dtype) for p in peers}
+        out = {p: np.ascontiguousarray(send[p], dtype) for p in peers}
+        reqs = [c.Irecv(recv[p], source=p, tag=tag + 1) for p in peers]
+        reqs += [c.Isend(out[p], dest=p, tag=tag + 1) for p in peers]
+        MPI.Request.Waitall(reqs)
+        return recv
 
     def barrier(self):
         self.comm.Barrier()

@@ -1,0 +1,821 @@
+"""Hierarchical hash grid (HHG): a hierarchy of hashed uniform grids, one per size class, with
+O(1) insert/remove and an incremental update (Schornbaum 2009; waLBerla mesa_pd ``HashGrids``).
+
+What it does. Every finite particle lives in exactly one cell of exactly one grid: the grid
+whose cell edge ``c_k = c_0 f^k`` satisfies ``c_{k-1} <= size < c_k`` (size = AABB edge =
+diameter; Schornbaum 2009, Sec. 3.3, Eq. 3.3.1-3.3.3). ``c_0`` = first object's size * sqrt(f)
+(Eq. 3.3.2); grids are created only when an object needs them and kept sorted by cell size
+(Alg. 3). Each grid has ``n^3`` cells, ``n`` a power of two, and maps the infinite lattice onto
+them with geometric modulo hashing: multiplication by the inverse cell size, a bit mask, and
+Schornbaum's mirror rule for negative coordinates (Sec. 3.2, Code Snippet 11). Each occupied
+cell owns a container (initial capacity 16, doubling; mesa_pd ``cellVectorSize``) from a pooled
+item buffer; every object remembers (grid, container, slot), so removal is an O(1) swap-remove
+(Sec. 3.1, Code Snippets 4-5); an emptied container is freed and its cell reset, and each grid
+keeps a list of its occupied cells, also with O(1) swap-removal (Sec. 3.4-3.5). A grid doubles
+its cells per axis when cells/objects would drop below ``minimal_grid_density`` (8; Sec. 3.4,
+mesa_pd ``minimalGridDensity``) and never shrinks (Sec. 3.5).
+
+Detection (Alg. 4, Sec. 3.6): within each occupied cell all pairs, against 13 of the 26
+neighbour cells (half stencil, precomputed offset tables for the 27 inner/face/edge/corner
+wrap-around patterns, Sec. 3.1, Figs. 11-12; Koch 2020, Sec. 2.6), and each object against the
+27-cell neighbourhood of its cell in every grid with larger cells. Every candidate is passed
+through the exact sphere test (:func:`overlaps`), which also discards hash collisions, so
+``candidate_pairs()`` returns every overlapping pair exactly once; ``stats()["tests"]`` counts
+the pair tests performed (the "candidates" a structure without the filter would report).
+Below ``activation_threshold`` (32) residents plain all-pairs is used; once exceeded the grids
+are built and stay (Sec. 3.7). Update (Sec. 2.6, Alg. 2): ``update="incremental"`` re-hashes
+every object and moves it only if its cell (or size class) changed; ``update="rebuild"``
+clears all cells and reinserts everything (the comparison of Sec. 4.3).
+
+Exactness with round-off: an object's size used for the grid choice is enlarged by a relative
+2^-30 plus 2^-40 * max|coordinate| so that two overlapping objects always hash to the same or
+adjacent lattice cells even at 1e9 coordinates, and so that ``|x| / c < 2^47`` (no int64
+overflow in the hash). Walls (infinite radius) are kept by the base class.
+
+When to choose it: use ``hash_grid`` when radii span more than a factor of ~4 or the scene is
+clustered/inhomogeneous (Koch 2020, Sec. 4.1.7-4.1.8, Tables 6-7); for monodisperse,
+homogeneous scenes ``linked_cells`` is usually faster (Koch Table 1).
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .._jit import JIT
+from ._kernels import FULL_STENCIL, HALF_STENCIL, overlaps, run_pair_kernel
+from .base import BroadPhase, BroadPhaseError, _brute_pairs
+
+# round-off guards for the size class (see module docstring)
+REL_MARGIN = 2.0**-30
+ABS_MARGIN = 2.0**-40
+
+# g_f columns (float per grid)
+G_CELL, G_INV, G_LOW, G_RMAX = 0, 1, 2, 3
+# g_i columns (int per grid)
+G_M, G_BASE, G_OCCBASE, G_NOCC, G_COUNT, G_LEVEL, G_OCCCAP = 0, 1, 2, 3, 4, 5, 6
+# container record columns
+C_START, C_COUNT, C_CAP, C_CELL, C_GRID, C_OCC, C_CLS = 0, 1, 2, 3, 4, 5, 6
+# per-handle record columns
+O_GRID, O_CONT, O_SLOT = 0, 1, 2
+# scalar slots
+S_FREE_TOP, S_HWM, S_ITEMS_TOP, S_MOVED = 0, 1, 2, 3
+# event codes returned by the mutating kernels
+EV_OK, EV_CONTAINERS, EV_ITEMS, EV_GROW_GRID, EV_NEW_GRID, EV_FIRST = 0, 1, 2, 3, 4, 5
+
+# FULL_STENCIL is ordered (dz, dy, dx) lexicographically: index 13 is the cell itself and the
+# entries after it are exactly HALF_STENCIL (the forward half).
+HALF_FIRST = 14
+assert np.array_equal(FULL_STENCIL[HALF_FIRST:], HALF_STENCIL)
+N_CLASSES = 48
+
+
+# ------------------------------------------------------------------ small helpers
+@njit(**JIT)
+def _eff_size(pos, rad, h):
+    m = abs(pos[h, 0])
+    if abs(pos[h, 1]) > m:
+        m = abs(pos[h, 1])
+    if abs(pos[h, 2]) > m:
+        m = abs(pos[h, 2])
+    return 2.0 * rad[h] * (1.0 + REL_MARGIN) + ABS_MARGIN * m
+
+
+@njit(**JIT)
+def _cell_of_level(c0, f, k):
+    """Cell edge of hierarchy level ``k``: c0 * f**k (Schornbaum Eq. 3.3.1); the one place it
+    is computed, so grid choice and grid cell sizes agree bit for bit."""
+    return c0 * f ** float(k)
+
+
+@njit(**JIT)
+def _level(s, c0, f, logf):
+    """The level k with c_{k-1} <= s < c_k (Eq. 3.3.3)."""
+    k = int(np.floor(np.log(s / c0) / logf)) + 1
+    while _cell_of_level(c0, f, k) <= s:
+        k += 1
+    while _cell_of_level(c0, f, k - 1) > s:
+        k -= 1
+    return k
+
+
+@njit(**JIT)
+def _axis_hash(x, inv, mask):
+    """Modulo hash of one coordinate, correct for negative values (Schornbaum Code Snippet 11)."""
+    if x < 0.0:
+        return mask - (np.int64(-x * inv) & mask)
+    return np.int64(x * inv) & mask
+
+
+@njit(**JIT)
+def _hash(pos, h, inv, m):
+    mask = (np.int64(1) << m) - 1
+    hx = _axis_hash(pos[h, 0], inv, mask)
+    hy = _axis_hash(pos[h, 1], inv, mask)
+    hz = _axis_hash(pos[h, 2], inv, mask)
+    return hx | (hy << m) | (hz << (2 * m))
+
+
+@njit(**JIT)
+def _pattern(cell, m):
+    """Which of the 27 offset patterns (inner / face / edge / corner) a cell uses."""
+    mask = (np.int64(1) << m) - 1
+    p = 0
+    w = 1
+    for a in range(3):
+        x = (cell >> (a * m)) & mask
+        if x == 0:
+            s = 0
+        elif x == mask:
+            s = 2
+        else:
+            s = 1
+        p += s * w
+        w *= 3
+    return p
+
+
+def offset_table(n: int) -> np.ndarray:
+    """(27 patterns, 27 neighbours) linear-index offsets of a hash grid with n cells per axis,
+    including the wrap-around of outer cells (Schornbaum 2009, Sec. 3.1, Figs. 11-12)."""
+    tab = np.empty((27, 27), np.int64)
+    strides = (1, n, n * n)
+    for p in range(27):
+        state = (p % 3, (p // 3) % 3, p // 9)
+        for j in range(27):
+            off = 0
+            for a in range(3):
+                d = int(FULL_STENCIL[j, a])
+                if state[a] == 0 and d == -1:
+                    d = n - 1
+                elif state[a] == 2 and d == 1:
+                    d = -(n - 1)
+                off += d * strides[a]
+            tab[p, j] = off
+    return tab
+
+
+# ------------------------------------------------------------------ container pool
+@njit(**JIT)
+def _free_block(items, free_head, start, cls):
+    items[start] = free_head[cls]
+    free_head[cls] = start
+
+
+@njit(**JIT)
+def _block_available(items, free_head, sc, cap, cls):
+    return free_head[cls] >= 0 or sc[S_ITEMS_TOP] + cap <= items.shape[0]
+
+
+@njit(**JIT)
+def _alloc_block(items, free_head, sc, cap, cls):
+    s = free_head[cls]
+    if s >= 0:
+        free_head[cls] = items[s]
+        return s
+    s = sc[S_ITEMS_TOP]
+    sc[S_ITEMS_TOP] = s + cap
+    return s
+
+
+@njit(**JIT)
+def _place(h, g, cell, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc, cap0):
+    """Store handle h in cell ``cell`` of grid g: O(1) amortised. Returns (event, arg); on a
+    non-zero event nothing was modified."""
+    idx = g_i[g, G_BASE] + cell
+    cont = np.int64(cells[idx])
+    if cont < 0:
+        if sc[S_FREE_TOP] == 0 and sc[S_HWM] >= ct.shape[0]:
+            return EV_CONTAINERS, 0
+        if not _block_available(items, free_head, sc, cap0, 0):
+            return EV_ITEMS, cap0
+        if sc[S_FREE_TOP] > 0:
+            sc[S_FREE_TOP] -= 1
+            cont = ct_free[sc[S_FREE_TOP]]
+        else:
+            cont = sc[S_HWM]
+            sc[S_HWM] += 1
+        nocc = g_i[g, G_NOCC]
+        ct[cont, C_START] = _alloc_block(items, free_head, sc, cap0, 0)
+        ct[cont, C_COUNT] = 0
+        ct[cont, C_CAP] = cap0
+        ct[cont, C_CELL] = cell
+        ct[cont, C_GRID] = g
+        ct[cont, C_OCC] = nocc
+        ct[cont, C_CLS] = 0
+        occ[g_i[g, G_OCCBASE] + nocc] = cont
+        g_i[g, G_NOCC] = nocc + 1
+        cells[idx] = cont
+    else:
+        cnt = ct[cont, C_COUNT]
+        cap = ct[cont, C_CAP]
+        if cnt == cap:  # container full: move to a block twice the size
+            cls = ct[cont, C_CLS] + 1
+            if not _block_available(items, free_head, sc, 2 * cap, cls):
+                return EV_ITEMS, 2 * cap
+            new = _alloc_block(items, free_head, sc, 2 * cap, cls)
+            old = ct[cont, C_START]
+            for a in range(cnt):
+                items[new + a] = items[old + a]
+            _free_block(items, free_head, old, cls - 1)
+            ct[cont, C_START] = new
+            ct[cont, C_CAP] = 2 * cap
+            ct[cont, C_CLS] = cls
+    slot = ct[cont, C_COUNT]
+    items[ct[cont, C_START] + slot] = h
+    ct[cont, C_COUNT] = slot + 1
+    ob[h, O_GRID] = g
+    ob[h, O_CONT] = cont
+    ob[h, O_SLOT] = slot
+    g_i[g, G_COUNT] += 1
+    return EV_OK, 0
+
+
+@njit(**JIT)
+def _take(h, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc):
+    """Swap-remove handle h from its cell; free the container when it empties. O(1)."""
+    g = ob[h, O_GRID]
+    cont = ob[h, O_CONT]
+    slot = ob[h, O_SLOT]
+    start = ct[cont, C_START]
+    cnt = ct[cont, C_COUNT] - 1
+    last = items[start + cnt]
+    items[start + slot] = last
+    ob[last, O_SLOT] = slot
+    ct[cont, C_COUNT] = cnt
+    if cnt == 0:
+        _free_block(items, free_head, start, ct[cont, C_CLS])
+        cells[g_i[g, G_BASE] + ct[cont, C_CELL]] = -1
+        p = ct[cont, C_OCC]
+        base = g_i[g, G_OCCBASE]
+        n = g_i[g, G_NOCC] - 1
+        moved = occ[base + n]
+        occ[base + p] = moved
+        ct[moved, C_OCC] = p
+        g_i[g, G_NOCC] = n
+        ct_free[sc[S_FREE_TOP]] = cont
+        sc[S_FREE_TOP] += 1
+    g_i[g, G_COUNT] -= 1
+    ob[h, O_GRID] = -1
+    ob[h, O_CONT] = -1
+    ob[h, O_SLOT] = -1
+
+
+@njit(**JIT)
+def _find_grid(s, order, ngrids, g_f):
+    for q in range(ngrids):
+        g = order[q]
+        if g_f[g, G_LOW] <= s and s < g_f[g, G_CELL]:
+            return g
+    return -1
+
+
+@njit(**JIT)
+def _insert_one(h, pos, rad, ob, g_f, g_i, order, ngrids, cells, occ, ct, ct_free, items,
+                free_head, sc, c0, f, logf, density, max_m, cap0):
+    """Schornbaum Alg. 3 + Sec. 3.4 for one handle. Returns (event, arg)."""
+    if c0 <= 0.0:
+        return EV_FIRST, 0
+    s = _eff_size(pos, rad, h)
+    g = _find_grid(s, order, ngrids, g_f)
+    if g < 0:
+        return EV_NEW_GRID, _level(s, c0, f, logf)
+    m = g_i[g, G_M]
+    if m < max_m and float(g_i[g, G_COUNT] + 1) * density > float(np.int64(1) << (3 * m)):
+        return EV_GROW_GRID, g
+    cell = _hash(pos, h, g_f[g, G_INV], m)
+    ev, arg = _place(h, g, cell, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc, cap0)
+    if ev == EV_OK and rad[h] > g_f[g, G_RMAX]:
+        g_f[g, G_RMAX] = rad[h]  # upper bound of the grid's radii (reset when it is cleared)
+    return ev, arg
+
+
+@njit(**JIT)
+def _insert_kernel(handles, t0, pos, rad, ob, g_f, g_i, order, ngrids, cells, occ, ct, ct_free,
+                   items, free_head, sc, c0, f, logf, density, max_m, cap0):
+    for t in range(t0, handles.shape[0]):
+        ev, arg = _insert_one(handles[t], pos, rad, ob, g_f, g_i, order, ngrids, cells, occ, ct,
+                              ct_free, items, free_head, sc, c0, f, logf, density, max_m, cap0)
+        if ev != EV_OK:
+            return t, ev, arg
+    return handles.shape[0], EV_OK, 0
+
+
+@njit(**JIT)
+def _remove_kernel(handles, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc):
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        if ob[h, O_GRID] >= 0:
+            _take(h, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc)
+
+
+@njit(**JIT)
+def _update_kernel(handles, t0, pos, rad, ob, g_f, g_i, order, ngrids, cells, occ, ct, ct_free,
+                   items, free_head, sc, c0, f, logf, density, max_m, cap0):
+    """Schornbaum Alg. 2: re-hash each object, move it only if its cell or grid changed."""
+    for t in range(t0, handles.shape[0]):
+        h = handles[t]
+        g = ob[h, O_GRID]
+        if g >= 0:
+            s = _eff_size(pos, rad, h)
+            if g_f[g, G_LOW] <= s and s < g_f[g, G_CELL]:  # grid still suitably sized
+                if rad[h] > g_f[g, G_RMAX]:
+                    g_f[g, G_RMAX] = rad[h]
+                cell = _hash(pos, h, g_f[g, G_INV], g_i[g, G_M])
+                if cell == ct[ob[h, O_CONT], C_CELL]:
+                    continue
+                _take(h, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc)
+                sc[S_MOVED] += 1
+                ev, arg = _place(h, g, cell, ob, g_i, cells, occ, ct, ct_free, items,
+                                 free_head, sc, cap0)
+                if ev != EV_OK:
+                    return t, ev, arg
+                continue
+            _take(h, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc)
+            sc[S_MOVED] += 1
+        # not placed (new grid, or resumed after an event): full insertion
+        ev, arg = _insert_one(h, pos, rad, ob, g_f, g_i, order, ngrids, cells, occ, ct, ct_free,
+                              items, free_head, sc, c0, f, logf, density, max_m, cap0)
+        if ev != EV_OK:
+            return t, ev, arg
+    return handles.shape[0], EV_OK, 0
+
+
+@njit(**JIT)
+def _grid_handles(g, g_i, occ, ct, items):
+    out = np.empty(g_i[g, G_COUNT], np.int64)
+    k = 0
+    base = g_i[g, G_OCCBASE]
+    for p in range(g_i[g, G_NOCC]):
+        cont = occ[base + p]
+        s = ct[cont, C_START]
+        for a in range(s, s + ct[cont, C_COUNT]):
+            out[k] = items[a]
+            k += 1
+    return out
+
+
+@njit(**JIT)
+def _clear_grids(which, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc):
+    """Empty every grid in ``which`` (containers freed, cells reset, objects unplaced)."""
+    for w in range(which.shape[0]):
+        g = which[w]
+        base = g_i[g, G_OCCBASE]
+        for p in range(g_i[g, G_NOCC]):
+            cont = occ[base + p]
+            s = ct[cont, C_START]
+            for a in range(s, s + ct[cont, C_COUNT]):
+                h = items[a]
+                ob[h, O_GRID] = -1
+                ob[h, O_CONT] = -1
+                ob[h, O_SLOT] = -1
+            _free_block(items, free_head, s, ct[cont, C_CLS])
+            cells[g_i[g, G_BASE] + ct[cont, C_CELL]] = -1
+            ct[cont, C_COUNT] = 0
+            ct_free[sc[S_FREE_TOP]] = cont
+            sc[S_FREE_TOP] += 1
+        g_i[g, G_NOCC] = 0
+        g_i[g, G_COUNT] = 0
+
+
+@njit(**JIT)
+def _reset_pool(free_head, sc):
+    """After clearing every grid: forget all blocks and container ids (clear-and-reinsert)."""
+    for c in range(free_head.shape[0]):
+        free_head[c] = -1
+    sc[S_ITEMS_TOP] = 0
+    sc[S_FREE_TOP] = 0
+    sc[S_HWM] = 0
+
+
+# ------------------------------------------------------------------ detection (Alg. 4)
+@njit(**JIT)
+def _hhg_pairs(out, tests, pos, rad, order, ngrids, g_f, g_i, g_offs, cells, occ, ct, items):
+    k = 0
+    nt = 0
+    for qi in range(ngrids):
+        G = order[qi]
+        if g_i[G, G_COUNT] == 0:
+            continue
+        m = g_i[G, G_M]
+        base = g_i[G, G_BASE]
+        obase = g_i[G, G_OCCBASE]
+        for p in range(g_i[G, G_NOCC]):
+            cont = occ[obase + p]
+            s = ct[cont, C_START]
+            e = s + ct[cont, C_COUNT]
+            cell = ct[cont, C_CELL]
+            # all pairs within the cell
+            for a in range(s, e):
+                i = items[a]
+                for b in range(a + 1, e):
+                    j = items[b]
+                    nt += 1
+                    if overlaps(pos, rad, i, j):
+                        if k < out.shape[0]:
+                            out[k, 0] = i
+                            out[k, 1] = j
+                        k += 1
+            # 13 of 26 neighbours (half stencil with wrap-around offsets)
+            pat = _pattern(cell, m)
+            for jj in range(HALF_FIRST, 27):
+                cont2 = cells[base + cell + g_offs[G, pat, jj]]
+                if cont2 < 0:
+                    continue
+                s2 = ct[cont2, C_START]
+                e2 = s2 + ct[cont2, C_COUNT]
+                for a in range(s, e):
+                    i = items[a]
+                    for b in range(s2, e2):
+                        j = items[b]
+                        nt += 1
+                        if overlaps(pos, rad, i, j):
+                            if k < out.shape[0]:
+                                out[k, 0] = i
+                                out[k, 1] = j
+                            k += 1
+        # each object of G against its 27-cell neighbourhood in every grid with larger cells
+        # (grid by grid, so that one larger grid's cells stay in cache)
+        for qj in range(qi + 1, ngrids):
+            H = order[qj]
+            if g_i[H, G_COUNT] == 0:
+                continue
+            for p in range(g_i[G, G_NOCC]):
+                cont = occ[obase + p]
+                s = ct[cont, C_START]
+                for a in range(s, s + ct[cont, C_COUNT]):
+                    k, nt = _query_grid(out, k, nt, pos, rad, items[a], H, g_f, g_i, g_offs,
+                                        cells, occ, ct, items)
+    tests[0] = nt
+    return k
+
+
+@njit(**JIT)
+def _axis_range(x, inv, reach):
+    """Which neighbour layers (-1 / +1) along one axis can hold a partner of an object at
+    ``x`` reaching ``reach`` cell widths: (lo, hi) in {-1, 0} x {0, 1}, conservative."""
+    a = x * inv
+    if x < 0.0:
+        idx = -np.floor(-a) - 1.0  # the cell Schornbaum's negative hashing assigns
+    else:
+        idx = np.floor(a)
+    lo = -1 if a - idx < reach else 0
+    hi = 1 if idx + 1.0 - a < reach else 0
+    return lo, hi
+
+
+@njit(inline="always", **JIT)  # inlined: saves the call and array refcounting per query
+def _query_grid(out, k, nt, pos, rad, i, H, g_f, g_i, g_offs, cells, occ, ct, items):
+    """Object i against grid H (larger cells): the cells of its 27-neighbourhood that can hold
+    an overlapping partner (layers beyond reach r_i + max radius of H are skipped), or H's
+    occupied cells directly when there are fewer of those. Every object of H at most once."""
+    mH = g_i[H, G_M]
+    invH = g_f[H, G_INV]
+    # reach in cell widths, enlarged for round-off in x * inv at |x| up to 2^47 cells
+    big = max(abs(pos[i, 0]), abs(pos[i, 1]), abs(pos[i, 2])) * invH + 4.0
+    reach = (rad[i] + g_f[H, G_RMAX]) * invH * (1.0 + 2.0**-30) + big * 2.0**-45
+    lx, hx = _axis_range(pos[i, 0], invH, reach)
+    ly, hy = _axis_range(pos[i, 1], invH, reach)
+    lz, hz = _axis_range(pos[i, 2], invH, reach)
+    ncell = (hx - lx + 1) * (hy - ly + 1) * (hz - lz + 1)
+    if g_i[H, G_NOCC] <= ncell:  # sparse grid: every object of H once
+        obase = g_i[H, G_OCCBASE]
+        for p in range(g_i[H, G_NOCC]):
+            cont2 = occ[obase + p]
+            s2 = ct[cont2, C_START]
+            for b in range(s2, s2 + ct[cont2, C_COUNT]):
+                j = items[b]
+                nt += 1
+                if overlaps(pos, rad, i, j):
+                    if k < out.shape[0]:
+                        out[k, 0] = i
+                        out[k, 1] = j
+                    k += 1
+        return k, nt
+    baseH = g_i[H, G_BASE]
+    cH = _hash(pos, i, invH, mH)
+    patH = _pattern(cH, mH)
+    for dz in range(lz, hz + 1):
+        for dy in range(ly, hy + 1):
+            for dx in range(lx, hx + 1):
+                cont2 = cells[baseH + cH + g_offs[H, patH, 13 + dx + 3 * dy + 9 * dz]]
+                if cont2 < 0:
+                    continue
+                s2 = ct[cont2, C_START]
+                for b in range(s2, s2 + ct[cont2, C_COUNT]):
+                    j = items[b]
+                    nt += 1
+                    if overlaps(pos, rad, i, j):
+                        if k < out.shape[0]:
+                            out[k, 0] = i
+                            out[k, 1] = j
+                        k += 1
+    return k, nt
+
+
+# ------------------------------------------------------------------ the structure
+def _power_of_two(v) -> bool:
+    return isinstance(v, (int, np.integer)) and not isinstance(v, bool) and v > 0 and (v & (v - 1)) == 0
+
+
+class HashGrid(BroadPhase):
+    """Hierarchical hash grid (Schornbaum 2009; mesa_pd ``HashGrids``): use it when radii span
+    more than a factor of ~4 or the scene is clustered; O(1) insert/remove, incremental update.
+
+    Parameters: ``hierarchy_factor`` f > 1 (2), ``initial_cells_per_axis`` power of two >= 4
+    (16), ``minimal_grid_density`` > 0 cells per object before a grid doubles (8),
+    ``update`` "incremental" (Alg. 2) or "rebuild" (clear and reinsert),
+    ``activation_threshold`` all-pairs up to this many residents (32), ``cell_capacity`` initial
+    container capacity (16), ``max_cells_per_axis`` power of two growth limit (512).
+    """
+
+    name = "hash_grid"
+    incremental = True
+
+    def __init__(self, hierarchy_factor: float = 2.0, initial_cells_per_axis: int = 16,
+                 minimal_grid_density: float = 8.0, update: str = "incremental",
+                 activation_threshold: int = 32, cell_capacity: int = 16,
+                 max_cells_per_axis: int = 512, **params):
+        super().__init__(**params)
+        f = hierarchy_factor
+        if isinstance(f, bool) or not isinstance(f, (int, float, np.integer, np.floating)) \
+                or not (math.isfinite(f) and f > 1):
+            raise BroadPhaseError(f"hierarchy_factor = {f!r}: must be a finite number > 1")
+        if not (_power_of_two(initial_cells_per_axis) and initial_cells_per_axis >= 4):
+            raise BroadPhaseError(
+                f"initial_cells_per_axis = {initial_cells_per_axis!r}: must be a power of two >= 4"
+            )
+        d = minimal_grid_density
+        if isinstance(d, bool) or not isinstance(d, (int, float, np.integer, np.floating)) \
+                or not (math.isfinite(d) and d > 0):
+            raise BroadPhaseError(f"minimal_grid_density = {d!r}: must be a finite number > 0")
+        if update not in ("incremental", "rebuild"):
+            raise BroadPhaseError(f"update = {update!r}: must be 'incremental' or 'rebuild'")
+        if isinstance(activation_threshold, bool) or not isinstance(
+                activation_threshold, (int, np.integer)) or activation_threshold < 0:
+            raise BroadPhaseError(
+                f"activation_threshold = {activation_threshold!r}: must be an integer >= 0"
+            )
+        if isinstance(cell_capacity, bool) or not isinstance(cell_capacity, (int, np.integer)) \
+                or cell_capacity < 1:
+            raise BroadPhaseError(f"cell_capacity = {cell_capacity!r}: must be an integer >= 1")
+        if not (_power_of_two(max_cells_per_axis) and max_cells_per_axis >= initial_cells_per_axis):
+            raise BroadPhaseError(
+                f"max_cells_per_axis = {max_cells_per_axis!r}: must be a power of two >= "
+                f"initial_cells_per_axis ({initial_cells_per_axis})"
+            )
+        self.hierarchy_factor = float(f)
+        self.initial_cells_per_axis = int(initial_cells_per_axis)
+        self.minimal_grid_density = float(d)
+        self.update_strategy = update
+        self.activation_threshold = int(activation_threshold)
+        self.cell_capacity = int(cell_capacity)
+        self.max_cells_per_axis = int(max_cells_per_axis)
+        self._m0 = self.initial_cells_per_axis.bit_length() - 1
+        self._max_m = self.max_cells_per_axis.bit_length() - 1
+        self._reset()
+
+    # -------------------------------------------------------------- state
+    def _reset(self):
+        self._active = False
+        self._c0 = 0.0
+        self._ngrids = 0
+        self._order = np.zeros(0, np.int64)
+        self._g_f = np.zeros((4, 4))
+        self._g_i = np.zeros((4, 7), np.int64)
+        self._g_offs = np.zeros((4, 27, 27), np.int64)
+        self._cells = np.zeros(0, np.int32)
+        self._occ = np.zeros(0, np.int64)
+        self._ct = np.zeros((64, 7), np.int64)
+        self._ct_free = np.zeros(64, np.int64)
+        self._items = np.zeros(64 * self.cell_capacity, np.int64)
+        self._free_head = np.full(N_CLASSES, -1, np.int64)
+        self._sc = np.zeros(4, np.int64)
+        self._ob = np.full((0, 3), -1, np.int64)
+        self._tests = np.zeros(1, np.int64)
+        self._last_moved = 0
+        self._grow_events = 0
+
+    def _ensure_handles(self):
+        cap = self._pos.shape[0]
+        if cap > self._ob.shape[0]:
+            ob = np.full((max(cap, 2 * self._ob.shape[0]), 3), -1, np.int64)
+            ob[: self._ob.shape[0]] = self._ob
+            self._ob = ob
+
+    def _pool(self):
+        return (self._ob, self._g_i, self._cells, self._occ, self._ct, self._ct_free,
+                self._items, self._free_head, self._sc)
+
+    def _args(self):
+        return (self._pos, self._rad, self._ob, self._g_f, self._g_i, self._order, self._ngrids,
+                self._cells, self._occ, self._ct, self._ct_free, self._items, self._free_head,
+                self._sc, self._c0, self.hierarchy_factor, math.log(self.hierarchy_factor),
+                self.minimal_grid_density, self._max_m, self.cell_capacity)
+
+    # -------------------------------------------------------------- events (rare, O(log N))
+    def _run(self, kernel, handles):
+        """Call a mutating kernel, servicing its (rare) requests for more space or grids."""
+        t = 0
+        n = handles.shape[0]
+        while t < n:
+            t, ev, arg = kernel(handles, t, *self._args())
+            if ev == EV_OK:
+                break
+            self._event(ev, arg, int(handles[t]))
+
+    def _event(self, ev, arg, h):
+        if ev == EV_CONTAINERS:
+            new = 2 * self._ct.shape[0]
+            ct = np.zeros((new, 7), np.int64)
+            ct[: self._ct.shape[0]] = self._ct
+            free = np.zeros(new, np.int64)
+            free[: self._ct_free.shape[0]] = self._ct_free
+            self._ct, self._ct_free = ct, free
+        elif ev == EV_ITEMS:
+            new = max(2 * self._items.shape[0], int(self._sc[S_ITEMS_TOP]) + int(arg))
+            items = np.zeros(new, np.int64)
+            items[: self._items.shape[0]] = self._items
+            self._items = items
+        elif ev == EV_FIRST:
+            # Schornbaum Eq. 3.3.2: first grid's cell = first object's size * sqrt(f)
+            self._c0 = float(2.0 * self._rad[h] * math.sqrt(self.hierarchy_factor))
+            if not (self._c0 > 0 and math.isfinite(self._c0)):
+                raise BroadPhaseError(f"radii[{h}] = {self._rad[h]!r}: size not representable")
+        elif ev == EV_NEW_GRID:
+            if np.any(self._g_i[: self._ngrids, G_LEVEL] == arg):  # only with non-finite sizes
+                raise BroadPhaseError(f"radii[{h}] = {self._rad[h]!r}: size not representable")
+            self._new_grid(int(arg))
+        elif ev == EV_GROW_GRID:
+            self._grow_grid(int(arg))
+        else:  # pragma: no cover
+            raise RuntimeError(f"hash_grid: unknown event {ev}")
+
+    def _occ_cap(self, m):
+        n3 = 1 << (3 * m)
+        if m >= self._max_m or self.minimal_grid_density < 1:
+            return n3
+        return min(n3, int(n3 // self.minimal_grid_density) + 1)
+
+    def _repool(self, fresh):
+        """Lay out every grid's cell array and occupied list in the pooled arrays; grids in
+        ``fresh`` get new empty regions (their objects were removed), the others are copied."""
+        ng = self._ngrids
+        old_cells, old_occ, gi = self._cells, self._occ, self._g_i
+        sizes = [1 << (3 * int(gi[g, G_M])) for g in range(ng)]
+        occcaps = [self._occ_cap(int(gi[g, G_M])) for g in range(ng)]
+        cells = np.full(sum(sizes), -1, np.int32)
+        occ = np.zeros(sum(occcaps), np.int64)
+        cb = ob = 0
+        for g in range(ng):
+            if g not in fresh:
+                ocb, oob = int(gi[g, G_BASE]), int(gi[g, G_OCCBASE])
+                cells[cb: cb + sizes[g]] = old_cells[ocb: ocb + sizes[g]]
+                nocc = int(gi[g, G_NOCC])
+                occ[ob: ob + nocc] = old_occ[oob: oob + nocc]
+            gi[g, G_BASE], gi[g, G_OCCBASE], gi[g, G_OCCCAP] = cb, ob, occcaps[g]
+            cb += sizes[g]
+            ob += occcaps[g]
+        self._cells, self._occ = cells, occ
+
+    def _new_grid(self, level):
+        """Create the grid of ``level`` and insert it in cell-size order (Alg. 3)."""
+        g = self._ngrids
+        if g == self._g_f.shape[0]:
+            self._g_f = np.concatenate((self._g_f, np.zeros_like(self._g_f)))
+            self._g_i = np.concatenate((self._g_i, np.zeros_like(self._g_i)))
+            self._g_offs = np.concatenate((self._g_offs, np.zeros_like(self._g_offs)))
+        f = self.hierarchy_factor
+        cell = float(_cell_of_level(self._c0, f, level))
+        self._g_f[g] = (cell, 1.0 / cell, float(_cell_of_level(self._c0, f, level - 1)), 0.0)
+        self._g_i[g] = 0
+        self._g_i[g, G_M] = self._m0
+        self._g_i[g, G_LEVEL] = level
+        self._g_offs[g] = offset_table(1 << self._m0)
+        self._ngrids += 1
+        self._order = np.argsort(self._g_i[: self._ngrids, G_LEVEL], kind="stable").astype(np.int64)
+        self._repool({g})
+
+    def _grow_grid(self, g):
+        """Double the cells per axis of grid g and rehash its objects (Sec. 3.4)."""
+        hs = _grid_handles(g, self._g_i, self._occ, self._ct, self._items)
+        _clear_grids(np.array([g], np.int64), *self._pool())
+        self._g_f[g, G_RMAX] = 0.0
+        self._g_i[g, G_M] += 1
+        self._g_offs[g] = offset_table(1 << int(self._g_i[g, G_M]))
+        self._repool({g})
+        self._grow_events += 1
+        if hs.size:
+            self._run(_insert_kernel, hs)
+
+    # -------------------------------------------------------------- protocol
+    def _activate(self):
+        self._active = True
+        self._run(_insert_kernel, self.members.copy())
+
+    def _build(self, handles):
+        self._reset()
+        self._ensure_handles()
+        if self._n > self.activation_threshold:
+            self._activate()
+
+    def _insert(self, handles):
+        self._ensure_handles()
+        if self._active:
+            self._run(_insert_kernel, handles)
+        elif self._n > self.activation_threshold:  # Sec. 3.7: switch once, irrevocably
+            self._activate()
+
+    def _remove(self, handles):
+        self._ensure_handles()
+        if self._active:
+            _remove_kernel(handles, *self._pool())
+
+    def _update(self):
+        self._ensure_handles()
+        if not self._active or self._n == 0:
+            self._last_moved = 0
+            return
+        if self.update_strategy == "rebuild":
+            _clear_grids(self._order.copy(), *self._pool())
+            self._g_f[:, G_RMAX] = 0.0
+            _reset_pool(self._free_head, self._sc)
+            self._run(_insert_kernel, self.members.copy())
+            self._last_moved = self._n
+        else:
+            self._sc[S_MOVED] = 0
+            self._run(_update_kernel, self.members.copy())
+            self._last_moved = int(self._sc[S_MOVED])
+
+    def _pairs(self):
+        guess = max(2 * self._candidates, 4 * self._n) + 16
+        if not self._active:
+            self._tests[0] = self._n * (self._n - 1) // 2
+            return run_pair_kernel(_brute_pairs, self._pos, self._rad, self.members.copy(),
+                                   guess=guess)
+        return run_pair_kernel(
+            _hhg_pairs, self._tests, self._pos, self._rad, self._order, self._ngrids,
+            self._g_f, self._g_i, self._g_offs, self._cells, self._occ, self._ct, self._items,
+            guess=guess,
+        )
+
+    # -------------------------------------------------------------- introspection
+    def _memory_bytes(self):
+        arrs = (self._g_f, self._g_i, self._g_offs, self._cells, self._occ, self._ct,
+                self._ct_free, self._items, self._free_head, self._sc, self._ob, self._order)
+        return int(sum(a.nbytes for a in arrs))
+
+    def _stats(self):
+        o = self._order[: self._ngrids]
+        gi = self._g_i
+        return {
+            "active": self._active,
+            "update": self.update_strategy,
+            "tests": int(self._tests[0]),
+            "grids": int(self._ngrids),
+            "cell_sizes": [float(self._g_f[g, G_CELL]) for g in o],
+            "cells_per_axis": [1 << int(gi[g, G_M]) for g in o],
+            "cells_per_grid": [1 << (3 * int(gi[g, G_M])) for g in o],
+            "objects_per_grid": [int(gi[g, G_COUNT]) for g in o],
+            "occupied_cells": [int(gi[g, G_NOCC]) for g in o],
+            "occupied_total": int(sum(int(gi[g, G_NOCC]) for g in o)),
+            "moved": self._last_moved,
+            "grid_growths": self._grow_events,
+        }
+
+    def check_invariants(self) -> None:
+        """Slow consistency check of the whole structure (for tests); raises AssertionError."""
+        if not self._active:
+            return
+        members = self.members
+        placed = np.flatnonzero(self._ob[:, O_GRID] >= 0)
+        assert set(placed.tolist()) == set(members.tolist()), "placed != residents"
+        total = 0
+        for g in self._order:
+            gi = self._g_i[g]
+            cell, low = self._g_f[g, G_CELL], self._g_f[g, G_LOW]
+            base, obase = int(gi[G_BASE]), int(gi[G_OCCBASE])
+            m = int(gi[G_M])
+            conts = self._occ[obase: obase + int(gi[G_NOCC])]
+            assert int(gi[G_NOCC]) <= int(gi[G_OCCCAP])
+            count = 0
+            for p, c in enumerate(conts):
+                rec = self._ct[c]
+                assert rec[C_GRID] == g and rec[C_OCC] == p and rec[C_COUNT] > 0
+                assert rec[C_COUNT] <= rec[C_CAP] == self.cell_capacity << int(rec[C_CLS])
+                assert self._cells[base + rec[C_CELL]] == c
+                for slot in range(int(rec[C_COUNT])):
+                    h = int(self._items[rec[C_START] + slot])
+                    assert tuple(self._ob[h]) == (g, c, slot)
+                    s = float(_eff_size(self._pos, self._rad, h))
+                    assert low <= s < cell, "object in a grid of the wrong size"
+                    assert _hash(self._pos, h, self._g_f[g, G_INV], m) == rec[C_CELL]
+                count += int(rec[C_COUNT])
+            assert count == gi[G_COUNT]
+            assert int(np.count_nonzero(self._cells[base: base + (1 << 3 * m)] >= 0)) == len(conts)
+            if m < self._max_m:
+                assert count * self.minimal_grid_density <= (1 << 3 * m)
+            total += count
+        assert total == self._n

@@ -1,0 +1,181 @@
+"""Command line: ``pdyn run [CONFIG.toml] [options]``, ``pdyn scenes``.
+
+A thin layer over :class:`pdyn.config.SimulationConfig`: options override the TOML file, which
+overrides the defaults. Bad input is one line on stderr naming the field and the value, exit
+code 2, and nothing is written. Under ``mpiexec`` an exception on any rank aborts every rank.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+from pathlib import Path
+
+EXIT_USAGE = 2
+DEFAULT_SNAPSHOT_EVERY = 500
+
+
+class CLIError(ValueError):
+    pass
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="pdyn", description="Particle dynamics of spheres with "
+                                "pluggable broad-phase structures (MPI-parallel).")
+    sub = p.add_subparsers(dest="command", required=True)
+    run = sub.add_parser("run", help="run a simulation (default: the built-in 'drop' scene)")
+    run.add_argument("config", nargs="?", help="TOML config file (optional)")
+    run.add_argument("--scene", help="built-in scene name (see 'pdyn scenes')")
+    run.add_argument("--scale", type=float, help="scale the scene's particle count")
+    run.add_argument("--steps", type=int, help="number of time steps")
+    run.add_argument("--dt", type=float, help="time step in s (default: contact time / 20)")
+    run.add_argument("--broadphase", help="broad-phase structure name")
+    run.add_argument("--seed", type=int, help="seed of the scene generator")
+    run.add_argument("--output", help="output folder (default: pdyn-output)")
+    run.add_argument("--snapshot-every", type=int,
+                     help=f"snapshot interval in steps, 0 = none (default {DEFAULT_SNAPSHOT_EVERY})")
+    run.add_argument("--overwrite", action="store_true", help="replace an existing run's output")
+    run.add_argument("--no-progress", action="store_true", help="no progress bar")
+    sub.add_parser("scenes", help="list the built-in scenes")
+    return p
+
+
+def build_config(args):
+    """Merge defaults, the TOML file and the command-line options into a validated config."""
+    from .config import OutputConfig, SimulationConfig, load_config
+
+    cfg = load_config(args.config) if args.config else SimulationConfig(
+        output=OutputConfig(snapshot_every=DEFAULT_SNAPSHOT_EVERY))
+    changes = {}
+    for opt, key in (("scene", "scene"), ("scale", "scale"), ("steps", "steps"), ("dt", "dt"),
+                     ("broadphase", "broadphase"), ("seed", "seed")):
+        v = getattr(args, opt)
+        if v is not None:
+            changes[key] = v
+    if args.no_progress:
+        changes["progress"] = False
+    out = {}
+    if args.output is not None:
+        out["folder"] = args.output
+    if args.snapshot_every is not None:
+        out["snapshot_every"] = args.snapshot_every
+    if args.overwrite:
+        out["overwrite"] = True
+    if out:
+        from dataclasses import replace
+
+        changes["output"] = replace(cfg.output, **out)
+    return cfg.with_(**changes) if changes else cfg
+
+
+def check_output_folder(cfg) -> None:
+    """Fail before anything is written if the output folder is unusable or holds a run."""
+    from .config import ConfigError
+
+    out = cfg.output
+    if not (out.snapshot_every or out.checkpoint_every):
+        return
+    folder = Path(out.folder)
+    if folder.exists() and not folder.is_dir():
+        raise ConfigError(f"output.folder = {out.folder!r}: exists and is not a folder")
+    probe = folder
+    while not probe.exists():
+        probe = probe.parent
+    if not os.access(probe, os.W_OK | os.X_OK):
+        raise ConfigError(f"output.folder = {out.folder!r}: not writable")
+    if (folder / "snapshots").exists() and any((folder / "snapshots").iterdir()):
+        if not out.overwrite:
+            raise ConfigError(f"output.folder = {out.folder!r}: holds an earlier run "
+                              "(use --overwrite to replace it)")
+
+
+def clear_output_folder(cfg) -> None:
+    snaps = Path(cfg.output.folder) / "snapshots"
+    if cfg.output.overwrite and snaps.exists():
+        shutil.rmtree(snaps)
+
+
+def _print_summary(s: dict, out) -> None:
+    print(f"pdyn: scene {s['scene']!r}: {s['particles']} particles, {s['ranks']} rank(s), "
+          f"broad phase {s['broadphase']}", file=out)
+    print(f"  {s['steps']} steps of dt = {s['dt']:.4g} s -> t = {s['time']:.4g} s in "
+          f"{s['wall_seconds']:.2f} s wall ({s['steps_per_second']:.0f} steps/s)", file=out)
+    print(f"  contacts at the end: {s['contacts']}, kinetic energy: {s['kinetic_energy']:.6g} J",
+          file=out)
+    total = sum(s["timers"].values()) or 1.0
+    phases = ", ".join(f"{k} {v / total:.0%}" for k, v in
+                       sorted(s["timers"].items(), key=lambda kv: -kv[1]))
+    print(f"  time per phase: {phases}", file=out)
+    if s.get("output"):
+        print(f"  output: {s['output']}", file=out)
+
+
+def cmd_run(args, comm) -> int:
+    from .simulation import Simulation
+
+    cfg = build_config(args)
+    if comm.rank == 0:
+        check_output_folder(cfg)
+    comm.barrier()
+    sim = Simulation(cfg, comm=comm)
+    if comm.rank == 0:
+        clear_output_folder(cfg)
+    comm.barrier()
+    summary = sim.run()
+    if sim.writers:
+        summary["output"] = str(Path(cfg.output.folder).resolve())
+    if comm.rank == 0:
+        _print_summary(summary, sys.stdout)
+    return 0
+
+
+def cmd_scenes(args, comm) -> int:
+    from .scenarios import DEFAULT_SCENE, describe_scenes
+
+    if comm.rank == 0:
+        for name, text in describe_scenes():
+            mark = " (default)" if name == DEFAULT_SCENE else ""
+            print(f"{name:20s} {text}{mark}")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "scenes": cmd_scenes}
+
+
+def main(argv=None) -> int:
+    from .broadphase import BroadPhaseError
+    from .config import ConfigError
+    from .parallel import get_comm
+    from .parallel.exchange import ExchangeError
+    from .scenarios import SceneError
+
+    args = _parser().parse_args(argv)
+    comm = get_comm()
+    try:
+        return COMMANDS[args.command](args, comm)
+    except (ConfigError, SceneError, BroadPhaseError, ExchangeError, CLIError) as exc:
+        print(f"pdyn: error: {exc}", file=sys.stderr)
+        if comm.size > 1:
+            sys.stderr.flush()
+            comm.abort(EXIT_USAGE)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print("pdyn: interrupted", file=sys.stderr)
+        if comm.size > 1:
+            comm.abort(130)
+        return 130
+    except Exception as exc:  # any other failure: never leave other ranks hanging
+        if comm.size > 1:
+            import traceback
+
+            traceback.print_exc()
+            print(f"pdyn: rank {comm.rank}: {type(exc).__name__}: {exc}", file=sys.stderr)
+            sys.stderr.flush()
+            comm.abort(1)
+        raise
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

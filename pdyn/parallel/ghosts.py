@@ -1,0 +1,185 @@
+"""Ghost plan (built at each Verlet-skin rebuild) and ghost exchange (every other step).
+
+Plan (Cabana's ``Halo``; DESIGN.md "Parallel decomposition"): an owned particle ``i`` is sent
+to rank ``r`` with periodic shift ``s`` when the sphere of radius ``R_i = r_i + r_max + skin``
+around ``x_i + s`` touches a block of ``r`` (``r_max`` the largest radius in the scene). Each
+(rank, shift) pair is sent once per particle; the pair (own rank, zero shift) never. A large
+particle's sphere may span many blocks, so its ghosts reach beyond the next neighbour, and the
+periodic images a rank needs of its own particles are ghosts sent to itself (a local copy; this
+is also how periodic boundaries work on one rank).
+
+Why it is enough: at plan time every owned centre lies in its owner's blocks, and until the
+next plan every particle moves at most ``skin / 2``. Two spheres that touch before then were at
+most ``r_i + r_j + skin`` apart at plan time, so each is within ``R`` of the other's owner.
+
+Exchange: ghosts are created with the fields whose schema says ``create`` or ``always``
+(gid, radius, mass, position, velocity); between rebuilds only the ``always`` fields
+(position + shift, velocity) travel, in plan order, into the same ghost handles. Ghost
+positions are ``x + s`` evaluated by the same kernel on every decomposition, so a ghost holds
+exactly the bits the 1-rank run uses for that image.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from .._jit import JIT
+from ..domain import _box_dist2
+
+#: float columns of a created ghost: pos(3) vel(3) radius mass
+CREATE_WIDTH = 8
+#: float columns of a ghost update: pos(3) vel(3)
+STATE_WIDTH = 6
+
+
+@njit(**JIT)
+def _ghost_targets(pos, rad, handles, me, extra, glo, ghi, inv_edge, dims, periodic, shifts,
+                   owner, blo, bhi, nranks, out_h, out_r, out_s):
+    """All (handle, rank, shift) triples to send; returns their number (fills up to capacity)."""
+    n_shift = shifts.shape[0]
+    stamp = np.full(nranks * n_shift, -1, np.int64)
+    cap = out_h.shape[0]
+    k = 0
+    y = np.empty(3)
+    k0 = np.empty(3, np.int64)
+    k1 = np.empty(3, np.int64)
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        R = rad[h] + extra
+        R2 = R * R
+        for s in range(n_shift):
+            skip = False
+            for a in range(3):
+                y[a] = pos[h, a] + shifts[s, a]
+                if periodic[a] and (y[a] + R < glo[a] or y[a] - R > ghi[a]):
+                    skip = True
+                lo_k = int(math.floor((y[a] - R - glo[a]) * inv_edge[a]))
+                hi_k = int(math.floor((y[a] + R - glo[a]) * inv_edge[a]))
+                k0[a] = min(max(lo_k, 0), dims[a] - 1)
+                k1[a] = min(max(hi_k, 0), dims[a] - 1)
+            if skip:
+                continue
+            for iz in range(k0[2], k1[2] + 1):
+                for iy in range(k0[1], k1[1] + 1):
+                    for ix in range(k0[0], k1[0] + 1):
+                        b = (iz * dims[1] + iy) * dims[0] + ix
+                        r = owner[b]
+                        if s == 0 and r == me:
+                            continue
+                        key = r * n_shift + s
+                        if stamp[key] == t:
+                            continue
+                        if _box_dist2(y, blo[b], bhi[b]) <= R2:
+                            stamp[key] = t
+                            if k < cap:
+                                out_h[k] = h
+                                out_r[k] = r
+                                out_s[k] = s
+                            k += 1
+    return k
+
+
+@njit(**JIT)
+def _pack_create(handles, sidx, shifts, pos, vel, rad, mass, gid, fout, iout):
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        s = sidx[t]
+        for a in range(3):
+            fout[t, a] = pos[h, a] + shifts[s, a]
+            fout[t, 3 + a] = vel[h, a]
+        fout[t, 6] = rad[h]
+        fout[t, 7] = mass[h]
+        iout[t] = gid[h]
+
+
+@njit(**JIT)
+def _pack_state(handles, sidx, shifts, pos, vel, out):
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        s = sidx[t]
+        for a in range(3):
+            out[t, a] = pos[h, a] + shifts[s, a]
+            out[t, 3 + a] = vel[h, a]
+
+
+@njit(**JIT)
+def _unpack_state(ghosts, buf, pos, vel):
+    for t in range(ghosts.shape[0]):
+        g = ghosts[t]
+        for a in range(3):
+            pos[g, a] = buf[t, a]
+            vel[g, a] = buf[t, 3 + a]
+
+
+@njit(**JIT)
+def _copy_state(handles, sidx, shifts, ghosts, pos, vel):
+    """Periodic images of this rank's own particles: ghost = owner + shift, no message."""
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        g = ghosts[t]
+        s = sidx[t]
+        for a in range(3):
+            pos[g, a] = pos[h, a] + shifts[s, a]
+            vel[g, a] = vel[h, a]
+
+
+class GhostPlan:
+    """Which owned handles go to which rank with which periodic shift, grouped by rank.
+
+    ``handles``, ``shift`` (index into ``shifts``) and ``rank`` are sorted by rank (stable, so
+    within a rank in plan order); ``slices[r]`` is the run for rank ``r``.
+    """
+
+    def __init__(self, handles, ranks, shift, shifts):
+        order = np.argsort(ranks, kind="stable")
+        self.handles = np.ascontiguousarray(handles[order])
+        self.rank = np.ascontiguousarray(ranks[order])
+        self.shift = np.ascontiguousarray(shift[order])
+        self.shifts = shifts
+        self.slices: dict[int, slice] = {}
+        if len(order):
+            uniq, start = np.unique(self.rank, return_index=True)
+            stop = np.append(start[1:], len(order))
+            self.slices = {int(r): slice(int(a), int(b)) for r, a, b in zip(uniq, start, stop)}
+
+    def part(self, rank: int):
+        sl = self.slices.get(rank, slice(0, 0))
+        return self.handles[sl], self.shift[sl]
+
+    def __len__(self) -> int:
+        return len(self.handles)
+
+
+def plan_ghosts(store, owned, grid, me, extra, nranks) -> GhostPlan:
+    """Build the :class:`GhostPlan` of ``owned`` handles for the block map in ``grid``."""
+    blo, bhi = grid.bounds()
+    shifts = grid.shifts()
+    args = (store.pos, store.radius, np.ascontiguousarray(owned, np.int64), int(me),
+            float(extra), grid.lo, grid.hi, grid.inv_edge, grid.dims, grid.periodic, shifts,
+            grid.owner, blo, bhi, int(nranks))
+    cap = max(64, 2 * len(owned))
+    while True:
+        oh = np.empty(cap, np.int64)
+        orank = np.empty(cap, np.int64)
+        osh = np.empty(cap, np.int64)
+        k = _ghost_targets(*args, oh, orank, osh)
+        if k <= cap:
+            return GhostPlan(oh[:k], orank[:k], osh[:k], shifts)
+        cap = k
+
+
+def pack_create(store, handles, sidx, shifts):
+    f = np.empty((len(handles), CREATE_WIDTH))
+    i = np.empty(len(handles), np.int64)
+    _pack_create(handles, sidx, shifts, store.pos, store.vel, store.radius, store.mass,
+                 store.gid, f, i)
+    return f, i
+
+
+def pack_state(store, handles, sidx, shifts):
+    out = np.empty((len(handles), STATE_WIDTH))
+    _pack_state(handles, sidx, shifts, store.pos, store.vel, out)
+    return out
