@@ -71,12 +71,12 @@ def _array(name: str, value, shape_tail: tuple, *, positive=False) -> np.ndarray
     bad = ~np.isfinite(arr)
     if bad.any():
         idx = np.argwhere(bad)[0]
-        raise ConfigError(f"{name}[{idx[0]}] = {arr[tuple(idx)]!r}: must be finite")
+        raise ConfigError(f"{name}[{idx[0]}] = {float(arr[tuple(idx)])!r}: must be finite")
     if positive:
         badp = ~(arr > 0)
         if badp.any():
             idx = np.argwhere(badp)[0]
-            raise ConfigError(f"{name}[{idx[0]}] = {arr[tuple(idx)]!r}: must be > 0")
+            raise ConfigError(f"{name}[{idx[0]}] = {float(arr[tuple(idx)])!r}: must be > 0")
     return arr
 
 

@@ -1,0 +1,118 @@
+"""Physics checks of the contact model and integrator (DESIGN.md "Contact model")."""
+
+import numpy as np
+import pytest
+
+from pdyn import Simulation
+from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
+from pdyn.dynamics.contact import damping_ratio
+
+
+def make_sim(pos, vel, rad, *, box=((-50, -50, -50), (50, 50, 50)), boundary=("open",) * 3,
+             gravity=(0, 0, 0), contact=None, dt=None, broadphase="linked_cells"):
+    cfg = SimulationConfig(
+        particles=ParticlesConfig(positions=pos, velocities=vel, radii=rad, density=1000.0),
+        box=BoxConfig(lo=box[0], hi=box[1], boundary=boundary),
+        gravity=gravity, contact=contact or ContactConfig(youngs_modulus=1e6), dt=dt,
+        broadphase=broadphase, progress=False,
+    )
+    return Simulation(cfg)
+
+
+def test_head_on_equal_spheres_exchange_velocities():
+    sim = make_sim([[0, 0, 0], [1.5, 0, 0]], [[1.0, 0, 0], [0, 0, 0]], [0.5, 0.5])
+    sim.run(int(1.2 / sim.dt))
+    v = sim.store.vel[sim.store.owned[np.argsort(sim.store.gid[sim.store.owned])]]
+    np.testing.assert_allclose(v[0], [0, 0, 0], atol=1e-3)
+    np.testing.assert_allclose(v[1], [1, 0, 0], rtol=1e-3, atol=1e-3)
+
+
+@pytest.fixture(scope="module")
+def gas_run():
+    """A collapsing cloud of 300 elastic spheres in open space (no walls): many collisions."""
+    rng = np.random.default_rng(5)
+    n = 300
+    pos = rng.uniform(-4, 4, (n, 3))
+    pos = pos[np.linalg.norm(pos, axis=1) < 4][:n]
+    from pdyn.scenarios import place_spheres
+
+    rad = rng.uniform(0.2, 0.35, pos.shape[0])
+    pos = place_spheres(rad, (-5, -5, -5), (5, 5, 5), seed=5)
+    vel = -0.5 * pos + rng.normal(0, 0.3, pos.shape)
+    sim = make_sim(pos, vel, rad, contact=ContactConfig(youngs_modulus=1e6))
+    p0 = sim.momentum().copy()
+    scale = float(np.sum(np.abs(sim.store.mass[sim.store.owned, None] * sim.store.vel[sim.store.owned])))
+    e0 = sim.kinetic_energy() + sim.potential_energy()
+    energies, contact_steps = [], 0
+    for k in range(10_000):
+        sim.step()
+        contact_steps += sim.n_contacts
+        if k % 100 == 99:
+            energies.append(sim.kinetic_energy() + sim.potential_energy())
+    collisions = contact_steps / 20  # a contact lasts ~20 steps (dt = t_c / 20)
+    return sim, p0, scale, e0, np.array(energies), collisions
+
+
+def test_isolated_gas_conserves_momentum(gas_run):
+    sim, p0, scale, _, _, collisions = gas_run
+    assert sim.step_index == 10_000
+    assert collisions > 300, "the test must see many collisions"
+    assert np.max(np.abs(sim.momentum() - p0)) <= 1e-12 * scale
+
+
+def test_isolated_elastic_gas_conserves_energy(gas_run):
+    _, _, _, e0, energies, _ = gas_run
+    assert np.max(np.abs(energies - e0)) / e0 < 1e-3
+
+
+@pytest.mark.parametrize("law", ["linear", "hertz"])
+def test_walled_elastic_gas_conserves_energy(law):
+    rng = np.random.default_rng(2)
+    from pdyn.scenarios import place_spheres
+
+    rad = rng.uniform(0.2, 0.4, 200)
+    pos = place_spheres(rad, (0, 0, 0), (6, 6, 6), seed=2)
+    sim = make_sim(pos, rng.normal(0, 1, pos.shape), rad, box=((0, 0, 0), (6, 6, 6)),
+                   boundary=("wall",) * 3, contact=ContactConfig(law=law, youngs_modulus=1e7))
+    e0 = sim.kinetic_energy() + sim.potential_energy()
+    sim.run(3000)
+    e1 = sim.kinetic_energy() + sim.potential_energy()
+    assert sim.n_contacts >= 0 and abs(e1 - e0) / e0 < 2e-3
+
+
+def test_drop_on_wall_rebounds_to_e_squared():
+    e = 0.8
+    h0 = 2.0
+    sim = make_sim([[0, 0, h0 + 0.5]], [[0, 0, 0]], [0.5], box=((-5, -5, 0), (5, 5, 10)),
+                   boundary=("open", "open", "wall"), gravity=(0, 0, -9.81),
+                   contact=ContactConfig(youngs_modulus=1e7, restitution=e))
+    h = sim.store.owned
+    bounced, apex = False, 0.0
+    for _ in range(int(1.8 / sim.dt)):
+        sim.step()
+        z, vz = sim.store.pos[h[0], 2] - 0.5, sim.store.vel[h[0], 2]
+        if sim.n_contacts:
+            bounced = True
+        if bounced and not sim.n_contacts:
+            apex = max(apex, z)
+    assert bounced
+    assert abs(apex / h0 - e * e) <= 0.02
+
+
+def test_damping_ratio_limits():
+    assert damping_ratio(1.0) == 0.0
+    assert 0 < damping_ratio(0.8) < damping_ratio(0.2) < 1
+
+
+def test_coincident_centres_push_apart_symmetrically():
+    sim = make_sim([[0, 0, 0], [0, 0, 0]], [[0, 0, 0], [0, 0, 0]], [0.5, 0.5])
+    f = sim.store.force[sim.store.owned]
+    assert np.all(np.isfinite(f)) and np.abs(f).sum() > 0
+    np.testing.assert_array_equal(f[0], -f[1])
+
+
+def test_auto_time_step_resolves_contact_time():
+    sim = make_sim([[0, 0, 0]], [[0, 0, 0]], [0.5], contact=ContactConfig(youngs_modulus=1e6))
+    m = 1000 * 4 / 3 * np.pi * 0.125
+    t_c = np.pi * np.sqrt((m / 2) / (1e6 * 0.25))
+    assert sim.dt == pytest.approx(t_c / 20)

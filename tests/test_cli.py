@@ -1,0 +1,163 @@
+"""The command line: default run, TOML configs, and one-line errors for every bad input."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pdyn.cli import main
+from pdyn.config import ConfigError, config_from_dict, load_config
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ["--scale", "0.05", "--steps", "20", "--no-progress"]
+
+
+def run_cli(args, tmp_path, capsys):
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        code = main(args)
+    finally:
+        os.chdir(cwd)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def write(tmp_path, text, name="run.toml"):
+    p = tmp_path / name
+    p.write_text(text)
+    return str(p)
+
+
+def test_default_run_writes_snapshots_and_summary(tmp_path, capsys):
+    code, out, err = run_cli(["run", *SMALL, "--snapshot-every", "10"], tmp_path, capsys)
+    assert code == 0, err
+    assert "scene 'drop'" in out and "steps/s" in out
+    snaps = sorted((tmp_path / "pdyn-output" / "snapshots").glob("*.h5"))
+    assert [p.name for p in snaps][-1].endswith("00000020.h5")
+
+
+def test_second_run_needs_overwrite(tmp_path, capsys):
+    args = ["run", *SMALL, "--snapshot-every", "10"]
+    assert run_cli(args, tmp_path, capsys)[0] == 0
+    code, _, err = run_cli(args, tmp_path, capsys)
+    assert code == 2 and "output.folder" in err and "--overwrite" in err
+    assert run_cli(args + ["--overwrite"], tmp_path, capsys)[0] == 0
+
+
+def test_example_config_runs(tmp_path, capsys):
+    cfg = ROOT / "examples" / "drop.toml"
+    code, out, err = run_cli(["run", str(cfg), "--steps", "10", "--no-progress",
+                              "--output", str(tmp_path / "o")], tmp_path, capsys)
+    assert code == 0, err
+
+
+def test_scenes_lists_every_scene(tmp_path, capsys):
+    from pdyn.scenarios import SCENES
+
+    code, out, _ = run_cli(["scenes"], tmp_path, capsys)
+    assert code == 0 and all(name in out for name in SCENES)
+
+
+BAD_TOML = [
+    ("steps = 0", "steps = 0"),
+    ("steps = -5", "steps = -5"),
+    ("scale = nan", "scale = nan"),
+    ("dt = inf", "dt = inf"),
+    ("broadphase = 'kd_forest'", "broadphase = 'kd_forest'"),
+    ("wibble = 1", "wibble = 1"),
+    ("scene = 'nowhere'", "scene = 'nowhere'"),
+    ("[contact]\nrestitution = 1.5", "contact.restitution = 1.5"),
+    ("[contact]\nyoungs_modulus = -1.0", "contact.youngs_modulus = -1.0"),
+    ("[contact]\nfoo = 1", "contact.foo = 1"),
+    ("[output]\nsnapshot_every = -1", "output.snapshot_every = -1"),
+    ("broadphase = 'linked_cells'\n[broadphase_params]\ncell_size = 0.01", "cell_size = 0.01"),
+    ("broadphase = 'linked_cells'\n[broadphase_params]\nbogus = 3", "bogus"),
+    ("this is = not toml [", "invalid TOML"),
+    ("[box]\nlo = [0, 0, 0]\nhi = [1, 1, 1]\n[particles]\npositions = [[0.5, 0.5, 0.5]]\n"
+     "radii = [-0.1]", "particles.radii[0] = -0.1"),
+    ("[box]\nlo = [0, 0, 0]\nhi = [1, 1, 1]\n[particles]\npositions = [[0.5, 0.5, 0.5]]\n"
+     "radii = [0.0]", "particles.radii[0] = 0.0"),
+    ("[box]\nlo = [0, 0, 0]\nhi = [1, 1, 1]\n[particles]\npositions = [[0.5, 0.5, 0.5]]\n"
+     "radii = [0.1]\nmasses = [-2.0]", "particles.masses[0] = -2.0"),
+    ("[box]\nlo = [0, 0, 0]\nhi = [1, 1, 1]\n[particles]\npositions = [[0.5, nan, 0.5]]\n"
+     "radii = [0.1]", "particles.positions[0] = nan"),
+    ("[box]\nlo = [0, 0, 0]\nhi = [1, 1, 1]\n[particles]\npositions = [[0.5, 0.5, 0.5]]\n"
+     "radii = [0.1]\nvelocities = [[0, inf, 0]]", "particles.velocities[0] = inf"),
+    ("[box]\nlo = [0, 0, 0]\nhi = [1, 1, 1]\n[particles]\npositions = [[5.0, 0.5, 0.5]]\n"
+     "radii = [0.1]", "particles.positions[0]"),
+    ("[box]\nlo = [0, 0, 0]\nhi = [1, 1, 1]\nboundary = ['wall', 'sticky', 'wall']\n"
+     "[particles]\npositions = [[0.5, 0.5, 0.5]]\nradii = [0.1]", "box.boundary"),
+]
+
+
+@pytest.mark.parametrize("text,needle", BAD_TOML)
+def test_bad_config_is_one_line_exit_2_nothing_written(tmp_path, capsys, text, needle):
+    cfg = write(tmp_path, text + "\nsteps = 5\n" if "steps" not in text and "[" not in text
+                else text)
+    code, out, err = run_cli(["run", cfg, "--no-progress", "--snapshot-every", "1",
+                              "--output", "out"], tmp_path, capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pdyn: error:"), err
+    assert needle in lines[0]
+    assert "Traceback" not in err
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--steps", "0"], "steps = 0"),
+    (["--steps", "-3"], "steps = -3"),
+    (["--broadphase", "octopus"], "broadphase = 'octopus'"),
+    (["--scene", "moon"], "scene = 'moon'"),
+    (["--scale", "-1"], "scale = -1"),
+    (["--dt", "nan"], "dt = nan"),
+])
+def test_bad_options(tmp_path, capsys, args, needle):
+    code, _, err = run_cli(["run", "--no-progress", *args], tmp_path, capsys)
+    assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "pdyn-output").exists()
+
+
+def test_missing_config_file(tmp_path, capsys):
+    code, _, err = run_cli(["run", "nope.toml"], tmp_path, capsys)
+    assert code == 2 and "nope.toml" in err
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere; use a file instead")
+def test_unwritable_output_folder(tmp_path, capsys):
+    ro = tmp_path / "ro"
+    ro.mkdir()
+    ro.chmod(0o500)
+    code, _, err = run_cli(["run", *SMALL, "--output", str(ro / "x")], tmp_path, capsys)
+    assert code == 2 and "output.folder" in err
+
+
+def test_output_folder_that_is_a_file(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    code, _, err = run_cli(["run", *SMALL, "--output", str(tmp_path / "afile")], tmp_path, capsys)
+    assert code == 2 and "output.folder" in err and "not a folder" in err
+
+
+def test_output_folder_below_a_file(tmp_path, capsys):
+    (tmp_path / "afile").write_text("x")
+    code, _, err = run_cli(["run", *SMALL, "--output", str(tmp_path / "afile" / "sub")],
+                           tmp_path, capsys)
+    assert code == 2 and "output.folder" in err
+
+
+def test_config_from_dict_roundtrip():
+    cfg = config_from_dict({"scene": "box", "steps": 3, "contact": {"restitution": 0.9},
+                            "gravity": [0, 0, -1.0]})
+    assert cfg.contact.restitution == 0.9 and cfg.gravity == (0, 0, -1.0)
+    with pytest.raises(ConfigError, match="gravity"):
+        config_from_dict({"gravity": [0, 1]})
+
+
+def test_console_script_entry_point(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "pdyn", "run", "--steps", "0"], cwd=tmp_path,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 2 and r.stderr.startswith("pdyn: error: steps = 0")
