@@ -39,6 +39,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--overwrite", action="store_true", help="replace an existing run's output")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     sub.add_parser("scenes", help="list the built-in scenes")
+    bench = sub.add_parser("bench", help="Koch's table: every broad phase on one scene")
+    bench.add_argument("--scene", default="reference")
+    bench.add_argument("--scale", type=float, default=0.1)
+    bench.add_argument("--steps", type=int, default=20)
+    bench.add_argument("--structures", nargs="+", help="subset of structures (default: all)")
+    bench.add_argument("--json", help="also write the rows as JSON to this file")
     return p
 
 
@@ -141,7 +147,28 @@ def cmd_scenes(args, comm) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "scenes": cmd_scenes}
+def cmd_bench(args, comm) -> int:
+    import json
+
+    from .bench import bench_scene, format_table
+    from .broadphase import REGISTRY
+    from .config import ConfigError
+
+    for name in args.structures or []:
+        if name not in REGISTRY:
+            raise ConfigError(f"structures = {name!r}: unknown (choose from {', '.join(REGISTRY)})")
+    if args.steps < 1:
+        raise ConfigError(f"steps = {args.steps}: must be >= 1")
+    print(f"pdyn bench: scene {args.scene!r} at scale {args.scale}, {args.steps} steps")
+    rows = bench_scene(args.scene, args.scale, args.steps, args.structures)
+    print(format_table(rows))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(rows, f, indent=2)
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "scenes": cmd_scenes, "bench": cmd_bench}
 
 
 def main(argv=None) -> int:

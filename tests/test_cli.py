@@ -161,3 +161,21 @@ def test_console_script_entry_point(tmp_path):
     r = subprocess.run([sys.executable, "-m", "pdyn", "run", "--steps", "0"], cwd=tmp_path,
                        capture_output=True, text=True, timeout=120)
     assert r.returncode == 2 and r.stderr.startswith("pdyn: error: steps = 0")
+
+
+def test_bench_prints_kochs_table(tmp_path, capsys):
+    code, out, err = run_cli(["bench", "--scene", "reference", "--scale", "0.01", "--steps", "2",
+                              "--structures", "brute", "linked_cells", "--json", "b.json"],
+                             tmp_path, capsys)
+    assert code == 0, err
+    assert "collision_s" in out and "linked_cells" in out and "scipy cKDTree" in out
+    import json
+
+    rows = json.loads((tmp_path / "b.json").read_text())
+    assert {r["structure"] for r in rows} >= {"brute", "linked_cells", "scipy cKDTree"}
+    assert all(r["collision_s"] > 0 for r in rows)
+
+
+def test_bench_rejects_unknown_structure(tmp_path, capsys):
+    code, _, err = run_cli(["bench", "--structures", "nope"], tmp_path, capsys)
+    assert code == 2 and "structures = 'nope'" in err
