@@ -14,7 +14,8 @@ Beyond Koch: the dynamic tree of Windolph & Uschakov 2023, Sec. 4. A subtree who
 count falls to ``max_ids`` or less collapses into one leaf, and ``update="incremental"`` (the
 default) only moves the particles whose centre left their leaf (up to the lowest ancestor
 containing the new position, then down), instead of clearing and reinserting everything every
-step (Koch's Sec. 3.1.3 "clear", available as ``update="rebuild"``). Every particle is stored
+step (Koch, Sec. 3.1.3; ``update="rebuild"`` does that, with a fresh root cube each time, where
+Koch keeps the old nodes and only empties the leaves). Every particle is stored
 in exactly one leaf, so subtree counts are exact (no double counting of particles on cell
 borders, the bug of their Sec. 5); with split-at-``max_ids + 1`` and collapse-at-``max_ids``
 the tree is always the same one a fresh build would give for the same root. A particle whose
@@ -23,9 +24,10 @@ rebuild with a new root (never a lost particle or a missed pair).
 
 Layout: flat arrays that ``@njit`` kernels mutate. One int64 row per node (parent, first of
 eight contiguous children, depth, integer corner on the finest grid, subtree count, item block,
-adjacency block); leaf items and adjacency lists live in two pooled arenas of power-of-two
-blocks with free lists. Each particle remembers its leaf and slot (O(1) swap-remove); each
-adjacency entry remembers the position of its twin in the other leaf's list (O(1) unlink).
+adjacency block); leaf items (int64 handles) and adjacency lists (int32 pairs of neighbour and
+twin position) live in two pooled arenas of power-of-two blocks with free lists. Each particle
+remembers its leaf and slot (O(1) swap-remove); each adjacency entry remembers the position of
+its twin in the other leaf's list (O(1) unlink, where Koch scans the neighbour's list).
 Insert is O(depth), remove O(1) plus O(depth) count maintenance (depth <= ``max_depth``).
 
 Choose it for very inhomogeneous scenes: a few dense clusters in a large, mostly empty domain
@@ -65,6 +67,7 @@ M_MINBLOCK = 11  # item block size of a fresh leaf (power of two > max_ids)
 M_SPLITS = 12
 M_COLLAPSES = 13
 M_MOVES = 14
+M_RESUME = 15  # anchor node of a particle detached by an interrupted _move_many
 META = 16
 NCLASS = 64  # power-of-two size classes of the arenas
 
@@ -291,40 +294,54 @@ def _find_leaf(node, D, a, kx, ky, kz):
     return a
 
 
+@njit(**JIT)
+def _morton_codes(pos, handles, geo, D):
+    """Z-order code of each handle's finest cell (top 21 bits per axis): inserting in this
+    order keeps consecutive insertions in the same part of the tree (cache locality)."""
+    drop = max(D - 21, 0)
+    out = np.empty(handles.shape[0], np.int64)
+    for t in range(handles.shape[0]):
+        kx, ky, kz = _key(pos, handles[t], geo)
+        kx >>= drop
+        ky >>= drop
+        kz >>= drop
+        code = 0
+        for b in range(min(D, 21)):
+            code |= (((kx >> b) & 1) << (3 * b)) | (((ky >> b) & 1) << (3 * b + 1)) | (
+                ((kz >> b) & 1) << (3 * b + 2))
+        out[t] = code
+    return out
+
+
 # ================================================================== split, place, collapse
 @njit(**JIT)
-def _room(node, items, adj, meta, leaf):
-    """Is there room for inserting into ``leaf`` (worst case: a split cascade to depth D)?
-    If not, record what is needed in ``meta`` and return False (nothing was modified)."""
-    D = meta[M_D]
-    mb = meta[M_MINBLOCK]
-    lv = 0
-    if node[leaf, DEPTH] < D and node[leaf, ILEN] >= meta[M_MAXIDS]:
-        lv = D - node[leaf, DEPTH]
-    need_nodes = 8 * lv
-    need_items = 8 * lv * mb + max(2 * node[leaf, ICAP], mb)
-    need_adj = 0
-    if lv > 0:
-        base = node[leaf, ALEN]
-        ab = node[leaf, ABEG]
-        sx = 0
-        for e in range(base):
-            sx += node[adj[ab + e, 0], ALEN]
-        for i in range(1, lv + 1):
-            m = 7 * i + base
-            need_adj += 8 * (4 * m + 16) + 56 * (m + 3 * lv + 8)
-        need_adj += 8 * sx + 24 * lv * base + 64
+def _need(meta, nodes, items_, adj_):
+    meta[M_NEED_NODES] = nodes
+    meta[M_NEED_ITEMS] = items_
+    meta[M_NEED_ADJ] = adj_
+    return False
+
+
+@njit(**JIT)
+def _room_split(node, items, adj, meta, leaf):
+    """Room for one ``_split(leaf)`` (nothing is modified; if not, ``meta`` says what to add).
+    Children lists grow from 8 to at most 7 + len(adj(leaf)) entries; each neighbour gains at
+    most 3 entries net, so it reallocates at most once (to twice its capacity)."""
+    base = node[leaf, ALEN]
+    ab = node[leaf, ABEG]
+    sx = 0
+    for e in range(base):
+        sx += node[adj[ab + e, 0], ACAP]
+    need_items = 8 * meta[M_MINBLOCK]
+    need_adj = 8 * (16 + 4 * (7 + base)) + 2 * sx + 64
     free_nodes = node.shape[0] - meta[M_NODE_TOP] + 8 * meta[M_NODE_NFREE]
     if (
-        free_nodes >= need_nodes
+        free_nodes >= 8
         and items.shape[0] - meta[M_ITEM_TOP] >= need_items
         and adj.shape[0] - meta[M_ADJ_TOP] >= need_adj
     ):
         return True
-    meta[M_NEED_NODES] = need_nodes
-    meta[M_NEED_ITEMS] = need_items
-    meta[M_NEED_ADJ] = need_adj
-    return False
+    return _need(meta, 8, need_items, need_adj)
 
 
 @njit(**JIT)
@@ -386,31 +403,38 @@ def _split(node, items, ifree, adj, afree, meta, hinfo, pos, geo, leaf):
 @njit(**JIT)
 def _place(node, items, ifree, adj, afree, meta, hinfo, pos, geo, h, kx, ky, kz, a, stop):
     """Insert ``h`` below node ``a`` (splitting full leaves above the depth limit) and add one
-    to the counts from its leaf up to, not including, ``stop``. Needs ``_room`` first."""
+    to the counts from its leaf up to, not including, ``stop``. Returns False, with ``h`` not
+    placed and the tree valid, when the arrays need room first (splits done so far are kept:
+    the retry descends through them)."""
     D = meta[M_D]
     maxids = meta[M_MAXIDS]
     leaf = _find_leaf(node, D, a, kx, ky, kz)
     while node[leaf, DEPTH] < D and node[leaf, ILEN] >= maxids:
+        if not _room_split(node, items, adj, meta, leaf):
+            return False
         _split(node, items, ifree, adj, afree, meta, hinfo, pos, geo, leaf)
         leaf = _find_leaf(node, D, leaf, kx, ky, kz)
+    if node[leaf, ILEN] == node[leaf, ICAP]:
+        need = max(2 * node[leaf, ICAP], meta[M_MINBLOCK])
+        if items.shape[0] - meta[M_ITEM_TOP] < need:
+            return _need(meta, 0, need, 0)
     _item_push(node, items, ifree, meta, hinfo, leaf, h)
     x = leaf
     while x != stop:
         node[x, COUNT] += 1
         x = node[x, PARENT]
+    return True
 
 
 @njit(**JIT)
 def _insert_many(node, items, ifree, adj, afree, meta, hinfo, pos, geo, handles, start):
     """Insert ``handles[start:]`` from the root; returns how far it got (early: needs room)."""
-    D = meta[M_D]
     for t in range(start, handles.shape[0]):
         h = handles[t]
         kx, ky, kz = _key(pos, h, geo)
-        leaf = _find_leaf(node, D, 0, kx, ky, kz)
-        if not _room(node, items, adj, meta, leaf):
+        if not _place(node, items, ifree, adj, afree, meta, hinfo, pos, geo, h, kx, ky, kz,
+                      0, -1):
             return t
-        _place(node, items, ifree, adj, afree, meta, hinfo, pos, geo, h, kx, ky, kz, 0, -1)
     return handles.shape[0]
 
 
@@ -442,31 +466,38 @@ def _move_many(node, items, ifree, adj, afree, meta, hinfo, pos, geo, members, s
     """Incremental update (Windolph & Uschakov 2023, Sec. 4.2, without their double count):
     a particle whose centre left its leaf is taken out, counts go down to the lowest ancestor
     ``a`` containing its new centre, and it is placed again below ``a``. Returns (how far it
-    got, queue length); parents that fell to ``max_ids`` or less are queued for collapse."""
+    got, queue length); parents that fell to ``max_ids`` or less are queued for collapse.
+    A particle taken out but not yet placed when the arrays ran out of room is marked by
+    ``hinfo[h, 0] == -1``; the next call resumes it from ``meta[M_RESUME]``."""
     D = meta[M_D]
     maxids = meta[M_MAXIDS]
     for t in range(start, members.shape[0]):
         h = members[t]
         kx, ky, kz = _key(pos, h, geo)
         leaf = hinfo[h, 0]
-        if _contains(node, D, leaf, kx, ky, kz):
-            continue
-        a = node[leaf, PARENT]
-        while not _contains(node, D, a, kx, ky, kz):
-            a = node[a, PARENT]
-        target = _find_leaf(node, D, a, kx, ky, kz)
-        if not _room(node, items, adj, meta, target):
+        if leaf < 0:
+            a = meta[M_RESUME]
+        else:
+            if _contains(node, D, leaf, kx, ky, kz):
+                continue
+            a = node[leaf, PARENT]
+            while not _contains(node, D, a, kx, ky, kz):
+                a = node[a, PARENT]
+            _item_del(node, items, hinfo, leaf, hinfo[h, 1])
+            hinfo[h, 0] = -1
+            hinfo[h, 1] = -1
+            x = leaf
+            while x != a:
+                node[x, COUNT] -= 1
+                x = node[x, PARENT]
+            p = node[leaf, PARENT]
+            if p != a and node[p, COUNT] <= maxids:
+                pend[npend] = p
+                npend += 1
+        if not _place(node, items, ifree, adj, afree, meta, hinfo, pos, geo, h, kx, ky, kz,
+                      a, a):
+            meta[M_RESUME] = a
             return t, npend
-        _item_del(node, items, hinfo, leaf, hinfo[h, 1])
-        x = leaf
-        while x != a:
-            node[x, COUNT] -= 1
-            x = node[x, PARENT]
-        p = node[leaf, PARENT]
-        if p != a and node[p, COUNT] <= maxids:
-            pend[npend] = p
-            npend += 1
-        _place(node, items, ifree, adj, afree, meta, hinfo, pos, geo, h, kx, ky, kz, a, a)
         meta[M_MOVES] += 1
     return members.shape[0], npend
 
@@ -543,8 +574,7 @@ def _free_subtree(node, meta, p, stack):
                 stack[ns] = c0 + i
                 ns += 1
         for i in range(8):
-            node[c0 + i, DEPTH] = -1
-            node[c0 + i, CHILD] = -1
+            node[c0 + i, DEPTH] = -1  # dead (CHILD is still read when the node is popped)
         node[c0, PARENT] = meta[M_NODE_FREE]
         meta[M_NODE_FREE] = c0
         meta[M_NODE_NFREE] += 1
@@ -702,7 +732,7 @@ class Octree(BroadPhase):
     def _alloc_tree(self, nodes: int, items: int, adj: int) -> None:
         self._node = np.zeros((nodes, NF), np.int64)
         self._items = np.zeros(items, np.int64)
-        self._adj = np.zeros((adj, 2), np.int64)
+        self._adj = np.zeros((adj, 2), np.int32)  # (neighbour leaf, twin position)
         self._ifree = np.full(NCLASS, -1, np.int64)
         self._afree = np.full(NCLASS, -1, np.int64)
         self._meta = np.zeros(META, np.int64)
@@ -716,7 +746,9 @@ class Octree(BroadPhase):
         self._ifree[:] = -1
         self._afree[:] = -1
         m = self._meta
+        kept = m[M_SPLITS:M_MOVES + 1].copy()  # cumulative counters survive a new root
         m[:] = 0
+        m[M_SPLITS:M_MOVES + 1] = kept
         m[M_NODE_TOP] = 1
         m[M_NODE_FREE] = -1
         m[M_D] = depth
@@ -778,12 +810,15 @@ class Octree(BroadPhase):
         u = max(side / 2.0**depth, s)
         # storage guess: ~N/4 nodes, items with slack, ~30 adjacency entries per leaf
         nodes = max(64, n // 2)
+        if nodes >= 2**31 // 64:
+            raise BroadPhaseError(f"octree: {n} residents exceed the int32 adjacency arena")
         if self._node.shape[0] < nodes or self._items.shape[0] < 2 * n:
-            self._alloc_tree(nodes, 2 * n + 64, 16 * nodes)
+            self._alloc_tree(nodes, 2 * n + 64, 32 * nodes)
         self._reset_geometry(lo, u, depth, scale)
         self._hinfo[members] = -1
         self._valid = True
-        self._run_insert(members)
+        order = np.argsort(_morton_codes(self._pos, members, self._geo, depth), kind="stable")
+        self._run_insert(members[order])
 
     def _run_insert(self, handles: np.ndarray) -> None:
         t = 0
