@@ -36,9 +36,23 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--output", help="output folder (default: pdyn-output)")
     run.add_argument("--snapshot-every", type=int,
                      help=f"snapshot interval in steps, 0 = none (default {DEFAULT_SNAPSHOT_EVERY})")
+    run.add_argument("--checkpoint-every", type=int,
+                     help="checkpoint interval in steps, 0 = none (default 0)")
+    run.add_argument("--restart", metavar="CHECKPOINT",
+                     help="continue from a checkpoint file (or the newest one of a run folder); "
+                     "--steps then counts further steps")
     run.add_argument("--overwrite", action="store_true", help="replace an existing run's output")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
     sub.add_parser("scenes", help="list the built-in scenes")
+    info = sub.add_parser("info", help="print what a snapshot or checkpoint file holds")
+    info.add_argument("file", help="snapshot or checkpoint (.h5)")
+    render = sub.add_parser("render", help="PNG of a snapshot (needs the 'vtk' package)")
+    render.add_argument("file", help="snapshot or checkpoint (.h5), or a run folder (its newest "
+                        "snapshot)")
+    render.add_argument("-o", "--out", help="PNG file (default: FILE with .png)")
+    render.add_argument("--color", choices=("speed", "radius", "rank"), default="speed",
+                        help="colour the spheres by (default: speed)")
+    render.add_argument("--size", type=int, nargs=2, metavar=("W", "H"), default=(1200, 900))
     bench = sub.add_parser("bench", help="Koch's table: every broad phase on one scene")
     bench.add_argument("--scene", default="reference")
     bench.add_argument("--scale", type=float, default=0.1)
@@ -67,6 +81,8 @@ def build_config(args):
         out["folder"] = args.output
     if args.snapshot_every is not None:
         out["snapshot_every"] = args.snapshot_every
+    if args.checkpoint_every is not None:
+        out["checkpoint_every"] = args.checkpoint_every
     if args.overwrite:
         out["overwrite"] = True
     if out:
@@ -91,16 +107,21 @@ def check_output_folder(cfg) -> None:
         probe = probe.parent
     if not os.access(probe, os.W_OK | os.X_OK):
         raise ConfigError(f"output.folder = {out.folder!r}: not writable")
-    if (folder / "snapshots").exists() and any((folder / "snapshots").iterdir()):
+    if any((folder / sub).exists() and any((folder / sub).iterdir())
+           for sub in ("snapshots", "checkpoints")):
         if not out.overwrite:
             raise ConfigError(f"output.folder = {out.folder!r}: holds an earlier run "
                               "(use --overwrite to replace it)")
 
 
 def clear_output_folder(cfg) -> None:
-    snaps = Path(cfg.output.folder) / "snapshots"
-    if cfg.output.overwrite and snaps.exists():
-        shutil.rmtree(snaps)
+    folder = Path(cfg.output.folder)
+    if not cfg.output.overwrite:
+        return
+    for sub in ("snapshots", "checkpoints"):
+        if (folder / sub).exists():
+            shutil.rmtree(folder / sub)
+    (folder / "snapshots.xmf").unlink(missing_ok=True)
 
 
 def _print_summary(s: dict, out) -> None:
@@ -121,6 +142,8 @@ def _print_summary(s: dict, out) -> None:
 def cmd_run(args, comm) -> int:
     from .simulation import Simulation
 
+    if args.restart:
+        return cmd_restart(args, comm)
     cfg = build_config(args)
     if comm.rank == 0:
         check_output_folder(cfg)
@@ -134,6 +157,87 @@ def cmd_run(args, comm) -> int:
         summary["output"] = str(Path(cfg.output.folder).resolve())
     if comm.rank == 0:
         _print_summary(summary, sys.stdout)
+    return 0
+
+
+def cmd_restart(args, comm) -> int:
+    """``pdyn run --restart CHECKPOINT``: continue a run (pdyn.io.checkpoint). Output goes to
+    the checkpoint's run folder (files after the checkpoint's step are replaced) unless
+    ``--output`` names another folder."""
+    from dataclasses import replace
+
+    from .config import config_from_dict
+    from .io.checkpoint import (checkpoint_header, latest_checkpoint, prune_after,
+                                run_folder_of)
+    from .simulation import Simulation
+
+    for opt in ("config", "scene", "scale", "seed", "dt"):
+        if getattr(args, opt) is not None:
+            flag = "CONFIG" if opt == "config" else f"--{opt}"
+            raise CLIError(f"{flag} = {getattr(args, opt)!r}: cannot be changed with --restart "
+                           "(the checkpoint holds the run's configuration)")
+    ckpt = latest_checkpoint(args.restart)
+    head = checkpoint_header(ckpt)
+    step = int(head["step"])
+    stored = config_from_dict(head["config"], source=f"{ckpt} (config)")
+    if args.steps is not None:
+        steps = args.steps
+    else:
+        steps = int(head["steps_total"]) - step
+        if steps < 1:
+            raise CLIError(f"--restart {args.restart}: the run ended at step {step}; give --steps "
+                           "for further steps")
+    same = args.output is None or Path(args.output).resolve() == run_folder_of(ckpt)
+    out = {"folder": str(run_folder_of(ckpt)) if args.output is None else args.output}
+    if args.snapshot_every is not None:
+        out["snapshot_every"] = args.snapshot_every
+    if args.checkpoint_every is not None:
+        out["checkpoint_every"] = args.checkpoint_every
+    if args.overwrite:
+        out["overwrite"] = True
+    changes = {"output": replace(stored.output, **out)}
+    if args.no_progress:
+        changes["progress"] = False
+    if args.broadphase is not None:
+        changes["broadphase"] = args.broadphase
+    cfg = stored.with_(**changes)
+    if not same:
+        if comm.rank == 0:
+            check_output_folder(cfg)
+        comm.barrier()
+    sim = Simulation.from_checkpoint(ckpt, comm=comm, **changes)
+    if comm.rank == 0:
+        if same:
+            prune_after(cfg.output.folder, step)
+        else:
+            clear_output_folder(cfg)
+        print(f"pdyn: restarted from {ckpt} at step {step} (t = {sim.time:.6g} s)", flush=True)
+    comm.barrier()
+    summary = sim.run(steps)
+    if sim.writers:
+        summary["output"] = str(Path(cfg.output.folder).resolve())
+    if comm.rank == 0:
+        _print_summary(summary, sys.stdout)
+    return 0
+
+
+def cmd_info(args, comm) -> int:
+    from .io.inspect import describe
+
+    if comm.rank == 0:
+        print(describe(args.file))
+    return 0
+
+
+def cmd_render(args, comm) -> int:
+    from .io.render import render_png
+
+    if comm.rank == 0:
+        try:
+            out = render_png(args.file, args.out, color=args.color, size=tuple(args.size))
+        except ImportError as exc:
+            raise CLIError(str(exc)) from None
+        print(f"pdyn: wrote {out}")
     return 0
 
 
@@ -168,12 +272,14 @@ def cmd_bench(args, comm) -> int:
     return 0
 
 
-COMMANDS = {"run": cmd_run, "scenes": cmd_scenes, "bench": cmd_bench}
+COMMANDS = {"run": cmd_run, "scenes": cmd_scenes, "bench": cmd_bench, "info": cmd_info,
+            "render": cmd_render}
 
 
 def main(argv=None) -> int:
     from .broadphase import BroadPhaseError
     from .config import ConfigError
+    from .io.hdf5 import OutputFileError
     from .parallel import get_comm
     from .parallel.exchange import ExchangeError
     from .scenarios import SceneError
@@ -182,7 +288,8 @@ def main(argv=None) -> int:
     comm = get_comm()
     try:
         return COMMANDS[args.command](args, comm)
-    except (ConfigError, SceneError, BroadPhaseError, ExchangeError, CLIError) as exc:
+    except (ConfigError, SceneError, BroadPhaseError, ExchangeError, CLIError,
+            OutputFileError) as exc:
         print(f"pdyn: error: {exc}", file=sys.stderr)
         if comm.size > 1:
             sys.stderr.flush()

@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import time
 from contextlib import contextmanager
-from pathlib import Path
 
 import numpy as np
 
@@ -21,7 +20,7 @@ from .config import ConfigError, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel
 from .dynamics.integrate import kick, kick_drift
-from .io.hdf5 import SnapshotWriter
+from .io import make_writers
 from .parallel import get_comm, make_exchange
 from .particles import FIXED, INFINITE, ParticleStore
 from .scenarios import Scene, make_scene
@@ -103,8 +102,10 @@ class Simulation:
                 f"particles.positions[{k}] = {scene.positions[k].tolist()}: outside the box "
                 f"{self.box.lo.tolist()}..{self.box.hi.tolist()}"
             )
+        gids = getattr(scene, "gids", None)  # kept ids of a restarted run (pdyn.io.checkpoint)
         self.exchange.distribute(
-            np.arange(len(scene), dtype=np.int64), scene.positions, scene.velocities,
+            np.arange(len(scene), dtype=np.int64) if gids is None else gids,
+            scene.positions, scene.velocities,
             scene.radii, masses,
         )
         self.dt = self._time_step()
@@ -138,11 +139,15 @@ class Simulation:
         return t_c / self.config.dt_safety
 
     def _make_writers(self) -> list:
-        out = self.config.output
-        writers = []
-        if out.snapshot_every:
-            writers.append(SnapshotWriter(Path(out.folder), out.snapshot_every))
-        return writers
+        return make_writers(self.config.output)  # snapshots, checkpoints (pdyn.io)
+
+    @classmethod
+    def from_checkpoint(cls, path, *, comm=None, **changes) -> "Simulation":
+        """Continue a checkpointed run (``pdyn.io.checkpoint``) on ``comm``; ``changes``
+        override config fields (``output``, ``progress``, ...)."""
+        from .io import simulation_from_checkpoint
+
+        return simulation_from_checkpoint(path, comm=comm, **changes)
 
     # ------------------------------------------------------------------ the step
     def _forces(self) -> None:

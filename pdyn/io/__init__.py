@@ -1,1 +1,22 @@
-"""Output: HDF5 snapshots (and later checkpoints and the ParaView sidecar)."""
+"""Output: snapshots (HDF5 + XDMF 2 sidecar for ParaView), checkpoints and restart, inspection
+(``pdyn info``) and pictures (``pdyn render``, needs the optional ``vtk`` package)."""
+
+from .checkpoint import (CheckpointWriter, latest_checkpoint, read_checkpoint,
+                         simulation_from_checkpoint, write_checkpoint)
+from .hdf5 import OutputFileError
+from .snapshot import SnapshotWriter, read_snapshot
+
+
+def make_writers(output) -> list:
+    """The writers an :class:`~pdyn.config.OutputConfig` asks for, in the order they run."""
+    writers = []
+    if output.snapshot_every:
+        writers.append(SnapshotWriter(output.folder, output.snapshot_every))
+    if output.checkpoint_every:
+        writers.append(CheckpointWriter(output.folder, output.checkpoint_every))
+    return writers
+
+
+__all__ = ["CheckpointWriter", "OutputFileError", "SnapshotWriter", "latest_checkpoint",
+           "make_writers", "read_checkpoint", "read_snapshot", "simulation_from_checkpoint",
+           "write_checkpoint"]

@@ -1,0 +1,216 @@
+"""Checkpoints every m steps and restarting from them (DESIGN.md "Output").
+
+``<folder>/checkpoints/ckpt_<step:08d>.h5`` (+ per-rank pieces on several ranks, as snapshots)
+holds everything the run needs to continue:
+
+* ``particles/{gid, pos, vel, radius, mass, force, flags}``: the owned spheres in full float64,
+  rank-major, sorted by id within a rank. ``force`` is the force at the end of the checkpoint
+  step; it is restored, not recomputed, because damping forces were evaluated with the half-step
+  velocity, which is gone (velocity Verlet, ``pdyn.dynamics.integrate``);
+* ``walls/{id, point, normal, quad_points, quads}``: the half-spaces (rebuilt from the box on
+  restart, kept here so ``pdyn info``/``render`` show the container);
+* attributes: ``step``, ``time``, ``dt`` (s), ``config`` (the run's configuration as JSON, its
+  ``particles`` table left out: the arrays above replace it), the effective ``gravity`` and
+  ``contact`` law (JSON), the box, ``scene``, ``ranks``, ``exchange_acc`` (the decomposition's
+  displacement sum since its last rebuild, so rebuilds happen at the same steps), ``seed``.
+  There is no random-number state to keep: scenes are drawn from ``seed`` once at set-up and
+  the step draws no random numbers. There is no contact history: the contact laws are
+  history-free (normal force only).
+
+Restart (:func:`simulation_from_checkpoint`, ``pdyn run --restart FILE``) rebuilds a
+:class:`~pdyn.simulation.Simulation` from these arrays with the ids kept, restores the forces,
+step, time and dt; the broad phase and ghosts are rebuilt (forces are summed by partner id, so
+their order does not matter). On the same rank count the continued run is bit-identical to the
+uninterrupted one, and on a different rank count it continues with the same ids and count (and
+is bit-identical too wherever the N-rank run matches the 1-rank run). One exception: in a
+periodic box a centre that had drifted past a periodic face since the last rebuild is wrapped
+at restart rather than at the next rebuild, which changes its last bits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import numpy as np
+
+from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, open_pdyn, read_dataset, remove_after,
+                   step_files, write_global)
+from .snapshot import PREFIX as SNAP_PREFIX
+from .snapshot import common_attrs, owned_sorted, wall_arrays
+
+PREFIX = "ckpt"
+FIELDS = ("gid", "pos", "vel", "radius", "mass", "force", "flags")
+
+
+def config_json(config) -> str:
+    """The configuration as JSON (TOML-shaped), without the ``particles`` table."""
+    d = dataclasses.asdict(config)
+    d.pop("particles", None)
+    return json.dumps({k: v for k, v in d.items() if v is not None}, default=_plain)
+
+
+def _plain(x):
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    if isinstance(x, np.generic):
+        return x.item()
+    raise TypeError(f"cannot store {type(x).__name__} in a checkpoint config")
+
+
+class CheckpointWriter:
+    """Writes a checkpoint every ``every`` steps into ``folder/checkpoints``."""
+
+    name = "checkpoint"
+
+    def __init__(self, folder: str | Path, every: int):
+        self.folder = Path(folder) / "checkpoints"
+        self.every = int(every)
+        self.written: list[Path] = []
+
+    def due(self, step: int) -> bool:
+        return self.every > 0 and step % self.every == 0
+
+    def __call__(self, sim) -> Path:
+        path = self.folder / f"{PREFIX}_{sim.step_index:08d}.h5"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        write_checkpoint(sim, path)
+        self.written.append(path)
+        return path
+
+
+def write_checkpoint(sim, path: str | Path) -> Path:
+    """Write ``sim``'s full state to ``path`` (collective over ``sim.comm``)."""
+    store = sim.store
+    h = owned_sorted(sim)
+    c = sim.contact
+    contact = {"law": c.law, "youngs_modulus": c.E, "restitution": c.restitution}
+    if c.k > 0:
+        contact["stiffness"] = c.k
+    attrs = dict(
+        common_attrs(sim), format=CHECKPOINT, version=VERSIONS[CHECKPOINT],
+        n_particles=sim.comm.allreduce_sum(int(h.size)), config=config_json(sim.config),
+        gravity=np.asarray(sim.gravity, float), contact=json.dumps(contact),
+        seed=int(sim.config.seed), exchange_acc=float(getattr(sim.exchange, "_acc", 0.0)),
+        steps_total=int(sim.steps),
+    )
+    from .. import __version__
+
+    attrs["pdyn_version"] = __version__
+    arrays = {f"particles/{k}": getattr(store, k)[h] for k in FIELDS}
+    write_global(Path(path), sim.comm, attrs, arrays, extra=wall_arrays(sim))
+    return Path(path)
+
+
+def read_checkpoint(path: str | Path) -> dict:
+    """The checkpoint's particle arrays (global, sorted by id) and attributes, as a dict."""
+    with open_pdyn(path, CHECKPOINT) as f:
+        out = {k: read_dataset(f, f"particles/{k}") for k in FIELDS}
+        a = f.attrs
+        try:
+            out.update(step=int(a["step"]), time=float(a["time"]), dt=float(a["dt"]),
+                       n_particles=int(a["n_particles"]), ranks=int(a["ranks"]),
+                       config=json.loads(a["config"]), contact=json.loads(a["contact"]),
+                       gravity=np.asarray(a["gravity"], float),
+                       box_lo=np.asarray(a["box_lo"], float), box_hi=np.asarray(a["box_hi"], float),
+                       boundary=tuple(str(b) for b in a["boundary"]), scene=str(a["scene"]),
+                       exchange_acc=float(a["exchange_acc"]),
+                       steps_total=int(a["steps_total"]))
+        except (KeyError, ValueError) as exc:
+            raise OutputFileError(f"{path}: checkpoint attribute missing or damaged ({exc})") \
+                from None
+    if len(out["gid"]) != out["n_particles"]:
+        raise OutputFileError(f"{path}: holds {len(out['gid'])} particles, its header says "
+                              f"{out['n_particles']} (incomplete file)")
+    order = np.argsort(out["gid"], kind="stable")
+    for k in FIELDS:
+        out[k] = out[k][order]
+    if len(order) > 1 and (np.diff(out["gid"]) == 0).any():
+        raise OutputFileError(f"{path}: a particle id appears twice (damaged file)")
+    return out
+
+
+def checkpoint_header(path: str | Path) -> dict:
+    """The attributes of a checkpoint (``config`` decoded), without reading the arrays."""
+    with open_pdyn(path, CHECKPOINT) as f:
+        out = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+    try:
+        out["config"] = json.loads(out["config"])
+    except (KeyError, ValueError) as exc:
+        raise OutputFileError(f"{path}: checkpoint attribute 'config' missing or damaged "
+                              f"({exc})") from None
+    return out
+
+
+def latest_checkpoint(path: str | Path) -> Path:
+    """``path`` itself if it is a file; for a run folder (or its ``checkpoints`` folder) the
+    newest checkpoint that opens cleanly."""
+    path = Path(path)
+    if not path.is_dir():
+        return path
+    folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
+    for _, p in reversed(step_files(folder, PREFIX)):
+        try:
+            open_pdyn(p, CHECKPOINT).close()
+            return p
+        except OutputFileError:
+            continue
+    raise OutputFileError(f"{path}: no readable checkpoint in this folder")
+
+
+def run_folder_of(checkpoint: str | Path) -> Path:
+    """The output folder a checkpoint belongs to (``<folder>/checkpoints/ckpt_*.h5``)."""
+    p = Path(checkpoint).resolve()
+    return p.parent.parent if p.parent.name == "checkpoints" else p.parent
+
+
+def simulation_from_checkpoint(path: str | Path, *, comm=None, **changes):
+    """A :class:`~pdyn.simulation.Simulation` continuing the checkpointed run on ``comm`` (any
+    number of ranks). ``changes`` override configuration fields (``output``, ``progress``,
+    ``steps``, ``broadphase``, ...)."""
+    from ..config import ConfigError, config_from_dict
+    from ..domain import Box, wrap_periodic
+    from ..scenarios import Scene
+    from ..simulation import Simulation
+
+    data = read_checkpoint(path)
+    try:
+        cfg = config_from_dict(data["config"], source=f"{path} (config)")
+    except ConfigError as exc:
+        raise OutputFileError(f"{path}: its stored config is invalid here ({exc})") from None
+    if changes:
+        cfg = cfg.with_(**changes)
+    box = Box(data["box_lo"], data["box_hi"], data["boundary"])
+    pos = data["pos"].copy()
+    wrap_periodic(box, pos, np.arange(len(pos), dtype=np.int64))
+    scene = Scene(name=data["scene"], box_lo=data["box_lo"], box_hi=data["box_hi"],
+                  boundary=data["boundary"], positions=pos, velocities=data["vel"],
+                  radii=data["radius"], density=1.0, gravity=data["gravity"],
+                  contact=data["contact"], dt=data["dt"], steps=data["steps_total"],
+                  description=f"restarted from {Path(path).name} at step {data['step']}")
+    scene.mass_override = data["mass"]
+    scene.gids = data["gid"]
+    sim = Simulation(cfg, comm=comm, scene=scene)
+    store = sim.store
+    h = store.owned
+    idx = np.searchsorted(data["gid"], store.gid[h])
+    n = sim.comm.allreduce_sum(int(h.size))
+    if n != len(data["gid"]) or not np.array_equal(data["gid"][idx], store.gid[h]):
+        raise OutputFileError(f"{path}: restart kept {n} of {len(data['gid'])} particles")
+    store.force[h] = data["force"][idx]
+    sim.dt = data["dt"]
+    sim.step_index = data["step"]
+    sim.time = sim.step_index * sim.dt
+    if hasattr(sim.exchange, "_acc"):
+        sim.exchange._acc = data["exchange_acc"]
+    sim.restarted_from = Path(path)
+    return sim
+
+
+def prune_after(folder: str | Path, step: int) -> list[Path]:
+    """Remove snapshots and checkpoints of ``folder`` written after ``step`` (the future of a
+    run that is being continued from a checkpoint at ``step``) and stray temporary files."""
+    folder = Path(folder)
+    return (remove_after(folder / "snapshots", SNAP_PREFIX, step)
+            + remove_after(folder / "checkpoints", PREFIX, step))

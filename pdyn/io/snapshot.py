@@ -1,0 +1,158 @@
+"""Snapshots every k steps: one HDF5 file per snapshot plus an XDMF 2 sidecar that ParaView opens
+as a time series (DESIGN.md "Output").
+
+Layout of a run folder::
+
+    <folder>/snapshots.xmf                      open this in ParaView (XDMF 2 reader)
+    <folder>/snapshots/snap_<step:08d>.h5        one snapshot (the "master" file)
+    <folder>/snapshots/snap_<step:08d>.r<rank:04d>.h5   per-rank pieces (multi-rank runs
+                                                 without parallel HDF5; the master's datasets
+                                                 are virtual datasets over them)
+
+A snapshot file holds (rank-major; within a rank sorted by id):
+
+* ``particles/id`` int64 (N,), ``particles/position`` float64 (N, 3) m, ``particles/velocity``
+  (N, 3) m/s, ``particles/radius`` (N,) m, ``particles/rank`` int32 (N,) owning rank;
+* ``walls/point``, ``walls/normal`` (W, 3): the half-spaces (point on the plane, inward normal),
+  ``walls/id`` (W,), and for pictures ``walls/quad_points`` (4W, 3) / ``walls/quads`` (W, 4):
+  each wall clipped to the box as a quadrilateral;
+* attributes ``format = "pdyn-snapshot"``, ``version``, ``step``, ``time`` (s), ``dt`` (s),
+  ``n_particles``, ``ranks``, ``box_lo``, ``box_hi``, ``boundary``, ``scene``.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .hdf5 import SNAPSHOT, VERSIONS, open_pdyn, read_dataset, step_files, write_global
+from .xdmf import write_xdmf
+
+PREFIX = "snap"
+XDMF_NAME = "snapshots.xmf"
+
+
+def wall_quads(points: np.ndarray, normals: np.ndarray, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """Each wall (point, normal) as a quadrilateral: the box face for axis-aligned walls, else a
+    square of the box diagonal centred on the box centre's projection. Returns (4W, 3) corner
+    points and (W, 4) int64 connectivity."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    pts = np.zeros((4 * len(points), 3))
+    for w in range(len(points)):  # a handful of walls, not a particle loop
+        n = np.asarray(normals[w], float)
+        a = int(np.argmax(np.abs(n)))
+        if np.count_nonzero(n) == 1:
+            b, c = (a + 1) % 3, (a + 2) % 3
+            corners = np.zeros((4, 3))
+            corners[:, a] = points[w][a]
+            corners[:, b] = [lo[b], hi[b], hi[b], lo[b]]
+            corners[:, c] = [lo[c], lo[c], hi[c], hi[c]]
+        else:
+            n = n / np.linalg.norm(n)
+            u = np.cross(n, np.eye(3)[(a + 1) % 3])
+            u /= np.linalg.norm(u)
+            v = np.cross(n, u)
+            centre = 0.5 * (lo + hi)
+            centre = centre - np.dot(centre - points[w], n) * n
+            h = 0.5 * np.linalg.norm(hi - lo)
+            corners = centre + h * np.array([-u - v, u - v, u + v, -u + v])
+        pts[4 * w:4 * w + 4] = corners
+    return pts, np.arange(4 * len(points), dtype=np.int64).reshape(-1, 4)
+
+
+def wall_arrays(sim) -> dict:
+    store = sim.store
+    w = store.walls
+    w = w[np.argsort(-store.gid[w], kind="stable")]  # wall ids -1, -2, ...
+    qp, q = wall_quads(store.pos[w], store.normal[w], sim.box.lo, sim.box.hi)
+    return {"walls/id": store.gid[w], "walls/point": store.pos[w], "walls/normal": store.normal[w],
+            "walls/quad_points": qp, "walls/quads": q}
+
+
+def owned_sorted(sim) -> np.ndarray:
+    """This rank's owned sphere handles sorted by global id."""
+    h = sim.store.owned
+    return h[np.argsort(sim.store.gid[h], kind="stable")]
+
+
+def common_attrs(sim) -> dict:
+    return {
+        "step": int(sim.step_index), "time": float(sim.time), "dt": float(sim.dt),
+        "ranks": int(sim.comm.size), "box_lo": np.asarray(sim.box.lo, float),
+        "box_hi": np.asarray(sim.box.hi, float), "boundary": list(sim.box.boundary),
+        "scene": str(sim.scene.name),
+    }
+
+
+class SnapshotWriter:
+    """Writes a snapshot every ``every`` steps into ``folder/snapshots`` and keeps the XDMF
+    sidecar ``folder/snapshots.xmf`` listing every complete snapshot in the folder."""
+
+    name = "snapshot"
+
+    def __init__(self, folder: str | Path, every: int):
+        self.run_folder = Path(folder)
+        self.folder = self.run_folder / "snapshots"
+        self.every = int(every)
+        self.written: list[Path] = []
+        self._index: dict[str, dict] = {}  # file name -> entry for the XDMF sidecar
+
+    def due(self, step: int) -> bool:
+        return self.every > 0 and step % self.every == 0
+
+    def __call__(self, sim) -> Path:
+        store, comm = sim.store, sim.comm
+        h = owned_sorted(sim)
+        path = self.folder / f"{PREFIX}_{sim.step_index:08d}.h5"
+        self.folder.mkdir(parents=True, exist_ok=True)
+        n_total = comm.allreduce_sum(int(h.size))
+        attrs = dict(common_attrs(sim), format=SNAPSHOT, version=VERSIONS[SNAPSHOT],
+                     n_particles=n_total)
+        arrays = {
+            "particles/id": store.gid[h], "particles/position": store.pos[h],
+            "particles/velocity": store.vel[h], "particles/radius": store.radius[h],
+            "particles/rank": np.full(h.size, comm.rank, np.int32),
+        }
+        walls = wall_arrays(sim)
+        write_global(path, comm, attrs, arrays, extra=walls)
+        if comm.rank == 0:
+            self._index[path.name] = {"file": path.name, "step": sim.step_index, "time": sim.time,
+                                      "n": n_total, "n_walls": len(walls["walls/id"])}
+            self.update_xdmf()
+        self.written.append(path)
+        return path
+
+    def update_xdmf(self) -> Path:
+        """Rewrite the sidecar from the complete snapshots in the folder (earlier runs'
+        snapshots of a restarted run included)."""
+        entries = []
+        for step, p in step_files(self.folder, PREFIX):
+            e = self._index.get(p.name)
+            if e is None:
+                try:
+                    with open_pdyn(p, SNAPSHOT) as f:
+                        e = {"file": p.name, "step": step, "time": float(f.attrs["time"]),
+                             "n": int(f.attrs["n_particles"]),
+                             "n_walls": int(f["walls/id"].shape[0])}
+                except Exception:  # an unreadable file is left out of the series
+                    continue
+                self._index[p.name] = e
+            entries.append(e)
+        return write_xdmf(self.run_folder / XDMF_NAME, self.folder.name, entries)
+
+
+def read_snapshot(path: str | Path) -> dict:
+    """A snapshot as a dict: ``id``, ``position``, ``velocity``, ``radius``, ``rank`` (global
+    arrays), ``walls`` (dict of wall arrays), and ``step``, ``time``, ``dt``, ``ranks``,
+    ``box_lo``, ``box_hi``, ``scene``. Raises :class:`~pdyn.io.hdf5.OutputFileError`."""
+    with open_pdyn(path, SNAPSHOT) as f:
+        out = {k: read_dataset(f, f"particles/{k}")
+               for k in ("id", "position", "velocity", "radius", "rank")}
+        out["walls"] = {k: read_dataset(f, f"walls/{k}") for k in f["walls"].keys()} \
+            if "walls" in f else {}
+        a = f.attrs
+        out.update(step=int(a["step"]), time=float(a["time"]), dt=float(a["dt"]),
+                   ranks=int(a["ranks"]), box_lo=np.asarray(a["box_lo"]),
+                   box_hi=np.asarray(a["box_hi"]), scene=str(a["scene"]))
+    return out

@@ -1,0 +1,72 @@
+"""The XDMF 2 sidecar that makes a folder of snapshot files one ParaView time series.
+
+A temporal collection with one entry per snapshot; each entry is a spatial collection of two
+grids: ``particles`` (a Polyvertex of N points with the arrays id, velocity, radius, rank) and
+``walls`` (W quadrilaterals with the cell array normal). XDMF 2 rather than 3 because it is
+what VTK's ``vtkXdmfReader`` (and ParaView's "XDMF Reader") reads; heavy data stays in the HDF5
+files (``file.h5:/particles/position``), including virtual datasets of multi-rank runs.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def _item(dims: str, number: str, precision: int, ref: str) -> str:
+    return (f'<DataItem Dimensions="{dims}" NumberType="{number}" Precision="{precision}" '
+            f'Format="HDF">{ref}</DataItem>')
+
+
+def _entry(sub: str, e: dict) -> str:
+    f = f"{sub}/{e['file']}"
+    n, w = int(e["n"]), int(e["n_walls"])
+    lines = [
+        f'   <Grid Name="step {e["step"]}" GridType="Collection" CollectionType="Spatial">',
+        f'    <Time Value="{float(e["time"])!r}"/>',
+        '    <Grid Name="particles" GridType="Uniform">',
+        f'     <Topology TopologyType="Polyvertex" NumberOfElements="{n}" NodesPerElement="1"/>',
+        '     <Geometry GeometryType="XYZ">',
+        f'      {_item(f"{n} 3", "Float", 8, f + ":/particles/position")}',
+        '     </Geometry>',
+    ]
+    for name, kind, number, prec, dims in (
+            ("id", "Scalar", "Int", 8, f"{n}"), ("velocity", "Vector", "Float", 8, f"{n} 3"),
+            ("radius", "Scalar", "Float", 8, f"{n}"), ("rank", "Scalar", "Int", 4, f"{n}")):
+        lines += [f'     <Attribute Name="{name}" AttributeType="{kind}" Center="Node">',
+                  f'      {_item(dims, number, prec, f + ":/particles/" + name)}',
+                  '     </Attribute>']
+    lines.append('    </Grid>')
+    if w:
+        lines += [
+            '    <Grid Name="walls" GridType="Uniform">',
+            f'     <Topology TopologyType="Quadrilateral" NumberOfElements="{w}">',
+            f'      {_item(f"{w} 4", "Int", 8, f + ":/walls/quads")}',
+            '     </Topology>',
+            '     <Geometry GeometryType="XYZ">',
+            f'      {_item(f"{4 * w} 3", "Float", 8, f + ":/walls/quad_points")}',
+            '     </Geometry>',
+            '     <Attribute Name="normal" AttributeType="Vector" Center="Cell">',
+            f'      {_item(f"{w} 3", "Float", 8, f + ":/walls/normal")}',
+            '     </Attribute>',
+            '    </Grid>',
+        ]
+    lines.append('   </Grid>')
+    return "\n".join(lines)
+
+
+def write_xdmf(path: Path, sub: str, entries: list[dict]) -> Path:
+    """Write the sidecar ``path`` for ``entries`` ({file, step, time, n, n_walls}; file names
+    relative to the folder ``sub`` next to ``path``), atomically (temporary name + rename)."""
+    path = Path(path)
+    body = "\n".join(_entry(sub, e) for e in sorted(entries, key=lambda e: e["step"]))
+    text = (
+        '<?xml version="1.0" ?>\n<!DOCTYPE Xdmf SYSTEM "Xdmf.dtd" []>\n'
+        '<Xdmf Version="2.0">\n <Domain>\n'
+        '  <Grid Name="pdyn" GridType="Collection" CollectionType="Temporal">\n'
+        f"{body}\n  </Grid>\n </Domain>\n</Xdmf>\n"
+    )
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+    return path

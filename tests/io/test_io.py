@@ -1,0 +1,317 @@
+"""Output on one rank: snapshots + XDMF series (read back through VTK's XDMF reader),
+checkpoints and bit-identical restart (API and CLI), crash safety under SIGKILL, pdyn info,
+pdyn render, and one-line errors for bad files. Multi-rank: tests/mpi/test_io_mpi.py."""
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from pdyn.cli import main
+from pdyn.config import OutputConfig, SimulationConfig
+from pdyn.io import OutputFileError, read_checkpoint, read_snapshot
+from pdyn.io.hdf5 import open_pdyn
+from pdyn.simulation import Simulation
+
+SMALL = dict(scale=0.05, progress=False)  # 50 spheres of the default 'drop' scene (damped)
+
+
+def state(sim):
+    h = sim.store.owned
+    h = h[np.argsort(sim.store.gid[h])]
+    s = sim.store
+    return s.gid[h].copy(), s.pos[h].copy(), s.vel[h].copy(), s.force[h].copy()
+
+
+def assert_identical(a, b):
+    for x, y, name in zip(a, b, ("gid", "pos", "vel", "force")):
+        assert x.shape == y.shape and np.array_equal(x, y), f"{name} differs"
+
+
+def cli(args, cwd, capsys):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        code = main(args)
+    finally:
+        os.chdir(old)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+# ------------------------------------------------------------------ snapshots
+def test_snapshot_series_reads_back(tmp_path):
+    cfg = SimulationConfig(**SMALL, output=OutputConfig(folder=str(tmp_path / "o"),
+                                                        snapshot_every=10))
+    sim = Simulation(cfg)
+    sim.run(30)
+    files = sorted((tmp_path / "o" / "snapshots").glob("snap_*.h5"))
+    assert [f.name for f in files] == [f"snap_{s:08d}.h5" for s in (10, 20, 30)]
+    snap = read_snapshot(files[-1])
+    gid, pos, vel, _ = state(sim)
+    assert snap["step"] == 30 and snap["time"] == 30 * sim.dt
+    assert np.array_equal(snap["id"], gid) and np.array_equal(snap["position"], pos)
+    assert np.array_equal(snap["velocity"], vel) and (snap["rank"] == 0).all()
+    assert snap["walls"]["normal"].shape == (6, 3) and snap["walls"]["quads"].shape == (6, 4)
+    assert not list((tmp_path / "o").rglob("*.tmp"))
+
+
+def test_xdmf_series_opens_in_vtk(tmp_path):
+    vtk_xdmf = pytest.importorskip("vtkmodules.vtkIOXdmf2")
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline as SDDP
+
+    cfg = SimulationConfig(**SMALL, output=OutputConfig(folder=str(tmp_path), snapshot_every=5))
+    Simulation(cfg).run(15)
+    r = vtk_xdmf.vtkXdmfReader()
+    r.SetFileName(str(tmp_path / "snapshots.xmf"))
+    r.UpdateInformation()
+    times = r.GetOutputInformation(0).Get(SDDP.TIME_STEPS())
+    snaps = [read_snapshot(p) for p in sorted((tmp_path / "snapshots").glob("snap_*.h5"))]
+    assert list(times) == [s["time"] for s in snaps]
+    for t, s in zip(times, snaps):
+        r.UpdateTimeStep(t)
+        out = r.GetOutput()
+        blocks = {out.GetMetaData(b).Get(out.NAME()).split("[")[0]: out.GetBlock(b)
+                  for b in range(out.GetNumberOfBlocks())}
+        p = blocks["particles"]
+        assert p.GetNumberOfPoints() == len(s["id"]) == 50
+        pd = p.GetPointData()
+        assert np.array_equal(vtk_to_numpy(p.GetPoints().GetData()), s["position"])
+        for name in ("id", "velocity", "radius", "rank"):
+            assert np.array_equal(vtk_to_numpy(pd.GetArray(name)), s[name]), name
+        assert blocks["walls"].GetNumberOfCells() == 6
+
+
+# ------------------------------------------------------------------ checkpoints / restart
+def test_restart_is_bit_identical(tmp_path):
+    out = OutputConfig(folder=str(tmp_path / "a"), checkpoint_every=50)
+    ref = Simulation(SimulationConfig(**SMALL, output=out))
+    ref.run(100)
+    cont = Simulation.from_checkpoint(tmp_path / "a" / "checkpoints" / "ckpt_00000050.h5",
+                                      output=OutputConfig(folder=str(tmp_path / "b")))
+    assert cont.step_index == 50 and cont.time == 50 * ref.dt
+    cont.run(50)
+    assert_identical(state(ref), state(cont))
+    assert cont.time == ref.time and cont.step_index == 100
+
+
+def test_checkpoint_holds_everything(tmp_path):
+    out = OutputConfig(folder=str(tmp_path), checkpoint_every=20)
+    sim = Simulation(SimulationConfig(**SMALL, output=out))
+    sim.run(20)
+    ck = read_checkpoint(tmp_path / "checkpoints" / "ckpt_00000020.h5")
+    gid, pos, vel, force = state(sim)
+    assert np.array_equal(ck["gid"], gid) and np.array_equal(ck["force"], force)
+    assert np.array_equal(ck["pos"], pos) and np.array_equal(ck["vel"], vel)
+    assert ck["step"] == 20 and ck["dt"] == sim.dt and ck["config"]["scale"] == 0.05
+    assert ck["contact"]["restitution"] == 0.5 and ck["gravity"][2] == -9.81
+
+
+def test_cli_restart_matches_uninterrupted_run(tmp_path, capsys):
+    base = ["--scale", "0.05", "--no-progress", "--snapshot-every", "25",
+            "--checkpoint-every", "50"]
+    assert cli(["run", *base, "--steps", "100", "--output", "full"], tmp_path, capsys)[0] == 0
+    assert cli(["run", *base, "--steps", "50", "--output", "half"], tmp_path, capsys)[0] == 0
+    code, out, err = cli(["run", "--restart", "half/checkpoints/ckpt_00000050.h5", "--steps",
+                          "50", "--no-progress"], tmp_path, capsys)
+    assert code == 0, err
+    assert "restarted from" in out and "100 steps" in out
+    a = read_checkpoint(tmp_path / "full" / "checkpoints" / "ckpt_00000100.h5")
+    b = read_checkpoint(tmp_path / "half" / "checkpoints" / "ckpt_00000100.h5")
+    for k in ("gid", "pos", "vel", "force"):
+        assert np.array_equal(a[k], b[k]), k
+    assert a["time"] == b["time"]
+    # the continued series is one series: 4 snapshots, times of the full run
+    xa = (tmp_path / "full" / "snapshots.xmf").read_text()
+    xb = (tmp_path / "half" / "snapshots.xmf").read_text()
+    assert xa.replace("full", "half") == xb.replace("full", "half")
+
+
+def test_restart_refuses_changed_scene_and_finished_run(tmp_path, capsys):
+    base = ["--scale", "0.05", "--no-progress", "--checkpoint-every", "10", "--steps", "10"]
+    assert cli(["run", *base], tmp_path, capsys)[0] == 0
+    ck = "pdyn-output/checkpoints/ckpt_00000010.h5"
+    code, _, err = cli(["run", "--restart", ck, "--scene", "box"], tmp_path, capsys)
+    assert code == 2 and "--scene" in err and len(err.strip().splitlines()) == 1
+    code, _, err = cli(["run", "--restart", ck], tmp_path, capsys)
+    assert code == 2 and "ended at step 10" in err
+    # a run folder restarts from its newest checkpoint; another folder must be empty
+    code, out, err = cli(["run", "--restart", "pdyn-output", "--steps", "5", "--output", "new",
+                          "--no-progress"], tmp_path, capsys)
+    assert code == 0, err
+    assert (tmp_path / "new" / "checkpoints").exists() is False
+    assert read_checkpoint(tmp_path / ck)["step"] == 10
+
+
+def test_existing_checkpoints_need_overwrite(tmp_path, capsys):
+    args = ["run", "--scale", "0.05", "--steps", "10", "--no-progress", "--snapshot-every", "0",
+            "--checkpoint-every", "10"]
+    assert cli(args, tmp_path, capsys)[0] == 0
+    code, _, err = cli(args, tmp_path, capsys)
+    assert code == 2 and "--overwrite" in err
+    assert cli(args + ["--overwrite"], tmp_path, capsys)[0] == 0
+
+
+# ------------------------------------------------------------------ crash safety
+def test_sigkill_during_output_leaves_readable_files(tmp_path):
+    """Kill the run while a file is half written (a .tmp exists): every complete snapshot and
+    checkpoint still opens, and --restart from the folder continues."""
+    env = dict(os.environ, PDYN_TEST_WRITE_DELAY="0.3", PYTHONUNBUFFERED="1")
+    cmd = [sys.executable, "-m", "pdyn", "run", "--scale", "0.05", "--steps", "100000",
+           "--no-progress", "--snapshot-every", "10", "--checkpoint-every", "20",
+           "--output", "out"]
+    proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    out = tmp_path / "out"
+    deadline = time.monotonic() + 90
+    try:
+        while time.monotonic() < deadline:
+            ckpts = list((out / "checkpoints").glob("ckpt_*.h5")) if out.exists() else []
+            if ckpts and list((out / "checkpoints").glob("*.tmp")):
+                break
+            time.sleep(0.02)
+        else:
+            pytest.fail("run never reached a second checkpoint write")
+        os.kill(proc.pid, signal.SIGKILL)
+    finally:
+        proc.kill()
+        proc.wait()
+    assert list(out.rglob("*.tmp")), "the kill did not interrupt a write"
+    for f in list(out.glob("snapshots/snap_*.h5")) + list(out.glob("checkpoints/ckpt_*.h5")):
+        open_pdyn(f).close()
+        (read_snapshot if "snap_" in f.name else read_checkpoint)(f)
+    res = subprocess.run([sys.executable, "-m", "pdyn", "run", "--restart", "out", "--steps",
+                          "10", "--no-progress"], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-2000:]
+    assert "restarted from" in res.stdout
+    assert not list(out.rglob("*.tmp")), "stray temporary files not cleaned on restart"
+
+
+# ------------------------------------------------------------------ inspection
+def test_info_describes_snapshot_and_checkpoint(tmp_path, capsys):
+    args = ["run", "--scale", "0.05", "--steps", "10", "--no-progress", "--snapshot-every", "10",
+            "--checkpoint-every", "10"]
+    assert cli(args, tmp_path, capsys)[0] == 0
+    code, out, _ = cli(["info", "pdyn-output/snapshots/snap_00000010.h5"], tmp_path, capsys)
+    assert code == 0 and "pdyn-snapshot version 2" in out and "50 particles" in out
+    assert "step 10" in out and "6 walls" in out and "particles/velocity" in out
+    code, out, _ = cli(["info", "pdyn-output/checkpoints/ckpt_00000010.h5"], tmp_path, capsys)
+    assert code == 0 and "pdyn-checkpoint version 1" in out and "config:" in out
+
+
+def test_render_writes_png(tmp_path, capsys):
+    pytest.importorskip("vtkmodules.vtkRenderingOpenGL2")
+    args = ["run", "--scale", "0.05", "--steps", "10", "--no-progress", "--snapshot-every", "10"]
+    assert cli(args, tmp_path, capsys)[0] == 0
+    code, out, err = cli(["render", "pdyn-output", "-o", "pic.png", "--size", "320", "240"],
+                         tmp_path, capsys)
+    if code != 0 and "render window" in err.lower():  # pragma: no cover - no EGL/OSMesa here
+        pytest.skip(f"no offscreen OpenGL: {err}")
+    assert code == 0, err
+    png = (tmp_path / "pic.png").read_bytes()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+    w, h = int.from_bytes(png[16:20], "big"), int.from_bytes(png[20:24], "big")
+    assert (w, h) == (320, 240)
+
+
+# ------------------------------------------------------------------ bad files
+@pytest.fixture
+def good_files(tmp_path):
+    cfg = SimulationConfig(**SMALL, output=OutputConfig(folder=str(tmp_path / "o"),
+                                                        snapshot_every=10, checkpoint_every=10))
+    Simulation(cfg).run(10)
+    return (tmp_path / "o" / "snapshots" / "snap_00000010.h5",
+            tmp_path / "o" / "checkpoints" / "ckpt_00000010.h5")
+
+
+def _bad(tmp_path, kind, good):
+    p = tmp_path / f"bad_{kind}.h5"
+    if kind == "truncated":
+        data = good.read_bytes()
+        p.write_bytes(data[: len(data) // 2])
+    elif kind == "text":
+        p.write_text("not hdf5 at all\n")
+    elif kind == "foreign":
+        with h5py.File(p, "w") as f:
+            f["x"] = np.arange(3)
+    elif kind == "version":
+        p.write_bytes(good.read_bytes())
+        with h5py.File(p, "r+") as f:
+            f.attrs["version"] = 99
+    elif kind == "empty":
+        p.write_bytes(b"")
+    return p
+
+
+@pytest.mark.parametrize("kind,words", [("truncated", "truncated"), ("text", "cannot open"),
+                                        ("foreign", "not a pdyn"), ("version", "version 99"),
+                                        ("empty", "cannot open")])
+@pytest.mark.parametrize("command", ["info", "restart", "render"])
+def test_bad_file_is_one_line_error(tmp_path, capsys, good_files, kind, words, command):
+    bad = _bad(tmp_path, kind, good_files[1])
+    args = {"info": ["info", str(bad)], "render": ["render", str(bad)],
+            "restart": ["run", "--restart", str(bad), "--steps", "1"]}[command]
+    code, _, err = cli(args, tmp_path, capsys)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("pdyn: error:") and words in lines[0], err
+
+
+def test_wrong_kind_and_missing_files(tmp_path, capsys, good_files):
+    snap, ckpt = good_files
+    code, _, err = cli(["run", "--restart", str(snap)], tmp_path, capsys)
+    assert code == 2 and "a pdyn snapshot, expected a pdyn checkpoint" in err
+    code, _, err = cli(["info", str(tmp_path / "nope.h5")], tmp_path, capsys)
+    assert code == 2 and "no such file" in err
+    with pytest.raises(OutputFileError, match="no readable checkpoint"):
+        from pdyn.io import latest_checkpoint
+
+        latest_checkpoint(tmp_path)
+
+
+def test_missing_piece_of_multi_rank_file(tmp_path):
+    """A master whose per-rank piece is gone must not read zeros silently."""
+    from pdyn.io.hdf5 import write_global
+
+    class FakeComm:  # a 2-rank layout written from one process: rank 0 and rank 1 pieces
+        size = 2
+
+        def __init__(self, rank):
+            self.rank = rank
+
+        def allgather(self, x):
+            return [x, x]
+
+        def barrier(self):
+            pass
+
+    path = tmp_path / "snap_00000001.h5"
+    for r in (1, 0):  # rank 0 writes the master after its piece
+        write_global(path, FakeComm(r), {"format": "pdyn-snapshot", "version": 2},
+                     {"particles/id": np.arange(3) + 3 * r})
+    with open_pdyn(path) as f:
+        assert f["particles/id"][()].tolist() == [0, 1, 2, 3, 4, 5]
+    (tmp_path / "snap_00000001.r0001.h5").unlink()
+    with pytest.raises(OutputFileError, match="piece snap_00000001.r0001.h5 is missing"):
+        open_pdyn(path)
+
+
+def test_render_without_vtk_is_one_line_error(tmp_path, capsys, good_files, monkeypatch):
+    monkeypatch.setitem(sys.modules, "vtkmodules.vtkRenderingOpenGL2", None)  # import fails
+    code, _, err = cli(["render", str(good_files[0])], tmp_path, capsys)
+    assert code == 2 and "needs the 'vtk' package" in err and len(err.strip().splitlines()) == 1
+
+
+def test_run_does_not_import_vtk():
+    res = subprocess.run([sys.executable, "-c", "import sys, pdyn.cli, pdyn.simulation, pdyn.io; "
+                          "print(any(m.startswith('vtk') for m in sys.modules))"],
+                         capture_output=True, text=True, timeout=60)
+    assert res.stdout.strip() == "False", res.stderr

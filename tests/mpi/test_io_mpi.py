@@ -1,0 +1,142 @@
+"""Output on several ranks (run under mpiexec by tests/test_mpi_suite.py; also runs on 1):
+per-rank pieces joined by virtual datasets read back as one global array, the XDMF series opens
+in VTK's reader with the right points, arrays and times, restart is bit-identical on the same
+rank count and keeps ids and counts across rank counts."""
+
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from pdyn.config import OutputConfig, SimulationConfig
+from pdyn.io import read_checkpoint, read_snapshot
+from pdyn.parallel import SerialComm, get_comm
+from pdyn.simulation import Simulation
+
+from .scenes import dense_polydisperse, gather_state
+
+pytestmark = pytest.mark.mpi
+
+
+@pytest.fixture(scope="module")
+def comm():
+    return get_comm()
+
+
+@pytest.fixture
+def shared_dir(comm):
+    """One temporary folder, the same path on every rank."""
+    path = tempfile.mkdtemp(prefix="pdyn-io-") if comm.rank == 0 else None
+    path = Path(comm.bcast(path))
+    yield path
+    comm.barrier()
+
+
+def drop(folder, **out):
+    return SimulationConfig(scale=0.05, progress=False,
+                            output=OutputConfig(folder=str(folder), **out))
+
+
+def full_state(sim):
+    """Global (gid, pos, vel, force) sorted by gid, on every rank."""
+    h = sim.store.owned
+    s = sim.store
+    parts = sim.comm.allgather((s.gid[h], s.pos[h], s.vel[h], s.force[h]))
+    g = np.concatenate([p[0] for p in parts])
+    o = np.argsort(g, kind="stable")
+    return [np.concatenate([p[i] for p in parts])[o] for i in range(4)]
+
+
+def test_snapshot_series_in_vtk(comm, shared_dir):
+    sim = Simulation(drop(shared_dir, snapshot_every=10), comm=comm)
+    written = []
+    for _ in range(3):
+        sim.run(10)
+        gid, pos, vel, _ = full_state(sim)
+        owner = np.concatenate(comm.allgather(np.full(sim.store.owned.size, comm.rank)))
+        owner = owner[np.argsort(np.concatenate(comm.allgather(sim.store.gid[sim.store.owned])),
+                                 kind="stable")]
+        written.append((sim.time, gid, pos, vel, owner))
+    if comm.rank == 0:
+        files = sorted((shared_dir / "snapshots").glob("snap_????????.h5"))
+        assert len(files) == 3
+        if comm.size > 1:
+            assert len(list((shared_dir / "snapshots").glob("snap_*.r*.h5"))) == 3 * comm.size
+        for f, (t, gid, pos, vel, owner) in zip(files, written):
+            s = read_snapshot(f)
+            o = np.argsort(s["id"], kind="stable")
+            assert s["time"] == t and np.array_equal(s["id"][o], gid)
+            assert np.array_equal(s["position"][o], pos)
+            assert np.array_equal(s["velocity"][o], vel)
+            assert np.array_equal(s["rank"][o], owner)
+            if comm.size > 1:
+                assert len(np.unique(s["rank"])) > 1
+        _check_vtk(shared_dir / "snapshots.xmf", [read_snapshot(f) for f in files],
+                   [w[0] for w in written])
+    comm.barrier()
+
+
+def _check_vtk(xmf, snaps, times):
+    vtk_xdmf = pytest.importorskip("vtkmodules.vtkIOXdmf2")
+    from vtkmodules.util.numpy_support import vtk_to_numpy
+    from vtkmodules.vtkCommonExecutionModel import vtkStreamingDemandDrivenPipeline as SDDP
+
+    r = vtk_xdmf.vtkXdmfReader()
+    r.SetFileName(str(xmf))
+    r.UpdateInformation()
+    assert list(r.GetOutputInformation(0).Get(SDDP.TIME_STEPS())) == times
+    for t, s in zip(times, snaps):
+        r.UpdateTimeStep(t)
+        out = r.GetOutput()
+        blocks = {out.GetMetaData(b).Get(out.NAME()).split("[")[0]: out.GetBlock(b)
+                  for b in range(out.GetNumberOfBlocks())}
+        p = blocks["particles"]
+        assert p.GetNumberOfPoints() == 50
+        assert np.array_equal(vtk_to_numpy(p.GetPoints().GetData()), s["position"])
+        for name in ("id", "velocity", "radius", "rank"):
+            assert np.array_equal(vtk_to_numpy(p.GetPointData().GetArray(name)), s[name]), name
+        assert blocks["walls"].GetNumberOfCells() == 6
+
+
+@pytest.mark.parametrize("scene", ["drop", "dense_walled"])
+def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
+    if scene == "drop":
+        cfg = drop(shared_dir / "a", checkpoint_every=50)
+    else:
+        cfg = dense_polydisperse(("wall",) * 3, n=200, dt=2e-3).with_(
+            output=OutputConfig(folder=str(shared_dir / "a"), checkpoint_every=50))
+    ref = Simulation(cfg, comm=comm)
+    ref.run(100)
+    cont = Simulation.from_checkpoint(shared_dir / "a" / "checkpoints" / "ckpt_00000050.h5",
+                                      comm=comm, output=OutputConfig(folder=str(shared_dir / "b")))
+    cont.run(50)
+    for x, y, name in zip(full_state(ref), full_state(cont), ("gid", "pos", "vel", "force")):
+        assert np.array_equal(x, y), f"{name} differs after restart"
+
+
+def test_restart_on_other_rank_count(comm, shared_dir):
+    """N-rank checkpoint continued on 1 rank and a 1-rank checkpoint continued on N ranks: same
+    ids and count (and, decomposition-independent forces, the same trajectory)."""
+    sim = Simulation(drop(shared_dir / "n", checkpoint_every=20), comm=comm)
+    sim.run(40)
+    ref = full_state(sim)
+    if comm.rank == 0:
+        serial = Simulation(drop(shared_dir / "s", checkpoint_every=20), comm=SerialComm())
+        serial.run(20)
+    comm.barrier()
+    ck = read_checkpoint(shared_dir / "n" / "checkpoints" / "ckpt_00000020.h5")
+    assert ck["ranks"] == comm.size and np.array_equal(ck["gid"], np.arange(50))
+    if comm.rank == 0:
+        one = Simulation.from_checkpoint(shared_dir / "n" / "checkpoints" / "ckpt_00000020.h5",
+                                         comm=SerialComm(),
+                                         output=OutputConfig(folder=str(shared_dir / "x")))
+        one.run(20)
+        g, p, v, f = full_state(one)
+        assert np.array_equal(g, ref[0]) and np.array_equal(p, ref[1])
+    many = Simulation.from_checkpoint(shared_dir / "s" / "checkpoints" / "ckpt_00000020.h5",
+                                      comm=comm, output=OutputConfig(folder=str(shared_dir / "y")))
+    assert comm.allreduce_sum(int(many.store.owned.size)) == 50
+    many.run(20)
+    g, p, v, f = full_state(many)
+    assert np.array_equal(g, ref[0]) and np.array_equal(p, ref[1])
