@@ -14,14 +14,24 @@ same or adjacent cells and each pair of cells is visited once).
   (still exact, just more candidates).
 * ``zindex_sort`` (Sec. 4.3): Z-curve (Morton) key, 21 bits per axis interleaved into 63 bits;
   the sorted handles and the grid are kept between steps and re-sorted with insertion sort
-  (temporal coherence: few particles change cell per step). Neighbour cells are found by
-  **binary search in the compact used-cell list** instead of a dense table: memory is O(N) and
-  independent of the domain (Ihmsen's stated weakness of index sorts, "memory scales with the
-  domain", does not apply), at the price of O(log U) per stencil lookup. The grid (origin, cell)
-  is padded by 25 % of the extent and only changes when residents leave the padded box, the
-  largest diameter outgrows the cell, or the cell is more than twice as large as needed; then all
-  keys change and a full radix sort replaces the insertion sort. An insertion sort that needs
-  more than ``32 N`` element moves is abandoned for a full sort (bounded worst case).
+  (temporal coherence: few particles change cell per step). The grid (origin, cell) is padded
+  by 25 % of the extent and only changes when residents leave the padded box, the largest
+  diameter outgrows the cell, or the cell is more than twice as large as needed; then all keys
+  change and a full radix sort replaces the insertion sort. An insertion sort that needs more
+  than ``32 N`` element moves is abandoned for a full sort (bounded worst case).
+  ``resort="merge"`` instead takes out only the handles whose key changed, radix-sorts them and
+  merges them back (O(N + k log k) however far a key jumps along the curve).
+
+  Start indices: **no dense table**. A Z-curve table would have to span the power-of-two cube
+  around the grid (up to 8x the row-major grid), so the used cells are kept as a compact list in
+  Z order (``ukeys``/``ustart``) and a neighbour cell is looked up in an open-addressing hash
+  index over that list (slot = low key bits folded with the next ones, load <= 1/4; Z-curve
+  neighbours land in nearby slots), rebuilt in O(U) per query. Memory is O(N) whatever the
+  domain, so Ihmsen's stated weakness of index sorts ("memory scales with the domain") does not
+  apply and no cell enlargement is needed for sparse domains (only the 21-bit limit enlarges
+  cells, e.g. at 1e9 coordinates). ``lookup="search"`` uses binary search in ``ukeys`` instead
+  (no extra memory; ~2.5x slower queries on the reference scene). Neighbour keys are formed by
+  dilated-integer increments on the key itself, without de-interleaving.
 """
 
 from __future__ import annotations
@@ -30,7 +40,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import HALF_STENCIL, bounding_box, max_radius, run_pair_kernel, safe_cell_size
+from ._kernels import HALF_STENCIL, bounding_box, max_radius, safe_cell_size
 from .base import BroadPhase, BroadPhaseError
 
 #: ceiling on the dense table a user-set ``cell_size`` may produce for ``index_sort``
@@ -204,6 +214,48 @@ def _merge_tail(keys, items, n_sorted, n):
 
 
 @njit(**JIT)
+def _keys_by_handle(pos, members, lo, inv, dims, morton, hkeys):
+    """hkeys[h] = cell key of every resident h, walking the residents in store order: sequential
+    reads of ``pos`` (computing keys in Z order instead reads ``pos`` at random, ~3x slower)."""
+    for t in range(members.shape[0]):
+        h = members[t]
+        kx = _clamped_cell(pos[h, 0], lo[0], inv, dims[0])
+        ky = _clamped_cell(pos[h, 1], lo[1], inv, dims[1])
+        kz = _clamped_cell(pos[h, 2], lo[2], inv, dims[2])
+        hkeys[h] = _key_of(kx, ky, kz, dims, morton)
+
+
+@njit(**JIT)
+def _take_keys(items, start, stop, hkeys, keys):
+    for t in range(start, stop):
+        keys[t] = hkeys[items[t]]
+
+
+@njit(**JIT)
+def _split_changed(items, keys, n, hkeys):
+    """Keep the handles whose key did not change in order at the front (still sorted), move the
+    others with their new keys ``hkeys[h]`` to the tail. Returns the front length."""
+    mk = np.empty(n, np.int64)
+    mi = np.empty(n, np.int64)
+    w = 0
+    m = 0
+    for t in range(n):
+        h = items[t]
+        key = hkeys[h]
+        if key == keys[t]:
+            keys[w] = key
+            items[w] = h
+            w += 1
+        else:
+            mk[m] = key
+            mi[m] = h
+            m += 1
+    keys[w:n] = mk[:m]
+    items[w:n] = mi[:m]
+    return w
+
+
+@njit(**JIT)
 def _compact(keys, items, n, n_sorted, member_pos):
     """Drop non-resident handles keeping order; returns (new n, new n_sorted)."""
     w = 0
@@ -265,7 +317,7 @@ def _slot(key, bits, mask):
 
 @njit(**JIT)
 def _fill_hash(table, ukeys, nu, bits):
-    """Open-addressing index key -> used cell (linear probing, load <= 1/2)."""
+    """Open-addressing index key -> used cell (linear probing, load <= 1/4)."""
     mask = table.shape[0] - 1
     table[:] = -1
     for u in range(nu):
@@ -397,6 +449,17 @@ def _required_cell(cell_size, dmax: float) -> float:
     return float(cell_size) if cell_size is not None else dmax
 
 
+def _finite_extent(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
+    with np.errstate(over="ignore"):
+        ext = np.maximum(hi - lo, 0.0)
+    if not np.all(np.isfinite(ext)):
+        raise BroadPhaseError(
+            f"positions: extent {ext.tolist()} overflows float64 (coordinates from "
+            f"{lo.tolist()} to {hi.tolist()}); keep them within +-1e307"
+        )
+    return ext
+
+
 def _safe(cell: float, lo: np.ndarray, hi: np.ndarray) -> float:
     """``safe_cell_size`` with the coordinate scale taken from a bounding box."""
     return safe_cell_size(cell, np.stack((lo, hi)), np.arange(2))
@@ -406,12 +469,18 @@ class _SortedCells(BroadPhase):
     """Shared storage of the two index sorts: sorted (keys, items) + compact used-cell list."""
 
     morton = False
-    incremental = True
+    #: index_sort rebuilds at the next query; zindex_sort keeps its order but inserts/removes
+    #: by an O(N) merge/compaction per batch: neither is O(1) per object
+    incremental = False
 
-    def __init__(self, cell_size: float | None = None, **params):
+    def __init__(self, cell_size: float | None = None, max_candidates: int = 1 << 26,
+                 **params):
         super().__init__(**params)
         _check_cell_size(cell_size)
+        if not (float(max_candidates) >= 1):
+            raise BroadPhaseError(f"max_candidates = {max_candidates!r}: must be >= 1")
         self.cell_size = cell_size
+        self.max_candidates = int(max_candidates)
         self._keys = np.zeros(0, np.int64)
         self._items = np.zeros(0, np.int64)
         self._ukeys = np.zeros(0, np.int64)
@@ -430,7 +499,7 @@ class _SortedCells(BroadPhase):
             self._ustart = np.empty(max(n, 16) + 1, np.int64)
         self._nu = _used_cells(self._keys, n, self._ukeys, self._ustart)
         if self._mode == HASH:
-            bits = max(4, int(2 * self._nu - 1).bit_length())  # load factor <= 1/2
+            bits = max(4, int(4 * self._nu - 1).bit_length())  # load factor <= 1/4
             if self._table.shape[0] != 1 << bits:
                 self._table = np.empty(1 << bits, np.int32)
             self._bits = bits
@@ -440,14 +509,27 @@ class _SortedCells(BroadPhase):
         if self._n == 0:
             return np.zeros((0, 2), np.int64)
         if self.morton:
-            return run_pair_kernel(
-                _pairs_morton, self._ukeys, self._ustart, self._nu, self._items, self._dims,
-                HALF_STENCIL, self._table, self._mode, self._bits, guess=8 * self._n + 16,
-            )
-        return run_pair_kernel(
-            _pairs_row_major, self._ukeys, self._ustart, self._nu, self._items, self._dims,
-            HALF_STENCIL, self._table, guess=8 * self._n + 16,
-        )
+            kernel, args = _pairs_morton, (self._ukeys, self._ustart, self._nu, self._items,
+                                           self._dims, HALF_STENCIL, self._table, self._mode,
+                                           self._bits)
+        else:
+            kernel, args = _pairs_row_major, (self._ukeys, self._ustart, self._nu, self._items,
+                                              self._dims, HALF_STENCIL, self._table)
+        # as run_pair_kernel, but refuse before allocating an absurd candidate buffer
+        out = np.empty((8 * self._n + 16, 2), np.int64)
+        count = kernel(out, *args)
+        if count > out.shape[0]:
+            if count > self.max_candidates:
+                raise BroadPhaseError(
+                    f"max_candidates = {self.max_candidates}: {self.name} would yield {count} "
+                    f"candidate pairs for {self._n} particles (cell {self._cell:.4g} for a "
+                    f"largest diameter of {2 * max_radius(self._rad, self.members):.4g}); raise "
+                    f"max_candidates{' or max_cells' if not self.morton else ''}, or use a "
+                    f"structure for inhomogeneous scenes (zindex_sort, hash_grid)"
+                )
+            out = np.empty((count, 2), np.int64)
+            count = kernel(out, *args)
+        return out[:count]
 
     def _memory_bytes(self):
         return int(self._keys.nbytes + self._items.nbytes + self._ukeys.nbytes
@@ -460,15 +542,19 @@ class IndexSort(_SortedCells):
     cells)) on the next query after any change; insert/remove are O(1) bookkeeping.
 
     Parameters: ``cell_size`` (default: largest diameter; rejected if smaller), ``max_cells``
-    (bound on the dense table; cells grow to respect it). Choose it for compact, homogeneous,
-    monodisperse scenes where the domain is not much larger than the particle cloud; prefer
-    ``zindex_sort`` when particles move little per step or the domain is sparse.
+    (bound on the dense table; cells grow to respect it), ``max_candidates`` (default 2**26:
+    a query that would yield more candidate pairs raises ``BroadPhaseError`` instead of
+    exhausting memory, as happens when the cell budget forces huge cells on a sparse scene).
+    Choose it for compact, homogeneous, monodisperse scenes where the domain is not much larger
+    than the particle cloud; for sparse or inhomogeneous domains use ``zindex_sort`` or
+    ``hash_grid``.
     """
 
     name = "index_sort"
 
-    def __init__(self, cell_size: float | None = None, max_cells: int | None = None, **params):
-        super().__init__(cell_size=cell_size, **params)
+    def __init__(self, cell_size: float | None = None, max_cells: int | None = None,
+                 max_candidates: int = 1 << 26, **params):
+        super().__init__(cell_size=cell_size, max_candidates=max_candidates, **params)
         if max_cells is not None and not (float(max_cells) >= 1):
             raise BroadPhaseError(f"max_cells = {max_cells!r}: must be >= 1")
         self.max_cells = None if max_cells is None else int(max_cells)
@@ -490,7 +576,7 @@ class IndexSort(_SortedCells):
         dmax = 2.0 * max_radius(self._rad, members)
         cell = _required_cell(self.cell_size, dmax)
         lo, hi = bounding_box(self._pos, members)
-        extent = np.maximum(hi - lo, 0.0)
+        extent = _finite_extent(lo, hi)
 
         def count(c):
             return float(np.prod(np.floor(extent / c) + 1.0))
@@ -541,25 +627,34 @@ class IndexSort(_SortedCells):
 
 class ZIndexSort(_SortedCells):
     """Z-index sort (Ihmsen 2011, Sec. 4.3): handles sorted by Z-curve (Morton) cell key, kept
-    between steps and re-sorted by insertion sort; used cells found by binary search, so memory
-    is O(N) whatever the domain. Insert appends and merges into the order, remove compacts it
-    (O(N) per call, batch them); update recomputes keys and insertion-sorts (~O(N) when few
-    particles change cell).
+    between steps and re-sorted by insertion sort; used cells in a compact list with a hash
+    index, so memory is O(N) whatever the domain. Insert appends and merges into the order,
+    remove compacts it (O(N) per call: batch them); update recomputes keys and insertion-sorts
+    (~O(N) when few particles change cell).
 
-    Parameters: ``cell_size`` (default: largest diameter; rejected if smaller). Choose it for
-    slowly, coherently moving scenes (the usual time step), including sparse or very large
-    domains; with radii spanning more than a factor of ~4 prefer ``hash_grid``.
+    Parameters: ``cell_size`` (default: largest diameter; rejected if smaller), ``lookup``
+    ("hash" | "search"), ``resort`` ("insertion" | "merge"), ``max_candidates`` (as for
+    ``index_sort``; only reachable when 1e9-scale extents force huge cells). Choose it for
+    monodisperse scenes in sparse, inhomogeneous or very large domains (no dense grid, cells
+    stay small) and when particles move little per step; for compact homogeneous scenes
+    ``index_sort`` or ``linked_cells`` are faster (benchmarks/structures.py: ~2x on Koch's
+    reference scene); with radii spanning more than a factor of ~4 prefer ``hash_grid``.
     """
 
     name = "zindex_sort"
     morton = True
 
-    def __init__(self, cell_size: float | None = None, lookup: str = "hash", **params):
-        super().__init__(cell_size=cell_size, **params)
+    def __init__(self, cell_size: float | None = None, lookup: str = "hash",
+                 resort: str = "insertion", max_candidates: int = 1 << 26, **params):
+        super().__init__(cell_size=cell_size, max_candidates=max_candidates, **params)
         if lookup not in ("hash", "search"):
             raise BroadPhaseError(f"lookup = {lookup!r}: must be 'hash' or 'search'")
+        if resort not in ("insertion", "merge"):
+            raise BroadPhaseError(f"resort = {resort!r}: must be 'insertion' or 'merge'")
+        self.resort = resort
         self.lookup = lookup
         self._mode = HASH if lookup == "hash" else SEARCH
+        self._hkeys = np.zeros(0, np.int64)  # key by handle (capacity-sized scratch)
         self._n_items = 0
         self._n_sorted = 0
         self._gridded = False
@@ -609,7 +704,7 @@ class ZIndexSort(_SortedCells):
         return self._cell > 2.0 * best
 
     def _regrid(self, need, lo, hi):
-        extent = np.maximum(hi - lo, 0.0)
+        extent = _finite_extent(lo, hi)
         cell = max(need, 1.5 * float(np.max(extent)) / (MORTON_DIM - 8))
         while True:
             pad = 0.25 * extent + 2.0 * cell
@@ -631,21 +726,34 @@ class ZIndexSort(_SortedCells):
         if n == 0:
             self._nu = 0
             return
-        dmax = 2.0 * max_radius(self._rad, items[:n])
-        lo, hi = bounding_box(self._pos, items[:n])
+        members = self.members  # same set as items[:n], in store order (sequential reads)
+        dmax = 2.0 * max_radius(self._rad, members)
+        lo, hi = bounding_box(self._pos, members)
+        _finite_extent(lo, hi)
         need = _safe(_required_cell(self.cell_size, dmax), lo, hi)
-        inv = None
-        if self._needs_regrid(need, lo, hi):
+        if self._hkeys.shape[0] < self._pos.shape[0]:
+            self._hkeys = np.empty(self._pos.shape[0], np.int64)
+        hkeys = self._hkeys
+        ns = self._n_sorted
+        regrid = self._needs_regrid(need, lo, hi)
+        if regrid:
             self._regrid(need, lo, hi)
-            inv = 1.0 / self._cell
-            _compute_keys(self._pos, items, 0, n, self._lo, inv, self._dims, True, keys)
+        if regrid or self._moved or n > ns:
+            _keys_by_handle(self._pos, members, self._lo, 1.0 / self._cell, self._dims, True,
+                            hkeys)
+        if regrid:
+            _take_keys(items, 0, n, hkeys, keys)
             _radix_sort(keys, items, 0, n)
             self._full_sorts += 1
         else:
-            inv = 1.0 / self._cell
-            ns = self._n_sorted
-            if self._moved and ns:
-                _compute_keys(self._pos, items, 0, ns, self._lo, inv, self._dims, True, keys)
+            if self._moved and ns and self.resort == "merge":
+                front = _split_changed(items, keys, ns, hkeys)
+                _radix_sort(keys, items, front, ns)
+                _merge_tail(keys, items, front, ns)
+                self._swaps = ns - front  # handles that changed cell
+                self._insertion_sorts += 1
+            elif self._moved and ns:
+                _take_keys(items, 0, ns, hkeys, keys)
                 moves = _insertion_sort(keys, items, ns, 32 * ns + 1024)
                 if moves < 0:
                     _radix_sort(keys, items, 0, ns)
@@ -654,7 +762,7 @@ class ZIndexSort(_SortedCells):
                     self._swaps = moves
                     self._insertion_sorts += 1
             if n > ns:  # newly inserted: key, sort, merge (O(N + k log k))
-                _compute_keys(self._pos, items, ns, n, self._lo, inv, self._dims, True, keys)
+                _take_keys(items, ns, n, hkeys, keys)
                 _radix_sort(keys, items, ns, n)
                 _merge_tail(keys, items, ns, n)
         self._n_sorted = n
@@ -664,6 +772,9 @@ class ZIndexSort(_SortedCells):
     def _pairs(self):
         self._sort()
         return self._pair_query()
+
+    def _memory_bytes(self):
+        return super()._memory_bytes() + int(self._hkeys.nbytes)
 
     def _stats(self):
         return {"cell_size": self._cell, "used_cells": self._nu, "swaps": self._swaps,
