@@ -68,15 +68,31 @@ def canonical_pairs(pairs: np.ndarray) -> np.ndarray:
     return np.stack((lo[order], hi[order]), axis=1)
 
 
-def run_pair_kernel(kernel, *args, guess: int = 1024) -> np.ndarray:
+class BroadPhaseError(ValueError):
+    """Invalid input or parameter for a broad-phase structure (message names the field)."""
+
+
+#: default ceiling on materialised candidate pairs (16 bytes each: 1 GiB)
+MAX_CANDIDATES = 1 << 26
+
+
+def run_pair_kernel(kernel, *args, guess: int = 1024, limit: int | None = None,
+                    name: str = "structure") -> np.ndarray:
     """Call ``kernel(out, *args) -> count`` with a growing (M, 2) buffer until it fits.
 
     Pair kernels count every pair but only write while ``count < len(out)``; one retry with the
-    exact size is enough.
+    exact size is enough. With ``limit``, more candidates than that is a ``BroadPhaseError``
+    (raised before allocating the buffer) rather than an out-of-memory crash.
     """
     out = np.empty((max(int(guess), 16), 2), np.int64)
     count = kernel(out, *args)
     if count > out.shape[0]:
+        if limit is not None and count > limit:
+            raise BroadPhaseError(
+                f"max_candidates = {limit}: {name} would yield {count} candidate pairs; raise "
+                "max_candidates, or use a structure for inhomogeneous or polydisperse scenes "
+                "(hash_grid, zindex_sort, octree)"
+            )
         out = np.empty((count, 2), np.int64)
         count = kernel(out, *args)
     return out[:count]

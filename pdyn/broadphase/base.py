@@ -19,11 +19,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import overlaps, run_pair_kernel, set_add, set_remove
-
-
-class BroadPhaseError(ValueError):
-    """Invalid input or parameter for a broad-phase structure (message names the field)."""
+from ._kernels import BroadPhaseError, overlaps, run_pair_kernel, set_add, set_remove
 
 
 def _as_positions(positions) -> np.ndarray:

@@ -40,7 +40,8 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import HALF_STENCIL, bounding_box, max_radius, safe_cell_size
+from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, max_radius, run_pair_kernel,
+                       safe_cell_size)
 from .base import BroadPhase, BroadPhaseError
 
 #: ceiling on the dense table a user-set ``cell_size`` may produce for ``index_sort``
@@ -473,7 +474,7 @@ class _SortedCells(BroadPhase):
     #: by an O(N) merge/compaction per batch: neither is O(1) per object
     incremental = False
 
-    def __init__(self, cell_size: float | None = None, max_candidates: int = 1 << 26,
+    def __init__(self, cell_size: float | None = None, max_candidates: int = MAX_CANDIDATES,
                  **params):
         super().__init__(**params)
         _check_cell_size(cell_size)
@@ -515,21 +516,8 @@ class _SortedCells(BroadPhase):
         else:
             kernel, args = _pairs_row_major, (self._ukeys, self._ustart, self._nu, self._items,
                                               self._dims, HALF_STENCIL, self._table)
-        # as run_pair_kernel, but refuse before allocating an absurd candidate buffer
-        out = np.empty((8 * self._n + 16, 2), np.int64)
-        count = kernel(out, *args)
-        if count > out.shape[0]:
-            if count > self.max_candidates:
-                raise BroadPhaseError(
-                    f"max_candidates = {self.max_candidates}: {self.name} would yield {count} "
-                    f"candidate pairs for {self._n} particles (cell {self._cell:.4g} for a "
-                    f"largest diameter of {2 * max_radius(self._rad, self.members):.4g}); raise "
-                    f"max_candidates{' or max_cells' if not self.morton else ''}, or use a "
-                    f"structure for inhomogeneous scenes (zindex_sort, hash_grid)"
-                )
-            out = np.empty((count, 2), np.int64)
-            count = kernel(out, *args)
-        return out[:count]
+        return run_pair_kernel(kernel, *args, guess=8 * self._n + 16,
+                               limit=self.max_candidates, name=self.name)
 
     def _memory_bytes(self):
         return int(self._keys.nbytes + self._items.nbytes + self._ukeys.nbytes

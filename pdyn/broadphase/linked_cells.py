@@ -19,7 +19,8 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import HALF_STENCIL, bounding_box, max_radius, run_pair_kernel, safe_cell_size
+from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, max_radius, run_pair_kernel,
+                       safe_cell_size)
 from .base import BroadPhase, BroadPhaseError
 
 #: hard ceiling on the number of cells a user-set ``cell_size`` may produce (~1 GiB of offsets)
@@ -100,17 +101,22 @@ def _cell_count(extent: np.ndarray, cell: float) -> float:
 
 class LinkedCells(BroadPhase):
     """Dense uniform grid with a half stencil. Parameters: ``cell_size`` (default: largest
-    diameter; rejected if smaller), ``max_cells`` (memory bound; cells grow to respect it)."""
+    diameter; rejected if smaller), ``max_cells`` (memory bound; cells grow to respect it),
+    ``max_candidates`` (more candidate pairs than this is a clear error, not an OOM crash)."""
 
     name = "linked_cells"
     incremental = True
 
-    def __init__(self, cell_size: float | None = None, max_cells: int | None = None, **params):
+    def __init__(self, cell_size: float | None = None, max_cells: int | None = None,
+                 max_candidates: int = MAX_CANDIDATES, **params):
         super().__init__(**params)
         if cell_size is not None and not (np.isfinite(cell_size) and cell_size > 0):
             raise BroadPhaseError(f"cell_size = {cell_size!r}: must be a positive finite number")
         if max_cells is not None and int(max_cells) < 1:
             raise BroadPhaseError(f"max_cells = {max_cells!r}: must be >= 1")
+        if not (float(max_candidates) >= 1):
+            raise BroadPhaseError(f"max_candidates = {max_candidates!r}: must be >= 1")
+        self.max_candidates = int(max_candidates)
         self.cell_size = cell_size
         self.max_cells = max_cells
         self._dirty = True
@@ -169,7 +175,7 @@ class LinkedCells(BroadPhase):
             self._dirty = False
         return run_pair_kernel(
             _grid_pairs, self._start, self._items, self._dims, HALF_STENCIL,
-            guess=8 * self._n + 16,
+            guess=8 * self._n + 16, limit=self.max_candidates, name=self.name,
         )
 
     def _memory_bytes(self):
