@@ -12,7 +12,7 @@ def scene(n=500, seed=0):
 
 
 def test_cell_size_defaults_to_largest_diameter():
-    pos, rad = scene()
+    pos, rad = scene(5000)  # enough particles that 21^3 cells fit the 8-per-particle budget
     bp = make_broadphase("linked_cells").build(pos, rad)
     bp.candidate_pairs()
     assert bp.stats()["cell_size"] == pytest.approx(2 * rad.max(), rel=1e-6)
