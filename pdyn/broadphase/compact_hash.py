@@ -1,14 +1,19 @@
 """Compact hashing (Ihmsen et al. 2011, Sec. 4.5): handle table + compact list of used cells.
 
 Spatial cells (edge ≥ largest diameter, int64 coordinates) are hashed with Teschner's prime XOR
-hash (see ``spatial_hash``) into a table of ``m ≈ 2 N`` *handles*; a handle is the index of a
-*used cell* in a compact list, or −1. A used cell exists only while it holds particles; it owns
-a contiguous segment of an entry pool (handle + spatial cell per entry, capacity doubled when
-full) and a hash-collision flag, set when its particles come from more than one spatial cell.
-Insert and remove are O(1) amortised (swap-remove inside the segment; an emptied used cell is
-swap-removed from the compact list and its table handle redirected); the pool is compacted
-when it runs out of space. ``update`` recomputes every particle's spatial cell and moves only
-the particles whose cell changed (Ihmsen: ~2 % per step).
+hash (see ``spatial_hash``) into a table of ``m ≈ table_factor · N`` (default 4 N) *handles*; a
+handle is the index of a *used cell* in a compact list, or −1. A used cell exists only while it
+holds particles; it owns a contiguous segment of a handle pool (capacity doubled when full)
+and a hash-collision flag, set when its particles come from more than one spatial cell. Each
+table entry also carries a 32-bit tag of its used cell's spatial cell (or "collided"), so a
+neighbour lookup that lands on another cell's bucket is rejected without touching the used
+cell. Insert and remove are O(1) amortised (swap-remove inside the segment; an emptied used
+cell is swap-removed from the compact list and its table handle redirected); the pool is
+compacted when it runs out of space. ``update`` recomputes every particle's spatial cell and
+moves only the particles whose cell changed (Ihmsen: ~2 % per step); the cell size is only
+re-chosen (full rebuild) when radii or coordinates leave the range it is exact for. At each
+(re)build the compact list is ordered row-major by cell for locality (Ihmsen reorders along a
+Z-curve every 100 steps).
 
 The query walks the compact list only (not the table). A used cell without collision flag
 holds one spatial cell, whose 13 forward neighbour cells are hashed once. A flagged used cell
@@ -18,9 +23,13 @@ run of the spatial cell asked for, so colliding cells never produce candidates a
 of neighbouring spatial cells is visited exactly once.
 
 Choose it for large or unbounded domains and for simulations with temporal coherence (few
-particles change cell per step): memory scales with N, not with the domain (Ihmsen Table 2:
-faster than plain spatial hashing, on par with Z-index sort). For dense boxes ``linked_cells``
-has less overhead; with radii spanning more than a factor of ~4 prefer ``hash_grid``.
+particles change cell per step, with residents inserted/removed one by one): memory scales with
+N, not with the domain (~180 B per particle at the default table), and an update costs one
+pass plus the moved particles. Ihmsen Table 2 finds it faster than plain spatial hashing; the
+gain grows with the number of particles per occupied cell (neighbour cells are hashed once per
+cell, not per particle) — on a sparse scene with about one particle per cell the two query
+equally fast. For dense boxes ``linked_cells`` has less overhead; with radii spanning more
+than a factor of ~4 prefer ``hash_grid``.
 """
 
 from __future__ import annotations
@@ -31,27 +40,64 @@ from numba import njit
 from .._jit import JIT
 from ._kernels import HALF_STENCIL, run_pair_kernel
 from .base import BroadPhase, BroadPhaseError
-from .spatial_hash import MIN_TABLE, CellSizing, _cell_of, _extent, _hash, next_prime
+from .spatial_hash import (
+    MIN_TABLE, CellSizing, _cell_of, _extent, _hash_raw, check_table_size, next_prime,
+)
 
 #: pool capacity reserved for a newly used cell (Ihmsen's k); doubled when full
 K0 = 2
+#: default handle-table size / N (Ihmsen: the handle table is cheap, make it large enough
+#: for few collisions)
+TABLE_FACTOR = 4.0
 # used-cell record columns (one int64 row of 8 = one cache line per used cell)
 START, CAP, COUNT, BUCKET, FLAG, CX, CY, CZ = range(8)
+#: table entries: -1 (empty) or ``used index << 32 | tag``; the tag is a 32-bit fingerprint of
+#: the used cell's spatial cell, or ANY when the collision flag is set. A lookup whose tag
+#: differs skips the used cell without touching it (most lookups of an empty neighbour cell
+#: that collides with an occupied one).
+ANY = np.int64(0xFFFFFFFF)
+_GOLD = np.uint64(0x9E3779B97F4A7C15)
+_LOW = np.int64(0xFFFFFFFF)
+
+
+# ---------------------------------------------------------------- table entries
+@njit(**JIT)
+def _bucket_tag(kx, ky, kz, m):
+    """(bucket, tag) of a spatial cell for a table of size ``m``."""
+    h = _hash_raw(kx, ky, kz)
+    tag = np.int64((h * _GOLD) >> np.uint64(32))
+    if tag == ANY:
+        tag = ANY - 1
+    return np.int64(h % np.uint64(m)), tag
+
+
+@njit(**JIT)
+def _entry(used, u, m):
+    """Table entry for used cell ``u`` (from its record: flag, cell)."""
+    if used[u, FLAG] != 0:
+        return (u << 32) | ANY
+    _, tag = _bucket_tag(used[u, CX], used[u, CY], used[u, CZ], m)
+    return (u << 32) | tag
 
 
 # ---------------------------------------------------------------- kernels
+# Storage: ``pool`` (P,) holds handles, one contiguous segment per used cell; ``slot[h]`` is
+# h's place in the pool and ``hcell[h]`` its spatial cell (what ``update`` compares against).
+
+
 @njit(**JIT)
-def _build_kernel(pos, members, inv, table, used, pool, slot):
-    """Fill an empty structure from ``members`` in one pass (counting per bucket)."""
+def _build_kernel(pos, members, inv, table, used, pool, slot, hcell):
+    """Fill an empty structure from ``members`` in one pass (counting per bucket); used cells
+    are created in the order of ``members``. Returns (used cells, pool entries used)."""
     n = members.shape[0]
-    cells = np.empty((n, 3), np.int64)
     ucell = np.empty(n, np.int64)
     m = table.shape[0]
     nused = 0
     for t in range(n):
-        kx, ky, kz = _cell_of(pos, members[t], inv)
-        cells[t, 0], cells[t, 1], cells[t, 2] = kx, ky, kz
-        b = _hash(kx, ky, kz, m)
+        h = members[t]
+        kx, ky, kz = _cell_of(pos, h, inv)
+        hcell[h, 0], hcell[h, 1], hcell[h, 2] = kx, ky, kz
+        b, _ = _bucket_tag(kx, ky, kz, m)
         u = table[b]
         if u < 0:
             u = nused
@@ -75,39 +121,39 @@ def _build_kernel(pos, members, inv, table, used, pool, slot):
         used[u, CAP] = cap
         used[u, COUNT] = 0
         top += cap
+        table[used[u, BUCKET]] = _entry(used, u, m)
     for t in range(n):
         u = ucell[t]
         e = used[u, START] + used[u, COUNT]
         used[u, COUNT] += 1
         h = members[t]
-        pool[e, 0] = h
-        pool[e, 1], pool[e, 2], pool[e, 3] = cells[t, 0], cells[t, 1], cells[t, 2]
+        pool[e] = h
         slot[h] = e
     return nused, top
 
 
 @njit(**JIT)
-def _pool_need(table, used, nused, kx, ky, kz):
+def _pool_need(table, used, kx, ky, kz):
     """Pool entries a new particle in cell (kx, ky, kz) may need (0 if its segment has room)."""
-    u = table[_hash(kx, ky, kz, table.shape[0])]
-    if u < 0:
+    b, _ = _bucket_tag(kx, ky, kz, table.shape[0])
+    if table[b] < 0:
         return K0
+    u = table[b] >> 32
     if used[u, COUNT] < used[u, CAP]:
         return 0
     return 2 * used[u, CAP]
 
 
 @njit(**JIT)
-def _add(h, kx, ky, kz, table, used, nused, pool, top, slot):
+def _add(h, kx, ky, kz, table, used, nused, pool, top, slot, hcell):
     """Put ``h`` into the used cell of (kx, ky, kz); caller checked ``_pool_need`` fits.
     Returns (nused, top, garbage added)."""
-    b = _hash(kx, ky, kz, table.shape[0])
-    u = table[b]
+    b, tag = _bucket_tag(kx, ky, kz, table.shape[0])
     garbage = 0
-    if u < 0:
+    if table[b] < 0:  # first particle of this bucket: allocate a used cell
         u = nused
         nused += 1
-        table[b] = u
+        table[b] = (u << 32) | tag
         used[u, START] = top
         used[u, CAP] = K0
         used[u, COUNT] = 0
@@ -116,41 +162,41 @@ def _add(h, kx, ky, kz, table, used, nused, pool, top, slot):
         used[u, CX], used[u, CY], used[u, CZ] = kx, ky, kz
         top += K0
     else:
-        if used[u, COUNT] == 0 or (
+        u = table[b] >> 32
+        if used[u, FLAG] == 0 and not (
             used[u, CX] == kx and used[u, CY] == ky and used[u, CZ] == kz
         ):
-            pass
-        else:
-            used[u, FLAG] = 1
+            used[u, FLAG] = 1  # a second spatial cell in this bucket
+            table[b] = (u << 32) | ANY
         if used[u, COUNT] == used[u, CAP]:  # relocate the segment with doubled capacity
             s, c = used[u, START], used[u, CAP]
             for e in range(c):
-                pool[top + e, :] = pool[s + e, :]
-                slot[pool[top + e, 0]] = top + e
+                pool[top + e] = pool[s + e]
+                slot[pool[top + e]] = top + e
             used[u, START] = top
             used[u, CAP] = 2 * c
             top += 2 * c
             garbage = c
     e = used[u, START] + used[u, COUNT]
     used[u, COUNT] += 1
-    pool[e, 0] = h
-    pool[e, 1], pool[e, 2], pool[e, 3] = kx, ky, kz
+    pool[e] = h
     slot[h] = e
+    hcell[h, 0], hcell[h, 1], hcell[h, 2] = kx, ky, kz
     return nused, top, garbage
 
 
 @njit(**JIT)
-def _take(h, table, used, nused, pool, slot):
-    """Remove ``h`` from its used cell (swap-remove); drop the used cell if emptied.
-    Returns (nused, garbage added)."""
+def _take(h, table, used, nused, pool, slot, hcell):
+    """Remove ``h`` from its used cell (swap-remove); drop the used cell if emptied (the last
+    used cell takes its place in the compact list). Returns (nused, garbage added)."""
+    m = table.shape[0]
+    b, _ = _bucket_tag(hcell[h, 0], hcell[h, 1], hcell[h, 2], m)
+    u = table[b] >> 32
     e = slot[h]
-    kx, ky, kz = pool[e, 1], pool[e, 2], pool[e, 3]
-    b = _hash(kx, ky, kz, table.shape[0])
-    u = table[b]
     last = used[u, START] + used[u, COUNT] - 1
     if e != last:
-        pool[e, :] = pool[last, :]
-        slot[pool[e, 0]] = e
+        pool[e] = pool[last]
+        slot[pool[e]] = e
     used[u, COUNT] -= 1
     slot[h] = -1
     garbage = 0
@@ -160,57 +206,57 @@ def _take(h, table, used, nused, pool, slot):
         nused -= 1
         if u != nused:
             used[u, :] = used[nused, :]
-            table[used[u, BUCKET]] = u
+            table[used[u, BUCKET]] = _entry(used, u, m)
     return nused, garbage
 
 
 @njit(**JIT)
-def _insert_kernel(pos, handles, first, inv, table, used, nused, pool, top, slot):
-    """Insert ``handles[first:]``; stops early (returns the index reached) when the pool or
-    the used-cell list is full. Returns (index reached, nused, top, garbage added)."""
+def _insert_kernel(pos, handles, first, inv, table, used, nused, pool, top, slot, hcell):
+    """Insert ``handles[first:]``; stops early when the pool or the used-cell list is full.
+    Returns (index reached, nused, top, garbage added)."""
     garbage = 0
     t = first
     while t < handles.shape[0]:
         h = handles[t]
         kx, ky, kz = _cell_of(pos, h, inv)
-        if top + _pool_need(table, used, nused, kx, ky, kz) > pool.shape[0]:
+        if top + _pool_need(table, used, kx, ky, kz) > pool.shape[0]:
             break
         if nused == used.shape[0]:
             break
-        nused, top, g = _add(h, kx, ky, kz, table, used, nused, pool, top, slot)
+        nused, top, g = _add(h, kx, ky, kz, table, used, nused, pool, top, slot, hcell)
         garbage += g
         t += 1
     return t, nused, top, garbage
 
 
 @njit(**JIT)
-def _remove_kernel(handles, table, used, nused, pool, slot):
+def _remove_kernel(handles, table, used, nused, pool, slot, hcell):
     garbage = 0
     for t in range(handles.shape[0]):
-        nused, g = _take(handles[t], table, used, nused, pool, slot)
+        nused, g = _take(handles[t], table, used, nused, pool, slot, hcell)
         garbage += g
     return nused, garbage
 
 
 @njit(**JIT)
-def _update_kernel(pos, members, first, inv, table, used, nused, pool, top, slot):
+def _update_kernel(pos, members, first, inv, table, used, nused, pool, top, slot, hcell):
     """Move the particles whose spatial cell changed (from ``members[first:]``); stops early
-    when the pool or the used-cell list is full. Returns (index reached, moved, nused, top, garbage added)."""
+    when the pool or the used-cell list is full.
+    Returns (index reached, moved, nused, top, garbage added)."""
     moved = 0
     garbage = 0
     t = first
     while t < members.shape[0]:
         h = members[t]
         kx, ky, kz = _cell_of(pos, h, inv)
-        e = slot[h]
-        if pool[e, 1] != kx or pool[e, 2] != ky or pool[e, 3] != kz:
-            if top + _pool_need(table, used, nused, kx, ky, kz) > pool.shape[0]:
+        if hcell[h, 0] != kx or hcell[h, 1] != ky or hcell[h, 2] != kz:
+            if top + _pool_need(table, used, kx, ky, kz) > pool.shape[0]:
                 break
             if nused == used.shape[0]:
                 break
-            nused, g = _take(h, table, used, nused, pool, slot)
+            nused, g = _take(h, table, used, nused, pool, slot, hcell)
             garbage += g
-            nused, top, g = _add(h, kx, ky, kz, table, used, nused, pool, top, slot)
+            nused, top, g = _add(h, kx, ky, kz, table, used, nused, pool, top, slot, hcell)
             garbage += g
             moved += 1
         t += 1
@@ -224,122 +270,173 @@ def _compact_kernel(used, nused, pool, new_pool, slot):
     for u in range(nused):
         s, c, n = used[u, START], used[u, CAP], used[u, COUNT]
         for e in range(n):
-            new_pool[top + e, :] = pool[s + e, :]
-            slot[pool[s + e, 0]] = top + e
+            new_pool[top + e] = pool[s + e]
+            slot[pool[s + e]] = top + e
         used[u, START] = top
         top += c
     return top
 
 
 @njit(**JIT)
-def _cell_less(pool, a, b):
-    for c in (1, 2, 3):
-        if pool[a, c] != pool[b, c]:
-            return pool[a, c] < pool[b, c]
+def _cell_less(hcell, h, g):
+    """Lexicographic order of the spatial cells of handles ``h`` and ``g``."""
+    for c in range(3):
+        if hcell[h, c] != hcell[g, c]:
+            return hcell[h, c] < hcell[g, c]
     return False
 
 
 @njit(**JIT)
-def _sort_collided(used, nused, pool, slot):
+def _sort_collided(table, used, nused, pool, slot, hcell):
     """For used cells with the collision flag: sort the segment by spatial cell (insertion
     sort; segments are short and mostly sorted from the last query) so that each spatial cell
     is a contiguous run, and clear the flag where only one spatial cell is left."""
-    tmp = np.empty(4, np.int64)
     for u in range(nused):
         if used[u, FLAG] == 0:
             continue
         s, n = used[u, START], used[u, COUNT]
         for e in range(s + 1, s + n):
-            if not _cell_less(pool, e, e - 1):
-                continue
-            tmp[:] = pool[e, :]
+            h = pool[e]
             f = e
-            while f > s:
-                less = False
-                for c in (1, 2, 3):
-                    if tmp[c] != pool[f - 1, c]:
-                        less = tmp[c] < pool[f - 1, c]
-                        break
-                if not less:
-                    break
-                pool[f, :] = pool[f - 1, :]
-                slot[pool[f, 0]] = f
+            while f > s and _cell_less(hcell, h, pool[f - 1]):
+                pool[f] = pool[f - 1]
+                slot[pool[f]] = f
                 f -= 1
-            pool[f, :] = tmp
-            slot[tmp[0]] = f
-        last = s + n - 1
-        if pool[s, 1] == pool[last, 1] and pool[s, 2] == pool[last, 2] and pool[s, 3] == pool[last, 3]:
-            used[u, FLAG] = 0  # sorted: first == last means a single spatial cell
-            used[u, CX], used[u, CY], used[u, CZ] = pool[s, 1], pool[s, 2], pool[s, 3]
+            if f != e:
+                pool[f] = h
+                slot[h] = f
+        a, z = pool[s], pool[s + n - 1]
+        if not (_cell_less(hcell, a, z) or _cell_less(hcell, z, a)):
+            # sorted: first == last means a single spatial cell
+            used[u, FLAG] = 0
+            used[u, CX], used[u, CY], used[u, CZ] = hcell[a, 0], hcell[a, 1], hcell[a, 2]
+            table[used[u, BUCKET]] = _entry(used, u, table.shape[0])
 
 
 @njit(**JIT)
-def _compact_pairs(out, table, used, nused, pool, stencil, counters):
+def _compact_pairs(out, table, used, nused, pool, hcell, stencil, counters):
     """Walk the compact list; each run of one spatial cell (the whole segment unless the
     collision flag is set) pairs within itself and with its 13 forward neighbour cells, whose
     hashes are computed once per run; a lookup takes only the run of the cell asked for.
-    ``counters`` ← [entries skipped as hash collisions, flagged used cells]. (One flat loop:
-    a helper call or an array counter in the inner loop costs ~2x here.)"""
+    ``counters`` ← [entries skipped as hash collisions (after a tag match), flagged used
+    cells, lookups rejected by the table tag alone]. (One flat loop: a helper call or an
+    array counter in the inner loop costs ~2x here.)"""
     m = table.shape[0]
     k = 0
     skipped = 0
+    tag_skips = 0
     flagged_cells = 0
     for u in range(nused):
         s = used[u, START]
         e = s + used[u, COUNT]
         flagged = used[u, FLAG] != 0
+        r0 = s
+        r1 = e
+        kx, ky, kz = used[u, CX], used[u, CY], used[u, CZ]
         if flagged:
             flagged_cells += 1
-        r0 = s
         while r0 < e:
-            kx, ky, kz = pool[r0, 1], pool[r0, 2], pool[r0, 3]
-            r1 = e
             if flagged:  # segment sorted by cell: [r0, r1) is one spatial cell
+                h = pool[r0]
+                kx, ky, kz = hcell[h, 0], hcell[h, 1], hcell[h, 2]
                 r1 = r0 + 1
-                while r1 < e and pool[r1, 1] == kx and pool[r1, 2] == ky and pool[r1, 3] == kz:
+                while r1 < e:
+                    g = pool[r1]
+                    if hcell[g, 0] != kx or hcell[g, 1] != ky or hcell[g, 2] != kz:
+                        break
                     r1 += 1
             for a in range(r0, r1):
                 for b in range(a + 1, r1):
                     if k < out.shape[0]:
-                        out[k, 0] = pool[a, 0]
-                        out[k, 1] = pool[b, 0]
+                        out[k, 0] = pool[a]
+                        out[k, 1] = pool[b]
                     k += 1
             for o in range(stencil.shape[0]):
                 x2 = kx + stencil[o, 0]
                 y2 = ky + stencil[o, 1]
                 z2 = kz + stencil[o, 2]
-                u2 = table[_hash(x2, y2, z2, m)]
-                if u2 < 0:
+                b2, tag2 = _bucket_tag(x2, y2, z2, m)
+                t2 = table[b2]
+                if t2 < 0:
                     continue
+                tg = t2 & _LOW
+                if tg != ANY and tg != tag2:
+                    tag_skips += 1  # another (single) spatial cell: not even looked at
+                    continue
+                u2 = t2 >> 32
                 s2 = used[u2, START]
                 e2 = s2 + used[u2, COUNT]
-                if used[u2, FLAG] == 0:
+                if tg != ANY:
                     if used[u2, CX] != x2 or used[u2, CY] != y2 or used[u2, CZ] != z2:
                         skipped += e2 - s2
                         continue
                 else:  # find the run of (x2, y2, z2) in the sorted segment
                     b = s2
-                    while b < e2 and not (
-                        pool[b, 1] == x2 and pool[b, 2] == y2 and pool[b, 3] == z2
-                    ):
+                    while b < e2:
+                        g = pool[b]
+                        if hcell[g, 0] == x2 and hcell[g, 1] == y2 and hcell[g, 2] == z2:
+                            break
                         b += 1
                     skipped += b - s2
                     s2 = b
-                    while b < e2 and pool[b, 1] == x2 and pool[b, 2] == y2 and pool[b, 3] == z2:
+                    while b < e2:
+                        g = pool[b]
+                        if hcell[g, 0] != x2 or hcell[g, 1] != y2 or hcell[g, 2] != z2:
+                            break
                         b += 1
                     skipped += e2 - b
                     e2 = b
                 for a in range(r0, r1):
-                    i = pool[a, 0]
+                    i = pool[a]
                     for b in range(s2, e2):
                         if k < out.shape[0]:
                             out[k, 0] = i
-                            out[k, 1] = pool[b, 0]
+                            out[k, 1] = pool[b]
                         k += 1
             r0 = r1
     counters[0] = skipped
     counters[1] = flagged_cells
+    counters[2] = tag_skips
     return k
+
+
+@njit(**JIT)
+def _row_major_keys(pos, members, inv):
+    """Row-major (z, y, x) cell index of each member relative to the members' lowest cell,
+    for ordering the compact list spatially at (re)build (Ihmsen orders it along a Z-curve);
+    all zeros if the cell range does not fit in int64 (then no ordering)."""
+    n = members.shape[0]
+    cells = np.empty((n, 3), np.int64)
+    lo = np.full(3, np.iinfo(np.int64).max)
+    hi = np.full(3, np.iinfo(np.int64).min)
+    for t in range(n):
+        kx, ky, kz = _cell_of(pos, members[t], inv)
+        cells[t, 0], cells[t, 1], cells[t, 2] = kx, ky, kz
+        for a in range(3):
+            if cells[t, a] < lo[a]:
+                lo[a] = cells[t, a]
+            if cells[t, a] > hi[a]:
+                hi[a] = cells[t, a]
+    key = np.zeros(n, np.int64)
+    if n == 0:
+        return key
+    span = 1.0
+    for a in range(3):
+        span *= float(hi[a] - lo[a] + 1)
+    if span > 4.0e18:
+        return key
+    nx = hi[0] - lo[0] + 1
+    ny = hi[1] - lo[1] + 1
+    for t in range(n):
+        key[t] = ((cells[t, 2] - lo[2]) * ny + (cells[t, 1] - lo[1])) * nx + (cells[t, 0] - lo[0])
+    return key
+
+
+def _used_rows(n: int) -> np.ndarray:
+    """Zeroed (n, 8) int64 used-cell records, 64-byte aligned: one record = one cache line."""
+    buf = np.zeros(n * 8 + 8, np.int64)
+    off = (-buf.ctypes.data % 64) // 8
+    return buf[off : off + n * 8].reshape(n, 8)
 
 
 # ---------------------------------------------------------------- class
@@ -347,8 +444,9 @@ class CompactHash(BroadPhase):
     """Ihmsen's compact hashing (Sec. 4.5): handle table → compact list of used cells.
 
     Parameters: ``cell_size`` (default: largest diameter; rejected if smaller),
-    ``table_size`` (handles; default: the prime ≥ 2 N, grown with N; a fixed value is kept,
-    however small — collisions cost time, never exactness).
+    ``table_size`` (handles; default: the prime ≥ ``table_factor`` · N, re-sized when N
+    doubles; a fixed value is kept, however small — collisions cost time, never exactness),
+    ``table_factor`` (default 4).
 
     Choose it for large/unbounded domains and coherent motion (update moves only particles that
     changed cell); memory O(N + table). Prefer ``linked_cells`` for small dense boxes and
@@ -358,24 +456,31 @@ class CompactHash(BroadPhase):
     name = "compact_hash"
     incremental = True
 
-    def __init__(self, cell_size: float | None = None, table_size: int | None = None, **params):
+    def __init__(
+        self, cell_size: float | None = None, table_size: int | None = None,
+        table_factor: float = TABLE_FACTOR, **params,
+    ):
         super().__init__(**params)
-        if table_size is not None and not (
-            float(table_size) == int(table_size) and int(table_size) >= 1
-        ):
+        try:
+            ok = bool(np.isfinite(table_factor) and 0.25 <= table_factor <= 64)
+        except TypeError:
+            ok = False
+        if not ok:
             raise BroadPhaseError(
-                f"{self.name}: table_size = {table_size!r}: must be an integer >= 1"
+                f"{self.name}: table_factor = {table_factor!r}: must be in [0.25, 64]"
             )
+        self.table_factor = float(table_factor)
         self._sizing = CellSizing(self.name, cell_size)
-        self.table_size = None if table_size is None else int(table_size)
+        self.table_size = check_table_size(self.name, table_size)
         self._table = np.full(MIN_TABLE, -1, np.int64)
         self._used = np.zeros((0, 8), np.int64)
         self._nused = 0
-        self._pool = np.zeros((0, 4), np.int64)
+        self._pool = np.zeros(0, np.int64)
         self._top = 0
         self._garbage = 0
         self._slot = np.zeros(0, np.int64)
-        self._counters = np.zeros(2, np.int64)
+        self._hcell = np.zeros((0, 3), np.int64)
+        self._counters = np.zeros(3, np.int64)
         self.counters = {"rebuilds": 0, "moved": 0, "compactions": 0, "inserted": 0,
                          "removed": 0}
 
@@ -386,12 +491,15 @@ class CompactHash(BroadPhase):
             s = np.full(cap, -1, np.int64)
             s[: self._slot.shape[0]] = self._slot
             self._slot = s
+            c = np.zeros((cap, 3), np.int64)
+            c[: self._hcell.shape[0]] = self._hcell
+            self._hcell = c
 
     def _make_room(self):
         """After a kernel stopped for lack of space: grow the used-cell list (doubling) and/or
         compact the pool so that at least one more particle fits."""
         if self._nused == self._used.shape[0]:
-            u = np.zeros((max(2 * self._used.shape[0], 16), 8), np.int64)
+            u = _used_rows(max(2 * self._used.shape[0], 16))
             u[: self._nused] = self._used[: self._nused]
             self._used = u
         need = 2 * int(self._used[: self._nused, CAP].max(initial=K0)) + K0
@@ -404,7 +512,7 @@ class CompactHash(BroadPhase):
         size = max(2 * (live + need), 64)
         if size < self._pool.shape[0] and self._pool.shape[0] <= 4 * (live + need):
             size = self._pool.shape[0]
-        new = np.empty((size, 4), np.int64)
+        new = np.empty(size, np.int64)
         self._top = _compact_kernel(self._used, self._nused, self._pool, new, self._slot)
         self._pool = new
         self._garbage = 0
@@ -421,15 +529,18 @@ class CompactHash(BroadPhase):
         dmax, scale = _extent(self._pos, self._rad, members)
         self._sizing.choose(dmax, scale)
         n = members.shape[0]
-        m = self.table_size or next_prime(max(MIN_TABLE, 2 * n))
+        m = self.table_size or next_prime(max(MIN_TABLE, int(self.table_factor * n)))
         self._table = np.full(m, -1, np.int64)
         used = np.zeros((n, 8), np.int64)
-        self._pool = np.empty((max(4 * n, 64), 4), np.int64)  # caps ≤ 2·count+… ≤ 4 n
+        self._pool = np.empty(max(4 * n, 64), np.int64)  # caps ≤ 2·count+… ≤ 4 n
+        key = _row_major_keys(self._pos, members, self._inv())
+        order = members[np.argsort(key)] if key.size else members
         self._nused, self._top = _build_kernel(
-            self._pos, members, self._inv(), self._table, used, self._pool, self._slot
+            self._pos, order, self._inv(), self._table, used, self._pool, self._slot,
+            self._hcell,
         )
         # the compact list holds the occupied cells only (plus 25 % room to grow)
-        self._used = np.zeros((self._nused + self._nused // 4 + 16, 8), np.int64)
+        self._used = _used_rows(self._nused + self._nused // 4 + 16)
         self._used[: self._nused] = used[: self._nused]
         self._pool = self._pool[: self._top + self._top // 4 + 64].copy()
         self._garbage = 0
@@ -439,7 +550,8 @@ class CompactHash(BroadPhase):
         dmax, scale = _extent(self._pos, self._rad, handles)
         if dmax > self._sizing.dlim or scale > self._sizing.slim:
             return True
-        return self.table_size is None and self._n > self._table.shape[0]
+        # the table was sized table_factor·N: re-size once N has doubled (amortised O(1))
+        return self.table_size is None and self._n > 2.0 * self._table.shape[0] / self.table_factor
 
     def _insert(self, handles):
         self._ensure_slots()
@@ -451,7 +563,7 @@ class CompactHash(BroadPhase):
         while True:
             t, self._nused, self._top, g = _insert_kernel(
                 self._pos, handles, t, inv, self._table, self._used, self._nused,
-                self._pool, self._top, self._slot,
+                self._pool, self._top, self._slot, self._hcell,
             )
             self._garbage += g
             if t == handles.shape[0]:
@@ -461,7 +573,7 @@ class CompactHash(BroadPhase):
 
     def _remove(self, handles):
         self._nused, g = _remove_kernel(
-            handles, self._table, self._used, self._nused, self._pool, self._slot
+            handles, self._table, self._used, self._nused, self._pool, self._slot, self._hcell
         )
         self._garbage += g
         self.counters["removed"] += int(handles.shape[0])
@@ -479,7 +591,7 @@ class CompactHash(BroadPhase):
         while True:
             t, mv, self._nused, self._top, g = _update_kernel(
                 self._pos, members, t, inv, self._table, self._used, self._nused,
-                self._pool, self._top, self._slot,
+                self._pool, self._top, self._slot, self._hcell,
             )
             moved += mv
             self._garbage += g
@@ -490,14 +602,17 @@ class CompactHash(BroadPhase):
         self.counters["moved"] += moved
 
     def _pairs(self):
-        _sort_collided(self._used, self._nused, self._pool, self._slot)
+        _sort_collided(self._table, self._used, self._nused, self._pool, self._slot, self._hcell)
         return run_pair_kernel(
-            _compact_pairs, self._table, self._used, self._nused, self._pool, HALF_STENCIL,
-            self._counters, guess=8 * self._n + 16,
+            _compact_pairs, self._table, self._used, self._nused, self._pool, self._hcell,
+            HALF_STENCIL, self._counters, guess=8 * self._n + 16,
         )
 
     def _memory_bytes(self):
-        return int(self._table.nbytes + self._used.nbytes + self._pool.nbytes + self._slot.nbytes)
+        return int(
+            self._table.nbytes + self._used.nbytes + self._pool.nbytes + self._slot.nbytes
+            + self._hcell.nbytes
+        )
 
     def _stats(self):
         return {
@@ -510,6 +625,7 @@ class CompactHash(BroadPhase):
             "garbage": int(self._garbage),
             "collision_skips": int(self._counters[0]),
             "collided_cells": int(self._counters[1]),
+            "tag_skips": int(self._counters[2]),
             "last_moved": int(getattr(self, "_last_moved", 0)),
             **self.counters,
         }
