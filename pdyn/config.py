@@ -198,6 +198,7 @@ class SimulationConfig:
     box: BoxConfig | None = None
     particles: ParticlesConfig | None = None
     blocks: tuple | None = None  # block grid for the MPI decomposition
+    reorder_every: int = 100  # steps between Z-curve reorderings of particle memory; 0 = off
     output: OutputConfig = field(default_factory=OutputConfig)
     progress: bool = True
 
@@ -230,6 +231,7 @@ class SimulationConfig:
             if len(b) != 3:
                 raise ConfigError(f"blocks = {self.blocks!r}: expected 3 integers")
             object.__setattr__(self, "blocks", b)
+        _int("reorder_every", self.reorder_every, minimum=0)
         if self.particles is not None and self.box is None:
             raise ConfigError("box: required with [particles] (give lo, hi, boundary)")
         if not isinstance(self.progress, bool):
