@@ -29,6 +29,10 @@ Decomposition independence (bit-identical N-rank and 1-rank trajectories):
   contact force is applied exactly once to each owned particle. A periodic axis at least two
   interaction ranges long guarantees at most one image of a partner is in reach.
 
+Handles the exchange keeps between rebuilds (owned sources of ghosts, ghost slots) are
+translated by :meth:`BlockExchange.remap` when the simulation permutes the store
+(``Simulation.reorder``), so memory reordering never changes a result.
+
 Failures are collective where the exchange detects them (every rank raises the same error
 before anyone blocks in a message); any other exception is left to the CLI, which aborts the
 job (``comm.abort``).
@@ -69,6 +73,12 @@ class SerialExchange:
         """Insert the particles this rank owns (all of them); return their handles."""
         return self.sim.store.add(gid=gid, pos=pos, vel=vel, radius=radius, mass=mass,
                                   flags=OWNED)
+
+    def invalidate(self) -> None:
+        pass
+
+    def remap(self, old_to_new) -> None:
+        pass
 
     def migrate(self) -> int:
         return 0
@@ -118,7 +128,9 @@ class BlockExchange:
         self._rebuild = True
         self.n_migrated = 0
         self.n_rebuilds = 0
-        self.comm_seconds = 0.0
+        self.comm_seconds = 0.0  # inside point-to-point messages
+        self.sync_seconds = 0.0  # in the per-step allreduce (includes waiting for slow ranks)
+        self.rebuild_seconds = 0.0  # ghost removal, wrap, migration, plan, ghost creation
 
     # ------------------------------------------------------------------ set-up
     def distribute(self, gid, pos, vel, radius, mass) -> np.ndarray:
@@ -182,10 +194,34 @@ class BlockExchange:
             msgs = [m for m in self.comm.allgather(message) if m]
             raise ExchangeError(message or f"on another rank: {msgs[0]}")
 
+    def invalidate(self) -> None:
+        """Force a rebuild (wrap, migrate, new ghost plan) at the next step, e.g. after
+        positions were changed outside the step (a restored checkpoint). Collective in effect:
+        call it on every rank."""
+        self._acc = np.inf
+
+    def remap(self, old_to_new) -> None:
+        """The store was permuted (``ParticleStore.permute``, e.g. ``Simulation.reorder``):
+        translate the handles the plan keeps (owned handles to send, ghost handles to fill)."""
+        old_to_new = np.asarray(old_to_new, np.int64)
+        if self.plan is not None and len(self.plan.handles):
+            new = old_to_new[self.plan.handles]
+            if (new < 0).any():
+                raise ExchangeError("remap: a planned ghost source is no longer live "
+                                    "(internal error)")
+            self.plan.handles = new
+        for p, h in self.recv_handles.items():
+            if len(h):
+                self.recv_handles[p] = old_to_new[h]
+        self._self_ghosts = self.recv_handles.get(self.rank, np.zeros(0, np.int64))
+
     # ------------------------------------------------------------------ migrate
     def migrate(self) -> int:
         """Decide whether this step rebuilds; if so remove ghosts, wrap and migrate."""
+        t0 = time.perf_counter()
         d = self.comm.allreduce_max(float(self.sim.max_displacement))
+        t1 = time.perf_counter()
+        self.sync_seconds += t1 - t0
         self._acc += d
         if self._acc <= 0.5 * self.skin:
             self._rebuild = False
@@ -196,7 +232,9 @@ class BlockExchange:
         store = self.sim.store
         owned = self._owned()
         wrap_periodic(self.sim.box, store.pos, owned)
-        return self._migrate_owned(owned)
+        n = self._migrate_owned(owned)
+        self.rebuild_seconds += time.perf_counter() - t1
+        return n
 
     def _remove_ghosts(self) -> None:
         store = self.sim.store
@@ -218,9 +256,9 @@ class BlockExchange:
         dest = destinations(store, owned, grid)
         leaving = dest != self.rank
         message = None
-        if leaving.any():
-            bad = leaving & ~np.isin(dest, self.peers)
-            bad |= ~np.isfinite(store.pos[owned]).all(axis=1)
+        bad = ~np.isfinite(store.pos[owned]).all(axis=1)
+        if leaving.any() or bad.any():
+            bad |= leaving & ~np.isin(dest, self.peers)
             if bad.any():
                 h = int(owned[np.flatnonzero(bad)[0]])
                 message = (
@@ -263,7 +301,10 @@ class BlockExchange:
         if self._rebuild:
             self._rebuild = False
             self.n_rebuilds += 1
-            return self._create_ghosts()
+            t0 = time.perf_counter()
+            n = self._create_ghosts()
+            self.rebuild_seconds += time.perf_counter() - t0
+            return n
         return self._update_ghosts()
 
     def _create_ghosts(self) -> int:
@@ -340,6 +381,8 @@ class BlockExchange:
             "blocks": int(np.count_nonzero(self.grid.owner == self.rank)),
             "skin": self.skin,
             "comm_seconds": self.comm_seconds,
+            "sync_seconds": self.sync_seconds,
+            "rebuild_seconds": self.rebuild_seconds,
             "timers": dict(self.sim.timers),
         }
 

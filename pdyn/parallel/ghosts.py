@@ -37,8 +37,12 @@ STATE_WIDTH = 6
 
 @njit(**JIT)
 def _ghost_targets(pos, rad, handles, me, extra, glo, ghi, inv_edge, dims, periodic, shifts,
-                   owner, blo, bhi, nranks, out_h, out_r, out_s):
-    """All (handle, rank, shift) triples to send; returns their number (fills up to capacity)."""
+                   shift_index, owner, blo, bhi, nranks, out_h, out_r, out_s):
+    """All (handle, rank, shift) triples to send; returns their number (fills up to capacity).
+
+    Per axis only the images that can be within reach are visited: shift −L when the sphere
+    of reach crosses the hi face, +L when it crosses the lo face (``shift_index[i, j, k]``
+    names the row of ``shifts`` for per-axis choices 0 = none, 1 = −L, 2 = +L)."""
     n_shift = shifts.shape[0]
     stamp = np.full(nranks * n_shift, -1, np.int64)
     cap = out_h.shape[0]
@@ -46,39 +50,49 @@ def _ghost_targets(pos, rad, handles, me, extra, glo, ghi, inv_edge, dims, perio
     y = np.empty(3)
     k0 = np.empty(3, np.int64)
     k1 = np.empty(3, np.int64)
+    n_opt = np.empty(3, np.int64)
+    opt = np.zeros((3, 3), np.int64)
     for t in range(handles.shape[0]):
         h = handles[t]
         R = rad[h] + extra
         R2 = R * R
-        for s in range(n_shift):
-            skip = False
-            for a in range(3):
-                y[a] = pos[h, a] + shifts[s, a]
-                if periodic[a] and (y[a] + R < glo[a] or y[a] - R > ghi[a]):
-                    skip = True
-                lo_k = int(math.floor((y[a] - R - glo[a]) * inv_edge[a]))
-                hi_k = int(math.floor((y[a] + R - glo[a]) * inv_edge[a]))
-                k0[a] = min(max(lo_k, 0), dims[a] - 1)
-                k1[a] = min(max(hi_k, 0), dims[a] - 1)
-            if skip:
-                continue
-            for iz in range(k0[2], k1[2] + 1):
-                for iy in range(k0[1], k1[1] + 1):
-                    for ix in range(k0[0], k1[0] + 1):
-                        b = (iz * dims[1] + iy) * dims[0] + ix
-                        r = owner[b]
-                        if s == 0 and r == me:
-                            continue
-                        key = r * n_shift + s
-                        if stamp[key] == t:
-                            continue
-                        if _box_dist2(y, blo[b], bhi[b]) <= R2:
-                            stamp[key] = t
-                            if k < cap:
-                                out_h[k] = h
-                                out_r[k] = r
-                                out_s[k] = s
-                            k += 1
+        for a in range(3):
+            n_opt[a] = 1
+            if periodic[a]:
+                slack = 1e-9 * (ghi[a] - glo[a])
+                if pos[h, a] + R >= ghi[a] - slack:
+                    opt[a, n_opt[a]] = 1
+                    n_opt[a] += 1
+                if pos[h, a] - R <= glo[a] + slack:
+                    opt[a, n_opt[a]] = 2
+                    n_opt[a] += 1
+        for i0 in range(n_opt[0]):
+            for i1 in range(n_opt[1]):
+                for i2 in range(n_opt[2]):
+                    s = shift_index[opt[0, i0], opt[1, i1], opt[2, i2]]
+                    for a in range(3):
+                        y[a] = pos[h, a] + shifts[s, a]
+                        lo_k = int(math.floor((y[a] - R - glo[a]) * inv_edge[a]))
+                        hi_k = int(math.floor((y[a] + R - glo[a]) * inv_edge[a]))
+                        k0[a] = min(max(lo_k, 0), dims[a] - 1)
+                        k1[a] = min(max(hi_k, 0), dims[a] - 1)
+                    for iz in range(k0[2], k1[2] + 1):
+                        for iy in range(k0[1], k1[1] + 1):
+                            for ix in range(k0[0], k1[0] + 1):
+                                b = (iz * dims[1] + iy) * dims[0] + ix
+                                r = owner[b]
+                                if s == 0 and r == me:
+                                    continue
+                                key = r * n_shift + s
+                                if stamp[key] == t:
+                                    continue
+                                if _box_dist2(y, blo[b], bhi[b]) <= R2:
+                                    stamp[key] = t
+                                    if k < cap:
+                                        out_h[k] = h
+                                        out_r[k] = r
+                                        out_s[k] = s
+                                    k += 1
     return k
 
 
@@ -157,9 +171,16 @@ def plan_ghosts(store, owned, grid, me, extra, nranks) -> GhostPlan:
     """Build the :class:`GhostPlan` of ``owned`` handles for the block map in ``grid``."""
     blo, bhi = grid.bounds()
     shifts = grid.shifts()
+    # row of ``shifts`` for per-axis choices (0 = none, 1 = -L, 2 = +L); -1 = not periodic
+    shift_index = np.full((3, 3, 3), -1, np.int64)
+    length = grid.box.length
+    for s, row in enumerate(shifts):
+        c = [0 if row[a] == 0 else (1 if row[a] < 0 else 2) for a in range(3)]
+        assert all(row[a] in (0.0, -length[a], length[a]) for a in range(3))
+        shift_index[c[0], c[1], c[2]] = s
     args = (store.pos, store.radius, np.ascontiguousarray(owned, np.int64), int(me),
             float(extra), grid.lo, grid.hi, grid.inv_edge, grid.dims, grid.periodic, shifts,
-            grid.owner, blo, bhi, int(nranks))
+            shift_index, grid.owner, blo, bhi, int(nranks))
     cap = max(64, 2 * len(owned))
     while True:
         oh = np.empty(cap, np.int64)

@@ -1,0 +1,59 @@
+"""Runs the multi-rank tests (``tests/mpi``) under the venv's real ``mpiexec`` with 1, 2 and
+4 ranks (oversubscribed is fine), so a plain ``python -m pytest`` covers them, plus the abort
+test: an exception on one rank ends the job with a non-zero exit within seconds, and a CLI run
+on two ranks."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+
+pytestmark = pytest.mark.skipif(not MPIEXEC.exists(), reason=f"no mpiexec next to "
+                                f"{sys.executable} (install the 'mpich' wheel)")
+
+
+def _mpiexec(n, *args, timeout):
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # ranks oversubscribe the cores: let MPICH yield the CPU while it polls
+    env.setdefault("MPIR_CVAR_ENABLE_HEAVY_YIELD", "1")
+    cmd = [str(MPIEXEC), "-n", str(n), sys.executable, "-m", "mpi4py", *args]
+    return subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True,
+                          timeout=timeout)
+
+
+@pytest.mark.parametrize("ranks", [1, 2, 4])
+def test_mpi_suite(ranks):
+    res = _mpiexec(ranks, "-m", "pytest", "--with-mpi", "-q", "-p", "no:cacheprovider",
+                   "tests/mpi", timeout=600)
+    tail = (res.stdout + res.stderr)[-4000:]
+    assert res.returncode == 0, tail
+    assert "passed" in res.stdout and "failed" not in res.stdout, tail
+
+
+def test_exception_on_one_rank_aborts_job():
+    t0 = time.monotonic()
+    res = _mpiexec(2, "-m", "tests.mpi.fail_on_one_rank", timeout=60)
+    elapsed = time.monotonic() - t0
+    assert res.returncode != 0
+    assert "injected failure on rank 1" in res.stderr
+    assert "finished without failure" not in res.stderr
+    assert elapsed < 30, f"job took {elapsed:.1f} s to end"
+
+
+def test_cli_run_on_two_ranks(tmp_path):
+    """``mpiexec -n 2 pdyn run`` runs the decomposition and prints the load line."""
+    res = subprocess.run(
+        [str(MPIEXEC), "-n", "2", sys.executable, "-m", "pdyn", "run", "--scene", "box",
+         "--scale", "0.1", "--steps", "30", "--no-progress", "--snapshot-every", "0",
+         "--output", str(tmp_path / "out")],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 0, res.stderr[-3000:]
+    assert "200 particles, 2 rank(s)" in res.stdout, res.stdout
+    assert "30 steps" in res.stdout
+    assert "pdyn: load over 2 rank(s)" in res.stdout
