@@ -25,6 +25,7 @@ import numpy as np
 from numba import njit
 
 from ._jit import JIT
+from .zorder import morton3
 
 
 @dataclass(frozen=True)
@@ -118,23 +119,13 @@ def _wrap(pos, handles, lo, hi, length, periodic):
 
 
 @njit(**JIT)
-def _morton3(ix, iy, iz):
-    code = 0
-    for bit in range(21):
-        code |= ((ix >> bit) & 1) << (3 * bit)
-        code |= ((iy >> bit) & 1) << (3 * bit + 1)
-        code |= ((iz >> bit) & 1) << (3 * bit + 2)
-    return code
-
-
-@njit(**JIT)
 def _morton_codes(dims):
     nb = dims[0] * dims[1] * dims[2]
     out = np.empty(nb, np.int64)
     for iz in range(dims[2]):
         for iy in range(dims[1]):
             for ix in range(dims[0]):
-                out[(iz * dims[1] + iy) * dims[0] + ix] = _morton3(ix, iy, iz)
+                out[(iz * dims[1] + iy) * dims[0] + ix] = morton3(ix, iy, iz)
     return out
 
 

@@ -32,6 +32,18 @@ def spread_bits(v):
 
 
 @njit(**JIT)
+def compact_bits(v):
+    """Inverse of :func:`spread_bits`: gather every third bit into the low 21 bits."""
+    v &= 0x1249249249249249
+    v = (v ^ (v >> 2)) & 0x10C30C30C30C30C3
+    v = (v ^ (v >> 4)) & 0x100F00F00F00F00F
+    v = (v ^ (v >> 8)) & 0x1F0000FF0000FF
+    v = (v ^ (v >> 16)) & 0x1F00000000FFFF
+    v = (v ^ (v >> 32)) & 0x1FFFFF
+    return v
+
+
+@njit(**JIT)
 def morton3(ix, iy, iz):
     """63-bit Z-curve key of the cell (ix, iy, iz), each in [0, 2^21)."""
     return spread_bits(ix) | (spread_bits(iy) << 1) | (spread_bits(iz) << 2)

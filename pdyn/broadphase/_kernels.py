@@ -98,6 +98,31 @@ def run_pair_kernel(kernel, *args, guess: int = 1024, limit: int | None = None,
     return out[:count]
 
 
+# ---------------------------------------------------------------- pair emission
+@njit(**JIT)
+def emit_within(out, k, items, s, e):
+    """Write the pairs among ``items[s:e]`` at ``out[k:]`` (counting past the end)."""
+    for a in range(s, e):
+        for b in range(a + 1, e):
+            if k < out.shape[0]:
+                out[k, 0] = items[a]
+                out[k, 1] = items[b]
+            k += 1
+    return k
+
+
+@njit(**JIT)
+def emit_between(out, k, items, s, e, s2, e2):
+    """Write the pairs of ``items[s:e]`` × ``items[s2:e2]`` at ``out[k:]``."""
+    for a in range(s, e):
+        for b in range(s2, e2):
+            if k < out.shape[0]:
+                out[k, 0] = items[a]
+                out[k, 1] = items[b]
+            k += 1
+    return k
+
+
 # ---------------------------------------------------------------- resident set (O(1) add/remove)
 @njit(**JIT)
 def set_add(handles, members, n_members, member_pos):

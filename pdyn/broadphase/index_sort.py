@@ -40,60 +40,31 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, max_radius, run_pair_kernel,
-                       safe_cell_size)
+from ..zorder import BITS, LEVELS, compact_bits, morton3, spread_bits
+from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, emit_between, emit_within,
+                       max_radius, run_pair_kernel, safe_cell_size)
 from .base import BroadPhase, BroadPhaseError
 
 #: ceiling on the dense table a user-set ``cell_size`` may produce for ``index_sort``
 CELL_LIMIT = 1 << 27
 #: bits per axis of the Z-curve key (3 * 21 = 63 bits: a non-negative int64)
-MORTON_BITS = 21
-MORTON_DIM = 1 << MORTON_BITS
+MORTON_BITS = BITS
+MORTON_DIM = LEVELS
 _RADIX_BITS = 11
 
 
 # ------------------------------------------------------------------ keys
 @njit(**JIT)
-def _spread_bits(v):
-    """Spread the low 21 bits of ``v`` to every third bit (bit b -> bit 3b)."""
-    v &= 0x1FFFFF
-    v = (v | (v << 32)) & 0x1F00000000FFFF
-    v = (v | (v << 16)) & 0x1F0000FF0000FF
-    v = (v | (v << 8)) & 0x100F00F00F00F00F
-    v = (v | (v << 4)) & 0x10C30C30C30C30C3
-    v = (v | (v << 2)) & 0x1249249249249249
-    return v
-
-
-@njit(**JIT)
-def _compact_bits(v):
-    """Inverse of :func:`_spread_bits`: gather every third bit into the low 21 bits."""
-    v &= 0x1249249249249249
-    v = (v ^ (v >> 2)) & 0x10C30C30C30C30C3
-    v = (v ^ (v >> 4)) & 0x100F00F00F00F00F
-    v = (v ^ (v >> 8)) & 0x1F0000FF0000FF
-    v = (v ^ (v >> 16)) & 0x1F00000000FFFF
-    v = (v ^ (v >> 32)) & 0x1FFFFF
-    return v
-
-
-@njit(**JIT)
-def _morton(kx, ky, kz):
-    """Z-curve key: x in bit 0, y in bit 1, z in bit 2 of every 3-bit group."""
-    return _spread_bits(kx) | (_spread_bits(ky) << 1) | (_spread_bits(kz) << 2)
-
-
-@njit(**JIT)
 def _key_of(kx, ky, kz, dims, morton):
     if morton:
-        return _morton(kx, ky, kz)
+        return morton3(kx, ky, kz)
     return kx + dims[0] * (ky + dims[1] * kz)
 
 
 @njit(**JIT)
 def _coords_of(key, dims, morton):
     if morton:
-        return _compact_bits(key), _compact_bits(key >> 1), _compact_bits(key >> 2)
+        return compact_bits(key), compact_bits(key >> 1), compact_bits(key >> 2)
     kx = key % dims[0]
     r = key // dims[0]
     return kx, r % dims[1], r // dims[1]
@@ -365,35 +336,13 @@ def _dilated_step(d, m, step, dmax):
 
 
 @njit(**JIT)
-def _emit_within(out, k, items, s, e):
-    for a in range(s, e):
-        for b in range(a + 1, e):
-            if k < out.shape[0]:
-                out[k, 0] = items[a]
-                out[k, 1] = items[b]
-            k += 1
-    return k
-
-
-@njit(**JIT)
-def _emit_between(out, k, items, s, e, s2, e2):
-    for a in range(s, e):
-        for b in range(s2, e2):
-            if k < out.shape[0]:
-                out[k, 0] = items[a]
-                out[k, 1] = items[b]
-            k += 1
-    return k
-
-
-@njit(**JIT)
 def _pairs_row_major(out, ukeys, ustart, nu, items, dims, stencil, table):
     """Pairs within each used cell and with its 13 forward neighbours, found in the dense
     cell -> used-cell ``table`` (index sort)."""
     k = 0
     for u in range(nu):
         s, e = ustart[u], ustart[u + 1]
-        k = _emit_within(out, k, items, s, e)
+        k = emit_within(out, k, items, s, e)
         cx, cy, cz = _coords_of(ukeys[u], dims, False)
         for o in range(stencil.shape[0]):
             x2 = cx + stencil[o, 0]
@@ -403,7 +352,7 @@ def _pairs_row_major(out, ukeys, ustart, nu, items, dims, stencil, table):
                 continue
             u2 = table[x2 + dims[0] * (y2 + dims[1] * z2)]
             if u2 >= 0:
-                k = _emit_between(out, k, items, s, e, ustart[u2], ustart[u2 + 1])
+                k = emit_between(out, k, items, s, e, ustart[u2], ustart[u2 + 1])
     return k
 
 
@@ -411,13 +360,13 @@ def _pairs_row_major(out, ukeys, ustart, nu, items, dims, stencil, table):
 def _pairs_morton(out, ukeys, ustart, nu, items, dims, stencil, table, mode, bits):
     """Same for Z-curve keys: neighbour keys by dilated arithmetic (no de-interleaving), the
     neighbour found by the hash index ``table`` (mode HASH) or binary search (SEARCH)."""
-    xlim = _spread_bits(dims[0] - 1)
-    ylim = _spread_bits(dims[1] - 1) << 1
-    zlim = _spread_bits(dims[2] - 1) << 2
+    xlim = spread_bits(dims[0] - 1)
+    ylim = spread_bits(dims[1] - 1) << 1
+    zlim = spread_bits(dims[2] - 1) << 2
     k = 0
     for u in range(nu):
         s, e = ustart[u], ustart[u + 1]
-        k = _emit_within(out, k, items, s, e)
+        k = emit_within(out, k, items, s, e)
         key = ukeys[u]
         xd, yd, zd = key & _XM, key & _YM, key & _ZM
         for o in range(stencil.shape[0]):
@@ -432,7 +381,7 @@ def _pairs_morton(out, ukeys, ustart, nu, items, dims, stencil, table, mode, bit
             else:
                 u2 = _hash_cell(table, ukeys, key2, bits)
             if u2 >= 0:
-                k = _emit_between(out, k, items, s, e, ustart[u2], ustart[u2 + 1])
+                k = emit_between(out, k, items, s, e, ustart[u2], ustart[u2 + 1])
     return k
 
 

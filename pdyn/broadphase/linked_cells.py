@@ -19,8 +19,8 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, max_radius, run_pair_kernel,
-                       safe_cell_size)
+from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, emit_between, emit_within,
+                       max_radius, run_pair_kernel, safe_cell_size)
 from .base import BroadPhase, BroadPhaseError
 
 #: hard ceiling on the number of cells a user-set ``cell_size`` may produce (~1 GiB of offsets)
@@ -72,12 +72,7 @@ def _grid_pairs(out, start, items, dims, stencil):
                 s, e = start[c], start[c + 1]
                 if s == e:
                     continue
-                for a in range(s, e):
-                    for b in range(a + 1, e):
-                        if k < out.shape[0]:
-                            out[k, 0] = items[a]
-                            out[k, 1] = items[b]
-                        k += 1
+                k = emit_within(out, k, items, s, e)
                 for o in range(stencil.shape[0]):
                     x2 = cx + stencil[o, 0]
                     y2 = cy + stencil[o, 1]
@@ -85,13 +80,7 @@ def _grid_pairs(out, start, items, dims, stencil):
                     if x2 < 0 or y2 < 0 or z2 < 0 or x2 >= nx or y2 >= ny or z2 >= nz:
                         continue
                     c2 = (z2 * ny + y2) * nx + x2
-                    s2, e2 = start[c2], start[c2 + 1]
-                    for a in range(s, e):
-                        for b in range(s2, e2):
-                            if k < out.shape[0]:
-                                out[k, 0] = items[a]
-                                out[k, 1] = items[b]
-                            k += 1
+                    k = emit_between(out, k, items, s, e, start[c2], start[c2 + 1])
     return k
 
 

@@ -9,6 +9,7 @@ from pdyn.broadphase import BroadPhaseError, find_contacts, make_broadphase
 from pdyn.broadphase import index_sort as isort
 from pdyn.broadphase import sweep_prune as sap
 from pdyn.broadphase._kernels import canonical_pairs, filter_overlapping
+from pdyn.zorder import morton3, spread_bits
 
 SORTED = ("index_sort", "zindex_sort", "sweep_prune")
 
@@ -42,31 +43,31 @@ def test_morton_key_matches_plain_bit_interleave():
     cases = [(0, 0, 0), (1, 0, 0), (0, 1, 0), (0, 0, 1), (top, top, top), (top, 0, 5)]
     cases += [tuple(int(v) for v in rng.integers(0, 1 << 21, 3)) for _ in range(300)]
     for x, y, z in cases:
-        key = isort._morton(x, y, z)
+        key = morton3(x, y, z)
         assert key == interleave(x, y, z)
         assert 0 <= key < (1 << 63)
         assert isort._coords_of(key, np.ones(3, np.int64), True) == (x, y, z)
 
 
 def test_morton_order_of_a_2x2x2_block_is_the_z_curve():
-    keys = [isort._morton(x, y, z) for z in (0, 1) for y in (0, 1) for x in (0, 1)]
+    keys = [morton3(x, y, z) for z in (0, 1) for y in (0, 1) for x in (0, 1)]
     assert keys == list(range(8))
 
 
 def test_dilated_steps_match_decoded_neighbours():
     rng = np.random.default_rng(1)
     dims = np.array([37, 1000, 5], np.int64)
-    lims = [isort._spread_bits(d - 1) << a for a, d in enumerate(dims)]
+    lims = [spread_bits(d - 1) << a for a, d in enumerate(dims)]
     masks = [isort._XM, isort._YM, isort._ZM]
     for _ in range(300):
         c = [int(rng.integers(0, d)) for d in dims]
-        key = isort._morton(*c)
+        key = morton3(*c)
         for a in range(3):
             for step in (-1, 0, 1):
                 got = isort._dilated_step(key & masks[a], masks[a], step, lims[a])
                 n = c[a] + step
                 if 0 <= n < dims[a]:
-                    assert got == isort._spread_bits(n) << a
+                    assert got == spread_bits(n) << a
                 else:
                     assert got == -1
 
