@@ -33,6 +33,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--dt", type=float, help="time step in s (default: contact time / 20)")
     run.add_argument("--broadphase", help="broad-phase structure name")
     run.add_argument("--seed", type=int, help="seed of the scene generator")
+    run.add_argument("--blocks", type=int, nargs=3, metavar=("BX", "BY", "BZ"),
+                     help="block grid of the MPI decomposition (default: ~4 blocks per rank)")
     run.add_argument("--output", help="output folder (default: pdyn-output)")
     run.add_argument("--snapshot-every", type=int,
                      help=f"snapshot interval in steps, 0 = none (default {DEFAULT_SNAPSHOT_EVERY})")
@@ -74,6 +76,8 @@ def build_config(args):
         v = getattr(args, opt)
         if v is not None:
             changes[key] = v
+    if args.blocks is not None:
+        changes["blocks"] = tuple(args.blocks)
     if args.no_progress:
         changes["progress"] = False
     out = {}
@@ -139,6 +143,18 @@ def _print_summary(s: dict, out) -> None:
         print(f"  output: {s['output']}", file=out)
 
 
+def _output_note(sim, cfg) -> str | None:
+    """Where the run's files went, or why there are none."""
+    if not sim.writers:
+        return None
+    n = sum(len(getattr(w, "written", ())) for w in sim.writers)
+    folder = str(Path(cfg.output.folder).resolve())
+    if n == 0:
+        return (f"nothing written to {folder} (the run ended before the first snapshot or "
+                "checkpoint; lower --snapshot-every)")
+    return f"{n} file(s) in {folder}"
+
+
 def cmd_run(args, comm) -> int:
     from .simulation import Simulation
 
@@ -153,8 +169,7 @@ def cmd_run(args, comm) -> int:
         clear_output_folder(cfg)
     comm.barrier()
     summary = sim.run()
-    if sim.writers:
-        summary["output"] = str(Path(cfg.output.folder).resolve())
+    summary["output"] = _output_note(sim, cfg)
     if comm.rank == 0:
         _print_summary(summary, sys.stdout)
     return 0
@@ -196,6 +211,8 @@ def cmd_restart(args, comm) -> int:
     if args.overwrite:
         out["overwrite"] = True
     changes = {"output": replace(stored.output, **out)}
+    if args.blocks is not None:
+        changes["blocks"] = tuple(args.blocks)
     if args.no_progress:
         changes["progress"] = False
     if args.broadphase is not None:
@@ -214,8 +231,7 @@ def cmd_restart(args, comm) -> int:
         print(f"pdyn: restarted from {ckpt} at step {step} (t = {sim.time:.6g} s)", flush=True)
     comm.barrier()
     summary = sim.run(steps)
-    if sim.writers:
-        summary["output"] = str(Path(cfg.output.folder).resolve())
+    summary["output"] = _output_note(sim, cfg)
     if comm.rank == 0:
         _print_summary(summary, sys.stdout)
     return 0

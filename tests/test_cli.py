@@ -40,6 +40,12 @@ def test_default_run_writes_snapshots_and_summary(tmp_path, capsys):
     assert [p.name for p in snaps][-1].endswith("00000020.h5")
 
 
+def test_short_run_says_nothing_was_written(tmp_path, capsys):
+    code, out, err = run_cli(["run", *SMALL], tmp_path, capsys)  # 20 steps < 500
+    assert code == 0, err
+    assert "nothing written" in out and "--snapshot-every" in out
+
+
 def test_second_run_needs_overwrite(tmp_path, capsys):
     args = ["run", *SMALL, "--snapshot-every", "10"]
     assert run_cli(args, tmp_path, capsys)[0] == 0
@@ -115,6 +121,7 @@ def test_bad_config_is_one_line_exit_2_nothing_written(tmp_path, capsys, text, n
     (["--scene", "moon"], "scene = 'moon'"),
     (["--scale", "-1"], "scale = -1"),
     (["--dt", "nan"], "dt = nan"),
+    (["--blocks", "0", "1", "1"], "blocks[0] = 0"),
 ])
 def test_bad_options(tmp_path, capsys, args, needle):
     code, _, err = run_cli(["run", "--no-progress", *args], tmp_path, capsys)
