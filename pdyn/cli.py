@@ -64,6 +64,18 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _output_options(args) -> dict:
+    """The ``[output]`` fields set on the command line (other than the folder)."""
+    out = {}
+    if args.snapshot_every is not None:
+        out["snapshot_every"] = args.snapshot_every
+    if args.checkpoint_every is not None:
+        out["checkpoint_every"] = args.checkpoint_every
+    if args.overwrite:
+        out["overwrite"] = True
+    return out
+
+
 def build_config(args):
     """Merge defaults, the TOML file and the command-line options into a validated config."""
     from .config import OutputConfig, SimulationConfig, load_config
@@ -83,12 +95,7 @@ def build_config(args):
     out = {}
     if args.output is not None:
         out["folder"] = args.output
-    if args.snapshot_every is not None:
-        out["snapshot_every"] = args.snapshot_every
-    if args.checkpoint_every is not None:
-        out["checkpoint_every"] = args.checkpoint_every
-    if args.overwrite:
-        out["overwrite"] = True
+    out.update(_output_options(args))
     if out:
         from dataclasses import replace
 
@@ -204,12 +211,7 @@ def cmd_restart(args, comm) -> int:
                            "for further steps")
     same = args.output is None or Path(args.output).resolve() == run_folder_of(ckpt)
     out = {"folder": str(run_folder_of(ckpt)) if args.output is None else args.output}
-    if args.snapshot_every is not None:
-        out["snapshot_every"] = args.snapshot_every
-    if args.checkpoint_every is not None:
-        out["checkpoint_every"] = args.checkpoint_every
-    if args.overwrite:
-        out["overwrite"] = True
+    out.update(_output_options(args))
     changes = {"output": replace(stored.output, **out)}
     if args.blocks is not None:
         changes["blocks"] = tuple(args.blocks)
