@@ -57,9 +57,11 @@ class Box:
                 nrm.append(n)
         return np.array(pts).reshape(-1, 3), np.array(nrm).reshape(-1, 3)
 
-    def outside(self, pos: np.ndarray) -> np.ndarray:
-        """Mask of centres outside the box along a non-open axis."""
-        closed = np.array([b != "open" for b in self.boundary])
+    def outside(self, pos: np.ndarray, periodic: bool = True) -> np.ndarray:
+        """Mask of centres outside the box along a non-open axis (with ``periodic=False``
+        only along walled axes: a restart's unwrapped centres may lie past a periodic face)."""
+        closed = np.array([b == "wall" or (periodic and b == "periodic")
+                           for b in self.boundary])
         out = (pos < np.asarray(self.lo)) | (pos > np.asarray(self.hi))
         return (out & closed).any(axis=1)
 

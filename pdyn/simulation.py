@@ -97,8 +97,14 @@ class Simulation:
         masses = getattr(scene, "mass_override", None)
         if masses is None:
             masses = scene.masses
-        if self.box.outside(scene.positions).any():
-            k = int(np.flatnonzero(self.box.outside(scene.positions))[0])
+        # a restarted run (pdyn.io.checkpoint): the exchange continues its schedule, centres
+        # stay unwrapped (periodic axes are checked by distribute, against the skin)
+        restart = getattr(scene, "exchange_state", None)
+        if restart is not None:
+            self.exchange.restore(restart)
+        outside = self.box.outside(scene.positions, periodic=restart is None)
+        if outside.any():
+            k = int(np.flatnonzero(outside)[0])
             raise ConfigError(
                 f"particles.positions[{k}] = {scene.positions[k].tolist()}: outside the box "
                 f"{self.box.lo.tolist()}..{self.box.hi.tolist()}"
@@ -107,7 +113,7 @@ class Simulation:
         self.exchange.distribute(
             np.arange(len(scene), dtype=np.int64) if gids is None else gids,
             scene.positions, scene.velocities,
-            scene.radii, masses,
+            scene.radii, masses, wrap=restart is None, rank_of=getattr(scene, "rank_of", None),
         )
         self.dt = self._time_step()
         self.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)

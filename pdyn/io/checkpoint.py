@@ -11,8 +11,11 @@ holds everything the run needs to continue:
   restart, kept here so ``pdyn info``/``render`` show the container);
 * attributes: ``step``, ``time``, ``dt`` (s), ``config`` (the run's configuration as JSON, its
   ``particles`` table left out: the arrays above replace it), the effective ``gravity`` and
-  ``contact`` law (JSON), the box, ``scene``, ``ranks``, ``exchange_acc`` (the decomposition's
-  displacement sum since its last rebuild, so rebuilds happen at the same steps), ``seed``.
+  ``contact`` law (JSON), the box, ``scene``, ``ranks``, ``exchange`` (JSON: the plain values
+  of the exchange's schedule state ``exchange.state()``: the displacement sum since the last
+  rebuild, so rebuilds happen at the same steps, the skin, the block grid; its arrays, the
+  block → rank map, are the datasets ``exchange/<name>``), ``exchange_acc`` (that sum alone),
+  ``seed``; ``rows_per_rank`` tells which rank owned each row.
   There is no random-number state to keep: scenes are drawn from ``seed`` once at set-up and
   the step draws no random numbers. There is no contact history: the contact laws are
   history-free (normal force only).
@@ -22,9 +25,11 @@ Restart (:func:`simulation_from_checkpoint`, ``pdyn run --restart FILE``) rebuil
 step, time and dt; the broad phase and ghosts are rebuilt (forces are summed by partner id, so
 their order does not matter). On the same rank count the continued run is bit-identical to the
 uninterrupted one, and on a different rank count it continues with the same ids and count (and
-is bit-identical too wherever the N-rank run matches the 1-rank run). One exception: in a
-periodic box a centre that had drifted past a periodic face since the last rebuild is wrapped
-at restart rather than at the next rebuild, which changes its last bits.
+is bit-identical too wherever the N-rank run matches the 1-rank run). Centres are restored
+unwrapped (``distribute(..., wrap=False)``): one that drifted past a periodic face since the
+last rebuild stays there, as in the uninterrupted run, and is wrapped at the next rebuild. On
+the same rank count every particle goes back to the rank that wrote it, under the checkpointed
+block → rank map, so each rank continues with what it held.
 """
 
 from __future__ import annotations
@@ -92,14 +97,18 @@ def write_checkpoint(sim, path: str | Path) -> Path:
         common_attrs(sim), format=CHECKPOINT, version=VERSIONS[CHECKPOINT],
         n_particles=sim.comm.allreduce_sum(int(h.size)), config=config_json(sim.config),
         gravity=np.asarray(sim.gravity, float), contact=json.dumps(contact),
-        seed=int(sim.config.seed), exchange_acc=float(getattr(sim.exchange, "_acc", 0.0)),
-        steps_total=int(sim.steps),
+        seed=int(sim.config.seed), steps_total=int(sim.steps),
     )
+    ex = sim.exchange.state()
+    extra = wall_arrays(sim)
+    extra.update({f"exchange/{k}": v for k, v in ex.items() if isinstance(v, np.ndarray)})
+    attrs.update(exchange_acc=float(ex.get("acc", 0.0)), exchange=json.dumps(
+        {k: v for k, v in ex.items() if not isinstance(v, np.ndarray)}, default=_plain))
     from .. import __version__
 
     attrs["pdyn_version"] = __version__
     arrays = {f"particles/{k}": getattr(store, k)[h] for k in FIELDS}
-    write_global(Path(path), sim.comm, attrs, arrays, extra=wall_arrays(sim))
+    write_global(Path(path), sim.comm, attrs, arrays, extra=extra)
     return Path(path)
 
 
@@ -117,14 +126,24 @@ def read_checkpoint(path: str | Path) -> dict:
                        boundary=tuple(str(b) for b in a["boundary"]), scene=str(a["scene"]),
                        exchange_acc=float(a["exchange_acc"]),
                        steps_total=int(a["steps_total"]))
+            ex = a.get("exchange")
+            out["exchange"] = (json.loads(ex) if ex is not None
+                               else {"acc": out["exchange_acc"]})  # older checkpoints
+            rows = np.asarray(a.get("rows_per_rank", [len(out["gid"])]), np.int64)
         except (KeyError, ValueError) as exc:
             raise OutputFileError(f"{path}: checkpoint attribute missing or damaged ({exc})") \
                 from None
+        for k in (f["exchange"].keys() if "exchange" in f else ()):  # state() arrays
+            out["exchange"][k] = read_dataset(f, f"exchange/{k}")
     if len(out["gid"]) != out["n_particles"]:
         raise OutputFileError(f"{path}: holds {len(out['gid'])} particles, its header says "
                               f"{out['n_particles']} (incomplete file)")
+    if rows.sum() != len(out["gid"]):
+        raise OutputFileError(f"{path}: rows_per_rank {rows.tolist()} does not add up to "
+                              f"{len(out['gid'])} particles (damaged file)")
+    out["rank"] = np.repeat(np.arange(len(rows), dtype=np.int64), rows)  # who wrote each row
     order = np.argsort(out["gid"], kind="stable")
-    for k in FIELDS:
+    for k in FIELDS + ("rank",):
         out[k] = out[k][order]
     if len(order) > 1 and (np.diff(out["gid"]) == 0).any():
         raise OutputFileError(f"{path}: a particle id appears twice (damaged file)")
@@ -170,7 +189,7 @@ def simulation_from_checkpoint(path: str | Path, *, comm=None, **changes):
     number of ranks). ``changes`` override configuration fields (``output``, ``progress``,
     ``steps``, ``broadphase``, ...)."""
     from ..config import ConfigError, config_from_dict
-    from ..domain import Box, wrap_periodic
+    from ..domain import Box
     from ..scenarios import Scene
     from ..simulation import Simulation
 
@@ -182,8 +201,7 @@ def simulation_from_checkpoint(path: str | Path, *, comm=None, **changes):
     if changes:
         cfg = cfg.with_(**changes)
     box = Box(data["box_lo"], data["box_hi"], data["boundary"])
-    pos = data["pos"].copy()
-    wrap_periodic(box, pos, np.arange(len(pos), dtype=np.int64))
+    pos = data["pos"].copy()  # not wrapped: see distribute(wrap=False)
     scene = Scene(name=data["scene"], box_lo=data["box_lo"], box_hi=data["box_hi"],
                   boundary=data["boundary"], positions=pos, velocities=data["vel"],
                   radii=data["radius"], density=1.0, gravity=data["gravity"],
@@ -191,6 +209,8 @@ def simulation_from_checkpoint(path: str | Path, *, comm=None, **changes):
                   description=f"restarted from {Path(path).name} at step {data['step']}")
     scene.mass_override = data["mass"]
     scene.gids = data["gid"]
+    scene.exchange_state = data["exchange"]  # restored before distribute (Simulation)
+    scene.rank_of = data["rank"]
     sim = Simulation(cfg, comm=comm, scene=scene)
     store = sim.store
     h = store.owned
@@ -202,8 +222,6 @@ def simulation_from_checkpoint(path: str | Path, *, comm=None, **changes):
     sim.dt = data["dt"]
     sim.step_index = data["step"]
     sim.time = sim.step_index * sim.dt
-    if hasattr(sim.exchange, "_acc"):
-        sim.exchange._acc = data["exchange_acc"]
     sim.restarted_from = Path(path)
     return sim
 

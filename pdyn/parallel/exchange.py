@@ -1,7 +1,10 @@
 """Migration and ghost exchange: what moves between ranks each step, and when.
 
 The simulation calls ``distribute`` once, then ``migrate`` and ``ghosts`` every step (DESIGN.md
-"The time step"); ``stats()`` and ``load_summary()`` report per-rank load. Two exchanges:
+"The time step"); ``stats()`` and ``load_summary()`` report per-rank load; ``state()`` and
+``restore()`` carry the schedule (displacement sum, skin, block map) through a checkpoint, and
+a restart distributes with ``wrap=False`` (centres stay where the checkpoint has them until
+the next rebuild, exactly as in the uninterrupted run). Two exchanges:
 
 * :class:`SerialExchange` — one rank, no periodic axis: nothing to do, costs nothing.
 * :class:`BlockExchange` — the block decomposition (``pdyn.domain.BlockGrid``) on any number of
@@ -58,6 +61,12 @@ TAG_STATE = 300
 SKIN_FRACTION = 0.5
 
 
+def _outside_periodic(box, pos, margin: float) -> np.ndarray:
+    """Mask of centres more than ``margin`` outside the box along a periodic axis."""
+    out = (pos < np.asarray(box.lo) - margin) | (pos > np.asarray(box.hi) + margin)
+    return (out & box.periodic).any(axis=1)
+
+
 class ExchangeError(RuntimeError):
     """A configuration the decomposition cannot honour, or a particle that moved too far
     (message names the field / particle and value; raised on every rank)."""
@@ -69,10 +78,20 @@ class SerialExchange:
     def __init__(self, sim):
         self.sim = sim
 
-    def distribute(self, gid, pos, vel, radius, mass) -> np.ndarray:
-        """Insert the particles this rank owns (all of them); return their handles."""
+    def distribute(self, gid, pos, vel, radius, mass, *, wrap: bool = True,
+                   rank_of=None) -> np.ndarray:
+        """Insert the particles this rank owns (all of them); return their handles.
+        (``wrap``/``rank_of`` as :meth:`BlockExchange.distribute`; nothing to wrap here.)"""
         return self.sim.store.add(gid=gid, pos=pos, vel=vel, radius=radius, mass=mass,
                                   flags=OWNED)
+
+    def state(self) -> dict:
+        """The schedule state a checkpoint keeps (:meth:`BlockExchange.state`): none here."""
+        return {"kind": "serial", "ranks": 1, "acc": 0.0}
+
+    def restore(self, state: dict) -> None:
+        """Accept any exchange's :meth:`state` (a restart on one rank without periodic axes
+        has no schedule to continue: it has no rebuilds)."""
 
     def invalidate(self) -> None:
         pass
@@ -126,6 +145,7 @@ class BlockExchange:
         self._self_ghosts = np.zeros(0, np.int64)
         self._acc = 0.0
         self._rebuild = True
+        self._restored: dict | None = None  # a checkpoint's state(), used by distribute
         self.n_migrated = 0
         self.n_rebuilds = 0
         self.comm_seconds = 0.0  # inside point-to-point messages
@@ -133,18 +153,30 @@ class BlockExchange:
         self.rebuild_seconds = 0.0  # ghost removal, wrap, migration, plan, ghost creation
 
     # ------------------------------------------------------------------ set-up
-    def distribute(self, gid, pos, vel, radius, mass) -> np.ndarray:
+    def distribute(self, gid, pos, vel, radius, mass, *, wrap: bool = True,
+                   rank_of=None) -> np.ndarray:
         """Keep the particles of the global scene that lie in this rank's blocks.
 
         Every rank passes the same global arrays, computes the same block weights and the same
         block → rank map, and checks the same conditions, so a configuration error is raised
-        on every rank before any message is sent."""
+        on every rank before any message is sent.
+
+        A restart (after :meth:`restore`) passes ``wrap=False``: centres are kept as the
+        checkpoint holds them (wrapping waits for the next rebuild, as in the uninterrupted
+        run), and a centre may lie up to one skin outside the box along a periodic axis (it
+        drifted through the face since the last rebuild); along other closed axes it must be
+        inside. If the restored state comes from the same rank count and block grid, the
+        block → rank map is the checkpointed one and ``rank_of`` (the rank that owned each
+        particle when the checkpoint was written) decides ownership, so every rank holds what
+        it held in the uninterrupted run; otherwise the map is made afresh and an unwrapped
+        centre belongs to the block it is closest to (the edge block of its periodic face)."""
         sim, grid = self.sim, self.grid
         pos = np.array(pos, float, copy=True).reshape(-1, 3)
         radius = np.broadcast_to(np.asarray(radius, float), (pos.shape[0],))
         mass = np.broadcast_to(np.asarray(mass, float), (pos.shape[0],))
+        restored = self._restored or {}
         if pos.shape[0]:
-            out = sim.box.outside(pos)
+            out = sim.box.outside(pos, periodic=wrap)
             if out.any():
                 k = int(np.flatnonzero(out)[0])
                 raise ExchangeError(f"particles.positions[{k}] = {pos[k].tolist()}: outside the "
@@ -153,22 +185,61 @@ class BlockExchange:
             r_mean = float(radius.mean())
         else:
             r_mean = 0.0
-        self.skin = float(self._skin_arg if self._skin_arg is not None
-                          else SKIN_FRACTION * r_mean)
+        if self._skin_arg is not None:
+            self.skin = float(self._skin_arg)
+        elif "skin" in restored:
+            self.skin = float(restored["skin"])
+        else:
+            self.skin = SKIN_FRACTION * r_mean
         try:
             grid.check_periodic_length(2.0 * self.r_max + self.skin)
         except DecompositionError as exc:
             raise ExchangeError(str(exc)) from None
         everyone = np.arange(pos.shape[0], dtype=np.int64)
-        wrap_periodic(sim.box, pos, everyone)
+        if wrap:
+            wrap_periodic(sim.box, pos, everyone)
+        elif pos.shape[0]:
+            far = _outside_periodic(sim.box, pos, self.skin)
+            if far.any():
+                k = int(np.flatnonzero(far)[0])
+                raise ExchangeError(
+                    f"particles.positions[{k}] = {pos[k].tolist()}: more than one skin "
+                    f"({self.skin:.6g} m) outside the periodic box "
+                    f"{list(sim.box.lo)}..{list(sim.box.hi)} (damaged checkpoint?)")
         blocks = grid.block_of(pos, everyone)
-        grid.assign(np.bincount(blocks, minlength=grid.n_blocks), self.size)
-        mine = grid.owner[blocks] == self.rank
+        same = (restored.get("ranks") == self.size and "owner" in restored
+                and list(restored.get("dims", ())) == grid.dims.tolist()
+                and len(restored["owner"]) == grid.n_blocks)
+        if same:
+            grid.owner = np.array(restored["owner"], np.int64)
+        else:
+            grid.assign(np.bincount(blocks, minlength=grid.n_blocks), self.size)
+        if same and rank_of is not None:
+            mine = np.asarray(rank_of) == self.rank
+        else:
+            mine = grid.owner[blocks] == self.rank
         self.peers = [int(p) for p in grid.neighbour_ranks(self.rank, self.reach, self.size)]
         self._rebuild = True
         return sim.store.add(gid=np.asarray(gid)[mine], pos=pos[mine],
                              vel=np.asarray(vel, float)[mine], radius=radius[mine],
                              mass=mass[mine], flags=OWNED)
+
+    def state(self) -> dict:
+        """The schedule state a checkpoint keeps so a restart rebuilds at the same steps and,
+        on the same rank count, with the same ownership: ``acc`` the displacement sum since the
+        last rebuild, ``skin``, ``ranks``, the block grid ``dims`` (plain values) and its
+        block → rank map ``owner`` (an int64 array, one entry per block)."""
+        return {"kind": "block", "ranks": int(self.size), "acc": float(self._acc),
+                "skin": float(self.skin), "dims": self.grid.dims.tolist(),
+                "owner": self.grid.owner.copy()}
+
+    def restore(self, state: dict) -> None:
+        """Continue the schedule of a checkpointed exchange (:meth:`state` of this or any other
+        exchange, any rank count). Call it before :meth:`distribute` (which then uses the
+        checkpointed skin and, on the same rank count and grid, block map); collective in
+        effect: call it on every rank with the same ``state``."""
+        self._restored = dict(state)
+        self._acc = float(state.get("acc", 0.0))
 
     @property
     def reach(self) -> float:
@@ -310,7 +381,12 @@ class BlockExchange:
     def _create_ghosts(self) -> int:
         store = self.sim.store
         owned = self._owned()
-        plan = plan_ghosts(store, owned, self.grid, self.rank, self.r_max + self.skin,
+        # Normally every owned centre lies in its owner's blocks here (acc = 0). Right after a
+        # restart centres may be up to acc outside them (they move with their owner until the
+        # next rebuild), but also move at most skin/2 - acc more: a reach of r_max + skin - acc
+        # still finds every contact before the next rebuild and stays within the neighbours.
+        acc = self._acc if 0.0 < self._acc <= 0.5 * self.skin else 0.0
+        plan = plan_ghosts(store, owned, self.grid, self.rank, self.r_max + self.skin - acc,
                            self.size)
         self.plan = plan
         unknown = set(plan.slices) - set(self.peers) - {self.rank}

@@ -102,6 +102,63 @@ def test_restart_is_bit_identical(tmp_path):
     assert cont.time == ref.time and cont.step_index == 100
 
 
+def _periodic(folder, **out):
+    from ..mpi.scenes import dense_polydisperse
+
+    return dense_polydisperse(("periodic",) * 3, n=200, seed=4, speed=4.0, dt=2e-3).with_(
+        output=OutputConfig(folder=str(folder), **out))
+
+
+def test_restart_periodic_bit_identical(tmp_path):
+    """Periodic box, checkpoint between two rebuilds with centres past a periodic face: the
+    restart keeps them unwrapped (wrapped at the next rebuild, as in the uninterrupted run)."""
+    ref = Simulation(_periodic(tmp_path / "a", checkpoint_every=50))
+    ref.run(100)
+    path = tmp_path / "a" / "checkpoints" / "ckpt_00000050.h5"
+    ck = read_checkpoint(path)
+    assert ref.box.outside(ck["pos"]).any(), "no centre past a periodic face at the checkpoint"
+    assert 0.0 < ck["exchange"]["acc"] <= 0.5 * ck["exchange"]["skin"]
+    assert ck["exchange_acc"] == ck["exchange"]["acc"] and (ck["rank"] == 0).all()
+    cont = Simulation.from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "b")))
+    now = cont.exchange.state()  # the schedule continues where it stopped
+    assert now["acc"] == ck["exchange"]["acc"] and now["skin"] == ck["exchange"]["skin"]
+    assert np.array_equal(now["owner"], ck["exchange"]["owner"])
+    outside = cont.box.outside(cont.store.pos[cont.store.owned])
+    assert outside.sum() == ref.box.outside(ck["pos"]).sum()  # not wrapped at restart
+    cont.run(50)
+    assert_identical(state(ref), state(cont))
+
+
+def test_restart_rejects_centres_far_outside(tmp_path):
+    """Unwrapped restart centres may lie at most one skin past a periodic face; a walled axis
+    allows none."""
+    from pdyn.config import ConfigError
+    from pdyn.parallel import ExchangeError
+
+    Simulation(_periodic(tmp_path / "p", checkpoint_every=10)).run(10)
+    path = tmp_path / "p" / "checkpoints" / "ckpt_00000010.h5"
+    skin = read_checkpoint(path)["exchange"]["skin"]
+    with h5py.File(path, "r+") as f:
+        pos = f["particles/pos"][()]
+        pos[3, 1] = f.attrs["box_hi"][1] + 0.5 * skin  # allowed
+        f["particles/pos"][...] = pos
+    Simulation.from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "q")))
+    with h5py.File(path, "r+") as f:
+        pos[3, 1] = f.attrs["box_hi"][1] + 2.0 * skin
+        f["particles/pos"][...] = pos
+    with pytest.raises(ExchangeError, match="more than one skin"):
+        Simulation.from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "q")))
+    Simulation(SimulationConfig(**SMALL, output=OutputConfig(folder=str(tmp_path / "w"),
+                                                             checkpoint_every=10))).run(10)
+    path = tmp_path / "w" / "checkpoints" / "ckpt_00000010.h5"
+    with h5py.File(path, "r+") as f:
+        pos = f["particles/pos"][()]
+        pos[0, 0] = f.attrs["box_hi"][0] + 1e-9
+        f["particles/pos"][...] = pos
+    with pytest.raises(ConfigError, match="outside the box"):
+        Simulation.from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "v")))
+
+
 def test_checkpoint_holds_everything(tmp_path):
     out = OutputConfig(folder=str(tmp_path), checkpoint_every=20)
     sim = Simulation(SimulationConfig(**SMALL, output=out))

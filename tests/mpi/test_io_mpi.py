@@ -99,20 +99,78 @@ def _check_vtk(xmf, snaps, times):
         assert blocks["walls"].GetNumberOfCells() == 6
 
 
-@pytest.mark.parametrize("scene", ["drop", "dense_walled"])
+def dense_periodic(folder, **out):
+    """Periodic dense scene whose step-50 checkpoint falls between two rebuilds with 4 centres
+    past a periodic face (wrapped only at the next rebuild, after the checkpoint)."""
+    return dense_polydisperse(("periodic",) * 3, n=200, seed=4, speed=4.0, dt=2e-3).with_(
+        output=OutputConfig(folder=str(folder), **out))
+
+
+@pytest.mark.parametrize("scene", ["drop", "dense_walled", "dense_periodic"])
 def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
     if scene == "drop":
         cfg = drop(shared_dir / "a", checkpoint_every=50)
-    else:
+    elif scene == "dense_walled":
         cfg = dense_polydisperse(("wall",) * 3, n=200, dt=2e-3).with_(
             output=OutputConfig(folder=str(shared_dir / "a"), checkpoint_every=50))
+    else:
+        cfg = dense_periodic(shared_dir / "a", checkpoint_every=50)
     ref = Simulation(cfg, comm=comm)
     ref.run(100)
-    cont = Simulation.from_checkpoint(shared_dir / "a" / "checkpoints" / "ckpt_00000050.h5",
-                                      comm=comm, output=OutputConfig(folder=str(shared_dir / "b")))
+    path = shared_dir / "a" / "checkpoints" / "ckpt_00000050.h5"
+    ck = read_checkpoint(path)
+    if scene == "dense_periodic":  # the case under test really happens at the checkpoint
+        assert ref.box.outside(ck["pos"]).any(), "no centre past a periodic face"
+        assert 0.0 < ck["exchange"]["acc"] <= 0.5 * ck["exchange"]["skin"]
+    cont = Simulation.from_checkpoint(path, comm=comm,
+                                      output=OutputConfig(folder=str(shared_dir / "b")))
+    # every rank continues with exactly what it owned at the checkpoint, same block map
+    mine = np.sort(cont.store.gid[cont.store.owned])
+    assert np.array_equal(mine, ck["gid"][ck["rank"] == comm.rank])
+    if hasattr(ref.exchange, "grid"):
+        assert np.array_equal(cont.exchange.grid.owner, ref.exchange.grid.owner)
     cont.run(50)
     for x, y, name in zip(full_state(ref), full_state(cont), ("gid", "pos", "vel", "force")):
         assert np.array_equal(x, y), f"{name} differs after restart"
+    assert np.array_equal(np.sort(ref.store.gid[ref.store.owned]),
+                          np.sort(cont.store.gid[cont.store.owned]))
+
+
+def test_periodic_restart_on_other_rank_count(comm, shared_dir):
+    """A periodic checkpoint with centres past a face, continued on another rank count: same
+    ids and count, the same contacts (and here the same trajectory)."""
+    cfg = dense_periodic(shared_dir / "n", checkpoint_every=50)
+    sim = Simulation(cfg, comm=comm)
+    sim.run(100)
+    ref = full_state(sim)
+    ref_contacts = _all_contacts(sim)
+    path = shared_dir / "n" / "checkpoints" / "ckpt_00000050.h5"
+    assert sim.box.outside(read_checkpoint(path)["pos"]).any()
+    if comm.rank == 0:
+        serial = Simulation(dense_periodic(shared_dir / "s", checkpoint_every=50),
+                            comm=SerialComm())
+        serial.run(50)
+        one = Simulation.from_checkpoint(path, comm=SerialComm(),
+                                         output=OutputConfig(folder=str(shared_dir / "x")))
+        one.run(50)
+        g, p, v, f = full_state(one)
+        assert np.array_equal(g, ref[0]) and np.array_equal(p, ref[1])
+        assert np.array_equal(_all_contacts(one), ref_contacts)
+    comm.barrier()
+    many = Simulation.from_checkpoint(shared_dir / "s" / "checkpoints" / "ckpt_00000050.h5",
+                                      comm=comm, output=OutputConfig(folder=str(shared_dir / "y")))
+    assert comm.allreduce_sum(int(many.store.owned.size)) == 200
+    many.run(50)
+    g, p, v, f = full_state(many)
+    assert np.array_equal(g, ref[0]) and np.array_equal(p, ref[1])
+    assert np.array_equal(_all_contacts(many), ref_contacts)
+
+
+def _all_contacts(sim):
+    """Every sphere-sphere contact of the run as sorted unique gid pairs, on every rank."""
+    parts = sim.comm.allgather(sim.contact_pairs())
+    pairs = np.concatenate(parts).reshape(-1, 2)
+    return np.unique(pairs, axis=0) if len(pairs) else pairs
 
 
 def test_restart_on_other_rank_count(comm, shared_dir):
