@@ -44,14 +44,12 @@ def scene_from_config(config: SimulationConfig) -> Scene:
     if config.particles is None:
         return make_scene(config.scene, scale=config.scale, seed=config.seed)
     p = config.particles
-    scene = Scene(
+    return Scene(
         name="custom", box_lo=np.array(config.box.lo), box_hi=np.array(config.box.hi),
         boundary=config.box.boundary, positions=np.array(p.positions),
         velocities=np.array(p.velocities), radii=np.array(p.radii), density=1.0,
-        description="spheres given in the config",
+        description="spheres given in the config", given_masses=np.array(p.masses),
     )
-    scene.mass_override = np.array(p.masses)
-    return scene
 
 
 class Simulation:
@@ -94,12 +92,9 @@ class Simulation:
         self.store = ParticleStore(capacity=max(64, 2 * len(scene) // max(self.comm.size, 1)))
         self._add_walls()
         self.exchange = make_exchange(self)
-        masses = getattr(scene, "mass_override", None)
-        if masses is None:
-            masses = scene.masses
         # a restarted run (pdyn.io.checkpoint): the exchange continues its schedule, centres
         # stay unwrapped (periodic axes are checked by distribute, against the skin)
-        restart = getattr(scene, "exchange_state", None)
+        restart = scene.exchange_state
         if restart is not None:
             self.exchange.restore(restart)
         outside = self.box.outside(scene.positions, periodic=restart is None)
@@ -109,11 +104,10 @@ class Simulation:
                 f"particles.positions[{k}] = {scene.positions[k].tolist()}: outside the box "
                 f"{self.box.lo.tolist()}..{self.box.hi.tolist()}"
             )
-        gids = getattr(scene, "gids", None)  # kept ids of a restarted run (pdyn.io.checkpoint)
         self.exchange.distribute(
-            np.arange(len(scene), dtype=np.int64) if gids is None else gids,
-            scene.positions, scene.velocities,
-            scene.radii, masses, wrap=restart is None, rank_of=getattr(scene, "rank_of", None),
+            np.arange(len(scene), dtype=np.int64) if scene.gids is None else scene.gids,
+            scene.positions, scene.velocities, scene.radii, scene.masses,
+            wrap=restart is None, rank_of=scene.rank_of,
         )
         self.dt = self._time_step()
         self.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)

@@ -206,11 +206,9 @@ def simulation_from_checkpoint(path: str | Path, *, comm=None, **changes):
                   boundary=data["boundary"], positions=pos, velocities=data["vel"],
                   radii=data["radius"], density=1.0, gravity=data["gravity"],
                   contact=data["contact"], dt=data["dt"], steps=data["steps_total"],
-                  description=f"restarted from {Path(path).name} at step {data['step']}")
-    scene.mass_override = data["mass"]
-    scene.gids = data["gid"]
-    scene.exchange_state = data["exchange"]  # restored before distribute (Simulation)
-    scene.rank_of = data["rank"]
+                  description=f"restarted from {Path(path).name} at step {data['step']}",
+                  given_masses=data["mass"], gids=data["gid"], rank_of=data["rank"],
+                  exchange_state=data["exchange"])  # restored before distribute (Simulation)
     sim = Simulation(cfg, comm=comm, scene=scene)
     store = sim.store
     h = store.owned
