@@ -3,11 +3,12 @@
 Scene: N spheres at constant number density (~2 overlaps per object, Schornbaum 2009 Sec. 4)
 with radii spanning 1:10 (several grids). With N residents, a batch of B = min(1000, N/2)
 random residents is removed and reinserted (same positions), repeated; the mean time per
-operation is reported (min over repeats) (a) through the public API (``bp.remove(handles)`` /
+operation is reported (a) through the public API (``bp.remove(handles)`` /
 ``bp.insert(handles)``: includes the base class's argument checks and resident-set
-bookkeeping), (b) for the structure alone
-(``_remove``/``_insert``: the HHG kernels), and (c) for single-handle calls (Python call
-overhead dominates). O(1) means flat in N; the ratio max/min over N is printed.
+bookkeeping), (b) for the structure alone (``_remove``/``_insert``: the HHG kernels), and
+(c) for single-handle calls (Python call overhead dominates). The sizes are timed
+round-robin, minimum and median over the rounds. O(1) means flat in N; the ratio max/min
+over N is printed.
 
     python benchmarks/hash_grid_ops.py                 # N = 1e3, 1e4, 1e5
     python benchmarks/hash_grid_ops.py --full          # N up to 1e6
@@ -32,30 +33,38 @@ def scene(n, seed=0):
     return rng.uniform(0, L, (n, 3)), rad
 
 
-def measure(n, batch, repeats, singles, seed=0):
+def setup(n, seed=0):
     pos, rad = scene(n, seed)
-    bp = make_broadphase("hash_grid").build(pos, rad)
-    rng = np.random.default_rng(seed + 1)
-    res = {"n": n, "grids": bp.stats()["grids"], "cells_per_axis": bp.stats()["cells_per_axis"]}
-    b = min(batch, n // 2)
-    t_rm, t_in, k_rm, k_in = [], [], [], []
-    for _ in range(repeats):
-        hs = rng.choice(n, size=b, replace=False).astype(np.int64)
+    return make_broadphase("hash_grid").build(pos, rad)
+
+
+def timed_round(bp, n, b, singles, rng, out):
+    """One round on one structure: remove + reinsert a random batch through the API, then
+    through the kernels alone, then ``singles`` single-handle calls; appends ns per op. An
+    untimed batch first brings the structure back into cache as far as a run of rounds on
+    this size alone would have it (a small structure entirely; at 10^6 only the batch's own
+    lines, which the timed batches do not reuse), so interleaving does not make the small
+    sizes cold."""
+    def remove_then_insert(remove, insert, handles):
         t0 = time.perf_counter()
-        bp.remove(hs)
+        remove(handles)
         t1 = time.perf_counter()
-        bp.insert(hs)
+        insert(handles)
         t2 = time.perf_counter()
-        t_rm.append((t1 - t0) / b)
-        t_in.append((t2 - t1) / b)
-        # the structure alone (resident set of the base class left untouched)
-        t0 = time.perf_counter()
-        bp._remove(hs)
-        t1 = time.perf_counter()
-        bp._insert(hs)
-        t2 = time.perf_counter()
-        k_rm.append((t1 - t0) / b)
-        k_in.append((t2 - t1) / b)
+        return 1e9 * (t1 - t0) / handles.size, 1e9 * (t2 - t1) / handles.size
+
+    def batch():
+        return rng.choice(n, size=b, replace=False).astype(np.int64)
+
+    remove_then_insert(bp.remove, bp.insert, batch())  # untimed warm-up batch
+    rm, ins = remove_then_insert(bp.remove, bp.insert, batch())
+    out["remove_ns"].append(rm)
+    out["insert_ns"].append(ins)
+    # the structure alone (the base class's resident flags left untouched), on handles not
+    # touched by the timing above (cold, like the API numbers)
+    rm, ins = remove_then_insert(bp._remove, bp._insert, batch())
+    out["kernel_remove_ns"].append(rm)
+    out["kernel_insert_ns"].append(ins)
     one = rng.choice(n, size=min(singles, n), replace=False).astype(np.int64)
     t0 = time.perf_counter()
     for h in one:
@@ -64,17 +73,35 @@ def measure(n, batch, repeats, singles, seed=0):
     for h in one:
         bp.insert(h)
     t2 = time.perf_counter()
-    bp.check_invariants() if n <= 100_000 else None
-    # min over repeats: the machine is shared, the minimum is the least disturbed estimate
-    res.update(
-        remove_ns=1e9 * float(np.min(t_rm)), insert_ns=1e9 * float(np.min(t_in)),
-        kernel_remove_ns=1e9 * float(np.min(k_rm)), kernel_insert_ns=1e9 * float(np.min(k_in)),
-        median_remove_ns=1e9 * float(np.median(t_rm)),
-        median_insert_ns=1e9 * float(np.median(t_in)),
-        single_remove_us=1e6 * (t1 - t0) / one.size, single_insert_us=1e6 * (t2 - t1) / one.size,
-        batch=b, repeats=repeats,
-    )
-    return res
+    out["single_remove_ns"].append(1e9 * (t1 - t0) / one.size)
+    out["single_insert_ns"].append(1e9 * (t2 - t1) / one.size)
+
+
+COLS = ("remove_ns", "insert_ns", "kernel_remove_ns", "kernel_insert_ns",
+        "single_remove_ns", "single_insert_ns")
+
+
+def measure(sizes, batch, repeats, singles, seed=0):
+    """Build one structure per size, then time the sizes round-robin (a burst of load from
+    other jobs on this shared machine then hits every size alike); per size and column the
+    minimum over the rounds (least disturbed) and the median are reported."""
+    bps = [setup(n, seed) for n in sizes]
+    rng = np.random.default_rng(seed + 1)
+    times = [{c: [] for c in COLS} for _ in sizes]
+    for _ in range(repeats):
+        for n, bp, out in zip(sizes, bps, times):
+            timed_round(bp, n, min(batch, n // 2), singles, rng, out)
+    rows = []
+    for n, bp, out in zip(sizes, bps, times):
+        if n <= 100_000:
+            bp.check_invariants()
+        st = bp.stats()
+        row = {"n": n, "grids": st["grids"], "cells_per_axis": st["cells_per_axis"],
+               "batch": min(batch, n // 2), "repeats": repeats}
+        row.update({c: float(np.min(v)) for c, v in out.items()})
+        row.update({"median_" + c: float(np.median(v)) for c, v in out.items()})
+        rows.append(row)
+    return rows
 
 
 def main(argv=None):
@@ -83,20 +110,19 @@ def main(argv=None):
     ap.add_argument("--full", action="store_true", help="sizes 1e3 .. 1e6")
     ap.add_argument("--batch", type=int, default=1000, help="operations per timed call")
     ap.add_argument("--repeats", type=int, default=30)
-    ap.add_argument("--singles", type=int, default=300, help="single-handle calls timed")
+    ap.add_argument("--singles", type=int, default=100, help="single-handle calls per round")
     ap.add_argument("--json", default=None, help="write results to this JSON file")
     args = ap.parse_args(argv)
     sizes = [1_000, 10_000, 100_000, 1_000_000] if args.full else args.sizes
-    measure(2000, 100, 2, 10)  # warm-up: numba compilation
-    rows = [measure(n, args.batch, args.repeats, args.singles) for n in sizes]
-    cols = ("remove_ns", "insert_ns", "kernel_remove_ns", "kernel_insert_ns",
-            "single_remove_us", "single_insert_us")
-    print(f"{'N':>9} {'grids':>5} {'cells/axis':>16} " + " ".join(f"{c:>17}" for c in cols))
+    measure([2000], 100, 2, 10)  # warm-up: numba compilation
+    rows = measure(sizes, args.batch, args.repeats, args.singles)
+    print(f"ns per operation: minimum (median) over {args.repeats} rounds, sizes interleaved")
+    print(f"{'N':>9} {'grids':>5} {'cells/axis':>18} " + " ".join(f"{c:>18}" for c in COLS))
     for r in rows:
-        print(f"{r['n']:>9} {r['grids']:>5} {str(r['cells_per_axis']):>16} "
-              + " ".join(f"{r[c]:>17.1f}" for c in cols))
-    ratios = {c: max(r[c] for r in rows) / min(r[c] for r in rows) for c in cols}
-    print("max/min over N: " + ", ".join(f"{c} {v:.2f}" for c, v in ratios.items()))
+        print(f"{r['n']:>9} {r['grids']:>5} {str(r['cells_per_axis']):>18} " + " ".join(
+            f"{r[c]:>8.0f} ({r['median_' + c]:>7.0f})" for c in COLS))
+    ratios = {c: max(r[c] for r in rows) / min(r[c] for r in rows) for c in COLS}
+    print("max/min over N (minima): " + ", ".join(f"{c} {v:.2f}" for c, v in ratios.items()))
     if args.json:
         with open(args.json, "w") as fh:
             json.dump({"benchmark": "hash_grid_ops", "rows": rows, "ratio_max_min": ratios}, fh,

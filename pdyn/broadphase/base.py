@@ -82,8 +82,8 @@ class BroadPhase:
             )
         self._pos = np.zeros((0, 3))
         self._rad = np.zeros(0)
-        self._members = np.zeros(0, np.int64)
-        self._member_pos = np.zeros(0, np.int64)
+        self._resident = np.zeros(0, np.uint8)
+        self._members: np.ndarray | None = np.zeros(0, np.int64)  # None: derive again
         self._n = 0
         self._infinite: list[int] = []
         self._candidates = 0
@@ -95,19 +95,20 @@ class BroadPhase:
         pos = _as_positions(positions)
         rad = _as_radii(radii, pos.shape[0])
         cap = pos.shape[0]
-        if cap > self._member_pos.shape[0]:
-            mp = np.full(cap, -1, np.int64)
-            mp[: self._member_pos.shape[0]] = self._member_pos
-            self._member_pos = mp
-            m = np.zeros(cap, np.int64)
-            m[: self._n] = self._members[: self._n]
-            self._members = m
+        if cap > self._resident.shape[0]:
+            r = np.zeros(cap, np.uint8)
+            r[: self._resident.shape[0]] = self._resident
+            self._resident = r
         self._pos, self._rad = pos, rad
 
     @property
     def members(self) -> np.ndarray:
-        """Finite resident handles (dense, unordered)."""
-        return self._members[: self._n]
+        """Finite resident handles, ascending (store order, so reads through them are
+        sequential). Derived from the resident flags in one O(capacity) pass after the set
+        changed, then cached; callers must not modify it."""
+        if self._members is None:
+            self._members = np.flatnonzero(self._resident).astype(np.int64, copy=False)
+        return self._members
 
     @property
     def infinite(self) -> np.ndarray:
@@ -129,7 +130,7 @@ class BroadPhase:
     # -------------------------------------------------------------- protocol
     def build(self, positions, radii, handles=None) -> "BroadPhase":
         """(Re)build from scratch over ``handles`` (default: every row)."""
-        self._member_pos = np.zeros(0, np.int64)
+        self._resident = np.zeros(0, np.uint8)
         self._members = np.zeros(0, np.int64)
         self._n = 0
         self._infinite = []
@@ -138,6 +139,7 @@ class BroadPhase:
             handles = np.arange(self._pos.shape[0], dtype=np.int64)
         finite, inf = self._split(handles)
         validate_particles(self._pos, self._rad, np.concatenate((finite, inf)))
+        self._check_infinite(inf, resident=False)
         self._set_add(finite)
         self._infinite = [int(x) for x in inf]
         self.calls["build"] += 1
@@ -145,9 +147,11 @@ class BroadPhase:
         return self
 
     def insert(self, handles) -> None:
-        """Add residents (rows of the bound arrays); O(1) amortised each where supported."""
+        """Add residents (rows of the bound arrays); O(1) amortised each where supported.
+        All or nothing: a handle already resident (or repeated) raises and changes nothing."""
         finite, inf = self._split(handles)
         validate_particles(self._pos, self._rad, np.concatenate((finite, inf)))
+        self._check_infinite(inf, resident=False)
         self._set_add(finite)
         self._infinite.extend(int(x) for x in inf)
         self.calls["insert"] += 1
@@ -155,14 +159,16 @@ class BroadPhase:
             self._insert(finite)
 
     def remove(self, handles) -> None:
-        """Remove residents; O(1) each where supported."""
+        """Remove residents; O(1) each where supported. All or nothing: a handle that is not
+        resident (or repeated) raises and changes nothing."""
         if self._infinite:
             finite, inf = self._split(handles)
-            for x in inf:
-                self._infinite.remove(int(x))
+            self._check_infinite(inf, resident=True)
         else:  # no infinite residents: skip the radius gather (one cache miss per handle)
-            finite = self._handles(handles)
+            finite, inf = self._handles(handles), ()
         self._set_remove(finite)
+        for x in inf:
+            self._infinite.remove(int(x))
         self.calls["remove"] += 1
         if finite.size:
             self._remove(finite)
@@ -194,27 +200,40 @@ class BroadPhase:
             "residents": self._n,
             "infinite": len(self._infinite),
             "candidates": self._candidates,
-            "memory_bytes": int(self._members.nbytes + self._member_pos.nbytes)
+            "memory_bytes": int(self._resident.nbytes + self.members.nbytes)
             + self._memory_bytes(),
             **self._stats(),
         }
 
     # -------------------------------------------------------------- resident-set helpers
+    def _check_infinite(self, inf: np.ndarray, resident: bool) -> None:
+        """Raise unless every infinite handle in ``inf`` is (``resident``) or is not resident,
+        each once."""
+        have = set(self._infinite)
+        seen: set[int] = set()
+        for x in (int(v) for v in inf):
+            if (x in have) != resident or x in seen:
+                state = "not resident" if resident else "already resident"
+                raise BroadPhaseError(f"handle {x} is {state} (or repeated)")
+            seen.add(x)
+
     def _set_add(self, h: np.ndarray) -> None:
         if h.size == 0:
             return
-        n = set_add(h, self._members, self._n, self._member_pos)
-        if n < 0:
-            raise BroadPhaseError(f"handle {int(h[-1 - n])} is already resident")
-        self._n = n
+        k = set_add(h, self._resident)
+        if k < 0:
+            raise BroadPhaseError(f"handle {int(h[-1 - k])} is already resident (or repeated)")
+        self._n += k
+        self._members = None
 
     def _set_remove(self, h: np.ndarray) -> None:
         if h.size == 0:
             return
-        n = set_remove(h, self._members, self._n, self._member_pos)
-        if n < 0:
-            raise BroadPhaseError(f"handle {int(h[-1 - n])} is not resident")
-        self._n = n
+        k = set_remove(h, self._resident)
+        if k < 0:
+            raise BroadPhaseError(f"handle {int(h[-1 - k])} is not resident (or repeated)")
+        self._n -= k
+        self._members = None
 
     # -------------------------------------------------------------- to implement
     def _build(self, handles: np.ndarray) -> None:

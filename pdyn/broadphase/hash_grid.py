@@ -10,10 +10,11 @@ them with geometric modulo hashing: multiplication by the inverse cell size, a b
 Schornbaum's mirror rule for negative coordinates (Sec. 3.2, Code Snippet 11). Each occupied
 cell owns a container (initial capacity 16, doubling; mesa_pd ``cellVectorSize``) from a pooled
 item buffer; every object remembers (grid, container, slot), so removal is an O(1) swap-remove
-(Sec. 3.1, Code Snippets 4-5); an emptied container is freed and its cell reset, and each grid
-keeps a list of its occupied cells, also with O(1) swap-removal (Sec. 3.4-3.5). A grid doubles
-its cells per axis when cells/objects would drop below ``minimal_grid_density`` (8; Sec. 3.4,
-mesa_pd ``minimalGridDensity``) and never shrinks (Sec. 3.5).
+(Sec. 3.1, Code Snippets 4-5); an emptied cell is reset and its container returned to a pool
+(keeping its item block, as a cleared vector keeps its capacity), and each grid keeps a list
+of its occupied cells, also with O(1) swap-removal (Sec. 3.4-3.5). A grid doubles its cells
+per axis when cells/objects would drop below ``minimal_grid_density`` (8; Sec. 3.4, mesa_pd
+``minimalGridDensity``) and never shrinks (Sec. 3.5).
 
 Detection (Alg. 4, Sec. 3.6): within each occupied cell all pairs, against 13 of the 26
 neighbour cells (half stencil, precomputed offset tables for the 27 inner/face/edge/corner
@@ -30,7 +31,11 @@ on Schornbaum's scene at 10^5 objects);
 (2) in the larger grids, neighbour layers farther than the object's radius plus the largest
 radius ever stored in that grid (a per-grid bound reset when the grid is cleared) are skipped,
 and a grid with fewer occupied cells than cells to visit is scanned directly (Koch's very
-polydisperse scene: one huge sphere in its own grid).
+polydisperse scene: one huge sphere in its own grid); (3) insert and remove process a batch
+in groups of 64 handles and first load each group's cache lines in independent passes (group
+prefetching, Chen et al. 2004), and container records are one 64-byte cache line, so that a
+random-handle operation among 10^6 residents costs about 2x one among 10^3 (all in cache)
+instead of 5x (``benchmarks/hash_grid_ops.py``).
 Below ``activation_threshold`` (32) residents plain all-pairs is used; once exceeded the grids
 are built and stay (Sec. 3.7). Update (Sec. 2.6, Alg. 2): ``update="incremental"`` re-hashes
 every object and moves it only if its cell (or size class) changed; ``update="rebuild"``
@@ -61,7 +66,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import FULL_STENCIL, HALF_STENCIL, overlaps, run_pair_kernel
+from ._kernels import FULL_STENCIL, HALF_STENCIL, aligned_full, overlaps, run_pair_kernel
 from .base import BroadPhase, BroadPhaseError, _brute_pairs
 
 # round-off guards for the size class (see module docstring)
@@ -72,12 +77,13 @@ ABS_MARGIN = 2.0**-40
 G_CELL, G_INV, G_LOW, G_RMAX = 0, 1, 2, 3
 # g_i columns (int per grid)
 G_M, G_BASE, G_OCCBASE, G_NOCC, G_COUNT, G_LEVEL, G_OCCCAP = 0, 1, 2, 3, 4, 5, 6
-# container record columns
+# container record columns (8 int64: one 64-byte cache line per record; column 7 unused)
 C_START, C_COUNT, C_CAP, C_CELL, C_GRID, C_OCC, C_CLS = 0, 1, 2, 3, 4, 5, 6
+CT_COLS = 8
 # per-handle record columns
 O_GRID, O_CONT, O_SLOT, O_CELL = 0, 1, 2, 3
-# scalar slots
-S_FREE_TOP, S_HWM, S_ITEMS_TOP, S_MOVED = 0, 1, 2, 3
+# scalar slots (S_TOUCH: prefetch checksum, a sink that keeps the prefetching loads)
+S_FREE_TOP, S_HWM, S_ITEMS_TOP, S_MOVED, S_TOUCH = 0, 1, 2, 3, 4
 # event codes returned by the mutating kernels
 EV_OK, EV_CONTAINERS, EV_ITEMS, EV_GROW_GRID, EV_NEW_GRID, EV_FIRST = 0, 1, 2, 3, 4, 5
 
@@ -203,24 +209,24 @@ def _place(h, g, cell, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc, c
     idx = g_i[g, G_BASE] + cell
     cont = np.int64(cells[idx])
     if cont < 0:
-        if sc[S_FREE_TOP] == 0 and sc[S_HWM] >= ct.shape[0]:
-            return EV_CONTAINERS, 0
-        if not _block_available(items, free_head, sc, cap0, 0):
-            return EV_ITEMS, cap0
-        if sc[S_FREE_TOP] > 0:
+        if sc[S_FREE_TOP] > 0:  # a pooled container, with the item block it kept
             sc[S_FREE_TOP] -= 1
             cont = ct_free[sc[S_FREE_TOP]]
-        else:
+        else:  # a new container with a new block of the initial capacity
+            if sc[S_HWM] >= ct.shape[0]:
+                return EV_CONTAINERS, 0
+            if not _block_available(items, free_head, sc, cap0, 0):
+                return EV_ITEMS, cap0
             cont = sc[S_HWM]
             sc[S_HWM] += 1
+            ct[cont, C_START] = _alloc_block(items, free_head, sc, cap0, 0)
+            ct[cont, C_CAP] = cap0
+            ct[cont, C_CLS] = 0
         nocc = g_i[g, G_NOCC]
-        ct[cont, C_START] = _alloc_block(items, free_head, sc, cap0, 0)
         ct[cont, C_COUNT] = 0
-        ct[cont, C_CAP] = cap0
         ct[cont, C_CELL] = cell
         ct[cont, C_GRID] = g
         ct[cont, C_OCC] = nocc
-        ct[cont, C_CLS] = 0
         occ[g_i[g, G_OCCBASE] + nocc] = cont
         g_i[g, G_NOCC] = nocc + 1
         cells[idx] = cont
@@ -251,19 +257,21 @@ def _place(h, g, cell, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc, c
 
 
 @njit(**JIT)
-def _take(h, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc):
-    """Swap-remove handle h from its cell; free the container when it empties. O(1)."""
+def _take(h, ob, g_i, cells, occ, ct, ct_free, items, sc):
+    """Swap-remove handle h from its cell; when the cell empties, reset it and return its
+    container, keeping its item block (as a cleared vector keeps its capacity), to the pool.
+    O(1); the items are not touched when h is its container's last object."""
     g = ob[h, O_GRID]
     cont = ob[h, O_CONT]
     slot = ob[h, O_SLOT]
-    start = ct[cont, C_START]
     cnt = ct[cont, C_COUNT] - 1
-    last = items[start + cnt]
-    items[start + slot] = last
-    ob[last, O_SLOT] = slot
+    if slot != cnt:
+        start = ct[cont, C_START]
+        last = items[start + cnt]
+        items[start + slot] = last
+        ob[last, O_SLOT] = slot
     ct[cont, C_COUNT] = cnt
     if cnt == 0:
-        _free_block(items, free_head, start, ct[cont, C_CLS])
         cells[g_i[g, G_BASE] + ct[cont, C_CELL]] = -1
         p = ct[cont, C_OCC]
         base = g_i[g, G_OCCBASE]
@@ -310,23 +318,106 @@ def _insert_one(h, pos, rad, ob, g_f, g_i, order, ngrids, cells, occ, ct, ct_fre
     return ev, arg
 
 
+# Group prefetching (Chen, Ailamaki, Gibbons & Mowry 2004, "Improving hash join performance
+# through prefetching"): a batch is processed in groups of PREFETCH_GROUP handles; before a
+# group is modified, read-only passes load every cache line its operations will touch, one
+# level of indirection per pass. Within a pass the loads are independent, so their cache
+# misses overlap, instead of forming a dependent chain of ~6 misses per handle; the modifying
+# loop then finds its lines in cache. The passes return a checksum so that the loads are kept.
+PREFETCH_GROUP = 64
+
+
+@njit(**JIT)
+def _touch_take(handles, s, e, ob, g_i, cells, occ, ct, items):
+    """Prefetch, for ``handles[s:e]``, the lines ``_take`` reads and writes: the handle's
+    record, its container record and items, the last item's record, the cell, the occupied
+    list entries and the container moved into the freed occupied slot."""
+    acc = 0
+    for t in range(s, e):
+        acc += ob[handles[t], O_CONT]
+    for t in range(s, e):
+        c = ob[handles[t], O_CONT]
+        if c >= 0:
+            acc += ct[c, C_START]
+    for t in range(s, e):
+        h = handles[t]
+        c = ob[h, O_CONT]
+        if c >= 0:
+            if ob[h, O_SLOT] != ct[c, C_COUNT] - 1:
+                acc += items[ct[c, C_START] + ct[c, C_COUNT] - 1]
+            g = ob[h, O_GRID]
+            acc += cells[g_i[g, G_BASE] + ct[c, C_CELL]]
+            acc += occ[g_i[g, G_OCCBASE] + ct[c, C_OCC]]
+            tail = g_i[g, G_NOCC] - 1 - (t - s)
+            if tail >= 0:
+                acc += occ[g_i[g, G_OCCBASE] + tail]
+    for t in range(s, e):
+        h = handles[t]
+        c = ob[h, O_CONT]
+        if c >= 0:
+            g = ob[h, O_GRID]
+            if ob[h, O_SLOT] != ct[c, C_COUNT] - 1:
+                acc += ob[items[ct[c, C_START] + ct[c, C_COUNT] - 1], O_SLOT]
+            tail = g_i[g, G_NOCC] - 1 - (t - s)
+            if tail >= 0:
+                acc += ct[occ[g_i[g, G_OCCBASE] + tail], C_OCC]
+    return acc
+
+
+@njit(**JIT)
+def _touch_place(handles, s, e, pos, rad, ob, g_f, g_i, order, ngrids, cells, ct, items):
+    """Prefetch, for ``handles[s:e]``, the lines ``_place`` reads and writes: the handle's
+    record, its target cell, the cell's container record and the item slot it fills."""
+    acc = 0
+    idx = np.empty(e - s, np.int64)
+    for t in range(s, e):
+        h = handles[t]
+        acc += ob[h, O_GRID]
+        idx[t - s] = -1
+        g = _find_grid(_eff_size(pos, rad, h), order, ngrids, g_f)
+        if g >= 0:
+            idx[t - s] = g_i[g, G_BASE] + _hash(pos, h, g_f[g, G_INV], g_i[g, G_M])
+            acc += cells[idx[t - s]]
+    for t in range(s, e):
+        if idx[t - s] >= 0 and cells[idx[t - s]] >= 0:
+            acc += ct[cells[idx[t - s]], C_START]
+    for t in range(s, e):
+        if idx[t - s] >= 0 and cells[idx[t - s]] >= 0:
+            c = cells[idx[t - s]]
+            acc += items[min(ct[c, C_START] + ct[c, C_COUNT], items.shape[0] - 1)]
+    return acc
+
+
 @njit(**JIT)
 def _insert_kernel(handles, t0, pos, rad, ob, g_f, g_i, order, ngrids, cells, occ, ct, ct_free,
                    items, free_head, sc, c0, f, logf, density, max_m, cap0):
-    for t in range(t0, handles.shape[0]):
-        ev, arg = _insert_one(handles[t], pos, rad, ob, g_f, g_i, order, ngrids, cells, occ, ct,
-                              ct_free, items, free_head, sc, c0, f, logf, density, max_m, cap0)
-        if ev != EV_OK:
-            return t, ev, arg
-    return handles.shape[0], EV_OK, 0
+    n = handles.shape[0]
+    t = t0
+    while t < n:
+        e = min(t + PREFETCH_GROUP, n)
+        if ngrids > 0:
+            sc[S_TOUCH] += _touch_place(handles, t, e, pos, rad, ob, g_f, g_i, order, ngrids,
+                                        cells, ct, items)
+        for u in range(t, e):
+            ev, arg = _insert_one(handles[u], pos, rad, ob, g_f, g_i, order, ngrids, cells, occ,
+                                  ct, ct_free, items, free_head, sc, c0, f, logf, density, max_m,
+                                  cap0)
+            if ev != EV_OK:
+                return u, ev, arg
+        t = e
+    return n, EV_OK, 0
 
 
 @njit(**JIT)
-def _remove_kernel(handles, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc):
-    for t in range(handles.shape[0]):
-        h = handles[t]
-        if ob[h, O_GRID] >= 0:
-            _take(h, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc)
+def _remove_kernel(handles, ob, g_i, cells, occ, ct, ct_free, items, sc):
+    n = handles.shape[0]
+    for s in range(0, n, PREFETCH_GROUP):
+        e = min(s + PREFETCH_GROUP, n)
+        sc[S_TOUCH] += _touch_take(handles, s, e, ob, g_i, cells, occ, ct, items)
+        for t in range(s, e):
+            h = handles[t]
+            if ob[h, O_GRID] >= 0:
+                _take(h, ob, g_i, cells, occ, ct, ct_free, items, sc)
 
 
 @njit(**JIT)
@@ -344,14 +435,14 @@ def _update_kernel(handles, t0, pos, rad, ob, g_f, g_i, order, ngrids, cells, oc
                 cell = _hash(pos, h, g_f[g, G_INV], g_i[g, G_M])
                 if cell == ob[h, O_CELL]:  # per-handle copy: no random access here
                     continue
-                _take(h, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc)
+                _take(h, ob, g_i, cells, occ, ct, ct_free, items, sc)
                 sc[S_MOVED] += 1
                 ev, arg = _place(h, g, cell, ob, g_i, cells, occ, ct, ct_free, items,
                                  free_head, sc, cap0)
                 if ev != EV_OK:
                     return t, ev, arg
                 continue
-            _take(h, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc)
+            _take(h, ob, g_i, cells, occ, ct, ct_free, items, sc)
             sc[S_MOVED] += 1
         # not placed (new grid, or resumed after an event): full insertion
         ev, arg = _insert_one(h, pos, rad, ob, g_f, g_i, order, ngrids, cells, occ, ct, ct_free,
@@ -376,8 +467,8 @@ def _grid_handles(g, g_i, occ, ct, items):
 
 
 @njit(**JIT)
-def _clear_grids(which, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc):
-    """Empty every grid in ``which`` (containers freed, cells reset, objects unplaced)."""
+def _clear_grids(which, ob, g_i, cells, occ, ct, ct_free, items, sc):
+    """Empty every grid in ``which`` (containers pooled, cells reset, objects unplaced)."""
     for w in range(which.shape[0]):
         g = which[w]
         base = g_i[g, G_OCCBASE]
@@ -390,7 +481,6 @@ def _clear_grids(which, ob, g_i, cells, occ, ct, ct_free, items, free_head, sc):
                 ob[h, O_CONT] = -1
                 ob[h, O_SLOT] = -1
                 ob[h, O_CELL] = -1
-            _free_block(items, free_head, s, ct[cont, C_CLS])
             cells[g_i[g, G_BASE] + ct[cont, C_CELL]] = -1
             ct[cont, C_COUNT] = 0
             ct_free[sc[S_FREE_TOP]] = cont
@@ -667,12 +757,12 @@ class HashGrid(BroadPhase):
         self._g_offs = np.zeros((4, 27, 27), np.int64)
         self._cells = np.zeros(0, np.int32)
         self._occ = np.zeros(0, np.int64)
-        self._ct = np.zeros((64, 7), np.int64)
+        self._ct = aligned_full((64, CT_COLS), 0, np.int64)
         self._ct_free = np.zeros(64, np.int64)
-        self._items = np.zeros(64 * self.cell_capacity, np.int64)
+        self._items = aligned_full(64 * self.cell_capacity, 0, np.int64)
         self._free_head = np.full(N_CLASSES, -1, np.int64)
-        self._sc = np.zeros(4, np.int64)
-        self._ob = np.full((0, 4), -1, np.int64)
+        self._sc = np.zeros(5, np.int64)
+        self._ob = aligned_full((0, 4), -1, np.int64)
         self._tests = np.zeros(1, np.int64)
         # detection snapshot (sequential copies of the residents, rebuilt per query)
         self._spos = np.zeros((0, 3))
@@ -685,13 +775,13 @@ class HashGrid(BroadPhase):
     def _ensure_handles(self):
         cap = self._pos.shape[0]
         if cap > self._ob.shape[0]:
-            ob = np.full((max(cap, 2 * self._ob.shape[0]), 4), -1, np.int64)
+            ob = aligned_full((max(cap, 2 * self._ob.shape[0]), 4), -1, np.int64)
             ob[: self._ob.shape[0]] = self._ob
             self._ob = ob
 
     def _pool(self):
         return (self._ob, self._g_i, self._cells, self._occ, self._ct, self._ct_free,
-                self._items, self._free_head, self._sc)
+                self._items, self._sc)
 
     def _args(self):
         return (self._pos, self._rad, self._ob, self._g_f, self._g_i, self._order, self._ngrids,
@@ -713,14 +803,14 @@ class HashGrid(BroadPhase):
     def _event(self, ev, arg, h):
         if ev == EV_CONTAINERS:
             new = 2 * self._ct.shape[0]
-            ct = np.zeros((new, 7), np.int64)
+            ct = aligned_full((new, CT_COLS), 0, np.int64)
             ct[: self._ct.shape[0]] = self._ct
             free = np.zeros(new, np.int64)
             free[: self._ct_free.shape[0]] = self._ct_free
             self._ct, self._ct_free = ct, free
         elif ev == EV_ITEMS:
             new = max(2 * self._items.shape[0], int(self._sc[S_ITEMS_TOP]) + int(arg))
-            items = np.zeros(new, np.int64)
+            items = aligned_full(new, 0, np.int64)
             items[: self._items.shape[0]] = self._items
             self._items = items
         elif ev == EV_FIRST:
@@ -750,8 +840,8 @@ class HashGrid(BroadPhase):
         old_cells, old_occ, gi = self._cells, self._occ, self._g_i
         sizes = [1 << (3 * int(gi[g, G_M])) for g in range(ng)]
         occcaps = [self._occ_cap(int(gi[g, G_M])) for g in range(ng)]
-        cells = np.full(sum(sizes), -1, np.int32)
-        occ = np.zeros(sum(occcaps), np.int64)
+        cells = aligned_full(sum(sizes), -1, np.int32)
+        occ = aligned_full(sum(occcaps), 0, np.int64)
         cb = ob = 0
         for g in range(ng):
             if g not in fresh:

@@ -228,13 +228,13 @@ def _split_changed(items, keys, n, hkeys):
 
 
 @njit(**JIT)
-def _compact(keys, items, n, n_sorted, member_pos):
+def _compact(keys, items, n, n_sorted, resident):
     """Drop non-resident handles keeping order; returns (new n, new n_sorted)."""
     w = 0
     ws = 0
     for t in range(n):
         h = items[t]
-        if member_pos[h] >= 0:
+        if resident[h]:
             keys[w] = keys[t]
             items[w] = h
             if t < n_sorted:
@@ -624,7 +624,7 @@ class ZIndexSort(_SortedCells):
 
     def _remove(self, handles):
         self._n_items, self._n_sorted = _compact(
-            self._keys, self._items, self._n_items, self._n_sorted, self._member_pos
+            self._keys, self._items, self._n_items, self._n_sorted, self._resident
         )
 
     def _update(self):

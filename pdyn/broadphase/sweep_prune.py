@@ -99,13 +99,13 @@ def _merge_tail(vals, codes, n_sorted, n):
 
 
 @njit(**JIT)
-def _compact(vals, codes, n, n_sorted, member_pos):
+def _compact(vals, codes, n, n_sorted, resident):
     """Drop the ends of non-resident handles keeping order; returns (new n, new n_sorted)."""
     w = 0
     ws = 0
     for t in range(n):
         c = codes[t]
-        if member_pos[c >> 1] >= 0:
+        if resident[c >> 1]:
             vals[w] = vals[t]
             codes[w] = c
             if t < n_sorted:
@@ -210,7 +210,7 @@ class SweepPrune(BroadPhase):
 
     def _remove(self, handles):
         self._n_ends, self._n_sorted = _compact(
-            self._vals, self._codes, self._n_ends, self._n_sorted, self._member_pos
+            self._vals, self._codes, self._n_ends, self._n_sorted, self._resident
         )
 
     def _update(self):

@@ -129,6 +129,40 @@ def test_insert_remove_update_sequence(method, seed):
 
 
 @pytest.mark.parametrize("method", METHODS)
+def test_rejected_insert_or_remove_changes_nothing(method):
+    """A batch with one bad handle (already resident, not resident, repeated; finite or wall)
+    raises a one-line error naming the handle and leaves the structure as it was."""
+    rng = np.random.default_rng(11)
+    pos = rng.uniform(0, 6, (120, 3))
+    rad = rng.uniform(0.2, 0.6, 120)
+    rad[[7, 8]] = np.inf
+    start = np.setdiff1d(np.arange(60), [8])
+    bp = make_broadphase(method).build(pos, rad, start)  # wall 7 resident, 8 not
+    before = canonical_pairs(bp.candidate_pairs())
+    bad_batches = [
+        ("insert", [70, 71, 5], "handle 5 is already resident"),
+        ("insert", [70, 71, 70], "handle 70 is already resident"),
+        ("insert", [70, 8, 7], "handle 7 is already resident"),
+        ("insert", [70, 8, 8], "handle 8 is already resident"),
+        ("remove", [1, 2, 90], "handle 90 is not resident"),
+        ("remove", [1, 2, 1], "handle 1 is not resident"),
+        ("remove", [1, 7, 8], "handle 8 is not resident"),
+    ]
+    for op, batch, msg in bad_batches:
+        with pytest.raises(BroadPhaseError, match=msg):
+            getattr(bp, op)(np.array(batch, np.int64))
+        assert bp.stats()["residents"] == 58 and bp.stats()["infinite"] == 1
+        np.testing.assert_array_equal(canonical_pairs(bp.candidate_pairs()), before,
+                                      err_msg=f"{op} {batch} changed the structure")
+    bp.insert(np.array([70, 8]))  # the structure still works afterwards
+    bp.remove(np.array([1, 7]))
+    res = np.setdiff1d(np.r_[start, 70, 8], [1, 7])
+    exp = oracle(pos[res], rad[res])
+    got = canonical_pairs(filter_overlapping(bp.candidate_pairs(), pos, rad))
+    np.testing.assert_array_equal(got, canonical_pairs(res[exp]))
+
+
+@pytest.mark.parametrize("method", METHODS)
 def test_bad_input_is_a_clear_error(method):
     pos = np.zeros((3, 3))
     with pytest.raises(BroadPhaseError, match="radii"):
