@@ -38,22 +38,36 @@ def _as_radii(radii, n: int) -> np.ndarray:
     return rad
 
 
-def validate_particles(pos: np.ndarray, rad: np.ndarray, handles: np.ndarray) -> None:
-    """Reject NaN/inf positions and non-positive or NaN radii among ``handles`` (one-line error)."""
-    if handles.size == 0:
-        return
-    r = rad[handles]
-    bad = ~(r > 0)  # catches NaN too
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        raise BroadPhaseError(f"radii[{int(handles[k])}] = {r[k]!r}: must be > 0")
-    finite = ~np.isinf(r)
-    p = pos[handles[finite]]
-    badp = ~np.isfinite(p).all(axis=1)
-    if badp.any():
-        k = int(np.flatnonzero(badp)[0])
-        h = int(handles[finite][k])
-        raise BroadPhaseError(f"positions[{h}] = {pos[h].tolist()}: must be finite")
+# what _scan_handles checks
+RANGE, COUNT_INFINITE, VALUES = 0, 1, 2
+
+
+@njit(**JIT)
+def _scan_handles(handles, pos, rad, mode):
+    """One pass over a batch of handles (cheap for a single handle, unlike a chain of numpy
+    calls). Checks the range; with ``mode`` >= COUNT_INFINITE counts infinite radii; with
+    VALUES also rejects radii that are not > 0 (NaN included) and non-finite centres of
+    finite particles. Returns (0, -1, n_infinite), or (code, t, 0) for the first bad
+    ``handles[t]``: 1 out of range, 2 bad radius, 3 bad centre."""
+    cap = pos.shape[0]
+    for t in range(handles.shape[0]):
+        if handles[t] < 0 or handles[t] >= cap:
+            return 1, t, 0
+    ninf = 0
+    if mode == RANGE:
+        return 0, -1, 0
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        r = rad[h]
+        if mode == VALUES and not r > 0.0:
+            return 2, t, 0
+        if np.isinf(r):
+            ninf += 1
+        elif mode == VALUES:
+            for a in range(3):
+                if not np.isfinite(pos[h, a]):
+                    return 3, t, 0
+    return 0, -1, ninf
 
 
 @njit(**JIT)
@@ -114,17 +128,21 @@ class BroadPhase:
     def infinite(self) -> np.ndarray:
         return np.asarray(self._infinite, np.int64)
 
-    def _handles(self, handles) -> np.ndarray:
+    def _split(self, handles, mode: int) -> tuple[np.ndarray, np.ndarray]:
+        """Checked handles as int64, split into (finite, infinite); ``mode`` as in
+        :func:`_scan_handles` (RANGE: no radius is read and every handle counts as finite)."""
         h = np.ascontiguousarray(np.atleast_1d(handles), dtype=np.int64)
-        if h.size and (h.min() < 0 or h.max() >= self._pos.shape[0]):
-            raise BroadPhaseError(
-                f"handle out of range [0, {self._pos.shape[0]}): {int(h.min())}..{int(h.max())}"
-            )
-        return h
-
-    def _split(self, handles) -> tuple[np.ndarray, np.ndarray]:
-        h = self._handles(handles)
-        inf = np.isinf(self._rad[h]) if h.size else np.zeros(0, bool)
+        code, t, ninf = _scan_handles(h, self._pos, self._rad, mode)
+        if code:
+            x = int(h[t])
+            if code == 1:
+                raise BroadPhaseError(f"handle {x} out of range [0, {self._pos.shape[0]})")
+            if code == 2:
+                raise BroadPhaseError(f"radii[{x}] = {float(self._rad[x])!r}: must be > 0")
+            raise BroadPhaseError(f"positions[{x}] = {self._pos[x].tolist()}: must be finite")
+        if ninf == 0:
+            return h, h[:0]
+        inf = np.isinf(self._rad[h])
         return h[~inf], h[inf]
 
     # -------------------------------------------------------------- protocol
@@ -137,8 +155,7 @@ class BroadPhase:
         self.bind(positions, radii)
         if handles is None:
             handles = np.arange(self._pos.shape[0], dtype=np.int64)
-        finite, inf = self._split(handles)
-        validate_particles(self._pos, self._rad, np.concatenate((finite, inf)))
+        finite, inf = self._split(handles, VALUES)
         self._check_infinite(inf, resident=False)
         self._set_add(finite)
         self._infinite = [int(x) for x in inf]
@@ -149,8 +166,7 @@ class BroadPhase:
     def insert(self, handles) -> None:
         """Add residents (rows of the bound arrays); O(1) amortised each where supported.
         All or nothing: a handle already resident (or repeated) raises and changes nothing."""
-        finite, inf = self._split(handles)
-        validate_particles(self._pos, self._rad, np.concatenate((finite, inf)))
+        finite, inf = self._split(handles, VALUES)
         self._check_infinite(inf, resident=False)
         self._set_add(finite)
         self._infinite.extend(int(x) for x in inf)
@@ -161,11 +177,9 @@ class BroadPhase:
     def remove(self, handles) -> None:
         """Remove residents; O(1) each where supported. All or nothing: a handle that is not
         resident (or repeated) raises and changes nothing."""
-        if self._infinite:
-            finite, inf = self._split(handles)
-            self._check_infinite(inf, resident=True)
-        else:  # no infinite residents: skip the radius gather (one cache miss per handle)
-            finite, inf = self._handles(handles), ()
+        # without infinite residents no radius is read (one cache miss per handle saved)
+        finite, inf = self._split(handles, COUNT_INFINITE if self._infinite else RANGE)
+        self._check_infinite(inf, resident=True)
         self._set_remove(finite)
         for x in inf:
             self._infinite.remove(int(x))
@@ -209,6 +223,8 @@ class BroadPhase:
     def _check_infinite(self, inf: np.ndarray, resident: bool) -> None:
         """Raise unless every infinite handle in ``inf`` is (``resident``) or is not resident,
         each once."""
+        if inf.size == 0:
+            return
         have = set(self._infinite)
         seen: set[int] = set()
         for x in (int(v) for v in inf):

@@ -34,8 +34,8 @@ and a grid with fewer occupied cells than cells to visit is scanned directly (Ko
 polydisperse scene: one huge sphere in its own grid); (3) insert and remove process a batch
 in groups of 64 handles and first load each group's cache lines in independent passes (group
 prefetching, Chen et al. 2004), and container records are one 64-byte cache line, so that a
-random-handle operation among 10^6 residents costs about 2x one among 10^3 (all in cache)
-instead of 5x (``benchmarks/hash_grid_ops.py``).
+random-handle operation among 10^6 residents costs about 2x one among 10^3 (all in cache),
+not 5x (``benchmarks/hash_grid_ops.py``).
 Below ``activation_threshold`` (32) residents plain all-pairs is used; once exceeded the grids
 are built and stay (Sec. 3.7). Update (Sec. 2.6, Alg. 2): ``update="incremental"`` re-hashes
 every object and moves it only if its cell (or size class) changed; ``update="rebuild"``

@@ -130,12 +130,14 @@ def test_insert_remove_update_sequence(method, seed):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_rejected_insert_or_remove_changes_nothing(method):
-    """A batch with one bad handle (already resident, not resident, repeated; finite or wall)
-    raises a one-line error naming the handle and leaves the structure as it was."""
+    """A batch with one bad handle (already resident, not resident, repeated, out of range,
+    bad radius or centre; finite or wall) raises a one-line error naming the handle and leaves
+    the structure as it was."""
     rng = np.random.default_rng(11)
     pos = rng.uniform(0, 6, (120, 3))
     rad = rng.uniform(0.2, 0.6, 120)
     rad[[7, 8]] = np.inf
+    rad[100], pos[101, 2] = np.nan, np.inf  # bad rows, never resident
     start = np.setdiff1d(np.arange(60), [8])
     bp = make_broadphase(method).build(pos, rad, start)  # wall 7 resident, 8 not
     before = canonical_pairs(bp.candidate_pairs())
@@ -147,6 +149,10 @@ def test_rejected_insert_or_remove_changes_nothing(method):
         ("remove", [1, 2, 90], "handle 90 is not resident"),
         ("remove", [1, 2, 1], "handle 1 is not resident"),
         ("remove", [1, 7, 8], "handle 8 is not resident"),
+        ("insert", [70, 120], r"handle 120 out of range \[0, 120\)"),
+        ("remove", [1, -1], r"handle -1 out of range"),
+        ("insert", [70, 100], r"radii\[100\] = nan: must be > 0"),
+        ("insert", [70, 101], r"positions\[101\] = .*: must be finite"),
     ]
     for op, batch, msg in bad_batches:
         with pytest.raises(BroadPhaseError, match=msg):
