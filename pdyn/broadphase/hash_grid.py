@@ -32,10 +32,10 @@ on Schornbaum's scene at 10^5 objects);
 radius ever stored in that grid (a per-grid bound reset when the grid is cleared) are skipped,
 and a grid with fewer occupied cells than cells to visit is scanned directly (Koch's very
 polydisperse scene: one huge sphere in its own grid); (3) insert and remove process a batch
-in groups of 64 handles and first load each group's cache lines in independent passes (group
-prefetching, Chen et al. 2004), and container records are one 64-byte cache line, so that a
-random-handle operation among 10^6 residents costs about 2x one among 10^3 (all in cache),
-not 5x (``benchmarks/hash_grid_ops.py``).
+in groups of 64 handles whose cache lines are fetched ahead of use (group and
+software-pipelined prefetching, Chen et al. 2004), and container records are one 64-byte
+cache line, so that a random-handle operation among 10^6 residents costs under 2x one among
+10^3 (all in cache), not 5x (``benchmarks/hash_grid_ops.py``).
 Below ``activation_threshold`` (32) residents plain all-pairs is used; once exceeded the grids
 are built and stay (Sec. 3.7). Update (Sec. 2.6, Alg. 2): ``update="incremental"`` re-hashes
 every object and moves it only if its cell (or size class) changed; ``update="rebuild"``
@@ -66,7 +66,8 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import FULL_STENCIL, HALF_STENCIL, aligned_full, overlaps, run_pair_kernel
+from ._kernels import (FULL_STENCIL, HALF_STENCIL, aligned_full, overlaps, prefetch,
+                       run_pair_kernel)
 from .base import BroadPhase, BroadPhaseError, _brute_pairs
 
 # round-off guards for the size class (see module docstring)
@@ -318,50 +319,15 @@ def _insert_one(h, pos, rad, ob, g_f, g_i, order, ngrids, cells, occ, ct, ct_fre
     return ev, arg
 
 
-# Group prefetching (Chen, Ailamaki, Gibbons & Mowry 2004, "Improving hash join performance
-# through prefetching"): a batch is processed in groups of PREFETCH_GROUP handles; before a
-# group is modified, read-only passes load every cache line its operations will touch, one
-# level of indirection per pass. Within a pass the loads are independent, so their cache
-# misses overlap, instead of forming a dependent chain of ~6 misses per handle; the modifying
-# loop then finds its lines in cache. The passes return a checksum so that the loads are kept.
+# Prefetching (Chen, Ailamaki, Gibbons & Mowry 2004, "Improving hash join performance through
+# prefetching"): a batch is processed in groups of PREFETCH_GROUP handles. Insert uses group
+# prefetching: before a group is modified, read-only passes load every cache line its
+# operations will touch, one level of indirection per pass, so that within a pass the cache
+# misses overlap instead of forming a dependent chain per handle (the passes return a checksum
+# so that the loads are kept). Remove uses software-pipelined prefetching: while group k is
+# removed, non-blocking prefetches fetch the lines of groups k+1..k+3, one level of
+# indirection per group of distance, so that the misses also overlap with the removal work.
 PREFETCH_GROUP = 64
-
-
-@njit(**JIT)
-def _touch_take(handles, s, e, ob, g_i, cells, occ, ct, items):
-    """Prefetch, for ``handles[s:e]``, the lines ``_take`` reads and writes: the handle's
-    record, its container record and items, the last item's record, the cell, the occupied
-    list entries and the container moved into the freed occupied slot."""
-    acc = 0
-    for t in range(s, e):
-        acc += ob[handles[t], O_CONT]
-    for t in range(s, e):
-        c = ob[handles[t], O_CONT]
-        if c >= 0:
-            acc += ct[c, C_START]
-    for t in range(s, e):
-        h = handles[t]
-        c = ob[h, O_CONT]
-        if c >= 0:
-            if ob[h, O_SLOT] != ct[c, C_COUNT] - 1:
-                acc += items[ct[c, C_START] + ct[c, C_COUNT] - 1]
-            g = ob[h, O_GRID]
-            acc += cells[g_i[g, G_BASE] + ct[c, C_CELL]]
-            acc += occ[g_i[g, G_OCCBASE] + ct[c, C_OCC]]
-            tail = g_i[g, G_NOCC] - 1 - (t - s)
-            if tail >= 0:
-                acc += occ[g_i[g, G_OCCBASE] + tail]
-    for t in range(s, e):
-        h = handles[t]
-        c = ob[h, O_CONT]
-        if c >= 0:
-            g = ob[h, O_GRID]
-            if ob[h, O_SLOT] != ct[c, C_COUNT] - 1:
-                acc += ob[items[ct[c, C_START] + ct[c, C_COUNT] - 1], O_SLOT]
-            tail = g_i[g, G_NOCC] - 1 - (t - s)
-            if tail >= 0:
-                acc += ct[occ[g_i[g, G_OCCBASE] + tail], C_OCC]
-    return acc
 
 
 @njit(**JIT)
@@ -409,11 +375,56 @@ def _insert_kernel(handles, t0, pos, rad, ob, g_f, g_i, order, ngrids, cells, oc
 
 
 @njit(**JIT)
+def _prefetch_take_ob(handles, s, e, ob):
+    """Remove pipeline, stage 1 (three groups ahead): the handles' records."""
+    for t in range(s, e):
+        prefetch(ob, handles[t] * 4)
+
+
+@njit(**JIT)
+def _prefetch_take_ct(handles, s, e, ob, g_i, cells, ct):
+    """Stage 2 (two groups ahead; records arrived): container records and cells."""
+    for t in range(s, e):
+        h = handles[t]
+        c = ob[h, O_CONT]
+        if c >= 0:
+            prefetch(ct, c * CT_COLS)
+            prefetch(cells, g_i[ob[h, O_GRID], G_BASE] + ob[h, O_CELL])
+
+
+@njit(**JIT)
+def _prefetch_take_rest(handles, s, e, s0, ob, g_i, occ, ct, items):
+    """Stage 3 (one group ahead; container records arrived): the occupied-list entry and,
+    if h is not its container's last object, the last item."""
+    for t in range(s, e):
+        h = handles[t]
+        c = ob[h, O_CONT]
+        if c >= 0:
+            prefetch(occ, g_i[ob[h, O_GRID], G_OCCBASE] + ct[c, C_OCC])
+            if ob[h, O_SLOT] != ct[c, C_COUNT] - 1:
+                prefetch(items, ct[c, C_START] + ct[c, C_COUNT] - 1)
+            # the container that an emptied cell's occupied-list slot will receive: one from
+            # the list's tail (read sequentially), an estimate as earlier removals shorten it
+            tail = g_i[ob[h, O_GRID], G_NOCC] - 1 - (t - s0)
+            if tail >= 0:
+                prefetch(ct, occ[g_i[ob[h, O_GRID], G_OCCBASE] + tail] * CT_COLS)
+
+
+@njit(**JIT)
 def _remove_kernel(handles, ob, g_i, cells, occ, ct, ct_free, items, sc):
+    """Remove a batch, software-pipelined: while group k is removed, the cache lines of
+    groups k+1..k+3 are being fetched, one level of indirection per group of distance."""
     n = handles.shape[0]
-    for s in range(0, n, PREFETCH_GROUP):
-        e = min(s + PREFETCH_GROUP, n)
-        sc[S_TOUCH] += _touch_take(handles, s, e, ob, g_i, cells, occ, ct, items)
+    G = PREFETCH_GROUP
+    _prefetch_take_ob(handles, 0, min(3 * G, n), ob)
+    _prefetch_take_ct(handles, 0, min(2 * G, n), ob, g_i, cells, ct)
+    _prefetch_take_rest(handles, 0, min(G, n), 0, ob, g_i, occ, ct, items)
+    for s in range(0, n, G):
+        e = min(s + G, n)
+        _prefetch_take_ob(handles, min(s + 3 * G, n), min(s + 4 * G, n), ob)
+        _prefetch_take_ct(handles, min(s + 2 * G, n), min(s + 3 * G, n), ob, g_i, cells, ct)
+        _prefetch_take_rest(handles, min(s + G, n), min(s + 2 * G, n), s, ob, g_i, occ, ct,
+                            items)
         for t in range(s, e):
             h = handles[t]
             if ob[h, O_GRID] >= 0:
