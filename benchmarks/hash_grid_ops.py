@@ -109,7 +109,7 @@ def main(argv=None):
     ap.add_argument("--sizes", type=int, nargs="+", default=[1_000, 10_000, 100_000])
     ap.add_argument("--full", action="store_true", help="sizes 1e3 .. 1e6")
     ap.add_argument("--batch", type=int, default=1000, help="operations per timed call")
-    ap.add_argument("--repeats", type=int, default=30)
+    ap.add_argument("--repeats", type=int, default=60)
     ap.add_argument("--singles", type=int, default=100, help="single-handle calls per round")
     ap.add_argument("--json", default=None, help="write results to this JSON file")
     args = ap.parse_args(argv)
