@@ -34,7 +34,7 @@ and a grid with fewer occupied cells than cells to visit is scanned directly (Ko
 polydisperse scene: one huge sphere in its own grid); (3) insert and remove process a batch
 in groups of 64 handles whose cache lines are fetched ahead of use (group and
 software-pipelined prefetching, Chen et al. 2004), and container records are one 64-byte
-cache line, so that a random-handle operation among 10^6 residents costs under 2x one among
+cache line, so that a random-handle operation among 10^6 residents costs ~1.6x one among
 10^3 (all in cache), not 5x (``benchmarks/hash_grid_ops.py``).
 Below ``activation_threshold`` (32) residents plain all-pairs is used; once exceeded the grids
 are built and stay (Sec. 3.7). Update (Sec. 2.6, Alg. 2): ``update="incremental"`` re-hashes
