@@ -284,6 +284,32 @@ def drop(scale=1.0, seed=0):
     )
 
 
+def gas(scale=1.0, seed=0):
+    """Periodic elastic gas of 97 336 unit spheres (d = 1 m, m = 1 kg) at solid fraction 0.3.
+
+    The time-step benchmark scene (``benchmarks/vs_lammps.py`` builds the same one in LAMMPS):
+    centres on a simple cubic lattice of 46^3 sites, spacing (π/(6·0.3))^(1/3) ≈ 1.204 m,
+    velocities normal with σ = 1 m/s per component (zero total momentum), linear spring
+    k = 2000 N/m, no damping, no gravity, dt = 0.001 s. ``scale`` changes the lattice to
+    round((97 336·scale)^(1/3)) sites per edge (at least 4).
+    """
+    rng = np.random.default_rng(seed)
+    m = max(int(round((97336 * scale) ** (1 / 3))), 4)
+    a = (np.pi / (6.0 * 0.3)) ** (1 / 3)
+    g = (np.arange(m) + 0.5) * a
+    pos = np.stack(np.meshgrid(g, g, g, indexing="ij"), axis=-1).reshape(-1, 3)
+    n = pos.shape[0]
+    vel = rng.normal(0.0, 1.0, (n, 3))
+    vel -= vel.mean(axis=0)
+    return Scene(
+        name="gas", box_lo=np.zeros(3), box_hi=np.full(3, m * a), boundary=("periodic",) * 3,
+        positions=pos, velocities=vel, radii=np.full(n, 0.5), density=6.0 / np.pi,
+        contact={"stiffness": 2000.0}, steps=500, dt=0.001,
+        description=f"periodic elastic gas of {n} spheres d=1 m, m=1 kg, solid fraction 0.3, "
+        "k = 2000 N/m (time-step benchmark)",
+    )
+
+
 def schornbaum(scale=1.0, seed=0):
     """Schornbaum 2009 Sec. 4: periodic random spheres, 2 overlaps each, 20 % motion, no forces.
 
@@ -310,7 +336,7 @@ def schornbaum(scale=1.0, seed=0):
 
 SCENES = {
     f.__name__: f
-    for f in (drop, box, reference, inhomogeneous, very_inhomogeneous, checkerboard,
+    for f in (drop, box, gas, reference, inhomogeneous, very_inhomogeneous, checkerboard,
               polydisperse, more_polydisperse, very_polydisperse, schornbaum)
 }
 DEFAULT_SCENE = "drop"
