@@ -269,25 +269,20 @@ class ParticleStore:
 
 # ------------------------------------------------------------------ packing by schema
 @njit(**JIT)
-def _gather(src, handles, sidx, shifts, out, col):
-    """``out[t, col:col+w] = src[handles[t]]`` (+ ``shifts[sidx[t]]`` unless ``sidx`` is None);
-    ``src`` is a field as a (capacity, w) array."""
-    for t in range(handles.shape[0]):
-        h = handles[t]
-        for c in range(src.shape[1]):
-            if sidx is None:
-                out[t, col + c] = src[h, c]
-            else:
-                out[t, col + c] = src[h, c] + shifts[sidx[t], c]
-
-
-@njit(**JIT)
-def _scatter(buf, col, handles, dst):
-    """``dst[handles[t]] = buf[t, col:col+w]``; ``dst`` is a field as a (capacity, w) array."""
-    for t in range(handles.shape[0]):
-        h = handles[t]
-        for c in range(dst.shape[1]):
-            dst[h, c] = buf[t, col + c]
+def _move_rows(src, src_rows, dst, dst_rows, sidx, shifts):
+    """``dst[dst_rows[t]] = src[src_rows[t]]`` (+ ``shifts[sidx[t]]`` unless ``sidx`` is None)
+    for every t; rows None means row t. ``src`` and ``dst`` are one field of the store or its
+    columns in a message, as (rows, width) arrays."""
+    for t in range(src.shape[0] if src_rows is None else src_rows.shape[0]):
+        i = t if src_rows is None else src_rows[t]
+        j = t if dst_rows is None else dst_rows[t]
+        if sidx is None:
+            for c in range(src.shape[1]):
+                dst[j, c] = src[i, c]
+        else:
+            s = sidx[t]
+            for c in range(src.shape[1]):
+                dst[j, c] = src[i, c] + shifts[s, c]
 
 
 class Packing:
@@ -296,19 +291,23 @@ class Packing:
 
     ``pack`` gathers rows of the store (adding a periodic shift to ``SHIFTED`` when asked),
     ``fields`` views received matrices as named arrays (for ``store.add``), ``write`` scatters
-    them into existing rows.
+    them into existing rows, ``copy`` moves rows within the store (a rank's images of its own
+    particles: no message). One kernel, :func:`_move_rows`, does all four.
     """
 
     def __init__(self, names):
         self.names = tuple(names)
-        self.columns: dict[str, tuple[bool, int]] = {}  # name -> (integer?, first column)
+        self.columns: dict[str, tuple[bool, slice]] = {}  # name -> (integer?, its columns)
         width = {False: 0, True: 0}
         for name in self.names:
             f = FIELDS[name]
             integer = bool(np.issubdtype(f.dtype, np.integer))
-            self.columns[name] = (integer, width[integer])
+            self.columns[name] = (integer, slice(width[integer], width[integer] + f.width))
             width[integer] += f.width
         self.width_f, self.width_i = width[False], width[True]
+
+    def _shift(self, name, sidx, shifts):
+        return (sidx, shifts) if sidx is not None and name == SHIFTED else (None, None)
 
     def pack(self, store, handles, sidx=None, shifts=None) -> tuple[np.ndarray, np.ndarray]:
         """Rows ``handles`` of the selected fields; with ``sidx`` the image ``pos +
@@ -316,29 +315,34 @@ class Packing:
         handles = np.ascontiguousarray(handles, np.int64)
         n = handles.shape[0]
         out = {False: np.empty((n, self.width_f)), True: np.empty((n, self.width_i), np.int64)}
-        for name, (integer, col) in self.columns.items():
-            shift = sidx is not None and name == SHIFTED
-            _gather(_columns(store, name), handles, sidx if shift else None, shifts,
-                    out[integer], col)
+        for name, (integer, cols) in self.columns.items():
+            _move_rows(_rows(store, name), handles, out[integer][:, cols], None,
+                       *self._shift(name, sidx, shifts))
         return out[False], out[True]
 
     def fields(self, fbuf, ibuf) -> dict[str, np.ndarray]:
         """The received matrices as ``{name: array of the field's shape}`` (views)."""
-        out = {}
-        for name, (integer, col) in self.columns.items():
-            f = FIELDS[name]
-            buf = ibuf if integer else fbuf
-            out[name] = buf[:, col:col + f.width].reshape((buf.shape[0],) + f.shape)
-        return out
+        return {name: (ibuf if integer else fbuf)[:, cols].reshape((-1,) + FIELDS[name].shape)
+                for name, (integer, cols) in self.columns.items()}
 
     def write(self, store, handles, fbuf, ibuf) -> None:
         """Scatter the received matrices into the existing rows ``handles``."""
         handles = np.ascontiguousarray(handles, np.int64)
-        for name, (integer, col) in self.columns.items():
-            _scatter(ibuf if integer else fbuf, col, handles, _columns(store, name))
+        for name, (integer, cols) in self.columns.items():
+            _move_rows((ibuf if integer else fbuf)[:, cols], None, _rows(store, name), handles,
+                       None, None)
+
+    def copy(self, store, src, dst, sidx=None, shifts=None) -> None:
+        """Rows ``src`` of the selected fields into rows ``dst`` of the same store (with
+        ``sidx`` shifted as in :meth:`pack`)."""
+        src = np.ascontiguousarray(src, np.int64)
+        dst = np.ascontiguousarray(dst, np.int64)
+        for name in self.columns:
+            field = _rows(store, name)
+            _move_rows(field, src, field, dst, *self._shift(name, sidx, shifts))
 
 
-def _columns(store, name) -> np.ndarray:
+def _rows(store, name) -> np.ndarray:
     """Field ``name`` of ``store`` as a (capacity, width) view."""
     arr = getattr(store, name)
     return arr.reshape(arr.shape[0], -1)

@@ -81,6 +81,8 @@ class Simulation:
     ``run()`` advances ``config.steps`` steps (or the scene's suggestion) with a progress bar;
     ``step()`` advances one. The particle store is ``sim.store`` (owned spheres, ghosts and
     walls by stable handle); ``sim.contact_pairs()`` lists current contacts by global id.
+    ``scene`` replaces the config's scene; ``restart`` continues a checkpointed run (use
+    :func:`pdyn.restart.from_checkpoint`).
     """
 
     def __init__(self, config: SimulationConfig | None = None, *, comm=None,
@@ -108,8 +110,10 @@ class Simulation:
         self._add_walls()
         self.exchange = make_exchange(self.store, self.box, self.comm, dims=config.blocks)
         particles = restart.particles if restart else scene_particles(scene)
-        if restart:  # the exchange continues its schedule; centres stay unwrapped (periodic
-            self.exchange.restore(restart.exchange)  # axes are checked by distribute)
+        # a restart continues the exchange's schedule and keeps centres unwrapped (distribute
+        # checks them against the skin along periodic axes)
+        if restart:
+            self.exchange.restore(restart.exchange)
         outside = self.box.outside(particles["pos"], periodic=restart is None)
         if outside.any():
             k = int(np.flatnonzero(outside)[0])

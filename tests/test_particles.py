@@ -139,6 +139,9 @@ def test_ghost_images_are_shifted_and_updated_in_place():
     update.write(s, ghosts, *update.pack(s, src, sidx, shifts))
     np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[sidx])
     np.testing.assert_array_equal(s.vel[ghosts], s.vel[src])
+    s.pos[src] -= 3.0
+    update.copy(s, src, ghosts, sidx, shifts)  # local images: no message, same bits
+    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[sidx])
 
 
 def test_a_new_field_is_one_schema_line(monkeypatch):

@@ -103,7 +103,7 @@ def _outside_periodic(box, pos, margin: float) -> np.ndarray:
     return (out & box.periodic).any(axis=1)
 
 
-def _rows(particles: dict, n: int, mine) -> dict:
+def _select(particles: dict, n: int, mine) -> dict:
     """The rows ``mine`` of each global per-particle array (scalars broadcast to ``n`` rows)."""
     out = {}
     for name, values in particles.items():
@@ -257,7 +257,7 @@ class BlockExchange:
             mine = grid.owner[blocks] == self.rank
         self.peers = [int(p) for p in grid.neighbour_ranks(self.rank, self.reach, self.size)]
         self._rebuild = True
-        return self.store.add(**_rows(dict(particles, pos=pos), n, mine))
+        return self.store.add(**_select(dict(particles, pos=pos), n, mine))
 
     def state(self) -> dict:
         """The schedule state a checkpoint keeps so a restart rebuilds at the same steps and,
@@ -431,11 +431,11 @@ class BlockExchange:
         recv = self._trade(GHOST_STATE, {p: GHOST_STATE.pack(store, *plan.part(p), plan.shifts)
                                          for p in self.peers}, TAG_UPDATE,
                            counts=self.recv_counts)
+        for p in self.peers:
+            GHOST_STATE.write(store, self.recv_handles[p], *recv[p])
         # periodic images of this rank's own particles: no message
-        recv[self.rank] = GHOST_STATE.pack(store, *plan.part(self.rank), plan.shifts)
-        for p, ghosts in self.recv_handles.items():
-            if len(ghosts):
-                GHOST_STATE.write(store, ghosts, *recv[p])
+        src, sidx = plan.part(self.rank)
+        GHOST_STATE.copy(store, src, self.recv_handles[self.rank], sidx, plan.shifts)
 
     # ------------------------------------------------------------------ load
     def stats(self) -> dict:
