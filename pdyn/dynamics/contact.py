@@ -102,7 +102,8 @@ def _wall_contact(i, w, pos, vel, rad, normal):
     """The contact of sphere i with the half-space w (point ``pos[w]``, inward ``normal[w]``)
     seen from i: normal (from i into the wall), overlap (< 0: apart), approach speed."""
     nx, ny, nz = normal[w, 0], normal[w, 1], normal[w, 2]
-    dist = (pos[i, 0] - pos[w, 0]) * nx + (pos[i, 1] - pos[w, 1]) * ny + (pos[i, 2] - pos[w, 2]) * nz
+    dist = ((pos[i, 0] - pos[w, 0]) * nx + (pos[i, 1] - pos[w, 1]) * ny
+            + (pos[i, 2] - pos[w, 2]) * nz)
     v_n = -(vel[i, 0] * nx + vel[i, 1] * ny + vel[i, 2] * nz)
     return -nx, -ny, -nz, rad[i] - dist, v_n
 

@@ -5,9 +5,9 @@ holds everything the run needs to continue:
 
 * ``particles/<field>`` for every field the schema marks ``checkpoint``
   (``pdyn.particles.CHECKPOINT``: gid, pos, vel, force, radius, mass, flags): the owned spheres
-  in full precision, rank-major, sorted by id within a rank. ``force`` is the force at the end of the checkpoint
-  step; it is restored, not recomputed, because damping forces were evaluated with the half-step
-  velocity, which is gone (velocity Verlet, ``pdyn.dynamics.integrate``);
+  in full precision, rank-major, sorted by id within a rank. ``force`` is the force at the end
+  of the checkpoint step; it is restored, not recomputed, because damping forces were evaluated
+  with the half-step velocity, which is gone (velocity Verlet, ``pdyn.dynamics.integrate``);
 * ``walls/{id, point, normal, quad_points, quads}``: the half-spaces (rebuilt from the box on
   restart, kept here so ``pdyn info``/``render`` show the container);
 * attributes: ``step``, ``time``, ``dt`` (s), ``config`` (the run's configuration as JSON, its
