@@ -10,8 +10,7 @@ The scene is a dense elastic gas on a jittered cubic lattice (radii 0.3-0.45 m a
 generated in a second on every rank (random non-overlapping placement of 2·10⁵ spheres takes
 minutes). Each run: set-up, ``--warmup`` steps (numba compiles, first ghost plan), then the
 best of ``--repeat`` blocks of ``--steps`` timed steps. The driver starts one ``mpiexec -n N``
-per rank count; each worker prints one JSON line from rank 0 (benchmarks are programs:
-CONVENTIONS.md habit 9).
+per rank count; each worker prints one JSON line from rank 0.
 """
 
 from __future__ import annotations
