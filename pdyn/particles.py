@@ -1,7 +1,7 @@
 """Structure-of-arrays particle store with stable handles and O(1) insert/remove, the schema of
 its fields, and the one packer every message and checkpoint uses.
 
-The store follows mesa_pd's ParticleStorage ([EiblRude2019]): every particle lives in a *slot*
+The store follows mesa_pd's ParticleStorage ([EiblRude2019mesapd]): every particle lives in a *slot*
 of capacity-sized arrays and its handle **is** its slot, so a handle stays valid until that
 particle is removed (or until an explicit :meth:`ParticleStore.permute`, which returns the
 handle map). Removal pushes the slot on a free-list stack and swap-removes the handle from a dense
