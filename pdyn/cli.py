@@ -35,6 +35,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="seed of the scene generator")
     run.add_argument("--blocks", type=int, nargs=3, metavar=("BX", "BY", "BZ"),
                      help="block grid of the MPI decomposition (default: ~4 blocks per rank)")
+    run.add_argument("--skin", type=float, help="Verlet skin of the neighbour lists in m "
+                     "(default: 0.2 mean diameters; 0: broad phase every step)")
     run.add_argument("--output", help="output folder (default: pdyn-output)")
     run.add_argument("--snapshot-every", type=int,
                      help=f"snapshot interval in steps, 0 = none (default {DEFAULT_SNAPSHOT_EVERY})")
@@ -84,7 +86,8 @@ def build_config(args):
         output=OutputConfig(snapshot_every=DEFAULT_SNAPSHOT_EVERY))
     changes = {}
     for opt, key in (("scene", "scene"), ("scale", "scale"), ("steps", "steps"), ("dt", "dt"),
-                     ("broadphase", "broadphase"), ("seed", "seed")):
+                     ("broadphase", "broadphase"), ("seed", "seed"),
+                     ("skin", "neighbour_skin")):
         v = getattr(args, opt)
         if v is not None:
             changes[key] = v

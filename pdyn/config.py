@@ -199,6 +199,8 @@ class SimulationConfig:
     particles: ParticlesConfig | None = None
     blocks: tuple | None = None  # block grid for the MPI decomposition
     reorder_every: int = 100  # steps between Z-curve reorderings of particle memory; 0 = off
+    # Verlet skin of the neighbour lists (m); None: 0.2 mean diameters; 0: broad phase every step
+    neighbour_skin: float | None = None
     output: OutputConfig = field(default_factory=OutputConfig)
     progress: bool = True
 
@@ -232,6 +234,8 @@ class SimulationConfig:
                 raise ConfigError(f"blocks = {self.blocks!r}: expected 3 integers")
             object.__setattr__(self, "blocks", b)
         _int("reorder_every", self.reorder_every, minimum=0)
+        if self.neighbour_skin is not None:
+            _finite("neighbour_skin", self.neighbour_skin, nonneg=True)
         if self.particles is not None and self.box is None:
             raise ConfigError("box: required with [particles] (give lo, hi, boundary)")
         if not isinstance(self.progress, bool):

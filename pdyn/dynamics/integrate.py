@@ -20,18 +20,19 @@ def kick(vel, force, mass, handles, half_dt):
 
 
 @njit(**JIT)
-def kick_drift(pos, vel, force, mass, handles, half_dt, dt):
-    """First half kick then the drift; returns the largest displacement (m) this step."""
-    dmax2 = 0.0
+def kick_drift(pos, vel, force, mass, build_pos, handles, half_dt, dt):
+    """First half kick then the drift; returns the largest squared displacement (m²) of
+    ``handles`` since the positions ``build_pos`` of the last neighbour-list build."""
+    d2max = 0.0
     for t in range(handles.shape[0]):
         h = handles[t]
         s = half_dt / mass[h]
         d2 = 0.0
         for a in range(3):
             vel[h, a] += s * force[h, a]
-            dx = dt * vel[h, a]
-            pos[h, a] += dx
-            d2 += dx * dx
-        if d2 > dmax2:
-            dmax2 = d2
-    return dmax2 ** 0.5
+            pos[h, a] += dt * vel[h, a]
+            d = pos[h, a] - build_pos[h, a]
+            d2 += d * d
+        if d2 > d2max:
+            d2max = d2
+    return d2max

@@ -4,8 +4,10 @@
 holds everything the run needs to continue:
 
 * ``particles/<field>`` for every field the schema marks ``checkpoint``
-  (``pdyn.particles.CHECKPOINT``: gid, pos, vel, force, radius, mass, flags): the owned spheres
-  in full precision, rank-major, sorted by id within a rank. ``force`` is the force at the end
+  (``pdyn.particles.CHECKPOINT``: gid, pos, vel, force, radius, mass, flags, build_pos): the
+  owned spheres in full precision, rank-major, sorted by id within a rank. ``build_pos`` (the
+  position at the last neighbour-list rebuild) keeps the rebuild schedule: a restart rebuilds
+  at the same steps as the uninterrupted run. ``force`` is the force at the end
   of the checkpoint step; it is restored, not recomputed, because damping forces were evaluated
   with the half-step velocity, which is gone (velocity Verlet, ``pdyn.dynamics.integrate``);
 * ``walls/{id, point, normal, quad_points, quads}``: the half-spaces (rebuilt from the box on
@@ -13,10 +15,9 @@ holds everything the run needs to continue:
 * attributes: ``step``, ``time``, ``dt`` (s), ``config`` (the run's configuration as JSON, its
   ``particles`` table left out: the arrays above replace it), the effective ``gravity`` and
   ``contact`` law (JSON), the box, ``scene``, ``ranks``, ``exchange`` (JSON: the plain values
-  of the exchange's schedule state ``exchange.state()``: the displacement sum since the last
-  rebuild, so rebuilds happen at the same steps, the skin, the block grid; its arrays, the
-  block → rank map, are the datasets ``exchange/<name>``), ``exchange_acc`` (that sum alone),
-  ``seed``; ``rows_per_rank`` tells which rank owned each row.
+  of the exchange's state ``exchange.state()``: the skin, the block grid; its arrays, the
+  block → rank map, are the datasets ``exchange/<name>``), ``seed``; ``rows_per_rank`` tells
+  which rank owned each row.
   There is no random-number state to keep: scenes are drawn from ``seed`` once at set-up and
   the step draws no random numbers. There is no contact history: the contact laws are
   history-free (normal force only).
@@ -96,7 +97,7 @@ def write_checkpoint(sim, path: str | Path) -> Path:
     ex = sim.exchange.state()
     extra = wall_arrays(sim)
     extra.update({f"exchange/{k}": v for k, v in ex.items() if isinstance(v, np.ndarray)})
-    attrs.update(exchange_acc=float(ex.get("acc", 0.0)), exchange=json.dumps(
+    attrs.update(exchange=json.dumps(
         {k: v for k, v in ex.items() if not isinstance(v, np.ndarray)}, default=_plain))
     arrays = {f"particles/{k}": getattr(store, k)[h] for k in PARTICLE_FIELDS}
     write_global(Path(path), sim.comm, attrs, arrays, extra=extra)
@@ -115,11 +116,7 @@ def read_checkpoint(path: str | Path) -> dict:
                        gravity=np.asarray(a["gravity"], float),
                        box_lo=np.asarray(a["box_lo"], float), box_hi=np.asarray(a["box_hi"], float),
                        boundary=tuple(str(b) for b in a["boundary"]), scene=str(a["scene"]),
-                       exchange_acc=float(a["exchange_acc"]),
-                       steps_total=int(a["steps_total"]))
-            ex = a.get("exchange")
-            out["exchange"] = (json.loads(ex) if ex is not None
-                               else {"acc": out["exchange_acc"]})  # older checkpoints
+                       steps_total=int(a["steps_total"]), exchange=json.loads(a["exchange"]))
             rows = np.asarray(a.get("rows_per_rank", [len(out["gid"])]), np.int64)
         except (KeyError, ValueError) as exc:
             raise OutputFileError(f"{path}: checkpoint attribute missing or damaged ({exc})") \

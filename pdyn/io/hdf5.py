@@ -29,7 +29,7 @@ import numpy as np
 SNAPSHOT = "pdyn-snapshot"
 CHECKPOINT = "pdyn-checkpoint"
 #: format name -> version this pdyn writes and reads
-VERSIONS = {SNAPSHOT: 2, CHECKPOINT: 1}
+VERSIONS = {SNAPSHOT: 2, CHECKPOINT: 2}  # checkpoint 2: particles/build_pos
 
 
 class OutputFileError(ValueError):
