@@ -54,11 +54,10 @@ def _zkeys(pos, handles, lo, inv, top):
     keys = np.empty(handles.shape[0], np.int64)
     for t in range(handles.shape[0]):
         h = handles[t]
-        c = np.empty(3, np.int64)
-        for a in range(3):
-            k = int((pos[h, a] - lo[a]) * inv)
-            c[a] = min(max(k, 0), top)
-        keys[t] = morton3(c[0], c[1], c[2])
+        ix = min(max(int((pos[h, 0] - lo[0]) * inv), 0), top)
+        iy = min(max(int((pos[h, 1] - lo[1]) * inv), 0), top)
+        iz = min(max(int((pos[h, 2] - lo[2]) * inv), 0), top)
+        keys[t] = morton3(ix, iy, iz)
     return keys
 
 
