@@ -28,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import print_table, write_json  # noqa: E402
 
-PHASES = ("integrate", "migrate", "ghosts", "broadphase", "contacts")
+PHASES = ("integrate", "migrate", "ghosts", "broadphase", "neighbours", "contacts")
 
 
 def lattice_gas(n: int, seed: int = 0, periodic: bool = False):

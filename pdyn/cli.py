@@ -148,7 +148,8 @@ def _print_summary(s: dict, out) -> None:
     total = sum(s["timers"].values()) or 1.0
     phases = ", ".join(f"{k} {v / total:.0%}" for k, v in
                        sorted(s["timers"].items(), key=lambda kv: -kv[1]))
-    print(f"  time per phase: {phases}", file=out)
+    print(f"  time per phase: {phases}; {s['rebuilds']} rebuild(s) of the neighbour lists "
+          f"and ghost plan", file=out)
     if s.get("output"):
         print(f"  output: {s['output']}", file=out)
 
@@ -222,6 +223,8 @@ def cmd_restart(args, comm) -> int:
         changes["progress"] = False
     if args.broadphase is not None:
         changes["broadphase"] = args.broadphase
+    if args.skin is not None:
+        changes["neighbour_skin"] = args.skin
     cfg = stored.with_(**changes)
     if not same:
         if comm.rank == 0:

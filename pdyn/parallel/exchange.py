@@ -1,13 +1,14 @@
 """Migration and ghost exchange: what moves between ranks each step, and when.
 
 The driver (``pdyn.simulation``) calls ``distribute`` once, then every step ``migrate`` with the
-schedule's decision (is this a rebuild step?) and ``ghosts``. Both return a :class:`StoreChanges`, the handles
-they removed from and added to the particle store (ghosts dropped, emigrants, immigrants, new
-ghosts) and whether this step rebuilt; the driver applies it to the broad phase. An exchange
-knows the store, the box and the communicator, nothing else. ``stats()`` and
-``load_summary()`` report per-rank load; ``state()`` and ``restore()`` carry the skin and the
-block map through a checkpoint, and a restart distributes with ``wrap=False`` (centres stay
-where the checkpoint has them until the next rebuild, exactly as in the uninterrupted run). Two exchanges:
+schedule's decision (is this a rebuild step?) and ``ghosts``. Both return a
+:class:`StoreChanges`, the handles they removed from and added to the particle store (ghosts
+dropped, emigrants, immigrants, new ghosts) and whether this step rebuilt; the driver applies it
+to the broad phase. An exchange knows the store, the box and the communicator, nothing else.
+``stats()`` and ``load_summary()`` report per-rank load; ``state()`` and ``restore()`` carry
+the skin and the block map through a checkpoint, and a restart distributes with ``wrap=False``
+(centres stay where the checkpoint has them until the next rebuild, exactly as in the
+uninterrupted run). Two exchanges:
 
 * :class:`SerialExchange` — one rank, no periodic axis: nothing to do, costs nothing.
 * :class:`BlockExchange` — the block decomposition (``pdyn.domain.BlockGrid``) on any number of
@@ -41,7 +42,7 @@ Decomposition independence (bit-identical N-rank and 1-rank trajectories):
 
 Handles the exchange keeps between rebuilds (owned sources of ghosts, ghost slots) are
 translated by :meth:`BlockExchange.remap` when the driver permutes the store
-(``Simulation.reorder``), so memory reordering never changes a result.
+(``Simulation._reorder``), so memory reordering never changes a result.
 
 Failures are collective where the exchange detects them (every rank raises the same error
 before anyone blocks in a message); any other exception is left to the CLI, which aborts the
@@ -267,7 +268,7 @@ class BlockExchange:
             mine = np.asarray(rank_of) == self.rank
         else:
             mine = grid.owner[blocks] == self.rank
-        self.peers = [int(p) for p in grid.neighbour_ranks(self.rank, self.reach, self.size)]
+        self.peers = self._neighbours()
         self._rebuild = True
         return self.store.add(**_select(dict(particles, pos=pos), n, mine))
 
@@ -293,6 +294,13 @@ class BlockExchange:
     def reach(self) -> float:
         """Largest centre distance of two particles that may touch before the next rebuild."""
         return 2.0 * self.r_max + self.skin
+
+    def _neighbours(self) -> list[int]:
+        """The ranks owning a block within reach of this rank's blocks (the same relation on
+        every rank). After a restart the first ghost plan reaches 2 drift farther, from
+        centres up to one drift outside their blocks."""
+        far = self.reach + 3.0 * self._drift
+        return [int(p) for p in self.grid.neighbour_ranks(self.rank, far, self.size)]
 
     # ------------------------------------------------------------------ helpers
     def _owned(self) -> np.ndarray:
@@ -326,7 +334,7 @@ class BlockExchange:
         return {p: (f[p], i[p]) for p in self.peers}
 
     def remap(self, old_to_new) -> None:
-        """The store was permuted (``ParticleStore.permute``, e.g. ``Simulation.reorder``):
+        """The store was permuted (``ParticleStore.permute``, e.g. ``Simulation._reorder``):
         translate the handles the plan keeps (owned handles to send, ghost handles to fill)."""
         old_to_new = np.asarray(old_to_new, np.int64)
         if self.plan is not None and len(self.plan.handles):
@@ -348,11 +356,13 @@ class BlockExchange:
         if not rebuild:
             return NO_CHANGES
         t1 = time.perf_counter()
-        self._drift = 0.0
         ghosts = self._remove_ghosts()
         owned = self._owned()
         wrap_periodic(self.box, self.store.pos, owned)
         out, into = self._migrate_owned(owned, dt)
+        if self._drift:  # the plan made at a restart is gone: back to the usual neighbours
+            self._drift = 0.0
+            self.peers = self._neighbours()
         self.rebuild_seconds += time.perf_counter() - t1
         return StoreChanges(rebuilt=True, ghosts_removed=ghosts, emigrated=out, immigrated=into)
 

@@ -154,3 +154,12 @@ def test_bad_skin_is_a_one_line_error(value):
     with pytest.raises(ConfigError, match=r"^neighbour_skin = .*: ") as err:
         SimulationConfig(neighbour_skin=value)
     assert "\n" not in str(err.value) and repr(value) in str(err.value)
+
+
+def test_skin_on_the_command_line():
+    from pdyn.cli import _parser, build_config
+
+    cfg = build_config(_parser().parse_args(["run", "--skin", "0.05", "--no-progress"]))
+    assert cfg.neighbour_skin == 0.05
+    with pytest.raises(ConfigError, match=r"^neighbour_skin = -1.0: must be >= 0$"):
+        build_config(_parser().parse_args(["run", "--skin", "-1"]))

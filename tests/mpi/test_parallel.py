@@ -196,7 +196,7 @@ def test_one_rank_state_is_a_subset(comm):
 
 
 def test_reordering_keeps_ghost_plan_valid(comm):
-    """``Simulation.reorder`` permutes the store between migrate and ghosts; the exchange
+    """``Simulation._reorder`` permutes the store between migrate and ghosts; the exchange
     remaps the handles it keeps, so frequent reordering changes no bit of the result."""
     cfg = dense_polydisperse(BOUNDARIES["periodic"], n=300, speed=3.0, dt=2e-3,
                              reorder_every=7)
