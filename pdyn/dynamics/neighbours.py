@@ -51,26 +51,30 @@ def _build_rows(pairs, pos, rad, gid, normal, rows, row_of, walls, half):
     Returns ``(start, split, partner)``: row t's sphere partners are ``partner[start[t]:
     split[t]]`` in ascending global id, its walls ``partner[split[t]:start[t + 1]]`` in the
     order of ``walls`` (plane within ``rad[i] + half``). ``row_of[h]`` is the row of handle h
-    or −1."""
+    or −1. One pass over the candidates keeps the pairs within reach; the rows are filled from
+    those and each (short) row is insertion-sorted by partner gid."""
     n = rows.shape[0]
     m = pairs.shape[0]
     count = np.zeros(n + 1, np.int64)
-    keep = np.empty(m, np.bool_)
-    for k in range(m):
-        i = pairs[k, 0]
-        j = pairs[k, 1]
-        ok = (row_of[i] >= 0 or row_of[j] >= 0) and overlaps(pos, rad, i, j)
-        keep[k] = ok
-        if ok:
-            if row_of[i] >= 0:
-                count[row_of[i] + 1] += 1
-            if row_of[j] >= 0:
-                count[row_of[j] + 1] += 1
+    kept = np.empty((m, 2), np.int64)
+    k = 0
+    for q in range(m):
+        i = pairs[q, 0]
+        j = pairs[q, 1]
+        ti = row_of[i]
+        tj = row_of[j]
+        if (ti >= 0 or tj >= 0) and overlaps(pos, rad, i, j):
+            kept[k, 0] = i
+            kept[k, 1] = j
+            k += 1
+            if ti >= 0:
+                count[ti + 1] += 1
+            if tj >= 0:
+                count[tj + 1] += 1
     n_walls = np.zeros(n, np.int64)
     for t in range(n):
-        i = rows[t]
         for w in range(walls.shape[0]):
-            if _plane_gap(pos, normal, i, walls[w]) <= rad[i] + half:
+            if _plane_gap(pos, normal, rows[t], walls[w]) <= rad[rows[t]] + half:
                 n_walls[t] += 1
     start = np.empty(n + 1, np.int64)
     split = np.empty(n, np.int64)
@@ -79,23 +83,21 @@ def _build_rows(pairs, pos, rad, gid, normal, rows, row_of, walls, half):
         split[t] = start[t] + count[t + 1]
         start[t + 1] = split[t] + n_walls[t]
     partner = np.empty(start[n], np.int64)
-    fill = start[:n].copy()
-    for k in range(m):
-        if keep[k]:
-            i = pairs[k, 0]
-            j = pairs[k, 1]
-            if row_of[i] >= 0:
-                partner[fill[row_of[i]]] = j
-                fill[row_of[i]] += 1
-            if row_of[j] >= 0:
-                partner[fill[row_of[j]]] = i
-                fill[row_of[j]] += 1
     key = np.empty(start[n], np.int64)
+    fill = start[:n].copy()
+    for q in range(k):
+        for a in range(2):
+            t = row_of[kept[q, a]]
+            if t >= 0:
+                u = fill[t]
+                partner[u] = kept[q, 1 - a]
+                key[u] = gid[kept[q, 1 - a]]
+                fill[t] = u + 1
     for t in range(n):
         s = start[t]
-        for u in range(s, split[t]):  # insertion sort of the (short) row by partner gid
+        for u in range(s + 1, split[t]):
             p = partner[u]
-            g = gid[p]
+            g = key[u]
             v = u - 1
             while v >= s and key[v] > g:
                 partner[v + 1] = partner[v]
@@ -104,9 +106,8 @@ def _build_rows(pairs, pos, rad, gid, normal, rows, row_of, walls, half):
             partner[v + 1] = p
             key[v + 1] = g
         u = split[t]
-        i = rows[t]
         for w in range(walls.shape[0]):
-            if _plane_gap(pos, normal, i, walls[w]) <= rad[i] + half:
+            if _plane_gap(pos, normal, rows[t], walls[w]) <= rad[rows[t]] + half:
                 partner[u] = walls[w]
                 u += 1
     return start, split, partner
@@ -120,21 +121,6 @@ def mark_built(pos, build_pos, handles):
         build_pos[h, 0] = pos[h, 0]
         build_pos[h, 1] = pos[h, 1]
         build_pos[h, 2] = pos[h, 2]
-
-
-@njit(**JIT)
-def largest_drift2(pos, build_pos, handles):
-    """Largest squared displacement (m²) of ``handles`` since the last build."""
-    d2max = 0.0
-    for t in range(handles.shape[0]):
-        h = handles[t]
-        d2 = 0.0
-        for a in range(3):
-            d = pos[h, a] - build_pos[h, a]
-            d2 += d * d
-        if d2 > d2max:
-            d2max = d2
-    return d2max
 
 
 class NeighbourList:
