@@ -36,7 +36,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--blocks", type=int, nargs=3, metavar=("BX", "BY", "BZ"),
                      help="block grid of the MPI decomposition (default: ~4 blocks per rank)")
     run.add_argument("--skin", type=float, help="Verlet skin of the neighbour lists in m "
-                     "(default: 0.2 mean diameters; 0: broad phase every step)")
+                     "(default: 0.3 mean diameters; 0: broad phase every step)")
     run.add_argument("--output", help="output folder (default: pdyn-output)")
     run.add_argument("--snapshot-every", type=int,
                      help=f"snapshot interval in steps, 0 = none (default {DEFAULT_SNAPSHOT_EVERY})")

@@ -199,7 +199,7 @@ class SimulationConfig:
     particles: ParticlesConfig | None = None
     blocks: tuple | None = None  # block grid for the MPI decomposition
     reorder_every: int = 100  # steps between Z-curve reorderings of particle memory; 0 = off
-    # Verlet skin of the neighbour lists (m); None: 0.2 mean diameters; 0: broad phase every step
+    # Verlet skin of the neighbour lists (m); None: 0.3 mean diameters; 0: broad phase every step
     neighbour_skin: float | None = None
     output: OutputConfig = field(default_factory=OutputConfig)
     progress: bool = True

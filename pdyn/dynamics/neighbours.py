@@ -34,7 +34,7 @@ from .._jit import JIT
 from ..broadphase._kernels import overlaps
 
 #: default skin as a fraction of the mean particle diameter (measured: README "Measured")
-SKIN_FRACTION = 0.2
+SKIN_FRACTION = 0.3
 
 
 @njit(**JIT)

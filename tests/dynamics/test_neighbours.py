@@ -163,3 +163,18 @@ def test_skin_on_the_command_line():
     assert cfg.neighbour_skin == 0.05
     with pytest.raises(ConfigError, match=r"^neighbour_skin = -1.0: must be >= 0$"):
         build_config(_parser().parse_args(["run", "--skin", "-1"]))
+
+
+def test_default_skin_and_one_schedule():
+    """The default skin is SKIN_FRACTION mean diameters and the exchange plans with it; with
+    lists off the plan keeps its own skin (half a mean radius)."""
+    from pdyn.dynamics.neighbours import SKIN_FRACTION
+
+    cfg = dense_polydisperse(PERIODIC, n=100)
+    sim = Simulation(cfg)
+    mean_d = 2.0 * np.mean(cfg.particles.radii)
+    assert sim.neighbours.skin == pytest.approx(SKIN_FRACTION * mean_d, rel=1e-12)
+    assert sim.exchange.skin == sim.neighbours.skin == sim.neighbours.rebuild_skin
+    off = Simulation(cfg.with_(neighbour_skin=0.0))
+    assert off.neighbours.every_step
+    assert off.neighbours.rebuild_skin == off.exchange.skin == pytest.approx(0.25 * mean_d)
