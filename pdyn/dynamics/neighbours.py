@@ -130,7 +130,7 @@ class NeighbourList:
     follows ``rebuild_skin`` (the exchange's skin; default ``skin``).
 
     ``rows`` (handles, the integrated owned particles), ``start``, ``split`` and ``partner``
-    (see :func:`_build_rows`) are read by the contact kernel; ``builds`` counts the builds.
+    (see :func:`_build_rows`) are read by the contact kernel.
     """
 
     def __init__(self, skin: float = 0.0, rebuild_skin: float | None = None):
@@ -141,7 +141,6 @@ class NeighbourList:
         self.start = np.zeros(1, np.int64)
         self.split = np.zeros(0, np.int64)
         self.partner = np.zeros(0, np.int64)
-        self.builds = 0
         self._radius = np.zeros(0)
 
     @property
@@ -181,7 +180,6 @@ class NeighbourList:
             np.ascontiguousarray(pairs, np.int64), store.pos, radius, store.gid,
             store.normal, rows, row_of, np.ascontiguousarray(walls, np.int64), self.reach)
         self.rows = rows
-        self.builds += 1
 
     def entries(self) -> int:
         """Partner entries over all rows (list memory: 8 bytes each)."""
