@@ -21,8 +21,9 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from .base import BroadPhase
 from ._kernels import run_pair_kernel
+from ._sort import compact, insertion_sort, merge_tail
+from .base import BroadPhase
 
 #: relative outward padding of every interval end (covers round-off of x ± r)
 _PAD = 1e-14
@@ -51,67 +52,6 @@ def _before(va, ca, vb, cb):
     """Strict order of ends: by value, and at equal value a min end before a max end (closed
     intervals: touching boxes overlap)."""
     return va < vb or (va == vb and (ca & 1) < (cb & 1))
-
-
-@njit(**JIT)
-def _insertion_sort(vals, codes, n, budget):
-    """Insertion sort of the ends [:n]; returns the number of moves, or -1 beyond ``budget``."""
-    moves = 0
-    for t in range(1, n):
-        v = vals[t]
-        c = codes[t]
-        if not _before(v, c, vals[t - 1], codes[t - 1]):
-            continue
-        s = t - 1
-        while s >= 0 and _before(v, c, vals[s], codes[s]):
-            vals[s + 1] = vals[s]
-            codes[s + 1] = codes[s]
-            s -= 1
-        vals[s + 1] = v
-        codes[s + 1] = c
-        moves += t - 1 - s
-        if moves > budget:
-            return -1
-    return moves
-
-
-@njit(**JIT)
-def _merge_tail(vals, codes, n_sorted, n):
-    """Merge the sorted ends [n_sorted:n] into the sorted prefix [:n_sorted]."""
-    m = n - n_sorted
-    if m == 0 or n_sorted == 0:
-        return
-    tv = vals[n_sorted:n].copy()
-    tc = codes[n_sorted:n].copy()
-    a = n_sorted - 1
-    b = m - 1
-    w = n - 1
-    while b >= 0:
-        if a >= 0 and _before(tv[b], tc[b], vals[a], codes[a]):
-            vals[w] = vals[a]
-            codes[w] = codes[a]
-            a -= 1
-        else:
-            vals[w] = tv[b]
-            codes[w] = tc[b]
-            b -= 1
-        w -= 1
-
-
-@njit(**JIT)
-def _compact(vals, codes, n, n_sorted, resident):
-    """Drop the ends of non-resident handles keeping order; returns (new n, new n_sorted)."""
-    w = 0
-    ws = 0
-    for t in range(n):
-        c = codes[t]
-        if resident[c >> 1]:
-            vals[w] = vals[t]
-            codes[w] = c
-            if t < n_sorted:
-                ws += 1
-            w += 1
-    return w, ws
 
 
 @njit(**JIT)
@@ -169,7 +109,6 @@ class SweepPrune(BroadPhase):
     """
 
     name = "sweep_prune"
-    incremental = False  # persistent order, but insert/remove are O(N) per batch (merge/compact)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -209,8 +148,8 @@ class SweepPrune(BroadPhase):
         self._n_ends += 2 * m
 
     def _remove(self, handles):
-        self._n_ends, self._n_sorted = _compact(
-            self._vals, self._codes, self._n_ends, self._n_sorted, self._resident
+        self._n_ends, self._n_sorted = compact(
+            self._vals, self._codes, self._n_ends, self._n_sorted, self._resident, 1
         )
 
     def _update(self):
@@ -239,7 +178,7 @@ class SweepPrune(BroadPhase):
             ns = self._n_sorted
             if self._moved and ns:
                 _end_values(self._pos, self._rad, codes, vals, 0, ns, self._axis)
-                moves = _insertion_sort(vals, codes, ns, 32 * ns + 1024)
+                moves = insertion_sort(vals, codes, ns, 32 * ns + 1024, _before)
                 if moves < 0:  # too disordered: a rebuild, so re-choose the axis too
                     self._choose_axis()
                     _end_values(self._pos, self._rad, codes, vals, 0, ns, self._axis)
@@ -252,7 +191,7 @@ class SweepPrune(BroadPhase):
                 tail_v, tail_c = vals[ns:n], codes[ns:n]
                 order = np.lexsort((tail_c & 1, tail_v))
                 tail_v[:], tail_c[:] = tail_v[order], tail_c[order]
-                _merge_tail(vals, codes, ns, n)
+                merge_tail(vals, codes, ns, n, _before)
         self._n_sorted = n
         self._moved = False
 
