@@ -1,4 +1,4 @@
-"""``hash_grid`` update strategies: incremental (Schornbaum 2009 Alg. 2) vs clear-and-reinsert.
+"""``hash_grid`` update strategies: incremental ([Schornbaum2009] Alg. 2) vs clear-and-reinsert.
 
 Scene: Schornbaum's constant-density benchmark (``make_scene("schornbaum")``, Sec. 4.1-4.3):
 spheres in a periodic cube, ~2 overlaps per object, each moving a random distance of at most

@@ -1,4 +1,4 @@
-"""``hash_grid`` vs ``linked_cells`` on Koch 2020's polydisperse scenes (Sec. 4.1.7-4.1.8,
+"""``hash_grid`` vs ``linked_cells`` on [Koch2020]'s polydisperse scenes (Sec. 4.1.7-4.1.8,
 Tables 6-7), same run, same trajectory.
 
 A step is ``update(positions)`` + ``candidate_pairs()`` after moving every particle by its

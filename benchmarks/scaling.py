@@ -10,8 +10,7 @@ The scene is a dense elastic gas on a jittered cubic lattice (radii 0.3-0.45 m a
 generated in a second on every rank (random non-overlapping placement of 2·10⁵ spheres takes
 minutes). Each run: set-up, ``--warmup`` steps (numba compiles, first ghost plan), then the
 best of ``--repeat`` blocks of ``--steps`` timed steps. The driver starts one ``mpiexec -n N``
-per rank count; each worker prints one JSON line from rank 0 (benchmarks are programs:
-CONVENTIONS.md habit 9).
+per rank count; each worker prints one JSON line from rank 0.
 """
 
 from __future__ import annotations
@@ -27,7 +26,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import print_table, write_json  # noqa: E402
+from _common import write_json  # noqa: E402
+
+from pdyn.bench import format_table  # noqa: E402
 
 PHASES = ("integrate", "migrate", "ghosts", "broadphase", "contacts")
 
@@ -139,8 +140,8 @@ def driver(args) -> None:
           "; of migrate + ghosts: 'sync' = the per-step allreduce incl. waiting for slower"
           " ranks, 'rebuild' = ghost removal, wrap, migration, plan, ghost creation, 'msgs' ="
           " inside point-to-point messages")
-    print_table(rows, ["ranks", "ms/step", "speedup", "efficiency", "imbalance", "ghosts/rank",
-                       "rebuilds", *PHASES, "sync", "rebuild", "msgs"])
+    print(format_table(rows, ["ranks", "ms/step", "speedup", "efficiency", "imbalance",
+                              "ghosts/rank", "rebuilds", *PHASES, "sync", "rebuild", "msgs"]))
     write_json(args.json, {"benchmark": "scaling", "args": vars(args), "results": results})
 
 

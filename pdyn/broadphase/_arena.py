@@ -36,10 +36,14 @@ def aligned(shape, fill, dtype) -> np.ndarray:
     (numpy aligns to 16 only), so that records of 32 or 64 bytes never straddle two lines."""
     dtype = np.dtype(dtype)
     nbytes = int(np.prod(shape)) * dtype.itemsize
-    buf = np.empty(nbytes + CACHE_LINE, np.uint8)
+    if fill == 0:  # calloc: pages the OS zeroes when first touched
+        buf = np.zeros(nbytes + CACHE_LINE, np.uint8)
+    else:
+        buf = np.empty(nbytes + CACHE_LINE, np.uint8)
     off = (-buf.ctypes.data) % CACHE_LINE
     out = buf[off: off + nbytes].view(dtype).reshape(shape)
-    out.fill(fill)
+    if fill != 0:
+        out.fill(fill)
     return out
 
 

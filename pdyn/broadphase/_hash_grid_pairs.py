@@ -35,16 +35,16 @@ def snapshot(hg, members, pos, rad, meta, gsnap, socc, spos, srad, shnd):
     objects together; meta[container] = (offset, count), gsnap[q] = first offset of the q-th
     grid. One O(N) pass that makes the detection's memory accesses nearly sequential; the
     copied values are bit-identical to the particle arrays."""
-    gi, ct, ob = hg.gi, hg.ct, hg.ob
+    gi, ct, ob, order, occ = hg.gi, hg.ct, hg.ob, hg.order, hg.occ
     o = 0
     po = 0
-    ngrids = hg.order.shape[0]
+    ngrids = order.shape[0]
     for q in range(ngrids):
-        G = hg.order[q]
+        G = order[q]
         gsnap[q] = o
         obase = gi[G, G_OCCBASE]
         nocc = gi[G, G_NOCC]
-        conts = hg.occ[obase: obase + nocc].copy()
+        conts = occ[obase: obase + nocc].copy()
         keys = np.empty(nocc, np.int64)
         for p in range(nocc):
             keys[p] = ct[conts[p], C_CELL]
@@ -73,13 +73,13 @@ def hhg_pairs(out, tests, hg, spos, srad, shnd, gsnap, socc, meta):
     """[Schornbaum2009] Alg. 4 over the snapshot: per occupied cell all pairs inside and against
     the 13-cell half stencil; then every object against each larger grid (see _query_grid).
     ``tests[0]`` <- the number of pairs put to the exact test."""
-    gi, gf, offs, cells = hg.gi, hg.gf, hg.offs, hg.cells
+    gi, gf, offs, cells, ct, order = hg.gi, hg.gf, hg.offs, hg.cells, hg.ct, hg.order
     k = 0
     nt = 0
     gocc = 0
-    ngrids = hg.order.shape[0]
+    ngrids = order.shape[0]
     for qi in range(ngrids):
-        G = hg.order[qi]
+        G = order[qi]
         if gi[G, G_COUNT] == 0:
             continue
         m = gi[G, G_M]
@@ -88,7 +88,7 @@ def hhg_pairs(out, tests, hg, spos, srad, shnd, gsnap, socc, meta):
             cont = socc[p]
             s = meta[cont, 0]
             e = s + meta[cont, 1]
-            cell = hg.ct[cont, C_CELL]
+            cell = ct[cont, C_CELL]
             # all pairs within the cell
             for a in range(s, e):
                 for b in range(a + 1, e):
@@ -117,7 +117,7 @@ def hhg_pairs(out, tests, hg, spos, srad, shnd, gsnap, socc, meta):
         # each object of G against its neighbourhood in every grid with larger cells
         # (grid by grid, so that one larger grid's cells stay in cache)
         for qj in range(qi + 1, ngrids):
-            H = hg.order[qj]
+            H = order[qj]
             if gi[H, G_COUNT] == 0:
                 continue
             for a in range(gsnap[qi], gsnap[qi + 1]):

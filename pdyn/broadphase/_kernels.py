@@ -12,7 +12,7 @@ from numba import njit
 from .._jit import JIT
 
 # 13 of the 26 neighbour offsets: the "forward" half, so each pair of cells is visited once
-# (Schornbaum 2009, Sec. 3.6; Koch 2020, Sec. 2.2).
+# ([Schornbaum2009] Sec. 3.6; [Koch2020] Sec. 2.2).
 HALF_STENCIL = np.array(
     [
         (dx, dy, dz)

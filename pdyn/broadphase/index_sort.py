@@ -1,5 +1,5 @@
 """Index sort and Z-index sort: particles sorted by the key of the grid cell holding their centre
-(Ihmsen et al. 2011, ``002_8daa78a69d29cc5f.txt``, Sec. 4.2-4.3).
+([Ihmsen2011] Sec. 4.2-4.3).
 
 Both share one layout: a handle array ``items`` sorted by cell ``keys``, a compact list of the
 used cells (``ukeys``, ``ustart``: run starts in ``items``, found by comparing ``keys[t]`` with
@@ -350,7 +350,7 @@ class _SortedCells(BroadPhase):
 
 
 class IndexSort(_SortedCells):
-    """Index sort (Ihmsen 2011, Sec. 4.2): handles radix-sorted by row-major cell index over the
+    """Index sort ([Ihmsen2011] Sec. 4.2): handles radix-sorted by row-major cell index over the
     residents' bounding box, one entry per cell in a dense table. Rebuilt from scratch (O(N +
     cells)) on the next query after any change; insert/remove are O(1) bookkeeping.
 
@@ -439,7 +439,7 @@ class IndexSort(_SortedCells):
 
 
 class ZIndexSort(_SortedCells):
-    """Z-index sort (Ihmsen 2011, Sec. 4.3): handles sorted by Z-curve (Morton) cell key, kept
+    """Z-index sort ([Ihmsen2011] Sec. 4.3): handles sorted by Z-curve (Morton) cell key, kept
     between steps and re-sorted by insertion sort; used cells in a compact list with a hash
     index, so memory is O(N) whatever the domain. Insert appends and merges into the order,
     remove compacts it (O(N) per call: batch them); update recomputes keys and insertion-sorts

@@ -1,7 +1,7 @@
-"""Linked cells: one dense uniform grid over the residents' bounding box (Koch 2020, Sec. 2.2).
+"""Linked cells: one dense uniform grid over the residents' bounding box ([Koch2020] Sec. 2.2).
 
 Each particle sits in the one cell holding its centre; the cell edge is at least the largest
-diameter (Schornbaum 2009, Sec. 2.1-2.3), so overlapping particles are in the same or adjacent
+diameter ([Schornbaum2009] Sec. 2.1-2.3), so overlapping particles are in the same or adjacent
 cells and a 13-cell half stencil visits every pair of cells once. Cells are stored as a
 counting-sorted array (cell start offsets + handles), rebuilt lazily on the next query after
 insert/remove/update: insert and remove are O(1) (resident-set bookkeeping), the O(N + cells)

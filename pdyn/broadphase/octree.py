@@ -1,6 +1,6 @@
 """Octree broad phase with stored adjacency and a dynamic (split/collapse) update.
 
-Koch 2020, Sec. 2.4 and 3.1: the root cube covers the residents; a leaf splits into eight
+[Koch2020] Sec. 2.4 and 3.1: the root cube covers the residents; a leaf splits into eight
 octants when an insertion would put more than ``max_ids`` particles into it, down to a depth
 limit; each particle sits in the one leaf holding its centre; every leaf keeps the list of
 leaves whose (closed) boxes touch it, updated on every split (Koch's "stored adjacency", the
@@ -10,7 +10,7 @@ same or in adjacent leaves. Candidate pairs: all pairs within a leaf plus all pa
 leaf and each adjacent leaf with a higher index (the tie-break that reports each pair once;
 Koch instead reports both orders and keeps ``id < id2``, Sec. 3.1.2).
 
-Beyond Koch: the dynamic tree of Windolph & Uschakov 2023, Sec. 4. A subtree whose particle
+Beyond Koch: the dynamic tree of [WindolphUschakov2023] Sec. 4. A subtree whose particle
 count falls to ``max_ids`` or less collapses into one leaf, and ``update="incremental"`` (the
 default) only moves the particles whose centre left their leaf (up to the lowest ancestor
 containing the new position, then down), instead of clearing and reinserting everything every
@@ -82,65 +82,59 @@ DEPTH_LIMIT = 48
 
 
 # ================================================================== leaf item and adjacency lists
+# (the innermost helpers take the arrays they touch, not the Tree: a call that receives the
+# record pays a reference-count update per array it extracts, which doubled the cost of a split)
 @njit(**JIT)
-def _item_push(t, leaf, h):
+def _item_push(node, items, items_st, hinfo, minblock, leaf, h):
     """Append ``h`` to ``leaf``'s item list (moved to a block twice the size when full)."""
-    node, items = t.node, t.items
     n = node[leaf, ILEN]
     cap = node[leaf, ICAP]
     if n == cap:
-        newcap = max(t.meta[M_MINBLOCK], 2 * cap)
-        s = alloc(items, t.items_st, size_class(t.items_st, newcap))
+        newcap = max(minblock, 2 * cap)
+        s = alloc(items, items_st, size_class(items_st, newcap))
         b = node[leaf, IBEG]
         for k in range(n):
             items[s + k] = items[b + k]
-        _free_items(t, b, cap)
+        _free_block(items, items_st, b, cap)
         node[leaf, IBEG] = s
         node[leaf, ICAP] = newcap
     items[node[leaf, IBEG] + n] = h
-    t.hinfo[h, 0] = leaf
-    t.hinfo[h, 1] = n
+    hinfo[h, 0] = leaf
+    hinfo[h, 1] = n
     node[leaf, ILEN] = n + 1
 
 
 @njit(**JIT)
-def _free_items(t, s, cap):
+def _free_block(data, state, s, cap):
+    """Return a list's block of ``cap`` entries (none if 0) to its arena."""
     if cap > 0:
-        free(t.items, t.items_st, s, size_class(t.items_st, cap))
+        free(data, state, s, size_class(state, cap))
 
 
 @njit(**JIT)
-def _free_adj(t, s, cap):
-    if cap > 0:
-        free(t.adj, t.adj_st, s, size_class(t.adj_st, cap))
-
-
-@njit(**JIT)
-def _item_del(t, leaf, k):
+def _item_del(node, items, hinfo, leaf, k):
     """Swap-remove slot ``k`` of ``leaf`` (O(1); the moved particle's slot is updated)."""
-    node, items = t.node, t.items
     b = node[leaf, IBEG]
     n = node[leaf, ILEN] - 1
     if k != n:
         g = items[b + n]
         items[b + k] = g
-        t.hinfo[g, 1] = k
+        hinfo[g, 1] = k
     node[leaf, ILEN] = n
 
 
 @njit(**JIT)
-def _adj_push(t, a, b, twin):
-    node, adj = t.node, t.adj
+def _adj_push(node, adj, adj_st, a, b, twin):
     n = node[a, ALEN]
     cap = node[a, ACAP]
     if n == cap:
         newcap = max(8, 2 * cap)
-        s = alloc(adj, t.adj_st, size_class(t.adj_st, newcap))
+        s = alloc(adj, adj_st, size_class(adj_st, newcap))
         old = node[a, ABEG]
         for k in range(n):
             adj[s + k, 0] = adj[old + k, 0]
             adj[s + k, 1] = adj[old + k, 1]
-        _free_adj(t, old, cap)
+        _free_block(adj, adj_st, old, cap)
         node[a, ABEG] = s
         node[a, ACAP] = newcap
     p = node[a, ABEG] + n
@@ -150,18 +144,17 @@ def _adj_push(t, a, b, twin):
 
 
 @njit(**JIT)
-def _connect(t, a, b):
+def _connect(node, adj, adj_st, a, b):
     """Make leaves ``a`` and ``b`` adjacent; each entry stores its twin's position."""
-    pa = t.node[a, ALEN]
-    pb = t.node[b, ALEN]
-    _adj_push(t, a, b, pb)
-    _adj_push(t, b, a, pa)
+    pa = node[a, ALEN]
+    pb = node[b, ALEN]
+    _adj_push(node, adj, adj_st, a, b, pb)
+    _adj_push(node, adj, adj_st, b, a, pa)
 
 
 @njit(**JIT)
-def _adj_del(t, a, k):
+def _adj_del(node, adj, a, k):
     """Swap-remove entry ``k`` of leaf ``a``'s list; fix the twin of the moved entry (O(1))."""
-    node, adj = t.node, t.adj
     base = node[a, ABEG]
     n = node[a, ALEN] - 1
     if k != n:
@@ -283,7 +276,8 @@ def _room_split(t, leaf):
 def _split(t, pos, geo, leaf):
     """[Koch2020] Sec. 3.1.1 ``split``: eight children, items handed down, adjacency of the
     children (siblings + the touching neighbours of ``leaf``) and of the neighbours updated."""
-    node, adj, items = t.node, t.adj, t.items
+    node, items, items_st, adj, adj_st, hinfo = t.node, t.items, t.items_st, t.adj, t.adj_st, t.hinfo
+    minblock = t.meta[M_MINBLOCK]
     D = t.meta[M_D]
     d = node[leaf, DEPTH]
     half = np.int64(1) << (D - d - 1)
@@ -308,15 +302,15 @@ def _split(t, pos, geo, leaf):
     # adjacency: all octants of one cube touch each other at its centre
     for i in range(8):
         for j in range(i + 1, 8):
-            _connect(t, c0 + i, c0 + j)
+            _connect(node, adj, adj_st, c0 + i, c0 + j)
     ab = node[leaf, ABEG]
     for e in range(node[leaf, ALEN]):
         x = adj[ab + e, 0]
-        _adj_del(t, x, adj[ab + e, 1])
+        _adj_del(node, adj, x, adj[ab + e, 1])
         for i in range(8):
             if _touch(node, D, c0 + i, x):
-                _connect(t, c0 + i, x)
-    _free_adj(t, ab, node[leaf, ACAP])
+                _connect(node, adj, adj_st, c0 + i, x)
+    _free_block(adj, adj_st, ab, node[leaf, ACAP])
     node[leaf, ABEG] = -1
     node[leaf, ACAP] = 0
     node[leaf, ALEN] = 0
@@ -327,9 +321,9 @@ def _split(t, pos, geo, leaf):
         h = items[ib + k]
         kx, ky, kz = _key(pos, h, geo)
         ci = ((kx >> sh) & 1) | (((ky >> sh) & 1) << 1) | (((kz >> sh) & 1) << 2)
-        _item_push(t, c0 + ci, h)
+        _item_push(node, items, items_st, hinfo, minblock, c0 + ci, h)
         node[c0 + ci, COUNT] += 1
-    _free_items(t, ib, node[leaf, ICAP])
+    _free_block(items, items_st, ib, node[leaf, ICAP])
     node[leaf, IBEG] = -1
     node[leaf, ICAP] = 0
     node[leaf, ILEN] = 0
@@ -354,7 +348,7 @@ def _place(t, pos, geo, h, kx, ky, kz, a, stop):
     if node[leaf, ILEN] == node[leaf, ICAP]:
         if not has_room(t.items, t.items_st, max(2 * node[leaf, ICAP], t.meta[M_MINBLOCK])):
             return False
-    _item_push(t, leaf, h)
+    _item_push(node, t.items, t.items_st, t.hinfo, t.meta[M_MINBLOCK], leaf, h)
     x = leaf
     while x != stop:
         node[x, COUNT] += 1
@@ -383,7 +377,7 @@ def _remove_many(t, handles, pend):
     for i in range(handles.shape[0]):
         h = handles[i]
         leaf = hinfo[h, 0]
-        _item_del(t, leaf, hinfo[h, 1])
+        _item_del(node, t.items, hinfo, leaf, hinfo[h, 1])
         hinfo[h, 0] = -1
         hinfo[h, 1] = -1
         x = leaf
@@ -420,7 +414,7 @@ def _move_many(t, pos, geo, members, start, pend, npend):
             a = node[leaf, PARENT]
             while not _contains(node, D, a, kx, ky, kz):
                 a = node[a, PARENT]
-            _item_del(t, leaf, hinfo[h, 1])
+            _item_del(node, t.items, hinfo, leaf, hinfo[h, 1])
             hinfo[h, 0] = -1
             hinfo[h, 1] = -1
             x = leaf
@@ -465,7 +459,8 @@ def _collapse(t, p, leaves, nl, outside):
     """Move the items of the subtree below ``p`` (count <= max_ids) into ``p``; every outside
     leaf adjacent to some leaf of the subtree becomes adjacent to ``p`` once. The caller then
     frees the subtree's nodes and makes ``p`` a leaf."""
-    node, adj, items, meta = t.node, t.adj, t.items, t.meta
+    node, items, items_st, adj, adj_st, hinfo, meta = t.node, t.items, t.items_st, t.adj, \
+        t.adj_st, t.hinfo, t.meta
     D = meta[M_D]
     meta[M_STAMP] += 1
     stamp = meta[M_STAMP]
@@ -482,18 +477,18 @@ def _collapse(t, p, leaves, nl, outside):
         lf = leaves[q]
         ib = node[lf, IBEG]
         for k in range(node[lf, ILEN]):
-            _item_push(t, p, items[ib + k])
-        _free_items(t, ib, node[lf, ICAP])
+            _item_push(node, items, items_st, hinfo, meta[M_MINBLOCK], p, items[ib + k])
+        _free_block(items, items_st, ib, node[lf, ICAP])
         ab = node[lf, ABEG]
         for e in range(node[lf, ALEN]):
             x = adj[ab + e, 0]
             if _inside_box(node, D, x, p):
                 continue  # inside the subtree: disappears with it
-            _adj_del(t, x, adj[ab + e, 1])
+            _adj_del(node, adj, x, adj[ab + e, 1])
             if node[x, MARK] != stamp:
                 node[x, MARK] = stamp
-                _connect(t, p, x)
-        _free_adj(t, ab, node[lf, ACAP])
+                _connect(node, adj, adj_st, p, x)
+        _free_block(adj, adj_st, ab, node[lf, ACAP])
 
 
 @njit(**JIT)

@@ -1,4 +1,4 @@
-"""Spatial hashing (Teschner et al. 2003 as used by Ihmsen et al. 2011, Sec. 4.4).
+"""Spatial hashing ([Teschner2003] as used by [Ihmsen2011] Sec. 4.4).
 
 The unbounded grid of spatial cells (edge ``d`` ≥ largest diameter, integer coordinates
 ``(k, l, m) = floor(x / d)`` computed in int64) is mapped into a table of ``m ≈ 2 N`` buckets by

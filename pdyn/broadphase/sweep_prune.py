@@ -1,11 +1,13 @@
-"""Sweep and prune (Schornbaum 2009, ``001_e9d3b85918b10796.txt``, Sec. 4.5, after Erleben et
-al.): the 2N ends of the particles' bounding intervals along one axis are kept sorted; a sweep
-over them with an active set yields every pair whose intervals overlap on that axis, which is
-kept only if the boxes overlap on the other two axes too (the AABB test), each pair once.
+"""Sweep and prune ([Schornbaum2009] Sec. 4.5): the 2N ends of the particles' bounding
+intervals along one axis are kept sorted; a sweep over them with an active set yields every
+pair whose intervals overlap on that axis, which is kept only if the boxes overlap on the other
+two axes too (the AABB test), each pair once.
 
 The order is persistent: ``update`` recomputes the end values and re-sorts by insertion sort,
 ~O(N) when the spatial distribution hardly changes between steps (temporal coherence); an
-insertion sort needing more than ``32 · 2N`` moves is abandoned for a full sort. ``insert``
+insertion sort needing more than ``32 · 2N`` moves is abandoned for a full sort. The
+insertion sort, merge and compaction are the shared ones of ``_sort``, given this structure's
+order of ends (:func:`_before`). ``insert``
 appends the new ends and merges them in (O(N + k log k) per batch instead of the O(N) per object
 of the pe implementation, Schornbaum Fig. 27); ``remove`` compacts the list (O(N) per batch).
 The sweep axis is the one of largest spread (variance of the centres), chosen on
@@ -98,7 +100,7 @@ def _sweep(out, pos, rad, codes, n, axis, where):
 
 class SweepPrune(BroadPhase):
     """Sweep and prune along the axis of largest spread with a persistent, insertion-sorted end
-    list (Schornbaum 2009, Sec. 4.5). Candidates are exactly the AABB-overlapping pairs (~5x
+    list ([Schornbaum2009] Sec. 4.5). Candidates are exactly the AABB-overlapping pairs (~5x
     the true contacts for spheres, several times fewer than any cell grid).
 
     No parameters. Choose it for scenes with few moving objects and high temporal coherence

@@ -218,7 +218,7 @@ def test_incremental_tree_equals_fresh_tree_on_same_root():
 
 def test_no_double_counting_on_leaf_borders():
     """Particles exactly on leaf faces/edges/corners, moving back and forth across them
-    (Windolph & Uschakov 2023, Sec. 5): counts stay exact, every pair reported once."""
+    ([WindolphUschakov2023] Sec. 5): counts stay exact, every pair reported once."""
     rng = np.random.default_rng(2)
     pos = rng.uniform(0, 64, (160, 3))
     rad = np.full(160, 0.5)
