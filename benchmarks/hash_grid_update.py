@@ -54,7 +54,7 @@ def run(scale, steps, seed=0):
             raise AssertionError("strategies disagree")
     st = bps["incremental"].stats()
     row = {"scale": scale, "n": n, "steps": steps, "grids": st["grids"],
-           "cells_per_axis": st["cells_per_axis"], "pairs_per_step": int(st["candidates"]),
+           "cells_per_axis": st["cells_per_axis"], "pair_tests_per_step": int(st["candidates"]),
            "moved_fraction": float(np.mean(moved))}
     for u in STRATEGIES:
         row[f"{u}_update_ms"] = 1e3 * float(np.median(t_up[u]))
