@@ -183,7 +183,7 @@ def cmd_run(args, comm) -> int:
 
 
 def cmd_restart(args, comm) -> int:
-    """``pdyn run --restart CHECKPOINT``: continue a run (pdyn.io.checkpoint). Output goes to
+    """``pdyn run --restart CHECKPOINT``: continue a run (``pdyn.restart``). Output goes to
     the checkpoint's run folder (files after the checkpoint's step are replaced) unless
     ``--output`` names another folder."""
     from dataclasses import replace
@@ -191,7 +191,7 @@ def cmd_restart(args, comm) -> int:
     from .config import config_from_dict
     from .io.checkpoint import (checkpoint_header, latest_checkpoint, prune_after,
                                 run_folder_of)
-    from .simulation import Simulation
+    from .restart import from_checkpoint
 
     for opt in ("config", "scene", "scale", "seed", "dt"):
         if getattr(args, opt) is not None:
@@ -224,7 +224,7 @@ def cmd_restart(args, comm) -> int:
         if comm.rank == 0:
             check_output_folder(cfg)
         comm.barrier()
-    sim = Simulation.from_checkpoint(ckpt, comm=comm, **changes)
+    sim = from_checkpoint(ckpt, comm=comm, **changes)
     if comm.rank == 0:
         if same:
             prune_after(cfg.output.folder, step)

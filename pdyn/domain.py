@@ -3,7 +3,7 @@
 A walled axis contributes two half-space walls (infinite particles) at its faces with inward
 normals; periodic axes wrap positions; open axes let particles go anywhere.
 
-Blocks (DESIGN.md "Parallel decomposition"; Schornbaum 2009 §1, §5; Windolph & Uschakov §6):
+Blocks ([Schornbaum2009] §1, §5; [WindolphUschakov2023] §6):
 the box is cut into a regular grid of ``dims`` blocks; block ``b`` has grid coordinates
 ``(ix, iy, iz)`` with ``b = (iz * ny + iy) * nx + ix``. A particle belongs to the block holding
 its centre; along a walled or open axis the first and last blocks extend to ∓∞ (so a particle
@@ -67,9 +67,6 @@ class Box:
 
 
 # ------------------------------------------------------------------ block decomposition
-
-
-
 class DecompositionError(ValueError):
     """A block decomposition the configuration asks for cannot be built (field and value)."""
 
@@ -277,16 +274,6 @@ class BlockGrid:
                                float(reach), int(nranks))
         mask[rank] = False
         return np.flatnonzero(mask)
-
-    def self_images(self, rank: int, reach: float) -> bool:
-        """True if ``rank``'s blocks see a periodic image of its own blocks within ``reach``."""
-        blo, bhi = self.bounds()
-        sh = self.shifts()[1:]
-        if not len(sh):
-            return False
-        mine = self.blocks_of_rank(rank)
-        own = np.where(self.owner == rank, 0, 1).astype(np.int64)  # rank 0 = "mine"
-        return bool(_neighbour_mask(mine, own, blo, bhi, sh, float(reach), 2)[0])
 
     def check_periodic_length(self, interaction_range: float) -> None:
         """A periodic axis must be at least two interaction ranges long."""

@@ -1,6 +1,7 @@
-"""Structure-of-arrays particle store with stable handles and O(1) insert/remove.
+"""Structure-of-arrays particle store with stable handles and O(1) insert/remove, the schema of
+its fields, and the one packer every message and checkpoint uses.
 
-Design (DESIGN.md "The time step"; mesa_pd's ParticleStorage): every particle lives in a *slot*
+The store follows mesa_pd's ParticleStorage ([EiblRude2019mesapd]): every particle lives in a *slot*
 of capacity-sized arrays and its handle **is** its slot, so a handle stays valid until that
 particle is removed (or until an explicit :meth:`ParticleStore.permute`, which returns the
 handle map). Removal pushes the slot on a free-list stack and swap-removes the handle from a dense
@@ -9,8 +10,10 @@ capacity grows geometrically (×2). Kernels iterate over ``store.live`` and read
 handle. Walls are *infinite* particles in the same store (radius ``inf``, flags
 ``INFINITE|FIXED``, inward ``normal``), as mesa_pd's HalfSpace.
 
-Each field declares how it travels to ghosts (``FIELDS[name].ghost``): ``"always"`` (sent on
-every exchange), ``"create"`` (sent when a ghost is created), ``"never"``.
+``FIELDS`` declares every per-particle array and how it travels: to ghosts always / on creation /
+never (mesa_pd's ghost sync modes), with migrating particles, into checkpoints. Ghost creation,
+ghost update, migration and checkpoints take their columns from it: :class:`Packing` packs any
+selection of fields into a float64 and an int64 matrix (the message format) and back.
 Units are whatever the scene uses consistently (SI in the built-in scenes: m, kg, s).
 """
 
@@ -30,25 +33,48 @@ INFINITE = np.uint8(4)  # half-space wall: radius inf, position = point on plane
 FIXED = np.uint8(8)  # not integrated
 
 
+ALWAYS, CREATE, NEVER = "always", "create", "never"
+
+
 @dataclass(frozen=True)
 class Field:
-    """Schema of one per-particle array: dtype, trailing shape, ghost sync mode."""
+    """Schema of one per-particle array and how it travels.
+
+    ``ghost``: sent to a ghost on every exchange (``"always"``), only when the ghost is created
+    (``"create"``), or ``"never"``; ``migrate``: moves with a particle that changes rank;
+    ``checkpoint``: written to checkpoints and restored on restart.
+    """
 
     dtype: type
     shape: tuple
-    ghost: str  # "always" | "create" | "never"
+    ghost: str
+    migrate: bool
+    checkpoint: bool
+
+    @property
+    def width(self) -> int:
+        """Values per particle (columns in a message)."""
+        return int(np.prod(self.shape, dtype=np.int64))
 
 
+#: every per-particle array; adding one (and how it travels) is one line here
 FIELDS: dict[str, Field] = {
-    "gid": Field(np.int64, (), "create"),
-    "pos": Field(np.float64, (3,), "always"),
-    "vel": Field(np.float64, (3,), "always"),
-    "force": Field(np.float64, (3,), "never"),
-    "radius": Field(np.float64, (), "create"),
-    "mass": Field(np.float64, (), "create"),
-    "normal": Field(np.float64, (3,), "never"),
-    "flags": Field(np.uint8, (), "never"),
+    "gid":    Field(np.int64,   (),   ghost=CREATE, migrate=True,  checkpoint=True),
+    "pos":    Field(np.float64, (3,), ghost=ALWAYS, migrate=True,  checkpoint=True),
+    "vel":    Field(np.float64, (3,), ghost=ALWAYS, migrate=True,  checkpoint=True),
+    "force":  Field(np.float64, (3,), ghost=NEVER,  migrate=True,  checkpoint=True),
+    "radius": Field(np.float64, (),   ghost=CREATE, migrate=True,  checkpoint=True),
+    "mass":   Field(np.float64, (),   ghost=CREATE, migrate=True,  checkpoint=True),
+    "normal": Field(np.float64, (3,), ghost=NEVER,  migrate=False, checkpoint=False),
+    "flags":  Field(np.uint8,   (),   ghost=NEVER,  migrate=True,  checkpoint=True),
 }
+#: the field a periodic image shifts (ghost position = owner position + shift)
+SHIFTED = "pos"
+
+GHOST_CREATE = tuple(n for n, f in FIELDS.items() if f.ghost in (ALWAYS, CREATE))
+GHOST_UPDATE = tuple(n for n, f in FIELDS.items() if f.ghost == ALWAYS)
+MIGRATE = tuple(n for n, f in FIELDS.items() if f.migrate)
+CHECKPOINT = tuple(n for n, f in FIELDS.items() if f.checkpoint)
 
 
 @njit(**JIT)
@@ -70,12 +96,22 @@ def _take_slots(k, free, n_free, hwm, live, n_live, live_pos, out):
 
 @njit(**JIT)
 def _release_slots(handles, free, n_free, live, n_live, live_pos, flags):
-    """Swap-remove ``handles`` from ``live`` and push them on the free stack; O(1) each."""
+    """Swap-remove ``handles`` from ``live`` and push them on the free stack; O(1) each. All or
+    nothing: returns ``-1 - t`` (and changes nothing) when ``handles[t]`` is not live or
+    repeated, else 0."""
+    bad = -1
+    for t in range(handles.shape[0]):  # check, marking each handle seen (p -> -2 - p)
+        if live_pos[handles[t]] < 0:
+            bad = t
+            break
+        live_pos[handles[t]] = -2 - live_pos[handles[t]]
+    for u in range(bad if bad >= 0 else handles.shape[0]):  # unmark
+        live_pos[handles[u]] = -2 - live_pos[handles[u]]
+    if bad >= 0:
+        return -1 - bad, n_free, n_live
     for t in range(handles.shape[0]):
         h = handles[t]
         p = live_pos[h]
-        if p < 0:
-            return -1 - t, n_free, n_live  # not live: report which one
         last = live[n_live - 1]
         live[p] = last
         live_pos[last] = p
@@ -93,13 +129,12 @@ class ParticleStore:
     Arrays (``pos``, ``vel``, ``force``, ``radius``, ``mass``, ``gid``, ``flags``, ``normal``)
     have ``capacity`` rows; only rows listed in ``live`` hold particles. Growing the capacity
     reallocates the arrays, so re-read ``store.pos`` after :meth:`add` rather than keeping an
-    old reference (``store.generation`` counts reallocations).
+    old reference.
     """
 
     def __init__(self, capacity: int = 64):
         capacity = max(int(capacity), 1)
         self.capacity = 0
-        self.generation = 0
         for name, f in FIELDS.items():
             setattr(self, name, np.zeros((0,) + f.shape, dtype=f.dtype))
         self._free = np.zeros(0, np.int64)
@@ -124,7 +159,6 @@ class ParticleStore:
             arr[: self.capacity] = old
             setattr(self, name, arr)
         self.capacity = new
-        self.generation += 1
 
     # ------------------------------------------------------------------ views
     @property
@@ -154,13 +188,6 @@ class ParticleStore:
     def walls(self) -> np.ndarray:
         return self.handles_with(INFINITE)
 
-    def is_live(self, handles) -> np.ndarray:
-        h = np.asarray(handles, np.int64)
-        ok = (h >= 0) & (h < self.capacity)
-        out = np.zeros(h.shape, bool)
-        out[ok] = self._live_pos[h[ok]] >= 0
-        return out
-
     # ------------------------------------------------------------------ insert / remove
     def add(self, n: int | None = None, **fields) -> np.ndarray:
         """Insert particles; return their handles (O(1) amortised each).
@@ -169,9 +196,16 @@ class ParticleStore:
         ``mass`` must be given for finite particles. ``gid`` is required: global ids come from
         the scene (unique across ranks) and are never reused within a run.
         """
+        unknown = set(fields) - set(FIELDS)
+        if unknown:
+            raise KeyError(f"unknown particle field(s): {sorted(unknown)}")
         if n is None:
             n = len(np.atleast_1d(fields["gid"]))
         n = int(n)
+        fields.setdefault("flags", OWNED)
+        values = {name: np.broadcast_to(np.asarray(v, FIELDS[name].dtype),  # raises before
+                                        (n,) + FIELDS[name].shape)          # any change
+                  for name, v in fields.items()}
         out = np.empty(n, np.int64)
         if n == 0:
             return out
@@ -180,20 +214,14 @@ class ParticleStore:
         self._n_free, self._hwm, self._n_live = _take_slots(
             n, self._free, self._n_free, self._hwm, self._live, self._n_live, self._live_pos, out
         )
-        fields.setdefault("flags", OWNED)
-        unknown = set(fields) - set(FIELDS)
-        if unknown:
-            raise KeyError(f"unknown particle field(s): {sorted(unknown)}")
         for name in FIELDS:
-            arr = getattr(self, name)
-            if name in fields:
-                arr[out] = fields[name]
-            else:
-                arr[out] = 0
+            getattr(self, name)[out] = values.get(name, 0)
         return out
 
     def remove(self, handles) -> None:
-        """Remove particles by handle, O(1) each; their slots are reused by later inserts."""
+        """Remove particles by handle, O(1) each; their slots are reused by later inserts.
+        All or nothing: a handle that is not live (or repeated) raises KeyError and changes
+        nothing."""
         h = np.ascontiguousarray(handles, dtype=np.int64).reshape(-1)
         if h.size == 0:
             return
@@ -237,3 +265,84 @@ class ParticleStore:
     def momentum(self) -> np.ndarray:
         h = self.owned
         return (self.mass[h, None] * self.vel[h]).sum(axis=0)
+
+
+# ------------------------------------------------------------------ packing by schema
+@njit(**JIT)
+def _move_rows(src, src_rows, dst, dst_rows, sidx, shifts):
+    """``dst[dst_rows[t]] = src[src_rows[t]]`` (+ ``shifts[sidx[t]]`` unless ``sidx`` is None)
+    for every t; rows None means row t. ``src`` and ``dst`` are one field of the store or its
+    columns in a message, as (rows, width) arrays."""
+    for t in range(src.shape[0] if src_rows is None else src_rows.shape[0]):
+        i = t if src_rows is None else src_rows[t]
+        j = t if dst_rows is None else dst_rows[t]
+        if sidx is None:
+            for c in range(src.shape[1]):
+                dst[j, c] = src[i, c]
+        else:
+            s = sidx[t]
+            for c in range(src.shape[1]):
+                dst[j, c] = src[i, c] + shifts[s, c]
+
+
+class Packing:
+    """The columns of a selection of ``FIELDS`` in two matrices, float64 ``(n, width_f)`` and
+    int64 ``(n, width_i)``: one message format for ghosts and migrants.
+
+    ``pack`` gathers rows of the store (adding a periodic shift to ``SHIFTED`` when asked),
+    ``fields`` views received matrices as named arrays (for ``store.add``), ``write`` scatters
+    them into existing rows, ``copy`` moves rows within the store (a rank's images of its own
+    particles: no message). One kernel, :func:`_move_rows`, does all four.
+    """
+
+    def __init__(self, names):
+        self.names = tuple(names)
+        self.columns: dict[str, tuple[bool, slice]] = {}  # name -> (integer?, its columns)
+        width = {False: 0, True: 0}
+        for name in self.names:
+            f = FIELDS[name]
+            integer = bool(np.issubdtype(f.dtype, np.integer))
+            self.columns[name] = (integer, slice(width[integer], width[integer] + f.width))
+            width[integer] += f.width
+        self.width_f, self.width_i = width[False], width[True]
+
+    def _shift(self, name, sidx, shifts):
+        return (sidx, shifts) if sidx is not None and name == SHIFTED else (None, None)
+
+    def pack(self, store, handles, sidx=None, shifts=None) -> tuple[np.ndarray, np.ndarray]:
+        """Rows ``handles`` of the selected fields; with ``sidx`` the image ``pos +
+        shifts[sidx]`` (periodic ghosts)."""
+        handles = np.ascontiguousarray(handles, np.int64)
+        n = handles.shape[0]
+        out = {False: np.empty((n, self.width_f)), True: np.empty((n, self.width_i), np.int64)}
+        for name, (integer, cols) in self.columns.items():
+            _move_rows(_rows(store, name), handles, out[integer][:, cols], None,
+                       *self._shift(name, sidx, shifts))
+        return out[False], out[True]
+
+    def fields(self, fbuf, ibuf) -> dict[str, np.ndarray]:
+        """The received matrices as ``{name: array of the field's shape}`` (views)."""
+        return {name: (ibuf if integer else fbuf)[:, cols].reshape((-1,) + FIELDS[name].shape)
+                for name, (integer, cols) in self.columns.items()}
+
+    def write(self, store, handles, fbuf, ibuf) -> None:
+        """Scatter the received matrices into the existing rows ``handles``."""
+        handles = np.ascontiguousarray(handles, np.int64)
+        for name, (integer, cols) in self.columns.items():
+            _move_rows((ibuf if integer else fbuf)[:, cols], None, _rows(store, name), handles,
+                       None, None)
+
+    def copy(self, store, src, dst, sidx=None, shifts=None) -> None:
+        """Rows ``src`` of the selected fields into rows ``dst`` of the same store (with
+        ``sidx`` shifted as in :meth:`pack`)."""
+        src = np.ascontiguousarray(src, np.int64)
+        dst = np.ascontiguousarray(dst, np.int64)
+        for name in self.columns:
+            field = _rows(store, name)
+            _move_rows(field, src, field, dst, *self._shift(name, sidx, shifts))
+
+
+def _rows(store, name) -> np.ndarray:
+    """Field ``name`` of ``store`` as a (capacity, width) view."""
+    arr = getattr(store, name)
+    return arr.reshape(arr.shape[0], -1)

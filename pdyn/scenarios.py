@@ -41,11 +41,7 @@ class Scene:
     steps: int = 1000  # suggested number of steps
     dt: float | None = None  # suggested time step (s); None: from the contact time
     description: str = ""
-    # given explicitly by a config's [particles] or a checkpoint (else derived / 0..N-1)
-    given_masses: np.ndarray | None = None  # kg
-    gids: np.ndarray | None = None  # global ids kept across a restart
-    rank_of: np.ndarray | None = None  # owning rank at the checkpoint
-    exchange_state: dict | None = None  # the exchange's schedule at the checkpoint
+    given_masses: np.ndarray | None = None  # kg, given by a config or a checkpoint (else density)
 
     @property
     def masses(self) -> np.ndarray:

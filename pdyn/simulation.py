@@ -1,10 +1,12 @@
-"""The time step on one rank: integrate (kick–drift) → migrate → ghosts → broad phase →
-contacts → integrate (kick) → writers (DESIGN.md "The time step"; the first kick–drift is the
-second half of the cycle DESIGN.md lists, so forces at the end of a step belong to its
-positions). Python orchestrates; every per-particle loop is a numba kernel.
+"""The driver: one time step on one rank, reading top to bottom.
 
-Parallel pieces plug in through ``self.exchange`` (``pdyn.parallel``): with one rank they are
-plain calls, with many they migrate and ghost particles between neighbour ranks.
+integrate (kick–drift) → migrate → [reorder] → ghosts → broad phase → contacts → integrate
+(kick) → writers. Velocity Verlet ([Verlet1967]) with the first half-kick and the drift opening
+the step, so the forces held at the end of a step belong to its positions (what a snapshot or
+checkpoint needs). Components return what they changed and the driver applies it where the step
+shows it: the exchange (``pdyn.parallel``) reports the handles it removed from and added to the
+store, and the broad-phase phase of the step removes and inserts them. No component holds a
+reference to the simulation. Python orchestrates; every per-particle loop is a numba kernel.
 """
 
 from __future__ import annotations
@@ -12,16 +14,17 @@ from __future__ import annotations
 import math
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 
 import numpy as np
 
-from .broadphase import make_broadphase
-from .config import ConfigError, SimulationConfig
+from .broadphase import canonical_pairs, filter_overlapping, make_broadphase
+from .config import ConfigError, ContactConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel
 from .dynamics.integrate import kick, kick_drift
 from .io import make_writers
-from .parallel import get_comm, make_exchange
+from .parallel import StoreChanges, get_comm, make_exchange
 from .particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
 from .scenarios import Scene, make_scene
 from .zorder import zorder
@@ -52,6 +55,25 @@ def scene_from_config(config: SimulationConfig) -> Scene:
     )
 
 
+def scene_particles(scene: Scene) -> dict:
+    """The scene's particles as store fields (global ids 0..N-1)."""
+    return {"gid": np.arange(len(scene), dtype=np.int64), "pos": scene.positions,
+            "vel": scene.velocities, "radius": scene.radii, "mass": scene.masses}
+
+
+@dataclass(frozen=True)
+class RestartState:
+    """Where a checkpointed run continues (built by ``pdyn.restart``): the particles as store
+    fields (global arrays, ``pdyn.particles.CHECKPOINT``), the rank that owned each, the
+    exchange's schedule (``exchange.state()``), the step and the time step (s)."""
+
+    particles: dict
+    rank_of: np.ndarray
+    exchange: dict
+    step: int
+    dt: float
+
+
 class Simulation:
     """An elastic/damped sphere simulation of one scene on this rank.
 
@@ -59,10 +81,12 @@ class Simulation:
     ``run()`` advances ``config.steps`` steps (or the scene's suggestion) with a progress bar;
     ``step()`` advances one. The particle store is ``sim.store`` (owned spheres, ghosts and
     walls by stable handle); ``sim.contact_pairs()`` lists current contacts by global id.
+    ``scene`` replaces the config's scene; ``restart`` continues a checkpointed run (use
+    :func:`pdyn.restart.from_checkpoint`).
     """
 
     def __init__(self, config: SimulationConfig | None = None, *, comm=None,
-                 scene: Scene | None = None):
+                 scene: Scene | None = None, restart: RestartState | None = None):
         self.config = config = config or SimulationConfig()
         self.comm = comm if comm is not None else get_comm()
         scene = scene if scene is not None else scene_from_config(config)
@@ -75,49 +99,45 @@ class Simulation:
         )
         self.gravity = np.array(config.gravity if config.gravity is not None else scene.gravity,
                                 float)
-        contact = config.contact
-        if contact is None:
-            from .config import ContactConfig
-
-            contact = ContactConfig(**scene.contact)
-        self.contact = ContactModel.from_config(contact)
+        self.contact = ContactModel.from_config(config.contact or ContactConfig(**scene.contact))
         self.steps = config.steps or scene.steps
-        self.time = 0.0
-        self.step_index = 0
+        self.step_index = restart.step if restart else 0
         self.timers = PhaseTimers()
         self.n_contacts = 0
         self.elastic_energy = 0.0
-        self.max_displacement = 0.0
 
         self.store = ParticleStore(capacity=max(64, 2 * len(scene) // max(self.comm.size, 1)))
         self._add_walls()
-        self.exchange = make_exchange(self)
-        # a restarted run (pdyn.io.checkpoint): the exchange continues its schedule, centres
-        # stay unwrapped (periodic axes are checked by distribute, against the skin)
-        restart = scene.exchange_state
-        if restart is not None:
-            self.exchange.restore(restart)
-        outside = self.box.outside(scene.positions, periodic=restart is None)
+        self.exchange = make_exchange(self.store, self.box, self.comm, dims=config.blocks)
+        particles = restart.particles if restart else scene_particles(scene)
+        # a restart continues the exchange's schedule and keeps centres unwrapped (distribute
+        # checks them against the skin along periodic axes)
+        if restart:
+            self.exchange.restore(restart.exchange)
+        outside = self.box.outside(particles["pos"], periodic=restart is None)
         if outside.any():
             k = int(np.flatnonzero(outside)[0])
             raise ConfigError(
-                f"particles.positions[{k}] = {scene.positions[k].tolist()}: outside the box "
+                f"particles.positions[{k}] = {particles['pos'][k].tolist()}: outside the box "
                 f"{self.box.lo.tolist()}..{self.box.hi.tolist()}"
             )
-        self.exchange.distribute(
-            np.arange(len(scene), dtype=np.int64) if scene.gids is None else scene.gids,
-            scene.positions, scene.velocities, scene.radii, scene.masses,
-            wrap=restart is None, rank_of=scene.rank_of,
-        )
-        self.dt = self._time_step()
+        self.exchange.distribute(particles, wrap=restart is None,
+                                 rank_of=restart.rank_of if restart else None)
+        self.dt = restart.dt if restart else self._time_step()
+        self.time = self.step_index * self.dt
         self.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
         self.exchange.ghosts()
         self.broadphase.build(self.store.pos, self.store.radius, self.store.live)
-        self.writers = self._make_writers()
+        self.writers = make_writers(config.output)  # snapshots, checkpoints (pdyn.io)
         self.reorder_every = config.reorder_every
         self._reordered_at = -self.reorder_every  # the first step reorders the scene
+        # a restart keeps the checkpoint's forces (damping saw the half-step velocity, which
+        # is gone); contacts and elastic energy are counted either way
+        kept = self.store.force.copy() if restart else None
         with self.timers("contacts"):
             self._forces()
+        if kept is not None:
+            self.store.force[:] = kept
 
     # ------------------------------------------------------------------ setup helpers
     def _add_walls(self) -> None:
@@ -141,17 +161,6 @@ class Simulation:
                               "set dt")
         return t_c / self.config.dt_safety
 
-    def _make_writers(self) -> list:
-        return make_writers(self.config.output)  # snapshots, checkpoints (pdyn.io)
-
-    @classmethod
-    def from_checkpoint(cls, path, *, comm=None, **changes) -> "Simulation":
-        """Continue a checkpointed run (``pdyn.io.checkpoint``) on ``comm``; ``changes``
-        override config fields (``output``, ``progress``, ...)."""
-        from .io import simulation_from_checkpoint
-
-        return simulation_from_checkpoint(path, comm=comm, **changes)
-
     # ------------------------------------------------------------------ the step
     def _forces(self, pairs=None) -> np.ndarray:
         """Contact forces (plus gravity) on the integrated particles; returns their handles."""
@@ -164,42 +173,51 @@ class Simulation:
         return moving
 
     def reorder(self) -> None:
-        """Z-curve reordering of particle memory (Ihmsen et al. 2011, Sec. 4.5): walls first,
-        then every other live particle along the Z-curve of cells one largest diameter wide.
-        Handles change (the exchange remaps the ones it keeps); results do not."""
+        """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
+        other live particle along the Z-curve of cells one largest diameter wide. Handles
+        change (the exchange remaps the ones it keeps, the broad phase is rebuilt); results do
+        not."""
         store = self.store
-        remap = getattr(self.exchange, "remap", None)
-        if remap is None and store.ghosts.size:
-            return
-        walls = store.walls
         others = store.handles_with(OWNED | GHOST, INFINITE)
         if others.size:
             cell = 2.0 * float(store.radius[others].max())
-            order = np.concatenate((walls, zorder(store.pos, others, cell)))
-            old_to_new = store.permute(order)
-            if remap is not None:
-                remap(old_to_new)
+            old_to_new = store.permute(np.concatenate((store.walls,
+                                                       zorder(store.pos, others, cell))))
+            self.exchange.remap(old_to_new)
             self.broadphase.build(store.pos, store.radius, store.live)
         self._reordered_at = self.step_index
 
     def _integrated(self) -> np.ndarray:
-        return self.store.handles_with(1, INFINITE | FIXED)  # owned, not walls, not fixed
+        return self.store.handles_with(OWNED, INFINITE | FIXED)  # owned, not walls, not fixed
+
+    def _apply(self, changes: list[StoreChanges]) -> None:
+        """Bring the broad phase up to date with what the exchange did to the store: first
+        the removed handles (their slots may hold new particles already), then the added."""
+        removed = np.concatenate([c.removed for c in changes])
+        added = np.concatenate([c.added for c in changes])
+        if removed.size:
+            self.broadphase.remove(removed)
+        if added.size:
+            self.broadphase.bind(self.store.pos, self.store.radius)  # the store may have grown
+            self.broadphase.insert(added)
 
     def step(self) -> None:
         """Advance one time step ``dt``."""
         store, t, half = self.store, self.timers, 0.5 * self.dt
         with t("integrate"):
             moving = self._integrated()
-            self.max_displacement = kick_drift(store.pos, store.vel, store.force, store.mass,
-                                               moving, half, self.dt)
+            displacement = kick_drift(store.pos, store.vel, store.force, store.mass, moving,
+                                      half, self.dt)
         with t("migrate"):
-            self.exchange.migrate()
+            changes = [self.exchange.migrate(displacement, self.dt)]
         if self.reorder_every and self.step_index - self._reordered_at >= self.reorder_every:
             with t("reorder"):
-                self.reorder()
+                self.reorder()  # rebuilds the broad phase: the changes so far are in it
+            changes = []
         with t("ghosts"):
-            self.exchange.ghosts()
+            changes.append(self.exchange.ghosts())
         with t("broadphase"):
+            self._apply(changes)
             self.broadphase.update(store.pos, store.radius)
             pairs = self.broadphase.candidate_pairs(include_infinite=False)
         with t("contacts"):
@@ -252,8 +270,6 @@ class Simulation:
 
     def contact_pairs(self) -> np.ndarray:
         """Current sphere–sphere contacts on this rank as sorted global-id pairs (K, 2)."""
-        from .broadphase import canonical_pairs, filter_overlapping
-
         s = self.store
         pairs = filter_overlapping(self.broadphase.candidate_pairs(False), s.pos, s.radius)
         return canonical_pairs(s.gid[pairs]) if pairs.size else np.zeros((0, 2), np.int64)

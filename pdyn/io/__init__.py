@@ -1,8 +1,8 @@
-"""Output: snapshots (HDF5 + XDMF 2 sidecar for ParaView), checkpoints and restart, inspection
-(``pdyn info``) and pictures (``pdyn render``, needs the optional ``vtk`` package)."""
+"""Output: snapshots (HDF5 + XDMF 2 sidecar for ParaView), checkpoint files, inspection
+(``pdyn info``) and pictures (``pdyn render``, needs the optional ``vtk`` package). Files only:
+continuing a run from a checkpoint is ``pdyn.restart``, above the driver."""
 
-from .checkpoint import (CheckpointWriter, latest_checkpoint, read_checkpoint,
-                         simulation_from_checkpoint, write_checkpoint)
+from .checkpoint import CheckpointWriter, latest_checkpoint, read_checkpoint, write_checkpoint
 from .hdf5 import OutputFileError
 from .snapshot import SnapshotWriter, read_snapshot
 
@@ -18,5 +18,4 @@ def make_writers(output) -> list:
 
 
 __all__ = ["CheckpointWriter", "OutputFileError", "SnapshotWriter", "latest_checkpoint",
-           "make_writers", "read_checkpoint", "read_snapshot", "simulation_from_checkpoint",
-           "write_checkpoint"]
+           "make_writers", "read_checkpoint", "read_snapshot", "write_checkpoint"]

@@ -1,12 +1,13 @@
-"""Checkpoints every m steps and restarting from them (DESIGN.md "Output").
+"""Checkpoint files: written every m steps, read back for a restart (``pdyn.restart``).
 
 ``<folder>/checkpoints/ckpt_<step:08d>.h5`` (+ per-rank pieces on several ranks, as snapshots)
 holds everything the run needs to continue:
 
-* ``particles/{gid, pos, vel, radius, mass, force, flags}``: the owned spheres in full float64,
-  rank-major, sorted by id within a rank. ``force`` is the force at the end of the checkpoint
-  step; it is restored, not recomputed, because damping forces were evaluated with the half-step
-  velocity, which is gone (velocity Verlet, ``pdyn.dynamics.integrate``);
+* ``particles/<field>`` for every field the schema marks ``checkpoint``
+  (``pdyn.particles.CHECKPOINT``: gid, pos, vel, force, radius, mass, flags): the owned spheres
+  in full precision, rank-major, sorted by id within a rank. ``force`` is the force at the end
+  of the checkpoint step; it is restored, not recomputed, because damping forces were evaluated
+  with the half-step velocity, which is gone (velocity Verlet, ``pdyn.dynamics.integrate``);
 * ``walls/{id, point, normal, quad_points, quads}``: the half-spaces (rebuilt from the box on
   restart, kept here so ``pdyn info``/``render`` show the container);
 * attributes: ``step``, ``time``, ``dt`` (s), ``config`` (the run's configuration as JSON, its
@@ -20,16 +21,8 @@ holds everything the run needs to continue:
   the step draws no random numbers. There is no contact history: the contact laws are
   history-free (normal force only).
 
-Restart (:func:`simulation_from_checkpoint`, ``pdyn run --restart FILE``) rebuilds a
-:class:`~pdyn.simulation.Simulation` from these arrays with the ids kept, restores the forces,
-step, time and dt; the broad phase and ghosts are rebuilt (forces are summed by partner id, so
-their order does not matter). On the same rank count the continued run is bit-identical to the
-uninterrupted one, and on a different rank count it continues with the same ids and count (and
-is bit-identical too wherever the N-rank run matches the 1-rank run). Centres are restored
-unwrapped (``distribute(..., wrap=False)``): one that drifted past a periodic face since the
-last rebuild stays there, as in the uninterrupted run, and is wrapped at the next rebuild. On
-the same rank count every particle goes back to the rank that wrote it, under the checkpointed
-block → rank map, so each rank continues with what it held.
+This module only writes and reads files; ``pdyn.restart`` builds the continued simulation from
+what :func:`read_checkpoint` returns.
 """
 
 from __future__ import annotations
@@ -40,13 +33,14 @@ from pathlib import Path
 
 import numpy as np
 
+from ..particles import CHECKPOINT as PARTICLE_FIELDS
+from ..version import __version__
 from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, open_pdyn, read_dataset, remove_after,
                    step_files, write_global)
 from .snapshot import PREFIX as SNAP_PREFIX
 from .snapshot import common_attrs, owned_sorted, wall_arrays
 
 PREFIX = "ckpt"
-FIELDS = ("gid", "pos", "vel", "radius", "mass", "force", "flags")
 
 
 def config_json(config) -> str:
@@ -97,17 +91,14 @@ def write_checkpoint(sim, path: str | Path) -> Path:
         common_attrs(sim), format=CHECKPOINT, version=VERSIONS[CHECKPOINT],
         n_particles=sim.comm.allreduce_sum(int(h.size)), config=config_json(sim.config),
         gravity=np.asarray(sim.gravity, float), contact=json.dumps(contact),
-        seed=int(sim.config.seed), steps_total=int(sim.steps),
+        seed=int(sim.config.seed), steps_total=int(sim.steps), pdyn_version=__version__,
     )
     ex = sim.exchange.state()
     extra = wall_arrays(sim)
     extra.update({f"exchange/{k}": v for k, v in ex.items() if isinstance(v, np.ndarray)})
     attrs.update(exchange_acc=float(ex.get("acc", 0.0)), exchange=json.dumps(
         {k: v for k, v in ex.items() if not isinstance(v, np.ndarray)}, default=_plain))
-    from .. import __version__
-
-    attrs["pdyn_version"] = __version__
-    arrays = {f"particles/{k}": getattr(store, k)[h] for k in FIELDS}
+    arrays = {f"particles/{k}": getattr(store, k)[h] for k in PARTICLE_FIELDS}
     write_global(Path(path), sim.comm, attrs, arrays, extra=extra)
     return Path(path)
 
@@ -115,7 +106,7 @@ def write_checkpoint(sim, path: str | Path) -> Path:
 def read_checkpoint(path: str | Path) -> dict:
     """The checkpoint's particle arrays (global, sorted by id) and attributes, as a dict."""
     with open_pdyn(path, CHECKPOINT) as f:
-        out = {k: read_dataset(f, f"particles/{k}") for k in FIELDS}
+        out = {k: read_dataset(f, f"particles/{k}") for k in PARTICLE_FIELDS}
         a = f.attrs
         try:
             out.update(step=int(a["step"]), time=float(a["time"]), dt=float(a["dt"]),
@@ -143,7 +134,7 @@ def read_checkpoint(path: str | Path) -> dict:
                               f"{len(out['gid'])} particles (damaged file)")
     out["rank"] = np.repeat(np.arange(len(rows), dtype=np.int64), rows)  # who wrote each row
     order = np.argsort(out["gid"], kind="stable")
-    for k in FIELDS + ("rank",):
+    for k in PARTICLE_FIELDS + ("rank",):
         out[k] = out[k][order]
     if len(order) > 1 and (np.diff(out["gid"]) == 0).any():
         raise OutputFileError(f"{path}: a particle id appears twice (damaged file)")
@@ -182,46 +173,6 @@ def run_folder_of(checkpoint: str | Path) -> Path:
     """The output folder a checkpoint belongs to (``<folder>/checkpoints/ckpt_*.h5``)."""
     p = Path(checkpoint).resolve()
     return p.parent.parent if p.parent.name == "checkpoints" else p.parent
-
-
-def simulation_from_checkpoint(path: str | Path, *, comm=None, **changes):
-    """A :class:`~pdyn.simulation.Simulation` continuing the checkpointed run on ``comm`` (any
-    number of ranks). ``changes`` override configuration fields (``output``, ``progress``,
-    ``steps``, ``broadphase``, ...)."""
-    from ..config import ConfigError, config_from_dict
-    from ..domain import Box
-    from ..scenarios import Scene
-    from ..simulation import Simulation
-
-    data = read_checkpoint(path)
-    try:
-        cfg = config_from_dict(data["config"], source=f"{path} (config)")
-    except ConfigError as exc:
-        raise OutputFileError(f"{path}: its stored config is invalid here ({exc})") from None
-    if changes:
-        cfg = cfg.with_(**changes)
-    box = Box(data["box_lo"], data["box_hi"], data["boundary"])
-    pos = data["pos"].copy()  # not wrapped: see distribute(wrap=False)
-    scene = Scene(name=data["scene"], box_lo=data["box_lo"], box_hi=data["box_hi"],
-                  boundary=data["boundary"], positions=pos, velocities=data["vel"],
-                  radii=data["radius"], density=1.0, gravity=data["gravity"],
-                  contact=data["contact"], dt=data["dt"], steps=data["steps_total"],
-                  description=f"restarted from {Path(path).name} at step {data['step']}",
-                  given_masses=data["mass"], gids=data["gid"], rank_of=data["rank"],
-                  exchange_state=data["exchange"])  # restored before distribute (Simulation)
-    sim = Simulation(cfg, comm=comm, scene=scene)
-    store = sim.store
-    h = store.owned
-    idx = np.searchsorted(data["gid"], store.gid[h])
-    n = sim.comm.allreduce_sum(int(h.size))
-    if n != len(data["gid"]) or not np.array_equal(data["gid"][idx], store.gid[h]):
-        raise OutputFileError(f"{path}: restart kept {n} of {len(data['gid'])} particles")
-    store.force[h] = data["force"][idx]
-    sim.dt = data["dt"]
-    sim.step_index = data["step"]
-    sim.time = sim.step_index * sim.dt
-    sim.restarted_from = Path(path)
-    return sim
 
 
 def prune_after(folder: str | Path, step: int) -> list[Path]:

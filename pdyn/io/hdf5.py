@@ -1,8 +1,8 @@
 """HDF5 plumbing shared by snapshots and checkpoints: atomic writes, one global array from many
 ranks, and opening a pdyn file with one-line errors.
 
-Writing global arrays (DESIGN.md "Output"): every rank contributes rows; readers see one array
-per field, rank-major (rank 0's rows, then rank 1's, ...).
+Writing global arrays: every rank contributes rows; readers see one array per field,
+rank-major (rank 0's rows, then rank 1's, ...).
 
 * one rank: a single file;
 * h5py built against parallel HDF5 (``h5py.get_config().mpi``): one file written collectively

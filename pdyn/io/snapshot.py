@@ -1,5 +1,5 @@
 """Snapshots every k steps: one HDF5 file per snapshot plus an XDMF 2 sidecar that ParaView opens
-as a time series (DESIGN.md "Output").
+as a time series.
 
 Layout of a run folder::
 

@@ -1,25 +1,31 @@
 """Migration and ghost exchange: what moves between ranks each step, and when.
 
-The simulation calls ``distribute`` once, then ``migrate`` and ``ghosts`` every step (DESIGN.md
-"The time step"); ``stats()`` and ``load_summary()`` report per-rank load; ``state()`` and
-``restore()`` carry the schedule (displacement sum, skin, block map) through a checkpoint, and
-a restart distributes with ``wrap=False`` (centres stay where the checkpoint has them until
-the next rebuild, exactly as in the uninterrupted run). Two exchanges:
+The driver (``pdyn.simulation``) calls ``distribute`` once, then every step ``migrate`` with the
+step's largest displacement and ``ghosts``. Both return a :class:`StoreChanges`, the handles
+they removed from and added to the particle store (ghosts dropped, emigrants, immigrants, new
+ghosts) and whether this step rebuilt; the driver applies it to the broad phase. An exchange
+knows the store, the box and the communicator, nothing else. ``stats()`` and
+``load_summary()`` report per-rank load; ``state()`` and ``restore()`` carry the schedule
+(displacement sum, skin, block map) through a checkpoint, and a restart distributes with
+``wrap=False`` (centres stay where the checkpoint has them until the next rebuild, exactly as in
+the uninterrupted run). Two exchanges:
 
 * :class:`SerialExchange` — one rank, no periodic axis: nothing to do, costs nothing.
 * :class:`BlockExchange` — the block decomposition (``pdyn.domain.BlockGrid``) on any number of
   ranks, and the periodic case on one rank (periodic images are ghosts the rank sends itself).
 
-Verlet-skin scheme (Schornbaum 2009 §5; Windolph & Uschakov §5-6 for why there is no master):
-every step ``migrate`` adds the global largest displacement of the step (``allreduce_max`` of
-``sim.max_displacement``) to a running sum. While the sum stays ≤ skin/2 nothing is re-planned:
-``ghosts`` only sends the positions and velocities of existing ghosts (plan/execute, as
-Cabana's ``Halo``). When it exceeds skin/2 the step *rebuilds*: all ghosts are removed (store
-and broad phase, O(1) each), owned centres are wrapped into the periodic box, particles that
-left this rank's blocks migrate to the owners of their new blocks (``migration.py``), a new
-ghost plan is made (``ghosts.py``) and the new ghosts are inserted. Every message goes to a
-neighbour rank (an owner of a block within ``2 r_max + skin`` of this rank's blocks, periodic
-wrap included), point to point; there is no master and no all-gather of particles.
+Verlet-skin scheme ([Verlet1967]; [Schornbaum2009] §5; [WindolphUschakov2023] §5-6 for why there
+is no master): every step ``migrate`` adds the global largest displacement of the step
+(``allreduce_max``) to a running sum. While the sum stays ≤ skin/2 nothing is re-planned:
+``ghosts`` only sends the fields of existing ghosts that travel on every exchange
+(plan/execute, as Cabana's ``Halo``, [Slattery2022]). When it exceeds skin/2 the step
+*rebuilds*: all ghosts are removed (O(1) each), owned centres are wrapped into the periodic
+box, particles that left this rank's blocks migrate to the owners of their new blocks
+(``migration.py``), a new ghost plan is made (``ghosts.py``) and the new ghosts are inserted.
+Every message goes to a neighbour rank (an owner of a block within ``2 r_max + skin`` of this
+rank's blocks, periodic wrap included), point to point; there is no master and no all-gather of
+particles. What a message carries comes from the field schema (``pdyn.particles.FIELDS``),
+packed by one :class:`~pdyn.particles.Packing`.
 
 Decomposition independence (bit-identical N-rank and 1-rank trajectories):
 
@@ -33,7 +39,7 @@ Decomposition independence (bit-identical N-rank and 1-rank trajectories):
   interaction ranges long guarantees at most one image of a partner is in reach.
 
 Handles the exchange keeps between rebuilds (owned sources of ghosts, ghost slots) are
-translated by :meth:`BlockExchange.remap` when the simulation permutes the store
+translated by :meth:`BlockExchange.remap` when the driver permutes the store
 (``Simulation.reorder``), so memory reordering never changes a result.
 
 Failures are collective where the exchange detects them (every rank raises the same error
@@ -44,27 +50,66 @@ job (``comm.abort``).
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..domain import (BlockGrid, DecompositionError, default_block_dims, wrap_periodic)
-from ..particles import GHOST, INFINITE, OWNED
-from .ghosts import CREATE_WIDTH, STATE_WIDTH, pack_create, pack_state, plan_ghosts, \
-    _copy_state, _unpack_state
-from .migration import MIGRATE_WIDTH, destinations, pack_migrants, unpack_migrants
+from ..domain import BlockGrid, DecompositionError, default_block_dims, wrap_periodic
+from ..particles import (FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MIGRATE, OWNED,
+                         Packing)
+from .ghosts import plan_ghosts
+from .migration import destinations
 
-TAG_MIGRATE_F, TAG_MIGRATE_I = 100, 110
-TAG_CREATE_F, TAG_CREATE_I = 200, 210
-TAG_STATE = 300
+TAG_MIGRATE = 100
+TAG_CREATE = 200
+TAG_UPDATE = 300
 
 #: default Verlet skin as a fraction of the mean radius
 SKIN_FRACTION = 0.5
+
+MIGRANT = Packing(MIGRATE)
+NEW_GHOST = Packing(GHOST_CREATE)
+GHOST_STATE = Packing(GHOST_UPDATE)
+
+
+def _none() -> np.ndarray:
+    return np.zeros(0, np.int64)
+
+
+@dataclass(frozen=True)
+class StoreChanges:
+    """What one exchange call did to the particle store, by handle, for the driver to apply to
+    the broad phase: remove ``removed`` first (their slots may already hold new particles),
+    then insert ``added``."""
+
+    rebuilt: bool = False  # this step re-planned (ghosts recreated, particles migrated)
+    ghosts_removed: np.ndarray = field(default_factory=_none)
+    emigrated: np.ndarray = field(default_factory=_none)  # now owned by another rank
+    immigrated: np.ndarray = field(default_factory=_none)  # now owned here
+    ghosts_added: np.ndarray = field(default_factory=_none)
+
+    @property
+    def removed(self) -> np.ndarray:
+        return np.concatenate((self.ghosts_removed, self.emigrated))
+
+    @property
+    def added(self) -> np.ndarray:
+        return np.concatenate((self.immigrated, self.ghosts_added))
 
 
 def _outside_periodic(box, pos, margin: float) -> np.ndarray:
     """Mask of centres more than ``margin`` outside the box along a periodic axis."""
     out = (pos < np.asarray(box.lo) - margin) | (pos > np.asarray(box.hi) + margin)
     return (out & box.periodic).any(axis=1)
+
+
+def _select(particles: dict, n: int, mine) -> dict:
+    """The rows ``mine`` of each global per-particle array (scalars broadcast to ``n`` rows)."""
+    out = {}
+    for name, values in particles.items():
+        f = FIELDS[name]
+        out[name] = np.broadcast_to(np.asarray(values, f.dtype), (n,) + f.shape)[mine]
+    return out
 
 
 class ExchangeError(RuntimeError):
@@ -75,15 +120,13 @@ class ExchangeError(RuntimeError):
 class SerialExchange:
     """One rank owns everything, no periodic axis: no ghosts, no migration, no messages."""
 
-    def __init__(self, sim):
-        self.sim = sim
+    def __init__(self, store):
+        self.store = store
 
-    def distribute(self, gid, pos, vel, radius, mass, *, wrap: bool = True,
-                   rank_of=None) -> np.ndarray:
+    def distribute(self, particles: dict, *, wrap: bool = True, rank_of=None) -> np.ndarray:
         """Insert the particles this rank owns (all of them); return their handles.
-        (``wrap``/``rank_of`` as :meth:`BlockExchange.distribute`; nothing to wrap here.)"""
-        return self.sim.store.add(gid=gid, pos=pos, vel=vel, radius=radius, mass=mass,
-                                  flags=OWNED)
+        (As :meth:`BlockExchange.distribute`; nothing to wrap here.)"""
+        return self.store.add(**particles)
 
     def state(self) -> dict:
         """The schedule state a checkpoint keeps (:meth:`BlockExchange.state`): none here."""
@@ -93,42 +136,36 @@ class SerialExchange:
         """Accept any exchange's :meth:`state` (a restart on one rank without periodic axes
         has no schedule to continue: it has no rebuilds)."""
 
-    def invalidate(self) -> None:
-        pass
-
     def remap(self, old_to_new) -> None:
-        pass
+        """Nothing kept by handle."""
 
-    def migrate(self) -> int:
-        return 0
+    def migrate(self, displacement: float, dt: float) -> StoreChanges:
+        return StoreChanges()
 
-    def ghosts(self) -> int:
-        return 0
+    def ghosts(self) -> StoreChanges:
+        return StoreChanges()
 
     def stats(self) -> dict:
-        return {"rank": 0, "owned": int(self.sim.store.owned.size), "ghosts": 0, "migrated": 0,
-                "rebuilds": 0, "neighbours": [], "blocks": 1,
-                "timers": dict(self.sim.timers)}
+        return {"rank": 0, "owned": int(self.store.owned.size), "ghosts": 0, "migrated": 0,
+                "rebuilds": 0, "neighbours": [], "blocks": 1}
 
     def load_summary(self) -> str | None:
         return None
 
 
 class BlockExchange:
-    """Block decomposition over ``sim.comm`` with Verlet-skin ghost and migration plans.
+    """Block decomposition of ``box`` over ``comm`` with Verlet-skin ghost and migration plans
+    for the particles of ``store``.
 
-    ``dims`` (default ``sim.config.blocks`` or :func:`pdyn.domain.default_block_dims`) is the
-    block grid; ``skin`` (default ``SKIN_FRACTION`` × mean radius) the Verlet skin (m).
+    ``dims`` (default :func:`pdyn.domain.default_block_dims`) is the block grid; ``skin``
+    (default ``SKIN_FRACTION`` × mean radius) the Verlet skin (m).
     """
 
-    def __init__(self, sim, dims=None, skin: float | None = None):
-        self.sim = sim
-        self.comm = sim.comm
-        self.rank, self.size = self.comm.rank, self.comm.size
-        dims = dims or getattr(sim.config, "blocks", None) or default_block_dims(sim.box,
-                                                                                 self.size)
+    def __init__(self, store, box, comm, dims=None, skin: float | None = None):
+        self.store, self.box, self.comm = store, box, comm
+        self.rank, self.size = comm.rank, comm.size
         try:
-            self.grid = BlockGrid(sim.box, dims)
+            self.grid = BlockGrid(box, dims or default_block_dims(box, self.size))
         except DecompositionError as exc:
             raise ExchangeError(str(exc)) from None
         if self.grid.n_blocks < self.size:
@@ -142,7 +179,6 @@ class BlockExchange:
         self.plan = None
         self.recv_handles: dict[int, np.ndarray] = {}
         self.recv_counts: dict[int, int] = {}
-        self._self_ghosts = np.zeros(0, np.int64)
         self._acc = 0.0
         self._rebuild = True
         self._restored: dict | None = None  # a checkpoint's state(), used by distribute
@@ -153,9 +189,10 @@ class BlockExchange:
         self.rebuild_seconds = 0.0  # ghost removal, wrap, migration, plan, ghost creation
 
     # ------------------------------------------------------------------ set-up
-    def distribute(self, gid, pos, vel, radius, mass, *, wrap: bool = True,
-                   rank_of=None) -> np.ndarray:
-        """Keep the particles of the global scene that lie in this rank's blocks.
+    def distribute(self, particles: dict, *, wrap: bool = True, rank_of=None) -> np.ndarray:
+        """Keep the particles of the global scene that lie in this rank's blocks; return their
+        handles. ``particles`` maps field names (``pdyn.particles.FIELDS``; ``pos`` and
+        ``radius`` required) to global per-particle arrays.
 
         Every rank passes the same global arrays, computes the same block weights and the same
         block → rank map, and checks the same conditions, so a configuration error is raised
@@ -170,17 +207,17 @@ class BlockExchange:
         particle when the checkpoint was written) decides ownership, so every rank holds what
         it held in the uninterrupted run; otherwise the map is made afresh and an unwrapped
         centre belongs to the block it is closest to (the edge block of its periodic face)."""
-        sim, grid = self.sim, self.grid
-        pos = np.array(pos, float, copy=True).reshape(-1, 3)
-        radius = np.broadcast_to(np.asarray(radius, float), (pos.shape[0],))
-        mass = np.broadcast_to(np.asarray(mass, float), (pos.shape[0],))
+        box, grid = self.box, self.grid
+        pos = np.array(particles["pos"], float, copy=True).reshape(-1, 3)
+        n = pos.shape[0]
+        radius = np.broadcast_to(np.asarray(particles["radius"], float), (n,))
         restored = self._restored or {}
-        if pos.shape[0]:
-            out = sim.box.outside(pos, periodic=wrap)
+        if n:
+            out = box.outside(pos, periodic=wrap)
             if out.any():
                 k = int(np.flatnonzero(out)[0])
                 raise ExchangeError(f"particles.positions[{k}] = {pos[k].tolist()}: outside the "
-                                    f"box {list(sim.box.lo)}..{list(sim.box.hi)}")
+                                    f"box {list(box.lo)}..{list(box.hi)}")
             self.r_max = float(radius.max())
             r_mean = float(radius.mean())
         else:
@@ -195,17 +232,17 @@ class BlockExchange:
             grid.check_periodic_length(2.0 * self.r_max + self.skin)
         except DecompositionError as exc:
             raise ExchangeError(str(exc)) from None
-        everyone = np.arange(pos.shape[0], dtype=np.int64)
+        everyone = np.arange(n, dtype=np.int64)
         if wrap:
-            wrap_periodic(sim.box, pos, everyone)
-        elif pos.shape[0]:
-            far = _outside_periodic(sim.box, pos, self.skin)
+            wrap_periodic(box, pos, everyone)
+        elif n:
+            far = _outside_periodic(box, pos, self.skin)
             if far.any():
                 k = int(np.flatnonzero(far)[0])
                 raise ExchangeError(
                     f"particles.positions[{k}] = {pos[k].tolist()}: more than one skin "
                     f"({self.skin:.6g} m) outside the periodic box "
-                    f"{list(sim.box.lo)}..{list(sim.box.hi)} (damaged checkpoint?)")
+                    f"{list(box.lo)}..{list(box.hi)} (damaged checkpoint?)")
         blocks = grid.block_of(pos, everyone)
         same = (restored.get("ranks") == self.size and "owner" in restored
                 and list(restored.get("dims", ())) == grid.dims.tolist()
@@ -220,9 +257,7 @@ class BlockExchange:
             mine = grid.owner[blocks] == self.rank
         self.peers = [int(p) for p in grid.neighbour_ranks(self.rank, self.reach, self.size)]
         self._rebuild = True
-        return sim.store.add(gid=np.asarray(gid)[mine], pos=pos[mine],
-                             vel=np.asarray(vel, float)[mine], radius=radius[mine],
-                             mass=mass[mine], flags=OWNED)
+        return self.store.add(**_select(dict(particles, pos=pos), n, mine))
 
     def state(self) -> dict:
         """The schedule state a checkpoint keeps so a restart rebuilds at the same steps and,
@@ -247,12 +282,8 @@ class BlockExchange:
         return 2.0 * self.r_max + self.skin
 
     # ------------------------------------------------------------------ helpers
-    def _bp(self):
-        bp = getattr(self.sim, "broadphase", None)
-        return bp if bp is not None and bp.calls.get("build", 0) > 0 else None
-
     def _owned(self) -> np.ndarray:
-        return self.sim.store.handles_with(OWNED, INFINITE)
+        return self.store.handles_with(OWNED, INFINITE)
 
     def _fail(self, message: str | None) -> None:
         """Collective error check: every rank raises if any rank has a message."""
@@ -265,11 +296,21 @@ class BlockExchange:
             msgs = [m for m in self.comm.allgather(message) if m]
             raise ExchangeError(message or f"on another rank: {msgs[0]}")
 
-    def invalidate(self) -> None:
-        """Force a rebuild (wrap, migrate, new ghost plan) at the next step, e.g. after
-        positions were changed outside the step (a restored checkpoint). Collective in effect:
-        call it on every rank."""
-        self._acc = np.inf
+    def _trade(self, packing: Packing, send: dict, tag: int, counts=None) -> dict:
+        """Send ``send[p]`` (a packed (floats, ints) pair) to every peer ``p``; returns the
+        pairs received. ``counts`` (rows per peer) skips the count round when known."""
+        t0 = time.perf_counter()
+        f = self.comm.neighbour_exchange(self.peers, {p: send[p][0] for p in self.peers},
+                                         (packing.width_f,), np.float64, tag, counts=counts)
+        counts = {p: len(f[p]) for p in self.peers}
+        if packing.width_i:
+            i = self.comm.neighbour_exchange(self.peers, {p: send[p][1] for p in self.peers},
+                                             (packing.width_i,), np.int64, tag + 10,
+                                             counts=counts)
+        else:
+            i = {p: np.zeros((counts[p], 0), np.int64) for p in self.peers}
+        self.comm_seconds += time.perf_counter() - t0
+        return {p: (f[p], i[p]) for p in self.peers}
 
     def remap(self, old_to_new) -> None:
         """The store was permuted (``ParticleStore.permute``, e.g. ``Simulation.reorder``):
@@ -284,46 +325,44 @@ class BlockExchange:
         for p, h in self.recv_handles.items():
             if len(h):
                 self.recv_handles[p] = old_to_new[h]
-        self._self_ghosts = self.recv_handles.get(self.rank, np.zeros(0, np.int64))
 
     # ------------------------------------------------------------------ migrate
-    def migrate(self) -> int:
-        """Decide whether this step rebuilds; if so remove ghosts, wrap and migrate."""
+    def migrate(self, displacement: float, dt: float) -> StoreChanges:
+        """Add this step's largest displacement (m; the global maximum is taken here) to the
+        running sum and decide whether this step rebuilds; if so remove the ghosts, wrap the
+        owned centres and migrate the leavers. ``dt`` (s) only names the time step in the
+        error for a particle that moved too far."""
         t0 = time.perf_counter()
-        d = self.comm.allreduce_max(float(self.sim.max_displacement))
+        d = self.comm.allreduce_max(float(displacement))
         t1 = time.perf_counter()
         self.sync_seconds += t1 - t0
         self._acc += d
         if self._acc <= 0.5 * self.skin:
             self._rebuild = False
-            return 0
+            return StoreChanges()
         self._rebuild = True
         self._acc = 0.0
-        self._remove_ghosts()
-        store = self.sim.store
+        ghosts = self._remove_ghosts()
         owned = self._owned()
-        wrap_periodic(self.sim.box, store.pos, owned)
-        n = self._migrate_owned(owned)
+        wrap_periodic(self.box, self.store.pos, owned)
+        out, into = self._migrate_owned(owned, dt)
         self.rebuild_seconds += time.perf_counter() - t1
-        return n
+        return StoreChanges(rebuilt=True, ghosts_removed=ghosts, emigrated=out, immigrated=into)
 
-    def _remove_ghosts(self) -> None:
-        store = self.sim.store
-        ghosts = store.ghosts
-        if len(ghosts):
-            bp = self._bp()
-            if bp is not None:
-                bp.remove(ghosts)
-            store.remove(ghosts)
+    def _remove_ghosts(self) -> np.ndarray:
+        ghosts = self.store.ghosts
+        self.store.remove(ghosts)
         self.recv_handles = {}
         self.recv_counts = {}
-        self._self_ghosts = np.zeros(0, np.int64)
         self.plan = None
+        return ghosts
 
-    def _migrate_owned(self, owned) -> int:
-        store, grid = self.sim.store, self.grid
+    def _migrate_owned(self, owned, dt) -> tuple[np.ndarray, np.ndarray]:
+        """Send the owned particles whose block belongs to another rank there; returns the
+        handles (emigrants removed, immigrants added)."""
+        store, grid = self.store, self.grid
         if self.size == 1:
-            return 0
+            return _none(), _none()
         dest = destinations(store, owned, grid)
         leaving = dest != self.rank
         message = None
@@ -335,51 +374,35 @@ class BlockExchange:
                 message = (
                     f"particle {int(store.gid[h])} at {store.pos[h].tolist()} moved farther "
                     f"than a neighbour rank's reach ({self.reach:.6g} m) since the last "
-                    f"exchange plan: the time step dt = {self.sim.__dict__.get('dt')!r} is too "
-                    "large (lower dt)")
+                    f"exchange plan: the time step dt = {dt!r} is too large (lower dt)")
         self._fail(message)
         go = np.ascontiguousarray(owned[leaving])
         go_dest = dest[leaving]
         order = np.argsort(go_dest, kind="stable")
         go, go_dest = go[order], go_dest[order]
-        send_f, send_i = {}, {}
         bounds = np.searchsorted(go_dest, np.arange(self.size + 1))
-        for p in self.peers:
-            hs = go[bounds[p]:bounds[p + 1]]
-            send_f[p], send_i[p] = pack_migrants(store, hs)
-        t0 = time.perf_counter()
-        recv_f = self.comm.neighbour_exchange(self.peers, send_f, (MIGRATE_WIDTH,), np.float64,
-                                              TAG_MIGRATE_F)
-        recv_i = self.comm.neighbour_exchange(self.peers, send_i, (2,), np.int64, TAG_MIGRATE_I,
-                                              counts={p: len(recv_f[p]) for p in self.peers})
-        self.comm_seconds += time.perf_counter() - t0
-        bp = self._bp()
-        if len(go):
-            if bp is not None:
-                bp.remove(go)
-            store.remove(go)
-        new = [unpack_migrants(store, recv_f[p], recv_i[p]) for p in self.peers
-               if len(recv_f[p])]
-        if new and bp is not None:
-            bp.bind(store.pos, store.radius)
-            bp.insert(np.concatenate(new))
+        recv = self._trade(MIGRANT, {p: MIGRANT.pack(store, go[bounds[p]:bounds[p + 1]])
+                                     for p in self.peers}, TAG_MIGRATE)
+        store.remove(go)
+        came = [store.add(**MIGRANT.fields(*recv[p])) for p in self.peers if len(recv[p][0])]
         self.n_migrated += len(go)
-        return len(go)
+        return go, np.concatenate(came) if came else _none()
 
     # ------------------------------------------------------------------ ghosts
-    def ghosts(self) -> int:
-        """Create ghosts after a rebuild, else refresh their positions and velocities."""
+    def ghosts(self) -> StoreChanges:
+        """Create ghosts after a rebuild, else refresh the fields that travel every step."""
         if self._rebuild:
             self._rebuild = False
             self.n_rebuilds += 1
             t0 = time.perf_counter()
-            n = self._create_ghosts()
+            added = self._create_ghosts()
             self.rebuild_seconds += time.perf_counter() - t0
-            return n
-        return self._update_ghosts()
+            return StoreChanges(rebuilt=True, ghosts_added=added)
+        self._update_ghosts()
+        return StoreChanges()
 
-    def _create_ghosts(self) -> int:
-        store = self.sim.store
+    def _create_ghosts(self) -> np.ndarray:
+        store = self.store
         owned = self._owned()
         # Normally every owned centre lies in its owner's blocks here (acc = 0). Right after a
         # restart centres may be up to acc outside them (they move with their owner until the
@@ -393,60 +416,32 @@ class BlockExchange:
         if unknown:  # cannot happen while the neighbour relation covers the ghost reach
             raise ExchangeError(f"ghost plan names ranks {sorted(unknown)} that are not "
                                 f"neighbours of rank {self.rank} (internal error)")
-        send_f, send_i = {}, {}
-        for p in self.peers:
-            hs, sh = plan.part(p)
-            send_f[p], send_i[p] = pack_create(store, hs, sh, plan.shifts)
-        t0 = time.perf_counter()
-        recv_f = self.comm.neighbour_exchange(self.peers, send_f, (CREATE_WIDTH,), np.float64,
-                                              TAG_CREATE_F)
-        self.recv_counts = {p: len(recv_f[p]) for p in self.peers}
-        recv_i = self.comm.neighbour_exchange(self.peers, send_i, (), np.int64, TAG_CREATE_I,
-                                              counts=self.recv_counts)
-        self.comm_seconds += time.perf_counter() - t0
-        hs, sh = plan.part(self.rank)
-        recv_f[self.rank], recv_i[self.rank] = pack_create(store, hs, sh, plan.shifts)
-        added = []
+        recv = self._trade(NEW_GHOST, {p: NEW_GHOST.pack(store, *plan.part(p), plan.shifts)
+                                       for p in self.peers}, TAG_CREATE)
+        self.recv_counts = {p: len(recv[p][0]) for p in self.peers}
+        recv[self.rank] = NEW_GHOST.pack(store, *plan.part(self.rank), plan.shifts)
         for p in self.peers + [self.rank]:
-            f, i = recv_f[p], recv_i[p]
-            handles = store.add(gid=i, pos=f[:, 0:3], vel=f[:, 3:6], radius=f[:, 6],
-                                mass=f[:, 7], flags=GHOST) if len(i) else np.zeros(0, np.int64)
-            self.recv_handles[p] = handles
-            added.append(handles)
-        self._self_ghosts = self.recv_handles[self.rank]
-        n = sum(len(a) for a in added)
-        bp = self._bp()
-        if bp is not None and n:
-            bp.bind(store.pos, store.radius)
-            bp.insert(np.concatenate(added))
-        return n
+            f, i = recv[p]
+            self.recv_handles[p] = (store.add(**NEW_GHOST.fields(f, i), flags=GHOST)
+                                    if len(f) else _none())
+        return np.concatenate([self.recv_handles[p] for p in self.peers + [self.rank]])
 
-    def _update_ghosts(self) -> int:
-        store, plan = self.sim.store, self.plan
-        send = {}
+    def _update_ghosts(self) -> None:
+        store, plan = self.store, self.plan
+        recv = self._trade(GHOST_STATE, {p: GHOST_STATE.pack(store, *plan.part(p), plan.shifts)
+                                         for p in self.peers}, TAG_UPDATE,
+                           counts=self.recv_counts)
         for p in self.peers:
-            hs, sh = plan.part(p)
-            send[p] = pack_state(store, hs, sh, plan.shifts)
-        t0 = time.perf_counter()
-        recv = self.comm.neighbour_exchange(self.peers, send, (STATE_WIDTH,), np.float64,
-                                            TAG_STATE, counts=self.recv_counts)
-        self.comm_seconds += time.perf_counter() - t0
-        n = 0
-        for p in self.peers:
-            if len(recv[p]):
-                _unpack_state(self.recv_handles[p], recv[p], store.pos, store.vel)
-                n += len(recv[p])
-        if len(self._self_ghosts):
-            hs, sh = plan.part(self.rank)
-            _copy_state(hs, sh, plan.shifts, self._self_ghosts, store.pos, store.vel)
-            n += len(hs)
-        return n
+            GHOST_STATE.write(store, self.recv_handles[p], *recv[p])
+        # periodic images of this rank's own particles: no message
+        src, sidx = plan.part(self.rank)
+        GHOST_STATE.copy(store, src, self.recv_handles[self.rank], sidx, plan.shifts)
 
     # ------------------------------------------------------------------ load
     def stats(self) -> dict:
         """This rank's load: owned and ghost counts, migrations, rebuilds, neighbour ranks,
-        blocks, seconds in messages and in each phase of the step."""
-        store = self.sim.store
+        blocks, seconds in messages, in the per-step reduction and in rebuilds."""
+        store = self.store
         return {
             "rank": self.rank,
             "owned": int(store.owned.size),
@@ -459,7 +454,6 @@ class BlockExchange:
             "comm_seconds": self.comm_seconds,
             "sync_seconds": self.sync_seconds,
             "rebuild_seconds": self.rebuild_seconds,
-            "timers": dict(self.sim.timers),
         }
 
     def load_summary(self) -> str | None:
@@ -478,9 +472,9 @@ class BlockExchange:
                 f"migrated {int(sum(r[2] for r in rows))}, rebuilds {self.n_rebuilds}")
 
 
-def make_exchange(sim, **params):
-    """The exchange for ``sim``: :class:`SerialExchange` for one rank without periodic axes,
-    else :class:`BlockExchange` (``params``: ``dims``, ``skin``)."""
-    if sim.comm.size == 1 and not sim.box.periodic.any() and not params:
-        return SerialExchange(sim)
-    return BlockExchange(sim, **params)
+def make_exchange(store, box, comm, *, dims=None, skin: float | None = None):
+    """The exchange for ``store`` in ``box`` over ``comm``: :class:`SerialExchange` for one rank
+    without periodic axes (unless a ``skin`` is asked for), else :class:`BlockExchange`."""
+    if comm.size == 1 and not box.periodic.any() and skin is None:
+        return SerialExchange(store)
+    return BlockExchange(store, box, comm, dims=dims, skin=skin)

@@ -1,6 +1,7 @@
-"""Ghost plan (built at each Verlet-skin rebuild) and ghost exchange (every other step).
+"""Ghost plan, built at each Verlet-skin rebuild: which owned particle goes to which rank with
+which periodic shift.
 
-Plan (Cabana's ``Halo``; DESIGN.md "Parallel decomposition"): an owned particle ``i`` is sent
+Plan (Cabana's ``Halo``, [Slattery2022]): an owned particle ``i`` is sent
 to rank ``r`` with periodic shift ``s`` when the sphere of radius ``R_i = r_i + r_max + skin``
 around ``x_i + s`` touches a block of ``r`` (``r_max`` the largest radius in the scene). Each
 (rank, shift) pair is sent once per particle; the pair (own rank, zero shift) never. A large
@@ -12,11 +13,11 @@ Why it is enough: at plan time every owned centre lies in its owner's blocks, an
 next plan every particle moves at most ``skin / 2``. Two spheres that touch before then were at
 most ``r_i + r_j + skin`` apart at plan time, so each is within ``R`` of the other's owner.
 
-Exchange: ghosts are created with the fields whose schema says ``create`` or ``always``
-(gid, radius, mass, position, velocity); between rebuilds only the ``always`` fields
-(position + shift, velocity) travel, in plan order, into the same ghost handles. Ghost
-positions are ``x + s`` evaluated by the same kernel on every decomposition, so a ghost holds
-exactly the bits the 1-rank run uses for that image.
+Execution (``pdyn.parallel.exchange``): ghosts are created with the fields whose schema says
+``create`` or ``always`` (``pdyn.particles.GHOST_CREATE``); between rebuilds only the ``always``
+fields (``GHOST_UPDATE``) travel, in plan order, into the same ghost handles. Ghost positions are
+``x + s`` evaluated by the same kernel (``pdyn.particles.Packing``) on every decomposition, so a
+ghost holds exactly the bits the 1-rank run uses for that image.
 """
 
 from __future__ import annotations
@@ -28,11 +29,6 @@ from numba import njit
 
 from .._jit import JIT
 from ..domain import _box_dist2
-
-#: float columns of a created ghost: pos(3) vel(3) radius mass
-CREATE_WIDTH = 8
-#: float columns of a ghost update: pos(3) vel(3)
-STATE_WIDTH = 6
 
 
 @njit(**JIT)
@@ -96,50 +92,6 @@ def _ghost_targets(pos, rad, handles, me, extra, glo, ghi, inv_edge, dims, perio
     return k
 
 
-@njit(**JIT)
-def _pack_create(handles, sidx, shifts, pos, vel, rad, mass, gid, fout, iout):
-    for t in range(handles.shape[0]):
-        h = handles[t]
-        s = sidx[t]
-        for a in range(3):
-            fout[t, a] = pos[h, a] + shifts[s, a]
-            fout[t, 3 + a] = vel[h, a]
-        fout[t, 6] = rad[h]
-        fout[t, 7] = mass[h]
-        iout[t] = gid[h]
-
-
-@njit(**JIT)
-def _pack_state(handles, sidx, shifts, pos, vel, out):
-    for t in range(handles.shape[0]):
-        h = handles[t]
-        s = sidx[t]
-        for a in range(3):
-            out[t, a] = pos[h, a] + shifts[s, a]
-            out[t, 3 + a] = vel[h, a]
-
-
-@njit(**JIT)
-def _unpack_state(ghosts, buf, pos, vel):
-    for t in range(ghosts.shape[0]):
-        g = ghosts[t]
-        for a in range(3):
-            pos[g, a] = buf[t, a]
-            vel[g, a] = buf[t, 3 + a]
-
-
-@njit(**JIT)
-def _copy_state(handles, sidx, shifts, ghosts, pos, vel):
-    """Periodic images of this rank's own particles: ghost = owner + shift, no message."""
-    for t in range(handles.shape[0]):
-        h = handles[t]
-        g = ghosts[t]
-        s = sidx[t]
-        for a in range(3):
-            pos[g, a] = pos[h, a] + shifts[s, a]
-            vel[g, a] = vel[h, a]
-
-
 class GhostPlan:
     """Which owned handles go to which rank with which periodic shift, grouped by rank.
 
@@ -191,16 +143,3 @@ def plan_ghosts(store, owned, grid, me, extra, nranks) -> GhostPlan:
             return GhostPlan(oh[:k], orank[:k], osh[:k], shifts)
         cap = k
 
-
-def pack_create(store, handles, sidx, shifts):
-    f = np.empty((len(handles), CREATE_WIDTH))
-    i = np.empty(len(handles), np.int64)
-    _pack_create(handles, sidx, shifts, store.pos, store.vel, store.radius, store.mass,
-                 store.gid, f, i)
-    return f, i
-
-
-def pack_state(store, handles, sidx, shifts):
-    out = np.empty((len(handles), STATE_WIDTH))
-    _pack_state(handles, sidx, shifts, store.pos, store.vel, out)
-    return out

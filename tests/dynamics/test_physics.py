@@ -1,4 +1,4 @@
-"""Physics checks of the contact model and integrator (DESIGN.md "Contact model")."""
+"""Physics checks of the contact laws and the integrator ([CundallStrack1979], [Verlet1967])."""
 
 import numpy as np
 import pytest

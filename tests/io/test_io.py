@@ -17,6 +17,7 @@ from pdyn.cli import main
 from pdyn.config import OutputConfig, SimulationConfig
 from pdyn.io import OutputFileError, read_checkpoint, read_snapshot
 from pdyn.io.hdf5 import open_pdyn
+from pdyn.restart import from_checkpoint
 from pdyn.simulation import Simulation
 
 SMALL = dict(scale=0.05, progress=False)  # 50 spheres of the default 'drop' scene (damped)
@@ -94,7 +95,7 @@ def test_restart_is_bit_identical(tmp_path):
     out = OutputConfig(folder=str(tmp_path / "a"), checkpoint_every=50)
     ref = Simulation(SimulationConfig(**SMALL, output=out))
     ref.run(100)
-    cont = Simulation.from_checkpoint(tmp_path / "a" / "checkpoints" / "ckpt_00000050.h5",
+    cont = from_checkpoint(tmp_path / "a" / "checkpoints" / "ckpt_00000050.h5",
                                       output=OutputConfig(folder=str(tmp_path / "b")))
     assert cont.step_index == 50 and cont.time == 50 * ref.dt
     cont.run(50)
@@ -119,7 +120,7 @@ def test_restart_periodic_bit_identical(tmp_path):
     assert ref.box.outside(ck["pos"]).any(), "no centre past a periodic face at the checkpoint"
     assert 0.0 < ck["exchange"]["acc"] <= 0.5 * ck["exchange"]["skin"]
     assert ck["exchange_acc"] == ck["exchange"]["acc"] and (ck["rank"] == 0).all()
-    cont = Simulation.from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "b")))
+    cont = from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "b")))
     now = cont.exchange.state()  # the schedule continues where it stopped
     assert now["acc"] == ck["exchange"]["acc"] and now["skin"] == ck["exchange"]["skin"]
     assert np.array_equal(now["owner"], ck["exchange"]["owner"])
@@ -142,12 +143,12 @@ def test_restart_rejects_centres_far_outside(tmp_path):
         pos = f["particles/pos"][()]
         pos[3, 1] = f.attrs["box_hi"][1] + 0.5 * skin  # allowed
         f["particles/pos"][...] = pos
-    Simulation.from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "q")))
+    from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "q")))
     with h5py.File(path, "r+") as f:
         pos[3, 1] = f.attrs["box_hi"][1] + 2.0 * skin
         f["particles/pos"][...] = pos
     with pytest.raises(ExchangeError, match="more than one skin"):
-        Simulation.from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "q")))
+        from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "q")))
     Simulation(SimulationConfig(**SMALL, output=OutputConfig(folder=str(tmp_path / "w"),
                                                              checkpoint_every=10))).run(10)
     path = tmp_path / "w" / "checkpoints" / "ckpt_00000010.h5"
@@ -156,7 +157,7 @@ def test_restart_rejects_centres_far_outside(tmp_path):
         pos[0, 0] = f.attrs["box_hi"][0] + 1e-9
         f["particles/pos"][...] = pos
     with pytest.raises(ConfigError, match="outside the box"):
-        Simulation.from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "v")))
+        from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "v")))
 
 
 def test_checkpoint_holds_everything(tmp_path):

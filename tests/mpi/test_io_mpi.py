@@ -12,6 +12,7 @@ import pytest
 from pdyn.config import OutputConfig, SimulationConfig
 from pdyn.io import read_checkpoint, read_snapshot
 from pdyn.parallel import SerialComm, get_comm
+from pdyn.restart import from_checkpoint
 from pdyn.simulation import Simulation
 
 from .scenes import dense_polydisperse, gather_state
@@ -122,7 +123,7 @@ def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
     if scene == "dense_periodic":  # the case under test really happens at the checkpoint
         assert ref.box.outside(ck["pos"]).any(), "no centre past a periodic face"
         assert 0.0 < ck["exchange"]["acc"] <= 0.5 * ck["exchange"]["skin"]
-    cont = Simulation.from_checkpoint(path, comm=comm,
+    cont = from_checkpoint(path, comm=comm,
                                       output=OutputConfig(folder=str(shared_dir / "b")))
     # every rank continues with exactly what it owned at the checkpoint, same block map
     mine = np.sort(cont.store.gid[cont.store.owned])
@@ -150,14 +151,14 @@ def test_periodic_restart_on_other_rank_count(comm, shared_dir):
         serial = Simulation(dense_periodic(shared_dir / "s", checkpoint_every=50),
                             comm=SerialComm())
         serial.run(50)
-        one = Simulation.from_checkpoint(path, comm=SerialComm(),
+        one = from_checkpoint(path, comm=SerialComm(),
                                          output=OutputConfig(folder=str(shared_dir / "x")))
         one.run(50)
         g, p, v, f = full_state(one)
         assert np.array_equal(g, ref[0]) and np.array_equal(p, ref[1])
         assert np.array_equal(_all_contacts(one), ref_contacts)
     comm.barrier()
-    many = Simulation.from_checkpoint(shared_dir / "s" / "checkpoints" / "ckpt_00000050.h5",
+    many = from_checkpoint(shared_dir / "s" / "checkpoints" / "ckpt_00000050.h5",
                                       comm=comm, output=OutputConfig(folder=str(shared_dir / "y")))
     assert comm.allreduce_sum(int(many.store.owned.size)) == 200
     many.run(50)
@@ -186,13 +187,13 @@ def test_restart_on_other_rank_count(comm, shared_dir):
     ck = read_checkpoint(shared_dir / "n" / "checkpoints" / "ckpt_00000020.h5")
     assert ck["ranks"] == comm.size and np.array_equal(ck["gid"], np.arange(50))
     if comm.rank == 0:
-        one = Simulation.from_checkpoint(shared_dir / "n" / "checkpoints" / "ckpt_00000020.h5",
+        one = from_checkpoint(shared_dir / "n" / "checkpoints" / "ckpt_00000020.h5",
                                          comm=SerialComm(),
                                          output=OutputConfig(folder=str(shared_dir / "x")))
         one.run(20)
         g, p, v, f = full_state(one)
         assert np.array_equal(g, ref[0]) and np.array_equal(p, ref[1])
-    many = Simulation.from_checkpoint(shared_dir / "s" / "checkpoints" / "ckpt_00000020.h5",
+    many = from_checkpoint(shared_dir / "s" / "checkpoints" / "ckpt_00000020.h5",
                                       comm=comm, output=OutputConfig(folder=str(shared_dir / "y")))
     assert comm.allreduce_sum(int(many.store.owned.size)) == 50
     many.run(20)

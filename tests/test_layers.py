@@ -1,0 +1,138 @@
+"""The import graph of ``pdyn``: every module sits on a layer and imports only from layers below
+it (or from its own package), and no modules import each other in a loop. Imports inside
+functions count too, so a cycle cannot hide behind a lazy import. A new module must be given
+a layer here."""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+PACKAGE = Path(__file__).resolve().parent.parent / "pdyn"
+
+#: bottom to top; a name stands for the module or package and everything below it
+LAYERS = [
+    ("pdyn._jit", "pdyn.version"),
+    ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios"),  # data, no geometry of ranks
+    ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection
+    ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io"),  # the pieces of a step
+    ("pdyn.simulation",),  # the driver
+    ("pdyn.restart", "pdyn.bench"),  # build and run drivers
+    ("pdyn.cli",),
+    ("pdyn", "pdyn.__main__"),  # the package's face
+]
+
+
+def modules(root: Path = PACKAGE) -> dict[str, Path]:
+    """Dotted module name -> file, for every module of the package at ``root``."""
+    out = {}
+    for path in sorted(root.rglob("*.py")):
+        parts = list(path.relative_to(root.parent).with_suffix("").parts)
+        if parts[-1] == "__init__":
+            parts.pop()
+        out[".".join(parts)] = path
+    return out
+
+
+def imports(name: str, path: Path, known) -> set[str]:
+    """The package's modules that ``name`` imports anywhere in its file (functions included)."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            targets = [f"{base}.{a.name}" if f"{base}.{a.name}" in known else base
+                       for a in node.names]
+        else:
+            continue
+        for t in targets:
+            while t and t not in known:  # a name inside a module: the module
+                t = t.rpartition(".")[0]
+            if t and t != name:
+                found.add(t)
+    return found
+
+
+def unit(name: str, layers=LAYERS) -> tuple[int, str]:
+    """(layer, the table's name) for a module: the longest name in the table that holds it."""
+    best = None
+    for level, names in enumerate(layers):
+        for u in names:
+            if (name == u or name.startswith(u + ".")) and (best is None or len(u) > len(best[1])):
+                best = (level, u)
+    if best is None:
+        raise LookupError(f"module {name} has no layer: add it to LAYERS in {__file__}")
+    return best
+
+
+def violations(graph: dict[str, set[str]], layers=LAYERS) -> list[str]:
+    """Imports that do not go down a layer (inside one package they may stay level)."""
+    bad = []
+    for a, targets in sorted(graph.items()):
+        la, ua = unit(a, layers)
+        for b in sorted(targets):
+            lb, ub = unit(b, layers)
+            if not (lb < la or ub == ua):
+                bad.append(f"{a} (layer {la}) imports {b} (layer {lb})")
+    return bad
+
+
+def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Import loops (each as the modules on it), found by depth-first search."""
+    state, stack, found = {}, [], []
+
+    def visit(m):
+        state[m] = 1
+        stack.append(m)
+        for t in sorted(graph.get(m, ())):
+            if state.get(t) == 1:
+                found.append(stack[stack.index(t):] + [t])
+            elif t not in state:
+                visit(t)
+        stack.pop()
+        state[m] = 2
+
+    for m in sorted(graph):
+        if m not in state:
+            visit(m)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph():
+    known = modules()
+    return {name: imports(name, path, known) for name, path in known.items()}
+
+
+def test_every_module_has_a_layer(graph):
+    for name in graph:
+        unit(name)
+
+
+def test_imports_go_down(graph):
+    assert violations(graph) == []
+
+
+def test_no_import_cycle(graph):
+    assert cycles(graph) == []
+
+
+def test_the_checks_catch_an_upward_import_and_a_cycle(tmp_path):
+    pkg = tmp_path / "pdyn"
+    (pkg / "io").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "simulation.py").write_text("from .io import make_writers\n")
+    (pkg / "io" / "__init__.py").write_text("from .checkpoint import read\n")
+    (pkg / "io" / "checkpoint.py").write_text(
+        "def read():\n    from ..simulation import Simulation\n    from .. import version\n")
+    (pkg / "version.py").write_text("")
+    known = modules(pkg)
+    g = {name: imports(name, path, known) for name, path in known.items()}
+    assert g["pdyn.io.checkpoint"] == {"pdyn.simulation", "pdyn.version"}
+    assert violations(g) == ["pdyn.io.checkpoint (layer 3) imports pdyn.simulation (layer 4)"]
+    assert cycles(g) == [["pdyn.io", "pdyn.io.checkpoint", "pdyn.simulation", "pdyn.io"]]
