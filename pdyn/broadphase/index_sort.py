@@ -41,17 +41,14 @@ from numba import njit
 
 from .._jit import JIT
 from ..cell_index import clamped_cell
-from ..zorder import BITS, LEVELS, compact_bits, morton3, spread_bits
-from ._sort import compact, insertion_sort, key_before, merge_tail, radix_sort
+from ..zorder import LEVELS, compact_bits, morton3, spread_bits
 from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, emit_between, emit_within,
                        max_radius, run_pair_kernel, safe_cell_size)
+from ._sort import compact, insertion_sort, key_before, merge_tail, radix_sort
 from .base import BroadPhase, BroadPhaseError
 
 #: ceiling on the dense table a user-set ``cell_size`` may produce for ``index_sort``
 CELL_LIMIT = 1 << 27
-#: bits per axis of the Z-curve key (3 * 21 = 63 bits: a non-negative int64)
-MORTON_BITS = BITS
-MORTON_DIM = LEVELS
 
 
 # ------------------------------------------------------------------ keys
@@ -513,16 +510,16 @@ class ZIndexSort(_SortedCells):
         if np.any(lo < self._lo) or np.any(hi > self._span_hi):
             return True
         ext = float(np.max(hi - lo))
-        best = max(need, 1.5 * ext / (MORTON_DIM - 8))
+        best = max(need, 1.5 * ext / (LEVELS - 8))
         return self._cell > 2.0 * best
 
     def _regrid(self, need, lo, hi):
         extent = _finite_extent(lo, hi)
-        cell = max(need, 1.5 * float(np.max(extent)) / (MORTON_DIM - 8))
+        cell = max(need, 1.5 * float(np.max(extent)) / (LEVELS - 8))
         while True:
             pad = 0.25 * extent + 2.0 * cell
             dims = np.floor((extent + 2.0 * pad) / cell).astype(np.int64) + 1
-            if np.all(dims <= MORTON_DIM):
+            if np.all(dims <= LEVELS):
                 break
             cell *= 1.0 + 1e-6
         self._lo = lo - pad

@@ -10,7 +10,7 @@ from pdyn.broadphase import _sort
 from pdyn.broadphase import index_sort as isort
 from pdyn.broadphase import sweep_prune as sap
 from pdyn.broadphase._kernels import canonical_pairs, filter_overlapping
-from pdyn.zorder import morton3, spread_bits
+from pdyn.zorder import LEVELS, morton3, spread_bits
 
 from .harness import contacts, expected, random_operations
 
@@ -261,7 +261,7 @@ def test_zindex_key_fits_21_bits_at_huge_coordinates():
     bp = make_broadphase("zindex_sort").build(pos, rad)
     got = canonical_pairs(filter_overlapping(bp.candidate_pairs(), pos, rad))
     np.testing.assert_array_equal(got, find_contacts(pos, rad, method="brute"))
-    assert np.all(bp._dims <= isort.MORTON_DIM)
+    assert np.all(bp._dims <= LEVELS)
     assert bp._keys[: bp._n_items].max() < (1 << 63)
 
 
