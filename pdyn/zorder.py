@@ -1,10 +1,10 @@
 """Z-curve (Morton) codes and the Z-curve reordering of particle memory.
 
-``morton3`` interleaves three 21-bit integers into a 63-bit key ([Morton1966]; [Ihmsen2011]
-Sec. 4.3); it is the one Morton code of pdyn (index sorts, octree insertion order, block
-order). ``zorder(pos, handles, cell)`` sorts handles along the Z-curve of cells of edge
-``cell``, so particles close in space sit close in memory: the reordering Ihmsen et al. apply
-every ~100 steps (Sec. 4.5, Table 3) to keep neighbour loops cache-friendly. The simulation applies it
+``morton3`` interleaves three 21-bit integers into a 63-bit key ([Morton1966]; [Ihmsen2011] Sec.
+4.3); it is the one Morton code of pdyn (index sorts, octree insertion order, block order).
+``zorder(pos, handles, cell)`` sorts handles along the Z-curve of cells of edge ``cell``, so
+particles close in space sit close in memory: the reordering Ihmsen et al. apply every ~100
+steps (Sec. 4.5, Table 3) to keep neighbour loops cache-friendly. The simulation applies it
 through ``ParticleStore.permute`` every ``reorder_every`` steps; it changes no result (forces
 are summed in partner-id order), only memory locality.
 """

@@ -47,9 +47,10 @@ def random_operations(structures, seed: int, steps: int = 25, family: str | None
     in its bounding box with its radii); half of it is resident at the start. ``insert`` adds up
     to ``batch`` spare handles, ``remove`` takes up to ``batch`` residents (half of the time
     putting half of them straight back: migration there and back), ``move`` shifts everyone by
-    ``drift`` diameters at most plus ``flow`` (a common drift), ``jump`` sends ~3 % of the particles far away and across zero,
-    ``resize`` changes ~20 % of the radii by up to e^±1. ``before(bps)`` / ``after(bps)`` run
-    around every operation (structure-specific invariants). Returns the structures.
+    ``drift`` diameters at most plus ``flow`` (a common drift), ``jump`` sends ~3 % of the
+    particles far away and across zero, ``resize`` changes ~20 % of the radii by up to e^±1.
+    ``before(bps)`` / ``after(bps)`` run around every operation (structure-specific
+    invariants). Returns the structures.
     """
     rng = np.random.default_rng(10_000 + seed)
     _, pos0, rad0 = random_scene(seed, family)
