@@ -106,7 +106,7 @@ class SweepPrune(BroadPhase):
     No parameters. Choose it for scenes with few moving objects and high temporal coherence
     (Schornbaum Fig. 30: 2-3x faster than the hash grid there), for small N, or for elongated
     scenes spread along one axis; avoid it for large 3-D scenes (the active set along one axis
-    holds ~N^(2/3) objects: ~0.8 s per query for Koch's 10^5-sphere reference scene, 50x
+    holds ~N^(2/3) objects: ~0.6-0.7 s per query for Koch's 10^5-sphere reference scene, 60x
     ``index_sort``) and for strongly moving scenes (Schornbaum Figs. 28-29).
     """
 
