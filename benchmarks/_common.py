@@ -1,4 +1,5 @@
-"""Shared benchmark plumbing: best-of-N timing after a warm-up, JSON + table output."""
+"""Shared benchmark plumbing: best-of-N timing after a warm-up, JSON output (tables are printed
+with ``pdyn.bench.format_table``)."""
 
 from __future__ import annotations
 
@@ -27,21 +28,6 @@ def uniform_spheres(n: int, solid_fraction: float, radius: float = 0.5, seed: in
     rng = np.random.default_rng(seed)
     L = (n * 4 / 3 * np.pi * radius**3 / solid_fraction) ** (1 / 3)
     return rng.uniform(0, L, (n, 3)), np.full(n, radius)
-
-
-def print_table(rows: list[dict], columns: list[str]) -> None:
-    widths = [max(len(c), *(len(_fmt(r.get(c))) for r in rows)) for c in columns]
-    print("  ".join(c.rjust(w) for c, w in zip(columns, widths)))
-    for r in rows:
-        print("  ".join(_fmt(r.get(c)).rjust(w) for c, w in zip(columns, widths)))
-
-
-def _fmt(v) -> str:
-    if v is None:
-        return "-"
-    if isinstance(v, float):
-        return f"{v:.4g}"
-    return str(v)
 
 
 def write_json(path: str | None, payload: dict) -> None:

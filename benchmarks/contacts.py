@@ -14,9 +14,10 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from _common import best_time, print_table, uniform_spheres, write_json
+from _common import best_time, uniform_spheres, write_json
 
 from pdyn import REGISTRY, find_contacts
+from pdyn.bench import format_table
 from pdyn.broadphase import canonical_pairs
 
 BRUTE_MAX = 20_000
@@ -54,7 +55,7 @@ def main(argv=None):
         print(f"N={n}: done", flush=True)
     cols = ["N", "contacts", "cKDTree_s"] + [c for m in methods + ["brute"]
                                              for c in (f"{m}_s", f"cKDTree/{m}")]
-    print_table(rows, cols)
+    print(format_table(rows, cols))
     write_json(args.json, {"benchmark": "contacts", "rows": rows})
 
 

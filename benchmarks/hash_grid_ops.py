@@ -1,6 +1,6 @@
 """Are ``hash_grid`` insert and remove O(1)? Mean time per operation vs resident count.
 
-Scene: N spheres at constant number density (~2 overlaps per object, Schornbaum 2009 Sec. 4)
+Scene: N spheres at constant number density (~2 overlaps per object, [Schornbaum2009] Sec. 4)
 with radii spanning 1:10 (several grids). With N residents, a batch of B = min(1000, N/2)
 random residents is removed and reinserted (same positions), repeated; the mean time per
 operation is reported (a) through the public API (``bp.remove(handles)`` /

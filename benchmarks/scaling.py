@@ -26,7 +26,9 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import print_table, write_json  # noqa: E402
+from _common import write_json  # noqa: E402
+
+from pdyn.bench import format_table  # noqa: E402
 
 PHASES = ("integrate", "migrate", "ghosts", "broadphase", "neighbours", "contacts")
 
@@ -138,8 +140,8 @@ def driver(args) -> None:
           "; of migrate + ghosts: 'sync' = the per-step allreduce incl. waiting for slower"
           " ranks, 'rebuild' = ghost removal, wrap, migration, plan, ghost creation, 'msgs' ="
           " inside point-to-point messages")
-    print_table(rows, ["ranks", "ms/step", "speedup", "efficiency", "imbalance", "ghosts/rank",
-                       "rebuilds", *PHASES, "sync", "rebuild", "msgs"])
+    print(format_table(rows, ["ranks", "ms/step", "speedup", "efficiency", "imbalance",
+                              "ghosts/rank", "rebuilds", *PHASES, "sync", "rebuild", "msgs"]))
     write_json(args.json, {"benchmark": "scaling", "args": vars(args), "results": results})
 
 

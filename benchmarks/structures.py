@@ -1,5 +1,5 @@
 """Which broad-phase structure for which scene? Build, update and query cost, candidates and memory
-of every registered structure on Koch 2020's ``reference``, ``inhomogeneous`` and
+of every registered structure on [Koch2020]'s ``reference``, ``inhomogeneous`` and
 ``very_inhomogeneous`` scenes (Sec. 4.1, Tables 1-3), measured in one run.
 
 Per scene and structure: ``build`` (``build()`` + first ``candidate_pairs()``; lazy structures

@@ -1,4 +1,4 @@
-"""``pdyn bench``: Koch's table (Koch 2020, Sec. 4.1) for every broad phase on one scene.
+"""``pdyn bench``: Koch's table ([Koch2020] Sec. 4.1) for every broad phase on one scene.
 
 For each structure: a short simulation of the scene (``steps`` steps, neighbour lists off, so
 the structure finds the contacts at every step) reporting total time, collision time (broad
@@ -99,14 +99,18 @@ def bench_scene(scene: str, scale: float, steps: int, methods=None, seed: int = 
     return rows
 
 
-def format_table(rows: list[dict]) -> str:
-    cols = ["structure", "particles", "steps", "total_s", "collision_s", "candidates",
-            "memory_MB"]
+#: columns of Koch's table, in order
+COLUMNS = ["structure", "particles", "steps", "total_s", "collision_s", "candidates", "memory_MB"]
+
+
+def format_table(rows: list[dict], columns: list[str] = COLUMNS) -> str:
+    """Rows as a right-aligned text table (floats to 4 significant digits, missing as "-");
+    also the table printer of ``benchmarks/``."""
 
     def fmt(v):
         return "-" if v is None else (f"{v:.4g}" if isinstance(v, float) else str(v))
 
-    w = [max(len(c), *(len(fmt(r[c])) for r in rows)) for c in cols]
-    lines = ["  ".join(c.rjust(x) for c, x in zip(cols, w))]
-    lines += ["  ".join(fmt(r[c]).rjust(x) for c, x in zip(cols, w)) for r in rows]
+    w = [max(len(c), *(len(fmt(r.get(c))) for r in rows)) for c in columns]
+    lines = ["  ".join(c.rjust(x) for c, x in zip(columns, w))]
+    lines += ["  ".join(fmt(r.get(c)).rjust(x) for c, x in zip(columns, w)) for r in rows]
     return "\n".join(lines)

@@ -18,13 +18,13 @@ message is needed to agree on it. Nothing here talks MPI; ``pdyn.parallel`` does
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
 import numpy as np
 from numba import njit
 
 from ._jit import JIT
+from .cell_index import clamped_cell
 from .zorder import morton3
 
 
@@ -78,12 +78,7 @@ def _block_ids(pos, handles, lo, inv_edge, dims, out):
         h = handles[t]
         b = 0
         for a in (2, 1, 0):
-            k = int(math.floor((pos[h, a] - lo[a]) * inv_edge[a]))
-            if k < 0:
-                k = 0
-            elif k >= dims[a]:
-                k = dims[a] - 1
-            b = b * dims[a] + k
+            b = b * dims[a] + clamped_cell(pos[h, a], lo[a], inv_edge[a], dims[a])
         out[t] = b
 
 

@@ -17,6 +17,7 @@ import numpy as np
 from numba import njit
 
 from ._jit import JIT
+from .cell_index import teschner_hash
 
 
 class SceneError(ValueError):
@@ -55,7 +56,7 @@ class Scene:
 # ------------------------------------------------------------------ non-overlapping placement
 @njit(**JIT)
 def _hash3(ix, iy, iz, mask):
-    return ((ix * 73856093) ^ (iy * 19349663) ^ (iz * 83492791)) & mask
+    return np.int64(teschner_hash(ix, iy, iz) & np.uint64(mask))
 
 
 @njit(**JIT)

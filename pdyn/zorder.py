@@ -1,6 +1,7 @@
 """Z-curve (Morton) codes and the Z-curve reordering of particle memory.
 
-``morton3`` interleaves three 21-bit integers into a 63-bit key (Ihmsen et al. 2011, Sec. 4.3).
+``morton3`` interleaves three 21-bit integers into a 63-bit key ([Morton1966]; [Ihmsen2011] Sec.
+4.3); it is the one Morton code of pdyn (index sorts, octree insertion order, block order).
 ``zorder(pos, handles, cell)`` sorts handles along the Z-curve of cells of edge ``cell``, so
 particles close in space sit close in memory: the reordering Ihmsen et al. apply every ~100
 steps (Sec. 4.5, Table 3) to keep neighbour loops cache-friendly. The simulation applies it
@@ -14,6 +15,7 @@ import numpy as np
 from numba import njit
 
 from ._jit import JIT
+from .cell_index import clamped_cell
 
 BITS = 21
 LEVELS = 1 << BITS
@@ -50,14 +52,13 @@ def morton3(ix, iy, iz):
 
 
 @njit(**JIT)
-def _zkeys(pos, handles, lo, inv, top):
+def _zkeys(pos, handles, lo, inv):
     keys = np.empty(handles.shape[0], np.int64)
     for t in range(handles.shape[0]):
         h = handles[t]
-        ix = min(max(int((pos[h, 0] - lo[0]) * inv), 0), top)
-        iy = min(max(int((pos[h, 1] - lo[1]) * inv), 0), top)
-        iz = min(max(int((pos[h, 2] - lo[2]) * inv), 0), top)
-        keys[t] = morton3(ix, iy, iz)
+        keys[t] = morton3(clamped_cell(pos[h, 0], lo[0], inv, LEVELS),
+                          clamped_cell(pos[h, 1], lo[1], inv, LEVELS),
+                          clamped_cell(pos[h, 2], lo[2], inv, LEVELS))
     return keys
 
 
@@ -71,5 +72,5 @@ def zorder(pos: np.ndarray, handles: np.ndarray, cell: float) -> np.ndarray:
     lo = p.min(axis=0)
     extent = float((p.max(axis=0) - lo).max())
     cell = max(float(cell), extent / (LEVELS - 1), np.finfo(float).tiny)
-    keys = _zkeys(pos, handles, lo, 1.0 / cell, LEVELS - 1)
+    keys = _zkeys(pos, handles, lo, 1.0 / cell)
     return handles[np.argsort(keys, kind="stable")]

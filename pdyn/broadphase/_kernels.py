@@ -7,14 +7,12 @@ Every structure uses :func:`overlaps` so that all of them agree bit for bit with
 from __future__ import annotations
 
 import numpy as np
-from llvmlite import ir as llvmir
-from numba import njit, types
-from numba.extending import intrinsic
+from numba import njit
 
 from .._jit import JIT
 
 # 13 of the 26 neighbour offsets: the "forward" half, so each pair of cells is visited once
-# (Schornbaum 2009, Sec. 3.6; Koch 2020, Sec. 2.2).
+# ([Schornbaum2009] Sec. 3.6; [Koch2020] Sec. 2.2).
 HALF_STENCIL = np.array(
     [
         (dx, dy, dz)
@@ -160,47 +158,6 @@ def set_remove(handles, resident):
     for t in range(handles.shape[0]):
         resident[handles[t]] = 0
     return handles.shape[0]
-
-
-# ---------------------------------------------------------------- software prefetch
-@intrinsic
-def prefetch(typingctx, arr, flat):
-    """Hint the CPU to bring element ``flat`` (flat, C-order index) of ``arr`` into cache:
-    ``llvm.prefetch`` (read, high locality). Never faults and never blocks, unlike a load, so
-    many can be in flight while other work proceeds."""
-    if not isinstance(arr, types.Array) or not isinstance(flat, types.Integer):
-        return None
-    sig = types.void(arr, flat)
-
-    def codegen(context, builder, signature, args):
-        ary = context.make_array(signature.args[0])(context, builder, args[0])
-        idx = context.cast(builder, args[1], signature.args[1], types.intp)
-        i8p = llvmir.IntType(8).as_pointer()
-        ptr = builder.bitcast(builder.gep(ary.data, [idx]), i8p)
-        i32 = llvmir.IntType(32)
-        fn = builder.module.declare_intrinsic(
-            "llvm.prefetch", [i8p], llvmir.FunctionType(llvmir.VoidType(), [i8p, i32, i32, i32])
-        )
-        builder.call(fn, [ptr, i32(0), i32(3), i32(1)])
-        return context.get_dummy_value()
-
-    return sig, codegen
-
-
-# ---------------------------------------------------------------- memory layout
-CACHE_LINE = 64
-
-
-def aligned_full(shape, fill, dtype) -> np.ndarray:
-    """``np.full(shape, fill, dtype)`` whose first byte is on a 64-byte cache-line boundary
-    (numpy aligns to 16 only), so that records of 32 or 64 bytes never straddle two lines."""
-    dtype = np.dtype(dtype)
-    nbytes = int(np.prod(shape)) * dtype.itemsize
-    buf = np.empty(nbytes + CACHE_LINE, np.uint8)
-    off = (-buf.ctypes.data) % CACHE_LINE
-    out = buf[off: off + nbytes].view(dtype).reshape(shape)
-    out.fill(fill)
-    return out
 
 
 # ---------------------------------------------------------------- grid helpers

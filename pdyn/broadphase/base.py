@@ -1,14 +1,23 @@
 """The broad-phase protocol every structure implements, and ``brute``, the O(N²) oracle.
 
-Protocol (DESIGN.md "Broad-phase structures"): ``build(positions, radii, handles=None)``,
-``insert(handles)``, ``remove(handles)``, ``update(positions, radii=None)``,
-``candidate_pairs(include_infinite=True)`` → int64 (M, 2) with every candidate pair once,
-``stats()`` → dict with at least ``candidates`` and ``memory_bytes``.
+Protocol: ``build(positions, radii, handles=None)``, ``insert(handles)``, ``remove(handles)``,
+``update(positions, radii=None)``, ``candidate_pairs(include_infinite=True)`` → int64 (M, 2)
+with every candidate pair once, ``stats()`` → dict with at least ``candidates`` and
+``memory_bytes``.
+
+``stats()["candidates"]`` means the same for every structure: the number of finite pairs the
+last ``candidate_pairs`` call handed to the exact sphere test (``_kernels.overlaps``). Most
+structures hand their candidates to the caller, who applies the test (``find_contacts``, the
+contact kernel), so it is ``len(candidate_pairs(include_infinite=False))``; ``brute`` and
+``hash_grid`` (``filters = True``) apply the test themselves and return only overlapping
+pairs, so it is the number of pairs they tested. Either way it is at least the number of
+contacts, and it is the figure comparable across structures (Koch's "candidate pairs",
+[Koch2020] Sec. 4.1).
 
 A *handle* is a row of the ``positions``/``radii`` arrays the structure is bound to (the particle
 store's slot). Rows not inserted are ignored, so the structure can be bound to the store's
 capacity-sized arrays. Particles with infinite radius (walls, "infinite particles" of mesa_pd;
-Koch 2020, Sec. 3.1.1) are kept in a separate list by this base class and paired with every
+[Koch2020] Sec. 3.1.1) are kept in a separate list by this base class and paired with every
 finite resident, never with each other. Subclasses implement ``_build``, ``_insert``,
 ``_remove``, ``_update`` and ``_pairs`` over finite residents only.
 """
@@ -86,8 +95,9 @@ class BroadPhase:
     """Base class: argument checking, infinite-particle list, resident set, stats plumbing."""
 
     name = "base"
-    #: True where insert/remove are O(1) in the structure itself (not "rebuild later").
-    incremental = False
+    #: True where ``_pairs`` applies the exact test itself, returns only overlapping pairs and
+    #: sets ``_candidates`` to the number of pairs it tested (see the module docstring)
+    filters = False
 
     def __init__(self, **params):
         if params:
@@ -198,7 +208,8 @@ class BroadPhase:
     def candidate_pairs(self, include_infinite: bool = True) -> np.ndarray:
         """Every candidate pair once, int64 (M, 2); finite × infinite pairs appended if asked."""
         pairs = self._pairs()
-        self._candidates = int(pairs.shape[0])
+        if not self.filters:
+            self._candidates = int(pairs.shape[0])
         if include_infinite and self._infinite and self._n:
             extra = run_pair_kernel(
                 _infinite_pairs, self.members.copy(), self.infinite,
@@ -208,7 +219,8 @@ class BroadPhase:
         return pairs
 
     def stats(self) -> dict:
-        """At least ``candidates`` (finite pairs from the last query) and ``memory_bytes``."""
+        """At least ``candidates`` (finite pairs handed to the exact test by the last query,
+        see the module docstring) and ``memory_bytes`` (every array the structure holds)."""
         return {
             "name": self.name,
             "residents": self._n,
@@ -298,7 +310,7 @@ class BruteForce(BroadPhase):
     """
 
     name = "brute"
-    incremental = True
+    filters = True
 
     def _build(self, handles):
         pass
@@ -313,7 +325,5 @@ class BruteForce(BroadPhase):
         pass
 
     def _pairs(self):
+        self._candidates = self._n * (self._n - 1) // 2
         return run_pair_kernel(_brute_pairs, self._pos, self._rad, self.members, guess=4 * self._n)
-
-    def _stats(self):
-        return {"tests": self._n * (self._n - 1) // 2}

@@ -1,19 +1,19 @@
-"""Compact hashing (Ihmsen et al. 2011, Sec. 4.5): handle table + compact list of used cells.
+"""Compact hashing ([Ihmsen2011] Sec. 4.5): handle table + compact list of used cells.
 
 Spatial cells (edge ≥ largest diameter, int64 coordinates) are hashed with Teschner's prime XOR
-hash (see ``spatial_hash``) into a table of ``m ≈ table_factor · N`` (default 4 N) *handles*; a
+hash ([Teschner2003]) into a table of ``m ≈ table_factor · N`` (default 4 N) *handles*; a
 handle is the index of a *used cell* in a compact list, or −1. A used cell exists only while it
-holds particles; it owns a contiguous segment of a handle pool (capacity doubled when full)
-and a hash-collision flag, set when its particles come from more than one spatial cell. Each
-table entry also carries a 32-bit tag of its used cell's spatial cell (or "collided"), so a
-neighbour lookup that lands on another cell's bucket is rejected without touching the used
-cell. Insert and remove are O(1) amortised (swap-remove inside the segment; an emptied used
-cell is swap-removed from the compact list and its table handle redirected); the pool is
-compacted when it runs out of space. ``update`` recomputes every particle's spatial cell and
-moves only the particles whose cell changed (Ihmsen: ~2 % per step); the cell size is only
-re-chosen (full rebuild) when radii or coordinates leave the range it is exact for. At each
-(re)build the compact list is ordered row-major by cell for locality (Ihmsen reorders along a
-Z-curve every 100 steps).
+holds particles; it owns a segment of a handle pool (an arena block, moved to a block twice the
+size when full) and a hash-collision flag, set when its particles come from more than one
+spatial cell. Each table entry also carries a 32-bit tag of its used cell's spatial cell (or
+"collided"), so a neighbour lookup that lands on another cell's bucket is rejected without
+touching the used cell. Insert and remove are O(1) amortised (swap-remove inside the segment;
+an emptied used cell returns its segment to the pool and is swap-removed from the compact list,
+its table handle redirected). ``update`` recomputes every particle's spatial cell and moves
+only the particles whose cell changed (Ihmsen: ~2 % per step); the cell size is only re-chosen
+(full rebuild) when radii or coordinates leave the range it is exact for. At each (re)build the
+compact list is ordered row-major by cell for locality (Ihmsen reorders along a Z-curve every
+100 steps).
 
 The query walks the compact list only (not the table). A used cell without collision flag
 holds one spatial cell, whose 13 forward neighbour cells are hashed once. A flagged used cell
@@ -34,17 +34,20 @@ than a factor of ~4 prefer ``hash_grid``.
 
 from __future__ import annotations
 
+from collections import namedtuple
+
 import numpy as np
 from numba import njit
 
 from .._jit import JIT
+from ..cell_index import teschner_hash
+from ._arena import (TOP, UNIT, aligned, alloc, bump, free, grown, has_block, has_room,
+                     new_state, run_resumable, size_class)
 from ._kernels import HALF_STENCIL, run_pair_kernel
 from .base import BroadPhase, BroadPhaseError
-from .spatial_hash import (
-    MIN_TABLE, CellSizing, _cell_of, _extent, _hash_raw, check_table_size, next_prime,
-)
+from .spatial_hash import MIN_TABLE, CellSizing, _cell_of, _extent, check_table_size, next_prime
 
-#: pool capacity reserved for a newly used cell (Ihmsen's k); doubled when full
+#: pool segment of a newly used cell (Ihmsen's k), the class-0 block of the pool arena
 K0 = 2
 #: default handle-table size / N (Ihmsen: the handle table is cheap, make it large enough
 #: for few collisions)
@@ -64,7 +67,7 @@ _LOW = np.int64(0xFFFFFFFF)
 @njit(**JIT)
 def _bucket_tag(kx, ky, kz, m):
     """(bucket, tag) of a spatial cell for a table of size ``m``."""
-    h = _hash_raw(kx, ky, kz)
+    h = teschner_hash(kx, ky, kz)
     tag = np.int64((h * _GOLD) >> np.uint64(32))
     if tag == ANY:
         tag = ANY - 1
@@ -81,18 +84,24 @@ def _entry(used, u, m):
 
 
 # ---------------------------------------------------------------- kernels
-# Storage: ``pool`` (P,) holds handles, one contiguous segment per used cell; ``slot[h]`` is
-# h's place in the pool and ``hcell[h]`` its spatial cell (what ``update`` compares against).
+# State (``Cells``): ``used`` is the compact list of used cells (a dense arena: its TOP is the
+# number of used cells); ``pool`` is an arena of handle segments, one block per used cell (class
+# c holds K0 << c handles); ``slot[h]`` is h's place in the pool and ``hcell[h]`` its spatial
+# cell (what ``update`` compares against). The kernels take the record and unpack it once; the
+# per-particle helpers take the arrays themselves (passing the record to them, i.e. taking the
+# arrays out of it in every call, made an update ~1.7x slower, measured).
+Cells = namedtuple("Cells", "table used used_st pool pool_st slot hcell")
 
 
 @njit(**JIT)
-def _build_kernel(pos, members, inv, table, used, pool, slot, hcell):
+def _build_kernel(c, pos, members, inv):
     """Fill an empty structure from ``members`` in one pass (counting per bucket); used cells
-    are created in the order of ``members``. Returns (used cells, pool entries used)."""
+    are created in the order of ``members`` and their segments laid out one after the other
+    (the arrays were sized for it: segments need at most 4 N entries)."""
+    table, used, used_st, pool, pool_st, slot, hcell = c
     n = members.shape[0]
     ucell = np.empty(n, np.int64)
     m = table.shape[0]
-    nused = 0
     for t in range(n):
         h = members[t]
         kx, ky, kz = _cell_of(pos, h, inv)
@@ -100,8 +109,7 @@ def _build_kernel(pos, members, inv, table, used, pool, slot, hcell):
         b, _ = _bucket_tag(kx, ky, kz, m)
         u = table[b]
         if u < 0:
-            u = nused
-            nused += 1
+            u = bump(used_st, 1)
             table[b] = u
             used[u, COUNT] = 0
             used[u, BUCKET] = b
@@ -111,16 +119,11 @@ def _build_kernel(pos, members, inv, table, used, pool, slot, hcell):
             used[u, FLAG] = 1
         used[u, COUNT] += 1
         ucell[t] = u
-    top = 0
-    for u in range(nused):
-        c = used[u, COUNT]
-        cap = K0
-        while cap < c + 1:
-            cap *= 2
-        used[u, START] = top
+    for u in range(used_st[TOP]):
+        cap = pool_st[UNIT] << size_class(pool_st, used[u, COUNT] + 1)
+        used[u, START] = bump(pool_st, cap)
         used[u, CAP] = cap
         used[u, COUNT] = 0
-        top += cap
         table[used[u, BUCKET]] = _entry(used, u, m)
     for t in range(n):
         u = ucell[t]
@@ -129,38 +132,35 @@ def _build_kernel(pos, members, inv, table, used, pool, slot, hcell):
         h = members[t]
         pool[e] = h
         slot[h] = e
-    return nused, top
 
 
 @njit(**JIT)
-def _pool_need(table, used, kx, ky, kz):
-    """Pool entries a new particle in cell (kx, ky, kz) may need (0 if its segment has room)."""
+def _has_room_for(table, used, used_st, pool, pool_st, kx, ky, kz):
+    """Can a particle join the used cell of (kx, ky, kz) without growing an arena? If not, the
+    arenas ask for the room."""
     b, _ = _bucket_tag(kx, ky, kz, table.shape[0])
     if table[b] < 0:
-        return K0
+        list_ok = has_room(used, used_st, 1)
+        return has_block(pool, pool_st, 0) and list_ok
     u = table[b] >> 32
     if used[u, COUNT] < used[u, CAP]:
-        return 0
-    return 2 * used[u, CAP]
+        return True
+    return has_block(pool, pool_st, size_class(pool_st, 2 * used[u, CAP]))
 
 
 @njit(**JIT)
-def _add(h, kx, ky, kz, table, used, nused, pool, top, slot, hcell):
-    """Put ``h`` into the used cell of (kx, ky, kz); caller checked ``_pool_need`` fits.
-    Returns (nused, top, garbage added)."""
+def _add(table, used, used_st, pool, pool_st, slot, hcell, h, kx, ky, kz):
+    """Put ``h`` into the used cell of (kx, ky, kz); caller made sure of ``_has_room_for``."""
     b, tag = _bucket_tag(kx, ky, kz, table.shape[0])
-    garbage = 0
-    if table[b] < 0:  # first particle of this bucket: allocate a used cell
-        u = nused
-        nused += 1
+    if table[b] < 0:  # first particle of this bucket: a new used cell
+        u = bump(used_st, 1)
         table[b] = (u << 32) | tag
-        used[u, START] = top
-        used[u, CAP] = K0
+        used[u, START] = alloc(pool, pool_st, 0)
+        used[u, CAP] = pool_st[UNIT]
         used[u, COUNT] = 0
         used[u, BUCKET] = b
         used[u, FLAG] = 0
         used[u, CX], used[u, CY], used[u, CZ] = kx, ky, kz
-        top += K0
     else:
         u = table[b] >> 32
         if used[u, FLAG] == 0 and not (
@@ -168,27 +168,27 @@ def _add(h, kx, ky, kz, table, used, nused, pool, top, slot, hcell):
         ):
             used[u, FLAG] = 1  # a second spatial cell in this bucket
             table[b] = (u << 32) | ANY
-        if used[u, COUNT] == used[u, CAP]:  # relocate the segment with doubled capacity
-            s, c = used[u, START], used[u, CAP]
-            for e in range(c):
-                pool[top + e] = pool[s + e]
-                slot[pool[top + e]] = top + e
-            used[u, START] = top
-            used[u, CAP] = 2 * c
-            top += 2 * c
-            garbage = c
+        if used[u, COUNT] == used[u, CAP]:  # move the segment to a block twice the size
+            s, cap = used[u, START], used[u, CAP]
+            cls = size_class(pool_st, cap)
+            new = alloc(pool, pool_st, cls + 1)
+            for e in range(cap):
+                pool[new + e] = pool[s + e]
+                slot[pool[new + e]] = new + e
+            free(pool, pool_st, s, cls)
+            used[u, START] = new
+            used[u, CAP] = 2 * cap
     e = used[u, START] + used[u, COUNT]
     used[u, COUNT] += 1
     pool[e] = h
     slot[h] = e
     hcell[h, 0], hcell[h, 1], hcell[h, 2] = kx, ky, kz
-    return nused, top, garbage
 
 
 @njit(**JIT)
-def _take(h, table, used, nused, pool, slot, hcell):
-    """Remove ``h`` from its used cell (swap-remove); drop the used cell if emptied (the last
-    used cell takes its place in the compact list). Returns (nused, garbage added)."""
+def _take(table, used, used_st, pool, pool_st, slot, hcell, h):
+    """Remove ``h`` from its used cell (swap-remove); drop the used cell if emptied (its
+    segment back to the pool, the last used cell into its place in the compact list)."""
     m = table.shape[0]
     b, _ = _bucket_tag(hcell[h, 0], hcell[h, 1], hcell[h, 2], m)
     u = table[b] >> 32
@@ -199,82 +199,73 @@ def _take(h, table, used, nused, pool, slot, hcell):
         slot[pool[e]] = e
     used[u, COUNT] -= 1
     slot[h] = -1
-    garbage = 0
     if used[u, COUNT] == 0:
-        garbage = used[u, CAP]
+        free(pool, pool_st, used[u, START], size_class(pool_st, used[u, CAP]))
         table[b] = -1
-        nused -= 1
+        used_st[TOP] -= 1
+        nused = used_st[TOP]
         if u != nused:
             used[u, :] = used[nused, :]
             table[used[u, BUCKET]] = _entry(used, u, m)
-    return nused, garbage
 
 
 @njit(**JIT)
-def _insert_kernel(pos, handles, first, inv, table, used, nused, pool, top, slot, hcell):
-    """Insert ``handles[first:]``; stops early when the pool or the used-cell list is full.
-    Returns (index reached, nused, top, garbage added)."""
-    garbage = 0
-    t = first
-    while t < handles.shape[0]:
+def _insert_kernel(c, pos, handles, first, inv):
+    """Insert ``handles[first:]``; returns how far it got (early: an arena needs room)."""
+    table, used, used_st, pool, pool_st, slot, hcell = c
+    for t in range(first, handles.shape[0]):
         h = handles[t]
         kx, ky, kz = _cell_of(pos, h, inv)
-        if top + _pool_need(table, used, kx, ky, kz) > pool.shape[0]:
-            break
-        if nused == used.shape[0]:
-            break
-        nused, top, g = _add(h, kx, ky, kz, table, used, nused, pool, top, slot, hcell)
-        garbage += g
-        t += 1
-    return t, nused, top, garbage
+        if not _has_room_for(table, used, used_st, pool, pool_st, kx, ky, kz):
+            return t
+        _add(table, used, used_st, pool, pool_st, slot, hcell, h, kx, ky, kz)
+    return handles.shape[0]
 
 
 @njit(**JIT)
-def _remove_kernel(handles, table, used, nused, pool, slot, hcell):
-    garbage = 0
+def _remove_kernel(c, handles):
+    table, used, used_st, pool, pool_st, slot, hcell = c
     for t in range(handles.shape[0]):
-        nused, g = _take(handles[t], table, used, nused, pool, slot, hcell)
-        garbage += g
-    return nused, garbage
+        _take(table, used, used_st, pool, pool_st, slot, hcell, handles[t])
 
 
 @njit(**JIT)
-def _update_kernel(pos, members, first, inv, table, used, nused, pool, top, slot, hcell):
-    """Move the particles whose spatial cell changed (from ``members[first:]``); stops early
-    when the pool or the used-cell list is full.
-    Returns (index reached, moved, nused, top, garbage added)."""
+def _update_kernel(c, pos, members, first, inv):
+    """Move the particles whose spatial cell changed (from ``members[first:]``). Returns (how
+    far it got (early: an arena needs room), particles moved)."""
+    table, used, used_st, pool, pool_st, slot, hcell = c
     moved = 0
-    garbage = 0
-    t = first
-    while t < members.shape[0]:
+    for t in range(first, members.shape[0]):
         h = members[t]
         kx, ky, kz = _cell_of(pos, h, inv)
         if hcell[h, 0] != kx or hcell[h, 1] != ky or hcell[h, 2] != kz:
-            if top + _pool_need(table, used, kx, ky, kz) > pool.shape[0]:
-                break
-            if nused == used.shape[0]:
-                break
-            nused, g = _take(h, table, used, nused, pool, slot, hcell)
-            garbage += g
-            nused, top, g = _add(h, kx, ky, kz, table, used, nused, pool, top, slot, hcell)
-            garbage += g
+            if not _relabel(table, used, hcell, h, kx, ky, kz):
+                if not _has_room_for(table, used, used_st, pool, pool_st, kx, ky, kz):
+                    return t, moved
+                _take(table, used, used_st, pool, pool_st, slot, hcell, h)
+                _add(table, used, used_st, pool, pool_st, slot, hcell, h, kx, ky, kz)
             moved += 1
-        t += 1
-    return t, moved, nused, top, garbage
+    return members.shape[0], moved
 
 
 @njit(**JIT)
-def _compact_kernel(used, nused, pool, new_pool, slot):
-    """Copy the live segments into ``new_pool`` in compact-list order. Returns the new top."""
-    top = 0
-    for u in range(nused):
-        s, c, n = used[u, START], used[u, CAP], used[u, COUNT]
-        for e in range(n):
-            new_pool[top + e] = pool[s + e]
-            slot[pool[s + e]] = top + e
-        used[u, START] = top
-        top += c
-    return top
+def _relabel(table, used, hcell, h, kx, ky, kz):
+    """If ``h`` is alone in its used cell and the bucket of (kx, ky, kz) is empty, move the
+    whole used cell there (the common move in a sparse scene: no pool access, the compact list
+    unchanged) and return True; else change nothing and return False."""
+    m = table.shape[0]
+    b, _ = _bucket_tag(hcell[h, 0], hcell[h, 1], hcell[h, 2], m)
+    u = table[b] >> 32
+    b2, tag2 = _bucket_tag(kx, ky, kz, m)
+    if used[u, COUNT] != 1 or table[b2] >= 0:
+        return False
+    table[b] = -1
+    table[b2] = (u << 32) | tag2
+    used[u, BUCKET] = b2
+    used[u, FLAG] = 0
+    used[u, CX], used[u, CY], used[u, CZ] = kx, ky, kz
+    hcell[h, 0], hcell[h, 1], hcell[h, 2] = kx, ky, kz
+    return True
 
 
 @njit(**JIT)
@@ -432,16 +423,10 @@ def _row_major_keys(pos, members, inv):
     return key
 
 
-def _used_rows(n: int) -> np.ndarray:
-    """Zeroed (n, 8) int64 used-cell records, 64-byte aligned: one record = one cache line."""
-    buf = np.zeros(n * 8 + 8, np.int64)
-    off = (-buf.ctypes.data % 64) // 8
-    return buf[off : off + n * 8].reshape(n, 8)
-
-
 # ---------------------------------------------------------------- class
 class CompactHash(BroadPhase):
-    """Ihmsen's compact hashing (Sec. 4.5): handle table → compact list of used cells.
+    """Ihmsen's compact hashing ([Ihmsen2011] Sec. 4.5): handle table → compact list of used
+    cells.
 
     Parameters: ``cell_size`` (default: largest diameter; rejected if smaller),
     ``table_size`` (handles; default: the prime ≥ ``table_factor`` · N, re-sized when N
@@ -454,7 +439,6 @@ class CompactHash(BroadPhase):
     """
 
     name = "compact_hash"
-    incremental = True
 
     def __init__(
         self, cell_size: float | None = None, table_size: int | None = None,
@@ -472,51 +456,33 @@ class CompactHash(BroadPhase):
         self.table_factor = float(table_factor)
         self._sizing = CellSizing(self.name, cell_size)
         self.table_size = check_table_size(self.name, table_size)
-        self._table = np.full(MIN_TABLE, -1, np.int64)
-        self._used = np.zeros((0, 8), np.int64)
-        self._nused = 0
-        self._pool = np.zeros(0, np.int64)
-        self._top = 0
-        self._garbage = 0
-        self._slot = np.zeros(0, np.int64)
-        self._hcell = np.zeros((0, 3), np.int64)
+        self._c = self._new_cells(MIN_TABLE, 0, 0, np.zeros(0, np.int64),
+                                  np.zeros((0, 3), np.int64))
         self._counters = np.zeros(3, np.int64)
-        self.counters = {"rebuilds": 0, "moved": 0, "compactions": 0, "inserted": 0,
-                         "removed": 0}
+        self._last_moved = 0
+        self.counters = {"rebuilds": 0, "moved": 0, "inserted": 0, "removed": 0}
 
     # ------------------------------------------------------------ storage management
+    @staticmethod
+    def _new_cells(table: int, used: int, pool: int, slot, hcell) -> Cells:
+        return Cells(table=np.full(table, -1, np.int64), used=aligned((used, 8), 0, np.int64),
+                     used_st=new_state(), pool=np.empty(pool, np.int64),
+                     pool_st=new_state(K0), slot=slot, hcell=hcell)
+
     def _ensure_slots(self):
         cap = self._pos.shape[0]
-        if self._slot.shape[0] < cap:
-            s = np.full(cap, -1, np.int64)
-            s[: self._slot.shape[0]] = self._slot
-            self._slot = s
-            c = np.zeros((cap, 3), np.int64)
-            c[: self._hcell.shape[0]] = self._hcell
-            self._hcell = c
+        c = self._c
+        if c.slot.shape[0] < cap:
+            slot = np.full(cap, -1, np.int64)
+            slot[: c.slot.shape[0]] = c.slot
+            hcell = np.zeros((cap, 3), np.int64)
+            hcell[: c.hcell.shape[0]] = c.hcell
+            self._c = c._replace(slot=slot, hcell=hcell)
 
-    def _make_room(self):
-        """After a kernel stopped for lack of space: grow the used-cell list (doubling) and/or
-        compact the pool so that at least one more particle fits."""
-        if self._nused == self._used.shape[0]:
-            u = _used_rows(max(2 * self._used.shape[0], 16))
-            u[: self._nused] = self._used[: self._nused]
-            self._used = u
-        need = 2 * int(self._used[: self._nused, CAP].max(initial=K0)) + K0
-        if self._top + need > self._pool.shape[0]:
-            self._compact(need)
-
-    def _compact(self, need: int):
-        """Make room for ``need`` more pool entries: compact live segments, grow if needed."""
-        live = int(self._used[: self._nused, CAP].sum())
-        size = max(2 * (live + need), 64)
-        if size < self._pool.shape[0] and self._pool.shape[0] <= 4 * (live + need):
-            size = self._pool.shape[0]
-        new = np.empty(size, np.int64)
-        self._top = _compact_kernel(self._used, self._nused, self._pool, new, self._slot)
-        self._pool = new
-        self._garbage = 0
-        self.counters["compactions"] += 1
+    def _grow(self):
+        """The arenas a stopped kernel asked room in (grow-and-resume, ``_arena``)."""
+        c = self._c
+        self._c = c._replace(used=grown(c.used, c.used_st), pool=grown(c.pool, c.pool_st))
 
     def _inv(self) -> float:
         return 1.0 / self._sizing.cell
@@ -525,25 +491,21 @@ class CompactHash(BroadPhase):
     def _build(self, handles):
         members = self.members
         self._ensure_slots()
-        self._slot[:] = -1
+        self._c.slot[:] = -1
         dmax, scale = _extent(self._pos, self._rad, members)
         self._sizing.choose(dmax, scale)
         n = members.shape[0]
         m = self.table_size or next_prime(max(MIN_TABLE, int(self.table_factor * n)))
-        self._table = np.full(m, -1, np.int64)
-        used = np.zeros((n, 8), np.int64)
-        self._pool = np.empty(max(4 * n, 64), np.int64)  # caps ≤ 2·count+… ≤ 4 n
+        # segments need at most 4 n entries (capacity < 2 (count + 1) each)
+        c = self._new_cells(m, n, max(4 * n, 64), self._c.slot, self._c.hcell)
         key = _row_major_keys(self._pos, members, self._inv())
         order = members[np.argsort(key)] if key.size else members
-        self._nused, self._top = _build_kernel(
-            self._pos, order, self._inv(), self._table, used, self._pool, self._slot,
-            self._hcell,
-        )
-        # the compact list holds the occupied cells only (plus 25 % room to grow)
-        self._used = _used_rows(self._nused + self._nused // 4 + 16)
-        self._used[: self._nused] = used[: self._nused]
-        self._pool = self._pool[: self._top + self._top // 4 + 64].copy()
-        self._garbage = 0
+        _build_kernel(c, self._pos, order, self._inv())
+        # the compact list holds the occupied cells only, pool and list with 25 % room to grow
+        nused, top = int(c.used_st[TOP]), int(c.pool_st[TOP])
+        used = aligned((nused + nused // 4 + 16, 8), 0, np.int64)
+        used[:nused] = c.used[:nused]
+        self._c = c._replace(used=used, pool=c.pool[: top + top // 4 + 64].copy())
         self.counters["rebuilds"] += 1
 
     def _needs_rebuild(self, handles) -> bool:
@@ -551,7 +513,8 @@ class CompactHash(BroadPhase):
         if dmax > self._sizing.dlim or scale > self._sizing.slim:
             return True
         # the table was sized table_factor·N: re-size once N has doubled (amortised O(1))
-        return self.table_size is None and self._n > 2.0 * self._table.shape[0] / self.table_factor
+        return (self.table_size is None
+                and self._n > 2.0 * self._c.table.shape[0] / self.table_factor)
 
     def _insert(self, handles):
         self._ensure_slots()
@@ -559,23 +522,12 @@ class CompactHash(BroadPhase):
             self._build(None)
             return
         inv = self._inv()
-        t = 0
-        while True:
-            t, self._nused, self._top, g = _insert_kernel(
-                self._pos, handles, t, inv, self._table, self._used, self._nused,
-                self._pool, self._top, self._slot, self._hcell,
-            )
-            self._garbage += g
-            if t == handles.shape[0]:
-                break
-            self._make_room()
+        run_resumable(lambda t: _insert_kernel(self._c, self._pos, handles, t, inv),
+                      handles.shape[0], self._grow)
         self.counters["inserted"] += int(handles.shape[0])
 
     def _remove(self, handles):
-        self._nused, g = _remove_kernel(
-            handles, self._table, self._used, self._nused, self._pool, self._slot, self._hcell
-        )
-        self._garbage += g
+        _remove_kernel(self._c, handles)
         self.counters["removed"] += int(handles.shape[0])
 
     def _update(self):
@@ -586,46 +538,42 @@ class CompactHash(BroadPhase):
             self._build(None)
             return
         inv = self._inv()
-        t = 0
         moved = 0
-        while True:
-            t, mv, self._nused, self._top, g = _update_kernel(
-                self._pos, members, t, inv, self._table, self._used, self._nused,
-                self._pool, self._top, self._slot, self._hcell,
-            )
+
+        def step(t):
+            nonlocal moved
+            t, mv = _update_kernel(self._c, self._pos, members, t, inv)
             moved += mv
-            self._garbage += g
-            if t == members.shape[0]:
-                break
-            self._make_room()
+            return t
+
+        run_resumable(step, members.shape[0], self._grow)
         self._last_moved = moved
         self.counters["moved"] += moved
 
     def _pairs(self):
-        _sort_collided(self._table, self._used, self._nused, self._pool, self._slot, self._hcell)
+        c = self._c
+        nused = int(c.used_st[TOP])
+        _sort_collided(c.table, c.used, nused, c.pool, c.slot, c.hcell)
         return run_pair_kernel(
-            _compact_pairs, self._table, self._used, self._nused, self._pool, self._hcell,
-            HALF_STENCIL, self._counters, guess=8 * self._n + 16,
+            _compact_pairs, c.table, c.used, nused, c.pool, c.hcell, HALF_STENCIL,
+            self._counters, guess=8 * self._n + 16,
         )
 
     def _memory_bytes(self):
-        return int(
-            self._table.nbytes + self._used.nbytes + self._pool.nbytes + self._slot.nbytes
-            + self._hcell.nbytes
-        )
+        return int(sum(a.nbytes for a in self._c))
 
     def _stats(self):
+        c = self._c
         return {
             "cell_size": self._sizing.cell,
-            "table_size": int(self._table.shape[0]),
-            "used_cells": int(self._nused),
-            "used_capacity": int(self._used.shape[0]),
-            "pool_entries": int(self._pool.shape[0]),
-            "pool_top": int(self._top),
-            "garbage": int(self._garbage),
+            "table_size": int(c.table.shape[0]),
+            "used_cells": int(c.used_st[TOP]),
+            "used_capacity": int(c.used.shape[0]),
+            "pool_entries": int(c.pool.shape[0]),
+            "pool_top": int(c.pool_st[TOP]),
             "collision_skips": int(self._counters[0]),
             "collided_cells": int(self._counters[1]),
             "tag_skips": int(self._counters[2]),
-            "last_moved": int(getattr(self, "_last_moved", 0)),
+            "last_moved": self._last_moved,
             **self.counters,
         }

@@ -1,5 +1,5 @@
 """Index sort and Z-index sort: particles sorted by the key of the grid cell holding their centre
-(Ihmsen et al. 2011, ``002_8daa78a69d29cc5f.txt``, Sec. 4.2-4.3).
+([Ihmsen2011] Sec. 4.2-4.3).
 
 Both share one layout: a handle array ``items`` sorted by cell ``keys``, a compact list of the
 used cells (``ukeys``, ``ustart``: run starts in ``items``, found by comparing ``keys[t]`` with
@@ -40,22 +40,25 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ..zorder import BITS, LEVELS, compact_bits, morton3, spread_bits
+from ..cell_index import clamped_cell
+from ..zorder import LEVELS, compact_bits, morton3, spread_bits
 from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, emit_between, emit_within,
                        max_radius, run_pair_kernel, safe_cell_size)
+from ._sort import compact, insertion_sort, key_before, merge_tail, radix_sort
 from .base import BroadPhase, BroadPhaseError
 
 #: ceiling on the dense table a user-set ``cell_size`` may produce for ``index_sort``
 CELL_LIMIT = 1 << 27
-#: bits per axis of the Z-curve key (3 * 21 = 63 bits: a non-negative int64)
-MORTON_BITS = BITS
-MORTON_DIM = LEVELS
-_RADIX_BITS = 11
 
 
 # ------------------------------------------------------------------ keys
-@njit(**JIT)
-def _key_of(kx, ky, kz, dims, morton):
+@njit(inline="always", **JIT)  # inlined: a call per particle costs ~30 % here
+def _cell_key(pos, h, lo, inv, dims, morton):
+    """Key of the grid cell holding particle ``h``'s centre (clamped into the grid, which
+    stays exact: more candidates only): Z-curve or row-major."""
+    kx = clamped_cell(pos[h, 0], lo[0], inv, dims[0])
+    ky = clamped_cell(pos[h, 1], lo[1], inv, dims[1])
+    kz = clamped_cell(pos[h, 2], lo[2], inv, dims[2])
     if morton:
         return morton3(kx, ky, kz)
     return kx + dims[0] * (ky + dims[1] * kz)
@@ -71,118 +74,10 @@ def _coords_of(key, dims, morton):
 
 
 @njit(**JIT)
-def _clamped_cell(x, lo, inv, d):
-    v = (x - lo) * inv  # clamp in floating point first: no int overflow far outside the grid
-    if v < 0.0:
-        return 0
-    if v >= d:
-        return d - 1
-    k = int(v)
-    return k if k < d else d - 1
-
-
-@njit(**JIT)
 def _compute_keys(pos, items, start, stop, lo, inv, dims, morton, keys):
-    """keys[t] = cell key of items[t] for start <= t < stop. Clamping to the grid is monotone
-    and never separates adjacent cells by more than one, so it stays exact (more candidates
-    only)."""
+    """keys[t] = cell key of items[t] for start <= t < stop."""
     for t in range(start, stop):
-        h = items[t]
-        kx = _clamped_cell(pos[h, 0], lo[0], inv, dims[0])
-        ky = _clamped_cell(pos[h, 1], lo[1], inv, dims[1])
-        kz = _clamped_cell(pos[h, 2], lo[2], inv, dims[2])
-        keys[t] = _key_of(kx, ky, kz, dims, morton)
-
-
-# ------------------------------------------------------------------ sorting
-@njit(**JIT)
-def _radix_sort(keys, items, start, stop):
-    """Stable LSD radix sort of (keys, items)[start:stop] by non-negative int64 key."""
-    n = stop - start
-    if n < 2:
-        return
-    kmax = 0
-    for t in range(start, stop):
-        if keys[t] > kmax:
-            kmax = keys[t]
-    nbits = 0
-    while (kmax >> nbits) > 0:
-        nbits += 1
-    radix = 1 << _RADIX_BITS
-    mask = radix - 1
-    sk = keys[start:stop]
-    si = items[start:stop]
-    dk = np.empty(n, np.int64)
-    di = np.empty(n, np.int64)
-    count = np.empty(radix + 1, np.int64)
-    shift = 0
-    swapped = False
-    while shift < nbits:
-        count[:] = 0
-        for t in range(n):
-            count[((sk[t] >> shift) & mask) + 1] += 1
-        for d in range(radix):
-            count[d + 1] += count[d]
-        for t in range(n):
-            d = (sk[t] >> shift) & mask
-            p = count[d]
-            dk[p] = sk[t]
-            di[p] = si[t]
-            count[d] = p + 1
-        sk, dk = dk, sk
-        si, di = di, si
-        swapped = not swapped
-        shift += _RADIX_BITS
-    if swapped:  # result lives in the scratch buffers: copy back into place
-        for t in range(n):
-            keys[start + t] = sk[t]
-            items[start + t] = si[t]
-
-
-@njit(**JIT)
-def _insertion_sort(keys, items, n, budget):
-    """Insertion sort of (keys, items)[:n]; returns the number of element moves, or -1 if it
-    exceeded ``budget`` (the arrays are then a permutation, to be fully sorted)."""
-    moves = 0
-    for t in range(1, n):
-        k = keys[t]
-        if keys[t - 1] <= k:
-            continue
-        it = items[t]
-        s = t - 1
-        while s >= 0 and keys[s] > k:
-            keys[s + 1] = keys[s]
-            items[s + 1] = items[s]
-            s -= 1
-        keys[s + 1] = k
-        items[s + 1] = it
-        moves += t - 1 - s
-        if moves > budget:
-            return -1
-    return moves
-
-
-@njit(**JIT)
-def _merge_tail(keys, items, n_sorted, n):
-    """Merge the sorted tail (keys, items)[n_sorted:n] into the sorted prefix [:n_sorted]."""
-    m = n - n_sorted
-    if m == 0 or n_sorted == 0:
-        return
-    tk = keys[n_sorted:n].copy()
-    ti = items[n_sorted:n].copy()
-    a = n_sorted - 1
-    b = m - 1
-    w = n - 1
-    while b >= 0:  # fill from the back: no scratch copy of the prefix needed
-        if a >= 0 and keys[a] > tk[b]:
-            keys[w] = keys[a]
-            items[w] = items[a]
-            a -= 1
-        else:
-            keys[w] = tk[b]
-            items[w] = ti[b]
-            b -= 1
-        w -= 1
+        keys[t] = _cell_key(pos, items[t], lo, inv, dims, morton)
 
 
 @njit(**JIT)
@@ -191,10 +86,7 @@ def _keys_by_handle(pos, members, lo, inv, dims, morton, hkeys):
     reads of ``pos`` (computing keys in Z order instead reads ``pos`` at random, ~3x slower)."""
     for t in range(members.shape[0]):
         h = members[t]
-        kx = _clamped_cell(pos[h, 0], lo[0], inv, dims[0])
-        ky = _clamped_cell(pos[h, 1], lo[1], inv, dims[1])
-        kz = _clamped_cell(pos[h, 2], lo[2], inv, dims[2])
-        hkeys[h] = _key_of(kx, ky, kz, dims, morton)
+        hkeys[h] = _cell_key(pos, h, lo, inv, dims, morton)
 
 
 @njit(**JIT)
@@ -225,22 +117,6 @@ def _split_changed(items, keys, n, hkeys):
     keys[w:n] = mk[:m]
     items[w:n] = mi[:m]
     return w
-
-
-@njit(**JIT)
-def _compact(keys, items, n, n_sorted, resident):
-    """Drop non-resident handles keeping order; returns (new n, new n_sorted)."""
-    w = 0
-    ws = 0
-    for t in range(n):
-        h = items[t]
-        if resident[h]:
-            keys[w] = keys[t]
-            items[w] = h
-            if t < n_sorted:
-                ws += 1
-            w += 1
-    return w, ws
 
 
 # ------------------------------------------------------------------ cells and pairs
@@ -419,9 +295,6 @@ class _SortedCells(BroadPhase):
     """Shared storage of the two index sorts: sorted (keys, items) + compact used-cell list."""
 
     morton = False
-    #: index_sort rebuilds at the next query; zindex_sort keeps its order but inserts/removes
-    #: by an O(N) merge/compaction per batch: neither is O(1) per object
-    incremental = False
 
     def __init__(self, cell_size: float | None = None, max_candidates: int = MAX_CANDIDATES,
                  **params):
@@ -474,7 +347,7 @@ class _SortedCells(BroadPhase):
 
 
 class IndexSort(_SortedCells):
-    """Index sort (Ihmsen 2011, Sec. 4.2): handles radix-sorted by row-major cell index over the
+    """Index sort ([Ihmsen2011] Sec. 4.2): handles radix-sorted by row-major cell index over the
     residents' bounding box, one entry per cell in a dense table. Rebuilt from scratch (O(N +
     cells)) on the next query after any change; insert/remove are O(1) bookkeeping.
 
@@ -544,7 +417,7 @@ class IndexSort(_SortedCells):
         self._keys = np.empty(n, np.int64)
         _compute_keys(self._pos, self._items, 0, n, self._lo, 1.0 / self._cell, self._dims,
                       False, self._keys)
-        _radix_sort(self._keys, self._items, 0, n)
+        radix_sort(self._keys, self._items, 0, n)
         self._cells(n)
         ncells = int(np.prod(self._dims))
         if self._table.shape[0] != ncells:
@@ -563,7 +436,7 @@ class IndexSort(_SortedCells):
 
 
 class ZIndexSort(_SortedCells):
-    """Z-index sort (Ihmsen 2011, Sec. 4.3): handles sorted by Z-curve (Morton) cell key, kept
+    """Z-index sort ([Ihmsen2011] Sec. 4.3): handles sorted by Z-curve (Morton) cell key, kept
     between steps and re-sorted by insertion sort; used cells in a compact list with a hash
     index, so memory is O(N) whatever the domain. Insert appends and merges into the order,
     remove compacts it (O(N) per call: batch them); update recomputes keys and insertion-sorts
@@ -623,8 +496,8 @@ class ZIndexSort(_SortedCells):
         self._n_items += handles.size
 
     def _remove(self, handles):
-        self._n_items, self._n_sorted = _compact(
-            self._keys, self._items, self._n_items, self._n_sorted, self._resident
+        self._n_items, self._n_sorted = compact(
+            self._keys, self._items, self._n_items, self._n_sorted, self._resident, 0
         )
 
     def _update(self):
@@ -637,16 +510,16 @@ class ZIndexSort(_SortedCells):
         if np.any(lo < self._lo) or np.any(hi > self._span_hi):
             return True
         ext = float(np.max(hi - lo))
-        best = max(need, 1.5 * ext / (MORTON_DIM - 8))
+        best = max(need, 1.5 * ext / (LEVELS - 8))
         return self._cell > 2.0 * best
 
     def _regrid(self, need, lo, hi):
         extent = _finite_extent(lo, hi)
-        cell = max(need, 1.5 * float(np.max(extent)) / (MORTON_DIM - 8))
+        cell = max(need, 1.5 * float(np.max(extent)) / (LEVELS - 8))
         while True:
             pad = 0.25 * extent + 2.0 * cell
             dims = np.floor((extent + 2.0 * pad) / cell).astype(np.int64) + 1
-            if np.all(dims <= MORTON_DIM):
+            if np.all(dims <= LEVELS):
                 break
             cell *= 1.0 + 1e-6
         self._lo = lo - pad
@@ -680,28 +553,28 @@ class ZIndexSort(_SortedCells):
                             hkeys)
         if regrid:
             _take_keys(items, 0, n, hkeys, keys)
-            _radix_sort(keys, items, 0, n)
+            radix_sort(keys, items, 0, n)
             self._full_sorts += 1
         else:
             if self._moved and ns and self.resort == "merge":
                 front = _split_changed(items, keys, ns, hkeys)
-                _radix_sort(keys, items, front, ns)
-                _merge_tail(keys, items, front, ns)
+                radix_sort(keys, items, front, ns)
+                merge_tail(keys, items, front, ns, key_before)
                 self._swaps = ns - front  # handles that changed cell
                 self._insertion_sorts += 1
             elif self._moved and ns:
                 _take_keys(items, 0, ns, hkeys, keys)
-                moves = _insertion_sort(keys, items, ns, 32 * ns + 1024)
+                moves = insertion_sort(keys, items, ns, 32 * ns + 1024, key_before)
                 if moves < 0:
-                    _radix_sort(keys, items, 0, ns)
+                    radix_sort(keys, items, 0, ns)
                     self._full_sorts += 1
                 else:
                     self._swaps = moves
                     self._insertion_sorts += 1
             if n > ns:  # newly inserted: key, sort, merge (O(N + k log k))
                 _take_keys(items, ns, n, hkeys, keys)
-                _radix_sort(keys, items, ns, n)
-                _merge_tail(keys, items, ns, n)
+                radix_sort(keys, items, ns, n)
+                merge_tail(keys, items, ns, n, key_before)
         self._n_sorted = n
         self._moved = False
         self._cells(n)

@@ -1,7 +1,7 @@
-"""Linked cells: one dense uniform grid over the residents' bounding box (Koch 2020, Sec. 2.2).
+"""Linked cells: one dense uniform grid over the residents' bounding box ([Koch2020] Sec. 2.2).
 
 Each particle sits in the one cell holding its centre; the cell edge is at least the largest
-diameter (Schornbaum 2009, Sec. 2.1-2.3), so overlapping particles are in the same or adjacent
+diameter ([Schornbaum2009] Sec. 2.1-2.3), so overlapping particles are in the same or adjacent
 cells and a 13-cell half stencil visits every pair of cells once. Cells are stored as a
 counting-sorted array (cell start offsets + handles), rebuilt lazily on the next query after
 insert/remove/update: insert and remove are O(1) (resident-set bookkeeping), the O(N + cells)
@@ -19,6 +19,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
+from ..cell_index import clamped_cell
 from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, emit_between, emit_within,
                        max_radius, run_pair_kernel, safe_cell_size)
 from .base import BroadPhase, BroadPhaseError
@@ -29,14 +30,10 @@ CELL_LIMIT = 1 << 27
 
 @njit(**JIT)
 def _cell_index(pos, h, lo, inv, dims):
+    """Row-major index of the (clamped) cell holding particle ``h``'s centre."""
     c = 0
     for a in (2, 1, 0):
-        k = int((pos[h, a] - lo[a]) * inv)
-        if k < 0:
-            k = 0
-        elif k >= dims[a]:
-            k = dims[a] - 1
-        c = c * dims[a] + k
+        c = c * dims[a] + clamped_cell(pos[h, a], lo[a], inv, dims[a])
     return c
 
 
@@ -94,7 +91,6 @@ class LinkedCells(BroadPhase):
     ``max_candidates`` (more candidate pairs than this is a clear error, not an OOM crash)."""
 
     name = "linked_cells"
-    incremental = True
 
     def __init__(self, cell_size: float | None = None, max_cells: int | None = None,
                  max_candidates: int = MAX_CANDIDATES, **params):

@@ -1,6 +1,6 @@
 """Octree broad phase with stored adjacency and a dynamic (split/collapse) update.
 
-Koch 2020, Sec. 2.4 and 3.1: the root cube covers the residents; a leaf splits into eight
+[Koch2020] Sec. 2.4 and 3.1: the root cube covers the residents; a leaf splits into eight
 octants when an insertion would put more than ``max_ids`` particles into it, down to a depth
 limit; each particle sits in the one leaf holding its centre; every leaf keeps the list of
 leaves whose (closed) boxes touch it, updated on every split (Koch's "stored adjacency", the
@@ -10,7 +10,7 @@ same or in adjacent leaves. Candidate pairs: all pairs within a leaf plus all pa
 leaf and each adjacent leaf with a higher index (the tie-break that reports each pair once;
 Koch instead reports both orders and keeps ``id < id2``, Sec. 3.1.2).
 
-Beyond Koch: the dynamic tree of Windolph & Uschakov 2023, Sec. 4. A subtree whose particle
+Beyond Koch: the dynamic tree of [WindolphUschakov2023] Sec. 4. A subtree whose particle
 count falls to ``max_ids`` or less collapses into one leaf, and ``update="incremental"`` (the
 default) only moves the particles whose centre left their leaf (up to the lowest ancestor
 containing the new position, then down), instead of clearing and reinserting everything every
@@ -39,11 +39,16 @@ radii span a wide range (the leaf size follows the largest diameter); use ``hash
 from __future__ import annotations
 
 import math
+from collections import namedtuple
 
 import numpy as np
 from numba import njit
 
 from .._jit import JIT
+from ..cell_index import clamped_cell
+from ..zorder import BITS, morton3
+from ._arena import (TOP, UNIT, alloc, bump, free, grown, has_block, has_room, new_state,
+                     reset, run_resumable, size_class)
 from ._kernels import bounding_box, max_radius, run_pair_kernel, safe_cell_size
 from .base import BroadPhase, BroadPhaseError
 
@@ -52,24 +57,22 @@ PARENT, CHILD, DEPTH, CX, CY, CZ, COUNT, IBEG, ICAP, ILEN, ABEG, ACAP, ALEN, MAR
 NF = 14
 
 # ------------------------------------------------------------------ meta slots (int64 array)
-M_NODE_TOP = 0  # node rows in use (bump pointer); freed 8-blocks go to a free list
-M_NODE_FREE = 1  # head of the free list of 8-node blocks (-1: empty)
-M_NODE_NFREE = 2  # number of blocks on that list
-M_ITEM_TOP = 3  # item arena bump pointer
-M_ADJ_TOP = 4  # adjacency arena bump pointer
-M_STAMP = 5  # marker stamp for collapse
-M_NEED_NODES = 6  # set by a kernel that returned early: room it needs
-M_NEED_ITEMS = 7
-M_NEED_ADJ = 8
-M_D = 9  # depth of the finest grid (= the effective depth limit)
-M_MAXIDS = 10
-M_MINBLOCK = 11  # item block size of a fresh leaf (power of two > max_ids)
-M_SPLITS = 12
-M_COLLAPSES = 13
-M_MOVES = 14
-M_RESUME = 15  # anchor node of a particle detached by an interrupted _move_many
-META = 16
-NCLASS = 64  # power-of-two size classes of the arenas
+M_STAMP = 0  # marker stamp for collapse
+M_D = 1  # depth of the finest grid (= the effective depth limit)
+M_MAXIDS = 2
+M_MINBLOCK = 3  # item block size of a fresh leaf (power of two > max_ids)
+M_SPLITS = 4
+M_COLLAPSES = 5
+M_MOVES = 6
+M_RESUME = 7  # anchor node of a particle detached by an interrupted _move_many
+META = 8
+
+#: The kernels' state: three arenas ([Koch2020] Sec. 3.1: node table, leaf item lists,
+#: adjacency lists) with their states, the meta slots above, and per handle (leaf, slot).
+#: ``node`` rows are allocated in blocks of eight (class 3; the root is one row at the bottom),
+#: a freed block is linked through its first row's PARENT column; ``adj`` rows are (neighbour
+#: leaf, position of the twin entry in the neighbour's list), int32.
+Tree = namedtuple("Tree", "node node_st items items_st adj adj_st meta hinfo")
 
 #: fraction of the residents' extent added on every side of the root cube (incremental updates
 #: then rarely need a new root)
@@ -78,84 +81,34 @@ ROOT_SLACK = 1.0 / 16.0
 DEPTH_LIMIT = 48
 
 
-# ================================================================== arena helpers
+# ================================================================== leaf item and adjacency lists
+# (the innermost helpers take the arrays they touch, not the Tree: passing the record down to
+# them, called dozens of times per split, doubled the cost of a split, measured)
 @njit(**JIT)
-def _cls(n):
-    """Smallest c with 2**c >= n."""
-    c = 0
-    while (1 << c) < n:
-        c += 1
-    return c
-
-
-@njit(**JIT)
-def _item_alloc(items, ifree, meta, c):
-    s = ifree[c]
-    if s >= 0:
-        ifree[c] = items[s]
-        return s
-    s = meta[M_ITEM_TOP]
-    meta[M_ITEM_TOP] = s + (1 << c)
-    return s
-
-
-@njit(**JIT)
-def _item_free(items, ifree, s, cap):
-    if cap > 0:
-        c = _cls(cap)
-        items[s] = ifree[c]
-        ifree[c] = s
-
-
-@njit(**JIT)
-def _adj_alloc(adj, afree, meta, c):
-    s = afree[c]
-    if s >= 0:
-        afree[c] = adj[s, 0]
-        return s
-    s = meta[M_ADJ_TOP]
-    meta[M_ADJ_TOP] = s + (1 << c)
-    return s
-
-
-@njit(**JIT)
-def _adj_free(adj, afree, s, cap):
-    if cap > 0:
-        c = _cls(cap)
-        adj[s, 0] = afree[c]
-        afree[c] = s
-
-
-@njit(**JIT)
-def _node8_alloc(node, meta):
-    h = meta[M_NODE_FREE]
-    if h >= 0:
-        meta[M_NODE_FREE] = node[h, PARENT]
-        meta[M_NODE_NFREE] -= 1
-        return h
-    h = meta[M_NODE_TOP]
-    meta[M_NODE_TOP] = h + 8
-    return h
-
-
-# ================================================================== items and adjacency lists
-@njit(**JIT)
-def _item_push(node, items, ifree, meta, hinfo, leaf, h):
+def _item_push(node, items, items_st, hinfo, minblock, leaf, h):
+    """Append ``h`` to ``leaf``'s item list (moved to a block twice the size when full)."""
     n = node[leaf, ILEN]
     cap = node[leaf, ICAP]
     if n == cap:
-        newcap = max(meta[M_MINBLOCK], 2 * cap)
-        s = _item_alloc(items, ifree, meta, _cls(newcap))
+        newcap = max(minblock, 2 * cap)
+        s = alloc(items, items_st, size_class(items_st, newcap))
         b = node[leaf, IBEG]
         for k in range(n):
             items[s + k] = items[b + k]
-        _item_free(items, ifree, b, cap)
+        _free_block(items, items_st, b, cap)
         node[leaf, IBEG] = s
         node[leaf, ICAP] = newcap
     items[node[leaf, IBEG] + n] = h
     hinfo[h, 0] = leaf
     hinfo[h, 1] = n
     node[leaf, ILEN] = n + 1
+
+
+@njit(**JIT)
+def _free_block(data, state, s, cap):
+    """Return a list's block of ``cap`` entries (none if 0) to its arena."""
+    if cap > 0:
+        free(data, state, s, size_class(state, cap))
 
 
 @njit(**JIT)
@@ -171,17 +124,17 @@ def _item_del(node, items, hinfo, leaf, k):
 
 
 @njit(**JIT)
-def _adj_push(node, adj, afree, meta, a, b, twin):
+def _adj_push(node, adj, adj_st, a, b, twin):
     n = node[a, ALEN]
     cap = node[a, ACAP]
     if n == cap:
         newcap = max(8, 2 * cap)
-        s = _adj_alloc(adj, afree, meta, _cls(newcap))
+        s = alloc(adj, adj_st, size_class(adj_st, newcap))
         old = node[a, ABEG]
         for k in range(n):
             adj[s + k, 0] = adj[old + k, 0]
             adj[s + k, 1] = adj[old + k, 1]
-        _adj_free(adj, afree, old, cap)
+        _free_block(adj, adj_st, old, cap)
         node[a, ABEG] = s
         node[a, ACAP] = newcap
     p = node[a, ABEG] + n
@@ -191,12 +144,12 @@ def _adj_push(node, adj, afree, meta, a, b, twin):
 
 
 @njit(**JIT)
-def _link(node, adj, afree, meta, a, b):
+def _connect(node, adj, adj_st, a, b):
     """Make leaves ``a`` and ``b`` adjacent; each entry stores its twin's position."""
     pa = node[a, ALEN]
     pb = node[b, ALEN]
-    _adj_push(node, adj, afree, meta, a, b, pb)
-    _adj_push(node, adj, afree, meta, b, a, pa)
+    _adj_push(node, adj, adj_st, a, b, pb)
+    _adj_push(node, adj, adj_st, b, a, pa)
 
 
 @njit(**JIT)
@@ -206,10 +159,10 @@ def _adj_del(node, adj, a, k):
     n = node[a, ALEN] - 1
     if k != n:
         y = adj[base + n, 0]
-        t = adj[base + n, 1]
+        w = adj[base + n, 1]
         adj[base + k, 0] = y
-        adj[base + k, 1] = t
-        adj[node[y, ABEG] + t, 1] = k
+        adj[base + k, 1] = w
+        adj[node[y, ABEG] + w, 1] = k
     node[a, ALEN] = n
 
 
@@ -258,14 +211,9 @@ def _contains(node, D, a, kx, ky, kz):
 @njit(**JIT)
 def _key(pos, h, geo):
     """Finest-grid cell of particle ``h`` (clamped); the one place positions become keys."""
-    top = np.int64(geo[5]) - 1
-    kx = int((pos[h, 0] - geo[0]) * geo[3])
-    ky = int((pos[h, 1] - geo[1]) * geo[3])
-    kz = int((pos[h, 2] - geo[2]) * geo[3])
-    kx = min(max(kx, 0), top)
-    ky = min(max(ky, 0), top)
-    kz = min(max(kz, 0), top)
-    return kx, ky, kz
+    n = np.int64(geo[5])
+    return (clamped_cell(pos[h, 0], geo[0], geo[3], n), clamped_cell(pos[h, 1], geo[1], geo[3], n),
+            clamped_cell(pos[h, 2], geo[2], geo[3], n))
 
 
 @njit(**JIT)
@@ -296,62 +244,45 @@ def _find_leaf(node, D, a, kx, ky, kz):
 
 @njit(**JIT)
 def _morton_codes(pos, handles, geo, D):
-    """Z-order code of each handle's finest cell (top 21 bits per axis): inserting in this
+    """Z-order code of each handle's finest cell (its top 21 bits per axis): inserting in this
     order keeps consecutive insertions in the same part of the tree (cache locality)."""
-    drop = max(D - 21, 0)
+    drop = max(D - BITS, 0)
     out = np.empty(handles.shape[0], np.int64)
     for t in range(handles.shape[0]):
         kx, ky, kz = _key(pos, handles[t], geo)
-        kx >>= drop
-        ky >>= drop
-        kz >>= drop
-        code = 0
-        for b in range(min(D, 21)):
-            code |= (((kx >> b) & 1) << (3 * b)) | (((ky >> b) & 1) << (3 * b + 1)) | (
-                ((kz >> b) & 1) << (3 * b + 2))
-        out[t] = code
+        out[t] = morton3(kx >> drop, ky >> drop, kz >> drop)
     return out
 
 
 # ================================================================== split, place, collapse
 @njit(**JIT)
-def _need(meta, nodes, items_, adj_):
-    meta[M_NEED_NODES] = nodes
-    meta[M_NEED_ITEMS] = items_
-    meta[M_NEED_ADJ] = adj_
-    return False
-
-
-@njit(**JIT)
-def _room_split(node, items, adj, meta, leaf):
-    """Room for one ``_split(leaf)`` (nothing is modified; if not, ``meta`` says what to add).
-    Children lists grow from 8 to at most 7 + len(adj(leaf)) entries; each neighbour gains at
-    most 3 entries net, so it reallocates at most once (to twice its capacity)."""
+def _room_split(t, leaf):
+    """Room for one ``_split(leaf)``? (Nothing is modified; if not, the arenas say what to
+    add.) Children lists grow from 8 to at most 7 + len(adj(leaf)) entries; each neighbour gains
+    at most 3 entries net, so it reallocates at most once (to twice its capacity)."""
+    node = t.node
     base = node[leaf, ALEN]
     ab = node[leaf, ABEG]
     sx = 0
     for e in range(base):
-        sx += node[adj[ab + e, 0], ACAP]
-    need_items = 8 * meta[M_MINBLOCK]
-    need_adj = 8 * (16 + 4 * (7 + base)) + 2 * sx + 64
-    free_nodes = node.shape[0] - meta[M_NODE_TOP] + 8 * meta[M_NODE_NFREE]
-    if (
-        free_nodes >= 8
-        and items.shape[0] - meta[M_ITEM_TOP] >= need_items
-        and adj.shape[0] - meta[M_ADJ_TOP] >= need_adj
-    ):
-        return True
-    return _need(meta, 8, need_items, need_adj)
+        sx += node[t.adj[ab + e, 0], ACAP]
+    nodes_ok = has_block(node, t.node_st, 3)
+    items_ok = has_room(t.items, t.items_st, 8 * t.meta[M_MINBLOCK])
+    adj_ok = has_room(t.adj, t.adj_st, 8 * (16 + 4 * (7 + base)) + 2 * sx + 64)
+    return nodes_ok and items_ok and adj_ok
 
 
 @njit(**JIT)
-def _split(node, items, ifree, adj, afree, meta, hinfo, pos, geo, leaf):
-    """Koch 2020, Sec. 3.1.1 ``split``: eight children, items handed down, adjacency of the
+def _split(t, pos, geo, leaf):
+    """[Koch2020] Sec. 3.1.1 ``split``: eight children, items handed down, adjacency of the
     children (siblings + the touching neighbours of ``leaf``) and of the neighbours updated."""
-    D = meta[M_D]
+    node, items, items_st, adj, adj_st, hinfo = (t.node, t.items, t.items_st, t.adj, t.adj_st,
+                                                 t.hinfo)
+    minblock = t.meta[M_MINBLOCK]
+    D = t.meta[M_D]
     d = node[leaf, DEPTH]
     half = np.int64(1) << (D - d - 1)
-    c0 = _node8_alloc(node, meta)
+    c0 = alloc(node, t.node_st, 3)  # eight contiguous rows
     for i in range(8):
         c = c0 + i
         node[c, PARENT] = leaf
@@ -372,15 +303,15 @@ def _split(node, items, ifree, adj, afree, meta, hinfo, pos, geo, leaf):
     # adjacency: all octants of one cube touch each other at its centre
     for i in range(8):
         for j in range(i + 1, 8):
-            _link(node, adj, afree, meta, c0 + i, c0 + j)
+            _connect(node, adj, adj_st, c0 + i, c0 + j)
     ab = node[leaf, ABEG]
     for e in range(node[leaf, ALEN]):
         x = adj[ab + e, 0]
         _adj_del(node, adj, x, adj[ab + e, 1])
         for i in range(8):
             if _touch(node, D, c0 + i, x):
-                _link(node, adj, afree, meta, c0 + i, x)
-    _adj_free(adj, afree, ab, node[leaf, ACAP])
+                _connect(node, adj, adj_st, c0 + i, x)
+    _free_block(adj, adj_st, ab, node[leaf, ACAP])
     node[leaf, ABEG] = -1
     node[leaf, ACAP] = 0
     node[leaf, ALEN] = 0
@@ -391,34 +322,34 @@ def _split(node, items, ifree, adj, afree, meta, hinfo, pos, geo, leaf):
         h = items[ib + k]
         kx, ky, kz = _key(pos, h, geo)
         ci = ((kx >> sh) & 1) | (((ky >> sh) & 1) << 1) | (((kz >> sh) & 1) << 2)
-        _item_push(node, items, ifree, meta, hinfo, c0 + ci, h)
+        _item_push(node, items, items_st, hinfo, minblock, c0 + ci, h)
         node[c0 + ci, COUNT] += 1
-    _item_free(items, ifree, ib, node[leaf, ICAP])
+    _free_block(items, items_st, ib, node[leaf, ICAP])
     node[leaf, IBEG] = -1
     node[leaf, ICAP] = 0
     node[leaf, ILEN] = 0
-    meta[M_SPLITS] += 1
+    t.meta[M_SPLITS] += 1
 
 
 @njit(**JIT)
-def _place(node, items, ifree, adj, afree, meta, hinfo, pos, geo, h, kx, ky, kz, a, stop):
+def _place(t, pos, geo, h, kx, ky, kz, a, stop):
     """Insert ``h`` below node ``a`` (splitting full leaves above the depth limit) and add one
     to the counts from its leaf up to, not including, ``stop``. Returns False, with ``h`` not
-    placed and the tree valid, when the arrays need room first (splits done so far are kept:
+    placed and the tree valid, when the arenas need room first (splits done so far are kept:
     the retry descends through them)."""
-    D = meta[M_D]
-    maxids = meta[M_MAXIDS]
+    node = t.node
+    D = t.meta[M_D]
+    maxids = t.meta[M_MAXIDS]
     leaf = _find_leaf(node, D, a, kx, ky, kz)
     while node[leaf, DEPTH] < D and node[leaf, ILEN] >= maxids:
-        if not _room_split(node, items, adj, meta, leaf):
+        if not _room_split(t, leaf):
             return False
-        _split(node, items, ifree, adj, afree, meta, hinfo, pos, geo, leaf)
+        _split(t, pos, geo, leaf)
         leaf = _find_leaf(node, D, leaf, kx, ky, kz)
     if node[leaf, ILEN] == node[leaf, ICAP]:
-        need = max(2 * node[leaf, ICAP], meta[M_MINBLOCK])
-        if items.shape[0] - meta[M_ITEM_TOP] < need:
-            return _need(meta, 0, need, 0)
-    _item_push(node, items, ifree, meta, hinfo, leaf, h)
+        if not has_room(t.items, t.items_st, max(2 * node[leaf, ICAP], t.meta[M_MINBLOCK])):
+            return False
+    _item_push(node, t.items, t.items_st, t.hinfo, t.meta[M_MINBLOCK], leaf, h)
     x = leaf
     while x != stop:
         node[x, COUNT] += 1
@@ -427,27 +358,27 @@ def _place(node, items, ifree, adj, afree, meta, hinfo, pos, geo, h, kx, ky, kz,
 
 
 @njit(**JIT)
-def _insert_many(node, items, ifree, adj, afree, meta, hinfo, pos, geo, handles, start):
+def _insert_many(t, pos, geo, handles, start):
     """Insert ``handles[start:]`` from the root; returns how far it got (early: needs room)."""
-    for t in range(start, handles.shape[0]):
-        h = handles[t]
+    for i in range(start, handles.shape[0]):
+        h = handles[i]
         kx, ky, kz = _key(pos, h, geo)
-        if not _place(node, items, ifree, adj, afree, meta, hinfo, pos, geo, h, kx, ky, kz,
-                      0, -1):
-            return t
+        if not _place(t, pos, geo, h, kx, ky, kz, 0, -1):
+            return i
     return handles.shape[0]
 
 
 @njit(**JIT)
-def _remove_many(node, items, hinfo, meta, handles, pend):
+def _remove_many(t, handles, pend):
     """Swap-remove each handle from its leaf, counts down to the root; parents that fell to
     ``max_ids`` or less are queued in ``pend`` for collapse. Returns the queue length."""
-    maxids = meta[M_MAXIDS]
+    node, hinfo = t.node, t.hinfo
+    maxids = t.meta[M_MAXIDS]
     npend = 0
-    for t in range(handles.shape[0]):
-        h = handles[t]
+    for i in range(handles.shape[0]):
+        h = handles[i]
         leaf = hinfo[h, 0]
-        _item_del(node, items, hinfo, leaf, hinfo[h, 1])
+        _item_del(node, t.items, hinfo, leaf, hinfo[h, 1])
         hinfo[h, 0] = -1
         hinfo[h, 1] = -1
         x = leaf
@@ -462,17 +393,18 @@ def _remove_many(node, items, hinfo, meta, handles, pend):
 
 
 @njit(**JIT)
-def _move_many(node, items, ifree, adj, afree, meta, hinfo, pos, geo, members, start, pend, npend):
-    """Incremental update (Windolph & Uschakov 2023, Sec. 4.2, without their double count):
+def _move_many(t, pos, geo, members, start, pend, npend):
+    """Incremental update ([WindolphUschakov2023] Sec. 4.2, without their double count):
     a particle whose centre left its leaf is taken out, counts go down to the lowest ancestor
     ``a`` containing its new centre, and it is placed again below ``a``. Returns (how far it
     got, queue length); parents that fell to ``max_ids`` or less are queued for collapse.
-    A particle taken out but not yet placed when the arrays ran out of room is marked by
+    A particle taken out but not yet placed when the arenas ran out of room is marked by
     ``hinfo[h, 0] == -1``; the next call resumes it from ``meta[M_RESUME]``."""
+    node, hinfo, meta = t.node, t.hinfo, t.meta
     D = meta[M_D]
     maxids = meta[M_MAXIDS]
-    for t in range(start, members.shape[0]):
-        h = members[t]
+    for i in range(start, members.shape[0]):
+        h = members[i]
         kx, ky, kz = _key(pos, h, geo)
         leaf = hinfo[h, 0]
         if leaf < 0:
@@ -483,7 +415,7 @@ def _move_many(node, items, ifree, adj, afree, meta, hinfo, pos, geo, members, s
             a = node[leaf, PARENT]
             while not _contains(node, D, a, kx, ky, kz):
                 a = node[a, PARENT]
-            _item_del(node, items, hinfo, leaf, hinfo[h, 1])
+            _item_del(node, t.items, hinfo, leaf, hinfo[h, 1])
             hinfo[h, 0] = -1
             hinfo[h, 1] = -1
             x = leaf
@@ -494,10 +426,9 @@ def _move_many(node, items, ifree, adj, afree, meta, hinfo, pos, geo, members, s
             if p != a and node[p, COUNT] <= maxids:
                 pend[npend] = p
                 npend += 1
-        if not _place(node, items, ifree, adj, afree, meta, hinfo, pos, geo, h, kx, ky, kz,
-                      a, a):
+        if not _place(t, pos, geo, h, kx, ky, kz, a, a):
             meta[M_RESUME] = a
-            return t, npend
+            return i, npend
         meta[M_MOVES] += 1
     return members.shape[0], npend
 
@@ -525,28 +456,30 @@ def _subtree_leaves(node, p, stack, out):
 
 
 @njit(**JIT)
-def _collapse(node, items, ifree, adj, afree, meta, hinfo, p, leaves, nl, outside):
+def _collapse(t, p, leaves, nl, outside):
     """Move the items of the subtree below ``p`` (count <= max_ids) into ``p``; every outside
     leaf adjacent to some leaf of the subtree becomes adjacent to ``p`` once. The caller then
     frees the subtree's nodes and makes ``p`` a leaf."""
+    node, items, items_st, adj, adj_st, hinfo, meta = t.node, t.items, t.items_st, t.adj, \
+        t.adj_st, t.hinfo, t.meta
     D = meta[M_D]
     meta[M_STAMP] += 1
     stamp = meta[M_STAMP]
     # p (internal) has no item block and no adjacency list
-    node[p, IBEG] = _item_alloc(items, ifree, meta, _cls(meta[M_MINBLOCK]))
+    node[p, IBEG] = alloc(items, t.items_st, size_class(t.items_st, meta[M_MINBLOCK]))
     node[p, ICAP] = meta[M_MINBLOCK]
     node[p, ILEN] = 0
     if outside > 0:
-        cap = np.int64(1) << _cls(max(outside, 8))
-        node[p, ABEG] = _adj_alloc(adj, afree, meta, _cls(cap))
-        node[p, ACAP] = cap
+        c = size_class(t.adj_st, max(outside, 8))
+        node[p, ABEG] = alloc(adj, t.adj_st, c)
+        node[p, ACAP] = t.adj_st[UNIT] << c
     node[p, ALEN] = 0
     for q in range(nl):
         lf = leaves[q]
         ib = node[lf, IBEG]
         for k in range(node[lf, ILEN]):
-            _item_push(node, items, ifree, meta, hinfo, p, items[ib + k])
-        _item_free(items, ifree, ib, node[lf, ICAP])
+            _item_push(node, items, items_st, hinfo, meta[M_MINBLOCK], p, items[ib + k])
+        _free_block(items, items_st, ib, node[lf, ICAP])
         ab = node[lf, ABEG]
         for e in range(node[lf, ALEN]):
             x = adj[ab + e, 0]
@@ -555,13 +488,14 @@ def _collapse(node, items, ifree, adj, afree, meta, hinfo, p, leaves, nl, outsid
             _adj_del(node, adj, x, adj[ab + e, 1])
             if node[x, MARK] != stamp:
                 node[x, MARK] = stamp
-                _link(node, adj, afree, meta, p, x)
-        _adj_free(adj, afree, ab, node[lf, ACAP])
+                _connect(node, adj, adj_st, p, x)
+        _free_block(adj, adj_st, ab, node[lf, ACAP])
 
 
 @njit(**JIT)
-def _free_subtree(node, meta, p, stack):
-    """Return every node block below ``p`` to the free list (called before ``p`` is a leaf)."""
+def _free_subtree(t, p, stack):
+    """Return every node block below ``p`` to the arena (called before ``p`` is a leaf)."""
+    node = t.node
     ns = 0
     stack[ns] = p
     ns += 1
@@ -575,19 +509,18 @@ def _free_subtree(node, meta, p, stack):
                 ns += 1
         for i in range(8):
             node[c0 + i, DEPTH] = -1  # dead (CHILD is still read when the node is popped)
-        node[c0, PARENT] = meta[M_NODE_FREE]
-        meta[M_NODE_FREE] = c0
-        meta[M_NODE_NFREE] += 1
+        free(node, t.node_st, c0, 3)
 
 
 @njit(**JIT)
-def _collapse_many(node, items, ifree, adj, afree, meta, hinfo, pend, npend, start, stack, leaves):
-    """Collapse, for each queued node, its highest ancestor with count <= max_ids (Windolph &
-    Uschakov 2023, Sec. 4.1). Returns how far it got (early: needs room)."""
-    D = meta[M_D]
-    maxids = meta[M_MAXIDS]
-    for t in range(start, npend):
-        p = pend[t]
+def _collapse_many(t, pend, npend, start, stack, leaves):
+    """Collapse, for each queued node, its highest ancestor with count <= max_ids
+    ([WindolphUschakov2023] Sec. 4.1). Returns how far it got (early: needs room)."""
+    node, adj = t.node, t.adj
+    D = t.meta[M_D]
+    maxids = t.meta[M_MAXIDS]
+    for i in range(start, npend):
+        p = pend[i]
         if node[p, DEPTH] < 0 or node[p, CHILD] < 0 or node[p, COUNT] > maxids:
             continue  # freed by an earlier collapse, already a leaf, or refilled
         while node[p, PARENT] >= 0 and node[node[p, PARENT], COUNT] <= maxids:
@@ -600,19 +533,14 @@ def _collapse_many(node, items, ifree, adj, afree, meta, hinfo, pend, npend, sta
             for e in range(node[lf, ALEN]):
                 if not _inside_box(node, D, adj[ab + e, 0], p):
                     outside += 1
-        need_adj = 2 * max(outside, 8)
-        if (
-            items.shape[0] - meta[M_ITEM_TOP] < meta[M_MINBLOCK]
-            or adj.shape[0] - meta[M_ADJ_TOP] < need_adj
-        ):
-            meta[M_NEED_NODES] = 0
-            meta[M_NEED_ITEMS] = meta[M_MINBLOCK]
-            meta[M_NEED_ADJ] = need_adj
-            return t
-        _collapse(node, items, ifree, adj, afree, meta, hinfo, p, leaves, nl, outside)
-        _free_subtree(node, meta, p, stack)
+        items_ok = has_room(t.items, t.items_st, t.meta[M_MINBLOCK])
+        adj_ok = has_room(adj, t.adj_st, 2 * max(outside, 8))
+        if not (items_ok and adj_ok):
+            return i
+        _collapse(t, p, leaves, nl, outside)
+        _free_subtree(t, p, stack)
         node[p, CHILD] = -1
-        meta[M_COLLAPSES] += 1
+        t.meta[M_COLLAPSES] += 1
     return npend
 
 
@@ -676,19 +604,9 @@ def _tree_stats(node, ntop):
 
 
 # ================================================================== the structure
-def _grown(arr: np.ndarray, need_rows: int) -> np.ndarray:
-    """``arr`` with at least ``need_rows`` rows (doubling), contents kept."""
-    if need_rows <= arr.shape[0]:
-        return arr
-    rows = max(need_rows, 2 * arr.shape[0])
-    new = np.empty((rows,) + arr.shape[1:], arr.dtype)
-    new[: arr.shape[0]] = arr
-    return new
-
-
 class Octree(BroadPhase):
-    """Octree with stored adjacency and split/collapse updates (Koch 2020, Sec. 2.4, 3.1;
-    Windolph & Uschakov 2023, Sec. 4).
+    """Octree with stored adjacency and split/collapse updates ([Koch2020] Sec. 2.4, 3.1;
+    [WindolphUschakov2023] Sec. 4).
 
     Parameters: ``max_ids`` (default 11, Koch's value): a leaf splits when an insertion would
     give it more; ``max_depth`` (default 10, Koch's Table 3 setting): depth limit, further
@@ -701,7 +619,6 @@ class Octree(BroadPhase):
     """
 
     name = "octree"
-    incremental = True
 
     def __init__(self, max_ids: int = 11, max_depth: int = 10, update: str = "incremental",
                  **params):
@@ -722,20 +639,18 @@ class Octree(BroadPhase):
         self.max_depth = int(max_depth)
         self.update_strategy = update
         self._minblock = 1 << max(1, math.ceil(math.log2(self.max_ids + 1)))
-        self._hinfo = np.full((0, 2), -1, np.int64)
         self._rebuilds = 0
-        self._alloc_tree(64, 256, 1024)
+        self._t = self._new_tree(64, 256, 1024, np.full((0, 2), -1, np.int64))
         self._reset_geometry(np.zeros(3), 1.0, 0, 1.0)
         self._valid = False  # no root chosen yet: the next insert/update builds one
 
     # -------------------------------------------------------------- storage
-    def _alloc_tree(self, nodes: int, items: int, adj: int) -> None:
-        self._node = np.zeros((nodes, NF), np.int64)
-        self._items = np.zeros(items, np.int64)
-        self._adj = np.zeros((adj, 2), np.int32)  # (neighbour leaf, twin position)
-        self._ifree = np.full(NCLASS, -1, np.int64)
-        self._afree = np.full(NCLASS, -1, np.int64)
-        self._meta = np.zeros(META, np.int64)
+    @staticmethod
+    def _new_tree(nodes: int, items: int, adj: int, hinfo: np.ndarray) -> Tree:
+        return Tree(node=np.zeros((nodes, NF), np.int64), node_st=new_state(),
+                    items=np.zeros(items, np.int64), items_st=new_state(),
+                    adj=np.zeros((adj, 2), np.int32), adj_st=new_state(),
+                    meta=np.zeros(META, np.int64), hinfo=hinfo)
 
     def _reset_geometry(self, lo, u: float, depth: int, scale: float) -> None:
         """Empty tree: root leaf 0 covering [lo, lo + u * 2**depth)^3, finest cell ``u``."""
@@ -743,39 +658,37 @@ class Octree(BroadPhase):
         self._D = depth
         self._u = u
         self._scale = scale
-        self._ifree[:] = -1
-        self._afree[:] = -1
-        m = self._meta
+        t = self._t
+        for st in (t.node_st, t.items_st, t.adj_st):
+            reset(st)
+        m = t.meta
         kept = m[M_SPLITS:M_MOVES + 1].copy()  # cumulative counters survive a new root
         m[:] = 0
         m[M_SPLITS:M_MOVES + 1] = kept
-        m[M_NODE_TOP] = 1
-        m[M_NODE_FREE] = -1
         m[M_D] = depth
         m[M_MAXIDS] = self.max_ids
         m[M_MINBLOCK] = self._minblock
-        self._node[0] = 0
-        self._node[0, PARENT] = -1
-        self._node[0, CHILD] = -1
-        self._node[0, IBEG] = -1
-        self._node[0, ABEG] = -1
+        root = bump(t.node_st, 1)
+        t.node[root] = 0
+        t.node[root, PARENT] = -1
+        t.node[root, CHILD] = -1
+        t.node[root, IBEG] = -1
+        t.node[root, ABEG] = -1
         self._stack = np.zeros(8 * (depth + 2), np.int64)
 
     def _ensure_handles(self) -> None:
         cap = self._pos.shape[0]
-        if self._hinfo.shape[0] < cap:
-            old = self._hinfo
-            self._hinfo = np.full((max(cap, 2 * old.shape[0]), 2), -1, np.int64)
-            self._hinfo[: old.shape[0]] = old
+        old = self._t.hinfo
+        if old.shape[0] < cap:
+            hinfo = np.full((max(cap, 2 * old.shape[0]), 2), -1, np.int64)
+            hinfo[: old.shape[0]] = old
+            self._t = self._t._replace(hinfo=hinfo)
 
     def _grow(self) -> None:
-        m = self._meta
-        free_nodes = self._node.shape[0] - m[M_NODE_TOP] + 8 * m[M_NODE_NFREE]
-        if free_nodes < m[M_NEED_NODES]:
-            self._node = _grown(self._node, int(m[M_NODE_TOP] + m[M_NEED_NODES]) + 8)
-        self._items = _grown(self._items, int(m[M_ITEM_TOP] + m[M_NEED_ITEMS]))
-        self._adj = _grown(self._adj, int(m[M_ADJ_TOP] + m[M_NEED_ADJ]))
-        m[M_NEED_NODES] = m[M_NEED_ITEMS] = m[M_NEED_ADJ] = 0
+        """The arenas a stopped kernel asked room in (grow-and-resume, ``_arena``)."""
+        t = self._t
+        self._t = t._replace(node=grown(t.node, t.node_st), items=grown(t.items, t.items_st),
+                             adj=grown(t.adj, t.adj_st))
 
     def _safe(self, rmax: float, scale: float) -> float:
         """Smallest admissible finest cell for largest radius ``rmax`` at coordinates up to
@@ -812,34 +725,25 @@ class Octree(BroadPhase):
         nodes = max(64, n // 2)
         if nodes >= 2**31 // 64:
             raise BroadPhaseError(f"octree: {n} residents exceed the int32 adjacency arena")
-        if self._node.shape[0] < nodes or self._items.shape[0] < 2 * n:
-            self._alloc_tree(nodes, 2 * n + 64, 32 * nodes)
+        if self._t.node.shape[0] < nodes or self._t.items.shape[0] < 2 * n:
+            self._t = self._new_tree(nodes, 2 * n + 64, 32 * nodes, self._t.hinfo)
         self._reset_geometry(lo, u, depth, scale)
-        self._hinfo[members] = -1
+        self._t.hinfo[members] = -1
         self._valid = True
         order = np.argsort(_morton_codes(self._pos, members, self._geo, depth), kind="stable")
         self._run_insert(members[order])
 
     def _run_insert(self, handles: np.ndarray) -> None:
-        t = 0
-        while True:
-            t = _insert_many(self._node, self._items, self._ifree, self._adj, self._afree,
-                             self._meta, self._hinfo, self._pos, self._geo, handles, t)
-            if t >= handles.shape[0]:
-                return
-            self._grow()
+        run_resumable(lambda i: _insert_many(self._t, self._pos, self._geo, handles, i),
+                      handles.shape[0], self._grow)
 
     def _collapse_pending(self, pend: np.ndarray, npend: int) -> None:
-        if npend == 0:
-            return
-        t = 0
-        while True:
-            leaves = np.empty(self._node.shape[0], np.int64)
-            t = _collapse_many(self._node, self._items, self._ifree, self._adj, self._afree,
-                               self._meta, self._hinfo, pend, npend, t, self._stack, leaves)
-            if t >= npend:
-                return
-            self._grow()
+        def step(i):
+            leaves = np.empty(self._t.node.shape[0], np.int64)
+            return _collapse_many(self._t, pend, npend, i, self._stack, leaves)
+
+        if npend:
+            run_resumable(step, npend, self._grow)
 
     def _fits(self, handles: np.ndarray) -> bool:
         """Do ``handles`` fit the current root (centres inside, diameters <= finest cell)?"""
@@ -864,7 +768,7 @@ class Octree(BroadPhase):
         if not self._valid:
             return
         pend = np.empty(handles.shape[0], np.int64)
-        npend = _remove_many(self._node, self._items, self._hinfo, self._meta, handles, pend)
+        npend = _remove_many(self._t, handles, pend)
         self._collapse_pending(pend, npend)
 
     def _update(self):
@@ -883,31 +787,31 @@ class Octree(BroadPhase):
             return
         pend = np.empty(members.shape[0], np.int64)
         npend = 0
-        t = 0
-        while True:
-            t, npend = _move_many(self._node, self._items, self._ifree, self._adj, self._afree,
-                                  self._meta, self._hinfo, self._pos, self._geo, members, t,
-                                  pend, npend)
-            if t >= members.shape[0]:
-                break
-            self._grow()
+
+        def step(i):
+            nonlocal npend
+            i, npend = _move_many(self._t, self._pos, self._geo, members, i, pend, npend)
+            return i
+
+        run_resumable(step, members.shape[0], self._grow)
         self._collapse_pending(pend, npend)
 
     def _pairs(self):
         if not self._valid or self._n == 0:
             return np.zeros((0, 2), np.int64)
+        t = self._t
         return run_pair_kernel(
-            _octree_pairs, self._node, self._items, self._adj, int(self._meta[M_NODE_TOP]),
+            _octree_pairs, t.node, t.items, t.adj, int(t.node_st[TOP]),
             guess=max(self._candidates, 8 * self._n) + 16,
         )
 
     def _memory_bytes(self):
-        return int(self._node.nbytes + self._items.nbytes + self._adj.nbytes
-                   + self._hinfo.nbytes + self._ifree.nbytes + self._afree.nbytes)
+        t = self._t
+        return int(sum(a.nbytes for a in t))
 
     def _stats(self):
-        nodes, leaves, full, depth, nadj = _tree_stats(self._node, int(self._meta[M_NODE_TOP]))
-        m = self._meta
+        t = self._t
+        nodes, leaves, full, depth, nadj = _tree_stats(t.node, int(t.node_st[TOP]))
         return {
             "nodes": int(nodes),
             "leaves": int(leaves),
@@ -918,7 +822,7 @@ class Octree(BroadPhase):
             "adjacency_entries": int(nadj),
             "update": self.update_strategy,
             "rebuilds": self._rebuilds,
-            "splits": int(m[M_SPLITS]),
-            "collapses": int(m[M_COLLAPSES]),
-            "moves": int(m[M_MOVES]),
+            "splits": int(t.meta[M_SPLITS]),
+            "collapses": int(t.meta[M_COLLAPSES]),
+            "moves": int(t.meta[M_MOVES]),
         }

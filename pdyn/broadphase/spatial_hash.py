@@ -1,4 +1,4 @@
-"""Spatial hashing (Teschner et al. 2003 as used by Ihmsen et al. 2011, Sec. 4.4).
+"""Spatial hashing ([Teschner2003] as used by [Ihmsen2011] Sec. 4.4).
 
 The unbounded grid of spatial cells (edge ``d`` ≥ largest diameter, integer coordinates
 ``(k, l, m) = floor(x / d)`` computed in int64) is mapped into a table of ``m ≈ 2 N`` buckets by
@@ -27,11 +27,10 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
+from ..cell_index import teschner_hash
 from ._kernels import HALF_STENCIL, run_pair_kernel, safe_cell_size
 from .base import BroadPhase, BroadPhaseError
 
-#: Teschner's primes (Ihmsen Eq. 3)
-P1, P2, P3 = np.uint64(73856093), np.uint64(19349663), np.uint64(83492791)
 #: largest |cell coordinate| allowed, far from int64 overflow even after ±1 stencil offsets
 COORD_LIMIT = 2.0 ** 60
 #: smallest hash table
@@ -40,15 +39,9 @@ MIN_TABLE = 17
 
 # ------------------------------------------------------- shared helpers (also compact_hash)
 @njit(**JIT)
-def _hash_raw(kx, ky, kz):
-    """Teschner's ``k·p₁ xor l·p₂ xor m·p₃`` as uint64 (64-bit wrap-around)."""
-    return (np.uint64(kx) * P1) ^ (np.uint64(ky) * P2) ^ (np.uint64(kz) * P3)
-
-
-@njit(**JIT)
 def _hash(kx, ky, kz, m):
-    """Teschner's hash of int64 cell coordinates into [0, m) (Ihmsen Eq. 3)."""
-    return np.int64(_hash_raw(kx, ky, kz) % np.uint64(m))
+    """Teschner's hash of int64 cell coordinates into [0, m) ([Ihmsen2011] Eq. 3)."""
+    return np.int64(teschner_hash(kx, ky, kz) % np.uint64(m))
 
 
 @njit(**JIT)
@@ -256,7 +249,6 @@ class SpatialHash(BroadPhase):
     """
 
     name = "spatial_hash"
-    incremental = False  # insert/remove/update are O(1) bookkeeping + a rebuild at the next query
 
     def __init__(self, cell_size: float | None = None, table_size: int | None = None, **params):
         super().__init__(**params)

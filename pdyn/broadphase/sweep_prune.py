@@ -1,11 +1,13 @@
-"""Sweep and prune (Schornbaum 2009, ``001_e9d3b85918b10796.txt``, Sec. 4.5, after Erleben et
-al.): the 2N ends of the particles' bounding intervals along one axis are kept sorted; a sweep
-over them with an active set yields every pair whose intervals overlap on that axis, which is
-kept only if the boxes overlap on the other two axes too (the AABB test), each pair once.
+"""Sweep and prune ([Schornbaum2009] Sec. 4.5): the 2N ends of the particles' bounding
+intervals along one axis are kept sorted; a sweep over them with an active set yields every
+pair whose intervals overlap on that axis, which is kept only if the boxes overlap on the other
+two axes too (the AABB test), each pair once.
 
 The order is persistent: ``update`` recomputes the end values and re-sorts by insertion sort,
 ~O(N) when the spatial distribution hardly changes between steps (temporal coherence); an
-insertion sort needing more than ``32 · 2N`` moves is abandoned for a full sort. ``insert``
+insertion sort needing more than ``32 · 2N`` moves is abandoned for a full sort. The
+insertion sort, merge and compaction are the shared ones of ``_sort``, given this structure's
+order of ends (:func:`_before`). ``insert``
 appends the new ends and merges them in (O(N + k log k) per batch instead of the O(N) per object
 of the pe implementation, Schornbaum Fig. 27); ``remove`` compacts the list (O(N) per batch).
 The sweep axis is the one of largest spread (variance of the centres), chosen on
@@ -21,8 +23,9 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from .base import BroadPhase
 from ._kernels import run_pair_kernel
+from ._sort import compact, insertion_sort, merge_tail
+from .base import BroadPhase
 
 #: relative outward padding of every interval end (covers round-off of x ± r)
 _PAD = 1e-14
@@ -51,67 +54,6 @@ def _before(va, ca, vb, cb):
     """Strict order of ends: by value, and at equal value a min end before a max end (closed
     intervals: touching boxes overlap)."""
     return va < vb or (va == vb and (ca & 1) < (cb & 1))
-
-
-@njit(**JIT)
-def _insertion_sort(vals, codes, n, budget):
-    """Insertion sort of the ends [:n]; returns the number of moves, or -1 beyond ``budget``."""
-    moves = 0
-    for t in range(1, n):
-        v = vals[t]
-        c = codes[t]
-        if not _before(v, c, vals[t - 1], codes[t - 1]):
-            continue
-        s = t - 1
-        while s >= 0 and _before(v, c, vals[s], codes[s]):
-            vals[s + 1] = vals[s]
-            codes[s + 1] = codes[s]
-            s -= 1
-        vals[s + 1] = v
-        codes[s + 1] = c
-        moves += t - 1 - s
-        if moves > budget:
-            return -1
-    return moves
-
-
-@njit(**JIT)
-def _merge_tail(vals, codes, n_sorted, n):
-    """Merge the sorted ends [n_sorted:n] into the sorted prefix [:n_sorted]."""
-    m = n - n_sorted
-    if m == 0 or n_sorted == 0:
-        return
-    tv = vals[n_sorted:n].copy()
-    tc = codes[n_sorted:n].copy()
-    a = n_sorted - 1
-    b = m - 1
-    w = n - 1
-    while b >= 0:
-        if a >= 0 and _before(tv[b], tc[b], vals[a], codes[a]):
-            vals[w] = vals[a]
-            codes[w] = codes[a]
-            a -= 1
-        else:
-            vals[w] = tv[b]
-            codes[w] = tc[b]
-            b -= 1
-        w -= 1
-
-
-@njit(**JIT)
-def _compact(vals, codes, n, n_sorted, resident):
-    """Drop the ends of non-resident handles keeping order; returns (new n, new n_sorted)."""
-    w = 0
-    ws = 0
-    for t in range(n):
-        c = codes[t]
-        if resident[c >> 1]:
-            vals[w] = vals[t]
-            codes[w] = c
-            if t < n_sorted:
-                ws += 1
-            w += 1
-    return w, ws
 
 
 @njit(**JIT)
@@ -158,18 +100,17 @@ def _sweep(out, pos, rad, codes, n, axis, where):
 
 class SweepPrune(BroadPhase):
     """Sweep and prune along the axis of largest spread with a persistent, insertion-sorted end
-    list (Schornbaum 2009, Sec. 4.5). Candidates are exactly the AABB-overlapping pairs (~5x
+    list ([Schornbaum2009] Sec. 4.5). Candidates are exactly the AABB-overlapping pairs (~5x
     the true contacts for spheres, several times fewer than any cell grid).
 
     No parameters. Choose it for scenes with few moving objects and high temporal coherence
     (Schornbaum Fig. 30: 2-3x faster than the hash grid there), for small N, or for elongated
     scenes spread along one axis; avoid it for large 3-D scenes (the active set along one axis
-    holds ~N^(2/3) objects: ~0.8 s per query for Koch's 10^5-sphere reference scene, 50x
+    holds ~N^(2/3) objects: ~0.6-0.7 s per query for Koch's 10^5-sphere reference scene, 60x
     ``index_sort``) and for strongly moving scenes (Schornbaum Figs. 28-29).
     """
 
     name = "sweep_prune"
-    incremental = False  # persistent order, but insert/remove are O(N) per batch (merge/compact)
 
     def __init__(self, **params):
         super().__init__(**params)
@@ -209,8 +150,8 @@ class SweepPrune(BroadPhase):
         self._n_ends += 2 * m
 
     def _remove(self, handles):
-        self._n_ends, self._n_sorted = _compact(
-            self._vals, self._codes, self._n_ends, self._n_sorted, self._resident
+        self._n_ends, self._n_sorted = compact(
+            self._vals, self._codes, self._n_ends, self._n_sorted, self._resident, 1
         )
 
     def _update(self):
@@ -239,7 +180,7 @@ class SweepPrune(BroadPhase):
             ns = self._n_sorted
             if self._moved and ns:
                 _end_values(self._pos, self._rad, codes, vals, 0, ns, self._axis)
-                moves = _insertion_sort(vals, codes, ns, 32 * ns + 1024)
+                moves = insertion_sort(vals, codes, ns, 32 * ns + 1024, _before)
                 if moves < 0:  # too disordered: a rebuild, so re-choose the axis too
                     self._choose_axis()
                     _end_values(self._pos, self._rad, codes, vals, 0, ns, self._axis)
@@ -252,7 +193,7 @@ class SweepPrune(BroadPhase):
                 tail_v, tail_c = vals[ns:n], codes[ns:n]
                 order = np.lexsort((tail_c & 1, tail_v))
                 tail_v[:], tail_c[:] = tail_v[order], tail_c[order]
-                _merge_tail(vals, codes, ns, n)
+                merge_tail(vals, codes, ns, n, _before)
         self._n_sorted = n
         self._moved = False
 

@@ -5,12 +5,13 @@ cell sizes and parameter validation."""
 import numpy as np
 import pytest
 
-from pdyn.broadphase import BroadPhaseError, find_contacts, make_broadphase
-from pdyn.broadphase._kernels import canonical_pairs, filter_overlapping
+from pdyn.broadphase import BroadPhaseError, make_broadphase
 from pdyn.broadphase import compact_hash as ch
+from pdyn.broadphase._arena import HEAD, TOP
 from pdyn.broadphase.compact_hash import CompactHash
 from pdyn.broadphase.spatial_hash import COORD_LIMIT, _hash, next_prime
 
+from .harness import contacts, expected, random_operations
 from .scenes import FAMILIES, random_scene
 
 HASHES = ("spatial_hash", "compact_hash")
@@ -18,18 +19,11 @@ HASHES = ("spatial_hash", "compact_hash")
 
 def exact(bp):
     """Overlapping pairs from the candidates, after checking each candidate appears once."""
-    cand = bp.candidate_pairs()
-    c = canonical_pairs(cand)
-    assert np.all(cand[:, 0] != cand[:, 1])
-    assert not np.any(np.all(c[1:] == c[:-1], axis=1)), "duplicate candidate"
-    return canonical_pairs(filter_overlapping(cand, bp._pos, bp._rad))
+    return contacts(bp, bp._pos, bp._rad)
 
 
 def brute(pos, rad, res=None):
-    if res is None:
-        return find_contacts(pos, rad, method="brute")
-    e = find_contacts(pos[res], rad[res], method="brute")
-    return canonical_pairs(res[e]) if e.size else e
+    return expected(pos, rad, np.arange(pos.shape[0]) if res is None else res)
 
 
 def used_buckets(pos, members, st):
@@ -39,8 +33,11 @@ def used_buckets(pos, members, st):
 
 
 def check_compact_invariants(bp):
-    """Internal consistency of a CompactHash: table ↔ compact list ↔ pool ↔ slots ↔ members."""
-    table, used, nused, pool, slot = bp._table, bp._used, bp._nused, bp._pool, bp._slot
+    """Internal consistency of a CompactHash: table ↔ compact list ↔ pool ↔ slots ↔ members,
+    segments disjoint and none of them on a free list."""
+    c = bp._c
+    table, used, pool, slot = c.table, c.used, c.pool, c.slot
+    nused = int(c.used_st[TOP])
     m = table.shape[0]
     assert int((table >= 0).sum()) == nused
     seen = []
@@ -48,13 +45,13 @@ def check_compact_invariants(bp):
     inv = 1.0 / bp.stats()["cell_size"]
     for u in range(nused):
         s, cap, cnt, b, flag = used[u, :5]
-        assert 0 < cnt <= cap and 0 <= s and s + cap <= bp._top
+        assert 0 < cnt <= cap and 0 <= s and s + cap <= c.pool_st[TOP]
         spans.append((s, s + cap))
         assert table[b] >> 32 == u
         ent = pool[s : s + cnt]
-        cells = bp._hcell[ent]
-        for c in cells:
-            assert ch._bucket_tag(*c, m)[0] == b
+        cells = c.hcell[ent]
+        for cell in cells:
+            assert ch._bucket_tag(*cell, m)[0] == b
         if flag:
             assert table[b] & 0xFFFFFFFF == ch.ANY
         else:
@@ -64,8 +61,13 @@ def check_compact_invariants(bp):
             assert slot[h] == s + e
             np.testing.assert_array_equal(np.floor(bp._pos[h] * inv).astype(np.int64), cells[e])
         seen.extend(ent.tolist())
+    for cls in range(40):  # free blocks are not segments of used cells
+        f = c.pool_st[HEAD + cls]
+        while f >= 0:
+            spans.append((f, f + (ch.K0 << cls)))
+            f = pool[f]
     spans.sort()
-    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), "overlapping segments"
+    assert all(a[1] <= b[0] for a, b in zip(spans, spans[1:])), "overlapping blocks"
     assert sorted(seen) == sorted(bp.members.tolist())
 
 
@@ -232,37 +234,23 @@ def test_insert_of_a_big_particle_rebuilds_compact_hash():
 
 @pytest.mark.parametrize("method", HASHES)
 @pytest.mark.parametrize("table_size", [None, 3])
-def test_long_random_sequences_with_pool_compaction(method, table_size):
-    """Many insert/remove/move cycles (pool growth, compaction, used-cell swap-removal)."""
-    rng = np.random.default_rng(77)
-    cap = 600
-    pos = rng.uniform(0, 8, (cap, 3))
-    rad = rng.uniform(0.1, 0.4, cap)
-    resident = np.zeros(cap, bool)
-    resident[:50] = True
-    bp = make_broadphase(method, table_size=table_size).build(pos, rad, np.arange(50))
-    for step in range(60):
-        op = step % 4
-        if op == 0:
-            free = np.flatnonzero(~resident)
-            new = rng.choice(free, min(free.size, int(rng.integers(1, 80))), replace=False)
-            bp.insert(new)
-            resident[new] = True
-        elif op == 1:
-            res = np.flatnonzero(resident)
-            gone = rng.choice(res, min(res.size, int(rng.integers(1, 60))), replace=False)
-            bp.remove(gone)
-            resident[gone] = False
-        else:  # clustered drift: many particles pile into few cells (segment growth)
-            pos = pos + rng.normal(0, 0.3, pos.shape) - 0.05 * (pos - 4.0)
-            bp.update(pos)
-        res = np.flatnonzero(resident)
-        np.testing.assert_array_equal(exact(bp), brute(pos, rad, res), err_msg=f"step {step}")
-        if method == "compact_hash":
-            check_compact_invariants(bp)
+def test_long_random_sequences_recycle_the_pool(method, table_size):
+    """Many insert/remove/move cycles (``harness``) piling particles into few cells: segments
+    grow into larger blocks and emptied ones are reused, used cells are swap-removed."""
+    after = None
     if method == "compact_hash":
-        st = bp.stats()
-        assert st["compactions"] + st["rebuilds"] > 1
+        def after(bps):
+            check_compact_invariants(bps[0])
+    (bp,) = random_operations([(method, {"table_size": table_size})], 77, steps=60,
+                              family="dense", ops=("insert", "remove", "move"), cap=600,
+                              batch=80, drift=0.3, after=after)
+    if method == "compact_hash":
+        c = bp._c
+        live = int(c.used[: int(c.used_st[TOP]), ch.CAP].sum())
+        # freed segments were reused: without reuse every segment move (over 1000 here) would
+        # leave its old block behind
+        assert int(c.pool_st[TOP]) <= 2 * live + 1024
+        assert bp.stats()["moved"] > 1000
 
 
 def test_bind_to_grown_arrays_keeps_residents():

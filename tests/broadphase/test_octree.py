@@ -6,16 +6,17 @@ import pytest
 
 from pdyn.broadphase import BroadPhaseError, make_broadphase
 from pdyn.broadphase import octree as O
+from pdyn.broadphase._arena import TOP
 from pdyn.broadphase._kernels import canonical_pairs, filter_overlapping
 
+from .harness import assert_each_pair_once, contacts, expected, random_operations
 from .scenes import FAMILIES, random_scene
-from .test_contract import assert_each_pair_once, oracle
 
 
 # ------------------------------------------------------------------ helpers
 def tree_arrays(bp):
-    node = bp._node
-    ntop = int(bp._meta[O.M_NODE_TOP])
+    node = bp._t.node
+    ntop = int(bp._t.node_st[TOP])
     alive = np.flatnonzero(node[:ntop, O.DEPTH] >= 0)
     leaves = alive[node[alive, O.CHILD] < 0]
     return node, alive, leaves
@@ -25,7 +26,7 @@ def check_tree(bp):
     """Full structural check: items/handles, exact counts, canonical split/collapse state,
     adjacency = exactly the touching leaves (numpy brute force), twins consistent."""
     node, alive, leaves = tree_arrays(bp)
-    items, adj, hinfo = bp._items, bp._adj, bp._hinfo
+    items, adj, hinfo = bp._t.items, bp._t.adj, bp._t.hinfo
     D, maxids = bp._D, bp.max_ids
     side = np.int64(1) << (D - node[:, O.DEPTH].clip(0, D))
     stored = []
@@ -71,15 +72,8 @@ def check_tree(bp):
             assert adj[node[b, O.ABEG] + t, 0] == a and adj[node[b, O.ABEG] + t, 1] == e
 
 
-def exact_pairs(bp, pos, rad):
-    cand = bp.candidate_pairs()
-    assert_each_pair_once(cand)
-    return canonical_pairs(filter_overlapping(cand, pos, rad))
-
-
-def brute_pairs(pos, rad, res):
-    exp = oracle(pos[res], rad[res])
-    return canonical_pairs(res[exp]) if exp.size else exp
+def oracle(pos, rad):
+    return expected(pos, rad, np.arange(pos.shape[0]))
 
 
 # ------------------------------------------------------------------ splitting and limits
@@ -103,7 +97,7 @@ def test_max_ids_respected_above_depth_limit(max_ids):
     _, pos, rad = random_scene(3, "clustered")
     bp = make_broadphase("octree", max_ids=max_ids, max_depth=12).build(pos, rad)
     check_tree(bp)  # leaves above the depth limit hold <= max_ids
-    np.testing.assert_array_equal(exact_pairs(bp, pos, rad), oracle(pos, rad))
+    np.testing.assert_array_equal(contacts(bp, pos, rad), oracle(pos, rad))
 
 
 def test_max_depth_respected_with_coincident_centres():
@@ -115,7 +109,7 @@ def test_max_depth_respected_with_coincident_centres():
         st = bp.stats()
         assert st["depth"] <= md and st["depth_limit"] <= md
         check_tree(bp)
-        got = exact_pairs(bp, pos, rad)
+        got = contacts(bp, pos, rad)
         assert got.shape[0] == 2 * (100 * 99 // 2)
 
 
@@ -141,13 +135,13 @@ def test_huge_particle_limits_depth():
     rad[7] = 20.0
     bp = make_broadphase("octree", max_depth=20).build(pos, rad)
     assert bp.stats()["depth_limit"] < deep and bp.stats()["leaf_min_size"] >= 40.0
-    np.testing.assert_array_equal(exact_pairs(bp, pos, rad), oracle(pos, rad))
+    np.testing.assert_array_equal(contacts(bp, pos, rad), oracle(pos, rad))
     # removing the huge one and updating allows finer leaves again
     bp.remove(np.array([7]))
     bp.update(pos)
     assert bp.stats()["depth_limit"] == deep
     res = np.setdiff1d(np.arange(300), [7])
-    np.testing.assert_array_equal(exact_pairs(bp, pos, rad), brute_pairs(pos, rad, res))
+    np.testing.assert_array_equal(contacts(bp, pos, rad), expected(pos, rad, res))
 
 
 # ------------------------------------------------------------------ collapse and dynamic update
@@ -163,7 +157,7 @@ def test_collapse_after_removals():
         bp.remove(order[k:k + 37])
         check_tree(bp)
         res = np.sort(order[k + 37:])
-        np.testing.assert_array_equal(exact_pairs(bp, pos, rad), brute_pairs(pos, rad, res))
+        np.testing.assert_array_equal(contacts(bp, pos, rad), expected(pos, rad, res))
     assert bp.stats()["collapses"] > 0
     bp.remove(order[296:])
     assert bp.stats()["nodes"] == 1  # everything gone: the root is a leaf again
@@ -171,38 +165,22 @@ def test_collapse_after_removals():
     bp.insert(order[:40])  # and it grows again
     check_tree(bp)
     np.testing.assert_array_equal(
-        exact_pairs(bp, pos, rad), brute_pairs(pos, rad, np.sort(order[:40])))
+        contacts(bp, pos, rad), expected(pos, rad, np.sort(order[:40])))
+
+
+def check_trees(bps):
+    for bp in bps:
+        check_tree(bp)
 
 
 @pytest.mark.parametrize("seed", range(6))
 def test_update_strategies_agree_with_brute_over_moves(seed):
-    """Drifting clusters with inserts/removals; both strategies, checked every step."""
-    rng = np.random.default_rng(seed)
-    cap, n = 300, 220
-    pos = np.concatenate([rng.normal(0, 2.0, (cap // 2, 3)), rng.uniform(-30, 30, (cap // 2, 3))])
-    rad = rng.uniform(0.2, 0.6, cap)
-    vel = rng.normal(0, 0.3, (cap, 3))
-    vel[: cap // 2] += 0.5  # the cluster drifts: leaves empty on one side, fill on the other
-    res = np.arange(n)
-    inc = make_broadphase("octree", update="incremental").build(pos, rad, res)
-    reb = make_broadphase("octree", update="rebuild").build(pos, rad, res)
-    for step in range(30):
-        pos = pos + vel
-        if step % 7 == 3:  # some leave, some arrive
-            gone = rng.choice(res, 15, replace=False)
-            new = rng.choice(np.setdiff1d(np.arange(cap), res), 10, replace=False)
-            for bp in (inc, reb):
-                bp.remove(gone)
-                bp.insert(new)
-            res = np.sort(np.concatenate([np.setdiff1d(res, gone), new]))
-        for bp in (inc, reb):
-            bp.update(pos)
-        exp = brute_pairs(pos, rad, res)
-        np.testing.assert_array_equal(exact_pairs(inc, pos, rad), exp, err_msg=f"step {step}")
-        np.testing.assert_array_equal(exact_pairs(reb, pos, rad), exp, err_msg=f"step {step}")
-        if step % 5 == 0:
-            check_tree(inc)
-            check_tree(reb)
+    """Drifting clusters with inserts/removals (``harness``), both strategies, the full
+    structural check after every operation."""
+    inc, reb = random_operations(
+        [("octree", {"update": "incremental"}), ("octree", {"update": "rebuild"})], seed,
+        steps=30, family="clustered", ops=("insert", "remove", "move", "move", "move"),
+        flow=(0.5, 0.2, 0.0), after=check_trees)
     st = inc.stats()
     assert st["moves"] > 0
     assert st["rebuilds"] < reb.stats()["rebuilds"]  # incremental did not clear every step
@@ -222,7 +200,7 @@ def test_incremental_tree_equals_fresh_tree_on_same_root():
     fresh = make_broadphase("octree").build(pos, rad)
     # rebuild ``fresh`` on the incremental tree's root to compare structure
     fresh._reset_geometry(geo[:3], geo[4], D, bp._scale)
-    fresh._hinfo[:] = -1
+    fresh._t.hinfo[:] = -1
     fresh._run_insert(fresh.members.copy())
 
     def leafset(b):
@@ -231,7 +209,7 @@ def test_incremental_tree_equals_fresh_tree_on_same_root():
         for lf in leaves:
             key = (int(node[lf, O.DEPTH]),) + tuple(int(x) for x in node[lf, O.CX:O.CZ + 1])
             ib, n = node[lf, O.IBEG], node[lf, O.ILEN]
-            out[key] = sorted(b._items[ib:ib + n].tolist())
+            out[key] = sorted(b._t.items[ib:ib + n].tolist())
         return out
 
     assert bp.stats()["rebuilds"] == 1
@@ -240,7 +218,7 @@ def test_incremental_tree_equals_fresh_tree_on_same_root():
 
 def test_no_double_counting_on_leaf_borders():
     """Particles exactly on leaf faces/edges/corners, moving back and forth across them
-    (Windolph & Uschakov 2023, Sec. 5): counts stay exact, every pair reported once."""
+    ([WindolphUschakov2023] Sec. 5): counts stay exact, every pair reported once."""
     rng = np.random.default_rng(2)
     pos = rng.uniform(0, 64, (160, 3))
     rad = np.full(160, 0.5)
@@ -257,7 +235,7 @@ def test_no_double_counting_on_leaf_borders():
         pos[64:] = np.clip(pos[64:], 1, 63)
         bp.update(pos)
         check_tree(bp)
-        np.testing.assert_array_equal(exact_pairs(bp, pos, rad), oracle(pos, rad))
+        np.testing.assert_array_equal(contacts(bp, pos, rad), oracle(pos, rad))
     assert bp.stats()["moves"] > 0
 
 
@@ -271,7 +249,7 @@ def test_leaving_the_root_cube_rebuilds_and_keeps_everyone():
     bp.update(pos)
     assert bp.stats()["rebuilds"] == 2
     check_tree(bp)
-    got = exact_pairs(bp, pos, rad)
+    got = contacts(bp, pos, rad)
     np.testing.assert_array_equal(got, oracle(pos, rad))
     assert [0, 1] in got.tolist()
 
@@ -285,7 +263,7 @@ def test_radius_growth_on_update_is_exact():
     rad2[5] = 6.0
     bp.update(pos, rad2)
     assert bp.stats()["leaf_min_size"] >= 12.0
-    np.testing.assert_array_equal(exact_pairs(bp, pos, rad2), oracle(pos, rad2))
+    np.testing.assert_array_equal(contacts(bp, pos, rad2), oracle(pos, rad2))
 
 
 def test_insert_with_larger_radius_and_infinite():
@@ -302,7 +280,7 @@ def test_insert_with_larger_radius_and_infinite():
     assert_each_pair_once(cand)
     assert np.sum((cand == 101).any(axis=1)) == 102
     got = canonical_pairs(filter_overlapping(cand, pos, rad))
-    np.testing.assert_array_equal(got, brute_pairs(pos, rad, res))
+    np.testing.assert_array_equal(got, expected(pos, rad, res))
 
 
 def test_growth_of_storage_keeps_tree_valid():
@@ -317,42 +295,34 @@ def test_growth_of_storage_keeps_tree_valid():
         bp.insert(np.arange(k, min(k + 500, n)))
     st = bp.stats()
     assert st["nodes"] > 200
-    np.testing.assert_array_equal(exact_pairs(bp, pos, rad), oracle(pos, rad))
+    np.testing.assert_array_equal(contacts(bp, pos, rad), oracle(pos, rad))
 
 
-def _trim(bp):
+def _trim(bps):
     """Cut every arena to what is in use, so the next split/push/collapse runs out of room."""
-    m = bp._meta
-    bp._node = bp._node[: int(m[O.M_NODE_TOP])].copy()
-    bp._items = bp._items[: int(m[O.M_ITEM_TOP])].copy()
-    bp._adj = bp._adj[: int(m[O.M_ADJ_TOP])].copy()
+    for bp in bps:
+        t = bp._t
+        bp._t = t._replace(node=t.node[: int(t.node_st[TOP])].copy(),
+                           items=t.items[: int(t.items_st[TOP])].copy(),
+                           adj=t.adj[: int(t.adj_st[TOP])].copy())
 
 
-def test_kernels_resume_after_running_out_of_room():
-    """Insert, move (a particle taken out, then placed after the arrays grew) and collapse
+@pytest.mark.parametrize("seed", range(2))
+def test_kernels_resume_after_running_out_of_room(seed, monkeypatch):
+    """Insert, move (a particle taken out, then placed after the arenas grew) and collapse
     with arenas cut to size before every operation."""
-    rng = np.random.default_rng(12)
-    cap = 600
-    pos = rng.normal(0, 4, (cap, 3))
-    rad = np.full(cap, 0.25)
-    res = np.arange(300)
-    bp = make_broadphase("octree", max_ids=3).build(pos, rad, res)
-    for step in range(8):
-        _trim(bp)
-        new = np.arange(300 + 30 * step, 330 + 30 * step)
-        bp.insert(new)
-        res = np.concatenate([res, new])
-        _trim(bp)
-        pos = pos + rng.normal(0, 0.6, pos.shape)
-        pos = np.clip(pos, -15, 15)
-        bp.update(pos)
-        _trim(bp)
-        gone = rng.choice(res, 25, replace=False)
-        bp.remove(gone)
-        res = np.setdiff1d(res, gone)
-        check_tree(bp)
-        np.testing.assert_array_equal(exact_pairs(bp, pos, rad), brute_pairs(pos, rad, res))
+    grows = []
+    real = O.Octree._grow
+
+    def counting_grow(self):
+        grows.append(1)
+        real(self)
+
+    monkeypatch.setattr(O.Octree, "_grow", counting_grow)
+    (bp,) = random_operations([("octree", {"max_ids": 3})], seed, steps=24, family="clustered",
+                              ops=("insert", "remove", "move"), before=_trim, after=check_trees)
     assert bp.stats()["moves"] > 0 and bp.stats()["collapses"] > 0
+    assert len(grows) > 10  # the kernels did stop and resume
 
 
 # ------------------------------------------------------------------ stats and parameters

@@ -6,10 +6,13 @@ import numpy as np
 import pytest
 
 from pdyn.broadphase import BroadPhaseError, find_contacts, make_broadphase
+from pdyn.broadphase import _sort
 from pdyn.broadphase import index_sort as isort
 from pdyn.broadphase import sweep_prune as sap
 from pdyn.broadphase._kernels import canonical_pairs, filter_overlapping
-from pdyn.zorder import morton3, spread_bits
+from pdyn.zorder import LEVELS, morton3, spread_bits
+
+from .harness import contacts, expected, random_operations
 
 SORTED = ("index_sort", "zindex_sort", "sweep_prune")
 
@@ -22,18 +25,6 @@ def interleave(x, y, z, bits=21):
         key |= ((y >> b) & 1) << (3 * b + 1)
         key |= ((z >> b) & 1) << (3 * b + 2)
     return key
-
-
-def exact_pairs(pos, rad, handles):
-    e = find_contacts(pos[handles], rad[handles], method="brute")
-    return canonical_pairs(handles[e]) if e.size else np.zeros((0, 2), np.int64)
-
-
-def checked_pairs(bp, pos, rad):
-    cand = bp.candidate_pairs()
-    c = canonical_pairs(cand)
-    assert not np.any(np.all(c[1:] == c[:-1], axis=1)), "duplicate candidate"
-    return canonical_pairs(filter_overlapping(cand, pos, rad))
 
 
 # ------------------------------------------------------------------ Z-curve keys
@@ -80,12 +71,12 @@ def test_radix_sort_is_a_stable_sort():
         items = np.arange(5000, dtype=np.int64)
         order = np.argsort(keys, kind="stable")
         k, it = keys.copy(), items.copy()
-        isort._radix_sort(k, it, 0, 5000)
+        _sort.radix_sort(k, it, 0, 5000)
         np.testing.assert_array_equal(k, keys[order])
         np.testing.assert_array_equal(it, items[order])
     k = np.array([5, 9, 3, 1, 0], np.int64)
     it = np.arange(5, dtype=np.int64)
-    isort._radix_sort(k, it, 1, 4)  # a sub-range only
+    _sort.radix_sort(k, it, 1, 4)  # a sub-range only
     np.testing.assert_array_equal(k, [5, 1, 3, 9, 0])
     np.testing.assert_array_equal(it, [0, 3, 2, 1, 4])
 
@@ -97,19 +88,19 @@ def test_insertion_sort_and_merge_and_budget():
     items = np.arange(2000, dtype=np.int64)
     ref = np.argsort(keys, kind="stable")
     k, it = keys.copy(), items.copy()
-    moves = isort._insertion_sort(k, it, 2000, 10**9)
+    moves = _sort.insertion_sort(k, it, 2000, 10**9, _sort.key_before)
     assert moves >= 0
     np.testing.assert_array_equal(k, keys[ref])
     np.testing.assert_array_equal(it, items[ref])
     k, it = keys[::-1].copy(), items.copy()
-    assert isort._insertion_sort(k, it, 2000, 1000) == -1  # reversed: over budget
+    assert _sort.insertion_sort(k, it, 2000, 1000, _sort.key_before) == -1  # reversed: over budget
     assert sorted(it.tolist()) == items.tolist()  # still a permutation
     # merge of a sorted tail into a sorted prefix
     a = np.sort(rng.integers(0, 100, 50)).astype(np.int64)
     b = np.sort(rng.integers(0, 100, 20)).astype(np.int64)
     k = np.concatenate((a, b))
     it = np.arange(70, dtype=np.int64)
-    isort._merge_tail(k, it, 50, 70)
+    _sort.merge_tail(k, it, 50, 70, _sort.key_before)
     np.testing.assert_array_equal(k, np.sort(np.concatenate((a, b))))
     np.testing.assert_array_equal(k, np.concatenate((a, b))[it])
 
@@ -130,7 +121,7 @@ def test_zindex_keeps_sorted_morton_order_after_moves(resort):
     for _ in range(6):
         pos += rng.normal(0, 0.05, pos.shape)
         bp.update(pos)
-        got = checked_pairs(bp, pos, rad)
+        got = contacts(bp, pos, rad)
         n = bp._n_items
         keys, items = bp._keys[:n], bp._items[:n]
         assert np.all(np.diff(keys) >= 0)
@@ -138,7 +129,7 @@ def test_zindex_keeps_sorted_morton_order_after_moves(resort):
         expect = np.empty(n, np.int64)  # keys are the Morton keys of the current cells
         isort._compute_keys(pos, items, 0, n, bp._lo, 1.0 / bp._cell, bp._dims, True, expect)
         np.testing.assert_array_equal(keys, expect)
-        np.testing.assert_array_equal(got, exact_pairs(pos, rad, np.arange(len(rad))))
+        np.testing.assert_array_equal(got, expected(pos, rad, np.arange(len(rad))))
     st = bp.stats()
     assert st["full_sorts"] == 1 and st["insertion_sorts"] == 6 and st["regrids"] == 1
     assert st["swaps"] > 0
@@ -150,14 +141,14 @@ def test_zindex_regrids_when_particles_leave_the_grid_or_grow():
     bp.candidate_pairs()
     pos[7] = [500.0, -300.0, 40.0]  # far outside the padded grid
     bp.update(pos)
-    np.testing.assert_array_equal(checked_pairs(bp, pos, rad),
-                                  exact_pairs(pos, rad, np.arange(400)))
+    np.testing.assert_array_equal(contacts(bp, pos, rad),
+                                  expected(pos, rad, np.arange(400)))
     assert bp.stats()["regrids"] == 2
     rad2 = rad.copy()
     rad2[3] = 6.0  # larger than the cell: must regrid to stay exact
     bp.update(pos, rad2)
-    np.testing.assert_array_equal(checked_pairs(bp, pos, rad2),
-                                  exact_pairs(pos, rad2, np.arange(400)))
+    np.testing.assert_array_equal(contacts(bp, pos, rad2),
+                                  expected(pos, rad2, np.arange(400)))
     assert bp.stats()["regrids"] == 3 and bp.stats()["cell_size"] >= 12.0
 
 
@@ -168,8 +159,8 @@ def test_zindex_big_jumps_fall_back_to_a_full_sort():
     rng = np.random.default_rng(6)
     pos[:] = pos[rng.permutation(2000)]  # every particle somewhere else in the same box
     bp.update(pos)
-    np.testing.assert_array_equal(checked_pairs(bp, pos, rad),
-                                  exact_pairs(pos, rad, np.arange(2000)))
+    np.testing.assert_array_equal(contacts(bp, pos, rad),
+                                  expected(pos, rad, np.arange(2000)))
     assert bp.stats()["full_sorts"] == 2
 
 
@@ -181,7 +172,7 @@ def test_sweep_prune_keeps_sorted_ends_after_moves():
     for _ in range(5):
         pos += rng.normal(0, 0.05, pos.shape)
         bp.update(pos)
-        got = checked_pairs(bp, pos, rad)
+        got = contacts(bp, pos, rad)
         n = bp._n_ends
         v, c = bp._vals[:n], bp._codes[:n]
         order = np.lexsort((c & 1, v))
@@ -190,7 +181,7 @@ def test_sweep_prune_keeps_sorted_ends_after_moves():
         x = pos[h, bp._axis]
         np.testing.assert_allclose(v, np.where(ismax == 1, x + rad[h], x - rad[h]), rtol=0,
                                    atol=1e-9)
-        np.testing.assert_array_equal(got, exact_pairs(pos, rad, np.arange(len(rad))))
+        np.testing.assert_array_equal(got, expected(pos, rad, np.arange(len(rad))))
     st = bp.stats()
     assert st["full_sorts"] == 1 and st["insertion_sorts"] == 5 and st["swaps"] > 0
 
@@ -209,8 +200,8 @@ def test_sweep_axis_is_the_axis_of_largest_spread_and_kept_on_update():
         pos2[:, other] *= 1.5  # still less spread: moderate change, order kept
         pos2[:, axis] += rng.normal(0, 0.01, 500)
         bp.update(pos2)
-        np.testing.assert_array_equal(checked_pairs(bp, pos2, rad),
-                                      exact_pairs(pos2, rad, np.arange(500)))
+        np.testing.assert_array_equal(contacts(bp, pos2, rad),
+                                      expected(pos2, rad, np.arange(500)))
         assert bp.stats()["axis"] == "xyz"[axis]  # not re-chosen on a plain update
         pos3 = pos.copy()
         pos3[:, [axis, other]] = pos3[:, [other, axis]]
@@ -270,7 +261,7 @@ def test_zindex_key_fits_21_bits_at_huge_coordinates():
     bp = make_broadphase("zindex_sort").build(pos, rad)
     got = canonical_pairs(filter_overlapping(bp.candidate_pairs(), pos, rad))
     np.testing.assert_array_equal(got, find_contacts(pos, rad, method="brute"))
-    assert np.all(bp._dims <= isort.MORTON_DIM)
+    assert np.all(bp._dims <= LEVELS)
     assert bp._keys[: bp._n_items].max() < (1 << 63)
 
 
@@ -288,44 +279,13 @@ def test_search_and_merge_variants_agree(method):
 @pytest.mark.parametrize("method", SORTED)
 @pytest.mark.parametrize("seed", range(4))
 def test_long_random_history_matches_brute(method, seed):
-    """Insert / remove (incl. re-inserting just removed handles) / small and large moves / radius
-    changes, checked against brute after every operation."""
-    rng = np.random.default_rng(100 + seed)
-    cap = 600
-    pos = rng.uniform(-30, 30, (cap, 3))
-    rad = rng.uniform(0.3, 1.0, cap)
-    rad[rng.integers(cap)] = 8.0
-    resident = set(rng.choice(cap, 300, replace=False).tolist())
+    """Long random histories (``harness``) on both re-sort variants, so the persistent orders
+    go through many insertion sorts, merges and compactions."""
     kw = {"resort": "merge"} if (method == "zindex_sort" and seed % 2) else {}
-    bp = make_broadphase(method, **kw).build(pos, rad, np.array(sorted(resident), np.int64))
-    for step in range(40):
-        op = int(rng.integers(6))
-        if op == 0:
-            free = np.array(sorted(set(range(cap)) - resident), np.int64)
-            new = rng.choice(free, size=min(len(free), int(rng.integers(1, 60))), replace=False)
-            bp.insert(new)
-            resident |= set(new.tolist())
-        elif op == 1 and resident:
-            res = np.array(sorted(resident), np.int64)
-            gone = rng.choice(res, size=min(len(res), int(rng.integers(1, 60))), replace=False)
-            bp.remove(gone)
-            if rng.random() < 0.5:  # migrate back at once (same handles)
-                bp.insert(gone[: len(gone) // 2])
-                gone = gone[len(gone) // 2:]
-            resident -= set(gone.tolist())
-        elif op == 2:
-            pos += rng.normal(0, 3.0, pos.shape) * (rng.random(cap) < 0.1)[:, None]
-            bp.update(pos)
-        elif op == 3:
-            rad = rad * rng.uniform(0.8, 1.25, cap)
-            bp.update(pos, rad)
-        else:
-            pos += rng.normal(0, 0.03, pos.shape)
-            bp.update(pos)
-        res = np.array(sorted(resident), np.int64)
-        got = checked_pairs(bp, pos, rad)
-        np.testing.assert_array_equal(got, exact_pairs(pos, rad, res),
-                                      err_msg=f"{method} step {step} op {op}")
+    (bp,) = random_operations([(method, kw)], 100 + seed, steps=40, family="polydisperse_1e3",
+                              ops=("insert", "remove", "move", "move", "jump", "resize"), cap=600)
+    if method != "index_sort":
+        assert bp.stats()["insertion_sorts"] > 0
 
 
 @pytest.mark.parametrize("method", SORTED)
