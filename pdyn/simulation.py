@@ -18,14 +18,12 @@ kernel.
 from __future__ import annotations
 
 import math
-import socket
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
 
-from ._jit import share_cores
 from .broadphase import make_broadphase
 from .config import ConfigError, ContactConfig, SimulationConfig
 from .domain import Box
@@ -112,9 +110,6 @@ class Simulation:
                  scene: Scene | None = None, restart: RestartState | None = None):
         self.config = config = config or SimulationConfig()
         self.comm = comm if comm is not None else get_comm()
-        # ranks on one node share its cores; one rank alone uses numba's threads (all cores)
-        host = socket.gethostname()
-        self.threads = share_cores(sum(h == host for h in self.comm.allgather(host)))
         scene = scene if scene is not None else scene_from_config(config)
         self.scene = scene
         box = config.box

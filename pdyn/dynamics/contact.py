@@ -31,9 +31,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numba import njit, prange
+from numba import njit
 
-from .._jit import CHUNK, JIT, pick, serial_and_threaded
+from .._jit import JIT
 from ..broadphase import canonical_pairs
 from ..broadphase._kernels import overlaps
 from .laws import damping_ratio, law_parameters, normal_force
@@ -56,71 +56,58 @@ def _sphere_contact(dx, dy, dz, d2, s, dvx, dvy, dvz, i_first):
     return nx, ny, nz, max(s - dist, 0.0), dvx * nx + dvy * ny + dvz * nz
 
 
+@njit(**JIT)
 def _accumulate(law, rows, start, split, partner, pos, vel, rad, mass, gid, normal, gravity,
                 force):
     """Set ``force`` of each row's particle: its touching partners in list order, then its
     touching walls, then gravity. Returns (contacts of this rank's share — a sphere contact
     where gid_i < gid_j, every wall contact —, elastic energy of this rank's share: half of
-    each sphere contact, all of each wall contact, summed per chunk of rows, then in chunk
-    order). Rows are independent: chunks of rows run on threads in the threaded compilation."""
-    n = rows.shape[0]
-    n_chunks = (n + CHUNK - 1) // CHUNK
-    chunk_energy = np.zeros(n_chunks)
-    chunk_contacts = np.zeros(n_chunks, np.int64)
-    for c in prange(n_chunks):
-        energy = 0.0
-        n_contacts = 0
-        for t in range(c * CHUNK, min(n, (c + 1) * CHUNK)):
-            i = rows[t]
-            xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
-            ri, mi, gi = rad[i], mass[i], gid[i]
-            fx = 0.0
-            fy = 0.0
-            fz = 0.0
-            for u in range(start[t], split[t]):
-                j = partner[u]
-                dx = pos[j, 0] - xi
-                dy = pos[j, 1] - yi
-                dz = pos[j, 2] - zi
-                s = ri + rad[j]
-                d2 = dx * dx + dy * dy + dz * dz
-                if d2 <= s * s:  # the shared exact predicate (broadphase._kernels.overlaps)
-                    nx, ny, nz, delta, v_n = _sphere_contact(
-                        dx, dy, dz, d2, s, vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1],
-                        vel[i, 2] - vel[j, 2], gi < gid[j])
-                    mj = mass[j]
-                    f, e = normal_force(law, delta, v_n, ri * rad[j] / s, mi * mj / (mi + mj))
-                    fx -= f * nx
-                    fy -= f * ny
-                    fz -= f * nz
-                    energy += 0.5 * e
-                    if gi < gid[j]:
-                        n_contacts += 1
-            for u in range(split[t], start[t + 1]):  # walls: half-spaces, inward normal
-                w = partner[u]
-                nx, ny, nz = normal[w, 0], normal[w, 1], normal[w, 2]
-                dist = (xi - pos[w, 0]) * nx + (yi - pos[w, 1]) * ny + (zi - pos[w, 2]) * nz
-                delta = ri - dist
-                if delta >= 0.0:
-                    v_n = -(vel[i, 0] * nx + vel[i, 1] * ny + vel[i, 2] * nz)
-                    f, e = normal_force(law, delta, v_n, ri, mi)
-                    fx += f * nx
-                    fy += f * ny
-                    fz += f * nz
-                    energy += e
-                    n_contacts += 1
-            force[i, 0] = fx + mi * gravity[0]
-            force[i, 1] = fy + mi * gravity[1]
-            force[i, 2] = fz + mi * gravity[2]
-        chunk_energy[c] = energy
-        chunk_contacts[c] = n_contacts
+    each sphere contact, all of each wall contact)."""
     energy = 0.0
-    for c in range(n_chunks):
-        energy += chunk_energy[c]
-    return int(chunk_contacts.sum()), energy
-
-
-ACCUMULATE = serial_and_threaded(_accumulate)
+    n_contacts = 0
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
+        ri, mi, gi = rad[i], mass[i], gid[i]
+        fx = 0.0
+        fy = 0.0
+        fz = 0.0
+        for u in range(start[t], split[t]):
+            j = partner[u]
+            dx = pos[j, 0] - xi
+            dy = pos[j, 1] - yi
+            dz = pos[j, 2] - zi
+            s = ri + rad[j]
+            d2 = dx * dx + dy * dy + dz * dz
+            if d2 <= s * s:  # the shared exact predicate (broadphase._kernels.overlaps)
+                nx, ny, nz, delta, v_n = _sphere_contact(
+                    dx, dy, dz, d2, s, vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1],
+                    vel[i, 2] - vel[j, 2], gi < gid[j])
+                mj = mass[j]
+                f, e = normal_force(law, delta, v_n, ri * rad[j] / s, mi * mj / (mi + mj))
+                fx -= f * nx
+                fy -= f * ny
+                fz -= f * nz
+                energy += 0.5 * e
+                if gi < gid[j]:
+                    n_contacts += 1
+        for u in range(split[t], start[t + 1]):  # walls: half-spaces, inward normal
+            w = partner[u]
+            nx, ny, nz = normal[w, 0], normal[w, 1], normal[w, 2]
+            dist = (xi - pos[w, 0]) * nx + (yi - pos[w, 1]) * ny + (zi - pos[w, 2]) * nz
+            delta = ri - dist
+            if delta >= 0.0:
+                v_n = -(vel[i, 0] * nx + vel[i, 1] * ny + vel[i, 2] * nz)
+                f, e = normal_force(law, delta, v_n, ri, mi)
+                fx += f * nx
+                fy += f * ny
+                fz += f * nz
+                energy += e
+                n_contacts += 1
+        force[i, 0] = fx + mi * gravity[0]
+        force[i, 1] = fy + mi * gravity[1]
+        force[i, 2] = fz + mi * gravity[2]
+    return n_contacts, energy
 
 
 @njit(**JIT)
@@ -181,6 +168,6 @@ class ContactModel:
         """Set ``store.force`` of the rows of the neighbour ``lists``
         (:class:`~pdyn.dynamics.neighbours.NeighbourList`); return (contacts, elastic energy)
         of this rank's share."""
-        return pick(ACCUMULATE, lists.rows.size)(
-            self.parameters, lists.rows, lists.start, lists.split, lists.partner, store.pos,
-            store.vel, store.radius, store.mass, store.gid, store.normal, gravity, store.force)
+        return _accumulate(self.parameters, lists.rows, lists.start, lists.split,
+                           lists.partner, store.pos, store.vel, store.radius, store.mass,
+                           store.gid, store.normal, gravity, store.force)

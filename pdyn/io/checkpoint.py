@@ -7,9 +7,9 @@ holds everything the run needs to continue:
   (``pdyn.particles.CHECKPOINT``: gid, pos, vel, force, radius, mass, flags, build_pos): the
   owned spheres in full precision, rank-major, sorted by id within a rank. ``build_pos`` (the
   position at the last neighbour-list rebuild) keeps the rebuild schedule: a restart rebuilds
-  at the same steps as the uninterrupted run. ``force`` is the force at the end
-  of the checkpoint step; it is restored, not recomputed, because damping forces were evaluated
-  with the half-step velocity, which is gone (velocity Verlet, ``pdyn.dynamics.integrate``);
+  at the same steps as the uninterrupted run. ``force`` is the force at the end of the
+  checkpoint step; it is restored, not recomputed, because damping forces were evaluated with
+  the half-step velocity, which is gone (velocity Verlet, ``pdyn.dynamics.integrate``);
 * ``walls/{id, point, normal, quad_points, quads}``: the half-spaces (rebuilt from the box on
   restart, kept here so ``pdyn info``/``render`` show the container);
 * attributes: ``step``, ``time``, ``dt`` (s), ``config`` (the run's configuration as JSON, its
