@@ -285,8 +285,8 @@ class StepGuard:
             return (f"likely cause: dt = {dt:.4g} s is {dt / t_c:.3g} times the shortest "
                     f"contact time {t_c:.4g} s, so contacts are not resolved (the default dt is "
                     f"t_c/{self.dt_safety:g} = {t_c / self.dt_safety:.4g} s); lower dt")
-        return (f"likely cause: a speed too high for dt = {dt:.4g} s (the shortest contact time "
-                f"is {t_c:.4g} s); lower dt or the velocities")
+        return (f"likely cause: a speed or force too large for dt = {dt:.4g} s (the shortest "
+                f"contact time is {t_c:.4g} s); lower dt, the velocities or gravity")
 
     def _last_good(self) -> str:
         last = {w.name: w.written[-1] for w in self.writers if getattr(w, "written", None)}
