@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .broadphase import make_broadphase
+from .checks import StepGuard, initial_state
 from .config import ConfigError, ContactConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
@@ -139,13 +140,10 @@ class Simulation:
         drift = _drift(particles) if restart else 0.0
         if restart:
             self.exchange.restore(restart.exchange, drift=drift)
-        outside = self.box.outside(particles["pos"], periodic=restart is None)
-        if outside.any():
-            k = int(np.flatnonzero(outside)[0])
-            raise ConfigError(
-                f"particles.positions[{k}] = {particles['pos'][k].tolist()}: outside the box "
-                f"{self.box.lo.tolist()}..{self.box.hi.tolist()}"
-            )
+        particles, self.setup_note = initial_state(  # the same verdict on every rank
+            particles, self.box, contact_forces=self.contact.E > 0 or self.contact.k > 0,
+            overlap=config.initial_overlap, tolerance=config.overlap_tolerance,
+            restart=restart is not None)
         self.exchange.distribute(particles, wrap=restart is None,
                                  rank_of=restart.rank_of if restart else None)
         self.neighbours = NeighbourList(skin, rebuild_skin=self.exchange.skin)
@@ -154,6 +152,8 @@ class Simulation:
         self.time = self.step_index * self.dt
         self.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
         self.writers = make_writers(config.output)  # snapshots, checkpoints (pdyn.io)
+        self.guard = StepGuard(self.store, self.comm, self.dt, self._contact_time(),
+                               config.dt_safety, self.writers)
         self.reorder_every = config.reorder_every
         self._reordered_at = self.step_index
         if self.reorder_every:
@@ -184,13 +184,18 @@ class Simulation:
             return float(self.config.dt)
         if self.scene.dt is not None:
             return float(self.scene.dt)
-        h = self.store.owned
-        t_c = self.contact.contact_time(self.store.radius[h], self.store.mass[h])
-        t_c = self.comm.allreduce_min(t_c)
+        t_c = self._contact_time()
         if not math.isfinite(t_c):
-            raise ConfigError("dt = None: cannot derive a time step without contact stiffness; "
-                              "set dt")
+            raise ConfigError(f"contact.youngs_modulus = {self.contact.E!r}: no contact "
+                              "stiffness, so no time step follows from the contact time; give "
+                              "dt (or a stiffness)")
         return t_c / self.config.dt_safety
+
+    def _contact_time(self) -> float:
+        """The shortest contact time t_c of all spheres (s; inf without stiffness)."""
+        h = self.store.owned
+        return self.comm.allreduce_min(self.contact.contact_time(self.store.radius[h],
+                                                                 self.store.mass[h]))
 
     def _wall_order(self) -> np.ndarray:
         """Wall handles in the order their forces are summed: by id −1, −2, ..."""
@@ -258,10 +263,14 @@ class Simulation:
         """Advance one time step ``dt``."""
         store, t, half, lists = self.store, self.timers, 0.5 * self.dt, self.neighbours
         with t("integrate"):
-            drift2 = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
-                                lists.rows, half, self.dt)
+            moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
+                               lists.rows, half, self.dt)
+            # one reduction: this step's largest move (the guard) and the largest drift since
+            # the last rebuild (the schedule)
+            step2, drift2 = self.comm.allreduce_max(moved)
+            self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
         with t("migrate"):
-            rebuild = lists.due(self.comm.allreduce_max(drift2))
+            rebuild = lists.due(drift2)
             changes = [self.exchange.migrate(rebuild, self.dt)]
         if rebuild:
             self.rebuilds += 1
@@ -296,12 +305,17 @@ class Simulation:
             bar = tqdm(total=steps, unit="step", desc=f"pdyn {self.scene.name}",
                        dynamic_ncols=True, mininterval=0.5)
         t0 = time.perf_counter()
-        for _ in range(steps):
-            self.step()
+        done = False
+        try:
+            for _ in range(steps):
+                self.step()
+                if bar is not None:
+                    bar.update(1)
+            done = True
+        finally:
             if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
+                bar.leave = done  # after an error the bar is erased: the error is the last line
+                bar.close()
         self.wall_time = time.perf_counter() - t0
         self.steps_run = steps
         self.load = self.exchange.load_summary()  # collective; a line on rank 0 (N > 1 only)
