@@ -54,7 +54,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--broadphase", help="broad-phase structure name")
     run.add_argument("--seed", type=int, help="seed of the scene generator")
     run.add_argument("--blocks", type=int, nargs=3, metavar=("BX", "BY", "BZ"),
-                     help="block grid of the MPI decomposition (default: ~4 blocks per rank)")
+                     help="block grid of the MPI decomposition (default: ~32 blocks per rank)")
+    run.add_argument("--balance-every", type=int, metavar="STEPS",
+                     help="rebalance the blocks over the ranks at most every STEPS steps when "
+                     "the work is uneven, 0 = never (default 100)")
     run.add_argument("--skin", type=float, help="Verlet skin of the neighbour lists in m "
                      "(default: 0.3 mean diameters; 0: broad phase every step)")
     run.add_argument("--output", help="output folder (default: pdyn-output)")
@@ -117,7 +120,7 @@ def build_config(args):
     changes = {}
     for opt, key in (("scene", "scene"), ("scale", "scale"), ("steps", "steps"), ("dt", "dt"),
                      ("broadphase", "broadphase"), ("seed", "seed"),
-                     ("skin", "neighbour_skin")):
+                     ("skin", "neighbour_skin"), ("balance_every", "balance_every")):
         v = getattr(args, opt)
         if v is not None:
             changes[key] = v
@@ -347,6 +350,8 @@ def cmd_restart(args, comm) -> int:
         changes["broadphase"] = args.broadphase
     if args.skin is not None:
         changes["neighbour_skin"] = args.skin
+    if args.balance_every is not None:
+        changes["balance_every"] = args.balance_every
     cfg = stored.with_(**changes)
     _on_root(comm, lambda: check_output_folder(cfg, resuming=same))
     sim = from_checkpoint(ckpt, comm=comm, **changes)

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from .domain import BOUNDARIES
+from .domain import BOUNDARIES, CURVES
 
 CONTACT_LAWS = ("linear", "hertz")
 #: what to do with spheres that overlap each other or a wall at the start (``pdyn.checks``)
@@ -227,6 +227,12 @@ class SimulationConfig:
     box: BoxConfig | None = None
     particles: ParticlesConfig | None = None
     blocks: tuple | None = None  # block grid for the MPI decomposition
+    # dynamic load balancing (pdyn.parallel.balance): check at the first rebuild step at least
+    # balance_every steps after the last check (0 = never), move blocks when the ranks' work
+    # max/mean exceeds balance_threshold, ordering the blocks along balance_curve
+    balance_every: int = 100
+    balance_threshold: float = 1.05
+    balance_curve: str = CURVES[0]
     reorder_every: int = 100  # steps between Z-curve reorderings of particle memory; 0 = off
     initial_overlap: str = "refuse"  # or "allow", "relax" (pdyn.checks)
     overlap_tolerance: float = 0.01  # initial overlap allowed, fraction of the smaller radius
@@ -263,6 +269,9 @@ class SimulationConfig:
             if math.prod(b) > 2**31:
                 raise ConfigError(f"blocks = {list(b)!r}: {math.prod(b)} blocks; far too many")
             object.__setattr__(self, "blocks", b)
+        _int("balance_every", self.balance_every, minimum=0)
+        _finite("balance_threshold", self.balance_threshold, lo=1.0)
+        _choice("balance_curve", self.balance_curve, CURVES)
         _int("reorder_every", self.reorder_every, minimum=0)
         _choice("initial_overlap", self.initial_overlap, INITIAL_OVERLAP)
         _finite("overlap_tolerance", self.overlap_tolerance, nonneg=True, hi=1.0)

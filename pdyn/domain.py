@@ -10,14 +10,19 @@ its centre; along a walled or open axis the first and last blocks extend to ∓�
 that escapes the box still has an owner), along a periodic axis centres are wrapped into
 [lo, hi) by :func:`wrap_periodic` before they are assigned.
 
-Blocks go to ranks in contiguous runs along the Morton (Z-order) curve of their grid
-coordinates, each run carrying about the same weight (particle count + 1 per block, so empty
-blocks spread too). Every rank computes the same map from the same global scene, so no
-message is needed to agree on it. Nothing here talks MPI; ``pdyn.parallel`` does.
+Blocks go to ranks in contiguous runs along a space-filling curve of their grid coordinates
+(Hilbert by default, or Morton / Z-order; [Skilling2004], [Morton1966]), each run carrying
+about the same weight ([EiblRude2019]: at set-up the particle count, during a run the measured
+work, ``pdyn.parallel.balance``; empty blocks weigh a little, so they spread too). Every rank
+computes the same map from the same weights, so no message is needed to agree on it. The grid
+is fine — ``DEFAULT_BLOCKS_PER_RANK`` blocks per rank — so that whole blocks can be moved to
+balance a scene whose particles gather in a small part of the box (see ARCHITECTURE.md).
+Nothing here talks MPI; ``pdyn.parallel`` does.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,14 +30,20 @@ from numba import njit
 
 from ._jit import JIT
 from .cell_index import clamped_cell
-from .zorder import morton3
+from .zorder import hilbert3, morton3
 
 BOUNDARIES = ("wall", "periodic", "open")
+#: block orders of :meth:`BlockGrid.assign` (the first is the default)
+CURVES = ("hilbert", "morton")
 #: a block grid may have at most max(BLOCKS_PER_RANK x ranks, min(particles, MAX_BLOCKS)) blocks:
-#: blocks beyond one per particle stay empty, and set-up time grows with the square of the
-#: block count (each rank tests its blocks against every block for its neighbour ranks)
+#: blocks beyond one per particle stay empty, and every rebuild and rebalance walks the block
+#: arrays (bounds, weights: O(blocks) per rank)
 BLOCKS_PER_RANK = 64
 MAX_BLOCKS = 32768
+#: blocks per rank of the default grid (:func:`default_block_dims`)
+DEFAULT_BLOCKS_PER_RANK = 32
+#: weight of an empty block, as a fraction of the mean block weight (spreads empty blocks)
+EMPTY_WEIGHT = 1e-3
 
 
 @dataclass(frozen=True)
@@ -120,17 +131,6 @@ def _wrap(pos, handles, lo, hi, length, periodic):
 
 
 @njit(**JIT)
-def _morton_codes(dims):
-    nb = dims[0] * dims[1] * dims[2]
-    out = np.empty(nb, np.int64)
-    for iz in range(dims[2]):
-        for iy in range(dims[1]):
-            for ix in range(dims[0]):
-                out[(iz * dims[1] + iy) * dims[0] + ix] = morton3(ix, iy, iz)
-    return out
-
-
-@njit(**JIT)
 def _box_dist2(y, lo, hi):
     d2 = 0.0
     for a in range(3):
@@ -144,44 +144,90 @@ def _box_dist2(y, lo, hi):
 
 
 @njit(**JIT)
-def _neighbour_mask(mine, owner, blo, bhi, shifts, reach, nranks):
-    """Ranks owning a block within ``reach`` of one of ``mine`` (any periodic shift)."""
+def _neighbour_mask(mine, owner, dims, edge, periodic, reach, nranks):
+    """Ranks owning a block within ``reach`` of one of ``mine`` (any periodic image).
+
+    Only the blocks up to ``reach`` away are visited (O(blocks of the rank × blocks in reach),
+    not O(blocks²)): the gap between blocks ``k`` apart along an axis is (k − 1) edges,
+    whether or not an edge block reaches to infinity (it only extends away from the others);
+    along a periodic axis both ways round count."""
     out = np.zeros(nranks, np.bool_)
-    nb = owner.shape[0]
-    y = np.empty(3)
+    span = np.empty(3, np.int64)
+    for a in range(3):
+        span[a] = min(math.floor(reach / edge[a]) + 1.0, float(dims[a]))
+    c = np.empty(3, np.int64)
+    r2 = reach * reach * (1.0 + 1e-9)  # never miss a block at exactly ``reach``
     for t in range(mine.shape[0]):
         b = mine[t]
-        for c in range(nb):
-            r = owner[c]
-            if out[r]:
+        c[0] = b % dims[0]
+        c[1] = (b // dims[0]) % dims[1]
+        c[2] = b // (dims[0] * dims[1])
+        for oz in range(-span[2], span[2] + 1):
+            z = _offset_block(c[2], oz, dims[2], periodic[2])
+            if z < 0:
                 continue
-            for s in range(shifts.shape[0]):
-                # distance between box b and box c shifted by shifts[s]
-                d2 = 0.0
-                for a in range(3):
-                    clo = blo[c, a] + shifts[s, a]
-                    chi = bhi[c, a] + shifts[s, a]
-                    if chi < blo[b, a]:
-                        d = blo[b, a] - chi
-                        d2 += d * d
-                    elif clo > bhi[b, a]:
-                        d = clo - bhi[b, a]
-                        d2 += d * d
-                if d2 <= reach * reach:
-                    out[r] = True
-                    break
+            gz = max(abs(oz) - 1, 0) * edge[2]
+            for oy in range(-span[1], span[1] + 1):
+                y = _offset_block(c[1], oy, dims[1], periodic[1])
+                if y < 0:
+                    continue
+                gy = max(abs(oy) - 1, 0) * edge[1]
+                for ox in range(-span[0], span[0] + 1):
+                    x = _offset_block(c[0], ox, dims[0], periodic[0])
+                    if x < 0:
+                        continue
+                    gx = max(abs(ox) - 1, 0) * edge[0]
+                    if gx * gx + gy * gy + gz * gz <= r2:
+                        out[owner[(z * dims[1] + y) * dims[0] + x]] = True
     return out
 
 
-def default_block_dims(box: Box, nranks: int, per_rank: int = 4) -> tuple:
-    """A grid of at least ``per_rank * nranks`` near-cubic blocks (1 block for one rank)."""
+@njit(**JIT)
+def _offset_block(i, o, n, periodic):
+    """Grid index ``o`` blocks from ``i`` along an axis of ``n`` blocks (-1: outside)."""
+    j = i + o
+    if periodic:
+        return j % n
+    return j if 0 <= j < n else -1
+
+
+@njit(**JIT)
+def _curve_keys(dims, hilbert):
+    """Key of every block along the Hilbert or Morton curve of its grid coordinates."""
+    nb = dims[0] * dims[1] * dims[2]
+    bits = 0
+    while (1 << bits) < max(dims[0], dims[1], dims[2]):
+        bits += 1
+    out = np.empty(nb, np.int64)
+    for iz in range(dims[2]):
+        for iy in range(dims[1]):
+            for ix in range(dims[0]):
+                b = (iz * dims[1] + iy) * dims[0] + ix
+                out[b] = hilbert3(ix, iy, iz, bits) if hilbert else morton3(ix, iy, iz)
+    return out
+
+
+def default_block_dims(box: Box, nranks: int, per_rank: int = DEFAULT_BLOCKS_PER_RANK,
+                       n_particles: int | None = None) -> tuple:
+    """A grid of near-cubic blocks, about ``per_rank * nranks`` of them and never more than
+    :meth:`BlockGrid.check_size` allows for ``n_particles`` (1 block for one rank)."""
     target = 1 if nranks <= 1 else per_rank * nranks
+    if n_particles is not None and nranks > 1:
+        target = max(nranks, min(target, _block_limit(n_particles, nranks)))
     length = box.length
     dims = np.ones(3, np.int64)
-    while int(np.prod(dims)) < target:
+    while True:
         a = int(np.argmax(length / dims))  # split the axis with the longest block edge
-        dims[a] += 1
+        grown = dims.copy()
+        grown[a] += 1
+        if int(np.prod(dims)) >= nranks and int(np.prod(grown)) > target:
+            break
+        dims = grown
     return tuple(int(d) for d in dims)
+
+
+def _block_limit(n_particles: int, nranks: int) -> int:
+    return max(BLOCKS_PER_RANK * nranks, min(int(n_particles), MAX_BLOCKS))
 
 
 class BlockGrid:
@@ -244,9 +290,12 @@ class BlockGrid:
         rows.sort(key=lambda r: (r != (0.0, 0.0, 0.0)))
         return np.array(rows, float).reshape(-1, 3)
 
-    def morton_order(self) -> np.ndarray:
-        """Block ids in Morton (Z-curve) order."""
-        return np.argsort(_morton_codes(self.dims), kind="stable")
+    def curve_order(self, curve: str = CURVES[0]) -> np.ndarray:
+        """Block ids in the order of the space-filling ``curve`` (one of ``CURVES``)."""
+        if curve not in CURVES:
+            raise DecompositionError(f"balance_curve = {curve!r}: choose from "
+                                     f"{', '.join(CURVES)}")
+        return np.argsort(_curve_keys(self.dims, curve == "hilbert"), kind="stable")
 
     def check_size(self, n_particles: int, nranks: int) -> None:
         """Refuse a grid with fewer blocks than ranks, or more than
@@ -256,22 +305,25 @@ class BlockGrid:
             raise DecompositionError(
                 f"blocks = {self.dims.tolist()!r}: {nb} blocks for {nranks} ranks; every rank "
                 "needs at least one block (use more blocks or fewer ranks)")
-        limit = max(BLOCKS_PER_RANK * nranks, min(int(n_particles), MAX_BLOCKS))
+        limit = _block_limit(n_particles, nranks)
         if nb > limit:
             raise DecompositionError(
                 f"blocks = {self.dims.tolist()!r}: {nb} blocks for {int(n_particles)} particles "
                 f"on {nranks} rank(s); at most {limit} make sense (max({BLOCKS_PER_RANK} per "
-                f"rank, one per particle up to {MAX_BLOCKS}); set-up time grows with the square "
-                "of the block count)")
+                f"rank, one per particle up to {MAX_BLOCKS}); more blocks stay empty and cost "
+                "memory and time at every rebuild)")
 
-    def assign(self, weights, nranks: int) -> np.ndarray:
-        """Cut the Morton-ordered blocks into ``nranks`` contiguous runs of about equal weight
-        (each rank at least one block); sets and returns ``owner``. ``weights`` are the
-        particle counts per block (:meth:`check_size` refuses absurd grids first)."""
+    def assign(self, weights, nranks: int, curve: str = CURVES[0]) -> np.ndarray:
+        """Cut the blocks, ordered along ``curve`` (``CURVES``), into ``nranks`` contiguous
+        runs of about equal weight (each rank at least one block); sets and returns ``owner``.
+        ``weights`` are per block: particle counts at set-up, measured work when rebalancing
+        (:meth:`check_size` refuses absurd grids first). A run ends at the block whose middle
+        is nearest the ideal cut; empty blocks weigh ``EMPTY_WEIGHT`` of the mean block."""
         nb = self.n_blocks
-        self.check_size(int(np.sum(weights)), nranks)
-        order = self.morton_order()
-        w = np.asarray(weights, float)[order] + 1.0
+        w = np.asarray(weights, float)
+        self.check_size(int(np.sum(w)), nranks)
+        order = self.curve_order(curve)
+        w = w[order] + EMPTY_WEIGHT * max(float(w.sum()), 1.0) / nb
         cum = np.cumsum(w)
         mid = cum - 0.5 * w
         starts = np.zeros(nranks + 1, np.int64)
@@ -290,9 +342,8 @@ class BlockGrid:
     def neighbour_ranks(self, rank: int, reach: float, nranks: int) -> np.ndarray:
         """Ranks (other than ``rank``) owning a block within ``reach`` of ``rank``'s blocks,
         periodic images included; the relation is symmetric."""
-        blo, bhi = self.bounds()
-        mask = _neighbour_mask(self.blocks_of_rank(rank), self.owner, blo, bhi, self.shifts(),
-                               float(reach), int(nranks))
+        mask = _neighbour_mask(self.blocks_of_rank(rank), self.owner, self.dims, self.edge,
+                               self.periodic, float(reach), int(nranks))
         mask[rank] = False
         return np.flatnonzero(mask)
 

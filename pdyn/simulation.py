@@ -1,12 +1,13 @@
 """The driver: one time step on one rank, reading top to bottom.
 
-integrate (kick–drift) → migrate → [reorder] → ghosts → [broad phase → neighbour lists] →
-contacts → integrate (kick) → writers. Velocity Verlet ([Verlet1967]) with the first half-kick
+integrate (kick–drift) → migrate → [balance] → [reorder] → ghosts → [broad phase → neighbour
+lists] → contacts → integrate (kick) → writers. Velocity Verlet ([Verlet1967]) with the first half-kick
 and the drift opening the step, so the forces held at the end of a step belong to its positions
 (what a snapshot or checkpoint needs). One schedule paces the expensive work: the drift reports
 each particle's displacement since the last rebuild, one reduction takes the largest, and when
 it exceeds half the skin (``NeighbourList.due``) the step *rebuilds* — the exchange migrates
-and re-plans its ghosts, memory is reordered when due, the broad phase finds the pairs within
+and re-plans its ghosts, blocks are rebalanced over the ranks when due (``pdyn.parallel.balance``),
+memory is reordered when due, the broad phase finds the pairs within
 the skin and the neighbour lists are rebuilt; every other step only refreshes ghost positions
 and walks the lists. Components return what they changed and the driver applies it where the
 step shows it: the exchange (``pdyn.parallel``) reports the handles it removed from and added
@@ -33,6 +34,7 @@ from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
 from .io import make_writers
 from .parallel import StoreChanges, get_comm, make_exchange
+from .parallel.balance import Balancer, block_work
 from .particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
 from .scenarios import Scene, make_scene
 from .zorder import zorder
@@ -132,8 +134,9 @@ class Simulation:
         self._add_walls()
         particles = restart.particles if restart else scene_particles(scene)
         skin = neighbour_skin(config.neighbour_skin, particles["radius"])
+        n_particles = len(particles["radius"])
         self.exchange = make_exchange(self.store, self.box, self.comm, dims=config.blocks,
-                                      skin=skin or None)
+                                      skin=skin or None, n_particles=n_particles)
         # a restart continues the exchange's plan and keeps centres unwrapped (distribute
         # checks them against the skin along periodic axes); particles may have moved up to
         # ``drift`` since the last rebuild, so the first plan and lists reach that much farther
@@ -148,6 +151,15 @@ class Simulation:
                                  rank_of=restart.rank_of if restart else None)
         self.neighbours = NeighbourList(skin, rebuild_skin=self.exchange.skin)
         self.rebuilds = 0
+        # the schedule continues a checkpoint's; one rank or one block has nothing to balance
+        self.balancer = Balancer(
+            config.balance_every if getattr(self.exchange, "grid", None) is not None else 0,
+            config.balance_threshold, config.balance_curve, self.comm.size, n_particles,
+            last=getattr(self.exchange, "balanced_at", 0) if restart else self.step_index)
+        if self.balancer.every:
+            self.timers["balance"] = 0.0  # a row of the phase table even if never due
+        self._reduced = np.zeros(3)  # the step's one reduction: move, drift, owned count
+        self._n_owned = int(self.store.owned.size)
         self.dt = restart.dt if restart else self._time_step()
         self.time = self.step_index * self.dt
         self.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
@@ -263,16 +275,31 @@ class Simulation:
         """Advance one time step ``dt``."""
         store, t, half, lists = self.store, self.timers, 0.5 * self.dt, self.neighbours
         with t("integrate"):
-            moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
-                               lists.rows, half, self.dt)
-            # one reduction: this step's largest move (the guard) and the largest drift since
-            # the last rebuild (the schedule)
-            step2, drift2 = self.comm.allreduce_max(moved)
+            red = self._reduced
+            red[:2] = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
+                                 lists.rows, half, self.dt)
+            red[2] = self._n_owned
+            # one reduction: this step's largest move (the guard), the largest drift since the
+            # last rebuild (the schedule) and the largest owned count (the load record)
+            step2, drift2, max_owned = self.comm.allreduce_max(red)
             self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
+            self.balancer.observe(max_owned)
+        rebuild = lists.due(drift2)
+        balance = rebuild and self.balancer.due(self.step_index + 1)
+        if balance:
+            with t("balance"):  # the work of the interval that ends, on its lists
+                work = block_work(self.exchange.grid, store.pos, lists.rows, lists.start)
         with t("migrate"):
-            rebuild = lists.due(drift2)
-            changes = [self.exchange.migrate(rebuild, self.dt)]
+            changes = self.exchange.migrate(rebuild, self.dt)
+        if balance:
+            with t("balance"):
+                changes, moved, sent = self.exchange.rebalance(
+                    changes, work, self.balancer.threshold, self.balancer.curve,
+                    self.step_index + 1)
+                self.balancer.checked(self.step_index + 1, moved, sent)
+        changes = [changes]
         if rebuild:
+            self._n_owned = int(store.owned.size)
             self.rebuilds += 1
             if self.reorder_every and self.step_index - self._reordered_at >= self.reorder_every:
                 with t("reorder"):
@@ -318,7 +345,8 @@ class Simulation:
                 bar.close()
         self.wall_time = time.perf_counter() - t0
         self.steps_run = steps
-        self.load = self.exchange.load_summary()  # collective; a line on rank 0 (N > 1 only)
+        self.load = self.exchange.load_summary(  # collective; a line on rank 0 (N > 1 only)
+            self.balancer.mean_imbalance, self.balancer.rebalances)
         if self.load and self.comm.rank == 0:
             print(self.load, flush=True)
         return self.summary()
@@ -358,6 +386,8 @@ class Simulation:
             "steps_per_second": steps / wall if wall > 0 else float("nan"),
             "contacts": contacts,
             "rebuilds": self.rebuilds,
+            "rebalances": self.balancer.rebalances,
+            "mean_imbalance": self.balancer.mean_imbalance,
             "neighbour_skin": self.neighbours.skin,
             "kinetic_energy": self.kinetic_energy(),
             "timers": dict(self.timers),

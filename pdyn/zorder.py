@@ -1,7 +1,11 @@
-"""Z-curve (Morton) codes and the Z-curve reordering of particle memory.
+"""Space-filling-curve codes (Z-curve / Morton, Hilbert) and the Z-curve reordering of particle
+memory.
 
 ``morton3`` interleaves three 21-bit integers into a 63-bit key ([Morton1966]; [Ihmsen2011] Sec.
 4.3); it is the one Morton code of pdyn (index sorts, octree insertion order, block order).
+``hilbert3`` is the key along the 3-D Hilbert curve ([Skilling2004]): consecutive keys are
+face neighbours, so a run of blocks along it is more compact than a Z-curve run (one of the
+two block orders of ``pdyn.domain.BlockGrid.assign``).
 ``zorder(pos, handles, cell)`` sorts handles along the Z-curve of cells of edge ``cell``, so
 particles close in space sit close in memory: the reordering Ihmsen et al. apply every ~100
 steps (Sec. 4.5, Table 3) to keep neighbour loops cache-friendly. The simulation applies it
@@ -49,6 +53,47 @@ def compact_bits(v):
 def morton3(ix, iy, iz):
     """63-bit Z-curve key of the cell (ix, iy, iz), each in [0, 2^21)."""
     return spread_bits(ix) | (spread_bits(iy) << 1) | (spread_bits(iz) << 2)
+
+
+@njit(**JIT)
+def hilbert3(ix, iy, iz, bits):
+    """Key of the cell (ix, iy, iz), each in [0, 2^bits), along the 3-D Hilbert curve of
+    2^bits cells per axis (bits <= 21): Skilling's axes-to-transpose ([Skilling2004]), then the
+    transposed bits read out as one integer."""
+    x0, x1, x2 = ix, iy, iz
+    q = 1 << (bits - 1) if bits > 0 else 0
+    while q > 1:  # inverse undo of the excess work
+        p = q - 1
+        if x0 & q:
+            x0 ^= p
+        if x1 & q:
+            x0 ^= p
+        else:
+            t = (x0 ^ x1) & p
+            x0 ^= t
+            x1 ^= t
+        if x2 & q:
+            x0 ^= p
+        else:
+            t = (x0 ^ x2) & p
+            x0 ^= t
+            x2 ^= t
+        q >>= 1
+    x1 ^= x0  # Gray encode
+    x2 ^= x1
+    t = 0
+    q = 1 << (bits - 1) if bits > 0 else 0
+    while q > 1:
+        if x2 & q:
+            t ^= q - 1
+        q >>= 1
+    x0 ^= t
+    x1 ^= t
+    x2 ^= t
+    key = 0
+    for b in range(bits - 1, -1, -1):
+        key = (key << 3) | (((x0 >> b) & 1) << 2) | (((x1 >> b) & 1) << 1) | ((x2 >> b) & 1)
+    return key
 
 
 @njit(**JIT)

@@ -1,13 +1,14 @@
-"""Block geometry without MPI (pdyn.domain): block ids, Morton order, weighted contiguous
-block → rank map, neighbour ranks, periodic wrap; the ghost plan's reach; periodic boundaries
+"""Block geometry without MPI (pdyn.domain): block ids, Morton and Hilbert order, weighted
+contiguous block → rank map, neighbour ranks (against an all-pairs oracle), periodic wrap; the ghost plan's reach; periodic boundaries
 on one rank through the same exchange code."""
 
 import numpy as np
 import pytest
 
 from pdyn.config import BoxConfig, ParticlesConfig, SimulationConfig
-from pdyn.domain import (BlockGrid, Box, DecompositionError, _morton_codes, default_block_dims,
-                         wrap_periodic)
+from pdyn.domain import (CURVES, BlockGrid, Box, DecompositionError, _curve_keys,
+                         default_block_dims, wrap_periodic)
+from pdyn.zorder import hilbert3
 from pdyn.parallel import BlockExchange, ExchangeError, SerialExchange
 from pdyn.parallel.ghosts import plan_ghosts
 from pdyn.particles import ParticleStore
@@ -35,26 +36,50 @@ def test_bounds_extend_to_infinity_on_closed_axes():
 
 
 def test_morton_codes_interleave_bits():
-    codes = _morton_codes(np.array([2, 2, 2], np.int64))
+    codes = _curve_keys(np.array([2, 2, 2], np.int64), False)
     # block id (iz*2+iy)*2+ix -> code with bits (iz iy ix)
     assert codes.tolist() == list(range(8))
     g = BlockGrid(_box(), (4, 4, 1))
-    order = g.morton_order()
+    order = g.curve_order("morton")
     assert sorted(order.tolist()) == list(range(16))
     assert order[:4].tolist() == [0, 1, 4, 5]  # first Z of 2x2
 
 
+@pytest.mark.parametrize("bits", [1, 2, 3, 4])
+def test_hilbert_keys_are_a_path_of_face_neighbours(bits):
+    n = 1 << bits
+    cells = {}
+    for x in range(n):
+        for y in range(n):
+            for z in range(n):
+                cells[hilbert3(x, y, z, bits)] = (x, y, z)
+    assert sorted(cells) == list(range(n ** 3))  # a bijection onto 0 .. n³-1
+    path = np.array([cells[k] for k in range(n ** 3)])
+    assert np.abs(np.diff(path, axis=0)).sum(axis=1).tolist() == [1] * (n ** 3 - 1)
+
+
+def test_hilbert_order_of_a_grid_that_is_not_a_power_of_two():
+    g = BlockGrid(_box(), (3, 5, 2))
+    order = g.curve_order("hilbert")
+    assert sorted(order.tolist()) == list(range(30))
+    steps = np.abs(np.diff(g.coords(order), axis=0)).sum(axis=1)
+    assert (steps == 1).sum() >= len(steps) - 2  # face neighbours but for a jump or two
+    with pytest.raises(DecompositionError, match="balance_curve = 'peano'"):
+        g.curve_order("peano")
+
+
+@pytest.mark.parametrize("curve", CURVES)
 @pytest.mark.parametrize("nranks", [1, 2, 3, 4, 7])
-def test_assign_contiguous_balanced(nranks):
+def test_assign_contiguous_balanced(nranks, curve):
     rng = np.random.default_rng(1)
     g = BlockGrid(_box(), (4, 4, 4))
     weights = rng.integers(0, 100, g.n_blocks)
-    owner = g.assign(weights, nranks)
-    runs = owner[g.morton_order()]
+    owner = g.assign(weights, nranks, curve=curve)
+    runs = owner[g.curve_order(curve)]
     assert np.all(np.diff(runs) >= 0), "runs along the curve must be contiguous"
     assert set(runs.tolist()) == set(range(nranks))
-    load = np.bincount(owner, weights=weights + 1.0, minlength=nranks)
-    assert load.max() <= load.mean() + (weights.max() + 1)  # within one block of ideal
+    load = np.bincount(owner, weights=weights, minlength=nranks)
+    assert load.max() <= load.mean() + weights.max()  # within one block of ideal
 
 
 def test_assign_every_rank_gets_a_block_even_when_empty():
@@ -67,12 +92,26 @@ def test_assign_every_rank_gets_a_block_even_when_empty():
         g.assign(w, 9)
 
 
+def test_empty_blocks_weigh_little():
+    """A heap in one corner of many empty blocks: the particles are split evenly, not the
+    blocks (an empty block weighing 1 like a particle would give rank 0 far fewer)."""
+    g = BlockGrid(_box(), (12, 12, 12))
+    w = np.bincount(g.block_of(np.random.default_rng(2).uniform(0, 2, (2000, 3))),
+                    minlength=g.n_blocks).astype(float)
+    load = np.bincount(g.assign(w, 4), weights=w, minlength=4)
+    assert load.max() / load.mean() < 1.1
+
+
 def test_default_dims():
     assert default_block_dims(_box(), 1) == (1, 1, 1)
     d = default_block_dims(_box(), 2)
-    assert np.prod(d) >= 8
+    assert np.prod(d) >= 32
     d = default_block_dims(_box((32.0, 8.0, 8.0)), 2)
     assert d[0] > d[1]
+    # never more than check_size allows: 4 ranks, 50 particles -> at most 256 blocks
+    d = default_block_dims(_box(), 4, per_rank=200, n_particles=50)
+    assert 4 <= np.prod(d) <= 256
+    BlockGrid(_box(), d).check_size(50, 4)
 
 
 def test_neighbour_ranks_symmetric_and_periodic():
@@ -89,6 +128,36 @@ def test_neighbour_ranks_symmetric_and_periodic():
             assert nb[0] == {1, 3} and nb[3] == {0, 2}
         # a reach of more than one rank's width makes next-but-one ranks neighbours
         assert 2 in set(g.neighbour_ranks(0, 4.5, 4).tolist())
+
+
+def _neighbours_by_all_pairs(g, rank, reach):
+    """The oracle: every block of ``rank`` against every block, every periodic shift."""
+    blo, bhi = g.bounds()
+    out = set()
+    for b in g.blocks_of_rank(rank):
+        for c in range(g.n_blocks):
+            for s in g.shifts():
+                lo, hi = blo[c] + s, bhi[c] + s
+                gap = np.maximum(np.maximum(lo - bhi[b], blo[b] - hi), 0.0)
+                gap[~np.isfinite(gap)] = 0.0
+                if (gap ** 2).sum() <= reach ** 2 and g.owner[c] != rank:
+                    out.add(int(g.owner[c]))
+    return out
+
+
+@pytest.mark.parametrize("boundary", [("wall",) * 3, ("periodic",) * 3,
+                                      ("periodic", "wall", "open")])
+def test_neighbour_ranks_equal_all_pairs(boundary):
+    """Only blocks within reach are visited; the answer is the all-pairs one (random maps,
+    reaches from a fraction of a block to more than the box)."""
+    rng = np.random.default_rng(5)
+    g = BlockGrid(_box((9.0, 6.0, 4.0), boundary), (5, 4, 3))
+    for trial in range(6):
+        g.assign(rng.integers(0, 50, g.n_blocks), 7, curve=CURVES[trial % 2])
+        for reach in (0.3, 1.8, 2.5, 7.0):
+            for r in range(7):
+                assert set(g.neighbour_ranks(r, reach, 7).tolist()) == \
+                    _neighbours_by_all_pairs(g, r, reach), (boundary, reach, r)
 
 
 def test_shifts():

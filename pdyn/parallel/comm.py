@@ -62,6 +62,11 @@ class MPIComm:
         self.size = comm.Get_size()
 
     def allreduce_sum(self, x):
+        """Sum of ``x`` over the ranks; a float64 array elementwise (one buffer reduction)."""
+        if isinstance(x, np.ndarray):
+            out = np.empty_like(x)
+            self.comm.Allreduce(np.ascontiguousarray(x), out, op=self.mpi.SUM)
+            return out
         return self.comm.allreduce(x, op=self.mpi.SUM)
 
     def allreduce_max(self, x):

@@ -22,7 +22,10 @@ re-planned: ``ghosts`` only sends the fields of existing ghosts that travel on e
 (plan/execute, as Cabana's ``Halo``, [Slattery2022]). At a rebuild step all ghosts are
 removed (O(1) each), owned centres are wrapped into the periodic box, particles that left this
 rank's blocks migrate to the owners of their new blocks (``migration.py``), a new ghost plan is
-made (``ghosts.py``) and the new ghosts are inserted.
+made (``ghosts.py``) and the new ghosts are inserted. At some rebuild steps the driver then
+asks for a rebalance (``balance.py``): between migration and the new ghost plan, so whole
+blocks move with their particles to their new owners through the same O(1) remove/insert and
+the ghost plan is made once, for the new map (:meth:`BlockExchange.rebalance`).
 Every message goes to a neighbour rank (an owner of a block within ``2 r_max + skin`` of this
 rank's blocks, periodic wrap included), point to point; there is no master and no all-gather of
 particles. What a message carries comes from the field schema (``pdyn.particles.FIELDS``),
@@ -59,12 +62,14 @@ import numpy as np
 from ..domain import BlockGrid, DecompositionError, default_block_dims, wrap_periodic
 from ..particles import (FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MIGRATE, OWNED,
                          Packing)
+from .balance import imbalance
 from .ghosts import plan_ghosts
 from .migration import destinations
 
 TAG_MIGRATE = 100
 TAG_CREATE = 200
 TAG_UPDATE = 300
+TAG_BALANCE = 400
 
 #: default Verlet skin as a fraction of the mean radius, when the neighbour lists set none
 SKIN_FRACTION = 0.5
@@ -167,7 +172,7 @@ class SerialExchange:
         return {"rank": 0, "owned": int(self.store.owned.size), "ghosts": 0, "migrated": 0,
                 "rebuilds": 0, "neighbours": [], "blocks": 1}
 
-    def load_summary(self) -> str | None:
+    def load_summary(self, mean_imbalance: float = 1.0, rebalances: int = 0) -> str | None:
         return None
 
 
@@ -175,16 +180,19 @@ class BlockExchange:
     """Block decomposition of ``box`` over ``comm`` with Verlet-skin ghost and migration plans
     for the particles of ``store``.
 
-    ``dims`` (default :func:`pdyn.domain.default_block_dims`) is the block grid; ``skin``
+    ``dims`` (default :func:`pdyn.domain.default_block_dims` for ``n_particles``) is the block
+    grid; ``skin``
     (default ``SKIN_FRACTION`` × mean radius) the Verlet skin (m): the neighbour lists' skin,
     since the two share one rebuild schedule.
     """
 
-    def __init__(self, store, box, comm, dims=None, skin: float | None = None):
+    def __init__(self, store, box, comm, dims=None, skin: float | None = None,
+                 n_particles: int | None = None):
         self.store, self.box, self.comm = store, box, comm
         self.rank, self.size = comm.rank, comm.size
         try:
-            self.grid = BlockGrid(box, dims or default_block_dims(box, self.size))
+            self.grid = BlockGrid(box, dims or default_block_dims(box, self.size,
+                                                                  n_particles=n_particles))
         except DecompositionError as exc:
             raise ExchangeError(str(exc)) from None
         if self.grid.n_blocks < self.size:
@@ -203,6 +211,7 @@ class BlockExchange:
         self._restored: dict | None = None  # a checkpoint's state(), used by distribute
         self.n_migrated = 0
         self.n_rebuilds = 0
+        self.balanced_at = 0  # step of the last balance check (a checkpoint keeps it)
         self.comm_seconds = 0.0  # inside point-to-point messages
         self.rebuild_seconds = 0.0  # ghost removal, wrap, migration, plan, ghost creation
 
@@ -278,7 +287,8 @@ class BlockExchange:
         ``dims`` (plain values) and its block → rank map ``owner`` (an int64 array, one entry
         per block). (When to rebuild follows from the particles' ``build_pos``.)"""
         return {"kind": "block", "ranks": int(self.size), "skin": float(self.skin),
-                "dims": self.grid.dims.tolist(), "owner": self.grid.owner.copy()}
+                "dims": self.grid.dims.tolist(), "owner": self.grid.owner.copy(),
+                "balanced_at": int(self.balanced_at)}
 
     def restore(self, state: dict, drift: float = 0.0) -> None:
         """Continue a checkpointed exchange (:meth:`state` of this or any other exchange, any
@@ -289,6 +299,7 @@ class BlockExchange:
         arguments."""
         self._restored = dict(state)
         self._drift = float(drift)
+        self.balanced_at = int(state.get("balanced_at", 0))
 
     @property
     def reach(self) -> float:
@@ -317,21 +328,24 @@ class BlockExchange:
             msgs = [m for m in self.comm.allgather(message) if m]
             raise ExchangeError(message or f"on another rank: {msgs[0]}")
 
-    def _trade(self, packing: Packing, send: dict, tag: int, counts=None) -> dict:
-        """Send ``send[p]`` (a packed (floats, ints) pair) to every peer ``p``; returns the
-        pairs received. ``counts`` (rows per peer) skips the count round when known."""
+    def _trade(self, packing: Packing, send: dict, tag: int, counts=None,
+               peers: list[int] | None = None) -> dict:
+        """Send ``send[p]`` (a packed (floats, ints) pair) to every peer ``p`` (the neighbour
+        ranks unless ``peers`` is given); returns the pairs received. ``counts`` (rows per
+        peer) skips the count round when known."""
         t0 = time.perf_counter()
-        f = self.comm.neighbour_exchange(self.peers, {p: send[p][0] for p in self.peers},
+        peers = self.peers if peers is None else peers
+        f = self.comm.neighbour_exchange(peers, {p: send[p][0] for p in peers},
                                          (packing.width_f,), np.float64, tag, counts=counts)
-        counts = {p: len(f[p]) for p in self.peers}
+        counts = {p: len(f[p]) for p in peers}
         if packing.width_i:
-            i = self.comm.neighbour_exchange(self.peers, {p: send[p][1] for p in self.peers},
+            i = self.comm.neighbour_exchange(peers, {p: send[p][1] for p in peers},
                                              (packing.width_i,), np.int64, tag + 10,
                                              counts=counts)
         else:
-            i = {p: np.zeros((counts[p], 0), np.int64) for p in self.peers}
+            i = {p: np.zeros((counts[p], 0), np.int64) for p in peers}
         self.comm_seconds += time.perf_counter() - t0
-        return {p: (f[p], i[p]) for p in self.peers}
+        return {p: (f[p], i[p]) for p in peers}
 
     def remap(self, old_to_new) -> None:
         """The store was permuted (``ParticleStore.permute``, e.g. ``Simulation._reorder``):
@@ -393,17 +407,57 @@ class BlockExchange:
                     f"than a neighbour rank's reach ({self.reach:.6g} m) since the last "
                     f"exchange plan: the time step dt = {dt!r} is too large (lower dt)")
         self._fail(message)
-        go = np.ascontiguousarray(owned[leaving])
-        go_dest = dest[leaving]
-        order = np.argsort(go_dest, kind="stable")
-        go, go_dest = go[order], go_dest[order]
-        bounds = np.searchsorted(go_dest, np.arange(self.size + 1))
-        recv = self._trade(MIGRANT, {p: MIGRANT.pack(store, go[bounds[p]:bounds[p + 1]])
-                                     for p in self.peers}, TAG_MIGRATE)
-        store.remove(go)
-        came = [store.add(**MIGRANT.fields(*recv[p])) for p in self.peers if len(recv[p][0])]
+        go, came = self._send_owned(owned[leaving], dest[leaving], self.peers, TAG_MIGRATE)
         self.n_migrated += len(go)
+        return go, came
+
+    def _send_owned(self, go, dest, peers, tag) -> tuple[np.ndarray, np.ndarray]:
+        """Move the owned handles ``go`` to the ranks ``dest`` (all among ``peers``, which must
+        name this rank exactly when this rank names them); returns (removed, added) handles."""
+        store = self.store
+        order = np.argsort(dest, kind="stable")
+        go, dest = np.ascontiguousarray(go[order]), dest[order]
+        bounds = np.searchsorted(dest, np.arange(self.size + 1))
+        recv = self._trade(MIGRANT, {p: MIGRANT.pack(store, go[bounds[p]:bounds[p + 1]])
+                                     for p in peers}, tag, peers=peers)
+        store.remove(go)
+        came = [store.add(**MIGRANT.fields(*recv[p])) for p in peers if len(recv[p][0])]
         return go, np.concatenate(came) if came else _none()
+
+    # ------------------------------------------------------------------ rebalance
+    def rebalance(self, changes: StoreChanges, work, threshold: float, curve: str,
+                  step: int) -> tuple[StoreChanges, bool, int]:
+        """Collective, at a rebuild step right after :meth:`migrate` (whose ``changes`` it
+        extends): make ``work`` (this rank's measured work per block,
+        ``balance.block_work``) global in one reduction; if the ranks' loads under the current
+        map are more uneven than ``threshold`` (max/mean), cut the blocks along ``curve``
+        afresh (``BlockGrid.assign``) and send every particle of a block that changed owner
+        to its new owner. Each pair of ranks that trade a block knows it from the old and the
+        new map, so only they exchange messages. Returns the combined changes (a handle that
+        arrived in the migration and left again here is in neither list), whether blocks
+        moved, and how many particles this rank sent."""
+        grid, rank = self.grid, self.rank
+        self.balanced_at = int(step)
+        weights = self.comm.allreduce_sum(np.asarray(work, float))
+        loads = np.bincount(grid.owner, weights=weights, minlength=self.size)
+        if imbalance(loads) <= threshold:
+            return changes, False, 0
+        old = grid.owner.copy()
+        new = grid.assign(weights, self.size, curve=curve)
+        peers = sorted(set(new[(old == rank) & (new != rank)].tolist())
+                       | set(old[(new == rank) & (old != rank)].tolist()))
+        owned = self._owned()
+        dest = new[grid.block_of(self.store.pos, owned)]
+        leaving = dest != rank
+        go, came = self._send_owned(owned[leaving], dest[leaving], peers, TAG_BALANCE)
+        self.peers = self._neighbours()
+        back = np.isin(go, changes.immigrated)  # arrived in this step's migration: never
+        return StoreChanges(  # inserted into the broad phase, so not to be removed from it
+            rebuilt=True, ghosts_removed=changes.ghosts_removed,
+            emigrated=np.concatenate((changes.emigrated, go[~back])),
+            immigrated=np.concatenate((changes.immigrated[~np.isin(changes.immigrated, go)],
+                                       came)),
+            ghosts_added=changes.ghosts_added), True, len(go)
 
     # ------------------------------------------------------------------ ghosts
     def ghosts(self) -> StoreChanges:
@@ -471,8 +525,10 @@ class BlockExchange:
             "rebuild_seconds": self.rebuild_seconds,
         }
 
-    def load_summary(self) -> str | None:
-        """Collective; rank 0 gets a one-line summary of owned particles and ghosts per rank."""
+    def load_summary(self, mean_imbalance: float = 1.0, rebalances: int = 0) -> str | None:
+        """Collective; rank 0 gets a one-line summary of owned particles and ghosts per rank,
+        with the run's time-averaged imbalance and number of rebalances (``balance.Balancer``).
+        """
         s = self.stats()
         rows = self.comm.gather((s["owned"], s["ghosts"], s["migrated"]), root=0)
         if self.rank != 0:
@@ -480,17 +536,18 @@ class BlockExchange:
         owned = np.array([r[0] for r in rows], float)
         ghosts = np.array([r[1] for r in rows], float)
         mean = owned.mean() if len(owned) else 0.0
-        imb = owned.max() / mean if mean > 0 else 1.0
         return (f"pdyn: load over {self.size} rank(s), {self.grid.n_blocks} blocks "
                 f"{self.grid.dims.tolist()}: owned max/mean = {owned.max():.0f}/{mean:.1f} "
-                f"(imbalance {imb:.2f}), ghosts max {ghosts.max():.0f}, "
+                f"(imbalance {imbalance(owned):.2f}; time-averaged {mean_imbalance:.2f}, "
+                f"rebalances {rebalances}), ghosts max {ghosts.max():.0f}, "
                 f"migrated {int(sum(r[2] for r in rows))}, rebuilds {self.n_rebuilds}")
 
 
-def make_exchange(store, box, comm, *, dims=None, skin: float | None = None):
+def make_exchange(store, box, comm, *, dims=None, skin: float | None = None,
+                  n_particles: int | None = None):
     """The exchange for ``store`` in ``box`` over ``comm`` with Verlet ``skin`` (m; default
     ``SKIN_FRACTION`` × mean radius): :class:`SerialExchange` for one rank without periodic
-    axes, else :class:`BlockExchange`."""
+    axes, else :class:`BlockExchange` (default grid sized for ``n_particles``)."""
     if comm.size == 1 and not box.periodic.any():
         return SerialExchange(store, skin=skin)
-    return BlockExchange(store, box, comm, dims=dims, skin=skin)
+    return BlockExchange(store, box, comm, dims=dims, skin=skin, n_particles=n_particles)
