@@ -3,6 +3,7 @@ what balancing costs, for each block order (Hilbert, Morton), block count and ba
 
     python benchmarks/balance.py                          # drop scene x4, 4 ranks, 6000 steps
     python benchmarks/balance.py --ranks 2 --steps 2000 --per-rank 4 32 --json b.json
+    python benchmarks/balance.py --surface        # curve geometry only: cut faces, neighbours
 
 Each variant is one ``mpiexec -n RANKS`` run of the ``drop`` scene (spheres falling onto a
 floor: the load gathers at the bottom of the box). Rank 0 prints one JSON line: the final
@@ -10,6 +11,10 @@ owned max/mean, its time average over the steps, the number of rebalances, ghost
 neighbour ranks per rank (the communication a block order causes), and the share of the run
 spent in the ``balance`` phase (max over ranks). Imbalances do not depend on timing, so they
 can be measured with more ranks than cores; the times are then only indicative.
+
+``--surface`` compares the curves without running anything: a cubic box, the default grid for
+2 … 1024 ranks, equal weights; it counts the block faces between different ranks (the ghost
+layer grows with them) and the neighbour ranks per rank (messages per step).
 """
 
 from __future__ import annotations
@@ -95,6 +100,27 @@ def driver(args) -> None:
     write_json(args.json, {"benchmark": "balance", "args": vars(args), "results": results})
 
 
+def surface(args) -> None:
+    from pdyn.domain import CURVES, BlockGrid, Box, default_block_dims
+
+    box = Box(np.zeros(3), np.full(3, 10.0), ("wall",) * 3)
+    rows = []
+    for ranks in (2, 4, 8, 16, 64, 256, 1024):
+        grid = BlockGrid(box, default_block_dims(box, ranks, n_particles=10**9))
+        row = {"ranks": ranks, "blocks": "x".join(map(str, grid.dims.tolist()))}
+        for curve in CURVES:
+            owner = grid.assign(np.ones(grid.n_blocks), ranks, curve=curve)
+            cube = owner.reshape(grid.dims[::-1].tolist())
+            row[f"{curve} faces"] = sum(int((np.diff(cube, axis=a) != 0).sum())
+                                        for a in range(3))
+            row[f"{curve} peers"] = float(np.mean(
+                [len(grid.neighbour_ranks(r, 1e-3, ranks)) for r in range(ranks)]))
+        rows.append(row)
+    print("block faces between ranks and neighbour ranks per rank (equal weights, cubic box)")
+    print(format_table(rows, list(rows[0])))
+    write_json(args.json, {"benchmark": "balance-surface", "results": rows})
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ranks", type=int, default=4)
@@ -105,10 +131,11 @@ def main(argv=None) -> None:
     p.add_argument("--curves", nargs="+", default=["hilbert", "morton"])
     p.add_argument("--every", type=int, default=100, help="balance_every (steps)")
     p.add_argument("--curve", default="hilbert", help=argparse.SUPPRESS)
+    p.add_argument("--surface", action="store_true", help="curve geometry only (no runs)")
     p.add_argument("--json", help="write results here")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
-    (worker if args.worker else driver)(args)
+    (worker if args.worker else surface if args.surface else driver)(args)
 
 
 if __name__ == "__main__":

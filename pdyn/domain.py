@@ -250,6 +250,8 @@ class BlockGrid:
         self.inv_edge = 1.0 / self.edge
         self.periodic = box.periodic
         self.owner = np.zeros(self.n_blocks, np.int64)
+        self._bounds = None
+        self._orders: dict[str, np.ndarray] = {}
 
     @property
     def n_blocks(self) -> int:
@@ -271,7 +273,13 @@ class BlockGrid:
         return out
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
-        """(lo, hi) of every block (nb, 3); edge blocks of non-periodic axes reach ∓∞."""
+        """(lo, hi) of every block (nb, 3); edge blocks of non-periodic axes reach ∓∞.
+        Computed once (the grid never changes; the ghost plan asks at every rebuild)."""
+        if self._bounds is None:
+            self._bounds = self._make_bounds()
+        return self._bounds
+
+    def _make_bounds(self) -> tuple[np.ndarray, np.ndarray]:
         c = self.coords(np.arange(self.n_blocks))
         blo = self.lo + c * self.edge
         bhi = self.lo + (c + 1) * self.edge
@@ -295,7 +303,10 @@ class BlockGrid:
         if curve not in CURVES:
             raise DecompositionError(f"balance_curve = {curve!r}: choose from "
                                      f"{', '.join(CURVES)}")
-        return np.argsort(_curve_keys(self.dims, curve == "hilbert"), kind="stable")
+        if curve not in self._orders:  # once per curve: a rebalance needs it again
+            self._orders[curve] = np.argsort(_curve_keys(self.dims, curve == "hilbert"),
+                                             kind="stable")
+        return self._orders[curve]
 
     def check_size(self, n_particles: int, nranks: int) -> None:
         """Refuse a grid with fewer blocks than ranks, or more than

@@ -136,7 +136,8 @@ class Simulation:
         skin = neighbour_skin(config.neighbour_skin, particles["radius"])
         n_particles = len(particles["radius"])
         self.exchange = make_exchange(self.store, self.box, self.comm, dims=config.blocks,
-                                      skin=skin or None, n_particles=n_particles)
+                                      skin=skin or None, n_particles=n_particles,
+                                      curve=config.balance_curve)
         # a restart continues the exchange's plan and keeps centres unwrapped (distribute
         # checks them against the skin along periodic axes); particles may have moved up to
         # ``drift`` since the last rebuild, so the first plan and lists reach that much farther
@@ -151,14 +152,13 @@ class Simulation:
                                  rank_of=restart.rank_of if restart else None)
         self.neighbours = NeighbourList(skin, rebuild_skin=self.exchange.skin)
         self.rebuilds = 0
-        # the schedule continues a checkpoint's; one rank or one block has nothing to balance
+        # the schedule continues a checkpoint's; one rank has nothing to balance
         self.balancer = Balancer(
-            config.balance_every if getattr(self.exchange, "grid", None) is not None else 0,
+            config.balance_every if self.comm.size > 1 else 0,
             config.balance_threshold, config.balance_curve, self.comm.size, n_particles,
             last=getattr(self.exchange, "balanced_at", 0) if restart else self.step_index)
         if self.balancer.every:
             self.timers["balance"] = 0.0  # a row of the phase table even if never due
-        self._reduced = np.zeros(3)  # the step's one reduction: move, drift, owned count
         self._n_owned = int(self.store.owned.size)
         self.dt = restart.dt if restart else self._time_step()
         self.time = self.step_index * self.dt
@@ -275,15 +275,18 @@ class Simulation:
         """Advance one time step ``dt``."""
         store, t, half, lists = self.store, self.timers, 0.5 * self.dt, self.neighbours
         with t("integrate"):
-            red = self._reduced
-            red[:2] = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
-                                 lists.rows, half, self.dt)
-            red[2] = self._n_owned
+            moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
+                               lists.rows, half, self.dt)
+            if self.comm.size > 1:
+                moved = np.append(moved, float(self._n_owned))
             # one reduction: this step's largest move (the guard), the largest drift since the
-            # last rebuild (the schedule) and the largest owned count (the load record)
-            step2, drift2, max_owned = self.comm.allreduce_max(red)
+            # last rebuild (the schedule) and, on several ranks, the largest owned count (the
+            # load record)
+            red = self.comm.allreduce_max(moved)
+            step2, drift2 = red[0], red[1]
             self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
-            self.balancer.observe(max_owned)
+            if red.size > 2:
+                self.balancer.observe(red[2])
         rebuild = lists.due(drift2)
         balance = rebuild and self.balancer.due(self.step_index + 1)
         if balance:

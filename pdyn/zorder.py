@@ -56,6 +56,17 @@ def morton3(ix, iy, iz):
 
 
 @njit(**JIT)
+def _hilbert_undo(x0, xi, q):
+    """One step of Skilling's inverse undo for axis i at bit ``q``: invert the low bits of x0
+    if bit q of x_i is set, else exchange the low bits of x0 and x_i."""
+    p = q - 1
+    if xi & q:
+        return x0 ^ p, xi
+    t = (x0 ^ xi) & p
+    return x0 ^ t, xi ^ t
+
+
+@njit(**JIT)
 def hilbert3(ix, iy, iz, bits):
     """Key of the cell (ix, iy, iz), each in [0, 2^bits), along the 3-D Hilbert curve of
     2^bits cells per axis (bits <= 21): Skilling's axes-to-transpose ([Skilling2004]), then the
@@ -63,21 +74,9 @@ def hilbert3(ix, iy, iz, bits):
     x0, x1, x2 = ix, iy, iz
     q = 1 << (bits - 1) if bits > 0 else 0
     while q > 1:  # inverse undo of the excess work
-        p = q - 1
-        if x0 & q:
-            x0 ^= p
-        if x1 & q:
-            x0 ^= p
-        else:
-            t = (x0 ^ x1) & p
-            x0 ^= t
-            x1 ^= t
-        if x2 & q:
-            x0 ^= p
-        else:
-            t = (x0 ^ x2) & p
-            x0 ^= t
-            x2 ^= t
+        x0, _ = _hilbert_undo(x0, x0, q)
+        x0, x1 = _hilbert_undo(x0, x1, q)
+        x0, x2 = _hilbert_undo(x0, x2, q)
         q >>= 1
     x1 ^= x0  # Gray encode
     x2 ^= x1

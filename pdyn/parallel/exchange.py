@@ -59,7 +59,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..domain import BlockGrid, DecompositionError, default_block_dims, wrap_periodic
+from ..domain import CURVES, BlockGrid, DecompositionError, default_block_dims, wrap_periodic
 from ..particles import (FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MIGRATE, OWNED,
                          Packing)
 from .balance import imbalance
@@ -187,8 +187,9 @@ class BlockExchange:
     """
 
     def __init__(self, store, box, comm, dims=None, skin: float | None = None,
-                 n_particles: int | None = None):
+                 n_particles: int | None = None, curve: str = CURVES[0]):
         self.store, self.box, self.comm = store, box, comm
+        self.curve = curve  # block order of the set-up map (rebalancing names its own)
         self.rank, self.size = comm.rank, comm.size
         try:
             self.grid = BlockGrid(box, dims or default_block_dims(box, self.size,
@@ -213,6 +214,8 @@ class BlockExchange:
         self.n_rebuilds = 0
         self.balanced_at = 0  # step of the last balance check (a checkpoint keeps it)
         self.comm_seconds = 0.0  # inside point-to-point messages
+        self.bytes_sent = 0  # payload of point-to-point messages (B; without the counts)
+        self.messages_sent = 0  # point-to-point payload messages (one per peer and array)
         self.rebuild_seconds = 0.0  # ghost removal, wrap, migration, plan, ghost creation
 
     # ------------------------------------------------------------------ set-up
@@ -272,7 +275,8 @@ class BlockExchange:
         if same:
             grid.owner = np.array(restored["owner"], np.int64)
         else:
-            grid.assign(np.bincount(blocks, minlength=grid.n_blocks), self.size)
+            grid.assign(np.bincount(blocks, minlength=grid.n_blocks), self.size,
+                        curve=self.curve)
         if same and rank_of is not None:
             mine = np.asarray(rank_of) == self.rank
         else:
@@ -335,6 +339,8 @@ class BlockExchange:
         peer) skips the count round when known."""
         t0 = time.perf_counter()
         peers = self.peers if peers is None else peers
+        self.bytes_sent += sum(send[p][0].nbytes + send[p][1].nbytes for p in peers)
+        self.messages_sent += (2 if packing.width_i else 1) * len(peers)
         f = self.comm.neighbour_exchange(peers, {p: send[p][0] for p in peers},
                                          (packing.width_f,), np.float64, tag, counts=counts)
         counts = {p: len(f[p]) for p in peers}
@@ -510,7 +516,7 @@ class BlockExchange:
     # ------------------------------------------------------------------ load
     def stats(self) -> dict:
         """This rank's load: owned and ghost counts, migrations, rebuilds, neighbour ranks,
-        blocks, seconds in messages and in rebuilds."""
+        blocks, seconds in messages and in rebuilds, bytes and messages sent point to point."""
         store = self.store
         return {
             "rank": self.rank,
@@ -523,6 +529,8 @@ class BlockExchange:
             "skin": self.skin,
             "comm_seconds": self.comm_seconds,
             "rebuild_seconds": self.rebuild_seconds,
+            "bytes_sent": int(self.bytes_sent),
+            "messages_sent": int(self.messages_sent),
         }
 
     def load_summary(self, mean_imbalance: float = 1.0, rebalances: int = 0) -> str | None:
@@ -544,10 +552,12 @@ class BlockExchange:
 
 
 def make_exchange(store, box, comm, *, dims=None, skin: float | None = None,
-                  n_particles: int | None = None):
+                  n_particles: int | None = None, curve: str = CURVES[0]):
     """The exchange for ``store`` in ``box`` over ``comm`` with Verlet ``skin`` (m; default
     ``SKIN_FRACTION`` × mean radius): :class:`SerialExchange` for one rank without periodic
-    axes, else :class:`BlockExchange` (default grid sized for ``n_particles``)."""
+    axes, else :class:`BlockExchange` (default grid sized for ``n_particles``, blocks ordered
+    along ``curve``)."""
     if comm.size == 1 and not box.periodic.any():
         return SerialExchange(store, skin=skin)
-    return BlockExchange(store, box, comm, dims=dims, skin=skin, n_particles=n_particles)
+    return BlockExchange(store, box, comm, dims=dims, skin=skin, n_particles=n_particles,
+                         curve=curve)

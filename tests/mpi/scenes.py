@@ -36,3 +36,13 @@ def gather_state(sim):
     o = np.argsort(g, kind="stable")
     return (g[o], np.concatenate([p[1] for p in parts])[o],
             np.concatenate([p[2] for p in parts])[o])
+
+
+def serial_state(cfg, steps):
+    """(gid, pos, vel) after ``steps`` steps of ``cfg`` on one rank (the reference)."""
+    from pdyn.parallel import SerialComm
+    from pdyn.simulation import Simulation
+
+    ref = Simulation(cfg, comm=SerialComm())
+    ref.run(steps)
+    return gather_state(ref)

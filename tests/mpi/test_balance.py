@@ -10,26 +10,14 @@ import pytest
 
 from pdyn.config import BoxConfig, ParticlesConfig, SimulationConfig
 from pdyn.domain import CURVES
-from pdyn.parallel import SerialComm, get_comm
 from pdyn.simulation import Simulation
 
-from .scenes import dense_polydisperse, gather_state
+from .scenes import dense_polydisperse, gather_state, serial_state
 
 pytestmark = pytest.mark.mpi
 
 #: check at every rebuild step and move blocks whenever the work is not exactly even
 FORCED = dict(balance_every=1, balance_threshold=1.0)
-
-
-@pytest.fixture(scope="module")
-def comm():
-    return get_comm()
-
-
-def _one_rank(cfg, steps):
-    ref = Simulation(cfg, comm=SerialComm())
-    ref.run(steps)
-    return gather_state(ref)
 
 
 @pytest.mark.parametrize("boundary", [("wall",) * 3, ("periodic", "wall", "periodic")])
@@ -53,7 +41,7 @@ def test_forced_rebalancing_every_few_steps(comm, boundary):
         assert sim.balancer.rebalances > 10
         assert comm.allreduce_sum(sim.balancer.moved) > 100  # particles moved with blocks
     g, p, v = gather_state(sim)
-    g1, p1, v1 = _one_rank(cfg, 150)
+    g1, p1, v1 = serial_state(cfg, 150)
     assert np.array_equal(g, g1)
     assert np.array_equal(p, p1) and np.array_equal(v, v1)
 
@@ -77,7 +65,7 @@ def test_a_rank_with_no_particles(comm):
         assert empty_steps >= 400  # some rank was empty at every step
         assert sim.balancer.checks > 5
     g, p, v = gather_state(sim)
-    g1, p1, v1 = _one_rank(cfg, 400)
+    g1, p1, v1 = serial_state(cfg, 400)
     assert np.array_equal(g, g1) and np.array_equal(p, p1) and np.array_equal(v, v1)
     if len(pos) > 1:
         assert np.abs(v1 - np.asarray(vel)).max() > 1.0  # the pair did collide

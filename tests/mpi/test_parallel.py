@@ -11,10 +11,10 @@ import pytest
 from pdyn.broadphase import REGISTRY
 from pdyn.checks import InitialStateError, RunawayError
 from pdyn.config import BoxConfig, ParticlesConfig, SimulationConfig
-from pdyn.parallel import BlockExchange, ExchangeError, SerialComm, get_comm
+from pdyn.parallel import BlockExchange, ExchangeError, get_comm
 from pdyn.simulation import Simulation
 
-from .scenes import dense_polydisperse, gather_state, owned_state
+from .scenes import dense_polydisperse, gather_state, owned_state, serial_state
 
 pytestmark = pytest.mark.mpi
 
@@ -28,12 +28,6 @@ BOUNDARIES = {
 @pytest.fixture(scope="module")
 def comm():
     return get_comm()
-
-
-def _serial_state(cfg, steps):
-    ref = Simulation(cfg, comm=SerialComm())
-    ref.run(steps)
-    return gather_state(ref)
 
 
 @pytest.mark.parametrize("kind", ["periodic", "walled", "mixed"])
@@ -79,7 +73,7 @@ def test_trajectory_bit_identical_to_one_rank(comm, bp, kind, skin):
     if comm.size > 1:
         assert sim.balancer.rebalances >= 5  # blocks moved during the run
     g, p, v = gather_state(sim)
-    g1, p1, v1 = _serial_state(cfg, 200)
+    g1, p1, v1 = serial_state(cfg, 200)
     assert np.array_equal(g, g1)
     dp = float(np.abs(p - p1).max())
     dv = float(np.abs(v - v1).max())
@@ -112,7 +106,7 @@ def test_large_particle_collides_two_blocks_away(comm):
         assert owner_big != owner_small  # the contact crosses ranks
     sim.run(300)
     g, p, v = gather_state(sim)
-    g1, p1, v1 = _serial_state(cfg, 300)
+    g1, p1, v1 = serial_state(cfg, 300)
     assert v[1, 0] > 0 and v[2, 0] < 0  # both small spheres bounced off the big one
     assert np.array_equal(p, p1) and np.array_equal(v, v1)
 
@@ -208,6 +202,6 @@ def test_reordering_keeps_ghost_plan_valid(comm):
     sim.run(120)
     assert sim.broadphase.calls["build"] > 2  # it did reorder
     g, p, v = gather_state(sim)
-    g1, p1, v1 = _serial_state(cfg.with_(reorder_every=0), 120)
+    g1, p1, v1 = serial_state(cfg.with_(reorder_every=0), 120)
     assert np.array_equal(g, g1)
     assert np.array_equal(p, p1) and np.array_equal(v, v1)
