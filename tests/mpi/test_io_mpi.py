@@ -100,8 +100,11 @@ def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
             output=OutputConfig(folder=str(shared_dir / "a"), checkpoint_every=50))
     else:
         cfg = dense_periodic(shared_dir / "a", checkpoint_every=50)
+    cfg = cfg.with_(balance_every=10, balance_threshold=1.0)  # blocks move before and after
     ref = Simulation(cfg, comm=comm)
     ref.run(100)
+    if comm.size > 1 and scene != "drop":  # the drop does not rebuild in 100 steps
+        assert ref.balancer.rebalances > 1
     path = shared_dir / "a" / "checkpoints" / "ckpt_00000050.h5"
     ck = read_checkpoint(path)
     if scene == "dense_periodic":  # the case under test really happens at the checkpoint
@@ -113,8 +116,8 @@ def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
     # every rank continues with exactly what it owned at the checkpoint, same block map
     mine = np.sort(cont.store.gid[cont.store.owned])
     assert np.array_equal(mine, ck["gid"][ck["rank"] == comm.rank])
-    if hasattr(ref.exchange, "grid"):
-        assert np.array_equal(cont.exchange.grid.owner, ref.exchange.grid.owner)
+    if hasattr(ref.exchange, "grid"):  # the checkpoint's map (blocks move during the run)
+        assert np.array_equal(cont.exchange.grid.owner, ck["exchange"]["owner"])
     cont.run(50)
     for x, y, name in zip(full_state(ref), full_state(cont), ("gid", "pos", "vel", "force")):
         assert np.array_equal(x, y), f"{name} differs after restart"
