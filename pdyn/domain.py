@@ -269,7 +269,7 @@ class BlockGrid:
         (each rank at least one block); sets and returns ``owner``. ``weights`` are the
         particle counts per block (:meth:`check_size` refuses absurd grids first)."""
         nb = self.n_blocks
-        self.check_size(int(np.sum(weights)), nranks)
+        self.check_size(int(round(float(np.sum(weights)))), nranks)
         order = self.morton_order()
         w = np.asarray(weights, float)[order] + 1.0
         cum = np.cumsum(w)
