@@ -10,8 +10,8 @@ map and every particle's global id (the cell's prefix sum plus its index in the 
 drawing a position. Then each cell draws its particles from its own random stream, seeded from
 ``(seed, cell)``; spheres are placed inside their cell (centre at least a radius from its
 faces), so cells never overlap each other and any subset of cells can be drawn alone. A scene
-may also hold a few explicit *fixed* spheres (``very_polydisperse``'s huge one) that every cell
-avoids. Three ways to fill a cell: random non-overlapping placement in regions
+may also hold a few *fixed* spheres placed beforehand (``very_polydisperse``'s huge one,
+``more_polydisperse``'s 320 largest) that every cell avoids. Three ways to fill a cell: random non-overlapping placement in regions
 (:func:`placed_cells`, Koch 2020 Sec. 4.1.1 [Koch2020]), the sites of a simple cubic lattice
 (:func:`lattice_cells`) and uniform centres that may overlap (:func:`uniform_cells`,
 [Schornbaum2009] Sec. 4).
@@ -37,7 +37,7 @@ class SceneError(ValueError):
 @dataclass(frozen=True)
 class Cells:
     """A scene generated per lattice cell: ``counts[c]`` particles in cell ``c`` of
-    ``lattice``, ids ``first[c]`` onwards (after the ``fixed`` spheres, ids 0..F-1), drawn by
+    ``lattice``, ids ``first[c]`` onwards (after the ``fixed_*`` spheres, ids 0..F-1), drawn by
     ``make(cells)`` -> (pos, vel, radius) of ``cells`` in that order, ``counts[cells]`` rows
     each. ``r_max`` and ``r_mean`` (m) are the largest radius and the mean of the radius
     distribution (the same on every rank: default skins derive from it); every centre lies at
@@ -50,6 +50,7 @@ class Cells:
     r_mean: float
     fixed_pos: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     fixed_radius: np.ndarray = field(default_factory=lambda: np.zeros(0))
+    fixed_vel: np.ndarray = field(default_factory=lambda: np.zeros((0, 3)))
     inset: float = 0.0
 
     @property
@@ -73,7 +74,7 @@ class Cells:
         f = len(self.fixed_radius)
         return {"gid": np.concatenate((np.arange(f, dtype=np.int64), gid)),
                 "pos": np.concatenate((self.fixed_pos, pos)),
-                "vel": np.concatenate((np.zeros((f, 3)), vel)),
+                "vel": np.concatenate((self.fixed_vel, vel)),
                 "radius": np.concatenate((self.fixed_radius, rad))}
 
 
@@ -340,18 +341,19 @@ def _axis_overlap(lat: Lattice, a: int, lo: float, hi: float) -> np.ndarray:
     return np.clip(np.minimum(s[1:], hi) - np.maximum(s[:-1], lo), 0.0, None)
 
 
-def placed_cells(box_lo, box_hi, kinds, regions, seed: int, velocity=(0, 0.0),
-                 fixed_pos=None, fixed_radius=None, max_tries: int = 2000) -> Cells:
+def placed_cells(box_lo, box_hi, kinds, regions, seed: int, velocity=(0, 0.0), fixed=None,
+                 max_tries: int = 2000) -> Cells:
     """Non-overlapping spheres generated per cell: ``kinds`` = [(count, r_lo, r_hi)] (radii
     uniform in r_lo..r_hi), ``regions`` = [(fraction, lo, hi)] (a sphere lies in region k with
     probability ∝ fraction, uniformly there), ``velocity`` = (mode, scale) as
-    ``_draw_velocity``; ``fixed_*`` spheres are avoided."""
-    fixed_pos = np.zeros((0, 3)) if fixed_pos is None else np.asarray(fixed_pos, float)
-    fixed_radius = np.zeros(0) if fixed_radius is None else np.asarray(fixed_radius, float)
+    ``_draw_velocity``; ``fixed`` = (pos, vel, radius) of spheres placed beforehand, which every
+    cell avoids (cells are sized for the ``kinds`` only)."""
+    fixed_pos, fixed_vel, fixed_radius = ((np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0))
+                                          if fixed is None else
+                                          (np.asarray(a, float) for a in fixed))
     n = sum(k[0] for k in kinds)
     r_max = max(k[2] for k in kinds)
     lat = _lattice(box_lo, box_hi, n, r_max)
-    nx, ny, nz = (int(d) for d in lat.dims)
     free = (_free_fraction(lat.lo, lat.edge, lat.dims, fixed_pos, fixed_radius, r_max)
             if len(fixed_radius) else np.ones(lat.n_cells))
     reg_lo = np.array([r[1] for r in regions], float).reshape(-1, 3)
@@ -390,7 +392,7 @@ def placed_cells(box_lo, box_hi, kinds, regions, seed: int, velocity=(0, 0.0),
         mean = (mean * n + float(fixed_radius.sum())) / (n + len(fixed_radius))
     return Cells(lattice=lat, counts=per_kind.sum(axis=1), make=make,
                  r_max=float(max(r_max, fixed_radius.max(initial=0.0))), r_mean=mean,
-                 fixed_pos=fixed_pos, fixed_radius=fixed_radius,
+                 fixed_pos=fixed_pos, fixed_radius=fixed_radius, fixed_vel=fixed_vel,
                  inset=0.5 * float(kind_lo.min()))
 
 

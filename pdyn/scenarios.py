@@ -22,8 +22,8 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
-from .placement import Cells, SceneError, lattice_cells, placed_cells, uniform_cells
-from .placement import place_spheres  # noqa: F401 (used by scenes given as arrays)
+from .placement import (Cells, SceneError, lattice_cells, place_spheres, placed_cells,
+                        uniform_cells)
 
 
 @dataclass
@@ -73,19 +73,28 @@ class Scene:
 
 
 # ------------------------------------------------------------------ the scenes
-def _koch(name, scale, seed, box, groups, regions, steps, description, huge=None):
+def _koch(name, scale, seed, box, groups, regions, steps, description, huge=None,
+          few_large=False):
     """Koch 2020 Sec. 4.1 layout: ``groups`` = [(count, radius)], ``regions`` =
     [(fraction, lo, hi)] in unscaled coordinates; lengths scale by scale**(1/3). ``huge``: the
-    radius of one fixed sphere in the middle of the box (scaled too)."""
+    radius of one fixed sphere in the middle of the box (scaled too); ``few_large``: the first
+    group is placed once in the whole box (every rank places the same few spheres) and the
+    cells, then narrow enough for the other radii, avoid them."""
     s = scale ** (1 / 3)
     kinds = [(max(int(round(c * scale)), 1 if c else 0), r, r) for c, r in groups]
     hi = np.asarray(box, float) * s
-    fixed = {}
+    fixed_pos, fixed_radius = np.zeros((0, 3)), np.zeros(0)
     if huge is not None:  # the huge sphere sits in the middle
-        fixed = {"fixed_pos": [0.5 * hi], "fixed_radius": [huge * s]}
+        fixed_pos, fixed_radius = 0.5 * hi[None, :], np.array([huge * s])
+    if few_large:
+        (count, r, _), kinds = kinds[0], kinds[1:]
+        fixed_radius = np.full(count, r)
+        fixed_pos = place_spheres(fixed_radius, np.zeros(3), hi, seed)
+    fixed_vel = np.random.default_rng([seed, 1]).uniform(-0.01, 0.01, (len(fixed_radius), 3))
     regions = [(f, np.asarray(lo, float) * s, np.asarray(rhi, float) * s)
                for f, lo, rhi in regions]
-    cells = placed_cells(np.zeros(3), hi, kinds, regions, seed, velocity=(1, 0.01), **fixed)
+    cells = placed_cells(np.zeros(3), hi, kinds, regions, seed, velocity=(1, 0.01),
+                         fixed=(fixed_pos, fixed_vel, fixed_radius))
     return Scene(
         name=name, box_lo=np.zeros(3), box_hi=hi, boundary=("wall", "wall", "wall"),
         density=1.0, contact={"youngs_modulus": 1e3}, steps=steps, description=description,
@@ -148,7 +157,8 @@ def more_polydisperse(scale=1.0, seed=0):
     """Koch 4.1.7: radii 20, 2.5, 1, 0.5 (80 000 spheres, size ratio 40) in 400^3."""
     return _koch("more_polydisperse", scale, seed, (400, 400, 400),
                  [(320, 20.0), (2880, 2.5), (12800, 1.0), (64000, 0.5)],
-                 _whole((400, 400, 400)), 200, "Koch Sec. 4.1.7: radii 20, 2.5, 1, 0.5 in 400^3")
+                 _whole((400, 400, 400)), 200, "Koch Sec. 4.1.7: radii 20, 2.5, 1, 0.5 in 400^3",
+                 few_large=True)
 
 
 def very_polydisperse(scale=1.0, seed=0):

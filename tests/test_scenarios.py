@@ -25,7 +25,8 @@ def test_spread_keeps_counts():
 
 
 @pytest.mark.parametrize("name,scale", [("drop", 2.0), ("gas", 0.05), ("schornbaum", 0.5),
-                                        ("very_polydisperse", 0.05), ("checkerboard", 0.005)])
+                                        ("very_polydisperse", 0.05), ("checkerboard", 0.005),
+                                        ("more_polydisperse", 0.05)])
 def test_every_centre_is_in_a_cell_its_block_draws(name, scale):
     """For random block grids, the cells overlapping a block (``cells_overlapping``, with the
     scene's inset) hold every centre that lies in that block."""

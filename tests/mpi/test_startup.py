@@ -38,7 +38,7 @@ def on_one_rank(comm, make):
 
 
 SCENES = [("drop", 0.3), ("gas", 0.02), ("very_polydisperse", 0.05), ("inhomogeneous", 0.02),
-          ("schornbaum", 0.05)]
+          ("more_polydisperse", 0.05), ("schornbaum", 0.05)]
 
 
 @pytest.mark.parametrize("name,scale", SCENES)
