@@ -86,7 +86,8 @@ def _hash3(ix, iy, iz, mask):
 
 @njit(**JIT)
 def _stream_seed(seed, cell):
-    """A 32-bit seed for cell ``cell``'s random stream (SplitMix64 finaliser of the pair)."""
+    """A 32-bit seed for cell ``cell``'s random stream: the SplitMix64 finaliser
+    ([Steele2014]) of the pair."""
     z = np.uint64(seed) ^ (np.uint64(cell + 1) * np.uint64(0x9E3779B97F4A7C15))
     z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
     z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
