@@ -1,9 +1,12 @@
 """Checks of the state a run starts from and of every step, with errors that every rank raises
 alike (so the outcome never depends on the rank count).
 
-**Initial state** (:func:`initial_state`, a fresh start, before the particles are distributed
-and before anything is written). Every rank checks the same global arrays, so every rank
-reaches the same verdict:
+**Initial state.** Particles given as arrays (a config's ``[particles]``) are checked whole by
+:func:`initial_state` on the rank that reads them, before they are scattered; its verdict is
+broadcast, so every rank raises alike. A generated scene and a restart are checked where they
+land, by :func:`share_state`: each rank checks its own particles (and their contacts with its
+ghosts, which reach every sphere that could touch one of them) and one ``allgather`` per check
+names the same first offender, by id, on every rank. The checks:
 
 * every centre inside the box along every axis (walled, periodic and open);
 * no sphere wider than the box along a walled axis;
@@ -12,8 +15,9 @@ reaches the same verdict:
   included). Overlaps store elastic energy that the first steps release at once (two coincident
   centres fly apart with arbitrary energy), so they are refused with the first offending ids,
   unless the config's ``initial_overlap`` says ``"allow"`` (run anyway) or ``"relax"`` (push
-  the spheres apart first, :func:`relax_overlaps`; the relaxation DEM packing generators use).
-  Without contact forces (Schornbaum's broad-phase scene) overlaps are harmless and allowed.
+  the spheres apart first, :func:`relax_overlaps`, on given particles; the relaxation DEM
+  packing generators use). Without contact forces (Schornbaum's broad-phase scene) overlaps
+  are harmless and allowed.
 
 A restart continues a checked run: only centres outside a walled face are refused there (a
 restart's unwrapped centres may lie past a periodic face, and spheres may have left along an
@@ -35,6 +39,7 @@ import math
 import numpy as np
 
 from .broadphase import find_contacts
+from .particles import GHOST, INFINITE, OWNED
 
 #: relaxation sweeps before giving up (each moves every overlapping pair apart)
 RELAX_SWEEPS = 1000
@@ -51,18 +56,18 @@ class RunawayError(RuntimeError):
 
 # ------------------------------------------------------------------ initial state
 def initial_state(particles: dict, box, *, contact_forces: bool, overlap: str = "refuse",
-                  tolerance: float = 0.01, restart: bool = False) -> tuple[dict, str | None]:
+                  tolerance: float = 0.01) -> tuple[dict, str | None]:
     """Check (and with ``overlap="relax"`` repair) the global initial ``particles`` (store
-    fields, ``pos`` and ``radius`` used) in ``box`` (:class:`pdyn.domain.Box`). Returns the
-    particles (new positions when relaxed) and a one-line note of what relaxation did (None
-    otherwise); raises :class:`InitialStateError`."""
+    fields, ``pos`` and ``radius`` used; given as arrays, on the rank that holds them) in
+    ``box`` (:class:`pdyn.domain.Box`). Returns the particles (new positions when relaxed) and
+    a one-line note of what relaxation did (None otherwise); raises
+    :class:`InitialStateError`."""
     pos = np.asarray(particles["pos"], float).reshape(-1, 3)
     rad = np.broadcast_to(np.asarray(particles["radius"], float), (pos.shape[0],))
-    kinds = ("wall",) if restart else ("wall", "periodic", "open")
-    _inside(pos, box, kinds)
-    if restart or pos.shape[0] == 0:
+    _raise(_inside(pos, box, ("wall", "periodic", "open")))
+    if pos.shape[0] == 0:
         return particles, None
-    _fits(rad, box)
+    _raise(_fits(rad, box))
     if not contact_forces or overlap == "allow":
         return particles, None
     note = None
@@ -73,26 +78,46 @@ def initial_state(particles: dict, box, *, contact_forces: bool, overlap: str = 
     return particles, note
 
 
-def _inside(pos, box, kinds) -> None:
+def _inside(pos, box, kinds, ids=None):
+    """(id, None, message) of the first centre (lowest id; ``ids`` default the row numbers)
+    outside the box along an axis of ``kinds``, else None."""
     lo, hi = np.asarray(box.lo, float), np.asarray(box.hi, float)
     axes = np.array([b in kinds for b in box.boundary])
     out = (((pos < lo) | (pos > hi)) & axes).any(axis=1)
-    if out.any():
-        k = int(np.flatnonzero(out)[0])
-        raise InitialStateError(f"particles.positions[{k}] = {pos[k].tolist()}: outside the box "
-                                f"{lo.tolist()}..{hi.tolist()}")
+    if not out.any():
+        return None
+    k, gid = _first(out, ids)
+    return gid, None, (f"particles.positions[{gid}] = {pos[k].tolist()}: outside the box "
+                       f"{lo.tolist()}..{hi.tolist()}")
 
 
-def _fits(rad, box) -> None:
+def _fits(rad, box, ids=None):
+    """(id, None, message) of the first sphere wider than the box along a walled axis, else
+    None."""
     for a, kind in enumerate(box.boundary):
         length = float(box.hi[a] - box.lo[a])
         if kind == "wall":
             big = 2.0 * rad > length
             if big.any():
-                k = int(np.flatnonzero(big)[0])
-                raise InitialStateError(
-                    f"particles.radii[{k}] = {float(rad[k])!r}: the sphere is wider than the "
-                    f"box along {'xyz'[a]} ({length:.6g} m between walls)")
+                k, gid = _first(big, ids)
+                return gid, None, (f"particles.radii[{gid}] = {float(rad[k])!r}: the sphere is "
+                                   f"wider than the box along {'xyz'[a]} ({length:.6g} m "
+                                   "between walls)")
+    return None
+
+
+def _first(mask, ids) -> tuple[int, int]:
+    """(row, id) of the lowest id among the rows ``mask``."""
+    rows = np.flatnonzero(mask)
+    if ids is None:
+        return int(rows[0]), int(rows[0])
+    k = int(rows[np.argmin(ids[rows])])
+    return k, int(ids[k])
+
+
+def _raise(found) -> None:
+    if found is not None:
+        raise InitialStateError(_message(found, found[1]))
 
 
 def _overlapping(pos, rad, box):
@@ -159,28 +184,93 @@ def _wall_overlaps(pos, rad, box):
     return (np.column_stack(cols) if cols else np.zeros((pos.shape[0], 0))), names
 
 
-def _no_overlaps(pos, rad, box, tolerance) -> None:
-    hint = "(set initial_overlap = \"allow\" or \"relax\", or --allow-overlap / --relax-overlap)"
+HINT = "(set initial_overlap = \"allow\" or \"relax\", or --allow-overlap / --relax-overlap)"
+
+
+def _wall_offender(pos, rad, box, tolerance, ids=None):
+    """(key, count, message head) of the first sphere-wall overlap beyond ``tolerance`` (lowest
+    id, then wall), else None."""
     walls, names = _wall_overlaps(pos, rad, box)
     bad = walls > tolerance * rad[:, None]
-    if bad.any():
-        k, w = (int(x) for x in np.argwhere(bad)[0])
-        raise InitialStateError(
-            f"particle {k} overlaps the wall {names[w]} by {walls[k, w]:.4g} m "
+    if not bad.any():
+        return None
+    k, gid = _first(bad.any(axis=1), ids)
+    w = int(np.flatnonzero(bad[k])[0])
+    return ((gid, w), int(bad.sum()),
+            f"particle {gid} overlaps the wall {names[w]} by {walls[k, w]:.4g} m "
             f"({walls[k, w] / rad[k]:.3g} of its radius {rad[k]:.4g} m; tolerance "
-            f"{tolerance:g}) at the start; {int(bad.sum())} sphere-wall overlap(s) in all {hint}")
+            f"{tolerance:g}) at the start; {{}} sphere-wall overlap(s) in all")
+
+
+def _pair_offender(i, j, overlap, small, tolerance):
+    """(key, count, message head) of the first pair (i < j, lowest) overlapping beyond
+    ``tolerance`` × the smaller radius ``small``, else None."""
+    bad = overlap > tolerance * small
+    if not bad.any():
+        return None
+    rows = np.flatnonzero(bad)
+    k = int(rows[np.lexsort((j[rows], i[rows]))[0]])
+    return ((int(i[k]), int(j[k])), int(bad.sum()),
+            f"particles {int(i[k])} and {int(j[k])} overlap by {overlap[k]:.4g} m "
+            f"({overlap[k] / small[k]:.3g} of the smaller radius {small[k]:.4g} m; tolerance "
+            f"{tolerance:g}) at the start; {{}} overlapping pair(s) in all")
+
+
+def _message(found, total, hint: str = HINT) -> str:
+    """The message of an offender (key, count, head): ``head`` alone without a count, else
+    with the ``total`` count filled in and the ``hint``."""
+    return found[2] if found[1] is None else f"{found[2].format(total)} {hint}"
+
+
+def _no_overlaps(pos, rad, box, tolerance) -> None:
+    _raise(_wall_offender(pos, rad, box, tolerance))
     if pos.shape[0] < 2:
         return
     pairs, overlap, _ = _overlapping(pos, rad, box)
-    small = np.minimum(rad[pairs[:, 0]], rad[pairs[:, 1]])
-    bad = overlap > tolerance * small
-    if bad.any():
-        k = int(np.flatnonzero(bad)[0])
-        i, j = (int(x) for x in pairs[k])
-        raise InitialStateError(
-            f"particles {i} and {j} overlap by {overlap[k]:.4g} m ({overlap[k] / small[k]:.3g} "
-            f"of the smaller radius {small[k]:.4g} m; tolerance {tolerance:g}) at the start; "
-            f"{int(bad.sum())} overlapping pair(s) in all {hint}")
+    _raise(_pair_offender(pairs[:, 0], pairs[:, 1], overlap,
+                          np.minimum(rad[pairs[:, 0]], rad[pairs[:, 1]]), tolerance))
+
+
+def share_state(store, box, comm, *, contact_forces: bool, overlap: str = "refuse",
+                tolerance: float = 0.01, restart: bool = False) -> None:
+    """:func:`initial_state`'s checks on the particles already distributed: this rank's owned
+    spheres in ``store`` and their contacts with its ghosts (which reach every sphere that
+    could touch an owned one). Collective (one ``allgather`` per check); every rank raises
+    the same :class:`InitialStateError`, naming the lowest offending ids. Relaxing is for
+    given particles (:func:`initial_state`): here ``overlap="relax"`` refuses too."""
+    owned = store.handles_with(OWNED, INFINITE)
+    pos, rad, gid = store.pos[owned], store.radius[owned], store.gid[owned]
+    kinds = ("wall",) if restart else ("wall", "periodic", "open")
+    _agree(comm, _inside(pos, box, kinds, gid))
+    if restart:
+        return
+    _agree(comm, _fits(rad, box, gid))
+    if not contact_forces or overlap == "allow":
+        return
+    hint = HINT if overlap == "refuse" else ("(initial_overlap = \"relax\" relaxes given "
+                                             "[particles] only; set \"allow\" to run anyway)")
+    _agree(comm, _wall_offender(pos, rad, box, tolerance, gid), hint)
+    both = store.handles_with(OWNED | GHOST, INFINITE)
+    pairs = find_contacts(store.pos[both], store.radius[both])
+    a, b = both[pairs[:, 0]], both[pairs[:, 1]]
+    ga, gb = store.gid[a], store.gid[b]
+    lo = np.where(ga < gb, a, b)
+    keep = (ga != gb) & ((store.flags[lo] & OWNED) != 0)  # each pair on its lower id's owner
+    a, b = a[keep], b[keep]
+    d = store.pos[b] - store.pos[a]
+    depth = store.radius[a] + store.radius[b] - np.sqrt(np.einsum("ij,ij->i", d, d))
+    found = _pair_offender(np.minimum(ga[keep], gb[keep]), np.maximum(ga[keep], gb[keep]), depth,
+                           np.minimum(store.radius[a], store.radius[b]), tolerance)
+    _agree(comm, found, hint)
+
+
+def _agree(comm, found, hint: str = HINT) -> None:
+    """Collective: raise the offender with the lowest key over all ranks (the counts summed)."""
+    every = [f for f in comm.allgather(found) if f is not None]
+    if not every:
+        return
+    first = min(every, key=lambda f: f[0])
+    raise InitialStateError(_message(first, sum(f[1] or 0 for f in every), hint))
 
 
 def relax_overlaps(pos, rad, box, tolerance: float, sweeps: int = RELAX_SWEEPS):

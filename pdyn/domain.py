@@ -332,7 +332,7 @@ class BlockGrid:
         is nearest the ideal cut; empty blocks weigh ``EMPTY_WEIGHT`` of the mean block."""
         nb = self.n_blocks
         w = np.asarray(weights, float)
-        self.check_size(int(np.sum(w)), nranks)
+        self.check_size(int(round(float(np.sum(w)))), nranks)
         order = self.curve_order(curve)
         w = w[order] + EMPTY_WEIGHT * max(float(w.sum()), 1.0) / nb
         cum = np.cumsum(w)

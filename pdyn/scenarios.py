@@ -7,181 +7,98 @@ Every scene is a pure function of ``(scale, seed)``: ``make_scene(name, scale=..
 by ``scale**(1/3)`` so that densities stay those of the source. Radii never scale (except the
 single huge sphere of ``very_polydisperse``, which keeps filling the box). Units: SI-like and
 consistent (m, kg, s); Koch's scenes use his unit radii and a unit density.
+
+Built-in scenes are **generated per lattice cell** (``pdyn.placement``): each cell from its own
+random stream, its particle count known before any position is drawn, so a run on many ranks
+creates on each rank only the particles of its own blocks and the scene never depends on the
+rank count. ``make_scene`` returns the whole scene (every cell drawn, ``positions`` etc. set)
+unless asked for the lazy form a run distributes. A scene given as arrays (``Scene`` with
+``positions``; a config's ``[particles]``) is read on one rank and scattered.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import numpy as np
-from numba import njit
 
-from ._jit import JIT
-from .cell_index import teschner_hash
-
-
-class SceneError(ValueError):
-    """A scene cannot be generated as asked (message names the parameter and value)."""
+from .placement import (Cells, SceneError, lattice_cells, place_spheres, placed_cells,
+                        uniform_cells)
 
 
 @dataclass
 class Scene:
-    """Initial state: particles, box, boundaries, gravity and suggested contact parameters."""
+    """Initial state: particles, box, boundaries, gravity and suggested contact parameters.
+    The particles are either arrays (``positions``, ``velocities``, ``radii``) or ``cells``,
+    generated per lattice cell on demand (:meth:`materialised` draws them all)."""
 
     name: str
     box_lo: np.ndarray
     box_hi: np.ndarray
     boundary: tuple  # per axis: "wall" | "periodic" | "open"
-    positions: np.ndarray
-    velocities: np.ndarray
-    radii: np.ndarray
-    density: float
+    positions: np.ndarray | None = None
+    velocities: np.ndarray | None = None
+    radii: np.ndarray | None = None
+    density: float = 1.0
     gravity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     contact: dict = field(default_factory=dict)  # suggested ContactConfig values
     steps: int = 1000  # suggested number of steps
     dt: float | None = None  # suggested time step (s); None: from the contact time
     description: str = ""
     given_masses: np.ndarray | None = None  # kg, given by a config or a checkpoint (else density)
+    cells: Cells | None = None  # generated per lattice cell instead of the arrays
+
+    def masses_of(self, radius) -> np.ndarray:
+        """Masses (kg) of spheres of ``radius`` at the scene's density."""
+        return self.density * (4.0 / 3.0) * np.pi * np.asarray(radius, float) ** 3
 
     @property
     def masses(self) -> np.ndarray:
         if self.given_masses is not None:
             return self.given_masses
-        return self.density * (4.0 / 3.0) * np.pi * self.radii**3
+        return self.masses_of(self.radii)
+
+    def materialised(self) -> Scene:
+        """The scene with every particle drawn into the arrays (itself when it has them)."""
+        if self.cells is None:
+            return self
+        p = self.cells.fill()
+        return replace(self, positions=p["pos"], velocities=p["vel"], radii=p["radius"],
+                       cells=None)
 
     def __len__(self) -> int:
-        return self.radii.shape[0]
-
-
-# ------------------------------------------------------------------ non-overlapping placement
-@njit(**JIT)
-def _hash3(ix, iy, iz, mask):
-    return np.int64(teschner_hash(ix, iy, iz) & np.uint64(mask))
-
-
-@njit(**JIT)
-def _place(radii, region_lo, region_hi, seed, max_tries):
-    """Random non-overlapping placement, largest first (Koch 2020, Sec. 4.1.1: each new sphere
-    is tested against all placed ones; here small ones through a hashed grid, large ones
-    directly). Returns positions and the number placed (< N means a region was too full)."""
-    np.random.seed(seed)
-    n = radii.shape[0]
-    order = np.argsort(-radii, kind="mergesort")
-    pos = np.zeros((n, 3))
-    # spheres up to r_cut go into the hashed grid with cell 2*r_cut; larger ones are listed
-    r_cut = np.median(radii) if n > 0 else 1.0
-    cell = 2.0 * r_cut
-    inv = 1.0 / cell
-    size = 1
-    while size < 4 * n:
-        size *= 2
-    mask = size - 1
-    head = np.full(size, -1, np.int64)
-    nxt = np.full(n, -1, np.int64)
-    big = np.empty(n, np.int64)
-    n_big = 0
-    for t in range(n):
-        i = order[t]
-        r = radii[i]
-        ok = False
-        for _ in range(max_tries):
-            x = np.empty(3)
-            for a in range(3):
-                lo = region_lo[i, a] + r
-                hi = region_hi[i, a] - r
-                if hi < lo:
-                    lo = 0.5 * (region_lo[i, a] + region_hi[i, a])
-                    hi = lo
-                x[a] = lo + (hi - lo) * np.random.random()
-            free = True
-            for b in range(n_big):
-                j = big[b]
-                d = (x[0] - pos[j, 0]) ** 2 + (x[1] - pos[j, 1]) ** 2 + (x[2] - pos[j, 2]) ** 2
-                if d < (r + radii[j]) ** 2:
-                    free = False
-                    break
-            if free:
-                # small placed spheres: search cells within reach r + r_cut
-                reach = int(np.ceil((r + r_cut) * inv))
-                cx = int(np.floor(x[0] * inv))
-                cy = int(np.floor(x[1] * inv))
-                cz = int(np.floor(x[2] * inv))
-                for dz in range(-reach, reach + 1):
-                    for dy in range(-reach, reach + 1):
-                        for dx in range(-reach, reach + 1):
-                            j = head[_hash3(cx + dx, cy + dy, cz + dz, mask)]
-                            while j >= 0 and free:
-                                d = ((x[0] - pos[j, 0]) ** 2 + (x[1] - pos[j, 1]) ** 2
-                                     + (x[2] - pos[j, 2]) ** 2)
-                                if d < (r + radii[j]) ** 2:
-                                    free = False
-                                j = nxt[j]
-                            if not free:
-                                break
-                        if not free:
-                            break
-                    if not free:
-                        break
-            if free:
-                pos[i] = x
-                if r > r_cut:
-                    big[n_big] = i
-                    n_big += 1
-                else:
-                    c = _hash3(int(np.floor(x[0] * inv)), int(np.floor(x[1] * inv)),
-                               int(np.floor(x[2] * inv)), mask)
-                    nxt[i] = head[c]
-                    head[c] = i
-                ok = True
-                break
-        if not ok:
-            return pos, t
-    return pos, n
-
-
-def place_spheres(radii, region_lo, region_hi, seed: int, max_tries: int = 2000) -> np.ndarray:
-    """Non-overlapping random centres for ``radii``, each inside its own region box."""
-    radii = np.ascontiguousarray(radii, float)
-    n = radii.shape[0]
-    rlo = np.ascontiguousarray(np.broadcast_to(region_lo, (n, 3)), float)
-    rhi = np.ascontiguousarray(np.broadcast_to(region_hi, (n, 3)), float)
-    pos, placed = _place(radii, rlo, rhi, int(seed) % (2**32), int(max_tries))
-    if placed < n:
-        raise SceneError(
-            f"could only place {placed} of {n} non-overlapping spheres (region too full)"
-        )
-    return pos
-
-
-def _small_velocities(rng, n, speed):
-    return rng.uniform(-speed, speed, (n, 3))
+        if self.cells is not None:
+            return self.cells.n
+        return 0 if self.radii is None else self.radii.shape[0]
 
 
 # ------------------------------------------------------------------ the scenes
-def _koch(name, scale, seed, box, groups, regions, steps, description, huge=None):
+def _koch(name, scale, seed, box, groups, regions, steps, description, huge=None,
+          few_large=False):
     """Koch 2020 Sec. 4.1 layout: ``groups`` = [(count, radius)], ``regions`` =
-    [(fraction, lo, hi)] in unscaled coordinates; lengths scale by scale**(1/3)."""
-    rng = np.random.default_rng(seed)
+    [(fraction, lo, hi)] in unscaled coordinates; lengths scale by scale**(1/3). ``huge``: the
+    radius of one fixed sphere in the middle of the box (scaled too); ``few_large``: the first
+    group is placed once in the whole box (every rank places the same few spheres) and the
+    cells, then narrow enough for the other radii, avoid them."""
     s = scale ** (1 / 3)
-    radii = np.concatenate([np.full(max(int(round(c * scale)), 1 if c else 0), r) for c, r in groups])
-    if huge is not None:
-        radii = np.concatenate(([huge * s], radii))
-    n = radii.shape[0]
-    lo = np.zeros((n, 3))
-    hi = np.zeros((n, 3))
-    fr = np.array([f for f, _, _ in regions])
-    which = rng.choice(len(regions), size=n, p=fr / fr.sum())
-    for k, (_, rlo, rhi) in enumerate(regions):
-        lo[which == k] = np.asarray(rlo, float) * s
-        hi[which == k] = np.asarray(rhi, float) * s
+    kinds = [(max(int(round(c * scale)), 1 if c else 0), r, r) for c, r in groups]
+    hi = np.asarray(box, float) * s
+    fixed_pos, fixed_radius = np.zeros((0, 3)), np.zeros(0)
     if huge is not None:  # the huge sphere sits in the middle
-        lo[0] = hi[0] = 0.5 * np.asarray(box, float) * s
-    pos = place_spheres(radii, lo, hi, seed)
+        fixed_pos, fixed_radius = 0.5 * hi[None, :], np.array([huge * s])
+    if few_large:
+        (count, r, _), kinds = kinds[0], kinds[1:]
+        fixed_radius = np.full(count, r)
+        fixed_pos = place_spheres(fixed_radius, np.zeros(3), hi, seed)
+    fixed_vel = np.random.default_rng([seed, 1]).uniform(-0.01, 0.01, (len(fixed_radius), 3))
+    regions = [(f, np.asarray(lo, float) * s, np.asarray(rhi, float) * s)
+               for f, lo, rhi in regions]
+    cells = placed_cells(np.zeros(3), hi, kinds, regions, seed, velocity=(1, 0.01),
+                         fixed=(fixed_pos, fixed_vel, fixed_radius))
     return Scene(
-        name=name, box_lo=np.zeros(3), box_hi=np.asarray(box, float) * s,
-        boundary=("wall", "wall", "wall"), positions=pos,
-        velocities=_small_velocities(rng, n, 0.01), radii=radii, density=1.0,
-        contact={"youngs_modulus": 1e3}, steps=steps, description=description,
+        name=name, box_lo=np.zeros(3), box_hi=hi, boundary=("wall", "wall", "wall"),
+        density=1.0, contact={"youngs_modulus": 1e3}, steps=steps, description=description,
+        cells=cells,
     )
 
 
@@ -240,7 +157,8 @@ def more_polydisperse(scale=1.0, seed=0):
     """Koch 4.1.7: radii 20, 2.5, 1, 0.5 (80 000 spheres, size ratio 40) in 400^3."""
     return _koch("more_polydisperse", scale, seed, (400, 400, 400),
                  [(320, 20.0), (2880, 2.5), (12800, 1.0), (64000, 0.5)],
-                 _whole((400, 400, 400)), 200, "Koch Sec. 4.1.7: radii 20, 2.5, 1, 0.5 in 400^3")
+                 _whole((400, 400, 400)), 200, "Koch Sec. 4.1.7: radii 20, 2.5, 1, 0.5 in 400^3",
+                 few_large=True)
 
 
 def very_polydisperse(scale=1.0, seed=0):
@@ -252,31 +170,28 @@ def very_polydisperse(scale=1.0, seed=0):
 
 def box(scale=1.0, seed=0):
     """Elastic granular gas in a walled box, no gravity (e = 1)."""
-    rng = np.random.default_rng(seed)
     n = max(int(round(2000 * scale)), 1)
     L = 20.0 * scale ** (1 / 3)
-    radii = rng.uniform(0.2, 0.4, n)
-    pos = place_spheres(radii, np.zeros(3), np.full(3, L), seed)
+    hi = np.full(3, L)
+    cells = placed_cells(np.zeros(3), hi, [(n, 0.2, 0.4)], _whole(hi), seed, velocity=(2, 1.0))
     return Scene(
-        name="box", box_lo=np.zeros(3), box_hi=np.full(3, L), boundary=("wall",) * 3,
-        positions=pos, velocities=rng.normal(0, 1.0, (n, 3)), radii=radii, density=1000.0,
-        contact={"youngs_modulus": 1e6, "restitution": 1.0}, steps=2000,
+        name="box", box_lo=np.zeros(3), box_hi=hi, boundary=("wall",) * 3, density=1000.0,
+        contact={"youngs_modulus": 1e6, "restitution": 1.0}, steps=2000, cells=cells,
         description="elastic granular gas of 2000 spheres (r 0.2-0.4 m) in a walled 20 m box",
     )
 
 
 def drop(scale=1.0, seed=0):
     """Polydisperse spheres (r 0.15-0.35 m) falling onto a floor under gravity."""
-    rng = np.random.default_rng(seed)
     n = max(int(round(1000 * scale)), 1)
     w = 8.0 * scale ** (1 / 3)
-    radii = rng.uniform(0.15, 0.35, n)
-    pos = place_spheres(radii, (0.0, 0.0, 1.0), (w, w, 1.0 + 1.2 * w), seed)
+    hi = np.array([w, w, 1.0 + 1.5 * w])
+    region = [(1.0, (0.0, 0.0, 1.0), (w, w, 1.0 + 1.2 * w))]
+    cells = placed_cells(np.zeros(3), hi, [(n, 0.15, 0.35)], region, seed)
     return Scene(
-        name="drop", box_lo=np.zeros(3), box_hi=np.array([w, w, 1.0 + 1.5 * w]),
-        boundary=("wall",) * 3, positions=pos, velocities=np.zeros((n, 3)), radii=radii,
-        density=2500.0, gravity=np.array([0.0, 0.0, -9.81]),
-        contact={"youngs_modulus": 1e8, "restitution": 0.5}, steps=10000,
+        name="drop", box_lo=np.zeros(3), box_hi=hi, boundary=("wall",) * 3, density=2500.0,
+        gravity=np.array([0.0, 0.0, -9.81]), contact={"youngs_modulus": 1e8, "restitution": 0.5},
+        steps=10000, cells=cells,
         description="1000 spheres (r 0.15-0.35 m, glass density) dropped 1-10 m onto a floor",
     )
 
@@ -286,24 +201,18 @@ def gas(scale=1.0, seed=0):
 
     The time-step benchmark scene (``benchmarks/vs_lammps.py`` builds the same one in LAMMPS):
     centres on a simple cubic lattice of 46^3 sites, spacing (π/(6·0.3))^(1/3) ≈ 1.204 m,
-    velocities normal with σ = 1 m/s per component (zero total momentum), linear spring
-    k = 2000 N/m, no damping, no gravity, dt = 0.001 s. ``scale`` changes the lattice to
-    round((97 336·scale)^(1/3)) sites per edge (at least 4).
+    velocities normal with σ = 1 m/s per component (zero total momentum: each lattice cell's
+    mean is removed), linear spring k = 2000 N/m, no damping, no gravity, dt = 0.001 s.
+    ``scale`` changes the lattice to round((97 336·scale)^(1/3)) sites per edge (at least 4).
     """
-    rng = np.random.default_rng(seed)
     m = max(int(round((97336 * scale) ** (1 / 3))), 4)
     a = (np.pi / (6.0 * 0.3)) ** (1 / 3)
-    g = (np.arange(m) + 0.5) * a
-    pos = np.stack(np.meshgrid(g, g, g, indexing="ij"), axis=-1).reshape(-1, 3)
-    n = pos.shape[0]
-    vel = rng.normal(0.0, 1.0, (n, 3))
-    vel -= vel.mean(axis=0)
+    cells = lattice_cells(m, a, seed, 0.5)
     return Scene(
         name="gas", box_lo=np.zeros(3), box_hi=np.full(3, m * a), boundary=("periodic",) * 3,
-        positions=pos, velocities=vel, radii=np.full(n, 0.5), density=6.0 / np.pi,
-        contact={"stiffness": 2000.0}, steps=500, dt=0.001,
-        description=f"periodic elastic gas of {n} spheres d=1 m, m=1 kg, solid fraction 0.3, "
-        "k = 2000 N/m (time-step benchmark)",
+        density=6.0 / np.pi, contact={"stiffness": 2000.0}, steps=500, dt=0.001, cells=cells,
+        description=f"periodic elastic gas of {m**3} spheres d=1 m, m=1 kg, solid fraction "
+        "0.3, k = 2000 N/m (time-step benchmark)",
     )
 
 
@@ -312,20 +221,15 @@ def schornbaum(scale=1.0, seed=0):
 
     Density chosen for ~2 overlaps per object, each moving at most 20 % of its size per unit
     step; meant for broad-phase benchmarks."""
-    rng = np.random.default_rng(seed)
     n = max(int(round(10000 * scale)), 1)
-    radii = np.full(n, 0.5)
     # expected overlaps per object = n_density * (4/3) pi (2r)^3 = 2
     density = 2.0 / ((4.0 / 3.0) * np.pi * 1.0**3)
     L = (n / density) ** (1 / 3)
-    pos = rng.uniform(0, L, (n, 3))
-    direction = rng.normal(size=(n, 3))
-    direction /= np.linalg.norm(direction, axis=1)[:, None]
-    vel = direction * rng.uniform(0, 0.2 * 2 * radii)[:, None]
+    cells = uniform_cells(np.full(3, L), n, 0.5, seed)
     return Scene(
         name="schornbaum", dt=1.0, box_lo=np.zeros(3), box_hi=np.full(3, L),
-        boundary=("periodic",) * 3, positions=pos, velocities=vel, radii=radii, density=1.0,
-        contact={"youngs_modulus": 0.0}, steps=100,
+        boundary=("periodic",) * 3, density=1.0, contact={"youngs_modulus": 0.0}, steps=100,
+        cells=cells,
         description="Schornbaum 2009 Sec. 4: 10^4 overlapping spheres, 2 overlaps each, "
         "moving <= 20 % of their size per step (broad-phase benchmark, no forces)",
     )
@@ -367,28 +271,34 @@ def available_memory() -> int | None:
     return min(known) if known else None
 
 
-def check_memory(name: str, scale: float) -> None:
-    """Refuse (SceneError) a scene whose estimated memory (``SIZES`` × scale ×
-    ``BYTES_PER_PARTICLE``) exceeds the memory available, before anything is allocated."""
+def check_memory(name: str, scale: float, ranks: int = 1) -> None:
+    """Refuse (SceneError) a scene whose estimated memory per rank (``SIZES`` × scale ×
+    ``BYTES_PER_PARTICLE`` / ``ranks``: each rank generates its share) exceeds the memory
+    available, before anything is allocated."""
     n = SIZES[name] * scale
-    need = n * BYTES_PER_PARTICLE
+    need = n * BYTES_PER_PARTICLE / max(int(ranks), 1)
     have = available_memory()
     if have is not None and need > have:
+        per = f" per rank on {ranks} ranks" if ranks > 1 else ""
         raise SceneError(f"scale = {scale!r}: the {name!r} scene would hold about {n:.3g} "
-                         f"particles and need about {need / 2**30:.3g} GiB of memory "
+                         f"particles and need about {need / 2**30:.3g} GiB of memory{per} "
                          f"({BYTES_PER_PARTICLE} B each), more than the {have / 2**30:.3g} GiB "
                          "available")
 
 
-def make_scene(name: str = DEFAULT_SCENE, *, scale: float = 1.0, seed: int = 0) -> Scene:
+def make_scene(name: str = DEFAULT_SCENE, *, scale: float = 1.0, seed: int = 0,
+               materialise: bool = True, ranks: int = 1) -> Scene:
     """Generate the named scene deterministically from ``seed``; ``scale`` shrinks/grows it.
-    Refuses (:class:`SceneError`) a scale whose memory estimate exceeds the memory available."""
+    With ``materialise=False`` a scene generated per cell keeps its cells undrawn (what a run
+    distributes: each of ``ranks`` ranks draws its share). Refuses (:class:`SceneError`) a
+    scale whose memory estimate exceeds the memory available."""
     if name not in SCENES:
         raise SceneError(f"scene = {name!r}: unknown (choose from {', '.join(SCENES)})")
     if not (np.isfinite(scale) and scale > 0):
         raise SceneError(f"scale = {scale!r}: must be a positive finite number")
-    check_memory(name, scale)
-    return SCENES[name](scale=float(scale), seed=int(seed))
+    check_memory(name, scale, 1 if materialise else ranks)
+    scene = SCENES[name](scale=float(scale), seed=int(seed))
+    return scene.materialised() if materialise else scene
 
 
 def describe_scenes() -> list[tuple[str, str]]:

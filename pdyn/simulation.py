@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .broadphase import make_broadphase
-from .checks import StepGuard, initial_state
+from .checks import InitialStateError, StepGuard, initial_state, share_state
 from .config import ConfigError, ContactConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
@@ -35,6 +35,7 @@ from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
 from .io import make_writers
 from .parallel import StoreChanges, get_comm, make_exchange
 from .parallel.balance import Balancer, block_work
+from .parallel.startup import GeneratedSource, ScatteredSource
 from .particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
 from .scenarios import Scene, make_scene
 from .zorder import zorder
@@ -52,50 +53,49 @@ class PhaseTimers(dict):
             self[phase] = self.get(phase, 0.0) + time.perf_counter() - t0
 
 
-def scene_from_config(config: SimulationConfig) -> Scene:
-    """The initial state a config asks for: its ``[particles]`` or a named scene."""
+def scene_from_config(config: SimulationConfig, ranks: int = 1) -> Scene:
+    """The initial state a config asks for: its ``[particles]`` or a named scene (generated per
+    cell scenes stay undrawn: each of ``ranks`` ranks draws its share)."""
     if config.particles is None:
-        return make_scene(config.scene, scale=config.scale, seed=config.seed)
+        return make_scene(config.scene, scale=config.scale, seed=config.seed,
+                          materialise=False, ranks=ranks)
     p = config.particles
     return Scene(
         name="custom", box_lo=np.array(config.box.lo), box_hi=np.array(config.box.hi),
-        boundary=config.box.boundary, positions=np.array(p.positions),
-        velocities=np.array(p.velocities), radii=np.array(p.radii), density=1.0,
-        description="spheres given in the config", given_masses=np.array(p.masses),
+        boundary=config.box.boundary, positions=np.asarray(p.positions),
+        velocities=np.asarray(p.velocities), radii=np.asarray(p.radii), density=1.0,
+        description="spheres given in the config", given_masses=np.asarray(p.masses),
     )
 
 
-def neighbour_skin(skin: float | None, radius) -> float:
-    """The neighbour lists' skin (m): ``skin``, or ``SKIN_FRACTION`` mean diameters of the
-    global ``radius`` array."""
+def neighbour_skin(skin: float | None, r_mean: float) -> float:
+    """The neighbour lists' skin (m): ``skin``, or ``SKIN_FRACTION`` mean diameters (``r_mean``
+    the mean radius of all particles, the same on every rank)."""
     if skin is not None:
         return float(skin)
-    return SKIN_FRACTION * 2.0 * float(np.mean(radius)) if np.size(radius) else 0.0
-
-
-def _drift(particles: dict) -> float:
-    """Largest displacement (m) of the global ``particles`` since their ``build_pos``."""
-    d = np.asarray(particles["pos"]) - np.asarray(particles["build_pos"])
-    return float(np.sqrt((d * d).sum(axis=1).max())) if len(d) else 0.0
+    return SKIN_FRACTION * 2.0 * float(r_mean)
 
 
 def scene_particles(scene: Scene) -> dict:
-    """The scene's particles as store fields (global ids 0..N-1)."""
+    """The particles of a scene of arrays as store fields (global ids 0..N-1)."""
     return {"gid": np.arange(len(scene), dtype=np.int64), "pos": scene.positions,
             "vel": scene.velocities, "radius": scene.radii, "mass": scene.masses}
 
 
 @dataclass(frozen=True)
 class RestartState:
-    """Where a checkpointed run continues (built by ``pdyn.restart``): the particles as store
-    fields (global arrays, ``pdyn.particles.CHECKPOINT``), the rank that owned each, the
-    exchange's schedule (``exchange.state()``), the step and the time step (s)."""
+    """Where a checkpointed run continues (built by ``pdyn.restart``): ``source`` hands each
+    rank its checkpointed particles (a particle source, ``pdyn.parallel.startup``), the
+    exchange's schedule (``exchange.state()``), the step, the time step (s), the largest
+    displacement since the last rebuild ``drift`` (m) and the run's mean radius ``r_mean`` (m,
+    the neighbour lists' default skin derives from it)."""
 
-    particles: dict
-    rank_of: np.ndarray
+    source: object
     exchange: dict
     step: int
     dt: float
+    drift: float
+    r_mean: float
 
 
 class Simulation:
@@ -113,7 +113,7 @@ class Simulation:
                  scene: Scene | None = None, restart: RestartState | None = None):
         self.config = config = config or SimulationConfig()
         self.comm = comm if comm is not None else get_comm()
-        scene = scene if scene is not None else scene_from_config(config)
+        scene = scene if scene is not None else scene_from_config(config, self.comm.size)
         self.scene = scene
         box = config.box
         self.box = Box(
@@ -130,26 +130,23 @@ class Simulation:
         self.n_contacts = 0
         self.elastic_energy = 0.0
 
-        self.store = ParticleStore(capacity=max(64, 2 * len(scene) // max(self.comm.size, 1)))
+        self.setup_note = None  # what relaxing given particles did (pdyn.checks)
+        source = restart.source if restart else self._source(scene)
+        self.r_mean = restart.r_mean if restart else source.r_mean
+        self.store = ParticleStore(capacity=max(64, 2 * source.n // max(self.comm.size, 1)))
         self._add_walls()
-        particles = restart.particles if restart else scene_particles(scene)
-        skin = neighbour_skin(config.neighbour_skin, particles["radius"])
-        n_particles = len(particles["radius"])
+        skin = neighbour_skin(config.neighbour_skin, self.r_mean)
+        n_particles = source.n  # global
         self.exchange = make_exchange(self.store, self.box, self.comm, dims=config.blocks,
                                       skin=skin or None, n_particles=n_particles,
                                       curve=config.balance_curve)
         # a restart continues the exchange's plan and keeps centres unwrapped (distribute
         # checks them against the skin along periodic axes); particles may have moved up to
         # ``drift`` since the last rebuild, so the first plan and lists reach that much farther
-        drift = _drift(particles) if restart else 0.0
+        drift = restart.drift if restart else 0.0
         if restart:
             self.exchange.restore(restart.exchange, drift=drift)
-        particles, self.setup_note = initial_state(  # the same verdict on every rank
-            particles, self.box, contact_forces=self.contact.E > 0 or self.contact.k > 0,
-            overlap=config.initial_overlap, tolerance=config.overlap_tolerance,
-            restart=restart is not None)
-        self.exchange.distribute(particles, wrap=restart is None,
-                                 rank_of=restart.rank_of if restart else None)
+        self.exchange.distribute(source, wrap=restart is None)
         self.neighbours = NeighbourList(skin, rebuild_skin=self.exchange.skin)
         self.rebuilds = 0
         # the schedule continues a checkpoint's; one rank has nothing to balance
@@ -172,6 +169,9 @@ class Simulation:
             self._reorder()
         self._walls = self._wall_order()
         self.exchange.ghosts()
+        if restart or scene.cells is not None:  # this rank's share plus its ghosts
+            share_state(self.store, self.box, self.comm, restart=restart is not None,
+                        **self._overlap_rules())
         # a restart keeps the checkpoint's build positions (its schedule continues) and its
         # forces (damping saw the half-step velocity, which is gone); contacts and elastic
         # energy are counted either way
@@ -183,6 +183,30 @@ class Simulation:
             self.store.force[:] = kept
 
     # ------------------------------------------------------------------ setup helpers
+    def _overlap_rules(self) -> dict:
+        c = self.config
+        return {"contact_forces": self.contact.E > 0 or self.contact.k > 0,
+                "overlap": c.initial_overlap, "tolerance": c.overlap_tolerance}
+
+    def _source(self, scene: Scene):
+        """Where a fresh start's particles come from: the scene's cells, drawn per rank, or
+        its arrays, checked on rank 0 (``pdyn.checks.initial_state``, relaxed there when asked)
+        and scattered."""
+        if scene.cells is not None:
+            return GeneratedSource(scene)
+        found = particles = None
+        if self.comm.rank == 0:
+            try:
+                particles, note = initial_state(scene_particles(scene), self.box,
+                                                **self._overlap_rules())
+                found = (None, note)
+            except InitialStateError as exc:
+                found = (str(exc), None)
+        error, self.setup_note = self.comm.bcast(found)
+        if error:
+            raise InitialStateError(error)
+        return ScatteredSource(particles, self.comm, self.box)
+
     def _add_walls(self) -> None:
         pts, nrm = self.box.walls()
         if len(pts):

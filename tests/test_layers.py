@@ -13,7 +13,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pdyn"
 #: bottom to top; a name stands for the module or package and everything below it
 LAYERS = [
     ("pdyn._jit", "pdyn.version"),
-    ("pdyn.cell_index",),  # positions to cells (clamped grid cell, Teschner hash)
+    ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
+    ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
     ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios"),  # data, no geometry of ranks
     ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection
     ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io", "pdyn.checks"),  # the pieces

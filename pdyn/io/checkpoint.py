@@ -5,7 +5,13 @@ holds everything the run needs to continue:
 
 * ``particles/<field>`` for every field the schema marks ``checkpoint``
   (``pdyn.particles.CHECKPOINT``: gid, pos, vel, force, radius, mass, flags, build_pos): the
-  owned spheres in full precision, rank-major, sorted by id within a rank. ``build_pos`` (the
+  owned spheres in full precision, rank-major, sorted within a rank by *index cell* (the cell
+  of a lattice of about one cell per ``INDEX_PARTICLES`` particles over the box, at least
+  ``INDEX_CELLS``, attribute ``index_dims``; centres clamped into it), then by id;
+* ``index/{cell, start, count}``: the segments of rows with one writing rank and one index
+  cell, in row order. A restart on another rank count reads on each rank only the segments of
+  the cells that overlap its blocks (HDF5 hyperslabs; ``pdyn.restart``), and on the same rank
+  count only the rows the rank wrote (``rows_per_rank``); ``build_pos`` (the
   position at the last neighbour-list rebuild) keeps the rebuild schedule: a restart rebuilds
   at the same steps as the uninterrupted run. ``force`` is the force at the end of the
   checkpoint step; it is restored, not recomputed, because damping forces were evaluated with
@@ -17,7 +23,9 @@ holds everything the run needs to continue:
   ``contact`` law (JSON), the box, ``scene``, ``ranks``, ``exchange`` (JSON: the plain values
   of the exchange's state ``exchange.state()``: the skin, the block grid; its arrays, the
   block → rank map, are the datasets ``exchange/<name>``), ``seed``; ``rows_per_rank`` tells
-  which rank owned each row.
+  which rank owned each row; ``drift`` (m), the largest displacement since the last rebuild
+  (the first ghost plan of a restart reaches that much farther), and ``r_mean`` (m), the
+  run's mean radius (default skins derive from it).
   There is no random-number state to keep: scenes are drawn from ``seed`` once at set-up and
   the step draws no random numbers. There is no contact history: the contact laws are
   history-free (normal force only).
@@ -34,6 +42,7 @@ from pathlib import Path
 
 import numpy as np
 
+from ..lattice import Lattice, lattice_dims
 from ..particles import CHECKPOINT as PARTICLE_FIELDS
 from ..version import __version__
 from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, agree, attempt, move_after, step_files,
@@ -43,6 +52,9 @@ from .snapshot import PREFIX as SNAP_PREFIX
 from .snapshot import XDMF_NAME, common_attrs, owned_sorted, wall_arrays, write_series
 
 PREFIX = "ckpt"
+#: about this many particles per index cell (and at least ``INDEX_CELLS`` cells)
+INDEX_PARTICLES = 512
+INDEX_CELLS = 64
 
 
 def config_json(config) -> str:
@@ -80,28 +92,54 @@ class CheckpointWriter:
         return path
 
 
+def index_lattice(box_lo, box_hi, n: int) -> Lattice:
+    """The index lattice of a checkpoint of ``n`` particles in the box (about one cell per
+    ``INDEX_PARTICLES`` particles, at least ``INDEX_CELLS``)."""
+    length = np.asarray(box_hi, float) - np.asarray(box_lo, float)
+    return Lattice.over(box_lo, box_hi,
+                        lattice_dims(length, max(INDEX_CELLS, n // INDEX_PARTICLES)))
+
+
 def write_checkpoint(sim, path: str | Path) -> Path:
     """Write ``sim``'s full state to ``path`` (collective over ``sim.comm``)."""
-    store = sim.store
+    store, comm = sim.store, sim.comm
     h = owned_sorted(sim)
+    n = comm.allreduce_sum(int(h.size))
+    lattice = index_lattice(sim.box.lo, sim.box.hi, n)
+    cell = lattice.cell_of(store.pos[h])
+    order = np.argsort(cell, kind="stable")
+    h, cell = h[order], cell[order]
+    cells, count = np.unique(cell, return_counts=True)
+    d = store.pos[h] - store.build_pos[h]
+    drift = comm.allreduce_max(float(np.sqrt((d * d).sum(axis=1).max())) if h.size else 0.0)
     c = sim.contact
     contact = {"law": c.law, "youngs_modulus": c.E, "restitution": c.restitution}
     if c.k > 0:
         contact["stiffness"] = c.k
     attrs = dict(
         common_attrs(sim), format=CHECKPOINT, version=VERSIONS[CHECKPOINT],
-        n_particles=sim.comm.allreduce_sum(int(h.size)), config=config_json(sim.config),
+        n_particles=n, config=config_json(sim.config),
         gravity=np.asarray(sim.gravity, float), contact=json.dumps(contact),
         seed=int(sim.config.seed), steps_total=int(sim.steps), pdyn_version=__version__,
+        drift=float(drift), r_mean=float(sim.r_mean), index_dims=lattice.dims,
     )
     ex = sim.exchange.state()
     extra = wall_arrays(sim)
     extra.update({f"exchange/{k}": v for k, v in ex.items() if isinstance(v, np.ndarray)})
+    extra.update(_index(comm.allgather((cells, count))))
     attrs.update(exchange=json.dumps(
         {k: v for k, v in ex.items() if not isinstance(v, np.ndarray)}, default=_plain))
     arrays = {f"particles/{k}": getattr(store, k)[h] for k in PARTICLE_FIELDS}
-    write_global(Path(path), sim.comm, attrs, arrays, extra=extra)
+    write_global(Path(path), comm, attrs, arrays, extra=extra)
     return Path(path)
+
+
+def _index(parts) -> dict:
+    """``index/*`` from every rank's (cells, counts), rank-major."""
+    cell = np.concatenate([p[0] for p in parts]).astype(np.int64)
+    count = np.concatenate([p[1] for p in parts]).astype(np.int64)
+    start = np.concatenate(([0], np.cumsum(count)[:-1])).astype(np.int64)
+    return {"index/cell": cell, "index/start": start, "index/count": count}
 
 
 def read_checkpoint(path: str | Path) -> dict:
@@ -112,16 +150,33 @@ def read_checkpoint(path: str | Path) -> dict:
     out = {k: data[f"particles/{k}"] for k in PARTICLE_FIELDS}
     out.update({k: head[k] for k in ("step", "time", "dt", "n_particles", "ranks", "config",
                                      "contact", "gravity", "box_lo", "box_hi", "boundary",
-                                     "scene", "steps_total")})
-    out["exchange"] = dict(head["exchange"])
-    out["exchange"].update({k.split("/", 1)[1]: v for k, v in data.items()
-                            if k.startswith("exchange/")})
+                                     "scene", "steps_total", "drift", "r_mean")})
+    out["exchange"] = _exchange(head, data)
     rows = head["rows_per_rank"]
     out["rank"] = np.repeat(np.arange(len(rows), dtype=np.int64), rows)  # who wrote each row
     order = np.argsort(out["gid"], kind="stable")
     for k in PARTICLE_FIELDS + ("rank",):
         out[k] = out[k][order]
     return out
+
+
+def _exchange(head: dict, data: dict) -> dict:
+    """The exchange's checkpointed state: its plain values and its ``exchange/*`` arrays."""
+    out = dict(head["exchange"])
+    out.update({k.split("/", 1)[1]: v for k, v in data.items() if k.startswith("exchange/")})
+    return out
+
+
+def read_checkpoint_rows(path: str | Path, rows=None) -> tuple[dict, dict, dict]:
+    """(header, particles, rest) of the checkpoint at ``path`` with only the particle rows
+    ``rows`` ([(start, stop)]; None: none) read: ``particles`` maps the checkpoint fields to
+    those rows, ``rest`` holds the exchange's state (``exchange``) and the index (``cell``,
+    ``start``, ``count``). Checked as :func:`read_checkpoint`."""
+    head, data = read_pdyn(path, CHECKPOINT, rows=[] if rows is None else rows)
+    particles = {k: data[f"particles/{k}"] for k in PARTICLE_FIELDS}
+    rest = {"exchange": _exchange(head, data)}
+    rest.update({k: data[f"index/{k}"] for k in ("cell", "start", "count")})
+    return head, particles, rest
 
 
 def checkpoint_header(path: str | Path) -> dict:

@@ -40,10 +40,11 @@ import numpy as np
 SNAPSHOT = "pdyn-snapshot"
 CHECKPOINT = "pdyn-checkpoint"
 #: format name -> version this pdyn writes (checkpoint 3: ``particles/build_pos``, which keeps
-#: the neighbour lists' rebuild schedule)
-VERSIONS = {SNAPSHOT: 3, CHECKPOINT: 3}
-#: format name -> versions this pdyn reads (older checkpoints cannot continue the schedule)
-READABLE = {SNAPSHOT: (2, 3), CHECKPOINT: (3,)}
+#: the neighbour lists' rebuild schedule; 4: rows sorted by index cell with the ``index/*``
+#: table, so a rank reads only its share, and the ``drift`` and ``r_mean`` of the run)
+VERSIONS = {SNAPSHOT: 3, CHECKPOINT: 4}
+#: format name -> versions this pdyn reads (older checkpoints cannot be read by share)
+READABLE = {SNAPSHOT: (2, 3), CHECKPOINT: (4,)}
 
 
 class OutputFileError(ValueError):
@@ -294,8 +295,9 @@ def _check_kind(path: Path, f: h5py.File, kinds: tuple, what: str) -> None:
                                   "multi-rank run must stay together in one folder)")
 
 
-def read_dataset(f: h5py.File, key: str) -> np.ndarray:
-    """Read a whole dataset (verifying its checksum), turning HDF5 read failures into
+def read_dataset(f: h5py.File, key: str, rows=None) -> np.ndarray:
+    """Read a whole dataset, or the row ranges ``rows`` ([(start, stop)], concatenated; HDF5
+    hyperslabs), verifying the checksums of what is read and turning HDF5 read failures into
     OutputFileError."""
     try:
         ds = f[key]
@@ -304,7 +306,16 @@ def read_dataset(f: h5py.File, key: str) -> np.ndarray:
     if not isinstance(ds, h5py.Dataset):
         raise OutputFileError(f"{f.filename}: {key!r} is a group, expected a dataset")
     try:
-        return ds[()]
+        if rows is None:
+            return ds[()]
+        out = np.empty((sum(b - a for a, b in rows),) + ds.shape[1:], ds.dtype)
+        at = 0
+        for a, b in rows:
+            if b == a:
+                continue
+            ds.read_direct(out, np.s_[a:b], np.s_[at:at + b - a])
+            at += b - a
+        return out
     except OSError as exc:
         detail = " ".join(str(exc).split())
         raise OutputFileError(f"{f.filename}: cannot read {key!r}: the data is damaged "

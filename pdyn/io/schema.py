@@ -85,6 +85,13 @@ def _counts(v):
     return a.astype(np.int64)
 
 
+def _dims(v):
+    a = _counts(v)
+    if a.shape != (3,) or (a < 1).any():
+        raise _Bad("expected 3 integers >= 1")
+    return a
+
+
 _COMMON = {"step": _integer, "time": _number, "dt": lambda v: _number(v, positive=True),
            "ranks": lambda v: _integer(v, 1), "n_particles": _integer, "box_lo": _vector,
            "box_hi": _vector, "boundary": _boundary, "scene": _text, "rows_per_rank": _counts}
@@ -92,7 +99,8 @@ _COMMON = {"step": _integer, "time": _number, "dt": lambda v: _number(v, positiv
 ATTRIBUTES = {
     SNAPSHOT: _COMMON,
     CHECKPOINT: dict(_COMMON, config=_table, contact=_table, gravity=_vector, seed=_integer,
-                     steps_total=_integer, exchange=_table),
+                     steps_total=_integer, exchange=_table, drift=_number, r_mean=_number,
+                     index_dims=_dims),
 }
 #: attributes read when present
 OPTIONAL = {"pdyn_version": _text}
@@ -105,7 +113,8 @@ DATASETS = {
                     "particles/velocity": ("f", (3,)), "particles/radius": ("f", ()),
                     "particles/rank": ("i", ())}, **_WALLS),
     CHECKPOINT: dict({f"particles/{k}": (np.dtype(FIELDS[k].dtype).kind, FIELDS[k].shape)
-                      for k in CHECKPOINT_FIELDS}, **_WALLS),
+                      for k in CHECKPOINT_FIELDS}, **_WALLS,
+                     **{f"index/{k}": ("i", ()) for k in ("cell", "start", "count")}),
 }
 #: datasets whose values must be finite, and > 0
 FINITE = ("particles/position", "particles/velocity", "particles/pos", "particles/vel",
@@ -114,7 +123,9 @@ POSITIVE = ("particles/radius", "particles/mass")
 IDS = ("particles/id", "particles/gid")
 
 
-def _rows(key: str, n: int, walls: int) -> int:
+def _rows(key: str, n: int, walls: int, segments: int) -> int:
+    if key.startswith("index/"):
+        return segments
     if key == "walls/quad_points":
         return 4 * walls
     return walls if key.startswith("walls/") else n
@@ -146,13 +157,14 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
                               f"match ranks = {head['ranks']} and n_particles = "
                               f"{head['n_particles']} (damaged file)")
     walls = f["walls/id"].shape[0] if isinstance(f.get("walls/id"), h5py.Dataset) else 0
+    segments = f["index/cell"].shape[0] if isinstance(f.get("index/cell"), h5py.Dataset) else 0
     head["shapes"] = {}
     for key, (kinds, tail) in DATASETS[fmt].items():
         ds = f.get(key)
         if not isinstance(ds, h5py.Dataset):
             raise OutputFileError(f"{path}: dataset {key!r} missing (not a complete {fmt} "
                                   "file)")
-        want = (_rows(key, head["n_particles"], walls),) + tail
+        want = (_rows(key, head["n_particles"], walls, segments),) + tail
         if ds.dtype.kind not in kinds or ds.shape != want:
             raise OutputFileError(f"{path}: dataset {key} is {ds.dtype} {ds.shape}, expected "
                                   f"{'integers' if kinds == 'i' else 'numbers'} of shape "
@@ -178,17 +190,19 @@ def read_header(path, kind: str | tuple | None = None) -> dict:
         return _check_structure(Path(path), f)
 
 
-def read_pdyn(path, kind: str | tuple | None = None) -> tuple[dict, dict]:
+def read_pdyn(path, kind: str | tuple | None = None, rows=None) -> tuple[dict, dict]:
     """(header, data) of the pdyn file ``path``: :func:`read_header` plus every dataset
-    (``data["particles/position"]``, ...; ``exchange/*`` of checkpoints too), checksums and
-    values checked."""
+    (``data["particles/position"]``, ...; ``exchange/*`` and ``index/*`` of checkpoints too),
+    checksums and values checked. ``rows`` ([(start, stop)]) reads only those rows of the
+    ``particles/*`` datasets (ids then unique among them)."""
     path = Path(path)
     with open_pdyn(path, kind) as f:
         head = _check_structure(path, f)
         keys = list(DATASETS[head["format"]])
         if isinstance(f.get("exchange"), h5py.Group):
             keys += [f"exchange/{k}" for k in f["exchange"]]
-        data = {k: read_dataset(f, k) for k in keys}
+        data = {k: read_dataset(f, k, rows if k.startswith("particles/") else None)
+                for k in keys}
     for key in FINITE:
         _values(path, key, data.get(key), np.isfinite, "not finite")
     for key in POSITIVE:
@@ -197,6 +211,8 @@ def read_pdyn(path, kind: str | tuple | None = None) -> tuple[dict, dict]:
         ids = data.get(key)
         if ids is not None and len(np.unique(ids)) != len(ids):
             raise OutputFileError(f"{path}: {key} holds an id twice (damaged file)")
+    if "index/cell" in data:
+        _check_index(path, head, data)
     if "particles/rank" in data:
         _values(path, "particles/rank", data["particles/rank"],
                 lambda a: (a >= 0) & (a < head["ranks"]), f"not a rank below {head['ranks']}")
@@ -213,3 +229,14 @@ def _values(path, key, values, good, why) -> None:
         k = int(np.flatnonzero(~ok)[0])
         raise OutputFileError(f"{path}: {key}[{k}] = {_short(values[k].tolist())}: {why} "
                               "(damaged file)")
+
+
+def _check_index(path, head: dict, data: dict) -> None:
+    """A checkpoint's index: segments of rows (``start``, ``count``) in cells of its
+    ``index_dims`` lattice, covering the rows exactly once in order."""
+    cell, start, count = (data[f"index/{k}"] for k in ("cell", "start", "count"))
+    ends = np.concatenate(([0], np.cumsum(count)))
+    if ((count < 0).any() or ends[-1] != head["n_particles"] or not np.array_equal(start, ends[:-1])
+            or (cell < 0).any() or (cell >= np.prod(head["index_dims"])).any()):
+        raise OutputFileError(f"{path}: index/cell, index/start, index/count do not cover the "
+                              f"{head['n_particles']} particles in order (damaged file)")

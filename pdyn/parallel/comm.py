@@ -1,8 +1,8 @@
 """A small communicator interface over mpi4py, and a serial stand-in for one rank.
 
-Only the operations pdyn uses: rank/size, reductions, allgather, barrier, abort, and
-:meth:`MPIComm.neighbour_exchange` — point-to-point ``Isend``/``Irecv`` of numpy buffers with
-the neighbour ranks only (counts first when the receiver cannot know them). *What* to send is
+Only the operations pdyn uses: rank/size, reductions, (all)gather, scatter, barrier, abort,
+and :meth:`MPIComm.neighbour_exchange` — point-to-point ``Isend``/``Irecv`` of numpy buffers
+with the neighbour ranks only (counts first when the receiver cannot know them). *What* to send is
 planned by the exchange (``pdyn.parallel.exchange``); a rank's messages to itself (periodic
 images) never go through MPI.
 """
@@ -36,6 +36,9 @@ class SerialComm:
 
     def gather(self, x, root=0):
         return [x]
+
+    def scatter(self, x, root=0):
+        return x[0]
 
     def allgather(self, x):
         return [x]
@@ -85,6 +88,10 @@ class MPIComm:
 
     def gather(self, x, root=0):
         return self.comm.gather(x, root=root)
+
+    def scatter(self, x, root=0):
+        """Item ``r`` of ``x`` (given on ``root``) to rank ``r``."""
+        return self.comm.scatter(x, root=root)
 
     def allgather(self, x):
         return self.comm.allgather(x)

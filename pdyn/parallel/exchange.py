@@ -114,11 +114,9 @@ def _outside_periodic(box, pos, margin: float) -> np.ndarray:
     return (out & box.periodic).any(axis=1)
 
 
-def _default_skin(skin: float | None, radius) -> float:
-    """``skin`` (m), or ``SKIN_FRACTION`` × the mean of the global ``radius`` array."""
-    if skin is not None:
-        return float(skin)
-    return SKIN_FRACTION * float(np.mean(radius)) if np.size(radius) else 0.0
+def _default_skin(skin: float | None, r_mean: float) -> float:
+    """``skin`` (m), or ``SKIN_FRACTION`` × the mean radius ``r_mean`` of all particles."""
+    return float(skin) if skin is not None else SKIN_FRACTION * float(r_mean)
 
 
 def _select(particles: dict, n: int, mine) -> dict:
@@ -145,11 +143,11 @@ class SerialExchange:
         self._skin_arg = skin
         self.skin = 0.0
 
-    def distribute(self, particles: dict, *, wrap: bool = True, rank_of=None) -> np.ndarray:
-        """Insert the particles this rank owns (all of them); return their handles.
-        (As :meth:`BlockExchange.distribute`; nothing to wrap here.)"""
-        self.skin = _default_skin(self._skin_arg, particles["radius"])
-        return self.store.add(**particles)
+    def distribute(self, source, *, wrap: bool = True) -> np.ndarray:
+        """Insert every particle of ``source`` (as :meth:`BlockExchange.distribute`; nothing
+        to wrap here); return their handles."""
+        self.skin = _default_skin(self._skin_arg, source.r_mean)
+        return self.store.add(**source.take(None, 0))
 
     def state(self) -> dict:
         """The state a checkpoint keeps (:meth:`BlockExchange.state`): the skin."""
@@ -219,68 +217,58 @@ class BlockExchange:
         self.rebuild_seconds = 0.0  # ghost removal, wrap, migration, plan, ghost creation
 
     # ------------------------------------------------------------------ set-up
-    def distribute(self, particles: dict, *, wrap: bool = True, rank_of=None) -> np.ndarray:
-        """Keep the particles of the global scene that lie in this rank's blocks; return their
-        handles. ``particles`` maps field names (``pdyn.particles.FIELDS``; ``pos`` and
-        ``radius`` required) to global per-particle arrays.
-
-        Every rank passes the same global arrays, computes the same block weights and the same
-        block → rank map, and checks the same conditions, so a configuration error is raised
-        on every rank before any message is sent.
+    def distribute(self, source, *, wrap: bool = True) -> np.ndarray:
+        """Insert this rank's particles from ``source`` (``pdyn.parallel.startup``: a generated
+        scene, scattered arrays, a checkpoint); return their handles. The block → rank map
+        comes from the source's block weights, the same on every rank; the source then hands
+        this rank its particles (at least those in its blocks) and the exchange keeps those
+        whose centres lie in its blocks. Errors are raised on every rank before any particle
+        message is sent.
 
         A restart (after :meth:`restore`) passes ``wrap=False``: centres are kept as the
         checkpoint holds them (wrapping waits for the next rebuild, as in the uninterrupted
         run), and a centre may lie up to one skin outside the box along a periodic axis (it
-        drifted through the face since the last rebuild); along other closed axes it must be
-        inside. If the restored state comes from the same rank count and block grid, the
-        block → rank map is the checkpointed one and ``rank_of`` (the rank that owned each
-        particle when the checkpoint was written) decides ownership, so every rank holds what
-        it held in the uninterrupted run; otherwise the map is made afresh and an unwrapped
-        centre belongs to the block it is closest to (the edge block of its periodic face)."""
+        drifted through the face since the last rebuild). If the restored state comes from the
+        same rank count and block grid, the block → rank map is the checkpointed one and the
+        source hands every rank what it held when the checkpoint was written (``same``), so
+        every rank continues with what it held in the uninterrupted run; otherwise the map is
+        made afresh and an unwrapped centre belongs to the block it is closest to (the edge
+        block of its periodic face)."""
         box, grid = self.box, self.grid
-        pos = np.array(particles["pos"], float, copy=True).reshape(-1, 3)
-        n = pos.shape[0]
-        radius = np.broadcast_to(np.asarray(particles["radius"], float), (n,))
         restored = self._restored or {}
-        if n:
-            out = box.outside(pos, periodic=wrap)
-            if out.any():
-                k = int(np.flatnonzero(out)[0])
-                raise ExchangeError(f"particles.positions[{k}] = {pos[k].tolist()}: outside the "
-                                    f"box {list(box.lo)}..{list(box.hi)}")
-            self.r_max = float(radius.max())
-        if self._skin_arg is None and "skin" in restored:
-            self.skin = float(restored["skin"])
-        else:
-            self.skin = _default_skin(self._skin_arg, radius)
-        try:
-            grid.check_periodic_length(2.0 * self.r_max + self.skin)
-        except DecompositionError as exc:
-            raise ExchangeError(str(exc)) from None
-        everyone = np.arange(n, dtype=np.int64)
-        if wrap:
-            wrap_periodic(box, pos, everyone)
-        elif n:
-            far = _outside_periodic(box, pos, self.skin)
-            if far.any():
-                k = int(np.flatnonzero(far)[0])
-                raise ExchangeError(
-                    f"particles.positions[{k}] = {pos[k].tolist()}: more than one skin "
-                    f"({self.skin:.6g} m) outside the periodic box "
-                    f"{list(box.lo)}..{list(box.hi)} (damaged checkpoint?)")
-        blocks = grid.block_of(pos, everyone)
         same = (restored.get("ranks") == self.size and "owner" in restored
                 and list(restored.get("dims", ())) == grid.dims.tolist()
                 and len(restored["owner"]) == grid.n_blocks)
         if same:
             grid.owner = np.array(restored["owner"], np.int64)
         else:
-            grid.assign(np.bincount(blocks, minlength=grid.n_blocks), self.size,
-                        curve=self.curve)
-        if same and rank_of is not None:
-            mine = np.asarray(rank_of) == self.rank
+            grid.assign(source.block_weights(grid), self.size, curve=self.curve)
+        particles = source.take(grid, self.rank, same=same)
+        pos = np.array(particles["pos"], float, copy=True).reshape(-1, 3)
+        n = pos.shape[0]
+        radius = np.broadcast_to(np.asarray(particles["radius"], float), (n,))
+        self.r_max = float(self.comm.allreduce_max(float(radius.max()) if n else 0.0))
+        if self._skin_arg is None and "skin" in restored:
+            self.skin = float(restored["skin"])
         else:
-            mine = grid.owner[blocks] == self.rank
+            self.skin = _default_skin(self._skin_arg, source.r_mean)
+        try:
+            grid.check_periodic_length(2.0 * self.r_max + self.skin)
+        except DecompositionError as exc:
+            raise ExchangeError(str(exc)) from None
+        everyone = np.arange(n, dtype=np.int64)
+        message = None
+        if wrap:
+            wrap_periodic(box, pos, everyone)
+        elif n:
+            far = _outside_periodic(box, pos, self.skin)
+            if far.any():
+                k = int(np.flatnonzero(far)[0])
+                message = (f"particle {int(particles['gid'][k])} at {pos[k].tolist()}: more "
+                           f"than one skin ({self.skin:.6g} m) outside the periodic box "
+                           f"{list(box.lo)}..{list(box.hi)} (damaged checkpoint?)")
+        self._fail(message)
+        mine = np.ones(n, bool) if same else grid.owner[grid.block_of(pos, everyone)] == self.rank
         self.peers = self._neighbours()
         self._rebuild = True
         return self.store.add(**_select(dict(particles, pos=pos), n, mine))

@@ -197,16 +197,18 @@ def test_snapshot_written_with_checksums(good):
 
 def test_older_versions_still_read(tmp_path, good):
     """Snapshots of version 2 (the same datasets, no checksums) are still read; checkpoints
-    before version 3 are refused by version (they lack ``build_pos``, so they cannot continue
-    the neighbour lists' rebuild schedule)."""
+    before version 4 are refused by version (version 2 lacks ``build_pos``, so it cannot
+    continue the neighbour lists' rebuild schedule; version 3 lacks the index by cell, so a
+    rank cannot read only its share)."""
     from pdyn.io import read_checkpoint, read_snapshot
 
     older = tmp_path / "older.h5"
     shutil.copy(good[CHECKPOINT], older)
-    with h5py.File(older, "r+") as f:
-        f.attrs["version"] = 2
-    with pytest.raises(OutputFileError, match="version 2"):
-        read_checkpoint(older)
+    for version in (2, 3):
+        with h5py.File(older, "r+") as f:
+            f.attrs["version"] = version
+        with pytest.raises(OutputFileError, match=f"version {version}; this pdyn reads versions 4"):
+            read_checkpoint(older)
     for kind, old, read in ((SNAPSHOT, 2, read_snapshot),):
         src = good[kind]
         path = tmp_path / src.name
