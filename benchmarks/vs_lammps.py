@@ -33,7 +33,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import print_table, write_json  # noqa: E402
+from _common import write_json  # noqa: E402
+
+from pdyn.bench import format_table  # noqa: E402
 
 SKIN = 0.2  # LAMMPS neighbor skin (m), the setting of the comparison
 STIFFNESS = 2000.0
@@ -196,8 +198,8 @@ def main(argv=None) -> None:
                 r["lammps_speedup"] = base[1]["lammps_ns"] / r["lammps_ns"]
     print(f"\ngas scene, {args.steps} timed steps, median of {args.rounds} round(s); "
           "ratio = pdyn / LAMMPS per round (median, min, max)")
-    print_table(rows, ["ranks", "particles", "pdyn_ns", "lammps_ns", "ratio", "ratio_min",
-                       "ratio_max", "pdyn_speedup", "lammps_speedup"])
+    print(format_table(rows, ["ranks", "particles", "pdyn_ns", "lammps_ns", "ratio",
+                              "ratio_min", "ratio_max", "pdyn_speedup", "lammps_speedup"]))
     last = runs[("pdyn", args.ranks[-1])][-1]
     print("pdyn phases (s, slowest rank, last run): "
           + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items()))

@@ -127,9 +127,10 @@ def test_candidates_count_finite_pairs_only(method):
     assert bp.stats()["candidates"] == c0 >= finite
 
 
-def test_default_method_is_hash_grid(monkeypatch):
+def test_default_method_is_auto(monkeypatch):
     """The documented default, by name: what ``find_contacts`` builds when not told."""
-    assert inspect.signature(find_contacts).parameters["method"].default == "hash_grid"
+    assert inspect.signature(find_contacts).parameters["method"].default == "auto"
+    want = oracle(0, "uniform")
     built = []
     real = bpmod.make_broadphase
 
@@ -139,8 +140,8 @@ def test_default_method_is_hash_grid(monkeypatch):
 
     monkeypatch.setattr(bpmod, "make_broadphase", spy)
     _, pos, rad = random_scene(0, "uniform")
-    np.testing.assert_array_equal(find_contacts(pos, rad), oracle(0, "uniform"))
-    assert built == ["hash_grid"]
+    np.testing.assert_array_equal(find_contacts(pos, rad), want)
+    assert built == ["auto"]
 
 
 # ------------------------------------------------------------------ small cases and errors
