@@ -83,6 +83,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--series", nargs="+", metavar="NAME",
                        help="with --report: only these series (headline, koch_scenes, "
                        "koch_scaling, schornbaum, update_strategies, full_step)")
+    bench.add_argument("--render-only", action="store_true",
+                       help="with --report: rewrite report.md and the plots from "
+                       "DIR/report.json without measuring again")
     bench.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
@@ -311,7 +314,7 @@ def cmd_bench(args, comm) -> int:
     import json
 
     from .bench import COLUMNS, bench_scene, format_table
-    from .bench.report import SERIES, run
+    from .bench.report import SERIES, render, run
     from .broadphase import REGISTRY
     from .config import ConfigError
 
@@ -324,6 +327,10 @@ def cmd_bench(args, comm) -> int:
     if args.steps < 1:
         raise ConfigError(f"steps = {args.steps}: must be >= 1")
     if comm.rank != 0:
+        return 0
+    if args.report and args.render_only:
+        render(args.report)
+        print(f"pdyn bench: rewrote {Path(args.report) / 'report.md'} from report.json")
         return 0
     if args.report:
         command = " ".join(["pdyn bench --report", args.report] + ["--quick"] * args.quick

@@ -27,6 +27,13 @@ from .timing import Stopwatch, clock, isolated
 BRUTE_MAX = 3000
 
 
+def _error(exc: Exception) -> str:
+    """One line for the table: what went wrong (a refusal, or memory)."""
+    if isinstance(exc, MemoryError):
+        return "out of memory (the measurement's limit)"
+    return str(exc).splitlines()[0][:120]
+
+
 def _median(xs) -> float | None:
     return float(np.median(xs)) if len(xs) else None
 
@@ -78,8 +85,8 @@ def simulations(scene, structures, steps: int, extra: dict | None = None, rounds
             continue
         try:
             sim = Simulation(SimulationConfig(broadphase=name, **base, **extra), scene=scene)
-        except BroadPhaseError as exc:
-            rows[name] = {"structure": name, "error": str(exc).splitlines()[0][:120]}
+        except (BroadPhaseError, MemoryError) as exc:
+            rows[name] = {"structure": name, "error": _error(exc)}
             continue
         sim.broadphase = Stopwatch(sim.broadphase)
         runs[name] = {"sim": sim, "total": [], "update": [], "query": [], "cand": [],
@@ -96,8 +103,8 @@ def simulations(scene, structures, steps: int, extra: dict | None = None, rounds
                 t0 = clock()
                 try:
                     sim.step()
-                except BroadPhaseError as exc:
-                    rows[name] = {"structure": name, "error": str(exc).splitlines()[0][:120]}
+                except (BroadPhaseError, MemoryError) as exc:
+                    rows[name] = {"structure": name, "error": _error(exc)}
                     del runs[name]
                     break
                 dt = clock() - t0
@@ -152,7 +159,7 @@ def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
             bp.build(pos0, rad)
             bp.candidate_pairs()
         except (BroadPhaseError, MemoryError) as exc:
-            rows[label] = {"structure": label, "error": str(exc).splitlines()[0][:120]}
+            rows[label] = {"structure": label, "error": _error(exc)}
             continue
         t = clock() - t0
         live[label] = {"bp": bp, "build": t, "update": [], "query": [], "cand": [], "spent": t,
@@ -174,7 +181,7 @@ def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
                 cand = bp.candidate_pairs()
                 t2 = clock()
             except (BroadPhaseError, MemoryError) as exc:
-                rows[label] = {"structure": label, "error": str(exc).splitlines()[0][:120]}
+                rows[label] = {"structure": label, "error": _error(exc)}
                 del live[label]
                 continue
             run["update"].append(t1 - t0)
@@ -267,7 +274,7 @@ def _guarded(fn, *args) -> dict:
     try:
         return fn(*args)
     except (BroadPhaseError, MemoryError) as exc:
-        return {"error": str(exc).splitlines()[0][:120]}
+        return {"error": _error(exc)}
 
 
 def structure_specs(names=None) -> list[tuple[str, str, dict]]:

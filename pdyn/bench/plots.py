@@ -96,6 +96,7 @@ def write_plots(res: dict, folder) -> list[str]:
                       for n in names]
             ax.barh(names, [t for _, t in rows], color=colors)
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(plt.NullFormatter())
             ax.set_title(f"{scene} ({d['particles']})", fontsize=9)
             ax.tick_params(labelsize=7)
             ax.set_xlabel("ms (detection per step; peers from scratch)", fontsize=7)
@@ -113,6 +114,7 @@ def write_plots(res: dict, folder) -> list[str]:
             ax.barh(names, [r["detect_ms"] for r in rows], label="detection",
                     color="tab:orange")
             ax.set_xscale("log")
+            ax.xaxis.set_minor_formatter(plt.NullFormatter())
             ax.set_xlabel("ms per step")
             ax.set_title(f"Koch {scene}: {d['particles']} particles")
             ax.legend(fontsize=8)

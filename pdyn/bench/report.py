@@ -39,7 +39,7 @@ from ..broadphase import REGISTRY
 from ..scenarios import make_scene
 from . import peers as peer_functions
 from .measure import from_scratch, simulations, structure_config, structure_specs, trajectory
-from .timing import machine
+from .timing import isolated, machine
 
 KOCH_SCENE_NAMES = ("reference", "inhomogeneous", "very_inhomogeneous", "checkerboard",
                     "polydisperse", "more_polydisperse", "very_polydisperse")
@@ -52,7 +52,7 @@ QUICK = {
     "update_size": 10_000, "update_steps": 5,
     "gas_scale": 0.1, "gas_steps": 10,
     "headline_n": 100_000, "headline_poly_scale": 0.1,
-    "repeat": 2, "budget": 10.0, "peers": None,
+    "repeat": 2, "budget": 10.0, "peers": None, "mem_gib": 4.0,
 }
 #: sizes of the full run ([Koch2020]'s scene sizes; up to 10⁶ particles)
 FULL = {
@@ -62,7 +62,7 @@ FULL = {
     "update_size": 100_000, "update_steps": 6,
     "gas_scale": 1.0, "gas_steps": 20,
     "headline_n": 1_000_000, "headline_poly_scale": 0.5,
-    "repeat": 3, "budget": 40.0, "peers": None,
+    "repeat": 3, "budget": 40.0, "peers": None, "mem_gib": 8.0,
 }
 
 
@@ -84,6 +84,10 @@ class Progress:
         if self.bar is not None:
             self.bar.set_postfix_str(label[:30], refresh=False)
             self.bar.update(1)
+
+    def advance(self, count: int) -> None:
+        if self.bar is not None:
+            self.bar.update(count)
 
     def close(self) -> None:
         if self.bar is not None:
@@ -127,13 +131,25 @@ def koch_scenes(p, names, progress) -> dict:
         progress.section(f"Koch {scene}")
         scale = p["koch_scale_checkerboard"] if scene == "checkerboard" else p["koch_scale"]
         sc = make_scene(scene, scale=scale)
-        rows = simulations(sc, names, p["koch_steps"], extra=structure_config(),
-                           budget=p["budget"], progress=progress)
+        rows = _limited(p, progress, len(names) * 2, simulations, sc, names, p["koch_steps"],
+                        structure_config(), 2, p["budget"])
         peers = from_scratch(sc.positions, sc.radii, peers=available_peers(p),
                              repeat=p["repeat"], timeout=p["budget"], progress=progress)
         out[scene] = {"scale": scale, "particles": len(sc), "steps": p["koch_steps"],
                       "rows": rows, "peers": peers}
     return out
+
+
+def _limited(p, progress, count, fn, *args) -> list[dict]:
+    """``fn(*args)`` (a measurement returning rows) in a forked child limited to
+    ``p["mem_gib"]`` GiB of extra memory: a structure that would pair everything with
+    everything (a dense grid on ``very_polydisperse``) runs out of memory inside the child
+    and is reported, instead of exhausting the shared machine."""
+    rows = isolated(fn, *args, mem_gib=p["mem_gib"], timeout=3600)
+    progress.advance(count)
+    if isinstance(rows, dict):  # the child itself failed
+        raise RuntimeError(f"{fn.__name__}: {rows['error']}")
+    return rows
 
 
 def _static(pos):
@@ -149,8 +165,8 @@ def koch_scaling(p, names, progress) -> dict:
     for n in p["koch_sizes"]:
         pos = rng.uniform(0, 1024, (n, 3))
         rad = np.full(n, 0.5)
-        steps = trajectory(pos, rad, specs, _static, p["scaling_steps"], budget=p["budget"],
-                           progress=progress)
+        steps = _limited(p, progress, len(specs), trajectory, pos, rad, specs, _static,
+                         p["scaling_steps"], p["budget"])
         scratch = peers.note(from_scratch(pos, rad, specs, peers(), repeat=p["repeat"],
                                           timeout=p["budget"], progress=progress))
         out.append({"particles": n, "steps": steps, "from_scratch": scratch})
@@ -190,8 +206,8 @@ def schornbaum(p, names, progress) -> dict:
         for n in p["schornbaum_sizes"]:
             sc = make_scene("schornbaum", scale=n / 10_000)
             rad = sc.radii * size
-            steps = trajectory(sc.positions, rad, specs, _schornbaum_motion(sc, speed),
-                               p["schornbaum_steps"], budget=p["budget"], progress=progress)
+            steps = _limited(p, progress, len(specs), trajectory, sc.positions, rad, specs,
+                             _schornbaum_motion(sc, speed), p["schornbaum_steps"], p["budget"])
             row = {"particles": len(sc), "steps": steps}
             if variant == "motion 20 %":
                 row["from_scratch"] = peers.note(from_scratch(
@@ -231,15 +247,19 @@ def update_strategies(p, names, progress) -> dict:
     out = {}
     for variant, move in (("motion 20 %", _schornbaum_motion(sc, 1.0)),
                           ("every object changes cell", jump)):
-        out[variant] = trajectory(sc.positions, sc.radii, specs, move, p["update_steps"],
-                                  budget=p["budget"], progress=progress)
+        out[variant] = _limited(p, progress, len(specs), trajectory, sc.positions, sc.radii,
+                                specs, move, p["update_steps"], p["budget"])
     return {"particles": len(sc), "variants": out}
 
 
 def _vs_lammps(p) -> dict:
-    script = Path(__file__).resolve().parents[2] / "benchmarks" / "vs_lammps.py"
-    if not script.exists():
-        return {"error": "benchmarks/vs_lammps.py not found (run from a checkout)"}
+    """LAMMPS against pdyn on the gas scene through ``benchmarks/vs_lammps.py`` (looked for in
+    the current folder, then beside the package: a checkout)."""
+    where = [Path.cwd(), Path(__file__).resolve().parents[2]]
+    script = next((w / "benchmarks" / "vs_lammps.py" for w in where
+                   if (w / "benchmarks" / "vs_lammps.py").exists()), None)
+    if script is None:
+        return {"error": "benchmarks/vs_lammps.py not found (run from the checkout's folder)"}
     with_json = Path(f"/tmp/pdyn-vs-lammps-{int(time.time() * 1e3)}.json")
     cmd = [sys.executable, str(script), "--ranks", "1", "--rounds", "1", "--scale",
            str(p["gas_scale"]), "--steps", str(p["gas_steps"] * 5), "--json", str(with_json)]
@@ -263,8 +283,8 @@ def full_step(p, names, progress) -> dict:
     if structure_config(None):  # this build has neighbour lists: its default skin
         variants["neighbour lists (default skin)"] = structure_config(None)
     names = [n for n in names if n not in ("brute", "sweep_prune")]
-    out = {name: simulations(sc, names, p["gas_steps"], extra=extra, budget=p["budget"],
-                             progress=progress) for name, extra in variants.items()}
+    out = {name: _limited(p, progress, 2 * len(names), simulations, sc, names, p["gas_steps"],
+                          extra, 2, p["budget"]) for name, extra in variants.items()}
     return {"particles": len(sc), "steps": p["gas_steps"], "variants": out,
             "neighbour_lists": len(variants) > 1, "lammps": _vs_lammps(p)}
 
@@ -322,6 +342,18 @@ def run(folder, quick: bool = True, series=SERIES, structures=None, progress: bo
     results["machine_after"] = machine()
     results["seconds"] = time.perf_counter() - started
     (folder / "report.json").write_text(json.dumps(results, indent=1, default=str))
+    return render(folder, results)
+
+
+def render(folder, results: dict | None = None) -> dict:
+    """Write ``folder/report.md`` and the plots from ``results`` (default: read from
+    ``folder/report.json``, so a report can be rewritten without measuring again)."""
+    from .markdown import write_markdown
+    from .plots import write_plots
+
+    folder = Path(folder)
+    if results is None:
+        results = json.loads((folder / "report.json").read_text())
     results["plots"] = write_plots(results, folder)
     write_markdown(results, folder / "report.md")
     return results

@@ -59,7 +59,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import BroadPhaseError
+from ._kernels import BroadPhaseError, bounding_box, max_radius
 from .hash_grid import HashGrid
 from .index_sort import IndexSort, ZIndexSort
 from .sweep_prune import SweepPrune
@@ -86,38 +86,12 @@ USAGES = ("steps", "once")
 
 
 @njit(**JIT)
-def _extent(pos, rad, handles):
-    """Number of finite residents, largest finite radius, bounding box of their centres."""
-    lo = np.full(3, np.inf)
-    hi = np.full(3, -np.inf)
-    n = 0
-    rmax = 0.0
-    for t in range(handles.shape[0]):
-        h = handles[t]
-        r = rad[h]
-        if not np.isfinite(r):
-            continue
-        n += 1
-        if r > rmax:
-            rmax = r
-        for a in range(3):
-            v = pos[h, a]
-            if v < lo[a]:
-                lo[a] = v
-            if v > hi[a]:
-                hi[a] = v
-    return n, rmax, lo, hi
-
-
-@njit(**JIT)
-def _occupied_cells(pos, rad, handles, lo, inv, dims):
-    """Occupied cells of a coarse grid over the bounding box (finite residents only)."""
+def _occupied_cells(pos, handles, lo, inv, dims):
+    """Occupied cells of a coarse grid over the bounding box."""
     seen = np.zeros(dims[0] * dims[1] * dims[2], np.uint8)
     k = 0
     for t in range(handles.shape[0]):
         h = handles[t]
-        if not np.isfinite(rad[h]):
-            continue
         c = 0
         for a in (2, 1, 0):
             x = int((pos[h, a] - lo[a]) * inv[a])
@@ -153,22 +127,24 @@ def statistics(positions, radii, handles=None) -> dict:
         raise BroadPhaseError("auto.statistics: positions (N, 3), radii (N,) and handles in "
                               "[0, N) expected")
     pos, rad, h = checked
-    n, rmax, lo, hi = _extent(pos, rad, h)
+    rmax = max_radius(rad, h)
+    if not np.isfinite(rmax):  # walls (infinite radii) among the handles: leave them out
+        h = h[np.isfinite(rad[h])]
+        rmax = max_radius(rad, h)
+    n = h.shape[0]
     out = {"n": int(n), "spread": 1.0, "cells_per_particle": 0.0, "occupied": 1.0,
            "axis_overlaps": 0.0}
     if n < 2:
         return out
-    sample = rad[h[:: max(1, h.shape[0] // SAMPLE)]]
-    sample = sample[np.isfinite(sample)]
-    rmed = float(np.median(sample)) if sample.size else rmax
-    out["spread"] = rmax / rmed
+    lo, hi = bounding_box(pos, h)
+    out["spread"] = rmax / float(np.median(rad[h[:: max(1, n // SAMPLE)]]))
     ext = np.maximum(hi - lo, 0.0)
     out["axis_overlaps"] = n * 2.0 * rmax / max(float(ext.max()), 1e-300)
     out["cells_per_particle"] = float(np.prod(np.floor(ext / (2.0 * rmax)) + 1.0)) / n
     # coarse grid of ~m / COARSE_PER_CELL cells shaped like the box (flat axes get one cell),
     # filled with a strided sample of m <= OCCUPANCY_SAMPLE particles
-    hs = h[:: max(1, h.shape[0] // OCCUPANCY_SAMPLE)]
-    target = max(min(n, hs.shape[0]) / COARSE_PER_CELL, 1.0)
+    hs = h[:: max(1, n // OCCUPANCY_SAMPLE)]
+    target = max(hs.shape[0] / COARSE_PER_CELL, 1.0)
     live = ext > 1e-12 * max(float(ext.max()), 1e-300)
     edge = (float(np.prod(ext[live])) / target) ** (1.0 / max(int(live.sum()), 1)) \
         if live.any() else 1.0
@@ -177,7 +153,7 @@ def statistics(positions, radii, handles=None) -> dict:
     while float(np.prod(dims)) > 4 * target:  # guard against extreme aspect ratios
         dims = np.maximum(dims // 2, 1)
     inv = np.where(live, dims / np.where(live, ext, 1.0), 0.0)
-    occ = _occupied_cells(pos, rad, hs, lo, inv, dims)
+    occ = _occupied_cells(pos, hs, lo, inv, dims)
     out["occupied"] = occ / float(np.prod(dims))
     return out
 
