@@ -1,8 +1,13 @@
-"""Command line: ``pdyn run [CONFIG.toml] [options]``, ``pdyn scenes``.
+"""Command line: ``pdyn run [CONFIG.toml] [options]``, ``pdyn scenes``, ``info``, ``render``,
+``bench``.
 
 A thin layer over :class:`pdyn.config.SimulationConfig`: options override the TOML file, which
-overrides the defaults. Bad input is one line on stderr naming the field and the value, exit
-code 2, and nothing is written. Under ``mpiexec`` an exception on any rank aborts every rank.
+overrides the defaults. One error path for every command: anything the user can cause (config,
+options, files, folders, the initial state, a run that blows up, a full disk) is one line on
+stderr, ``pdyn: error: <what> = <value>: <why>``, exit code 2, and nothing half-written. Errors
+that every rank raises alike (all of these but a broad phase's, which can be one rank's) are
+printed by rank 0 and every rank exits 2; anything else (a bug in pdyn) prints its traceback
+and, under ``mpiexec``, aborts every rank. ``--debug`` adds the traceback to user errors too.
 """
 
 from __future__ import annotations
@@ -15,17 +20,32 @@ from pathlib import Path
 
 EXIT_USAGE = 2
 DEFAULT_SNAPSHOT_EVERY = 500
+#: ``pdyn render --size`` bounds (pixels per side)
+MIN_SIZE, MAX_SIZE = 16, 16384
 
 
 class CLIError(ValueError):
-    pass
+    """A command-line option that cannot apply (one line naming the option and value)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with its errors as one line through the CLI's error path."""
+
+    def error(self, message):
+        raise CLIError(f"{message} (see '{self.prog} --help')")
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="pdyn", description="Particle dynamics of spheres with "
-                                "pluggable broad-phase structures (MPI-parallel).")
+    p = _Parser(prog="pdyn", description="Particle dynamics of spheres with pluggable "
+                "broad-phase structures (MPI-parallel).")
+    p.add_argument("--debug", action="store_true",
+                   help="print the traceback of every error, also of bad input")
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                        help="print the traceback of every error, also of bad input")
     sub = p.add_subparsers(dest="command", required=True)
-    run = sub.add_parser("run", help="run a simulation (default: the built-in 'drop' scene)")
+    run = sub.add_parser("run", parents=[common],
+                         help="run a simulation (default: the built-in 'drop' scene)")
     run.add_argument("config", nargs="?", help="TOML config file (optional)")
     run.add_argument("--scene", help="built-in scene name (see 'pdyn scenes')")
     run.add_argument("--scale", type=float, help="scale the scene's particle count")
@@ -40,23 +60,32 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"snapshot interval in steps, 0 = none (default {DEFAULT_SNAPSHOT_EVERY})")
     run.add_argument("--checkpoint-every", type=int,
                      help="checkpoint interval in steps, 0 = none (default 0)")
+    overlap = run.add_mutually_exclusive_group()
+    overlap.add_argument("--allow-overlap", action="store_true",
+                         help="run even if spheres overlap each other or a wall at the start")
+    overlap.add_argument("--relax-overlap", action="store_true",
+                         help="push overlapping spheres apart before the first step")
     run.add_argument("--restart", metavar="CHECKPOINT",
                      help="continue from a checkpoint file (or the newest one of a run folder); "
                      "--steps then counts further steps")
     run.add_argument("--overwrite", action="store_true", help="replace an existing run's output")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    sub.add_parser("scenes", help="list the built-in scenes")
-    info = sub.add_parser("info", help="print what a snapshot or checkpoint file holds")
+    sub.add_parser("scenes", parents=[common], help="list the built-in scenes")
+    info = sub.add_parser("info", parents=[common],
+                          help="print what a snapshot or checkpoint file holds")
     info.add_argument("file", help="snapshot or checkpoint (.h5)")
-    render = sub.add_parser("render", help="PNG of a snapshot (needs the 'vtk' package)")
+    render = sub.add_parser("render", parents=[common],
+                            help="PNG of a snapshot (needs the 'vtk' package)")
     render.add_argument("file", help="snapshot or checkpoint (.h5), or a run folder (its newest "
                         "snapshot)")
     render.add_argument("-o", "--out", help="PNG file (default: FILE with .png)")
     render.add_argument("--color", choices=("speed", "radius", "rank"), default="speed",
                         help="colour the spheres by (default: speed)")
-    render.add_argument("--size", type=int, nargs=2, metavar=("W", "H"), default=(1200, 900))
+    render.add_argument("--size", type=int, nargs=2, metavar=("W", "H"), default=(1200, 900),
+                        help=f"picture size in pixels, {MIN_SIZE} to {MAX_SIZE} each "
+                        "(default 1200 900)")
     bench = sub.add_parser(
-        "bench", help="which broad phase for which scene: Koch's table for one scene, or the "
+        "bench", parents=[common], help="which broad phase for which scene: Koch's table for one scene, or the "
         "whole report (--report)",
         description="Without --report: every broad-phase structure runs the same short "
         "simulation of one scene (Koch's table: ms per step of the whole step, of collision "
@@ -118,6 +147,8 @@ def build_config(args):
         changes["blocks"] = tuple(args.blocks)
     if args.no_progress:
         changes["progress"] = False
+    if args.allow_overlap or args.relax_overlap:
+        changes["initial_overlap"] = "allow" if args.allow_overlap else "relax"
     out = {}
     if args.output is not None:
         out["folder"] = args.output
@@ -129,36 +160,100 @@ def build_config(args):
     return cfg.with_(**changes) if changes else cfg
 
 
-def check_output_folder(cfg) -> None:
-    """Fail before anything is written if the output folder is unusable or holds a run."""
+def _writable_from(path: Path, name: str) -> None:
+    """``path`` can be created: its first existing ancestor is a writable folder."""
+    from .config import ConfigError
+
+    probe = path
+    while not os.path.lexists(probe):
+        probe = probe.parent
+    if probe != path and not probe.is_dir():
+        kind = "a broken symbolic link" if probe.is_symlink() else "a file"
+        raise ConfigError(f"{name}: cannot be created, {str(probe)!r} is {kind}")
+    if not os.access(probe if probe.is_dir() else probe.parent, os.W_OK | os.X_OK):
+        raise ConfigError(f"{name}: not writable (in {str(probe)!r})")
+
+
+def check_output_folder(cfg, *, resuming: bool = False) -> None:
+    """Fail before anything is written if the output folder is unusable (not a folder, a broken
+    link, below a file, not writable, its ``snapshots``/``checkpoints`` not folders or its
+    ``snapshots.xmf`` a folder) or holds a run (unless ``resuming`` it or overwriting)."""
     from .config import ConfigError
 
     out = cfg.output
     if not (out.snapshot_every or out.checkpoint_every):
         return
     folder = Path(out.folder)
+    name = f"output.folder = {out.folder!r}"
+    if folder.is_symlink() and not folder.exists():
+        raise ConfigError(f"{name}: a broken symbolic link (to {os.readlink(folder)!r})")
     if folder.exists() and not folder.is_dir():
-        raise ConfigError(f"output.folder = {out.folder!r}: exists and is not a folder")
-    probe = folder
-    while not probe.exists():
-        probe = probe.parent
-    if not os.access(probe, os.W_OK | os.X_OK):
-        raise ConfigError(f"output.folder = {out.folder!r}: not writable")
-    if any((folder / sub).exists() and any((folder / sub).iterdir())
+        raise ConfigError(f"{name}: exists and is not a folder")
+    _writable_from(folder, name)
+    for sub, folder_wanted in (("snapshots", True), ("checkpoints", True),
+                               ("snapshots.xmf", False)):
+        p = folder / sub
+        if not os.path.lexists(p):
+            continue
+        if p.is_symlink() and not p.exists():
+            raise ConfigError(f"{name}: its {sub!r} is a broken symbolic link")
+        if p.is_dir() != folder_wanted:
+            raise ConfigError(f"{name}: its {sub!r} is a {'folder' if p.is_dir() else 'file'}, "
+                              f"expected a {'folder' if folder_wanted else 'file'}")
+        if folder_wanted and not os.access(p, os.W_OK | os.X_OK):
+            raise ConfigError(f"{name}: its {sub!r} is not writable")
+    if resuming or out.overwrite:
+        return
+    if any((folder / sub).is_dir() and any((folder / sub).iterdir())
            for sub in ("snapshots", "checkpoints")):
-        if not out.overwrite:
-            raise ConfigError(f"output.folder = {out.folder!r}: holds an earlier run "
-                              "(use --overwrite to replace it)")
+        raise ConfigError(f"{name}: holds an earlier run (use --overwrite to replace it)")
 
 
 def clear_output_folder(cfg) -> None:
+    """With ``--overwrite``: remove an earlier run's snapshots, checkpoints and sidecar."""
+    from .io import OutputWriteError
+
     folder = Path(cfg.output.folder)
     if not cfg.output.overwrite:
         return
-    for sub in ("snapshots", "checkpoints"):
-        if (folder / sub).exists():
-            shutil.rmtree(folder / sub)
-    (folder / "snapshots.xmf").unlink(missing_ok=True)
+    try:
+        for sub in ("snapshots", "checkpoints"):
+            if (folder / sub).is_dir():
+                shutil.rmtree(folder / sub)
+        (folder / "snapshots.xmf").unlink(missing_ok=True)
+    except OSError as exc:
+        raise OutputWriteError(f"{folder}: cannot remove the earlier run ({exc.strerror or exc})"
+                               ) from None
+
+
+def check_new_file(path: str, name: str) -> Path:
+    """An output file the command will write (its folders created if needed): not a folder,
+    creatable. Returns it as a Path."""
+    from .config import ConfigError
+
+    p = Path(path)
+    label = f"{name} = {path!r}"
+    if p.is_dir():
+        raise ConfigError(f"{label}: is a folder, expected a file name")
+    _writable_from(p, label)
+    return p
+
+
+def _on_root(comm, action) -> None:
+    """Run ``action()`` on rank 0 only; if it raises a user error, every rank raises it (as a
+    :class:`CLIError` with the same message)."""
+    if comm.size == 1:
+        action()
+        return
+    message = None
+    if comm.rank == 0:
+        try:
+            action()
+        except _user_errors() as exc:
+            message = str(exc)
+    message = comm.bcast(message)
+    if message:
+        raise CLIError(message)
 
 
 def _print_summary(s: dict, out) -> None:
@@ -201,20 +296,20 @@ def _chosen(sim, comm) -> str | None:
     return ", ".join(f"{p} on {k} rank{'s' * (k > 1)}" for p, k in counts.items())
 
 
-def cmd_run(args, comm) -> int:
-    from .simulation import Simulation
+def _blocks_note(sim, cfg) -> str | None:
+    """Why ``blocks`` has no effect: one rank without a periodic axis has no decomposition."""
+    if cfg.blocks and sim.comm.size == 1 and not sim.box.periodic.any():
+        return (f"pdyn: note: blocks = {list(cfg.blocks)} has no effect on one rank without a "
+                "periodic axis (there is nothing to decompose)")
+    return None
 
-    if args.restart:
-        return cmd_restart(args, comm)
-    cfg = build_config(args)
-    if comm.rank == 0:
-        check_output_folder(cfg)
-    comm.barrier()
-    sim = Simulation(cfg, comm=comm)
-    if comm.rank == 0:
-        clear_output_folder(cfg)
-    comm.barrier()
-    summary = sim.run()
+
+def _run(sim, cfg, comm, steps=None) -> int:
+    notes = [n for n in (sim.setup_note and f"pdyn: {sim.setup_note}", _blocks_note(sim, cfg))
+             if n]
+    if comm.rank == 0 and notes:
+        print("\n".join(notes), flush=True)
+    summary = sim.run(steps)
     summary["output"] = _output_note(sim, cfg)
     summary["chosen"] = _chosen(sim, comm)
     if comm.rank == 0:
@@ -222,35 +317,61 @@ def cmd_run(args, comm) -> int:
     return 0
 
 
+def cmd_run(args, comm) -> int:
+    from .simulation import Simulation
+
+    if args.restart:
+        return cmd_restart(args, comm)
+    cfg = build_config(args)
+    _on_root(comm, lambda: check_output_folder(cfg))
+    sim = Simulation(cfg, comm=comm)  # checks the initial state on every rank
+    _on_root(comm, lambda: clear_output_folder(cfg))
+    return _run(sim, cfg, comm)
+
+
 def cmd_restart(args, comm) -> int:
     """``pdyn run --restart CHECKPOINT``: continue a run (``pdyn.restart``). Output goes to
-    the checkpoint's run folder (files after the checkpoint's step are replaced) unless
-    ``--output`` names another folder."""
+    the checkpoint's run folder unless ``--output`` names another folder; there the snapshots
+    and checkpoints written after the checkpoint are moved aside (never deleted) once the
+    continued run has passed every check, and ``snapshots.xmf`` lists exactly the snapshots
+    left."""
     from dataclasses import replace
 
-    from .config import config_from_dict
-    from .io.checkpoint import (checkpoint_header, latest_checkpoint, prune_after,
-                                run_folder_of)
+    from .config import ConfigError, config_from_dict
+    from .io import OutputFileError
+    from .io.checkpoint import (checkpoint_header, latest_checkpoint, run_folder_of,
+                                set_aside_after)
     from .restart import from_checkpoint
 
-    for opt in ("config", "scene", "scale", "seed", "dt"):
+    for opt, flag in (("config", "CONFIG"), ("scene", "--scene"), ("scale", "--scale"),
+                      ("seed", "--seed"), ("dt", "--dt")):
         if getattr(args, opt) is not None:
-            flag = "CONFIG" if opt == "config" else f"--{opt}"
             raise CLIError(f"{flag} = {getattr(args, opt)!r}: cannot be changed with --restart "
                            "(the checkpoint holds the run's configuration)")
+    for opt in ("allow_overlap", "relax_overlap"):
+        if getattr(args, opt):
+            raise CLIError(f"--{opt.replace('_', '-')}: does not apply to --restart (a "
+                           "restart continues a checked state)")
+    if args.steps is not None and args.steps < 1:
+        raise CLIError(f"--steps = {args.steps}: must be >= 1 with --restart (further steps to "
+                       "run); nothing was changed")
     ckpt = latest_checkpoint(args.restart)
     head = checkpoint_header(ckpt)
-    step = int(head["step"])
-    stored = config_from_dict(head["config"], source=f"{ckpt} (config)")
+    step = head["step"]
+    try:
+        stored = config_from_dict(head["config"], source=f"{ckpt} (config)")
+    except ConfigError as exc:
+        raise OutputFileError(f"{ckpt}: its stored config is invalid here ({exc})") from None
     if args.steps is not None:
         steps = args.steps
     else:
-        steps = int(head["steps_total"]) - step
+        steps = head["steps_total"] - step
         if steps < 1:
             raise CLIError(f"--restart {args.restart}: the run ended at step {step}; give --steps "
                            "for further steps")
-    same = args.output is None or Path(args.output).resolve() == run_folder_of(ckpt)
-    out = {"folder": str(run_folder_of(ckpt)) if args.output is None else args.output}
+    home = run_folder_of(ckpt)
+    same = args.output is None or Path(args.output).resolve() == home
+    out = {"folder": str(home) if args.output is None else args.output}
     out.update(_output_options(args))
     changes = {"output": replace(stored.output, **out)}
     if args.blocks is not None:
@@ -260,24 +381,19 @@ def cmd_restart(args, comm) -> int:
     if args.broadphase is not None:
         changes["broadphase"] = args.broadphase
     cfg = stored.with_(**changes)
-    if not same:
-        if comm.rank == 0:
-            check_output_folder(cfg)
-        comm.barrier()
+    _on_root(comm, lambda: check_output_folder(cfg, resuming=same))
     sim = from_checkpoint(ckpt, comm=comm, **changes)
+    if same:
+        aside = set_aside_after(cfg.output.folder, step, comm)
+    else:
+        _on_root(comm, lambda: clear_output_folder(cfg))
+        aside = None
     if comm.rank == 0:
-        if same:
-            prune_after(cfg.output.folder, step)
-        else:
-            clear_output_folder(cfg)
         print(f"pdyn: restarted from {ckpt} at step {step} (t = {sim.time:.6g} s)", flush=True)
-    comm.barrier()
-    summary = sim.run(steps)
-    summary["output"] = _output_note(sim, cfg)
-    summary["chosen"] = _chosen(sim, comm)
-    if comm.rank == 0:
-        _print_summary(summary, sys.stdout)
-    return 0
+        if aside is not None:
+            print(f"pdyn: the files written after step {step} were moved to {aside}",
+                  flush=True)
+    return _run(sim, cfg, comm, steps)
 
 
 def cmd_info(args, comm) -> int:
@@ -291,6 +407,12 @@ def cmd_info(args, comm) -> int:
 def cmd_render(args, comm) -> int:
     from .io.render import render_png
 
+    for value in args.size:
+        if not MIN_SIZE <= value <= MAX_SIZE:
+            raise CLIError(f"--size = {args.size[0]} {args.size[1]}: each side must be "
+                           f"{MIN_SIZE} to {MAX_SIZE} pixels")
+    if args.out is not None:
+        check_new_file(args.out, "--out")
     if comm.rank == 0:
         try:
             out = render_png(args.file, args.out, color=args.color, size=tuple(args.size))
@@ -316,7 +438,9 @@ def cmd_bench(args, comm) -> int:
     from .bench import COLUMNS, bench_scene, format_table
     from .bench.report import SERIES, render, run
     from .broadphase import REGISTRY
-    from .config import ConfigError
+    from .config import ConfigError, SimulationConfig
+    from .io.hdf5 import make_folder, write_bytes_atomic
+    from .scenarios import check_memory
 
     for name in args.structures or []:
         if name not in REGISTRY:
@@ -324,23 +448,25 @@ def cmd_bench(args, comm) -> int:
     for name in args.series or []:
         if name not in SERIES:
             raise ConfigError(f"series = {name!r}: unknown (choose from {', '.join(SERIES)})")
-    if args.steps < 1:
-        raise ConfigError(f"steps = {args.steps}: must be >= 1")
-    if comm.rank != 0:
-        return 0
+    SimulationConfig(scene=args.scene, scale=args.scale, steps=args.steps)  # validates them
     if args.report and args.render_only:
-        render(args.report)
-        print(f"pdyn bench: rewrote {Path(args.report) / 'report.md'} from report.json")
+        if comm.rank == 0:
+            render(args.report)
+            print(f"pdyn bench: rewrote {Path(args.report) / 'report.md'} from report.json")
         return 0
     if args.report:
         command = " ".join(["pdyn bench --report", args.report] + ["--quick"] * args.quick
                            + (["--series", *args.series] if args.series else [])
                            + (["--structures", *args.structures] if args.structures else []))
-        res = run(args.report, quick=args.quick, series=args.series or SERIES,
-                  structures=args.structures, progress=not args.no_progress, command=command)
-        print(f"pdyn bench: wrote {Path(args.report) / 'report.md'} "
-              f"({res['seconds'] / 60:.1f} min; plots: {', '.join(res['plots']) or 'none'})")
+        if comm.rank == 0:
+            res = run(args.report, quick=args.quick, series=args.series or SERIES,
+                      structures=args.structures, progress=not args.no_progress,
+                      command=command)
+            print(f"pdyn bench: wrote {Path(args.report) / 'report.md'} "
+                  f"({res['seconds'] / 60:.1f} min; plots: {', '.join(res['plots']) or 'none'})")
         return 0
+    check_memory(args.scene, args.scale)
+    out = check_new_file(args.json, "--json") if args.json else None
     print(f"pdyn bench: scene {args.scene!r} at scale {args.scale}, {args.steps} steps "
           "(ms per step; peers: one from-scratch call)")
     rows = bench_scene(args.scene, args.scale, args.steps, args.structures or list(REGISTRY),
@@ -349,9 +475,9 @@ def cmd_bench(args, comm) -> int:
     auto = next((r for r in rows if r["structure"] == "auto" and r.get("chosen")), None)
     if auto:
         print(f"broad phase auto -> {auto['chosen']}")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(rows, f, indent=2)
+    if out is not None:
+        make_folder(out.parent)
+        write_bytes_atomic(out, json.dumps(rows, indent=2).encode())
     return 0
 
 
@@ -359,23 +485,43 @@ COMMANDS = {"run": cmd_run, "scenes": cmd_scenes, "bench": cmd_bench, "info": cm
             "render": cmd_render}
 
 
-def main(argv=None) -> int:
+def _user_errors() -> tuple:
+    """Exceptions that report bad input or a failed environment, not a bug in pdyn."""
     from .broadphase import BroadPhaseError
+    from .checks import InitialStateError, RunawayError
     from .config import ConfigError
-    from .io.hdf5 import OutputFileError
-    from .parallel import get_comm
+    from .domain import DecompositionError
+    from .io import OutputFileError, OutputWriteError
     from .parallel.exchange import ExchangeError
     from .scenarios import SceneError
 
-    args = _parser().parse_args(argv)
+    return (ConfigError, SceneError, BroadPhaseError, ExchangeError, DecompositionError,
+            CLIError, OutputFileError, OutputWriteError, InitialStateError, RunawayError)
+
+
+def main(argv=None) -> int:
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    import traceback
+
+    from .broadphase import BroadPhaseError
+    from .parallel import get_comm
+
+    argv = sys.argv[1:] if argv is None else list(argv)
     comm = get_comm()
+    debug = "--debug" in argv
     try:
+        args = _parser().parse_args(argv)
         return COMMANDS[args.command](args, comm)
-    except (ConfigError, SceneError, BroadPhaseError, ExchangeError, CLIError,
-            OutputFileError) as exc:
-        print(f"pdyn: error: {exc}", file=sys.stderr)
-        if comm.size > 1:
-            sys.stderr.flush()
+    except _user_errors() as exc:
+        # every rank raises these alike (a broad phase's error can be one rank's alone)
+        alone = isinstance(exc, BroadPhaseError) and comm.size > 1
+        if comm.rank == 0 or alone:
+            if debug:
+                traceback.print_exc()
+            where = f"rank {comm.rank}: " if alone else ""
+            print(f"pdyn: error: {where}{' '.join(str(exc).split())}", file=sys.stderr,
+                  flush=True)
+        if alone:
             comm.abort(EXIT_USAGE)
         return EXIT_USAGE
     except KeyboardInterrupt:
@@ -383,10 +529,8 @@ def main(argv=None) -> int:
         if comm.size > 1:
             comm.abort(130)
         return 130
-    except Exception as exc:  # any other failure: never leave other ranks hanging
+    except Exception as exc:  # a bug in pdyn: its traceback, and never leave other ranks waiting
         if comm.size > 1:
-            import traceback
-
             traceback.print_exc()
             print(f"pdyn: rank {comm.rank}: {type(exc).__name__}: {exc}", file=sys.stderr)
             sys.stderr.flush()

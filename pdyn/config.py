@@ -7,16 +7,20 @@ path, e.g. ``contact.restitution``) and the offending value, on one line.
 
 from __future__ import annotations
 
+import inspect
 import math
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import MISSING, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-BOUNDARIES = ("wall", "periodic", "open")
+from .domain import BOUNDARIES
+
 CONTACT_LAWS = ("linear", "hertz")
+#: what to do with spheres that overlap each other or a wall at the start (``pdyn.checks``)
+INITIAL_OVERLAP = ("refuse", "allow", "relax")
 
 
 class ConfigError(ValueError):
@@ -48,23 +52,46 @@ def _int(name: str, value, *, minimum=None) -> int:
     return int(value)
 
 
-def _vector(name: str, value, n: int = 3) -> tuple:
+def _choice(name: str, value, choices) -> str:
+    if not isinstance(value, str) or value not in choices:
+        raise ConfigError(f"{name} = {value!r}: choose from {', '.join(choices)}")
+    return value
+
+
+def _has_bool(value) -> bool:
+    """True if a (nested) list holds a boolean: numpy would read it as 0 or 1."""
+    if isinstance(value, (list, tuple)):
+        return any(_has_bool(v) for v in value)
+    return isinstance(value, (bool, np.bool_))
+
+
+def _numbers(name: str, value, what: str) -> np.ndarray:
+    """``value`` as a float array, refusing strings, booleans and ragged lists."""
     try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name} = {value!r}: expected {n} numbers") from None
+        arr = np.asarray(value)
+    except ValueError:  # ragged nested lists
+        raise ConfigError(f"{name}: expected {what}") from None
+    if arr.dtype.kind not in "iuf" or _has_bool(value):
+        raise ConfigError(f"{name} = {_short(value)}: expected {what}")
+    return arr.astype(float)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def _vector(name: str, value, n: int = 3) -> tuple:
+    arr = _numbers(name, value, f"{n} numbers")
     if arr.shape != (n,):
-        raise ConfigError(f"{name} = {value!r}: expected {n} numbers")
+        raise ConfigError(f"{name} = {_short(value)}: expected {n} numbers")
     if not np.isfinite(arr).all():
         raise ConfigError(f"{name} = {value!r}: must be finite")
     return tuple(float(x) for x in arr)
 
 
 def _array(name: str, value, shape_tail: tuple, *, positive=False) -> np.ndarray:
-    try:
-        arr = np.asarray(value, dtype=float)
-    except (TypeError, ValueError):
-        raise ConfigError(f"{name}: expected an array of numbers") from None
+    arr = _numbers(name, value, "an array of numbers")
     if arr.ndim != 1 + len(shape_tail) or arr.shape[1:] != shape_tail:
         raise ConfigError(f"{name}: expected shape (N{''.join(', %d' % s for s in shape_tail)}),"
                           f" got {arr.shape}")
@@ -92,8 +119,7 @@ class ContactConfig:
     restitution: float = 1.0
 
     def __post_init__(self):
-        if self.law not in CONTACT_LAWS:
-            raise ConfigError(f"contact.law = {self.law!r}: choose from {', '.join(CONTACT_LAWS)}")
+        _choice("contact.law", self.law, CONTACT_LAWS)
         _finite("contact.youngs_modulus", self.youngs_modulus, nonneg=True)
         if self.stiffness is not None:
             _finite("contact.stiffness", self.stiffness, positive=True)
@@ -138,8 +164,11 @@ class BoxConfig:
         for a in range(3):
             if not hi[a] > lo[a]:
                 raise ConfigError(f"box.hi = {list(hi)!r}: must exceed box.lo = {list(lo)!r}")
+            if not math.isfinite(hi[a] - lo[a]):
+                raise ConfigError(f"box.hi = {list(hi)!r}: the box is too large (its length "
+                                  f"along {'xyz'[a]} overflows)")
         b = tuple(self.boundary) if isinstance(self.boundary, (list, tuple)) else (self.boundary,)
-        if len(b) != 3 or any(x not in BOUNDARIES for x in b):
+        if len(b) != 3 or any(not isinstance(x, str) or x not in BOUNDARIES for x in b):
             raise ConfigError(
                 f"box.boundary = {self.boundary!r}: expected 3 of {', '.join(BOUNDARIES)}"
             )
@@ -199,6 +228,8 @@ class SimulationConfig:
     particles: ParticlesConfig | None = None
     blocks: tuple | None = None  # block grid for the MPI decomposition
     reorder_every: int = 100  # steps between Z-curve reorderings of particle memory; 0 = off
+    initial_overlap: str = "refuse"  # or "allow", "relax" (pdyn.checks)
+    overlap_tolerance: float = 0.01  # initial overlap allowed, fraction of the smaller radius
     output: OutputConfig = field(default_factory=OutputConfig)
     progress: bool = True
 
@@ -206,7 +237,8 @@ class SimulationConfig:
         from .broadphase import REGISTRY
         from .scenarios import SCENES
 
-        if self.particles is None and self.scene not in SCENES:
+        if self.particles is None and (not isinstance(self.scene, str)
+                                       or self.scene not in SCENES):
             raise ConfigError(f"scene = {self.scene!r}: unknown (choose from {', '.join(SCENES)})")
         _finite("scale", self.scale, positive=True)
         _int("seed", self.seed, minimum=0)
@@ -215,23 +247,23 @@ class SimulationConfig:
         if self.dt is not None:
             _finite("dt", self.dt, positive=True)
         _finite("dt_safety", self.dt_safety, lo=1.0)
-        if self.broadphase not in REGISTRY:
+        if not isinstance(self.broadphase, str) or self.broadphase not in REGISTRY:
             raise ConfigError(
                 f"broadphase = {self.broadphase!r}: unknown (choose from {', '.join(REGISTRY)})"
             )
-        if not isinstance(self.broadphase_params, dict):
-            raise ConfigError(f"broadphase_params = {self.broadphase_params!r}: expected a table")
-        for k, v in self.broadphase_params.items():
-            if isinstance(v, float) and not math.isfinite(v):
-                raise ConfigError(f"broadphase_params.{k} = {v!r}: must be finite")
+        _check_broadphase_params(REGISTRY[self.broadphase], self.broadphase_params)
         if self.gravity is not None:
             object.__setattr__(self, "gravity", _vector("gravity", self.gravity))
         if self.blocks is not None:
-            b = tuple(_int(f"blocks[{a}]", x, minimum=1) for a, x in enumerate(self.blocks))
-            if len(b) != 3:
+            if not isinstance(self.blocks, (list, tuple)) or len(self.blocks) != 3:
                 raise ConfigError(f"blocks = {self.blocks!r}: expected 3 integers")
+            b = tuple(_int(f"blocks[{a}]", x, minimum=1) for a, x in enumerate(self.blocks))
+            if math.prod(b) > 2**31:
+                raise ConfigError(f"blocks = {list(b)!r}: {math.prod(b)} blocks; far too many")
             object.__setattr__(self, "blocks", b)
         _int("reorder_every", self.reorder_every, minimum=0)
+        _choice("initial_overlap", self.initial_overlap, INITIAL_OVERLAP)
+        _finite("overlap_tolerance", self.overlap_tolerance, nonneg=True, hi=1.0)
         if self.particles is not None and self.box is None:
             raise ConfigError("box: required with [particles] (give lo, hi, boundary)")
         if not isinstance(self.progress, bool):
@@ -240,6 +272,50 @@ class SimulationConfig:
     def with_(self, **changes) -> "SimulationConfig":
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)
+
+
+#: how a broad-phase parameter's annotation (``pdyn.broadphase`` constructors) is checked
+_PARAM_KINDS = {"float": "number", "int": "integer", "str": "string"}
+
+
+def _check_broadphase_params(cls, params) -> None:
+    """Types of ``broadphase_params`` from the structure's constructor annotations (a number, an
+    integer or a string, ``| None`` allowing none; booleans are never numbers), then the
+    structure's own range checks, each error naming ``broadphase_params.<name>`` and the value.
+    """
+    from .broadphase import BroadPhaseError
+
+    if not isinstance(params, dict):
+        raise ConfigError(f"broadphase_params = {params!r}: expected a table")
+    annotations = {}
+    for klass in reversed(cls.__mro__):
+        if "__init__" in vars(klass):
+            for p in inspect.signature(vars(klass)["__init__"]).parameters.values():
+                if isinstance(p.annotation, str):
+                    annotations[p.name] = p.annotation
+    for key, value in params.items():
+        name = f"broadphase_params.{key}"
+        if key not in annotations:
+            known = ", ".join(sorted(annotations)) or "none"
+            raise ConfigError(f"{name} = {value!r}: unknown parameter of {cls.name} "
+                              f"(known: {known})")
+        kinds = [k.strip() for k in annotations[key].split("|")]
+        if value is None and "None" in kinds:
+            continue
+        kind = _PARAM_KINDS.get(kinds[0])
+        if kind == "number":
+            _finite(name, value)
+        elif kind == "integer":
+            _int(name, value)
+        elif kind == "string" and not isinstance(value, str):
+            raise ConfigError(f"{name} = {value!r}: expected a string")
+    try:
+        cls(**params)
+    except BroadPhaseError as exc:
+        text = str(exc).removeprefix(f"{cls.name}: ")
+        key = next((k for k in params if text.startswith(f"{k} =")), None)
+        raise ConfigError(f"broadphase_params.{text}" if key else f"broadphase_params: {text}"
+                          ) from None
 
 
 _SECTIONS = {"contact": ContactConfig, "output": OutputConfig, "box": BoxConfig,
@@ -268,10 +344,11 @@ def config_from_dict(data: dict, *, source: str = "config") -> SimulationConfig:
                 k = sorted(bad)[0]
                 raise ConfigError(f"{name}.{k} = {sec[k]!r}: unknown key "
                                   f"(known: {', '.join(sorted(_known(cls)))})")
-            try:
-                top[name] = cls(**sec)
-            except TypeError as exc:  # missing required keys
-                raise ConfigError(f"{name}: {exc}") from None
+            missing = [f.name for f in fields(cls) if f.name not in sec
+                       and f.default is MISSING and f.default_factory is MISSING]
+            if missing:
+                raise ConfigError(f"{name}.{missing[0]}: required in [{name}]")
+            top[name] = cls(**sec)
     for key in ("gravity", "blocks"):
         if key in top and isinstance(top[key], list):
             top[key] = tuple(top[key])
@@ -279,12 +356,17 @@ def config_from_dict(data: dict, *, source: str = "config") -> SimulationConfig:
 
 
 def load_config(path: str | Path) -> SimulationConfig:
-    """Read and validate a TOML config file."""
+    """Read and validate a TOML config file (UTF-8 text)."""
     path = Path(path)
     try:
-        text = path.read_text()
+        raw = path.read_bytes()
     except OSError as exc:
         raise ConfigError(f"config = {str(path)!r}: cannot read ({exc.strerror})") from None
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"config = {str(path)!r}: not a UTF-8 text file (byte "
+                          f"0x{raw[exc.start]:02x} at offset {exc.start})") from None
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:

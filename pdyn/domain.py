@@ -27,6 +27,13 @@ from ._jit import JIT
 from .cell_index import clamped_cell
 from .zorder import morton3
 
+BOUNDARIES = ("wall", "periodic", "open")
+#: a block grid may have at most max(BLOCKS_PER_RANK x ranks, min(particles, MAX_BLOCKS)) blocks:
+#: blocks beyond one per particle stay empty, and set-up time grows with the square of the
+#: block count (each rank tests its blocks against every block for its neighbour ranks)
+BLOCKS_PER_RANK = 64
+MAX_BLOCKS = 32768
+
 
 @dataclass(frozen=True)
 class Box:
@@ -241,14 +248,28 @@ class BlockGrid:
         """Block ids in Morton (Z-curve) order."""
         return np.argsort(_morton_codes(self.dims), kind="stable")
 
-    def assign(self, weights, nranks: int) -> np.ndarray:
-        """Cut the Morton-ordered blocks into ``nranks`` contiguous runs of about equal weight
-        (each rank at least one block); sets and returns ``owner``."""
+    def check_size(self, n_particles: int, nranks: int) -> None:
+        """Refuse a grid with fewer blocks than ranks, or more than
+        max(``BLOCKS_PER_RANK`` × ranks, min(particles, ``MAX_BLOCKS``)) blocks."""
         nb = self.n_blocks
         if nranks > nb:
             raise DecompositionError(
                 f"blocks = {self.dims.tolist()!r}: {nb} blocks for {nranks} ranks; every rank "
                 "needs at least one block (use more blocks or fewer ranks)")
+        limit = max(BLOCKS_PER_RANK * nranks, min(int(n_particles), MAX_BLOCKS))
+        if nb > limit:
+            raise DecompositionError(
+                f"blocks = {self.dims.tolist()!r}: {nb} blocks for {int(n_particles)} particles "
+                f"on {nranks} rank(s); at most {limit} make sense (max({BLOCKS_PER_RANK} per "
+                f"rank, one per particle up to {MAX_BLOCKS}); set-up time grows with the square "
+                "of the block count)")
+
+    def assign(self, weights, nranks: int) -> np.ndarray:
+        """Cut the Morton-ordered blocks into ``nranks`` contiguous runs of about equal weight
+        (each rank at least one block); sets and returns ``owner``. ``weights`` are the
+        particle counts per block (:meth:`check_size` refuses absurd grids first)."""
+        nb = self.n_blocks
+        self.check_size(int(np.sum(weights)), nranks)
         order = self.morton_order()
         w = np.asarray(weights, float)[order] + 1.0
         cum = np.cumsum(w)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .broadphase import canonical_pairs, filter_overlapping, make_broadphase
+from .checks import StepGuard, initial_state
 from .config import ConfigError, ContactConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel
@@ -114,13 +115,10 @@ class Simulation:
         # checks them against the skin along periodic axes)
         if restart:
             self.exchange.restore(restart.exchange)
-        outside = self.box.outside(particles["pos"], periodic=restart is None)
-        if outside.any():
-            k = int(np.flatnonzero(outside)[0])
-            raise ConfigError(
-                f"particles.positions[{k}] = {particles['pos'][k].tolist()}: outside the box "
-                f"{self.box.lo.tolist()}..{self.box.hi.tolist()}"
-            )
+        particles, self.setup_note = initial_state(  # the same verdict on every rank
+            particles, self.box, contact_forces=self.contact.E > 0 or self.contact.k > 0,
+            overlap=config.initial_overlap, tolerance=config.overlap_tolerance,
+            restart=restart is not None)
         self.exchange.distribute(particles, wrap=restart is None,
                                  rank_of=restart.rank_of if restart else None)
         self.dt = restart.dt if restart else self._time_step()
@@ -129,6 +127,8 @@ class Simulation:
         self.exchange.ghosts()
         self.broadphase.build(self.store.pos, self.store.radius, self.store.live)
         self.writers = make_writers(config.output)  # snapshots, checkpoints (pdyn.io)
+        self.guard = StepGuard(self.store, self.comm, self.dt, self._contact_time(),
+                               config.dt_safety, self.writers)
         self.reorder_every = config.reorder_every
         self._reordered_at = -self.reorder_every  # the first step reorders the scene
         # a restart keeps the checkpoint's forces (damping saw the half-step velocity, which
@@ -153,13 +153,18 @@ class Simulation:
             return float(self.config.dt)
         if self.scene.dt is not None:
             return float(self.scene.dt)
-        h = self.store.owned
-        t_c = self.contact.contact_time(self.store.radius[h], self.store.mass[h])
-        t_c = self.comm.allreduce_min(t_c)
+        t_c = self._contact_time()
         if not math.isfinite(t_c):
-            raise ConfigError("dt = None: cannot derive a time step without contact stiffness; "
-                              "set dt")
+            raise ConfigError(f"contact.youngs_modulus = {self.contact.E!r}: no contact "
+                              "stiffness, so no time step follows from the contact time; give "
+                              "dt (or a stiffness)")
         return t_c / self.config.dt_safety
+
+    def _contact_time(self) -> float:
+        """The shortest contact time t_c of all spheres (s; inf without stiffness)."""
+        h = self.store.owned
+        return self.comm.allreduce_min(self.contact.contact_time(self.store.radius[h],
+                                                                 self.store.mass[h]))
 
     # ------------------------------------------------------------------ the step
     def _forces(self, pairs=None) -> np.ndarray:
@@ -208,6 +213,7 @@ class Simulation:
             moving = self._integrated()
             displacement = kick_drift(store.pos, store.vel, store.force, store.mass, moving,
                                       half, self.dt)
+            self.guard.check(displacement, moving, self.step_index + 1)  # pdyn.checks
         with t("migrate"):
             changes = [self.exchange.migrate(displacement, self.dt)]
         if self.reorder_every and self.step_index - self._reordered_at >= self.reorder_every:
@@ -242,12 +248,17 @@ class Simulation:
             bar = tqdm(total=steps, unit="step", desc=f"pdyn {self.scene.name}",
                        dynamic_ncols=True, mininterval=0.5)
         t0 = time.perf_counter()
-        for _ in range(steps):
-            self.step()
+        done = False
+        try:
+            for _ in range(steps):
+                self.step()
+                if bar is not None:
+                    bar.update(1)
+            done = True
+        finally:
             if bar is not None:
-                bar.update(1)
-        if bar is not None:
-            bar.close()
+                bar.leave = done  # after an error the bar is erased: the error is the last line
+                bar.close()
         self.wall_time = time.perf_counter() - t0
         self.steps_run = steps
         self.load = self.exchange.load_summary()  # collective; a line on rank 0 (N > 1 only)

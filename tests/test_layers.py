@@ -16,7 +16,7 @@ LAYERS = [
     ("pdyn.cell_index",),  # positions to cells (clamped grid cell, Teschner hash)
     ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios"),  # data, no geometry of ranks
     ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection
-    ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io"),  # the pieces of a step
+    ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io", "pdyn.checks"),  # the pieces
     ("pdyn.simulation",),  # the driver
     ("pdyn.restart", "pdyn.bench"),  # build and run drivers
     ("pdyn.cli",),

@@ -57,3 +57,21 @@ def test_cli_run_on_two_ranks(tmp_path):
     assert "200 particles, 2 rank(s)" in res.stdout, res.stdout
     assert "30 steps" in res.stdout
     assert "pdyn: load over 2 rank(s)" in res.stdout
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["--steps", "-1"], "pdyn: error: steps = -1: must be >= 1"),
+    (["--dt", "0.05"], "pdyn: error: step 7: particle 2 moved"),
+    (["--scene", "gas", "--scale", "0.01", "--blocks", "64", "64", "64"],
+     "pdyn: error: blocks = [64, 64, 64]: 262144 blocks for 1000 particles on 2 rank(s)"),
+])
+def test_cli_user_error_on_two_ranks(tmp_path, args, needle):
+    """Under mpiexec a user error is one line (from rank 0) and exit code 2, not an abort."""
+    res = subprocess.run(
+        [str(MPIEXEC), "-n", "2", sys.executable, "-m", "pdyn", "run", "--no-progress",
+         "--snapshot-every", "0", *args],
+        cwd=tmp_path, capture_output=True, text=True, timeout=120,
+        env=dict(os.environ, MPIR_CVAR_ENABLE_HEAVY_YIELD="1"))
+    assert res.returncode == 2, res.stderr[-3000:]
+    assert res.stderr.strip().splitlines() == [res.stderr.strip()], res.stderr
+    assert res.stderr.startswith(needle), res.stderr

@@ -259,7 +259,7 @@ def from_scratch(pos, rad, structures=(), peers=None, repeat: int = 3, mem_gib: 
             progress(label)
     for name, fn in (peers or {}).items():
         row = isolated(_time_calls, (lambda f=fn: f(pos, rad)), repeat, mem_gib=mem_gib,
-                       timeout=timeout)
+                       timeout=timeout, rows_for=(Exception,))  # the peer's failure: a row
         rows.append({"structure": name, "kind": "peer", **row})
         if progress:
             progress(name)

@@ -10,6 +10,8 @@ import resource
 import time
 from datetime import datetime, timezone
 
+from ..broadphase import BroadPhaseError
+
 #: the clock of every timing: wall time (numba kernels may run threads; CPU time would add them)
 clock = time.perf_counter
 
@@ -52,8 +54,10 @@ class Stopwatch:
         return getattr(self._bp, name)
 
 
-def _child(conn, limit_bytes, fn, args):
-    """Run ``fn(*args)`` under an address-space limit; send back its result, or the error."""
+def _child(conn, limit_bytes, fn, args, rows_for):
+    """Run ``fn(*args)`` under an address-space limit; send back its result, or the error if
+    it is running out of memory or one of ``rows_for`` (anything else is a bug: its traceback
+    is printed and the parent reports the child's death)."""
     try:
         if limit_bytes:
             with open("/proc/self/status") as fh:
@@ -62,19 +66,21 @@ def _child(conn, limit_bytes, fn, args):
         conn.send(fn(*args))
     except MemoryError:
         conn.send({"error": f"out of memory (> {limit_bytes / 2**30:g} GiB)"})
-    except Exception as exc:  # noqa: BLE001 - reported in the table, the run goes on
+    except rows_for as exc:  # a refused query, a peer's failure: a row of the table
         conn.send({"error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"})
     finally:
         conn.close()
 
 
-def isolated(fn, *args, mem_gib: float = 4.0, timeout: float = 600.0) -> dict:
-    """``fn(*args)`` (returning a dict) in a forked child limited to ``mem_gib`` GiB of extra
-    memory and ``timeout`` seconds, so a measurement that explodes (a peer pairing 10⁸
-    candidates) is reported as an error instead of taking the machine down."""
+def isolated(fn, *args, mem_gib: float = 4.0, timeout: float = 600.0,
+             rows_for: tuple = (BroadPhaseError,)):
+    """``fn(*args)`` in a forked child limited to ``mem_gib`` GiB of extra memory and
+    ``timeout`` seconds, so a measurement that explodes (a peer pairing 10⁸ candidates) is
+    reported as ``{"error": ...}`` instead of taking the machine down; so are the exceptions
+    in ``rows_for`` (default: a structure refusing a query)."""
     ctx = mp.get_context("fork")  # inherits the arrays (and compiled kernels)
     here, there = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(there, int(mem_gib * 2**30), fn, args))
+    proc = ctx.Process(target=_child, args=(there, int(mem_gib * 2**30), fn, args, rows_for))
     proc.start()
     there.close()
     if not here.poll(timeout):

@@ -21,7 +21,8 @@ def kick(vel, force, mass, handles, half_dt):
 
 @njit(**JIT)
 def kick_drift(pos, vel, force, mass, handles, half_dt, dt):
-    """First half kick then the drift; returns the largest displacement (m) this step."""
+    """First half kick then the drift; returns the largest displacement (m) this step, NaN if
+    any displacement is NaN (``pdyn.checks.StepGuard`` stops the run then)."""
     dmax2 = 0.0
     for t in range(handles.shape[0]):
         h = handles[t]
@@ -32,6 +33,6 @@ def kick_drift(pos, vel, force, mass, handles, half_dt, dt):
             dx = dt * vel[h, a]
             pos[h, a] += dx
             d2 += dx * dx
-        if d2 > dmax2:
+        if d2 > dmax2 or d2 != d2:  # NaN sticks
             dmax2 = d2
     return dmax2 ** 0.5

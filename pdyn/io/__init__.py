@@ -3,7 +3,7 @@
 continuing a run from a checkpoint is ``pdyn.restart``, above the driver."""
 
 from .checkpoint import CheckpointWriter, latest_checkpoint, read_checkpoint, write_checkpoint
-from .hdf5 import OutputFileError
+from .hdf5 import OutputFileError, OutputWriteError
 from .snapshot import SnapshotWriter, read_snapshot
 
 
@@ -17,5 +17,6 @@ def make_writers(output) -> list:
     return writers
 
 
-__all__ = ["CheckpointWriter", "OutputFileError", "SnapshotWriter", "latest_checkpoint",
-           "make_writers", "read_checkpoint", "read_snapshot", "write_checkpoint"]
+__all__ = ["CheckpointWriter", "OutputFileError", "OutputWriteError", "SnapshotWriter",
+           "latest_checkpoint", "make_writers", "read_checkpoint", "read_snapshot",
+           "write_checkpoint"]

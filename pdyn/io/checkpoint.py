@@ -35,10 +35,11 @@ import numpy as np
 
 from ..particles import CHECKPOINT as PARTICLE_FIELDS
 from ..version import __version__
-from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, open_pdyn, read_dataset, remove_after,
-                   step_files, write_global)
+from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, agree, attempt, move_after, step_files,
+                   write_global)
+from .schema import read_header, read_pdyn
 from .snapshot import PREFIX as SNAP_PREFIX
-from .snapshot import common_attrs, owned_sorted, wall_arrays
+from .snapshot import XDMF_NAME, common_attrs, owned_sorted, wall_arrays, write_series
 
 PREFIX = "ckpt"
 
@@ -73,7 +74,6 @@ class CheckpointWriter:
 
     def __call__(self, sim) -> Path:
         path = self.folder / f"{PREFIX}_{sim.step_index:08d}.h5"
-        self.folder.mkdir(parents=True, exist_ok=True)
         write_checkpoint(sim, path)
         self.written.append(path)
         return path
@@ -104,65 +104,41 @@ def write_checkpoint(sim, path: str | Path) -> Path:
 
 
 def read_checkpoint(path: str | Path) -> dict:
-    """The checkpoint's particle arrays (global, sorted by id) and attributes, as a dict."""
-    with open_pdyn(path, CHECKPOINT) as f:
-        out = {k: read_dataset(f, f"particles/{k}") for k in PARTICLE_FIELDS}
-        a = f.attrs
-        try:
-            out.update(step=int(a["step"]), time=float(a["time"]), dt=float(a["dt"]),
-                       n_particles=int(a["n_particles"]), ranks=int(a["ranks"]),
-                       config=json.loads(a["config"]), contact=json.loads(a["contact"]),
-                       gravity=np.asarray(a["gravity"], float),
-                       box_lo=np.asarray(a["box_lo"], float), box_hi=np.asarray(a["box_hi"], float),
-                       boundary=tuple(str(b) for b in a["boundary"]), scene=str(a["scene"]),
-                       exchange_acc=float(a["exchange_acc"]),
-                       steps_total=int(a["steps_total"]))
-            ex = a.get("exchange")
-            out["exchange"] = (json.loads(ex) if ex is not None
-                               else {"acc": out["exchange_acc"]})  # older checkpoints
-            rows = np.asarray(a.get("rows_per_rank", [len(out["gid"])]), np.int64)
-        except (KeyError, ValueError) as exc:
-            raise OutputFileError(f"{path}: checkpoint attribute missing or damaged ({exc})") \
-                from None
-        for k in (f["exchange"].keys() if "exchange" in f else ()):  # state() arrays
-            out["exchange"][k] = read_dataset(f, f"exchange/{k}")
-    if len(out["gid"]) != out["n_particles"]:
-        raise OutputFileError(f"{path}: holds {len(out['gid'])} particles, its header says "
-                              f"{out['n_particles']} (incomplete file)")
-    if rows.sum() != len(out["gid"]):
-        raise OutputFileError(f"{path}: rows_per_rank {rows.tolist()} does not add up to "
-                              f"{len(out['gid'])} particles (damaged file)")
+    """The checkpoint's particle arrays (global, sorted by id; ``rank``: the rank that wrote
+    each) and attributes, as a dict. Checked strictly (``pdyn.io.schema``); raises
+    :class:`~pdyn.io.hdf5.OutputFileError`."""
+    head, data = read_pdyn(path, CHECKPOINT)
+    out = {k: data[f"particles/{k}"] for k in PARTICLE_FIELDS}
+    out.update({k: head[k] for k in ("step", "time", "dt", "n_particles", "ranks", "config",
+                                     "contact", "gravity", "box_lo", "box_hi", "boundary",
+                                     "scene", "exchange_acc", "steps_total")})
+    out["exchange"] = dict(head.get("exchange", {"acc": head["exchange_acc"]}))  # older files
+    out["exchange"].update({k.split("/", 1)[1]: v for k, v in data.items()
+                            if k.startswith("exchange/")})
+    rows = head["rows_per_rank"]
     out["rank"] = np.repeat(np.arange(len(rows), dtype=np.int64), rows)  # who wrote each row
     order = np.argsort(out["gid"], kind="stable")
     for k in PARTICLE_FIELDS + ("rank",):
         out[k] = out[k][order]
-    if len(order) > 1 and (np.diff(out["gid"]) == 0).any():
-        raise OutputFileError(f"{path}: a particle id appears twice (damaged file)")
     return out
 
 
 def checkpoint_header(path: str | Path) -> dict:
-    """The attributes of a checkpoint (``config`` decoded), without reading the arrays."""
-    with open_pdyn(path, CHECKPOINT) as f:
-        out = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
-    try:
-        out["config"] = json.loads(out["config"])
-    except (KeyError, ValueError) as exc:
-        raise OutputFileError(f"{path}: checkpoint attribute 'config' missing or damaged "
-                              f"({exc})") from None
-    return out
+    """The checked attributes of a checkpoint (``config`` decoded), without reading the
+    arrays."""
+    return read_header(path, CHECKPOINT)
 
 
 def latest_checkpoint(path: str | Path) -> Path:
-    """``path`` itself if it is a file; for a run folder (or its ``checkpoints`` folder) the
-    newest checkpoint that opens cleanly."""
+    """``path`` itself if it is not a folder; for a run folder (or its ``checkpoints`` folder)
+    the newest checkpoint whose header reads cleanly."""
     path = Path(path)
     if not path.is_dir():
         return path
     folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
     for _, p in reversed(step_files(folder, PREFIX)):
         try:
-            open_pdyn(p, CHECKPOINT).close()
+            read_header(p, CHECKPOINT)
             return p
         except OutputFileError:
             continue
@@ -175,9 +151,29 @@ def run_folder_of(checkpoint: str | Path) -> Path:
     return p.parent.parent if p.parent.name == "checkpoints" else p.parent
 
 
-def prune_after(folder: str | Path, step: int) -> list[Path]:
-    """Remove snapshots and checkpoints of ``folder`` written after ``step`` (the future of a
-    run that is being continued from a checkpoint at ``step``) and stray temporary files."""
-    folder = Path(folder)
-    return (remove_after(folder / "snapshots", SNAP_PREFIX, step)
-            + remove_after(folder / "checkpoints", PREFIX, step))
+def set_aside_after(run_folder, step: int, comm) -> Path | None:
+    """Restarting ``run_folder`` at ``step``: move its snapshots and checkpoints written after
+    ``step`` into ``run_folder/superseded/after_<step>[_k]/`` (with their own snapshots.xmf),
+    delete stray ``.tmp`` files and rewrite ``run_folder/snapshots.xmf`` to list exactly the
+    snapshots left. Nothing is deleted that the continued run has not replaced. Rank 0 does the
+    work; collective (raises :class:`~pdyn.io.hdf5.OutputWriteError` on every rank). Returns
+    the folder the files went to (None when there were none)."""
+    run_folder = Path(run_folder)
+    used = []
+
+    def work():
+        base = run_folder / "superseded" / f"after_{step:08d}"
+        dest, k = base, 1
+        while dest.exists():
+            k += 1
+            dest = base.with_name(f"{base.name}_{k}")
+        moved = (move_after(run_folder / "snapshots", SNAP_PREFIX, step, dest / "snapshots")
+                 + move_after(run_folder / "checkpoints", PREFIX, step, dest / "checkpoints"))
+        if moved:
+            write_series(dest)
+            used.append(dest)
+        if (run_folder / XDMF_NAME).exists() or (run_folder / "snapshots").is_dir():
+            write_series(run_folder)
+
+    agree(comm, attempt(work) if comm.rank == 0 else None)
+    return comm.bcast(used[0] if used else None)

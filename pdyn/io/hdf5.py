@@ -1,5 +1,6 @@
-"""HDF5 plumbing shared by snapshots and checkpoints: atomic writes, one global array from many
-ranks, and opening a pdyn file with one-line errors.
+"""HDF5 plumbing shared by snapshots and checkpoints: atomic, checksummed writes, one global
+array from many ranks, write errors every rank agrees on, and opening a pdyn file with one-line
+errors.
 
 Writing global arrays: every rank contributes rows; readers see one array per field,
 rank-major (rank 0's rows, then rank 1's, ...).
@@ -13,13 +14,23 @@ rank-major (rank 0's rows, then rank 1's, ...).
   ``pieces`` and :func:`open_pdyn` checks that they exist (a virtual dataset with a missing
   source silently reads its fill value).
 
-Crash safety: every file is written to ``<name>.tmp`` and renamed with :func:`os.replace`
-(atomic within a file system). Pieces are renamed before the master is written, and the master
-is renamed last, so a run killed at any moment leaves every earlier master and its pieces whole.
+Every array is stored chunked with HDF5's Fletcher-32 checksum filter, so a damaged file is
+reported when read (:func:`read_dataset`), not used. Versions: snapshots 3 and checkpoints 2
+added the checksums; the versions before (2, 1) hold the same datasets without them and are
+still read.
+
+Crash safety: a file is built in memory (HDF5's ``core`` driver), written to ``<name>.tmp`` with
+plain file I/O and renamed with :func:`os.replace` (atomic within a file system). HDF5 never
+touches the disk, so a full disk or any other write failure is one :class:`OutputWriteError`
+(the ``.tmp`` removed), never a half-flushed HDF5 file. Pieces are renamed before the master is
+written, and the master is renamed last, so a run killed at any moment leaves every earlier
+master and its pieces whole. On several ranks, every rank learns of a failure on any rank
+(:func:`agree`) and raises the same error.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
@@ -28,22 +39,87 @@ import numpy as np
 
 SNAPSHOT = "pdyn-snapshot"
 CHECKPOINT = "pdyn-checkpoint"
-#: format name -> version this pdyn writes and reads
-VERSIONS = {SNAPSHOT: 2, CHECKPOINT: 1}
+#: format name -> version this pdyn writes
+VERSIONS = {SNAPSHOT: 3, CHECKPOINT: 2}
+#: format name -> versions this pdyn reads
+READABLE = {SNAPSHOT: (2, 3), CHECKPOINT: (1, 2)}
 
 
 class OutputFileError(ValueError):
-    """A file pdyn cannot read: missing, truncated, foreign, wrong version (one-line message)."""
+    """A file pdyn cannot read: missing, truncated, foreign, wrong version, damaged (one-line
+    message)."""
+
+
+class OutputWriteError(RuntimeError):
+    """A file or folder pdyn cannot write (disk full, a folder where a file must go, ...); on
+    several ranks raised on every rank with the same one-line message."""
+
+
+def agree(comm, message: str | None) -> None:
+    """Collective: raise :class:`OutputWriteError` on every rank if any rank has a
+    ``message`` (the lowest such rank's, prefixed with its rank, on every rank)."""
+    if comm.size == 1:
+        if message:
+            raise OutputWriteError(message)
+        return
+    found = [(r, m) for r, m in enumerate(comm.allgather(message)) if m]
+    if found:
+        r, m = found[0]
+        raise OutputWriteError(f"rank {r}: {m}")
+
+
+def attempt(action) -> str | None:
+    """Run ``action()``; return the message of an :class:`OutputWriteError` instead of raising
+    (for :func:`agree`)."""
+    try:
+        action()
+    except OutputWriteError as exc:
+        return str(exc)
+    return None
+
+
+def make_folder(folder: Path) -> None:
+    """Create ``folder`` (and its parents) or raise :class:`OutputWriteError`."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise OutputWriteError(f"{folder}: cannot create the folder ({exc.strerror or exc})") \
+            from None
+
+
+def write_bytes_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path.tmp`` and rename it to ``path``; on any failure remove the
+    ``.tmp`` and raise :class:`OutputWriteError` naming ``path``."""
+    path = Path(path)
+    tmp = path.with_name(path.name + ".tmp")
+    try:
+        with open(tmp, "wb") as fh:
+            fh.write(data)
+        _test_delay()
+        os.replace(tmp, path)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        raise OutputWriteError(f"{path}: cannot write ({exc.strerror or exc})") from None
 
 
 def write_atomic(path: Path, write) -> None:
-    """Call ``write(h5file)`` on ``path.tmp``, then rename it to ``path``."""
-    path = Path(path)
-    tmp = path.with_name(path.name + ".tmp")
-    with h5py.File(tmp, "w") as f:
+    """Call ``write(h5file)`` on an HDF5 file in memory, then write it to ``path`` atomically
+    (:func:`write_bytes_atomic`)."""
+    with h5py.File(Path(path).name, "w", driver="core", backing_store=False) as f:
         write(f)
-    _test_delay()
-    os.replace(tmp, path)
+        f.flush()
+        image = f.id.get_file_image()
+    write_bytes_atomic(path, image)
+
+
+def put(f: h5py.File, key: str, value) -> None:
+    """Store ``value`` at ``key``: arrays chunked with the Fletcher-32 checksum filter."""
+    value = np.asarray(value)
+    if value.ndim == 0:
+        f[key] = value
+    else:
+        f.create_dataset(key, data=value, fletcher32=True)
 
 
 def _test_delay() -> None:
@@ -64,10 +140,12 @@ def parallel_hdf5() -> bool:
     return bool(h5py.get_config().mpi)
 
 
-def write_global(path: Path, comm, attrs: dict, arrays: dict, extra=None) -> None:
+def write_global(path: Path, comm, attrs: dict, arrays: dict, extra=None, then=None) -> None:
     """Write this rank's rows of ``arrays`` ({dataset path: array (n_local, ...)}) as global
-    datasets of the file ``path``, plus ``attrs`` and the small datasets ``extra`` (the same
-    on every rank, written once). Collective over ``comm``; returns when the file is complete."""
+    datasets of the file ``path`` (its folder created if needed), plus ``attrs`` and the small
+    datasets ``extra`` (the same on every rank, written once); then call ``then()`` on rank 0
+    (e.g. to update an index of the files). Collective over ``comm``; returns when the file is
+    complete, or raises :class:`OutputWriteError` on every rank if any rank failed."""
     path = Path(path)
     extra = extra or {}
     counts = np.array(comm.allgather(int(len(next(iter(arrays.values()))))), np.int64)
@@ -78,18 +156,23 @@ def write_global(path: Path, comm, attrs: dict, arrays: dict, extra=None) -> Non
         f.attrs.update(attrs)
         f.attrs["rows_per_rank"] = counts
         for key, val in extra.items():
-            f[key] = val
+            put(f, key, val)
 
     if comm.size == 1:
         def write(f):
             put_common(f)
             for key, val in arrays.items():
-                f[key] = val
+                put(f, key, val)
 
+        make_folder(path.parent)
         write_atomic(path, write)
+        if then is not None:
+            then()
         return
     if parallel_hdf5():  # pragma: no cover - needs h5py built against parallel HDF5
+        agree(comm, attempt(lambda: make_folder(path.parent)))
         _write_collective(path, comm, arrays, offsets, put_common)
+        agree(comm, attempt(then) if then is not None and comm.rank == 0 else None)
         return
     piece = path.with_name(piece_name(path, comm.rank))
 
@@ -97,28 +180,36 @@ def write_global(path: Path, comm, attrs: dict, arrays: dict, extra=None) -> Non
         f.attrs["rank"] = comm.rank
         f.attrs["master"] = path.name
         for key, val in arrays.items():
-            f[key] = val
+            put(f, key, val)
 
-    write_atomic(piece, write_piece)
-    comm.barrier()
-    if comm.rank == 0:
-        names = [piece_name(path, r) for r in range(comm.size)]
+    def write_master(f):
+        put_common(f)
+        f.attrs["pieces"] = names
+        for key, val in arrays.items():
+            val = np.asarray(val)
+            layout = h5py.VirtualLayout((total,) + val.shape[1:], dtype=val.dtype)
+            for r in range(comm.size):
+                n = int(counts[r])
+                if n:
+                    layout[offsets[r]:offsets[r] + n] = h5py.VirtualSource(
+                        names[r], key, shape=(n,) + val.shape[1:])
+            f.create_virtual_dataset(key, layout, fillvalue=0)
 
-        def write_master(f):
-            put_common(f)
-            f.attrs["pieces"] = names
-            for key, val in arrays.items():
-                val = np.asarray(val)
-                layout = h5py.VirtualLayout((total,) + val.shape[1:], dtype=val.dtype)
-                for r in range(comm.size):
-                    n = int(counts[r])
-                    if n:
-                        layout[offsets[r]:offsets[r] + n] = h5py.VirtualSource(
-                            names[r], key, shape=(n,) + val.shape[1:])
-                f.create_virtual_dataset(key, layout, fillvalue=0)
-
+    def master():
         write_atomic(path, write_master)
-    comm.barrier()
+        if then is not None:
+            then()
+
+    names = [piece_name(path, r) for r in range(comm.size)]
+    mine = attempt(lambda: (make_folder(path.parent), write_atomic(piece, write_piece)))
+    try:
+        agree(comm, mine)
+        agree(comm, attempt(master) if comm.rank == 0 else None)
+    except OutputWriteError:
+        if mine is None:  # this rank's piece is complete but the file is not: remove it
+            with contextlib.suppress(OSError):
+                piece.unlink()
+        raise
 
 
 def _write_collective(path, comm, arrays, offsets, put_common):  # pragma: no cover
@@ -140,6 +231,13 @@ def _write_collective(path, comm, arrays, offsets, put_common):  # pragma: no co
     comm.barrier()
 
 
+def _text(value):
+    """An HDF5 string attribute as str (None for anything else)."""
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    return value if isinstance(value, str) else None
+
+
 def open_pdyn(path, kind: str | tuple | None = None) -> h5py.File:
     """Open a pdyn snapshot or checkpoint for reading, checking format, version and pieces.
 
@@ -159,66 +257,90 @@ def open_pdyn(path, kind: str | tuple | None = None) -> h5py.File:
         detail = str(exc).split("(", 1)[-1].rstrip(")") if "(" in str(exc) else str(exc)
         hint = "truncated" if "truncated" in detail else "not an HDF5 file, or damaged"
         raise OutputFileError(f"{path}: cannot open as HDF5 ({hint}: {detail})") from None
+    ok = False
     try:
-        fmt = f.attrs.get("format")
-        if isinstance(fmt, bytes):
-            fmt = fmt.decode()
-        if fmt not in kinds:
-            if fmt in VERSIONS:
-                raise OutputFileError(f"{path}: a {fmt.replace('pdyn-', 'pdyn ')}, expected a "
-                                      f"{what}")
-            if "master" in f.attrs:
-                raise OutputFileError(f"{path}: a per-rank piece of {f.attrs['master']!s}; "
-                                      "open that file instead")
-            raise OutputFileError(f"{path}: an HDF5 file but not a {what} (no pdyn format "
-                                  "attribute)")
-        version = int(f.attrs.get("version", -1))
-        if version != VERSIONS[fmt]:
-            raise OutputFileError(f"{path}: {fmt} version {version}; this pdyn reads version "
-                                  f"{VERSIONS[fmt]}")
-        for name in f.attrs.get("pieces", []):
-            name = name.decode() if isinstance(name, bytes) else str(name)
-            if not (path.parent / name).exists():
-                raise OutputFileError(f"{path}: its per-rank piece {name} is missing (files of a "
-                                      "multi-rank run must stay together in one folder)")
+        _check_kind(path, f, kinds, what)
+        ok = True
         return f
-    except Exception:
-        f.close()
-        raise
+    finally:
+        if not ok:
+            f.close()
+
+
+def _check_kind(path: Path, f: h5py.File, kinds: tuple, what: str) -> None:
+    fmt = _text(f.attrs.get("format"))
+    if fmt not in kinds:
+        if fmt in VERSIONS:
+            raise OutputFileError(f"{path}: a {fmt.replace('pdyn-', 'pdyn ')}, expected a {what}")
+        if "master" in f.attrs:
+            raise OutputFileError(f"{path}: a per-rank piece of {_text(f.attrs['master'])}; "
+                                  "open that file instead")
+        raise OutputFileError(f"{path}: an HDF5 file but not a {what} (no pdyn format "
+                              "attribute)")
+    version = f.attrs.get("version")
+    if not isinstance(version, (int, np.integer)) or int(version) not in READABLE[fmt]:
+        shown = int(version) if isinstance(version, (int, np.integer)) else repr(version)
+        readable = " and ".join(map(str, READABLE[fmt]))
+        raise OutputFileError(f"{path}: {fmt} version {shown}; this pdyn reads versions "
+                              f"{readable}")
+    pieces = f.attrs.get("pieces", [])
+    for name in np.atleast_1d(pieces):
+        name = _text(name)
+        if name is None or Path(name).name != name:
+            raise OutputFileError(f"{path}: attribute 'pieces' = {pieces!r} is damaged")
+        if not (path.parent / name).exists():
+            raise OutputFileError(f"{path}: its per-rank piece {name} is missing (files of a "
+                                  "multi-rank run must stay together in one folder)")
 
 
 def read_dataset(f: h5py.File, key: str) -> np.ndarray:
-    """Read a whole dataset, turning HDF5 read failures (damaged data) into OutputFileError."""
+    """Read a whole dataset (verifying its checksum), turning HDF5 read failures into
+    OutputFileError."""
     try:
-        return f[key][()]
+        ds = f[key]
     except KeyError:
         raise OutputFileError(f"{f.filename}: dataset {key!r} missing (incomplete file)") from None
+    if not isinstance(ds, h5py.Dataset):
+        raise OutputFileError(f"{f.filename}: {key!r} is a group, expected a dataset")
+    try:
+        return ds[()]
     except OSError as exc:
-        raise OutputFileError(f"{f.filename}: cannot read {key!r} ({exc})") from None
+        detail = " ".join(str(exc).split())
+        raise OutputFileError(f"{f.filename}: cannot read {key!r}: the data is damaged "
+                              f"(checksum or storage error: {detail})") from None
 
 
 def step_files(folder: Path, prefix: str) -> list[tuple[int, Path]]:
-    """(step, path) of the complete master files ``<prefix>_<step>.h5`` in ``folder``, sorted."""
+    """(step, path) of the master files ``<prefix>_<step>.h5`` in ``folder``, sorted."""
     out = []
     folder = Path(folder)
     if not folder.is_dir():
         return out
     for p in folder.glob(f"{prefix}_*.h5"):
         tail = p.stem[len(prefix) + 1:]
-        if tail.isdigit():
+        if tail.isdigit() and p.is_file():
             out.append((int(tail), p))
     return sorted(out)
 
 
-def remove_after(folder: Path, prefix: str, step: int) -> list[Path]:
-    """Delete masters and pieces of ``prefix`` with a step after ``step`` (and stray .tmp)."""
-    removed = []
+def move_after(folder: Path, prefix: str, step: int, dest: Path) -> list[Path]:
+    """Move the masters and pieces of ``prefix`` in ``folder`` with a step after ``step`` into
+    the folder ``dest`` (created when needed) and delete stray ``.tmp`` files (incomplete
+    writes); return the moved files' new paths. Raises :class:`OutputWriteError`."""
+    moved = []
     folder = Path(folder)
     if not folder.is_dir():
-        return removed
-    for p in list(folder.glob(f"{prefix}_*")):
-        digits = p.name[len(prefix) + 1:].split(".", 1)[0]
-        if p.name.endswith(".tmp") or (digits.isdigit() and int(digits) > step):
-            p.unlink(missing_ok=True)
-            removed.append(p)
-    return removed
+        return moved
+    try:
+        for p in sorted(folder.glob(f"{prefix}_*")):
+            digits = p.name[len(prefix) + 1:].split(".", 1)[0]
+            if p.name.endswith(".tmp"):
+                p.unlink()
+            elif digits.isdigit() and int(digits) > step:
+                dest.mkdir(parents=True, exist_ok=True)
+                os.replace(p, dest / p.name)
+                moved.append(dest / p.name)
+    except OSError as exc:
+        raise OutputWriteError(f"{folder}: cannot move the files after step {step} aside "
+                               f"({exc.strerror or exc})") from None
+    return moved

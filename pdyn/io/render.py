@@ -13,29 +13,26 @@ from pathlib import Path
 
 import numpy as np
 
-from .hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError, open_pdyn, read_dataset, step_files
+from .hdf5 import (CHECKPOINT, SNAPSHOT, OutputFileError, OutputWriteError, make_folder,
+                   step_files)
+from .schema import read_pdyn
 
 
 def _load(path: Path) -> dict:
-    """Positions, velocities, radii, ranks and walls of a snapshot or checkpoint."""
-    with open_pdyn(path, (SNAPSHOT, CHECKPOINT)) as f:
-        snap = f.attrs["format"] == SNAPSHOT
-        g = "particles/"
-        out = {
-            "position": read_dataset(f, g + ("position" if snap else "pos")),
-            "velocity": read_dataset(f, g + ("velocity" if snap else "vel")),
-            "radius": read_dataset(f, g + "radius"),
-            "step": int(f.attrs["step"]), "time": float(f.attrs["time"]),
-            "box_lo": np.asarray(f.attrs["box_lo"], float),
-            "box_hi": np.asarray(f.attrs["box_hi"], float),
-            "scene": str(f.attrs.get("scene", "")),
-        }
-        out["rank"] = (read_dataset(f, g + "rank") if snap else
-                       np.repeat(np.arange(len(f.attrs["rows_per_rank"])),
-                                 f.attrs["rows_per_rank"]))
-        out["quad_points"] = read_dataset(f, "walls/quad_points") if "walls" in f else None
-        out["normal"] = read_dataset(f, "walls/normal") if "walls" in f else None
-    return out
+    """Positions, velocities, radii, ranks and walls of a snapshot or checkpoint, read strictly
+    (``pdyn.io.schema``)."""
+    head, data = read_pdyn(path, (SNAPSHOT, CHECKPOINT))
+    snap = head["format"] == SNAPSHOT
+    g = "particles/"
+    rows = head["rows_per_rank"]
+    return {
+        "position": data[g + ("position" if snap else "pos")],
+        "velocity": data[g + ("velocity" if snap else "vel")],
+        "radius": data[g + "radius"],
+        "rank": data[g + "rank"] if snap else np.repeat(np.arange(len(rows)), rows),
+        "quad_points": data["walls/quad_points"], "normal": data["walls/normal"],
+        **{k: head[k] for k in ("step", "time", "box_lo", "box_hi", "scene")},
+    }
 
 
 def _resolve(path: Path) -> Path:
@@ -114,7 +111,7 @@ def render_png(path, out=None, *, color: str = "speed", size=(1200, 900)) -> Pat
     ren = vtkRenderer()
     ren.SetBackground(1.0, 1.0, 1.0)
     ren.AddActor(actor)
-    if data["quad_points"] is not None and len(data["quad_points"]):
+    if len(data["quad_points"]):
         qp = data["quad_points"]
         wpts = vtkPoints()
         wpts.SetData(numpy_to_vtk(np.ascontiguousarray(qp, float), deep=True))
@@ -178,11 +175,17 @@ def render_png(path, out=None, *, color: str = "speed", size=(1200, 900)) -> Pat
     grab.ReadFrontBufferOff()
     grab.Update()
     writer = vtkPNGWriter()
-    out.parent.mkdir(parents=True, exist_ok=True)
+    make_folder(out.parent)
     tmp = out.with_name(out.name + ".tmp.png")
     writer.SetFileName(str(tmp))
     writer.SetInputConnection(grab.GetOutputPort())
     writer.Write()
-    os.replace(tmp, out)
     win.Finalize()
+    try:
+        if writer.GetErrorCode() or not tmp.is_file():
+            raise OSError("the PNG writer failed")
+        os.replace(tmp, out)
+    except OSError as exc:
+        tmp.unlink(missing_ok=True)
+        raise OutputWriteError(f"{out}: cannot write ({exc.strerror or exc})") from None
     return out

@@ -26,7 +26,8 @@ from pathlib import Path
 
 import numpy as np
 
-from .hdf5 import SNAPSHOT, VERSIONS, open_pdyn, read_dataset, step_files, write_global
+from .hdf5 import SNAPSHOT, VERSIONS, OutputFileError, step_files, write_global
+from .schema import read_header, read_pdyn
 from .xdmf import write_xdmf
 
 PREFIX = "snap"
@@ -105,7 +106,6 @@ class SnapshotWriter:
         store, comm = sim.store, sim.comm
         h = owned_sorted(sim)
         path = self.folder / f"{PREFIX}_{sim.step_index:08d}.h5"
-        self.folder.mkdir(parents=True, exist_ok=True)
         n_total = comm.allreduce_sum(int(h.size))
         attrs = dict(common_attrs(sim), format=SNAPSHOT, version=VERSIONS[SNAPSHOT],
                      n_particles=n_total)
@@ -115,44 +115,52 @@ class SnapshotWriter:
             "particles/rank": np.full(h.size, comm.rank, np.int32),
         }
         walls = wall_arrays(sim)
-        write_global(path, comm, attrs, arrays, extra=walls)
-        if comm.rank == 0:
-            self._index[path.name] = {"file": path.name, "step": sim.step_index, "time": sim.time,
-                                      "n": n_total, "n_walls": len(walls["walls/id"])}
+
+        def index():
+            self._index[path.name] = {"file": path.name, "step": sim.step_index,
+                                      "time": sim.time, "n": n_total,
+                                      "n_walls": len(walls["walls/id"])}
             self.update_xdmf()
+
+        write_global(path, comm, attrs, arrays, extra=walls, then=index)
         self.written.append(path)
         return path
 
     def update_xdmf(self) -> Path:
-        """Rewrite the sidecar from the complete snapshots in the folder (earlier runs'
-        snapshots of a restarted run included)."""
-        entries = []
-        for step, p in step_files(self.folder, PREFIX):
-            e = self._index.get(p.name)
-            if e is None:
-                try:
-                    with open_pdyn(p, SNAPSHOT) as f:
-                        e = {"file": p.name, "step": step, "time": float(f.attrs["time"]),
-                             "n": int(f.attrs["n_particles"]),
-                             "n_walls": int(f["walls/id"].shape[0])}
-                except Exception:  # an unreadable file is left out of the series
-                    continue
-                self._index[p.name] = e
-            entries.append(e)
-        return write_xdmf(self.run_folder / XDMF_NAME, self.folder.name, entries)
+        """Rewrite the sidecar from the snapshots in the folder (earlier runs' snapshots of a
+        restarted run included)."""
+        return write_series(self.run_folder, self._index)
+
+
+def write_series(run_folder: Path, known: dict | None = None) -> Path:
+    """Write ``run_folder/snapshots.xmf`` listing exactly the snapshots in
+    ``run_folder/snapshots`` that read cleanly (``known``: file name -> XDMF entry of files
+    already checked, filled in here)."""
+    known = {} if known is None else known
+    folder = Path(run_folder) / "snapshots"
+    entries = []
+    for _, p in step_files(folder, PREFIX):
+        e = known.get(p.name)
+        if e is None:
+            try:
+                head = read_header(p, SNAPSHOT)
+            except OutputFileError:  # an unreadable file is left out of the series
+                continue
+            e = {"file": p.name, "step": head["step"], "time": head["time"],
+                 "n": head["n_particles"], "n_walls": head["shapes"]["walls/id"][0]}
+            known[p.name] = e
+        entries.append(e)
+    return write_xdmf(Path(run_folder) / XDMF_NAME, folder.name, entries)
 
 
 def read_snapshot(path: str | Path) -> dict:
     """A snapshot as a dict: ``id``, ``position``, ``velocity``, ``radius``, ``rank`` (global
     arrays), ``walls`` (dict of wall arrays), and ``step``, ``time``, ``dt``, ``ranks``,
-    ``box_lo``, ``box_hi``, ``scene``. Raises :class:`~pdyn.io.hdf5.OutputFileError`."""
-    with open_pdyn(path, SNAPSHOT) as f:
-        out = {k: read_dataset(f, f"particles/{k}")
-               for k in ("id", "position", "velocity", "radius", "rank")}
-        out["walls"] = {k: read_dataset(f, f"walls/{k}") for k in f["walls"].keys()} \
-            if "walls" in f else {}
-        a = f.attrs
-        out.update(step=int(a["step"]), time=float(a["time"]), dt=float(a["dt"]),
-                   ranks=int(a["ranks"]), box_lo=np.asarray(a["box_lo"]),
-                   box_hi=np.asarray(a["box_hi"]), scene=str(a["scene"]))
+    ``box_lo``, ``box_hi``, ``scene``. Checked strictly (``pdyn.io.schema``); raises
+    :class:`~pdyn.io.hdf5.OutputFileError`."""
+    head, data = read_pdyn(path, SNAPSHOT)
+    out = {k: data[f"particles/{k}"] for k in ("id", "position", "velocity", "radius", "rank")}
+    out["walls"] = {k.split("/", 1)[1]: v for k, v in data.items() if k.startswith("walls/")}
+    out.update({k: head[k] for k in ("step", "time", "dt", "ranks", "box_lo", "box_hi",
+                                     "scene")})
     return out

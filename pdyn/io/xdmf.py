@@ -9,8 +9,9 @@ files (``file.h5:/particles/position``), including virtual datasets of multi-ran
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+
+from .hdf5 import write_bytes_atomic
 
 
 def _item(dims: str, number: str, precision: int, ref: str) -> str:
@@ -57,7 +58,8 @@ def _entry(sub: str, e: dict) -> str:
 
 def write_xdmf(path: Path, sub: str, entries: list[dict]) -> Path:
     """Write the sidecar ``path`` for ``entries`` ({file, step, time, n, n_walls}; file names
-    relative to the folder ``sub`` next to ``path``), atomically (temporary name + rename)."""
+    relative to the folder ``sub`` next to ``path``), atomically (temporary name + rename;
+    :class:`~pdyn.io.hdf5.OutputWriteError` if it cannot)."""
     path = Path(path)
     body = "\n".join(_entry(sub, e) for e in sorted(entries, key=lambda e: e["step"]))
     text = (
@@ -66,7 +68,5 @@ def write_xdmf(path: Path, sub: str, entries: list[dict]) -> Path:
         '  <Grid Name="pdyn" GridType="Collection" CollectionType="Temporal">\n'
         f"{body}\n  </Grid>\n </Domain>\n</Xdmf>\n"
     )
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text)
-    os.replace(tmp, path)
+    write_bytes_atomic(path, text.encode())
     return path

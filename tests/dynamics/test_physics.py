@@ -9,12 +9,12 @@ from pdyn.dynamics.contact import damping_ratio
 
 
 def make_sim(pos, vel, rad, *, box=((-50, -50, -50), (50, 50, 50)), boundary=("open",) * 3,
-             gravity=(0, 0, 0), contact=None, dt=None, broadphase="linked_cells"):
+             gravity=(0, 0, 0), contact=None, dt=None, broadphase="linked_cells", **extra):
     cfg = SimulationConfig(
         particles=ParticlesConfig(positions=pos, velocities=vel, radii=rad, density=1000.0),
         box=BoxConfig(lo=box[0], hi=box[1], boundary=boundary),
         gravity=gravity, contact=contact or ContactConfig(youngs_modulus=1e6), dt=dt,
-        broadphase=broadphase, progress=False,
+        broadphase=broadphase, progress=False, **extra,
     )
     return Simulation(cfg)
 
@@ -109,7 +109,8 @@ def test_damping_ratio_limits():
 
 
 def test_coincident_centres_push_apart_symmetrically():
-    sim = make_sim([[0, 0, 0], [0, 0, 0]], [[0, 0, 0], [0, 0, 0]], [0.5, 0.5])
+    sim = make_sim([[0, 0, 0], [0, 0, 0]], [[0, 0, 0], [0, 0, 0]], [0.5, 0.5],
+                   initial_overlap="allow")  # refused by default (pdyn.checks)
     f = sim.store.force[sim.store.owned]
     assert np.all(np.isfinite(f)) and np.abs(f).sum() > 0
     np.testing.assert_array_equal(f[0], -f[1])

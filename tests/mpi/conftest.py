@@ -4,6 +4,8 @@ them. A failure on any rank aborts the whole job (HOOMD's habit) instead of leav
 ranks waiting in a collective."""
 
 import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 
@@ -20,3 +22,19 @@ def pytest_runtest_makereport(item, call):
             sys.stderr.write(f"\n[rank {comm.rank}] FAILED {item.nodeid}\n{report.longreprtext}\n")
             sys.stderr.flush()
             comm.abort(1)
+
+
+@pytest.fixture(scope="module")
+def comm():
+    from pdyn.parallel import get_comm
+
+    return get_comm()
+
+
+@pytest.fixture
+def shared_dir(comm):
+    """One temporary folder, the same path on every rank."""
+    path = tempfile.mkdtemp(prefix="pdyn-mpi-") if comm.rank == 0 else None
+    path = Path(comm.bcast(path))
+    yield path
+    comm.barrier()

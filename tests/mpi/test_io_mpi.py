@@ -3,35 +3,18 @@ per-rank pieces joined by virtual datasets read back as one global array, the XD
 in VTK's reader with the right points, arrays and times, restart is bit-identical on the same
 rank count and keeps ids and counts across rank counts."""
 
-import tempfile
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from pdyn.config import OutputConfig, SimulationConfig
 from pdyn.io import read_checkpoint, read_snapshot
-from pdyn.parallel import SerialComm, get_comm
+from pdyn.parallel import SerialComm
 from pdyn.restart import from_checkpoint
 from pdyn.simulation import Simulation
 
 from .scenes import dense_polydisperse, gather_state
 
 pytestmark = pytest.mark.mpi
-
-
-@pytest.fixture(scope="module")
-def comm():
-    return get_comm()
-
-
-@pytest.fixture
-def shared_dir(comm):
-    """One temporary folder, the same path on every rank."""
-    path = tempfile.mkdtemp(prefix="pdyn-io-") if comm.rank == 0 else None
-    path = Path(comm.bcast(path))
-    yield path
-    comm.barrier()
 
 
 def drop(folder, **out):

@@ -1,0 +1,295 @@
+"""Checks of the state a run starts from and of every step, with errors that every rank raises
+alike (so the outcome never depends on the rank count).
+
+**Initial state** (:func:`initial_state`, a fresh start, before the particles are distributed
+and before anything is written). Every rank checks the same global arrays, so every rank
+reaches the same verdict:
+
+* every centre inside the box along every axis (walled, periodic and open);
+* no sphere wider than the box along a walled axis;
+* with contact forces on (a stiffness or Young's modulus > 0): no two spheres, and no sphere and
+  a wall, overlapping by more than ``overlap_tolerance`` × the smaller radius (periodic images
+  included). Overlaps store elastic energy that the first steps release at once (two coincident
+  centres fly apart with arbitrary energy), so they are refused with the first offending ids,
+  unless the config's ``initial_overlap`` says ``"allow"`` (run anyway) or ``"relax"`` (push
+  the spheres apart first, :func:`relax_overlaps`; the relaxation DEM packing generators use).
+  Without contact forces (Schornbaum's broad-phase scene) overlaps are harmless and allowed.
+
+A restart continues a checked run: only centres outside a walled face are refused there (a
+restart's unwrapped centres may lie past a periodic face, and spheres may have left along an
+open axis).
+
+**Every step** (:class:`StepGuard`): a particle that moves more than its radius in one step, or
+whose velocity or position is no longer finite, stops the run in that step on every rank with
+the step, the particle, the likely cause (dt against the contact time) and the last good
+snapshot and checkpoint. It reuses the step's largest displacement the integrator computes
+(NaN if any displacement is NaN): one comparison per step on one rank, one ``allreduce_max``
+of a float on several; the particles are only looked at when the largest displacement exceeds
+the smallest radius.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from .broadphase import find_contacts
+
+#: relaxation sweeps before giving up (each moves every overlapping pair apart)
+RELAX_SWEEPS = 1000
+
+
+class InitialStateError(ValueError):
+    """The initial state cannot be run as given (one line naming the particles and values)."""
+
+
+class RunawayError(RuntimeError):
+    """A particle moved more than its radius in one step or stopped being finite (one line;
+    raised on every rank in the same step)."""
+
+
+# ------------------------------------------------------------------ initial state
+def initial_state(particles: dict, box, *, contact_forces: bool, overlap: str = "refuse",
+                  tolerance: float = 0.01, restart: bool = False) -> tuple[dict, str | None]:
+    """Check (and with ``overlap="relax"`` repair) the global initial ``particles`` (store
+    fields, ``pos`` and ``radius`` used) in ``box`` (:class:`pdyn.domain.Box`). Returns the
+    particles (new positions when relaxed) and a one-line note of what relaxation did (None
+    otherwise); raises :class:`InitialStateError`."""
+    pos = np.asarray(particles["pos"], float).reshape(-1, 3)
+    rad = np.broadcast_to(np.asarray(particles["radius"], float), (pos.shape[0],))
+    kinds = ("wall",) if restart else ("wall", "periodic", "open")
+    _inside(pos, box, kinds)
+    if restart or pos.shape[0] == 0:
+        return particles, None
+    _fits(rad, box)
+    if not contact_forces or overlap == "allow":
+        return particles, None
+    note = None
+    if overlap == "relax":
+        pos, note = relax_overlaps(pos, rad, box, tolerance)
+        particles = dict(particles, pos=pos)
+    _no_overlaps(pos, rad, box, tolerance)
+    return particles, note
+
+
+def _inside(pos, box, kinds) -> None:
+    lo, hi = np.asarray(box.lo, float), np.asarray(box.hi, float)
+    axes = np.array([b in kinds for b in box.boundary])
+    out = (((pos < lo) | (pos > hi)) & axes).any(axis=1)
+    if out.any():
+        k = int(np.flatnonzero(out)[0])
+        raise InitialStateError(f"particles.positions[{k}] = {pos[k].tolist()}: outside the box "
+                                f"{lo.tolist()}..{hi.tolist()}")
+
+
+def _fits(rad, box) -> None:
+    for a, kind in enumerate(box.boundary):
+        length = float(box.hi[a] - box.lo[a])
+        if kind == "wall":
+            big = 2.0 * rad > length
+            if big.any():
+                k = int(np.flatnonzero(big)[0])
+                raise InitialStateError(
+                    f"particles.radii[{k}] = {float(rad[k])!r}: the sphere is wider than the "
+                    f"box along {'xyz'[a]} ({length:.6g} m between walls)")
+
+
+def _overlapping(pos, rad, box):
+    """Every overlapping sphere pair (i < j, periodic images included) with its overlap (m) and
+    unit normal from i to j: (pairs (K, 2), overlap (K,), normal (K, 3))."""
+    n = pos.shape[0]
+    src = np.arange(n)
+    ext_pos, ext_src = [pos], [src]
+    lo, hi = np.asarray(box.lo, float), np.asarray(box.hi, float)
+    length = hi - lo
+    reach = 2.0 * float(rad.max())
+    periodic = [a for a, b in enumerate(box.boundary) if b == "periodic"]
+    for code in range(1, 3 ** len(periodic)):  # every non-zero combination of image shifts
+        shift = np.zeros(3)
+        for t, a in enumerate(periodic):
+            shift[a] = ((code // 3 ** t) % 3 - 1) * length[a]
+        moved = pos + shift
+        near = ((moved >= lo - reach) & (moved <= hi + reach)).all(axis=1)
+        ext_pos.append(moved[near])
+        ext_src.append(src[near])
+    ext_pos, ext_src = np.concatenate(ext_pos), np.concatenate(ext_src)
+    ext_rad = rad[ext_src]
+    pairs = find_contacts(ext_pos, ext_rad)
+    pairs = pairs[(pairs[:, 0] < n) | (pairs[:, 1] < n)]
+    i, j = ext_src[pairs[:, 0]], ext_src[pairs[:, 1]]
+    d = ext_pos[pairs[:, 1]] - ext_pos[pairs[:, 0]]
+    keep = i != j
+    i, j, d = i[keep], j[keep], d[keep]
+    flip = i > j
+    i, j = np.where(flip, j, i), np.where(flip, i, j)
+    d[flip] = -d[flip]
+    dist = np.sqrt(np.einsum("ij,ij->i", d, d))
+    overlap = rad[i] + rad[j] - dist
+    order = np.lexsort((-overlap, j, i))  # by pair, the deepest image first
+    i, j, overlap, d, dist = i[order], j[order], overlap[order], d[order], dist[order]
+    first = np.ones(len(i), bool)
+    first[1:] = (i[1:] != i[:-1]) | (j[1:] != j[:-1])
+    i, j, overlap, d, dist = i[first], j[first], overlap[first], d[first], dist[first]
+    normal = np.empty_like(d)
+    apart = dist > 0
+    normal[apart] = d[apart] / dist[apart, None]
+    normal[~apart] = _directions(i[~apart], j[~apart])  # coincident centres
+    return np.column_stack((i, j)), overlap, normal
+
+
+def _directions(i, j) -> np.ndarray:
+    """A unit vector per pair, fixed by the pair's ids (for coincident centres)."""
+    t = (i * 0.6180339887498949 + j * 0.7548776662466927) % 1.0
+    u = (i * 0.5698402909980532 + j * 0.3247179572447460) % 1.0
+    z = 2.0 * t - 1.0
+    phi = 2.0 * np.pi * u
+    s = np.sqrt(1.0 - z * z)
+    return np.column_stack((s * np.cos(phi), s * np.sin(phi), z))
+
+
+def _wall_overlaps(pos, rad, box):
+    """Overlap (m) of each sphere with each walled face, (N, W) in the order of
+    ``Box.walls()``, and the faces' names."""
+    cols, names = [], []
+    for a, kind in enumerate(box.boundary):
+        if kind == "wall":
+            cols += [rad - (pos[:, a] - box.lo[a]), rad - (box.hi[a] - pos[:, a])]
+            names += [f"{'xyz'[a]} = {float(box.lo[a]):g}", f"{'xyz'[a]} = {float(box.hi[a]):g}"]
+    return (np.column_stack(cols) if cols else np.zeros((pos.shape[0], 0))), names
+
+
+def _no_overlaps(pos, rad, box, tolerance) -> None:
+    hint = "(set initial_overlap = \"allow\" or \"relax\", or --allow-overlap / --relax-overlap)"
+    walls, names = _wall_overlaps(pos, rad, box)
+    bad = walls > tolerance * rad[:, None]
+    if bad.any():
+        k, w = (int(x) for x in np.argwhere(bad)[0])
+        raise InitialStateError(
+            f"particle {k} overlaps the wall {names[w]} by {walls[k, w]:.4g} m "
+            f"({walls[k, w] / rad[k]:.3g} of its radius {rad[k]:.4g} m; tolerance "
+            f"{tolerance:g}) at the start; {int(bad.sum())} sphere-wall overlap(s) in all {hint}")
+    if pos.shape[0] < 2:
+        return
+    pairs, overlap, _ = _overlapping(pos, rad, box)
+    small = np.minimum(rad[pairs[:, 0]], rad[pairs[:, 1]])
+    bad = overlap > tolerance * small
+    if bad.any():
+        k = int(np.flatnonzero(bad)[0])
+        i, j = (int(x) for x in pairs[k])
+        raise InitialStateError(
+            f"particles {i} and {j} overlap by {overlap[k]:.4g} m ({overlap[k] / small[k]:.3g} "
+            f"of the smaller radius {small[k]:.4g} m; tolerance {tolerance:g}) at the start; "
+            f"{int(bad.sum())} overlapping pair(s) in all {hint}")
+
+
+def relax_overlaps(pos, rad, box, tolerance: float, sweeps: int = RELAX_SWEEPS):
+    """Push overlapping spheres apart until no overlap exceeds half the tolerance: each sweep
+    moves both spheres of every such pair half their overlap apart along the line of centres
+    (coincident centres along a direction fixed by their ids), puts every sphere that overlaps
+    a wall just inside it and wraps periodic axes. Deterministic: every rank gets the same bits.
+    Returns (positions, note); raises :class:`InitialStateError` after ``sweeps`` sweeps."""
+    pos = np.array(pos, float)
+    lo, hi = np.asarray(box.lo, float), np.asarray(box.hi, float)
+    walled = np.array([b == "wall" for b in box.boundary])
+    periodic = np.array([b == "periodic" for b in box.boundary])
+    start = pos.copy()
+    n_pairs = 0
+    for sweep in range(sweeps + 1):
+        pos[:, walled] = np.clip(pos[:, walled], (lo + rad[:, None])[:, walled],
+                                 (hi - rad[:, None])[:, walled])
+        if pos.shape[0] < 2:
+            break
+        pairs, overlap, normal = _overlapping(pos, rad, box)
+        bad = overlap > 0.5 * tolerance * np.minimum(rad[pairs[:, 0]], rad[pairs[:, 1]])
+        if not bad.any():
+            break
+        if sweep == sweeps:
+            k = int(np.flatnonzero(bad)[0])
+            raise InitialStateError(
+                f"initial_overlap = 'relax': particles {int(pairs[k, 0])} and "
+                f"{int(pairs[k, 1])} still overlap by {overlap[k]:.4g} m after {sweeps} "
+                "relaxation sweeps (too dense to pull apart)")
+        n_pairs = max(n_pairs, int(bad.sum()))
+        push = 0.5 * overlap[bad, None] * normal[bad]
+        move = np.zeros_like(pos)
+        np.add.at(move, pairs[bad, 0], -push)
+        np.add.at(move, pairs[bad, 1], push)
+        pos += move
+        pos[:, periodic] = lo[periodic] + np.mod(pos[:, periodic] - lo[periodic],
+                                                 (hi - lo)[periodic])
+    shift = np.sqrt(((pos - start) ** 2).sum(axis=1))
+    note = (f"relaxed the initial overlaps in {sweep} sweep(s) (up to {n_pairs} pair(s) per "
+            f"sweep; largest move {float(shift.max()) if len(shift) else 0.0:.4g} m)")
+    return pos, note
+
+
+# ------------------------------------------------------------------ every step
+class StepGuard:
+    """Stops a run whose particles move more than their radius in one step or stop being
+    finite, on every rank in the same step (see the module docstring).
+
+    ``store`` the particle store, ``comm`` the communicator, ``dt`` (s), ``contact_time`` the
+    shortest contact time t_c (s, inf without contact forces), ``dt_safety`` pdyn's default
+    t_c/dt, ``writers`` the run's writers (for the last good files). Collective to build."""
+
+    def __init__(self, store, comm, dt: float, contact_time: float, dt_safety: float,
+                 writers=()):
+        self.store, self.comm = store, comm
+        self.dt, self.t_c, self.dt_safety = float(dt), float(contact_time), float(dt_safety)
+        self.writers = writers
+        h = store.owned
+        finite = h[np.isfinite(store.radius[h])]
+        local = float(store.radius[finite].min()) if finite.size else math.inf
+        self.r_min = comm.allreduce_min(local)
+
+    def check(self, displacement: float, moving: np.ndarray, step: int) -> None:
+        """After the drift of ``step``: ``displacement`` is the largest of this rank's
+        ``moving`` particles (m; NaN if any is NaN). Collective; raises :class:`RunawayError`
+        on every rank if any particle moved more than its radius or is not finite."""
+        d = displacement if displacement == displacement else math.inf
+        if self.comm.size > 1:
+            d = self.comm.allreduce_max(d)
+        if d <= self.r_min:
+            return
+        self._inspect(moving, step)
+
+    def _inspect(self, moving, step) -> None:
+        store = self.store
+        dx = self.dt * store.vel[moving]  # the drift of this step (velocity Verlet)
+        moved = np.sqrt(np.einsum("ij,ij->i", dx, dx))
+        bad = ~(moved <= store.radius[moving]) | ~np.isfinite(store.pos[moving]).all(axis=1)
+        local = None
+        if bad.any():
+            h = moving[bad]
+            h = int(h[np.argmin(store.gid[h])])
+            local = (int(store.gid[h]), float(np.sqrt(np.sum((self.dt * store.vel[h]) ** 2))),
+                     float(store.radius[h]), store.vel[h].tolist(), store.pos[h].tolist())
+        found = [x for x in self.comm.allgather(local) if x is not None]
+        if not found:
+            return  # a large sphere moved more than the smallest radius, not more than its own
+        gid, moved, radius, vel, pos = min(found)
+        if math.isfinite(moved) and all(math.isfinite(x) for x in pos):
+            what = (f"particle {gid} moved {moved:.4g} m in one step, more than its radius "
+                    f"{radius:.4g} m (speed {moved / self.dt:.4g} m/s)")
+        else:
+            what = f"particle {gid} is no longer finite (velocity {vel}, position {pos})"
+        raise RunawayError(f"step {step}: {what}; {self._cause()}; {self._last_good()}")
+
+    def _cause(self) -> str:
+        dt, t_c = self.dt, self.t_c
+        if not math.isfinite(t_c):
+            return (f"likely cause: dt = {dt:.4g} s is too large for the speeds (no contact "
+                    "forces limit it); lower dt or the velocities")
+        if dt > t_c / 4:
+            return (f"likely cause: dt = {dt:.4g} s is {dt / t_c:.3g} times the shortest "
+                    f"contact time {t_c:.4g} s, so contacts are not resolved (the default dt is "
+                    f"t_c/{self.dt_safety:g} = {t_c / self.dt_safety:.4g} s); lower dt")
+        return (f"likely cause: a speed or force too large for dt = {dt:.4g} s (the shortest "
+                f"contact time is {t_c:.4g} s); lower dt, the velocities or gravity")
+
+    def _last_good(self) -> str:
+        last = {w.name: w.written[-1] for w in self.writers if getattr(w, "written", None)}
+        if not last:
+            return "no snapshot or checkpoint written by this run"
+        return "last good " + ", ".join(f"{name}: {path}" for name, path in last.items())

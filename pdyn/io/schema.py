@@ -1,0 +1,215 @@
+"""What a pdyn snapshot and checkpoint must hold, and the strict reader that checks a file
+against it before anything uses it (``pdyn info``, ``pdyn render``, restart, the XDMF index).
+
+Checked, each problem one :class:`~pdyn.io.hdf5.OutputFileError` naming the file, the item and
+its value: the kind and version (:func:`~pdyn.io.hdf5.open_pdyn`); every required attribute,
+its type and range (``ATTRIBUTES``); every dataset, its type and shape, rows agreeing with
+``n_particles`` (``DATASETS``); and, when the data are read, the checksums
+(:func:`~pdyn.io.hdf5.read_dataset`) and the values: finite centres, velocities and forces,
+radii and masses > 0, unique ids, ranks within ``ranks``, finite walls.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from ..domain import BOUNDARIES
+from ..particles import CHECKPOINT as CHECKPOINT_FIELDS
+from ..particles import FIELDS
+from .hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError, open_pdyn, read_dataset
+
+
+class _Bad(ValueError):
+    """An attribute value that fails its check (the reason)."""
+
+
+def _integer(v, minimum=0):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+        raise _Bad("expected an integer")
+    if v < minimum:
+        raise _Bad(f"must be >= {minimum}")
+    return int(v)
+
+
+def _number(v, positive=False):
+    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
+                                                             np.floating)):
+        raise _Bad("expected a number")
+    v = float(v)
+    if not math.isfinite(v) or v < 0 or (positive and v == 0):
+        raise _Bad("must be finite and > 0" if positive else "must be finite and >= 0")
+    return v
+
+
+def _text(v):
+    if isinstance(v, bytes):
+        v = v.decode(errors="replace")
+    if not isinstance(v, str):
+        raise _Bad("expected a string")
+    return v
+
+
+def _vector(v):
+    a = np.asarray(v)
+    if a.shape != (3,) or a.dtype.kind not in "iuf" or not np.isfinite(a).all():
+        raise _Bad("expected 3 finite numbers")
+    return a.astype(float)
+
+
+def _table(v):
+    try:
+        out = json.loads(_text(v))
+    except json.JSONDecodeError as exc:
+        raise _Bad(f"not JSON ({exc.msg})") from None
+    if not isinstance(out, dict):
+        raise _Bad("expected a JSON object")
+    return out
+
+
+def _boundary(v):
+    b = tuple(_text(x) for x in np.atleast_1d(v))
+    if len(b) != 3 or any(x not in BOUNDARIES for x in b):
+        raise _Bad(f"expected 3 of {', '.join(BOUNDARIES)}")
+    return b
+
+
+def _counts(v):
+    a = np.atleast_1d(np.asarray(v))
+    if a.ndim != 1 or a.dtype.kind not in "iu" or (a < 0).any():
+        raise _Bad("expected counts >= 0")
+    return a.astype(np.int64)
+
+
+_COMMON = {"step": _integer, "time": _number, "dt": lambda v: _number(v, positive=True),
+           "ranks": lambda v: _integer(v, 1), "n_particles": _integer, "box_lo": _vector,
+           "box_hi": _vector, "boundary": _boundary, "scene": _text, "rows_per_rank": _counts}
+#: format -> attribute -> check (returns the plain value or raises _Bad)
+ATTRIBUTES = {
+    SNAPSHOT: _COMMON,
+    CHECKPOINT: dict(_COMMON, config=_table, contact=_table, gravity=_vector, seed=_integer,
+                     steps_total=_integer, exchange_acc=_number),
+}
+#: attributes read when present (checkpoints before version 2 may lack them)
+OPTIONAL = {"exchange": _table, "pdyn_version": _text}
+
+_WALLS = {"walls/id": ("i", ()), "walls/point": ("f", (3,)), "walls/normal": ("f", (3,)),
+          "walls/quad_points": ("f", (3,)), "walls/quads": ("i", (4,))}
+#: format -> dataset -> (dtype kinds, shape after the row count)
+DATASETS = {
+    SNAPSHOT: dict({"particles/id": ("i", ()), "particles/position": ("f", (3,)),
+                    "particles/velocity": ("f", (3,)), "particles/radius": ("f", ()),
+                    "particles/rank": ("i", ())}, **_WALLS),
+    CHECKPOINT: dict({f"particles/{k}": (np.dtype(FIELDS[k].dtype).kind, FIELDS[k].shape)
+                      for k in CHECKPOINT_FIELDS}, **_WALLS),
+}
+#: datasets whose values must be finite, and > 0
+FINITE = ("particles/position", "particles/velocity", "particles/pos", "particles/vel",
+          "particles/force", "walls/point", "walls/normal", "walls/quad_points")
+POSITIVE = ("particles/radius", "particles/mass")
+IDS = ("particles/id", "particles/gid")
+
+
+def _rows(key: str, n: int, walls: int) -> int:
+    if key == "walls/quad_points":
+        return 4 * walls
+    return walls if key.startswith("walls/") else n
+
+
+def _check_structure(path: Path, f: h5py.File) -> dict:
+    """The validated attributes of the open file ``f`` as plain values, plus ``format``,
+    ``version`` and ``shapes`` (dataset -> shape); no data read."""
+    fmt = f.attrs["format"]
+    fmt = fmt.decode() if isinstance(fmt, bytes) else str(fmt)
+    head = {"format": fmt, "version": int(f.attrs["version"])}
+    for name, check in list(ATTRIBUTES[fmt].items()) + list(OPTIONAL.items()):
+        if name not in f.attrs:
+            if name in OPTIONAL:
+                continue
+            raise OutputFileError(f"{path}: attribute {name!r} missing (not a complete "
+                                  f"{fmt} file)")
+        try:
+            head[name] = check(f.attrs[name])
+        except _Bad as why:
+            raise OutputFileError(f"{path}: attribute {name} = {_short(f.attrs[name])}: {why} "
+                                  "(damaged file)") from None
+    if not (head["box_hi"] > head["box_lo"]).all():
+        raise OutputFileError(f"{path}: attribute box_hi = {head['box_hi'].tolist()} does not "
+                              f"exceed box_lo = {head['box_lo'].tolist()} (damaged file)")
+    rows = head["rows_per_rank"]
+    if len(rows) != head["ranks"] or rows.sum() != head["n_particles"]:
+        raise OutputFileError(f"{path}: attribute rows_per_rank = {rows.tolist()} does not "
+                              f"match ranks = {head['ranks']} and n_particles = "
+                              f"{head['n_particles']} (damaged file)")
+    walls = f["walls/id"].shape[0] if isinstance(f.get("walls/id"), h5py.Dataset) else 0
+    head["shapes"] = {}
+    for key, (kinds, tail) in DATASETS[fmt].items():
+        ds = f.get(key)
+        if not isinstance(ds, h5py.Dataset):
+            raise OutputFileError(f"{path}: dataset {key!r} missing (not a complete {fmt} "
+                                  "file)")
+        want = (_rows(key, head["n_particles"], walls),) + tail
+        if ds.dtype.kind not in kinds or ds.shape != want:
+            raise OutputFileError(f"{path}: dataset {key} is {ds.dtype} {ds.shape}, expected "
+                                  f"{'integers' if kinds == 'i' else 'numbers'} of shape "
+                                  f"{want} (damaged file)")
+        head["shapes"][key] = ds.shape
+    return head
+
+
+def _short(value) -> str:
+    if isinstance(value, bytes):
+        value = value.decode(errors="replace")
+    if isinstance(value, (np.ndarray, np.generic)):
+        value = value.tolist()
+    text = " ".join(repr(value).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def read_header(path, kind: str | tuple | None = None) -> dict:
+    """The attributes of the pdyn file ``path`` as plain values, checked, with ``format``,
+    ``version`` and ``shapes``; its datasets' presence, types and shapes are checked too but
+    not read. ``kind`` as :func:`~pdyn.io.hdf5.open_pdyn`."""
+    with open_pdyn(path, kind) as f:
+        return _check_structure(Path(path), f)
+
+
+def read_pdyn(path, kind: str | tuple | None = None) -> tuple[dict, dict]:
+    """(header, data) of the pdyn file ``path``: :func:`read_header` plus every dataset
+    (``data["particles/position"]``, ...; ``exchange/*`` of checkpoints too), checksums and
+    values checked."""
+    path = Path(path)
+    with open_pdyn(path, kind) as f:
+        head = _check_structure(path, f)
+        keys = list(DATASETS[head["format"]])
+        if isinstance(f.get("exchange"), h5py.Group):
+            keys += [f"exchange/{k}" for k in f["exchange"]]
+        data = {k: read_dataset(f, k) for k in keys}
+    for key in FINITE:
+        _values(path, key, data.get(key), np.isfinite, "not finite")
+    for key in POSITIVE:
+        _values(path, key, data.get(key), lambda a: np.isfinite(a) & (a > 0), "must be > 0")
+    for key in IDS:
+        ids = data.get(key)
+        if ids is not None and len(np.unique(ids)) != len(ids):
+            raise OutputFileError(f"{path}: {key} holds an id twice (damaged file)")
+    if "particles/rank" in data:
+        _values(path, "particles/rank", data["particles/rank"],
+                lambda a: (a >= 0) & (a < head["ranks"]), f"not a rank below {head['ranks']}")
+    return head, data
+
+
+def _values(path, key, values, good, why) -> None:
+    if values is None or values.size == 0:
+        return
+    ok = good(values)
+    if values.ndim > 1:
+        ok = ok.all(axis=tuple(range(1, values.ndim)))
+    if not ok.all():
+        k = int(np.flatnonzero(~ok)[0])
+        raise OutputFileError(f"{path}: {key}[{k}] = {_short(values[k].tolist())}: {why} "
+                              "(damaged file)")

@@ -1,0 +1,67 @@
+"""Shared helpers of the command-line tests: run ``pdyn.cli.main`` in-process and check the
+one-line error contract (exit 2, one line on stderr, the field named, nothing written)."""
+
+import os
+import subprocess
+from contextlib import contextmanager
+from pathlib import Path
+
+import pytest
+
+from pdyn.cli import main
+
+
+def listing(folder: Path) -> dict:
+    """Every file and folder below ``folder`` (links not followed) -> (size, mtime)."""
+    out = {}
+    for p in sorted(Path(folder).rglob("*")):
+        st = p.lstat()
+        out[str(p.relative_to(folder))] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+@pytest.fixture
+def cli(tmp_path, capsys):
+    """``cli(args, cwd=tmp_path)`` runs ``pdyn.cli.main(args)`` in ``cwd``; returns (exit code,
+    stdout, stderr)."""
+
+    def run(args, cwd=tmp_path):
+        old = os.getcwd()
+        os.chdir(cwd)
+        try:
+            code = main([str(a) for a in args])
+        finally:
+            os.chdir(old)
+        out = capsys.readouterr()
+        return code, out.out, out.err
+
+    return run
+
+
+def assert_user_error(code, err, *needles):
+    """Exit code 2, exactly one line on stderr starting ``pdyn: error:``, holding every
+    needle, and no traceback."""
+    lines = err.strip().splitlines()
+    assert code == 2, f"exit code {code}, stderr: {err}"
+    assert len(lines) == 1 and lines[0].startswith("pdyn: error: "), err
+    assert "Traceback" not in err
+    for needle in needles:
+        assert needle in lines[0], f"{needle!r} not in {lines[0]!r}"
+
+
+@contextmanager
+def tmpfs(where: Path, options: str):
+    """A tmpfs mounted at the new folder ``where`` with ``options`` (``size=256k``, ``ro``);
+    needs root: skips the test where mounting is not allowed."""
+    where.mkdir()
+    try:
+        res = subprocess.run(["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(where)],
+                             capture_output=True, timeout=10)
+    except OSError as exc:
+        pytest.skip(f"cannot mount: {exc}")
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {res.stderr.decode().strip()}")
+    try:
+        yield where
+    finally:
+        subprocess.run(["umount", str(where)], capture_output=True, timeout=10)

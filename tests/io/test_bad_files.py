@@ -1,0 +1,216 @@
+"""Reading is as strict as writing: every kind of damaged, foreign or incomplete file given to
+``pdyn info``, ``pdyn render`` and ``pdyn run --restart`` is one line on stderr naming the file
+and what is wrong with it, exit code 2, nothing written. Damaged data are caught by the
+Fletcher-32 checksums every dataset carries."""
+
+import shutil
+
+import h5py
+import numpy as np
+import pytest
+
+from pdyn.config import OutputConfig, SimulationConfig
+from pdyn.io.hdf5 import CHECKPOINT, SNAPSHOT
+from pdyn.io.schema import ATTRIBUTES, DATASETS
+from pdyn.simulation import Simulation
+
+from ..conftest import assert_user_error, listing
+
+KINDS = {SNAPSHOT: 0, CHECKPOINT: 1}
+COMMANDS = {SNAPSHOT: ("info", "render"), CHECKPOINT: ("info", "render", "restart")}
+
+
+@pytest.fixture(scope="module")
+def good(tmp_path_factory):
+    """A snapshot and a checkpoint of a short run (50 spheres)."""
+    folder = tmp_path_factory.mktemp("good")
+    cfg = SimulationConfig(scale=0.05, progress=False,
+                           output=OutputConfig(folder=str(folder), snapshot_every=10,
+                                               checkpoint_every=10))
+    Simulation(cfg).run(10)
+    return {SNAPSHOT: folder / "snapshots" / "snap_00000010.h5",
+            CHECKPOINT: folder / "checkpoints" / "ckpt_00000010.h5"}
+
+
+def _edit(path, change):
+    with h5py.File(path, "r+") as f:
+        change(f)
+
+
+def _set_attr(name, value):
+    return lambda f: f.attrs.__setitem__(name, value)
+
+
+def _del_attr(name):
+    return lambda f: f.attrs.__delitem__(name)
+
+
+def _replace(key, value):
+    def change(f):
+        del f[key]
+        f[key] = value
+    return change
+
+
+def _flip_bit(path, key="particles/position"):
+    with h5py.File(path, "r") as f:
+        key = key if key in f else "particles/pos"
+        info = f[key].id.get_chunk_info(0)
+    at = info.byte_offset + info.size // 2
+    with open(path, "r+b") as fh:
+        fh.seek(at)
+        byte = fh.read(1)[0]
+        fh.seek(at)
+        fh.write(bytes([byte ^ 0x10]))
+
+
+def _make(tmp_path, good, kind, damage):
+    """A copy of the good file of ``kind`` damaged by ``damage(path)``."""
+    path = tmp_path / ("snap_00000010.h5" if kind == SNAPSHOT else "ckpt_00000010.h5")
+    shutil.copy(good[kind], path)
+    damage(path)
+    return path
+
+
+def _args(command, path):
+    return {"info": ["info", path], "render": ["render", path, "-o", "pic.png"],
+            "restart": ["run", "--restart", path, "--steps", "1", "--no-progress"]}[command]
+
+
+def _check(cli, tmp_path, command, path, *needles):
+    before = listing(tmp_path)
+    code, _, err = cli(_args(command, path.name))
+    assert_user_error(code, err, path.name, *needles)
+    assert listing(tmp_path) == before
+
+
+def _position(kind):
+    return "particles/position" if kind == SNAPSHOT else "particles/pos"
+
+
+def _shape_cases(kind):
+    pos = _position(kind)
+    ident = "particles/id" if kind == SNAPSHOT else "particles/gid"
+    return {
+        "truncated": (lambda p: p.write_bytes(p.read_bytes()[: p.stat().st_size // 2]),
+                      "truncated"),
+        "text": (lambda p: p.write_text("not hdf5 at all\n"), "cannot open as HDF5"),
+        "empty": (lambda p: p.write_bytes(b""), "cannot open as HDF5"),
+        "foreign HDF5": (lambda p: p.write_bytes(_foreign(p)), "not a pdyn"),
+        "version 99": (lambda p: _edit(p, _set_attr("version", 99)), "version 99"),
+        "version text": (lambda p: _edit(p, _set_attr("version", "three")), "version 'three'"),
+        "per-rank piece": (lambda p: _edit(p, lambda f: (f.attrs.__delitem__("format"),
+                                                         f.attrs.__setitem__("master", "x.h5"))),
+                           "per-rank piece"),
+        "missing piece": (lambda p: _edit(p, _set_attr("pieces", ["gone.r0001.h5"])),
+                          "gone.r0001.h5 is missing"),
+        "flipped bits": (_flip_bit, "damaged (checksum"),
+        "wrong shape": (lambda p: _edit(p, _replace(pos, np.zeros((50, 2)))), pos),
+        "wrong type": (lambda p: _edit(p, _replace(ident, np.zeros(50))), ident),
+        "too few rows": (lambda p: _edit(p, _replace(pos, np.zeros((49, 3)))), pos),
+        "NaN position": (lambda p: _edit(p, lambda f: f[pos].__setitem__((7, 1), np.nan)),
+                         f"{pos}[7]"),
+        "negative radius": (lambda p: _edit(p, lambda f: f["particles/radius"].__setitem__(
+            3, -0.2)), "particles/radius[3]"),
+        "repeated id": (lambda p: _edit(p, lambda f: f[ident].__setitem__(1, f[ident][0])),
+                        "an id twice"),
+        "group for dataset": (lambda p: _edit(p, lambda f: (f.__delitem__("walls/normal"),
+                                                           f.create_group("walls/normal"))),
+                              "walls/normal"),
+        "box flipped": (lambda p: _edit(p, _set_attr("box_hi", [-1.0, -1.0, -1.0])), "box_hi"),
+        "rows_per_rank": (lambda p: _edit(p, _set_attr("rows_per_rank", [7])), "rows_per_rank"),
+        "boundary": (lambda p: _edit(p, _set_attr("boundary", ["wall", "wall"])), "boundary"),
+        "step text": (lambda p: _edit(p, _set_attr("step", "ten")), "step = 'ten'"),
+        "time NaN": (lambda p: _edit(p, _set_attr("time", np.nan)), "time = nan"),
+    }
+
+
+def _foreign(path):
+    with h5py.File(path, "w") as f:
+        f["x"] = np.arange(3)
+    return path.read_bytes()
+
+
+SHAPE_CASES = [(kind, command, case) for kind in KINDS for command in COMMANDS[kind]
+               for case in _shape_cases(kind)]
+
+
+@pytest.mark.parametrize("kind,command,case", SHAPE_CASES,
+                         ids=[f"{k[5:]}-{c}-{x}" for k, c, x in SHAPE_CASES])
+def test_damaged_file(tmp_path, cli, good, kind, command, case):
+    damage, needle = _shape_cases(kind)[case]
+    _check(cli, tmp_path, command, _make(tmp_path, good, kind, damage), needle)
+
+
+ATTR_CASES = [(kind, name) for kind in KINDS for name in ATTRIBUTES[kind]]
+
+
+@pytest.mark.parametrize("kind,name", ATTR_CASES, ids=[f"{k[5:]}-{n}" for k, n in ATTR_CASES])
+def test_missing_attribute(tmp_path, cli, good, kind, name):
+    path = _make(tmp_path, good, kind, lambda p: _edit(p, _del_attr(name)))
+    for command in COMMANDS[kind]:
+        _check(cli, tmp_path, command, path, f"attribute {name!r} missing")
+
+
+DATASET_CASES = [(kind, key) for kind in KINDS for key in DATASETS[kind]]
+
+
+@pytest.mark.parametrize("kind,key", DATASET_CASES, ids=[f"{k[5:]}-{n}" for k, n in DATASET_CASES])
+def test_missing_dataset(tmp_path, cli, good, kind, key):
+    path = _make(tmp_path, good, kind, lambda p: _edit(p, lambda f: f.__delitem__(key)))
+    for command in COMMANDS[kind]:
+        _check(cli, tmp_path, command, path, f"dataset {key!r} missing")
+
+
+@pytest.mark.parametrize("name,value,needle", [
+    ("config", "{not json", "attribute config = '{not json': not JSON"),
+    ("config", "[1, 2]", "expected a JSON object"),
+    ("contact", "", "attribute contact"),
+    ("gravity", [0.0, np.nan, 0.0], "attribute gravity"),
+    ("steps_total", -3, "attribute steps_total = -3"),
+    ("exchange", "nope", "attribute exchange = 'nope'"),
+])
+def test_damaged_checkpoint_attribute(tmp_path, cli, good, name, value, needle):
+    path = _make(tmp_path, good, CHECKPOINT, lambda p: _edit(p, _set_attr(name, value)))
+    for command in COMMANDS[CHECKPOINT]:
+        _check(cli, tmp_path, command, path, needle)
+
+
+def test_stored_config_invalid_here(tmp_path, cli, good):
+    path = _make(tmp_path, good, CHECKPOINT,
+                 lambda p: _edit(p, _set_attr("config", '{"steps": -4}')))
+    _check(cli, tmp_path, "restart", path, "its stored config is invalid here",
+           "steps = -4")
+
+
+def test_wrong_kind(tmp_path, cli, good):
+    path = _make(tmp_path, good, SNAPSHOT, lambda p: None)
+    _check(cli, tmp_path, "restart", path, "a pdyn snapshot, expected a pdyn checkpoint")
+
+
+def test_snapshot_written_with_checksums(good):
+    with h5py.File(good[SNAPSHOT]) as f:
+        assert all(f[k].fletcher32 for k in DATASETS[SNAPSHOT])
+    with h5py.File(good[CHECKPOINT]) as f:
+        assert all(f[k].fletcher32 for k in DATASETS[CHECKPOINT])
+
+
+def test_older_versions_still_read(tmp_path, good):
+    """Snapshots of version 2 and checkpoints of version 1 (the same datasets, no checksums)
+    are still read."""
+    from pdyn.io import read_checkpoint, read_snapshot
+
+    for kind, old, read in ((SNAPSHOT, 2, read_snapshot), (CHECKPOINT, 1, read_checkpoint)):
+        src = good[kind]
+        path = tmp_path / src.name
+        with h5py.File(src) as f, h5py.File(path, "w") as g:
+            for k, v in f.attrs.items():
+                g.attrs[k] = v
+            g.attrs["version"] = old
+
+            def copy(name, obj):
+                if isinstance(obj, h5py.Dataset):
+                    g[name] = obj[()]  # contiguous, no checksum
+
+            f.visititems(copy)
+        assert np.array_equal(read(path)["radius"], read(src)["radius"])

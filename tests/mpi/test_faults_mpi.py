@@ -1,0 +1,94 @@
+"""The same outcome on every rank count (run under mpiexec at 1, 2 and 4 ranks by
+tests/test_mpi_suite.py): a run that blows up, a NaN, a write failure on one rank, an absurd
+block grid and an overlapping initial state are each one error that every rank raises, with the
+same message, in the same step."""
+
+import numpy as np
+import pytest
+
+from pdyn.checks import InitialStateError, RunawayError
+from pdyn.config import BoxConfig, ContactConfig, OutputConfig, ParticlesConfig, SimulationConfig
+from pdyn.domain import DecompositionError
+from pdyn.io import OutputWriteError, hdf5, read_snapshot
+from pdyn.simulation import Simulation
+
+from .scenes import dense_polydisperse
+
+pytestmark = pytest.mark.mpi
+
+
+def same_error_everywhere(comm, kind, action):
+    """``action()`` raises ``kind`` on every rank with one message; returns it."""
+    with pytest.raises(kind) as err:
+        action()
+    messages = comm.allgather(str(err.value))
+    assert len(set(messages)) == 1, messages
+    return messages[0]
+
+
+def test_fast_sphere_stops_every_rank_in_the_same_step(comm):
+    """A sphere at 15 000 m/s in a 40 m walled box (with 200 others spread over the ranks)."""
+    rng = np.random.default_rng(2)
+    pos = np.vstack(([[20.0, 20.0, 20.0]], rng.uniform(2, 38, (200, 3))))
+    vel = np.zeros_like(pos)
+    vel[0, 0] = 15000.0
+    cfg = SimulationConfig(
+        particles=ParticlesConfig(positions=pos, velocities=vel, radii=np.full(201, 0.2),
+                                  density=1000.0),
+        box=BoxConfig(lo=(0, 0, 0), hi=(40, 40, 40)), gravity=(0.0, 0.0, 0.0),
+        contact=ContactConfig(youngs_modulus=1e6), progress=False)
+    sim = Simulation(cfg, comm=comm)
+    msg = same_error_everywhere(comm, RunawayError, lambda: sim.run(50))
+    assert msg.startswith("step 1: particle 0 moved")
+
+
+def test_nan_on_one_rank_stops_every_rank(comm):
+    sim = Simulation(dense_polydisperse(("periodic",) * 3, n=200), comm=comm)
+    sim.run(3)
+    if comm.rank == comm.size - 1 and sim.store.owned.size:
+        sim.store.vel[sim.store.owned[0], 1] = np.nan
+    msg = same_error_everywhere(comm, RunawayError, sim.step)
+    assert msg.startswith("step 4: particle") and "no longer finite" in msg
+
+
+def test_write_failure_on_one_rank_ends_every_rank(comm, shared_dir, monkeypatch):
+    """The last rank cannot write (as if its disk were full): every rank raises the same
+    error, the failed snapshot leaves no file behind, the earlier snapshot still reads."""
+    cfg = SimulationConfig(scale=0.05, progress=False,
+                           output=OutputConfig(folder=str(shared_dir), snapshot_every=5))
+    sim = Simulation(cfg, comm=comm)
+    sim.run(5)
+
+    def no_space(src, dst):
+        raise OSError(28, "No space left on device")
+
+    if comm.rank == comm.size - 1:
+        monkeypatch.setattr(hdf5.os, "replace", no_space)
+    msg = same_error_everywhere(comm, OutputWriteError, lambda: sim.run(5))
+    assert "No space left on device" in msg
+    assert comm.size == 1 or msg.startswith(f"rank {comm.size - 1}: ")
+    monkeypatch.undo()
+    comm.barrier()
+    if comm.rank == 0:
+        folder = shared_dir / "snapshots"
+        assert sorted(p.name for p in folder.glob("snap_00000010*")) == []
+        assert not list(folder.glob("*.tmp"))
+        assert read_snapshot(folder / "snap_00000005.h5")["step"] == 5
+    comm.barrier()
+
+
+def test_absurd_block_grid_everywhere(comm):
+    cfg = dense_polydisperse(("periodic",) * 3, n=100, blocks=(64, 64, 64))
+    msg = same_error_everywhere(comm, DecompositionError, lambda: Simulation(cfg, comm=comm))
+    assert "262144 blocks for 100 particles" in msg
+
+
+def test_overlapping_start_everywhere(comm):
+    cfg = dense_polydisperse(("periodic",) * 3, n=100)
+    pos = np.array(cfg.particles.positions)
+    pos[7] = pos[3]
+    cfg = cfg.with_(particles=ParticlesConfig(positions=pos, radii=cfg.particles.radii,
+                                              velocities=cfg.particles.velocities,
+                                              masses=cfg.particles.masses))
+    msg = same_error_everywhere(comm, InitialStateError, lambda: Simulation(cfg, comm=comm))
+    assert msg.startswith("particles 3 and 7 overlap")

@@ -1,0 +1,484 @@
+"""Every bad input gets one line on stderr naming the field and the value, exit code 2, and
+nothing written: every config field with a wrong type, a non-finite and an out-of-range value,
+every command-line option, every output-folder fault, and the initial states pdyn refuses.
+In-process (``pdyn.cli.main``); corrupted files are in ``tests/io/test_bad_files.py``, the
+multi-rank and fault cases in ``tests/mpi`` and ``tests/test_faults.py``."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from pdyn.config import ConfigError, ContactConfig, SimulationConfig, config_from_dict
+
+from .conftest import assert_user_error, listing, tmpfs
+
+NAN, INF = math.nan, math.inf
+
+
+def toml_value(v) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    if isinstance(v, float) and not math.isfinite(v):
+        return "nan" if math.isnan(v) else ("inf" if v > 0 else "-inf")
+    if isinstance(v, (int, float)):
+        return repr(v)
+    if isinstance(v, str):
+        return json.dumps(v)
+    if isinstance(v, (list, tuple)):
+        return "[" + ", ".join(toml_value(x) for x in v) + "]"
+    if isinstance(v, dict):
+        return "{ " + ", ".join(f"{k} = {toml_value(x)}" for k, x in v.items()) + " }"
+    raise TypeError(v)
+
+
+def toml(doc: dict) -> str:
+    """A TOML document: top-level values, then one [table] per dict of dicts."""
+    top = [f"{k} = {toml_value(v)}" for k, v in doc.items()
+           if not (isinstance(v, dict) and k in TABLES)]
+    tables = [f"[{k}]\n" + "\n".join(f"{n} = {toml_value(x)}" for n, x in v.items())
+              for k, v in doc.items() if isinstance(v, dict) and k in TABLES]
+    return "\n".join(top + tables) + "\n"
+
+
+TABLES = ("contact", "output", "box", "particles", "broadphase_params")
+SPHERE = {"box": {"lo": [0.0, 0.0, 0.0], "hi": [1.0, 1.0, 1.0]},
+          "particles": {"positions": [[0.5, 0.5, 0.5]], "radii": [0.1]}}
+
+#: field -> (wrong type, non-finite, out of range); None where a kind does not exist
+FIELDS = {
+    "scene": (5, NAN, "moon"),
+    "scale": ("big", NAN, -1.0),
+    "seed": ("x", INF, -1),
+    "steps": ("x", INF, 0),
+    "dt": ("x", INF, -1e-3),
+    "dt_safety": ("x", NAN, 0.5),
+    "broadphase": (5, NAN, "kd_forest"),
+    "broadphase_params": ("x", {"cell_size": NAN}, {"cell_size": -1.0}),
+    "gravity": ("down", [0.0, 0.0, NAN], [0.0, 9.81]),
+    "blocks": (5, [1, 1, INF], [0, 1, 1]),
+    "reorder_every": ("x", INF, -1),
+    "initial_overlap": (5, NAN, "maybe"),
+    "overlap_tolerance": ("x", NAN, 2.0),
+    "progress": ("yes", NAN, None),
+    "contact.law": (5, NAN, "quadratic"),
+    "contact.youngs_modulus": ("x", NAN, -1.0),
+    "contact.stiffness": ("x", INF, 0.0),
+    "contact.restitution": ("x", NAN, 1.5),
+    "output.folder": (5, NAN, ""),
+    "output.snapshot_every": ("x", INF, -1),
+    "output.checkpoint_every": ("x", INF, -1),
+    "output.overwrite": ("yes", NAN, None),
+    "box.lo": ("x", [0.0, NAN, 0.0], [2.0, 0.0, 0.0]),
+    "box.hi": ("x", [1.0, INF, 1.0], [-1.0, 1.0, 1.0]),
+    "box.boundary": (5, NAN, ["wall", "sticky", "wall"]),
+    "particles.positions": ("x", [[0.5, NAN, 0.5]], [[5.0, 0.5, 0.5]]),
+    "particles.radii": ("x", [INF], [-0.1]),
+    "particles.velocities": ("x", [[0.0, INF, 0.0]], [[0.0, 0.0]]),
+    "particles.masses": ("x", [NAN], [0.0]),
+    "particles.density": ("x", NAN, -1.0),
+}
+#: broad-phase parameters of the wrong type or value (the issue's cases among them)
+BROADPHASE_PARAMS = [
+    ("linked_cells", "cell_size", "abc"), ("linked_cells", "cell_size", True),
+    ("linked_cells", "max_cells", "x"), ("linked_cells", "max_candidates", "x"),
+    ("linked_cells", "max_cells", 2.5), ("linked_cells", "max_cells", 0),
+    ("linked_cells", "cell_size", 0.01), ("linked_cells", "bogus", 3),
+    ("hash_grid", "hierarchy_factor", False), ("hash_grid", "update", 3),
+    ("hash_grid", "initial_cells_per_axis", 6), ("octree", "max_depth", "deep"),
+    ("compact_hash", "table_factor", INF), ("spatial_hash", "table_size", -4),
+    ("zindex_sort", "lookup", "guess"), ("brute", "cell_size", 1.0),
+]
+
+
+def _case(field: str, value) -> dict:
+    doc = {"steps": 5}
+    if field.startswith(("box.", "particles.")):
+        doc = {"steps": 5, "box": dict(SPHERE["box"]), "particles": dict(SPHERE["particles"])}
+    if "." in field:
+        table, key = field.split(".")
+        doc.setdefault(table, {})[key] = value
+    else:
+        doc[field] = value
+    return doc
+
+
+CASES = [(f, kind, v) for f, values in FIELDS.items()
+         for kind, v in zip(("wrong type", "non-finite", "out of range"), values)
+         if v is not None]
+
+
+@pytest.mark.parametrize("field,kind,value", CASES, ids=[f"{f}-{k}" for f, k, _ in CASES])
+def test_config_field(tmp_path, cli, field, kind, value):
+    (tmp_path / "run.toml").write_text(toml(_case(field, value)))
+    before = listing(tmp_path)
+    code, out, err = cli(["run", "run.toml", "--no-progress", "--snapshot-every", "1",
+                          "--output", "out"])
+    assert_user_error(code, err, field)
+    assert listing(tmp_path) == before  # nothing written
+
+
+@pytest.mark.parametrize("structure,key,value", BROADPHASE_PARAMS,
+                         ids=[f"{s}-{k}-{v!r}" for s, k, v in BROADPHASE_PARAMS])
+def test_broadphase_params(tmp_path, cli, structure, key, value):
+    doc = {"steps": 5, "broadphase": structure, "broadphase_params": {key: value}}
+    (tmp_path / "run.toml").write_text(toml(doc))
+    code, _, err = cli(["run", "run.toml", "--no-progress", "--output", "out"])
+    assert_user_error(code, err, key)
+    assert not (tmp_path / "out").exists()
+
+
+def test_bool_is_never_a_number():
+    with pytest.raises(ConfigError, match="cell_size = True: expected a number"):
+        SimulationConfig(broadphase_params={"cell_size": True})
+    with pytest.raises(ConfigError, match="particles.radii"):
+        config_from_dict({"box": {}, "particles": {"positions": [[0.5, 0.5, 0.5]],
+                                                   "radii": [True]}})
+    # well-typed values pass
+    cfg = SimulationConfig(broadphase="linked_cells", broadphase_params={"cell_size": 2,
+                                                                         "max_cells": 10**6})
+    assert cfg.broadphase_params["cell_size"] == 2
+
+
+@pytest.mark.parametrize("content,needle", [
+    (b"\xff\xfe\x00\x01garbage", "not a UTF-8 text file"),
+    (bytes(range(256)) * 4, "not a UTF-8 text file"),
+    ("steps = 5\nscene = 'caf\u00e9'\n".encode("latin-1"), "byte 0xe9"),
+    (b"steps = 5\x00\n", "invalid TOML"),
+    (b"[contact\nrestitution = 0.5\n", "invalid TOML"),
+    (b"[box]\nlo = [0, 0, 0]\n[particles]\nradii = [0.1]\n", "particles.positions"),
+    (b"contact = 5\n", "contact = 5"),
+])
+def test_unreadable_config_file(tmp_path, cli, content, needle):
+    (tmp_path / "run.toml").write_bytes(content)
+    code, _, err = cli(["run", "run.toml", "--no-progress"])
+    assert_user_error(code, err, needle)
+    assert not (tmp_path / "pdyn-output").exists()
+
+
+def test_config_that_is_a_folder(tmp_path, cli):
+    (tmp_path / "conf.toml").mkdir()
+    code, _, err = cli(["run", "conf.toml"])
+    assert_user_error(code, err, "config = 'conf.toml'", "cannot read")
+
+
+# ------------------------------------------------------------------ command-line options
+RUN_OPTIONS = [
+    (["--scale", "abc"], "--scale"), (["--scale", "0"], "scale = 0"),
+    (["--scale", "nan"], "scale = nan"), (["--scale", "1e12"], "scale = 1000000000000.0"),
+    (["--steps", "1.5"], "--steps"), (["--steps", "0"], "steps = 0"),
+    (["--dt", "x"], "--dt"), (["--dt", "-1"], "dt = -1"), (["--dt", "inf"], "dt = inf"),
+    (["--seed", "-2"], "seed = -2"), (["--seed", "x"], "--seed"),
+    (["--broadphase", "octopus"], "broadphase = 'octopus'"),
+    (["--scene", "moon"], "scene = 'moon'"),
+    (["--blocks", "1", "1"], "--blocks"), (["--blocks", "0", "1", "1"], "blocks[0] = 0"),
+    (["--blocks", "-2", "1", "1"], "blocks[0] = -2"),
+    (["--blocks", "128", "128", "128", "--scene", "gas", "--scale", "0.01"],
+     "blocks = [128, 128, 128]"),
+    (["--blocks", "100000", "100000", "100000"], "blocks = [100000, 100000, 100000]"),
+    (["--snapshot-every", "-1"], "output.snapshot_every = -1"),
+    (["--checkpoint-every", "-2"], "output.checkpoint_every = -2"),
+    (["--output", ""], "output.folder = ''"),
+    (["--allow-overlap", "--relax-overlap"], "--relax-overlap"),
+    (["--restart", "nowhere.h5"], "nowhere.h5"),
+    (["--wibble"], "--wibble"),
+    (["--scene", "schornbaum", "--dt", "100"], "step 1: particle"),
+]
+
+
+@pytest.mark.parametrize("args,needle", RUN_OPTIONS, ids=[" ".join(a) for a, _ in RUN_OPTIONS])
+def test_run_option(tmp_path, cli, args, needle):
+    code, out, err = cli(["run", "--no-progress", "--steps", "3", *args])
+    assert_user_error(code, err, needle)
+    assert listing(tmp_path) == {}
+
+
+@pytest.mark.parametrize("args,needle", [
+    (["render", "x.h5", "--size", "-10", "-10"], "--size = -10 -10"),
+    (["render", "x.h5", "--size", "0", "900"], "--size = 0 900"),
+    (["render", "x.h5", "--size", "100000", "100"], "--size = 100000 100"),
+    (["render", "x.h5", "--size", "10"], "--size"),
+    (["render", "x.h5", "--color", "mauve"], "--color"),
+    (["render", "nowhere.h5"], "nowhere.h5: no such file"),
+    (["render", "."], "no snapshot in this folder"),
+    (["info", "nowhere.h5"], "nowhere.h5: no such file"),
+    (["info", "."], "is a folder"),
+    (["info"], "file"),
+    (["bench", "--steps", "0"], "steps = 0"),
+    (["bench", "--scale", "-1"], "scale = -1"),
+    (["bench", "--scale", "1e12"], "scale = 1000000000000.0"),
+    (["bench", "--scene", "moon"], "scene = 'moon'"),
+    (["bench", "--structures", "nope"], "structures = 'nope'"),
+    (["scenes", "--extra"], "--extra"),
+    ([], "command"),
+    (["explode"], "explode"),
+])
+def test_other_option(tmp_path, cli, args, needle):
+    code, _, err = cli(args)
+    assert_user_error(code, err, needle)
+    assert listing(tmp_path) == {}
+
+
+def test_debug_adds_the_traceback(tmp_path, cli):
+    code, _, err = cli(["run", "--debug", "--steps", "0"])
+    assert code == 2 and "Traceback" in err and err.strip().endswith("must be >= 1")
+    code, _, err = cli(["--debug", "run", "--steps", "0"])
+    assert code == 2 and "Traceback" in err
+
+
+def test_blocks_on_one_rank_are_explained(tmp_path, cli):
+    code, out, err = cli(["run", "--no-progress", "--steps", "2", "--scale", "0.05",
+                          "--blocks", "2", "2", "2"])
+    assert code == 0 and err == ""
+    assert "blocks = [2, 2, 2] has no effect on one rank without a periodic axis" in out
+    code, out, err = cli(["run", "--no-progress", "--steps", "2", "--scene", "gas",
+                          "--scale", "0.01", "--blocks", "2", "2", "2"])
+    assert code == 0 and "has no effect" not in out  # periodic: the blocks are used
+
+
+def test_youngs_modulus_zero_names_the_field(tmp_path, cli):
+    (tmp_path / "run.toml").write_text("steps = 5\n[contact]\nyoungs_modulus = 0\n")
+    code, _, err = cli(["run", "run.toml", "--no-progress"])
+    assert_user_error(code, err, "contact.youngs_modulus = 0.0", "give dt")
+
+
+# ------------------------------------------------------------------ output folders
+def _snapshots_is_a_file(d):
+    (d / "out").mkdir()
+    (d / "out" / "snapshots").write_text("x")
+
+
+def _checkpoints_is_a_file(d):
+    (d / "out").mkdir()
+    (d / "out" / "checkpoints").write_text("x")
+
+
+def _xmf_is_a_folder(d):
+    (d / "out" / "snapshots.xmf").mkdir(parents=True)
+
+
+def _folder_is_a_file(d):
+    (d / "out").write_text("x")
+
+
+def _below_a_file(d):
+    (d / "file").write_text("x")
+    return "file/out"
+
+
+def _broken_link(d):
+    (d / "out").symlink_to(d / "missing")
+
+
+def _snapshots_broken_link(d):
+    (d / "out").mkdir()
+    (d / "out" / "snapshots").symlink_to(d / "missing")
+
+
+def _earlier_run(d):
+    (d / "out" / "snapshots").mkdir(parents=True)
+    (d / "out" / "snapshots" / "snap_00000010.h5").write_text("x")
+
+
+FOLDER_FAULTS = {
+    "snapshots is a file": (_snapshots_is_a_file, "its 'snapshots' is a file"),
+    "checkpoints is a file": (_checkpoints_is_a_file, "its 'checkpoints' is a file"),
+    "snapshots.xmf is a folder": (_xmf_is_a_folder, "its 'snapshots.xmf' is a folder"),
+    "folder is a file": (_folder_is_a_file, "not a folder"),
+    "below a file": (_below_a_file, "is a file"),
+    "broken symbolic link": (_broken_link, "broken symbolic link"),
+    "snapshots a broken link": (_snapshots_broken_link, "broken symbolic link"),
+    "earlier run": (_earlier_run, "--overwrite"),
+}
+
+
+@pytest.mark.parametrize("fault", FOLDER_FAULTS)
+def test_output_folder_fault(tmp_path, cli, fault):
+    make, needle = FOLDER_FAULTS[fault]
+    folder = make(tmp_path) or "out"
+    before = listing(tmp_path)
+    code, _, err = cli(["run", "--no-progress", "--steps", "2", "--scale", "0.05",
+                        "--snapshot-every", "1", "--checkpoint-every", "1", "--output", folder])
+    assert_user_error(code, err, "output.folder", needle)
+    assert listing(tmp_path) == before
+
+
+@pytest.mark.parametrize("command,option", [("bench", "--json"), ("render", "--out")])
+@pytest.mark.parametrize("fault", ["a folder", "below a file"])
+def test_output_file_fault(tmp_path, cli, command, option, fault):
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "folder").mkdir()
+    target = "folder" if fault == "a folder" else "file/x.out"
+    args = (["bench", "--scale", "0.01", "--steps", "1", "--structures", "brute"]
+            if command == "bench" else ["render", "nowhere.h5"])
+    before = listing(tmp_path)
+    code, out, err = cli([*args, option, target])
+    assert_user_error(code, err, option, target)
+    assert listing(tmp_path) == before
+
+
+def test_bench_json_into_a_new_folder(tmp_path, cli):
+    code, _, err = cli(["bench", "--scale", "0.01", "--steps", "1", "--structures", "brute",
+                        "--json", "new/rows.json"])
+    assert code == 0, err
+    assert json.loads((tmp_path / "new" / "rows.json").read_text())[0]["structure"] == "brute"
+
+
+@pytest.fixture
+def readonly_mount(tmp_path):
+    with tmpfs(tmp_path / "ro", "ro,size=1m") as where:
+        yield where
+
+
+def test_read_only_output_folder(tmp_path, cli, readonly_mount):
+    code, _, err = cli(["run", "--no-progress", "--steps", "2", "--scale", "0.05",
+                        "--output", readonly_mount / "out"])
+    assert_user_error(code, err, "output.folder", "not writable")
+    assert listing(readonly_mount) == {}
+
+
+# ------------------------------------------------------------------ initial state
+def _spheres(positions, radii, boundary=("wall",) * 3, hi=(4.0, 4.0, 4.0)):
+    return {"steps": 20, "dt": 1e-4, "gravity": [0.0, 0.0, 0.0],
+            "box": {"lo": [0.0, 0.0, 0.0], "hi": list(hi), "boundary": list(boundary)},
+            "particles": {"positions": positions, "radii": radii, "density": 1000.0},
+            "contact": {"youngs_modulus": 1e6}}
+
+
+INITIAL_STATES = {
+    "coincident centres": (_spheres([[1, 1, 1], [1, 1, 1], [3, 3, 3]], [0.5, 0.5, 0.5]),
+                           "particles 0 and 1 overlap by 1 m"),
+    "overlapping pair": (_spheres([[3, 3, 3], [1, 1, 1], [1.8, 1, 1]], [0.5, 0.5, 0.5]),
+                         "particles 1 and 2 overlap by 0.2 m"),
+    "across a periodic face": (_spheres([[0.1, 2, 2], [3.8, 2, 2]], [0.4, 0.4],
+                                        boundary=("periodic", "wall", "wall")),
+                               "particles 0 and 1 overlap by 0.5 m"),
+    "overlapping a wall": (_spheres([[2, 2, 2], [0.3, 2, 2]], [0.5, 0.5]),
+                           "particle 1 overlaps the wall x = 0 by 0.2 m"),
+    "wider than the box": (_spheres([[2, 2, 2]], [2.5]), "particles.radii[0] = 2.5"),
+    "outside the box": (_spheres([[2, 2, 2], [5, 2, 2]], [0.5, 0.5]),
+                        "particles.positions[1] = [5.0, 2.0, 2.0]: outside the box"),
+    "outside on an open axis": (_spheres([[2, 2, 2], [2, 2, -3]], [0.5, 0.5],
+                                         boundary=("wall", "wall", "open")),
+                                "particles.positions[1]"),
+}
+
+
+@pytest.mark.parametrize("case", INITIAL_STATES)
+def test_initial_state_refused(tmp_path, cli, case):
+    doc, needle = INITIAL_STATES[case]
+    (tmp_path / "run.toml").write_text(toml(doc))
+    before = listing(tmp_path)
+    code, _, err = cli(["run", "run.toml", "--no-progress", "--snapshot-every", "1",
+                        "--output", "out"])
+    assert_user_error(code, err, needle)
+    assert listing(tmp_path) == before
+
+
+def test_overlap_within_tolerance_is_accepted(tmp_path, cli):
+    doc = _spheres([[1, 1, 1], [1.999, 1, 1]], [0.5, 0.5])  # 0.2 % of the radius
+    (tmp_path / "run.toml").write_text(toml(doc))
+    assert cli(["run", "run.toml", "--no-progress"])[0] == 0
+    doc["overlap_tolerance"] = 0.001
+    (tmp_path / "run.toml").write_text(toml(doc))
+    code, _, err = cli(["run", "run.toml", "--no-progress"])
+    assert_user_error(code, err, "particles 0 and 1 overlap", "tolerance 0.001")
+
+
+def test_allow_overlap_runs_anyway(tmp_path, cli):
+    doc, _ = INITIAL_STATES["coincident centres"]
+    (tmp_path / "run.toml").write_text(toml(doc))
+    code, out, err = cli(["run", "run.toml", "--no-progress", "--allow-overlap"])
+    assert code == 0, err
+    doc["initial_overlap"] = "allow"
+    (tmp_path / "run.toml").write_text(toml(doc))
+    assert cli(["run", "run.toml", "--no-progress"])[0] == 0
+
+
+@pytest.mark.parametrize("case", ["coincident centres", "overlapping pair",
+                                  "across a periodic face", "overlapping a wall"])
+def test_relax_overlap_pushes_spheres_apart(case):
+    from pdyn.simulation import Simulation
+
+    doc, _ = INITIAL_STATES[case]
+    sim = Simulation(config_from_dict(dict(doc, initial_overlap="relax", progress=False)))
+    assert "relaxed the initial overlaps" in sim.setup_note
+    s = sim.store
+    h = s.owned[np.argsort(s.gid[s.owned])]
+    pos, rad = s.pos[h], s.radius[h]
+    for i, j in sim.contact_pairs():  # what touches overlaps by at most half the tolerance
+        gap = np.linalg.norm(pos[i] - pos[j]) if case != "across a periodic face" else \
+            np.linalg.norm(pos[i] - pos[j] - np.array([sim.box.length[0], 0, 0]))
+        assert rad[i] + rad[j] - gap <= 0.005 * min(rad[i], rad[j]) + 1e-12
+    lo, hi = sim.box.lo, sim.box.hi
+    for a, kind in enumerate(sim.box.boundary):
+        if kind == "wall":
+            assert (pos[:, a] - rad >= lo[a] - 1e-12).all() and (pos[:, a] + rad <= hi[a]).all()
+    assert np.allclose(s.vel[h], 0.0)  # velocities untouched
+
+
+def test_relax_gives_up_when_too_dense():
+    from pdyn.checks import InitialStateError
+    from pdyn.simulation import Simulation
+
+    rng = np.random.default_rng(1)
+    doc = _spheres(rng.uniform(0.5, 1.5, (40, 3)).tolist(), [0.5] * 40, hi=(2.0, 2.0, 2.0))
+    with pytest.raises(InitialStateError, match="still overlap .* relaxation sweeps"):
+        Simulation(config_from_dict(dict(doc, initial_overlap="relax", progress=False)))
+
+
+def test_relax_on_the_command_line(tmp_path, cli):
+    doc, _ = INITIAL_STATES["overlapping pair"]
+    (tmp_path / "run.toml").write_text(toml(doc))
+    code, out, err = cli(["run", "run.toml", "--no-progress", "--relax-overlap"])
+    assert code == 0, err
+    assert "pdyn: relaxed the initial overlaps" in out
+
+
+def test_builtin_scenes_pass_the_initial_checks():
+    """The Koch scenes, box, drop and gas are placed without overlaps; schornbaum overlaps on
+    purpose and runs because it has no contact forces."""
+    from pdyn.checks import initial_state
+    from pdyn.domain import Box
+    from pdyn.scenarios import SCENES, make_scene
+    from pdyn.simulation import scene_particles
+
+    for name in SCENES:
+        scene = make_scene(name, scale=0.002 if name == "checkerboard" else 0.02)
+        box = Box(scene.box_lo, scene.box_hi, scene.boundary)
+        c = ContactConfig(**scene.contact)
+        forces = c.youngs_modulus > 0 or bool(c.stiffness)
+        if name == "schornbaum":
+            assert not forces
+            with pytest.raises(ValueError, match="overlap"):
+                initial_state(scene_particles(scene), box, contact_forces=True)
+        initial_state(scene_particles(scene), box, contact_forces=forces)
+
+
+def test_scene_sizes_match_the_memory_table():
+    from pdyn.scenarios import SIZES, make_scene
+
+    for name, n in SIZES.items():
+        scale = 0.002 if name == "checkerboard" else 0.05
+        assert abs(len(make_scene(name, scale=scale)) - n * scale) <= 0.03 * n * scale + 1
+
+
+def test_memory_estimate_refuses_before_allocating(monkeypatch):
+    from pdyn import scenarios
+
+    monkeypatch.setattr(scenarios, "available_memory", lambda: 10 * 2**20)  # 10 MiB
+    with pytest.raises(scenarios.SceneError, match=r"about 2e\+04 particles .* 0.00977 GiB"):
+        scenarios.make_scene("drop", scale=20)
+    scenarios.make_scene("drop", scale=0.01)  # 10 spheres fit
+
+
+def test_blocks_sized_against_particles():
+    from pdyn.domain import Box, BlockGrid, DecompositionError
+
+    box = Box(np.zeros(3), np.ones(3), ("periodic",) * 3)
+    g = BlockGrid(box, (8, 8, 8))  # 512 blocks
+    g.assign(np.full(512, 1.0), 1)  # one particle per block: fine
+    with pytest.raises(DecompositionError, match="512 blocks for 50 particles on 1 rank"):
+        g.assign(np.r_[np.full(50, 1.0), np.zeros(462)], 1)
+    g.assign(np.zeros(512), 8)  # 64 per rank are always allowed

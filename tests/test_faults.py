@@ -1,0 +1,118 @@
+"""Faults during a run end cleanly with one line and exit 2: a run that blows up (a particle
+moving more than its radius in one step, or NaN) stops in that step naming the particle, the
+likely cause and the last good files, never a segfault; a full disk or a folder where a file
+must go stops the run without a half-written file. One rank here; every rank count in
+``tests/mpi/test_faults_mpi.py``."""
+
+import numpy as np
+import pytest
+
+from pdyn.checks import RunawayError
+from pdyn.config import (BoxConfig, ContactConfig, OutputConfig, ParticlesConfig,
+                         SimulationConfig)
+from pdyn.io import OutputWriteError, read_checkpoint, read_snapshot
+from pdyn.simulation import Simulation
+
+from .conftest import assert_user_error, tmpfs
+
+
+def test_huge_dt_stops_with_the_cause(tmp_path, cli):
+    """The ``drop`` scene with a user dt 200x the default: it used to run to positions of
+    1e289 and segfault in the cell-grid sizing."""
+    code, _, err = cli(["run", "--dt", "0.05", "--steps", "300", "--no-progress",
+                        "--snapshot-every", "2", "--checkpoint-every", "4", "--output", "out"])
+    assert_user_error(code, err, "step 7: particle", "more than its radius",
+                      "times the shortest contact time", "lower dt",
+                      "last good snapshot: out/snapshots/snap_00000006.h5",
+                      "checkpoint: out/checkpoints/ckpt_00000004.h5")
+    read_snapshot(tmp_path / "out" / "snapshots" / "snap_00000006.h5")
+    assert not list((tmp_path / "out").rglob("*0008*"))  # nothing after the last good step
+
+
+def _one_sphere(speed, radius=0.5, **cfg):
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=[[20.0, 20.0, 20.0], [5.0, 5.0, 5.0]],
+                                  velocities=[[speed, 0.0, 0.0], [0.0, 0.0, 0.0]],
+                                  radii=[radius, 0.1], density=1000.0),
+        box=BoxConfig(lo=(0, 0, 0), hi=(40, 40, 40)), gravity=(0.0, 0.0, 0.0),
+        contact=ContactConfig(youngs_modulus=1e6), progress=False, **cfg)
+
+
+def test_fast_sphere_stops_the_run():
+    """15 000 m/s in a 40 m walled box: it used to end 484 m outside the box with exit 0."""
+    sim = Simulation(_one_sphere(15000.0))
+    with pytest.raises(RunawayError, match="step 1: particle 0 moved .* more than its radius"):
+        sim.run(100)
+
+
+def test_large_sphere_may_move_more_than_a_small_radius():
+    """The guard looks at each particle's own radius: a large sphere moving 0.4 of its radius
+    (4x the small sphere's radius) per step runs on."""
+    sim = Simulation(_one_sphere(400.0, radius=1.0, dt=1e-3))
+    sim.run(20)
+    assert sim.step_index == 20
+
+
+def test_nan_stops_the_run(tmp_path):
+    sim = Simulation(_one_sphere(1.0, output=OutputConfig(folder=str(tmp_path),
+                                                          checkpoint_every=2)))
+    sim.run(4)
+    h = sim.store.owned[sim.store.gid[sim.store.owned] == 1]
+    sim.store.vel[h, 2] = np.nan
+    with pytest.raises(RunawayError) as err:
+        sim.step()
+    msg = str(err.value)
+    assert msg.startswith("step 5: particle 1 is no longer finite") and "nan" in msg
+    assert f"last good checkpoint: {tmp_path / 'checkpoints' / 'ckpt_00000004.h5'}" in msg
+    read_checkpoint(tmp_path / "checkpoints" / "ckpt_00000004.h5")
+
+
+def _run_with_snapshots(tmp_path, steps=2):
+    sim = Simulation(SimulationConfig(scale=0.05, progress=False,
+                                      output=OutputConfig(folder=str(tmp_path / "out"),
+                                                          snapshot_every=1)))
+    sim.run(steps)
+    return sim
+
+
+def test_folder_where_the_sidecar_goes(tmp_path):
+    sim = _run_with_snapshots(tmp_path)
+    xmf = tmp_path / "out" / "snapshots.xmf"
+    xmf.unlink()
+    xmf.mkdir()
+    with pytest.raises(OutputWriteError, match="snapshots.xmf: cannot write"):
+        sim.step()
+    assert not list((tmp_path / "out").rglob("*.tmp"))
+
+
+def test_file_where_the_snapshot_folder_goes(tmp_path):
+    sim = _run_with_snapshots(tmp_path)
+    folder = tmp_path / "out" / "snapshots"
+    for p in folder.iterdir():
+        p.unlink()
+    folder.rmdir()
+    folder.write_text("in the way")
+    with pytest.raises(OutputWriteError, match="snapshots: cannot create the folder"):
+        sim.step()
+
+
+@pytest.fixture
+def tiny_disk(tmp_path):
+    with tmpfs(tmp_path / "disk", "size=256k") as where:
+        yield where
+
+
+def test_full_disk(tiny_disk, cli):
+    """Snapshots and checkpoints until the disk is full: one line, exit 2, every file that was
+    written still reads, and no temporary file is left."""
+    out = tiny_disk / "out"
+    code, _, err = cli(["run", "--scale", "0.2", "--steps", "500", "--no-progress",
+                        "--snapshot-every", "2", "--checkpoint-every", "4", "--output", out])
+    assert_user_error(code, err, "cannot write (No space left on device)")
+    assert not list(out.rglob("*.tmp"))
+    snaps = sorted(out.glob("snapshots/snap_*.h5"))
+    assert snaps
+    for p in snaps:
+        read_snapshot(p)
+    for p in out.glob("checkpoints/ckpt_*.h5"):
+        read_checkpoint(p)
