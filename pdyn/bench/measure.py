@@ -225,11 +225,16 @@ def _time_calls(fn, repeat: int) -> dict:
             "rss_growth_bytes": int(max(grown, 0))}
 
 
+def _for_one_query(method, params):
+    """The structure ``find_contacts(..., method, **params)`` builds."""
+    return make_broadphase(method, **({"usage": "once", **params} if method == "auto"
+                                      else params))
+
+
 def _structure_call(pos, rad, method, params):
-    bp = make_broadphase(method, **params)
-    bp.build(pos, rad)
-    cand = bp.candidate_pairs()
-    pairs = canonical_pairs(filter_overlapping(cand, bp._pos, bp._rad))
+    """``find_contacts(pos, rad, method, **params)`` with the candidates it tested."""
+    bp = _for_one_query(method, params).build(pos, rad)
+    pairs = canonical_pairs(bp.contacts())
     return pairs, bp.stats()["candidates"]
 
 
@@ -250,8 +255,8 @@ def from_scratch(pos, rad, structures=(), peers=None, repeat: int = 3, mem_gib: 
         row = (isolated(_time_calls, fn, repeat, mem_gib=mem_gib, timeout=timeout)
                if isolate_structures else _guarded(_time_calls, fn, repeat))
         if "error" not in row:
-            bp = make_broadphase(name, **params).build(pos, rad)
-            bp.candidate_pairs()
+            bp = _for_one_query(name, params).build(pos, rad)
+            bp.contacts()
             row["memory_bytes"] = int(bp.stats()["memory_bytes"])
             row["chosen"] = chosen(bp)
         rows.append({"structure": label, "kind": "pdyn", **row})

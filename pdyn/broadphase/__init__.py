@@ -62,8 +62,7 @@ def find_contacts(positions, radii, method: str = "auto", **params) -> np.ndarra
         params = {"usage": "once", **params}
     bp = make_broadphase(method, **params)
     bp.build(positions, radii)
-    pairs = filter_overlapping(bp.candidate_pairs(), bp._pos, bp._rad)
-    return canonical_pairs(pairs)
+    return canonical_pairs(bp.contacts())
 
 
 __all__ = [

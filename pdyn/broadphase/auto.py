@@ -237,6 +237,9 @@ class Auto:
     def candidate_pairs(self, include_infinite: bool = True) -> np.ndarray:
         return self._delegate().candidate_pairs(include_infinite)
 
+    def contacts(self, include_infinite: bool = True) -> np.ndarray:
+        return self._delegate().contacts(include_infinite)
+
     def stats(self) -> dict:
         st = self._delegate().stats()
         return {**st, "name": self.name, "chosen": self.chosen, **{
@@ -257,11 +260,3 @@ class Auto:
     @property
     def calls(self) -> dict:
         return self._delegate().calls
-
-    @property
-    def _pos(self) -> np.ndarray:
-        return self._delegate()._pos
-
-    @property
-    def _rad(self) -> np.ndarray:
-        return self._delegate()._rad
