@@ -70,7 +70,8 @@ def chosen(bp) -> str | None:
 def simulations(scene, structures, steps: int, extra: dict | None = None, rounds: int = 2,
                 budget: float = 60.0, progress=None) -> list[dict]:
     """Every structure in ``structures`` runs the same simulation of ``scene`` (a
-    ``Scene``) for ``steps`` steps, in ``rounds`` round-robin blocks; ``extra`` are further
+    ``Scene``) for ``steps`` steps, in ``rounds`` round-robin blocks (``rounds = steps``:
+    one step of each structure in turn); ``extra`` are further
     ``SimulationConfig`` fields. A structure whose steps so far took more than ``budget``
     seconds stops early (its medians cover the steps it ran). Row per structure: ms per step
     (median) of the whole step (``total_ms``), of the broad phase (``detect_ms`` = ``update_ms``

@@ -56,12 +56,12 @@ QUICK = {
 }
 #: sizes of the full run ([Koch2020]'s scene sizes; up to 10⁶ particles)
 FULL = {
-    "koch_scale": 1.0, "koch_scale_checkerboard": 1.0, "koch_steps": 10,
+    "koch_scale": 1.0, "koch_scale_checkerboard": 1.0, "koch_steps": 16,
     "koch_sizes": [10_000 * 2**k for k in range(8)], "scaling_steps": 3,
     "schornbaum_sizes": [1_000, 10_000, 100_000, 1_000_000], "schornbaum_steps": 6,
     "update_size": 100_000, "update_steps": 6,
     "gas_scale": 1.0, "gas_steps": 20,
-    "headline_n": 1_000_000, "headline_poly_scale": 0.5,
+    "headline_n": 1_000_000, "headline_poly_scale": 0.7,
     "repeat": 3, "budget": 40.0, "peers": None, "mem_gib": 8.0,
 }
 
@@ -131,8 +131,9 @@ def koch_scenes(p, names, progress) -> dict:
         progress.section(f"Koch {scene}")
         scale = p["koch_scale_checkerboard"] if scene == "checkerboard" else p["koch_scale"]
         sc = make_scene(scene, scale=scale)
+        # round robin step by step: a burst of load hits every structure alike
         rows = _limited(p, progress, len(names) * 2, simulations, sc, names, p["koch_steps"],
-                        structure_config(), 2, p["budget"])
+                        structure_config(), p["koch_steps"], p["budget"])
         peers = from_scratch(sc.positions, sc.radii, peers=available_peers(p),
                              repeat=p["repeat"], timeout=p["budget"], progress=progress)
         out[scene] = {"scale": scale, "particles": len(sc), "steps": p["koch_steps"],
@@ -284,7 +285,7 @@ def full_step(p, names, progress) -> dict:
         variants["neighbour lists (default skin)"] = structure_config(None)
     names = [n for n in names if n not in ("brute", "sweep_prune")]
     out = {name: _limited(p, progress, 2 * len(names), simulations, sc, names, p["gas_steps"],
-                          extra, 2, p["budget"]) for name, extra in variants.items()}
+                          extra, p["gas_steps"], p["budget"]) for name, extra in variants.items()}
     return {"particles": len(sc), "steps": p["gas_steps"], "variants": out,
             "neighbour_lists": len(variants) > 1, "lammps": _vs_lammps(p)}
 

@@ -2,12 +2,14 @@
 every call to it, so it is exactly as exact as the structure it picked.
 
 Statistics (one O(N) pass over the finite residents, plus strided samples of at most
-``SAMPLE`` radii for the median and ``OCCUPANCY_SAMPLE`` centres for the occupancy; walls are
-ignored):
+``SAMPLE`` radii for the cubic mean and ``OCCUPANCY_SAMPLE`` centres for the occupancy; walls
+are ignored):
 
-* ``spread`` = largest / median radius. A single-level grid sizes its cells by the largest
-  diameter, so every small particle meets ~``spread³`` times more candidates than it would in
-  a grid of its own size ([Koch2020] Sec. 4.1.6-4.1.8; [Schornbaum2009] Sec. 2.3-2.4).
+* ``spread`` = largest radius / cubic mean radius (mean of r³, cube root). A single-level grid
+  sizes its cells by the largest diameter, so it tests ~``spread³`` times more candidates than
+  a hierarchy whose grids fit each size ([Koch2020] Sec. 4.1.6-4.1.8; [Schornbaum2009] Sec.
+  2.3-2.4). A mean of r³ is stable where a median of a few size classes jumps between them
+  (Koch's ``polydisperse``: 1.5; ``more_polydisperse``: 6.2; ``very_polydisperse``: 13-16).
 * ``cells_per_particle`` = cells a dense grid of edge = largest diameter needs over the
   residents' bounding box, per resident. Dense grids (``linked_cells``, ``index_sort``) cap
   their table at ``8 N`` cells and enlarge cells beyond that (candidates grow as the cube of
@@ -24,10 +26,10 @@ step unless said otherwise; ``usage`` is "steps" for a simulation, "once" for
 ``find_contacts``):
 
 1. ``spread > SPREAD_MAX`` (= 3): ``hash_grid``, one grid per size class. Koch's
-   ``polydisperse`` (spread 2-2.7): ``index_sort`` 0.47 < ``hash_grid`` 0.78 (2 500
-   spheres); ``more_polydisperse`` (spread 40): ``hash_grid`` 1.9 < ``index_sort`` 10.2
-   (4 000); ``very_polydisperse`` (spread 170-360): ``hash_grid`` 0.55 < ``linked_cells`` 7.1
-   (2 000), and from scratch 3.7 ms < 39 ms (4 000).
+   ``polydisperse`` (spread 1.5, 5·10⁴ spheres): ``index_sort`` 16.8 < ``linked_cells`` 20.9
+   < ``hash_grid`` 36.1; ``more_polydisperse`` (6.2, 8·10⁴): ``hash_grid`` 71 < ``zindex_sort``
+   580, the dense grids refuse (> 2²⁶ candidates); ``very_polydisperse`` (16, 4·10⁴):
+   ``hash_grid`` 9.5, every single-level grid refuses or runs out of memory.
 2. else ``cells_per_particle <= DENSE_CELLS`` (= 16) and ``occupied >= OCCUPIED_MIN`` (= 0.4):
    ``index_sort``. Koch's ``reference`` (9.7 cells per particle): ``index_sort`` 0.68 <
    ``hash_grid`` 0.74 < ``zindex_sort`` 0.87 < ``linked_cells`` 0.98 (5 000); 10⁵ equal
@@ -64,7 +66,7 @@ from .hash_grid import HashGrid
 from .index_sort import IndexSort, ZIndexSort
 from .sweep_prune import SweepPrune
 
-#: largest / median radius above which the hierarchy of grids wins
+#: largest / cubic mean radius above which the hierarchy of grids wins
 SPREAD_MAX = 3.0
 #: dense-grid cells (edge = largest diameter) per particle up to which a dense table pays
 DENSE_CELLS = 16.0
@@ -75,7 +77,7 @@ OCCUPIED_MIN = 0.4
 SWEEP_OVERLAPS = 1.0
 #: particles per cell of the coarse occupancy grid
 COARSE_PER_CELL = 8
-#: radii sampled (strided) for the median
+#: radii sampled (strided) for the cubic mean
 SAMPLE = 4096
 #: particles sampled (strided) for the occupied fraction
 OCCUPANCY_SAMPLE = 1 << 16
@@ -137,7 +139,8 @@ def statistics(positions, radii, handles=None) -> dict:
     if n < 2:
         return out
     lo, hi = bounding_box(pos, h)
-    out["spread"] = rmax / float(np.median(rad[h[:: max(1, n // SAMPLE)]]))
+    sample = rad[h[:: max(1, n // SAMPLE)]]
+    out["spread"] = rmax / float(np.mean(sample**3)) ** (1.0 / 3.0)
     ext = np.maximum(hi - lo, 0.0)
     out["axis_overlaps"] = n * 2.0 * rmax / max(float(ext.max()), 1e-300)
     out["cells_per_particle"] = float(np.prod(np.floor(ext / (2.0 * rmax)) + 1.0)) / n

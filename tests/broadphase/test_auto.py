@@ -44,8 +44,8 @@ def test_statistics_ignore_walls_and_see_spread_and_clustering():
     assert st["n"] == 4000 and st["spread"] == 1.0 and st["occupied"] > 0.9
     rad[:2] = np.inf  # walls change nothing
     assert statistics(pos, rad)["spread"] == 1.0 and statistics(pos, rad)["n"] == 3998
-    rad[2] = 5.0  # one large sphere: spread = 10
-    assert statistics(pos, rad)["spread"] == pytest.approx(10.0)
+    rad[2] = 50.0  # one large sphere: spread = 50 / cubic mean radius
+    assert statistics(pos, rad)["spread"] == pytest.approx(50.0 / np.mean(rad[2:] ** 3) ** (1 / 3))
     pos[:3900] *= 0.05  # most particles crowd into a corner of the box
     assert statistics(pos, np.full(4000, 0.5))["occupied"] < 0.3
 
