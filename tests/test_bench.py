@@ -17,7 +17,7 @@ TINY = {"koch_scale": 0.004, "koch_scale_checkerboard": 0.001, "koch_steps": 2,
         "koch_sizes": [1500, 3000], "scaling_steps": 1, "schornbaum_sizes": [300, 600],
         "schornbaum_steps": 2, "update_size": 500, "update_steps": 2, "gas_scale": 0.01,
         "gas_steps": 2, "headline_n": 3000, "headline_poly_scale": 0.02, "repeat": 1,
-        "budget": 5.0, "peers": ["scipy cKDTree"]}
+        "budget": 5.0, "peer_timeout": 5.0, "peers": ["scipy cKDTree"]}
 
 
 def test_report_writes_json_markdown_and_plots(tmp_path):

@@ -81,7 +81,8 @@ def _header(res) -> list[str]:
         f"after: {ma.get('load_average')} — the machine was shared, so compare ratios within "
         "a table (same run, round robin), not absolute times across runs.",
         "",
-        "Times are wall-clock medians. *total*: the whole simulation step; *detection*: the "
+        "Times are wall clock: medians over the steps, best of the repeated calls from "
+        "scratch. *total*: the whole simulation step; *detection*: the "
         "structure's update + candidate query; *update*: insert/remove/update/build alone; "
         "*candidates*: pairs handed to the exact sphere test per step (the same definition for "
         "every structure); *memory*: the structure's `memory_bytes`, for peers the peak "
@@ -97,7 +98,7 @@ def _headline(h) -> list[str]:
     mono = h["monodisperse"]["rows"]
     kd = next((r for r in mono if r["structure"] == "scipy cKDTree" and "time_ms" in r), None)
     out.append(f"`find_contacts` on {_f(h['monodisperse']['particles'])} equal spheres "
-               "(r = 0.5, solid fraction 0.3), from scratch, median of repeats:")
+               "(r = 0.5, solid fraction 0.3), from scratch, best of the repeated calls:")
     out.append("")
     rows = []
     for r in mono:
