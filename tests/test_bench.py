@@ -91,8 +91,10 @@ def test_isolated_reports_an_explosion_instead_of_dying():
 
 def test_ranking_comparison_says_agrees_or_differs():
     rows = [{"structure": "hash_grid", "total_ms": 1.0}, {"structure": "octree", "total_ms": 3.0},
-            {"structure": "linked_cells", "total_ms": 2.0}, {"structure": "x", "error": "no"}]
-    ours = markdown.ranking(rows, "total_ms")
+            {"structure": "linked_cells", "total_ms": 2.0}, {"structure": "x", "error": "no"},
+            {"structure": "brute", "error": "skipped (N > 3000)"}]
+    assert markdown.ranking(rows, "total_ms") == ["hash_grid", "linked_cells", "octree", "x"]
+    ours = markdown.ranking(rows, "total_ms", among={"hash_grid", "octree", "linked_cells"})
     assert ours == ["hash_grid", "linked_cells", "octree"]
     assert "**agrees**" in "\n".join(markdown._compare(ours, ours, ""))
     assert "**differs**" in "\n".join(markdown._compare(ours, ours[::-1], "because"))

@@ -35,10 +35,14 @@ def _mb(b):
 
 
 def ranking(rows: list[dict], key: str, among=None) -> list[str]:
-    """Structures without error, fastest first by ``key`` (restricted to ``among``)."""
-    ok = [r for r in rows if not r.get("error") and r.get(key) is not None
-          and (among is None or r["structure"] in among)]
-    return [r["structure"] for r in sorted(ok, key=lambda r: r[key])]
+    """Structures fastest first by ``key`` (restricted to ``among``); those that refused the
+    scene or ran out of memory or time come last (slower than any measured one), those
+    skipped by choice (brute above its size limit) not at all."""
+    rows = [r for r in rows if among is None or r["structure"] in among]
+    ok = [r for r in rows if not r.get("error") and r.get(key) is not None]
+    failed = [r["structure"] for r in rows if r.get("error")
+              and not r["error"].startswith("skipped")]
+    return [r["structure"] for r in sorted(ok, key=lambda r: r[key])] + failed
 
 
 def auto_ratio(rows: list[dict], key: str) -> tuple[float | None, str | None, str | None]:
@@ -81,8 +85,9 @@ def _header(res) -> list[str]:
         f"after: {ma.get('load_average')} — the machine was shared, so compare ratios within "
         "a table (same run, round robin), not absolute times across runs.",
         "",
-        "Times are wall clock: medians over the steps, best of the repeated calls from "
-        "scratch. *total*: the whole simulation step; *detection*: the "
+        "Times are CPU time of the measuring process (all its threads; on a shared machine "
+        "wall time also measures the neighbours' load): medians over the steps, best of the "
+        "repeated calls from scratch. *total*: the whole simulation step; *detection*: the "
         "structure's update + candidate query; *update*: insert/remove/update/build alone; "
         "*candidates*: pairs handed to the exact sphere test per step (the same definition for "
         "every structure); *memory*: the structure's `memory_bytes`, for peers the peak "
@@ -122,39 +127,46 @@ def _headline(h) -> list[str]:
     return out
 
 
-def _auto_summary(res) -> list[str]:
-    rows = []
+def _auto_rows(res) -> tuple[list, list]:
+    """(rows for the scenes: Koch's seven and the full step; rows for the scaling series):
+    [what, time, auto chose, fastest other, ratio, within AUTO_WITHIN]."""
+
+    def row(what, key_name, rows, key):
+        ratio, best, ch = auto_ratio(rows, key)
+        return [what, key_name, ch, best, ratio, None if ratio is None else ratio <= AUTO_WITHIN]
+
+    scenes, series = [], []
     for scene, d in res.get("koch_scenes", {}).items():
-        for key in ("total_ms", "detect_ms"):
-            ratio, best, ch = auto_ratio(d["rows"], key)
-            rows.append([f"Koch {scene}", key[:-3], ch, best, ratio,
-                         None if ratio is None else ratio <= AUTO_WITHIN])
-    for variant, sizes in res.get("schornbaum", {}).items():
-        for s in sizes:
-            ratio, best, ch = auto_ratio(s["steps"], "step_ms")
-            rows.append([f"Schornbaum {variant}, N = {_f(s['particles'])}", "step", ch, best,
-                         ratio, None if ratio is None else ratio <= AUTO_WITHIN])
-    for s in res.get("koch_scaling", {}).get("rows", []):
-        ratio, best, ch = auto_ratio(s["steps"], "step_ms")
-        rows.append([f"Koch scaling N = {_f(s['particles'])}", "step", ch, best, ratio,
-                     None if ratio is None else ratio <= AUTO_WITHIN])
-        fs = [dict(r, structure=r["structure"]) for r in s["from_scratch"]
-              if r.get("kind") == "pdyn"]
-        ratio, best, ch = auto_ratio(fs, "time_ms")
-        rows.append([f"Koch scaling N = {_f(s['particles'])}", "from scratch", ch, best, ratio,
-                     None if ratio is None else ratio <= AUTO_WITHIN])
+        scenes += [row(f"Koch {scene}", "total", d["rows"], "total_ms"),
+                   row(f"Koch {scene}", "detection", d["rows"], "detect_ms")]
     for variant, rs in res.get("full_step", {}).get("variants", {}).items():
-        ratio, best, ch = auto_ratio(rs, "total_ms")
-        rows.append([f"full step, {variant}", "total", ch, best, ratio,
-                     None if ratio is None else ratio <= AUTO_WITHIN])
-    if not rows:
+        scenes.append(row(f"full step, {variant}", "total", rs, "total_ms"))
+    for variant, sizes in res.get("schornbaum", {}).items():
+        series += [row(f"Schornbaum {variant}, N = {_f(s['particles'])}", "step", s["steps"],
+                       "step_ms") for s in sizes]
+    for s in res.get("koch_scaling", {}).get("rows", []):
+        n = _f(s["particles"])
+        series.append(row(f"Koch scaling N = {n}", "step", s["steps"], "step_ms"))
+        series.append(row(f"Koch scaling N = {n}", "from scratch",
+                          [r for r in s["from_scratch"] if r.get("kind") == "pdyn"], "time_ms"))
+    return scenes, series
+
+
+def _auto_summary(res) -> list[str]:
+    scenes, series = _auto_rows(res)
+    if not scenes and not series:
         return []
-    ok = [r[5] for r in rows if r[5] is not None]
     out = ["## `auto` against the fastest structure", "",
-           f"{sum(ok)} of {len(ok)} measurements within {AUTO_WITHIN}x of the fastest "
-           "structure (ratio = auto / fastest other structure, same run).", ""]
-    return out + _table(["series", "time", "auto chose", "fastest", "ratio",
-                         f"≤ {AUTO_WITHIN}x"], rows)
+           "Ratio = auto's time / the fastest other structure's, same run (auto runs one of "
+           "them, so a ratio above 1 is its statistics' overhead, noise, or a wrong pick).", ""]
+    for title, rows in (("Koch's scenes and the full step", scenes),
+                        ("Scaling series (structures alone)", series)):
+        ok = [r[5] for r in rows if r[5] is not None]
+        if rows:
+            out += [f"{title}: {sum(ok)} of {len(ok)} within {AUTO_WITHIN}x.", ""]
+            out += _table(["", "time", "auto chose", "fastest other", "ratio",
+                           f"≤ {AUTO_WITHIN}x"], rows)
+    return out
 
 
 def _koch_scenes(ks) -> list[str]:
@@ -175,7 +187,8 @@ def _koch_scenes(ks) -> list[str]:
         out += _table(["structure", "total ms", "detection ms", "update ms", "candidates",
                        "memory MB", "note"], rows)
         ours = ranking(d["rows"], "total_ms")
-        out.append(f"Our ranking by total time (all structures): {_order(ours)}.")
+        out.append(f"Our ranking by total time (all structures; refused or out of memory "
+                   f"last): {_order(ours)}.")
         out.append("")
         out.append(f"Koch's Table {table} ranking by total time:")
         out += _compare(ours, theses.published_order(published), theses.KOCH_WHY.get(scene))

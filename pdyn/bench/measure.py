@@ -7,9 +7,9 @@ in one run (round robin, so a burst of load on the shared machine hits all of th
   step; [Koch2020] Sec. 4.2, [Schornbaum2009] Sec. 4);
 * :func:`from_scratch` — ``find_contacts`` and the peers (``peers.py``) on the same positions.
 
-Times are wall seconds (``timing.clock``); per-step figures are medians over the steps,
-from-scratch figures the best of the repeated calls (a burst of load on the shared machine
-only ever makes a call slower).
+Times are CPU seconds of the process (``timing.clock``); per-step figures are medians over the
+steps, from-scratch figures the best of the repeated calls (a burst of load on the shared
+machine only ever makes a call slower).
 """
 
 from __future__ import annotations
@@ -249,8 +249,10 @@ def from_scratch(pos, rad, structures=(), peers=None, repeat: int = 3, mem_gib: 
     ``peers.available()``) on the same positions. Peers run in a memory-limited child
     process (``timing.isolated``): their memory column is the child's peak resident-memory
     growth during one call (pair arrays included); structures report ``memory_bytes``.
-    ``exact`` says whether the answer equals the first row's."""
+    ``timeout`` is seconds per call (a child gets ``repeat + 1`` times as long, warm-up
+    included). ``exact`` says whether the answer equals the first row's."""
     rows = []
+    timeout = timeout * (repeat + 1)
     for label, name, params in structures:
         if name == "brute" and rad.shape[0] > BRUTE_MAX:
             continue

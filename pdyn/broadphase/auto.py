@@ -21,9 +21,9 @@ are ignored):
 * ``axis_overlaps`` = N · largest diameter / longest extent: how many particles' extents
   overlap one particle's along the longest axis (what sweep and prune sweeps).
 
-Choice (thresholds from ``pdyn bench --report`` runs on the 2-core development machine, ms per
-step unless said otherwise; ``usage`` is "steps" for a simulation, "once" for
-``find_contacts``):
+Choice (thresholds from ``pdyn bench --report`` runs on the 2-core development machine on
+2026-11-23, wall-clock ms per step unless said otherwise; ``usage`` is "steps" for a
+simulation, "once" for ``find_contacts``):
 
 1. ``spread > SPREAD_MAX`` (= 3): ``hash_grid``, one grid per size class. Koch's
    ``polydisperse`` (spread 1.5, 5·10⁴ spheres): ``index_sort`` 16.8 < ``linked_cells`` 20.9
@@ -31,10 +31,10 @@ step unless said otherwise; ``usage`` is "steps" for a simulation, "once" for
    580, the dense grids refuse (> 2²⁶ candidates); ``very_polydisperse`` (16, 4·10⁴):
    ``hash_grid`` 9.5, every single-level grid refuses or runs out of memory.
 2. else ``cells_per_particle <= DENSE_CELLS`` (= 16) and ``occupied >= OCCUPIED_MIN`` (= 0.4):
-   ``index_sort``. Koch's ``reference`` (9.7 cells per particle): ``index_sort`` 0.68 <
-   ``hash_grid`` 0.74 < ``zindex_sort`` 0.87 < ``linked_cells`` 0.98 (5 000); 10⁵ equal
-   spheres at solid fraction 0.3 (1.8), from scratch: ``index_sort`` 66 ms ≈ ``zindex_sort``
-   66 < ``linked_cells`` 71 < ``hash_grid`` 253.
+   ``index_sort`` (both usages). Koch's ``reference`` (9.7 cells per particle, 10⁵ spheres):
+   ``index_sort`` 25.0 < ``hash_grid`` 26.8 < ``zindex_sort`` 35.7 < ``linked_cells`` 37.3;
+   10⁶ equal spheres at solid fraction 0.3 (1.8), from scratch: ``index_sort`` 319 ms <
+   ``zindex_sort`` 389 < ``linked_cells`` 513 < ``hash_grid`` 2552.
 3. else, ``usage="steps"`` and ``axis_overlaps < SWEEP_OVERLAPS`` (= 1): ``sweep_prune``.
    Schornbaum's scene with 10⁵x smaller objects (0.0075 overlaps): ``sweep_prune`` 2.8-5.6x
    faster than ``zindex_sort`` at 10³-3·10⁴ objects; Koch's 1024³ box (10-80 overlaps): 1-6x
@@ -43,9 +43,14 @@ step unless said otherwise; ``usage`` is "steps" for a simulation, "once" for
    empty or its cells enlarged). ``inhomogeneous`` 10⁵ (1240 cells per particle):
    ``hash_grid`` 14.8 < ``zindex_sort`` 16.8 < ``index_sort`` 146; ``checkerboard`` 2.5·10⁵
    (63, occupied 0.5): 34.9 < 45.1 < 47.0; ``very_inhomogeneous`` 8·10⁴: 11.6 < 13.8.
-5. else (``usage="once"``): ``zindex_sort``, the cheapest build with O(N) memory whatever the
-   domain: Koch's 1024³ box from scratch at 10⁴-8·10⁴ spheres: ``zindex_sort`` 1.0-8.7 ms <
-   ``index_sort`` 1.2-15.8 < ``hash_grid`` 11.6-79.
+5. ``usage="once"`` and ``occupied >= OCCUPIED_MIN`` however sparse: ``index_sort``. Its
+   capped table enlarges the cells of a sparse homogeneous scene, but they stay nearly empty;
+   Koch's 1024³ box from scratch at 1.6-6.4·10⁵ spheres: ``index_sort`` 18-80 ms <
+   ``zindex_sort`` 95-395 (a hash lookup per neighbour cell, mostly empty) < ``hash_grid``
+   190-1040; at 10⁴-8·10⁴ ``index_sort`` and ``zindex_sort`` are within 1.2x.
+6. else (``usage="once"``, clustered): ``zindex_sort``, cells of the largest diameter and
+   O(N) memory whatever the domain, where a capped dense table would make the clusters' cells
+   huge (``inhomogeneous`` with ``index_sort``: 3·10⁷ candidates, ``zindex_sort`` 10⁵).
 
 When to decide: at every ``build`` (from that build's residents); ``insert``, ``remove`` and
 ``update`` go to the structure chosen at the last build (a first ``insert`` without a build
@@ -166,7 +171,8 @@ def choose(stats: dict, usage: str = "steps") -> str:
     built once, updated and queried many times; "once": built and queried once)."""
     if stats["spread"] > SPREAD_MAX:
         return "hash_grid"
-    if stats["cells_per_particle"] <= DENSE_CELLS and stats["occupied"] >= OCCUPIED_MIN:
+    homogeneous = stats["occupied"] >= OCCUPIED_MIN
+    if homogeneous and (stats["cells_per_particle"] <= DENSE_CELLS or usage == "once"):
         return "index_sort"
     if usage == "steps" and stats["axis_overlaps"] < SWEEP_OVERLAPS:
         return "sweep_prune"

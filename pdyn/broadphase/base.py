@@ -2,15 +2,16 @@
 
 Protocol: ``build(positions, radii, handles=None)``, ``insert(handles)``, ``remove(handles)``,
 ``update(positions, radii=None)``, ``candidate_pairs(include_infinite=True)`` → int64 (M, 2)
-with every candidate pair once, ``stats()`` → dict with at least ``candidates`` and
-``memory_bytes``.
+with every candidate pair once, ``contacts(include_infinite=True)`` → the candidates that pass
+the exact test, ``stats()`` → dict with at least ``candidates`` and ``memory_bytes``.
 
 ``stats()["candidates"]`` means the same for every structure: the number of finite pairs the
-last ``candidate_pairs`` call handed to the exact sphere test (``_kernels.overlaps``). Most
-structures hand their candidates to the caller, who applies the test (``find_contacts``, the
-contact kernel), so it is ``len(candidate_pairs(include_infinite=False))``; ``brute`` and
-``hash_grid`` (``filters = True``) apply the test themselves and return only overlapping
-pairs, so it is the number of pairs they tested. Either way it is at least the number of
+last ``candidate_pairs`` (or ``contacts``) call handed to the exact sphere test
+(``_kernels.overlaps``). Most structures hand their candidates to the caller, who applies the
+test (the contact kernel), so it is ``len(candidate_pairs(include_infinite=False))``;
+``brute`` and ``hash_grid`` (``filters = True``) apply the test themselves and return only
+overlapping pairs, and the index sorts do so in ``contacts`` (``find_contacts``), so it is the
+number of pairs they tested. Either way it is at least the number of
 contacts, and it is the figure comparable across structures (Koch's "candidate pairs",
 [Koch2020] Sec. 4.1).
 
