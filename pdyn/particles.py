@@ -67,6 +67,8 @@ FIELDS: dict[str, Field] = {
     "mass":   Field(np.float64, (),   ghost=CREATE, migrate=True,  checkpoint=True),
     "normal": Field(np.float64, (3,), ghost=NEVER,  migrate=False, checkpoint=False),
     "flags":  Field(np.uint8,   (),   ghost=NEVER,  migrate=True,  checkpoint=True),
+    # position at the last neighbour-list rebuild (reset for every owned particle then)
+    "build_pos": Field(np.float64, (3,), ghost=NEVER, migrate=False, checkpoint=True),
 }
 #: the field a periodic image shifts (ghost position = owner position + shift)
 SHIFTED = "pos"

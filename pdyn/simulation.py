@@ -1,12 +1,18 @@
 """The driver: one time step on one rank, reading top to bottom.
 
-integrate (kick–drift) → migrate → [reorder] → ghosts → broad phase → contacts → integrate
-(kick) → writers. Velocity Verlet ([Verlet1967]) with the first half-kick and the drift opening
-the step, so the forces held at the end of a step belong to its positions (what a snapshot or
-checkpoint needs). Components return what they changed and the driver applies it where the step
-shows it: the exchange (``pdyn.parallel``) reports the handles it removed from and added to the
-store, and the broad-phase phase of the step removes and inserts them. No component holds a
-reference to the simulation. Python orchestrates; every per-particle loop is a numba kernel.
+integrate (kick–drift) → migrate → [reorder] → ghosts → [broad phase → neighbour lists] →
+contacts → integrate (kick) → writers. Velocity Verlet ([Verlet1967]) with the first half-kick
+and the drift opening the step, so the forces held at the end of a step belong to its positions
+(what a snapshot or checkpoint needs). One schedule paces the expensive work: the drift reports
+each particle's displacement since the last rebuild, one reduction takes the largest, and when
+it exceeds half the skin (``NeighbourList.due``) the step *rebuilds* — the exchange migrates
+and re-plans its ghosts, memory is reordered when due, the broad phase finds the pairs within
+the skin and the neighbour lists are rebuilt; every other step only refreshes ghost positions
+and walks the lists. Components return what they changed and the driver applies it where the
+step shows it: the exchange (``pdyn.parallel``) reports the handles it removed from and added
+to the store, and the broad-phase phase of a rebuild removes and inserts them. No component
+holds a reference to the simulation. Python orchestrates; every per-particle loop is a numba
+kernel.
 """
 
 from __future__ import annotations
@@ -18,12 +24,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .broadphase import canonical_pairs, filter_overlapping, make_broadphase
+from .broadphase import make_broadphase
 from .checks import StepGuard, initial_state
 from .config import ConfigError, ContactConfig, SimulationConfig
 from .domain import Box
-from .dynamics.contact import ContactModel
+from .dynamics.contact import ContactModel, touching_pairs
 from .dynamics.integrate import kick, kick_drift
+from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
 from .io import make_writers
 from .parallel import StoreChanges, get_comm, make_exchange
 from .particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
@@ -54,6 +61,20 @@ def scene_from_config(config: SimulationConfig) -> Scene:
         velocities=np.array(p.velocities), radii=np.array(p.radii), density=1.0,
         description="spheres given in the config", given_masses=np.array(p.masses),
     )
+
+
+def neighbour_skin(skin: float | None, radius) -> float:
+    """The neighbour lists' skin (m): ``skin``, or ``SKIN_FRACTION`` mean diameters of the
+    global ``radius`` array."""
+    if skin is not None:
+        return float(skin)
+    return SKIN_FRACTION * 2.0 * float(np.mean(radius)) if np.size(radius) else 0.0
+
+
+def _drift(particles: dict) -> float:
+    """Largest displacement (m) of the global ``particles`` since their ``build_pos``."""
+    d = np.asarray(particles["pos"]) - np.asarray(particles["build_pos"])
+    return float(np.sqrt((d * d).sum(axis=1).max())) if len(d) else 0.0
 
 
 def scene_particles(scene: Scene) -> dict:
@@ -109,30 +130,40 @@ class Simulation:
 
         self.store = ParticleStore(capacity=max(64, 2 * len(scene) // max(self.comm.size, 1)))
         self._add_walls()
-        self.exchange = make_exchange(self.store, self.box, self.comm, dims=config.blocks)
         particles = restart.particles if restart else scene_particles(scene)
-        # a restart continues the exchange's schedule and keeps centres unwrapped (distribute
-        # checks them against the skin along periodic axes)
+        skin = neighbour_skin(config.neighbour_skin, particles["radius"])
+        self.exchange = make_exchange(self.store, self.box, self.comm, dims=config.blocks,
+                                      skin=skin or None)
+        # a restart continues the exchange's plan and keeps centres unwrapped (distribute
+        # checks them against the skin along periodic axes); particles may have moved up to
+        # ``drift`` since the last rebuild, so the first plan and lists reach that much farther
+        drift = _drift(particles) if restart else 0.0
         if restart:
-            self.exchange.restore(restart.exchange)
+            self.exchange.restore(restart.exchange, drift=drift)
         particles, self.setup_note = initial_state(  # the same verdict on every rank
             particles, self.box, contact_forces=self.contact.E > 0 or self.contact.k > 0,
             overlap=config.initial_overlap, tolerance=config.overlap_tolerance,
             restart=restart is not None)
         self.exchange.distribute(particles, wrap=restart is None,
                                  rank_of=restart.rank_of if restart else None)
+        self.neighbours = NeighbourList(skin, rebuild_skin=self.exchange.skin)
+        self.rebuilds = 0
         self.dt = restart.dt if restart else self._time_step()
         self.time = self.step_index * self.dt
         self.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
-        self.exchange.ghosts()
-        self.broadphase.build(self.store.pos, self.store.radius, self.store.live)
         self.writers = make_writers(config.output)  # snapshots, checkpoints (pdyn.io)
         self.guard = StepGuard(self.store, self.comm, self.dt, self._contact_time(),
                                config.dt_safety, self.writers)
         self.reorder_every = config.reorder_every
-        self._reordered_at = -self.reorder_every  # the first step reorders the scene
-        # a restart keeps the checkpoint's forces (damping saw the half-step velocity, which
-        # is gone); contacts and elastic energy are counted either way
+        self._reordered_at = self.step_index
+        if self.reorder_every:
+            self._reorder()
+        self._walls = self._wall_order()
+        self.exchange.ghosts()
+        # a restart keeps the checkpoint's build positions (its schedule continues) and its
+        # forces (damping saw the half-step velocity, which is gone); contacts and elastic
+        # energy are counted either way
+        self._find_neighbours(None, rebuilt=restart is None, drift=drift)
         kept = self.store.force.copy() if restart else None
         with self.timers("contacts"):
             self._forces()
@@ -166,22 +197,23 @@ class Simulation:
         return self.comm.allreduce_min(self.contact.contact_time(self.store.radius[h],
                                                                  self.store.mass[h]))
 
-    # ------------------------------------------------------------------ the step
-    def _forces(self, pairs=None) -> np.ndarray:
-        """Contact forces (plus gravity) on the integrated particles; returns their handles."""
-        if pairs is None:
-            pairs = self.broadphase.candidate_pairs(include_infinite=False)
-        moving = self._integrated()
-        self.n_contacts, self.elastic_energy = self.contact.forces(
-            self.store, pairs, self.broadphase.infinite, moving, self.gravity
-        )
-        return moving
+    def _wall_order(self) -> np.ndarray:
+        """Wall handles in the order their forces are summed: by id −1, −2, ..."""
+        walls = self.store.walls
+        return np.ascontiguousarray(walls[np.argsort(-self.store.gid[walls], kind="stable")])
 
-    def reorder(self) -> None:
+    # ------------------------------------------------------------------ the step
+    def _forces(self) -> None:
+        """Contact forces (plus gravity) on the integrated particles, from the lists."""
+        self.n_contacts, self.elastic_energy = self.contact.forces(self.store, self.neighbours,
+                                                                   self.gravity)
+
+    def _reorder(self) -> None:
         """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
-        other live particle along the Z-curve of cells one largest diameter wide. Handles
-        change (the exchange remaps the ones it keeps, the broad phase is rebuilt); results do
-        not."""
+        other live particle along the Z-curve of cells one largest diameter wide. Done at
+        rebuild steps (between migrate and ghosts: no ghosts then, so the owned particles end
+        up contiguous); handles change (the exchange remaps the ones it keeps, the broad phase
+        is rebuilt), results do not."""
         store = self.store
         others = store.handles_with(OWNED | GHOST, INFINITE)
         if others.size:
@@ -189,47 +221,72 @@ class Simulation:
             old_to_new = store.permute(np.concatenate((store.walls,
                                                        zorder(store.pos, others, cell))))
             self.exchange.remap(old_to_new)
-            self.broadphase.build(store.pos, store.radius, store.live)
         self._reordered_at = self.step_index
 
-    def _integrated(self) -> np.ndarray:
-        return self.store.handles_with(OWNED, INFINITE | FIXED)  # owned, not walls, not fixed
+    def _find_neighbours(self, changes: list[StoreChanges] | None, rebuilt: bool,
+                         drift: float = 0.0) -> None:
+        """The broad phase, brought up to date with the exchange's ``changes`` (None: built
+        afresh, e.g. after reordering), finds the pairs within the skin; the neighbour lists
+        are rebuilt from them. At a schedule rebuild (``rebuilt``) the integrated particles
+        are listed again and their build positions reset."""
+        store, bp, lists = self.store, self.broadphase, self.neighbours
+        with self.timers("broadphase"):
+            reach = lists.reach
+            if changes is not None:  # removed handles first (their slots may be reused)
+                removed = np.concatenate([c.removed for c in changes])
+                if removed.size:
+                    bp.remove(removed)
+            radius = lists.radii(store.radius, drift)
+            if changes is None or lists.reach != reach:
+                bp.build(store.pos, radius, store.live)
+            else:
+                added = np.concatenate([c.added for c in changes])
+                if added.size:
+                    bp.bind(store.pos, radius)  # the store may have grown
+                    bp.insert(added)
+                bp.update(store.pos, radius)
+            pairs = bp.candidate_pairs(include_infinite=False)
+        with self.timers("neighbours"):
+            rows = lists.rows
+            if rebuilt or changes is None:
+                rows = self._integrated()
+            if rebuilt:
+                mark_built(store.pos, store.build_pos, rows)
+            lists.build(pairs, store, radius, rows, self._walls)
 
-    def _apply(self, changes: list[StoreChanges]) -> None:
-        """Bring the broad phase up to date with what the exchange did to the store: first
-        the removed handles (their slots may hold new particles already), then the added."""
-        removed = np.concatenate([c.removed for c in changes])
-        added = np.concatenate([c.added for c in changes])
-        if removed.size:
-            self.broadphase.remove(removed)
-        if added.size:
-            self.broadphase.bind(self.store.pos, self.store.radius)  # the store may have grown
-            self.broadphase.insert(added)
+    def _integrated(self) -> np.ndarray:
+        """Handles of the owned, finite, not fixed particles, ascending."""
+        f = self.store.flags
+        return np.flatnonzero(((f & OWNED) != 0) & ((f & (INFINITE | FIXED)) == 0))
 
     def step(self) -> None:
         """Advance one time step ``dt``."""
-        store, t, half = self.store, self.timers, 0.5 * self.dt
+        store, t, half, lists = self.store, self.timers, 0.5 * self.dt, self.neighbours
         with t("integrate"):
-            moving = self._integrated()
-            displacement = kick_drift(store.pos, store.vel, store.force, store.mass, moving,
-                                      half, self.dt)
-            self.guard.check(displacement, moving, self.step_index + 1)  # pdyn.checks
+            moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
+                               lists.rows, half, self.dt)
+            # one reduction: this step's largest move (the guard) and the largest drift since
+            # the last rebuild (the schedule)
+            step2, drift2 = self.comm.allreduce_max(moved)
+            self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
         with t("migrate"):
-            changes = [self.exchange.migrate(displacement, self.dt)]
-        if self.reorder_every and self.step_index - self._reordered_at >= self.reorder_every:
-            with t("reorder"):
-                self.reorder()  # rebuilds the broad phase: the changes so far are in it
-            changes = []
+            rebuild = lists.due(drift2)
+            changes = [self.exchange.migrate(rebuild, self.dt)]
+        if rebuild:
+            self.rebuilds += 1
+            if self.reorder_every and self.step_index - self._reordered_at >= self.reorder_every:
+                with t("reorder"):
+                    self._reorder()
+                    self._walls = self._wall_order()
+                changes = None  # the broad phase is built afresh
         with t("ghosts"):
-            changes.append(self.exchange.ghosts())
-        with t("broadphase"):
-            self._apply(changes)
-            self.broadphase.update(store.pos, store.radius)
-            pairs = self.broadphase.candidate_pairs(include_infinite=False)
+            ghosts = self.exchange.ghosts()
+        if rebuild or lists.every_step:
+            self._find_neighbours(None if changes is None else changes + [ghosts], rebuild)
         with t("contacts"):
-            moving = self._forces(pairs)
+            self._forces()
         with t("integrate"):
-            kick(store.vel, store.force, store.mass, moving, half)
+            kick(store.vel, store.force, store.mass, lists.rows, half)
         self.step_index += 1
         self.time = self.step_index * self.dt
         for w in self.writers:
@@ -280,10 +337,9 @@ class Simulation:
         return self.comm.allreduce_sum(self.store.momentum())
 
     def contact_pairs(self) -> np.ndarray:
-        """Current sphere–sphere contacts on this rank as sorted global-id pairs (K, 2)."""
-        s = self.store
-        pairs = filter_overlapping(self.broadphase.candidate_pairs(False), s.pos, s.radius)
-        return canonical_pairs(s.gid[pairs]) if pairs.size else np.zeros((0, 2), np.int64)
+        """Current contacts of this rank's integrated spheres with other spheres, as sorted
+        global-id pairs (K, 2), each once."""
+        return touching_pairs(self.store, self.neighbours)
 
     def summary(self) -> dict:
         n = self.comm.allreduce_sum(int(self.store.owned.size))
@@ -301,6 +357,8 @@ class Simulation:
             "wall_seconds": wall,
             "steps_per_second": steps / wall if wall > 0 else float("nan"),
             "contacts": contacts,
+            "rebuilds": self.rebuilds,
+            "neighbour_skin": self.neighbours.skin,
             "kinetic_energy": self.kinetic_energy(),
             "timers": dict(self.timers),
         }

@@ -15,14 +15,15 @@ def final_state(sim):
 
 @pytest.mark.parametrize("scene", ["drop", "box"])
 def test_reordering_memory_changes_no_bit(scene):
-    base = SimulationConfig(scene=scene, scale=0.3, steps=120, progress=False)
+    # a thin skin: rebuilds (where memory is reordered when due) come often
+    base = SimulationConfig(scene=scene, scale=0.3, steps=120, progress=False,
+                            neighbour_skin=5e-4)
     a = Simulation(base.with_(reorder_every=0))
     a.run()
     b = Simulation(base.with_(reorder_every=25))
-    before = b.store.gid[b.store.live].copy()
     b.run()
-    assert b.timers.get("reorder", 0) > 0
-    assert not np.array_equal(before, b.store.gid[b.store.live])  # memory was permuted
+    assert b.rebuilds > 3 and b.timers.get("reorder", 0) > 0
+    assert not np.array_equal(a.store.gid[a.store.live], b.store.gid[b.store.live])  # permuted
     for x, y in zip(final_state(a), final_state(b)):
         np.testing.assert_array_equal(x, y)
 

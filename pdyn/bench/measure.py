@@ -74,12 +74,13 @@ def simulations(scene, structures, steps: int, extra: dict | None = None, rounds
     """Every structure in ``structures`` runs the same simulation of ``scene`` (a
     ``Scene``) for ``steps`` steps, in ``rounds`` round-robin blocks (``rounds = steps``:
     one step of each structure in turn); ``extra`` are further
-    ``SimulationConfig`` fields. A structure whose steps so far took more than ``budget``
+    ``SimulationConfig`` fields (default: neighbour-list skin 0, so the structure finds the
+    contacts at every step). A structure whose steps so far took more than ``budget``
     seconds stops early (its medians cover the steps it ran). Row per structure: ms per step
     (median) of the whole step (``total_ms``), of the broad phase (``detect_ms`` = ``update_ms``
     + ``query_ms``), candidates per step, ``memory_bytes``, contacts per step (checked equal
     across structures), or ``error``."""
-    extra = dict(extra or {})
+    extra = {**structure_config(0.0), **(extra or {})}
     base = dict(scene=scene.name, steps=steps, progress=False, output=OutputConfig())
     runs, rows = {}, {}
     for name in structures:

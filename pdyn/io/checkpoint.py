@@ -4,19 +4,20 @@
 holds everything the run needs to continue:
 
 * ``particles/<field>`` for every field the schema marks ``checkpoint``
-  (``pdyn.particles.CHECKPOINT``: gid, pos, vel, force, radius, mass, flags): the owned spheres
-  in full precision, rank-major, sorted by id within a rank. ``force`` is the force at the end
-  of the checkpoint step; it is restored, not recomputed, because damping forces were evaluated
-  with the half-step velocity, which is gone (velocity Verlet, ``pdyn.dynamics.integrate``);
+  (``pdyn.particles.CHECKPOINT``: gid, pos, vel, force, radius, mass, flags, build_pos): the
+  owned spheres in full precision, rank-major, sorted by id within a rank. ``build_pos`` (the
+  position at the last neighbour-list rebuild) keeps the rebuild schedule: a restart rebuilds
+  at the same steps as the uninterrupted run. ``force`` is the force at the end of the
+  checkpoint step; it is restored, not recomputed, because damping forces were evaluated with
+  the half-step velocity, which is gone (velocity Verlet, ``pdyn.dynamics.integrate``);
 * ``walls/{id, point, normal, quad_points, quads}``: the half-spaces (rebuilt from the box on
   restart, kept here so ``pdyn info``/``render`` show the container);
 * attributes: ``step``, ``time``, ``dt`` (s), ``config`` (the run's configuration as JSON, its
   ``particles`` table left out: the arrays above replace it), the effective ``gravity`` and
   ``contact`` law (JSON), the box, ``scene``, ``ranks``, ``exchange`` (JSON: the plain values
-  of the exchange's schedule state ``exchange.state()``: the displacement sum since the last
-  rebuild, so rebuilds happen at the same steps, the skin, the block grid; its arrays, the
-  block → rank map, are the datasets ``exchange/<name>``), ``exchange_acc`` (that sum alone),
-  ``seed``; ``rows_per_rank`` tells which rank owned each row.
+  of the exchange's state ``exchange.state()``: the skin, the block grid; its arrays, the
+  block → rank map, are the datasets ``exchange/<name>``), ``seed``; ``rows_per_rank`` tells
+  which rank owned each row.
   There is no random-number state to keep: scenes are drawn from ``seed`` once at set-up and
   the step draws no random numbers. There is no contact history: the contact laws are
   history-free (normal force only).
@@ -96,7 +97,7 @@ def write_checkpoint(sim, path: str | Path) -> Path:
     ex = sim.exchange.state()
     extra = wall_arrays(sim)
     extra.update({f"exchange/{k}": v for k, v in ex.items() if isinstance(v, np.ndarray)})
-    attrs.update(exchange_acc=float(ex.get("acc", 0.0)), exchange=json.dumps(
+    attrs.update(exchange=json.dumps(
         {k: v for k, v in ex.items() if not isinstance(v, np.ndarray)}, default=_plain))
     arrays = {f"particles/{k}": getattr(store, k)[h] for k in PARTICLE_FIELDS}
     write_global(Path(path), sim.comm, attrs, arrays, extra=extra)
@@ -111,8 +112,8 @@ def read_checkpoint(path: str | Path) -> dict:
     out = {k: data[f"particles/{k}"] for k in PARTICLE_FIELDS}
     out.update({k: head[k] for k in ("step", "time", "dt", "n_particles", "ranks", "config",
                                      "contact", "gravity", "box_lo", "box_hi", "boundary",
-                                     "scene", "exchange_acc", "steps_total")})
-    out["exchange"] = dict(head.get("exchange", {"acc": head["exchange_acc"]}))  # older files
+                                     "scene", "steps_total")})
+    out["exchange"] = dict(head["exchange"])
     out["exchange"].update({k.split("/", 1)[1]: v for k, v in data.items()
                             if k.startswith("exchange/")})
     rows = head["rows_per_rank"]

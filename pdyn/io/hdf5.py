@@ -39,10 +39,11 @@ import numpy as np
 
 SNAPSHOT = "pdyn-snapshot"
 CHECKPOINT = "pdyn-checkpoint"
-#: format name -> version this pdyn writes
-VERSIONS = {SNAPSHOT: 3, CHECKPOINT: 2}
-#: format name -> versions this pdyn reads
-READABLE = {SNAPSHOT: (2, 3), CHECKPOINT: (1, 2)}
+#: format name -> version this pdyn writes (checkpoint 3: ``particles/build_pos``, which keeps
+#: the neighbour lists' rebuild schedule)
+VERSIONS = {SNAPSHOT: 3, CHECKPOINT: 3}
+#: format name -> versions this pdyn reads (older checkpoints cannot continue the schedule)
+READABLE = {SNAPSHOT: (2, 3), CHECKPOINT: (3,)}
 
 
 class OutputFileError(ValueError):

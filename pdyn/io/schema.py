@@ -92,10 +92,10 @@ _COMMON = {"step": _integer, "time": _number, "dt": lambda v: _number(v, positiv
 ATTRIBUTES = {
     SNAPSHOT: _COMMON,
     CHECKPOINT: dict(_COMMON, config=_table, contact=_table, gravity=_vector, seed=_integer,
-                     steps_total=_integer, exchange_acc=_number),
+                     steps_total=_integer, exchange=_table),
 }
-#: attributes read when present (checkpoints before version 2 may lack them)
-OPTIONAL = {"exchange": _table, "pdyn_version": _text}
+#: attributes read when present
+OPTIONAL = {"pdyn_version": _text}
 
 _WALLS = {"walls/id": ("i", ()), "walls/point": ("f", (3,)), "walls/normal": ("f", (3,)),
           "walls/quad_points": ("f", (3,)), "walls/quads": ("i", (4,))}

@@ -65,6 +65,11 @@ class MPIComm:
         return self.comm.allreduce(x, op=self.mpi.SUM)
 
     def allreduce_max(self, x):
+        """Largest ``x`` over the ranks; a float64 array elementwise (one buffer reduction)."""
+        if isinstance(x, np.ndarray):
+            out = np.empty_like(x)
+            self.comm.Allreduce(x, out, op=self.mpi.MAX)
+            return out
         return self.comm.allreduce(x, op=self.mpi.MAX)
 
     def allreduce_min(self, x):

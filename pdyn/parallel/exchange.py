@@ -1,27 +1,28 @@
 """Migration and ghost exchange: what moves between ranks each step, and when.
 
 The driver (``pdyn.simulation``) calls ``distribute`` once, then every step ``migrate`` with the
-step's largest displacement and ``ghosts``. Both return a :class:`StoreChanges`, the handles
-they removed from and added to the particle store (ghosts dropped, emigrants, immigrants, new
-ghosts) and whether this step rebuilt; the driver applies it to the broad phase. An exchange
-knows the store, the box and the communicator, nothing else. ``stats()`` and
-``load_summary()`` report per-rank load; ``state()`` and ``restore()`` carry the schedule
-(displacement sum, skin, block map) through a checkpoint, and a restart distributes with
-``wrap=False`` (centres stay where the checkpoint has them until the next rebuild, exactly as in
-the uninterrupted run). Two exchanges:
+schedule's decision (is this a rebuild step?) and ``ghosts``. Both return a
+:class:`StoreChanges`, the handles they removed from and added to the particle store (ghosts
+dropped, emigrants, immigrants, new ghosts) and whether this step rebuilt; the driver applies it
+to the broad phase. An exchange knows the store, the box and the communicator, nothing else.
+``stats()`` and ``load_summary()`` report per-rank load; ``state()`` and ``restore()`` carry
+the skin and the block map through a checkpoint, and a restart distributes with ``wrap=False``
+(centres stay where the checkpoint has them until the next rebuild, exactly as in the
+uninterrupted run). Two exchanges:
 
 * :class:`SerialExchange` — one rank, no periodic axis: nothing to do, costs nothing.
 * :class:`BlockExchange` — the block decomposition (``pdyn.domain.BlockGrid``) on any number of
   ranks, and the periodic case on one rank (periodic images are ghosts the rank sends itself).
 
 Verlet-skin scheme ([Verlet1967]; [Schornbaum2009] §5; [WindolphUschakov2023] §5-6 for why there
-is no master): every step ``migrate`` adds the global largest displacement of the step
-(``allreduce_max``) to a running sum. While the sum stays ≤ skin/2 nothing is re-planned:
-``ghosts`` only sends the fields of existing ghosts that travel on every exchange
-(plan/execute, as Cabana's ``Halo``, [Slattery2022]). When it exceeds skin/2 the step
-*rebuilds*: all ghosts are removed (O(1) each), owned centres are wrapped into the periodic
-box, particles that left this rank's blocks migrate to the owners of their new blocks
-(``migration.py``), a new ghost plan is made (``ghosts.py``) and the new ghosts are inserted.
+is no master), on the schedule of the neighbour lists (``pdyn.dynamics.neighbours``): the driver
+rebuilds when any particle has moved more than skin/2 since the last rebuild (one
+``allreduce_max``), and the exchange's skin is the lists' skin. Between rebuilds nothing is
+re-planned: ``ghosts`` only sends the fields of existing ghosts that travel on every exchange
+(plan/execute, as Cabana's ``Halo``, [Slattery2022]). At a rebuild step all ghosts are
+removed (O(1) each), owned centres are wrapped into the periodic box, particles that left this
+rank's blocks migrate to the owners of their new blocks (``migration.py``), a new ghost plan is
+made (``ghosts.py``) and the new ghosts are inserted.
 Every message goes to a neighbour rank (an owner of a block within ``2 r_max + skin`` of this
 rank's blocks, periodic wrap included), point to point; there is no master and no all-gather of
 particles. What a message carries comes from the field schema (``pdyn.particles.FIELDS``),
@@ -29,8 +30,9 @@ packed by one :class:`~pdyn.particles.Packing`.
 
 Decomposition independence (bit-identical N-rank and 1-rank trajectories):
 
-* the rebuild steps are the same on every decomposition (the running sum is the same sequence
-  of global maxima), so periodic wrapping changes the same particles at the same steps;
+* the rebuild steps are the same on every decomposition (the global largest displacement
+  since the last rebuild is the same number), so periodic wrapping changes the same particles
+  at the same steps;
 * ghosts carry the owner's bits, periodic images are ``x + shift`` computed by one kernel;
 * the contact rule (``pdyn.dynamics.contact``): the force on each owned particle is the sum,
   in ascending partner global id, of f(i←j) computed from i's side; a contact between an owned
@@ -40,7 +42,7 @@ Decomposition independence (bit-identical N-rank and 1-rank trajectories):
 
 Handles the exchange keeps between rebuilds (owned sources of ghosts, ghost slots) are
 translated by :meth:`BlockExchange.remap` when the driver permutes the store
-(``Simulation.reorder``), so memory reordering never changes a result.
+(``Simulation._reorder``), so memory reordering never changes a result.
 
 Failures are collective where the exchange detects them (every rank raises the same error
 before anyone blocks in a message); any other exception is left to the CLI, which aborts the
@@ -64,7 +66,7 @@ TAG_MIGRATE = 100
 TAG_CREATE = 200
 TAG_UPDATE = 300
 
-#: default Verlet skin as a fraction of the mean radius
+#: default Verlet skin as a fraction of the mean radius, when the neighbour lists set none
 SKIN_FRACTION = 0.5
 
 MIGRANT = Packing(MIGRATE)
@@ -97,10 +99,21 @@ class StoreChanges:
         return np.concatenate((self.immigrated, self.ghosts_added))
 
 
+#: nothing changed (what a step between rebuilds returns)
+NO_CHANGES = StoreChanges()
+
+
 def _outside_periodic(box, pos, margin: float) -> np.ndarray:
     """Mask of centres more than ``margin`` outside the box along a periodic axis."""
     out = (pos < np.asarray(box.lo) - margin) | (pos > np.asarray(box.hi) + margin)
     return (out & box.periodic).any(axis=1)
+
+
+def _default_skin(skin: float | None, radius) -> float:
+    """``skin`` (m), or ``SKIN_FRACTION`` × the mean of the global ``radius`` array."""
+    if skin is not None:
+        return float(skin)
+    return SKIN_FRACTION * float(np.mean(radius)) if np.size(radius) else 0.0
 
 
 def _select(particles: dict, n: int, mine) -> dict:
@@ -118,32 +131,37 @@ class ExchangeError(RuntimeError):
 
 
 class SerialExchange:
-    """One rank owns everything, no periodic axis: no ghosts, no migration, no messages."""
+    """One rank owns everything, no periodic axis: no ghosts, no migration, no messages.
+    ``skin`` (m, default ``SKIN_FRACTION`` × mean radius) still paces the schedule the driver
+    keeps (memory reordering happens at rebuild steps)."""
 
-    def __init__(self, store):
+    def __init__(self, store, skin: float | None = None):
         self.store = store
+        self._skin_arg = skin
+        self.skin = 0.0
 
     def distribute(self, particles: dict, *, wrap: bool = True, rank_of=None) -> np.ndarray:
         """Insert the particles this rank owns (all of them); return their handles.
         (As :meth:`BlockExchange.distribute`; nothing to wrap here.)"""
+        self.skin = _default_skin(self._skin_arg, particles["radius"])
         return self.store.add(**particles)
 
     def state(self) -> dict:
-        """The schedule state a checkpoint keeps (:meth:`BlockExchange.state`): none here."""
-        return {"kind": "serial", "ranks": 1, "acc": 0.0}
+        """The state a checkpoint keeps (:meth:`BlockExchange.state`): the skin."""
+        return {"kind": "serial", "ranks": 1, "skin": float(self.skin)}
 
-    def restore(self, state: dict) -> None:
-        """Accept any exchange's :meth:`state` (a restart on one rank without periodic axes
-        has no schedule to continue: it has no rebuilds)."""
+    def restore(self, state: dict, drift: float = 0.0) -> None:
+        """Accept any exchange's :meth:`state` (one rank without periodic axes has no plan
+        to continue)."""
 
     def remap(self, old_to_new) -> None:
         """Nothing kept by handle."""
 
-    def migrate(self, displacement: float, dt: float) -> StoreChanges:
-        return StoreChanges()
+    def migrate(self, rebuild: bool, dt: float) -> StoreChanges:
+        return NO_CHANGES
 
     def ghosts(self) -> StoreChanges:
-        return StoreChanges()
+        return NO_CHANGES
 
     def stats(self) -> dict:
         return {"rank": 0, "owned": int(self.store.owned.size), "ghosts": 0, "migrated": 0,
@@ -158,7 +176,8 @@ class BlockExchange:
     for the particles of ``store``.
 
     ``dims`` (default :func:`pdyn.domain.default_block_dims`) is the block grid; ``skin``
-    (default ``SKIN_FRACTION`` × mean radius) the Verlet skin (m).
+    (default ``SKIN_FRACTION`` × mean radius) the Verlet skin (m): the neighbour lists' skin,
+    since the two share one rebuild schedule.
     """
 
     def __init__(self, store, box, comm, dims=None, skin: float | None = None):
@@ -179,13 +198,12 @@ class BlockExchange:
         self.plan = None
         self.recv_handles: dict[int, np.ndarray] = {}
         self.recv_counts: dict[int, int] = {}
-        self._acc = 0.0
+        self._drift = 0.0  # a restart's displacement since the last rebuild (m)
         self._rebuild = True
         self._restored: dict | None = None  # a checkpoint's state(), used by distribute
         self.n_migrated = 0
         self.n_rebuilds = 0
         self.comm_seconds = 0.0  # inside point-to-point messages
-        self.sync_seconds = 0.0  # in the per-step allreduce (includes waiting for slow ranks)
         self.rebuild_seconds = 0.0  # ghost removal, wrap, migration, plan, ghost creation
 
     # ------------------------------------------------------------------ set-up
@@ -219,15 +237,10 @@ class BlockExchange:
                 raise ExchangeError(f"particles.positions[{k}] = {pos[k].tolist()}: outside the "
                                     f"box {list(box.lo)}..{list(box.hi)}")
             self.r_max = float(radius.max())
-            r_mean = float(radius.mean())
-        else:
-            r_mean = 0.0
-        if self._skin_arg is not None:
-            self.skin = float(self._skin_arg)
-        elif "skin" in restored:
+        if self._skin_arg is None and "skin" in restored:
             self.skin = float(restored["skin"])
         else:
-            self.skin = SKIN_FRACTION * r_mean
+            self.skin = _default_skin(self._skin_arg, radius)
         try:
             grid.check_periodic_length(2.0 * self.r_max + self.skin)
         except DecompositionError as exc:
@@ -255,31 +268,39 @@ class BlockExchange:
             mine = np.asarray(rank_of) == self.rank
         else:
             mine = grid.owner[blocks] == self.rank
-        self.peers = [int(p) for p in grid.neighbour_ranks(self.rank, self.reach, self.size)]
+        self.peers = self._neighbours()
         self._rebuild = True
         return self.store.add(**_select(dict(particles, pos=pos), n, mine))
 
     def state(self) -> dict:
-        """The schedule state a checkpoint keeps so a restart rebuilds at the same steps and,
-        on the same rank count, with the same ownership: ``acc`` the displacement sum since the
-        last rebuild, ``skin``, ``ranks``, the block grid ``dims`` (plain values) and its
-        block → rank map ``owner`` (an int64 array, one entry per block)."""
-        return {"kind": "block", "ranks": int(self.size), "acc": float(self._acc),
-                "skin": float(self.skin), "dims": self.grid.dims.tolist(),
-                "owner": self.grid.owner.copy()}
+        """The state a checkpoint keeps so a restart continues with the same plan reach and,
+        on the same rank count, the same ownership: ``skin``, ``ranks``, the block grid
+        ``dims`` (plain values) and its block → rank map ``owner`` (an int64 array, one entry
+        per block). (When to rebuild follows from the particles' ``build_pos``.)"""
+        return {"kind": "block", "ranks": int(self.size), "skin": float(self.skin),
+                "dims": self.grid.dims.tolist(), "owner": self.grid.owner.copy()}
 
-    def restore(self, state: dict) -> None:
-        """Continue the schedule of a checkpointed exchange (:meth:`state` of this or any other
-        exchange, any rank count). Call it before :meth:`distribute` (which then uses the
-        checkpointed skin and, on the same rank count and grid, block map); collective in
-        effect: call it on every rank with the same ``state``."""
+    def restore(self, state: dict, drift: float = 0.0) -> None:
+        """Continue a checkpointed exchange (:meth:`state` of this or any other exchange, any
+        rank count). ``drift`` (m) is the largest displacement of any particle since the last
+        rebuild: the first ghost plan reaches that much farther, twice. Call it before
+        :meth:`distribute` (which then uses the checkpointed skin and, on the same rank count
+        and grid, block map); collective in effect: call it on every rank with the same
+        arguments."""
         self._restored = dict(state)
-        self._acc = float(state.get("acc", 0.0))
+        self._drift = float(drift)
 
     @property
     def reach(self) -> float:
         """Largest centre distance of two particles that may touch before the next rebuild."""
         return 2.0 * self.r_max + self.skin
+
+    def _neighbours(self) -> list[int]:
+        """The ranks owning a block within reach of this rank's blocks (the same relation on
+        every rank). After a restart the first ghost plan reaches 2 drift farther, from
+        centres up to one drift outside their blocks."""
+        far = self.reach + 3.0 * self._drift
+        return [int(p) for p in self.grid.neighbour_ranks(self.rank, far, self.size)]
 
     # ------------------------------------------------------------------ helpers
     def _owned(self) -> np.ndarray:
@@ -313,7 +334,7 @@ class BlockExchange:
         return {p: (f[p], i[p]) for p in self.peers}
 
     def remap(self, old_to_new) -> None:
-        """The store was permuted (``ParticleStore.permute``, e.g. ``Simulation.reorder``):
+        """The store was permuted (``ParticleStore.permute``, e.g. ``Simulation._reorder``):
         translate the handles the plan keeps (owned handles to send, ghost handles to fill)."""
         old_to_new = np.asarray(old_to_new, np.int64)
         if self.plan is not None and len(self.plan.handles):
@@ -327,25 +348,21 @@ class BlockExchange:
                 self.recv_handles[p] = old_to_new[h]
 
     # ------------------------------------------------------------------ migrate
-    def migrate(self, displacement: float, dt: float) -> StoreChanges:
-        """Add this step's largest displacement (m; the global maximum is taken here) to the
-        running sum and decide whether this step rebuilds; if so remove the ghosts, wrap the
-        owned centres and migrate the leavers. ``dt`` (s) only names the time step in the
-        error for a particle that moved too far."""
-        t0 = time.perf_counter()
-        d = self.comm.allreduce_max(float(displacement))
+    def migrate(self, rebuild: bool, dt: float) -> StoreChanges:
+        """At a ``rebuild`` step (the schedule's collective decision, the same on every rank)
+        remove the ghosts, wrap the owned centres and migrate the leavers; else nothing.
+        ``dt`` (s) only names the time step in the error for a particle that moved too far."""
+        self._rebuild = bool(rebuild)
+        if not rebuild:
+            return NO_CHANGES
         t1 = time.perf_counter()
-        self.sync_seconds += t1 - t0
-        self._acc += d
-        if self._acc <= 0.5 * self.skin:
-            self._rebuild = False
-            return StoreChanges()
-        self._rebuild = True
-        self._acc = 0.0
         ghosts = self._remove_ghosts()
         owned = self._owned()
         wrap_periodic(self.box, self.store.pos, owned)
         out, into = self._migrate_owned(owned, dt)
+        if self._drift:  # the plan made at a restart is gone: back to the usual neighbours
+            self._drift = 0.0
+            self.peers = self._neighbours()
         self.rebuild_seconds += time.perf_counter() - t1
         return StoreChanges(rebuilt=True, ghosts_removed=ghosts, emigrated=out, immigrated=into)
 
@@ -399,18 +416,17 @@ class BlockExchange:
             self.rebuild_seconds += time.perf_counter() - t0
             return StoreChanges(rebuilt=True, ghosts_added=added)
         self._update_ghosts()
-        return StoreChanges()
+        return NO_CHANGES
 
     def _create_ghosts(self) -> np.ndarray:
         store = self.store
         owned = self._owned()
-        # Normally every owned centre lies in its owner's blocks here (acc = 0). Right after a
-        # restart centres may be up to acc outside them (they move with their owner until the
-        # next rebuild), but also move at most skin/2 - acc more: a reach of r_max + skin - acc
-        # still finds every contact before the next rebuild and stays within the neighbours.
-        acc = self._acc if 0.0 < self._acc <= 0.5 * self.skin else 0.0
-        plan = plan_ghosts(store, owned, self.grid, self.rank, self.r_max + self.skin - acc,
-                           self.size)
+        # Normally every owned centre lies in its owner's blocks here. Right after a restart a
+        # centre may be up to drift D from where it was at the last rebuild (and from its
+        # owner's blocks), and may still move skin/2 + D from where it is now: a reach of
+        # r_max + skin + 2 D finds every contact before the next rebuild.
+        plan = plan_ghosts(store, owned, self.grid, self.rank,
+                           self.r_max + self.skin + 2.0 * self._drift, self.size)
         self.plan = plan
         unknown = set(plan.slices) - set(self.peers) - {self.rank}
         if unknown:  # cannot happen while the neighbour relation covers the ghost reach
@@ -440,7 +456,7 @@ class BlockExchange:
     # ------------------------------------------------------------------ load
     def stats(self) -> dict:
         """This rank's load: owned and ghost counts, migrations, rebuilds, neighbour ranks,
-        blocks, seconds in messages, in the per-step reduction and in rebuilds."""
+        blocks, seconds in messages and in rebuilds."""
         store = self.store
         return {
             "rank": self.rank,
@@ -452,7 +468,6 @@ class BlockExchange:
             "blocks": int(np.count_nonzero(self.grid.owner == self.rank)),
             "skin": self.skin,
             "comm_seconds": self.comm_seconds,
-            "sync_seconds": self.sync_seconds,
             "rebuild_seconds": self.rebuild_seconds,
         }
 
@@ -473,8 +488,9 @@ class BlockExchange:
 
 
 def make_exchange(store, box, comm, *, dims=None, skin: float | None = None):
-    """The exchange for ``store`` in ``box`` over ``comm``: :class:`SerialExchange` for one rank
-    without periodic axes (unless a ``skin`` is asked for), else :class:`BlockExchange`."""
-    if comm.size == 1 and not box.periodic.any() and skin is None:
-        return SerialExchange(store)
+    """The exchange for ``store`` in ``box`` over ``comm`` with Verlet ``skin`` (m; default
+    ``SKIN_FRACTION`` × mean radius): :class:`SerialExchange` for one rank without periodic
+    axes, else :class:`BlockExchange`."""
+    if comm.size == 1 and not box.periodic.any():
+        return SerialExchange(store, skin=skin)
     return BlockExchange(store, box, comm, dims=dims, skin=skin)

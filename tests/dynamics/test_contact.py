@@ -1,4 +1,4 @@
-"""The three pieces of the contact kernel: narrow phase, one function per law, accumulation
+"""The contact kernel over neighbour lists: exact overlap test, one function per law, the sum
 (ownership rule and summation order by partner gid)."""
 
 import math
@@ -8,7 +8,15 @@ import pytest
 
 from pdyn.dynamics.contact import ContactModel
 from pdyn.dynamics.laws import Hertz, Linear, damping_ratio, normal_force
+from pdyn.dynamics.neighbours import NeighbourList
 from pdyn.particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
+
+
+def forces(model, store, pairs, walls, rows, gravity, skin=0.0):
+    """``model.forces`` over lists of ``rows`` built from candidate ``pairs`` and ``walls``."""
+    lists = NeighbourList(skin)
+    lists.build(pairs, store, lists.radii(store.radius), rows, walls)
+    return model.forces(store, lists, gravity)
 
 
 def _cluster(n=40, seed=0):
@@ -25,20 +33,24 @@ def _cluster(n=40, seed=0):
 
 
 @pytest.mark.parametrize("law", ["linear", "hertz"])
-def test_force_does_not_depend_on_candidate_order(law):
+def test_force_does_not_depend_on_candidate_order_or_skin(law):
+    """Shuffled candidates, swapped pair sides, rows in another order, lists with a skin (more
+    partners that do not touch): the same forces, contacts and energy, bit for bit."""
     s, wall, h, pairs = _cluster()
     model = ContactModel(law, 1e5, restitution=0.7)
     g = np.array([0.0, 0.0, -9.81])
-    n, e = model.forces(s, pairs, wall, h, g)
+    n, e = forces(model, s, pairs, wall, h, g)
     ref = s.force[h].copy()
     assert n > 20 and e > 0
     rng = np.random.default_rng(1)
     shuffled = pairs[rng.permutation(len(pairs))]
     swap = rng.random(len(pairs)) < 0.5
     shuffled[swap] = shuffled[swap][:, ::-1]
-    s.force[:] = 0.0
-    assert model.forces(s, shuffled, wall, h, g) == (n, e)
-    np.testing.assert_array_equal(s.force[h], ref)  # bit for bit
+    for skin in (0.0, 0.3):
+        s.force[:] = 0.0
+        n2, e2 = forces(model, s, shuffled, wall, h[::-1], g, skin)
+        assert n2 == n and e2 == pytest.approx(e, rel=1e-14)  # energy: summed in row order
+        np.testing.assert_array_equal(s.force[h], ref)  # bit for bit
 
 
 def test_only_owned_sides_get_forces_and_contacts_count_once():
@@ -46,8 +58,8 @@ def test_only_owned_sides_get_forces_and_contacts_count_once():
     a, b, c = s.add(gid=[5, 3, 7], pos=[[0, 0, 0], [0.8, 0, 0], [-0.8, 0, 0]], radius=0.5,
                     mass=1.0, flags=np.array([OWNED, GHOST, GHOST], np.uint8))
     model = ContactModel("linear", stiffness=100.0)
-    n, e = model.forces(s, np.array([[a, b], [c, a]]), np.zeros(0, np.int64), np.array([a]),
-                        np.zeros(3))
+    n, e = forces(model, s, np.array([[a, b], [c, a]]), np.zeros(0, np.int64), np.array([a]),
+                  np.zeros(3))
     # a–b (gid 5, 3) is counted on b's owner, a–c (5, 7) here; each side holds half the energy
     assert n == 1
     assert e == pytest.approx(2 * 0.5 * (0.5 * 100.0 * 0.2**2))
@@ -58,9 +70,10 @@ def test_only_owned_sides_get_forces_and_contacts_count_once():
 def test_candidates_that_do_not_touch_are_ignored():
     s = ParticleStore()
     a, b = s.add(gid=[0, 1], pos=[[0, 0, 0], [1.01, 0, 0]], radius=0.5, mass=1.0)
-    n, e = ContactModel("linear", 1e6).forces(s, np.array([[a, b]]), np.zeros(0, np.int64),
-                                              np.array([a, b]), np.zeros(3))
-    assert (n, e) == (0, 0.0)
+    for skin in (0.0, 0.1):
+        n, e = forces(ContactModel("linear", 1e6), s, np.array([[a, b]]), np.zeros(0, np.int64),
+                      np.array([a, b]), np.zeros(3), skin)
+        assert (n, e) == (0, 0.0)
     np.testing.assert_array_equal(s.force[[a, b]], 0.0)
 
 
@@ -93,8 +106,8 @@ def test_jitted_law_matches_the_python_law(law):
                  normal=[[0, 0, 0], [0, 0, 1]], radius=[0.5, np.inf], mass=[2.0, np.inf],
                  flags=np.array([OWNED, INFINITE | FIXED], np.uint8))
     model = ContactModel(law, 1e6, restitution=0.6)
-    n, e = model.forces(s, np.zeros((0, 2), np.int64), np.array([w]), np.array([a]),
-                        np.zeros(3))
+    n, e = forces(model, s, np.zeros((0, 2), np.int64), np.array([w]), np.array([a]),
+                  np.zeros(3))
     f, e_ref = normal_force(model.parameters, 0.5 - 0.45, 1.0, 0.5, 2.0)
     assert n == 1 and e == e_ref
     assert s.force[a].tolist() == [0.0, 0.0, f]

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from pdyn.config import OutputConfig, SimulationConfig
-from pdyn.io.hdf5 import CHECKPOINT, SNAPSHOT
+from pdyn.io.hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError
 from pdyn.io.schema import ATTRIBUTES, DATASETS
 from pdyn.simulation import Simulation
 
@@ -196,11 +196,18 @@ def test_snapshot_written_with_checksums(good):
 
 
 def test_older_versions_still_read(tmp_path, good):
-    """Snapshots of version 2 and checkpoints of version 1 (the same datasets, no checksums)
-    are still read."""
+    """Snapshots of version 2 (the same datasets, no checksums) are still read; checkpoints
+    before version 3 are refused by version (they lack ``build_pos``, so they cannot continue
+    the neighbour lists' rebuild schedule)."""
     from pdyn.io import read_checkpoint, read_snapshot
 
-    for kind, old, read in ((SNAPSHOT, 2, read_snapshot), (CHECKPOINT, 1, read_checkpoint)):
+    older = tmp_path / "older.h5"
+    shutil.copy(good[CHECKPOINT], older)
+    with h5py.File(older, "r+") as f:
+        f.attrs["version"] = 2
+    with pytest.raises(OutputFileError, match="version 2"):
+        read_checkpoint(older)
+    for kind, old, read in ((SNAPSHOT, 2, read_snapshot),):
         src = good[kind]
         path = tmp_path / src.name
         with h5py.File(src) as f, h5py.File(path, "w") as g:

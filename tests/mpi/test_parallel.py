@@ -63,15 +63,18 @@ def test_ids_conserved_every_step(comm, kind):
             assert wraps[a, 0] > 0 and wraps[a, 1] > 0, f"no wrap both ways along {'xyz'[a]}"
 
 
+@pytest.mark.parametrize("skin", [None, 0.0], ids=["lists", "every_step"])
 @pytest.mark.parametrize("bp", [b for b in ("linked_cells", "hash_grid") if b in REGISTRY])
 @pytest.mark.parametrize("kind", ["periodic", "walled"])
-def test_trajectory_bit_identical_to_one_rank(comm, bp, kind):
+def test_trajectory_bit_identical_to_one_rank(comm, bp, kind, skin):
     """200 steps of a dense polydisperse scene: positions and velocities on N ranks equal the
-    1-rank run bit for bit."""
-    cfg = dense_polydisperse(BOUNDARIES[kind], broadphase=bp)
+    1-rank run bit for bit, with neighbour lists (default skin) and without (broad phase every
+    step)."""
+    cfg = dense_polydisperse(BOUNDARIES[kind], broadphase=bp, neighbour_skin=skin)
     sim = Simulation(cfg, comm=comm)
     sim.run(200)
     assert sim.comm.allreduce_sum(int(sim.n_contacts)) > 50  # dense: many contacts
+    assert sim.rebuilds > 5
     g, p, v = gather_state(sim)
     g1, p1, v1 = _serial_state(cfg, 200)
     assert np.array_equal(g, g1)
@@ -194,7 +197,7 @@ def test_one_rank_state_is_a_subset(comm):
 
 
 def test_reordering_keeps_ghost_plan_valid(comm):
-    """``Simulation.reorder`` permutes the store between migrate and ghosts; the exchange
+    """``Simulation._reorder`` permutes the store between migrate and ghosts; the exchange
     remaps the handles it keeps, so frequent reordering changes no bit of the result."""
     cfg = dense_polydisperse(BOUNDARIES["periodic"], n=300, speed=3.0, dt=2e-3,
                              reorder_every=7)
