@@ -8,7 +8,7 @@ import numpy as np
 
 from pdyn.bench import markdown
 from pdyn.bench.measure import from_scratch, simulations, trajectory
-from pdyn.bench.report import SERIES, run
+from pdyn.bench.report import SERIES, render, run
 from pdyn.bench.timing import Stopwatch, isolated
 from pdyn.broadphase import make_broadphase
 from pdyn.scenarios import make_scene
@@ -41,6 +41,13 @@ def test_report_writes_json_markdown_and_plots(tmp_path):
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
     koch = data["koch_scenes"]["more_polydisperse"]["rows"]
     assert next(r for r in koch if r["structure"] == "auto")["chosen"] == "hash_grid"
+    # a run stopped after its first series still renders, saying what it lacks
+    stopped = {k: v for k, v in data.items() if k not in SERIES[1:] + ("seconds",)}
+    (tmp_path / "stopped").mkdir()
+    (tmp_path / "stopped" / "report.json").write_text(json.dumps(stopped))
+    render(tmp_path / "stopped")
+    head = (tmp_path / "stopped" / "report.md").read_text().split("## Headline")[0]
+    assert "stopped before its end. Series not measured: " + ", ".join(SERIES[1:]) in head
 
 
 def test_stopwatch_splits_update_and_query():

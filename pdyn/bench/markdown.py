@@ -74,16 +74,20 @@ def _compare(ours: list[str], published: list[str], why: str) -> list[str]:
 # ------------------------------------------------------------------ sections
 def _header(res) -> list[str]:
     mb, ma = res["machine_before"], res.get("machine_after", {})
+    missing = [s for s in res.get("series", []) if s not in res]
+    took = (f"{res['seconds'] / 60:.1f} min" if "seconds" in res
+            else "stopped before its end")
     return [
         "# Which broad-phase structure for which scene",
         "",
         f"`{res.get('command') or 'pdyn bench --report'}` — {res['mode']} run, "
-        f"{mb['date']}, {res.get('seconds', 0) / 60:.1f} min.",
+        f"{mb['date']}, {took}."
+        + (f" Series not measured: {', '.join(missing)}." if missing else ""),
         "",
         f"Machine: {mb['cpu']}, {mb['cores']} cores, {mb['memory_GiB']} GiB, {mb['platform']}, "
         f"Python {mb['python']}. Load average (1, 5, 15 min) before: {mb['load_average']}, "
-        f"after: {ma.get('load_average')} — the machine was shared, so compare ratios within "
-        "a table (same run, round robin), not absolute times across runs.",
+        f"after: {ma.get('load_average', '-')} — the machine was shared, so compare ratios "
+        "within a table (same run, round robin), not absolute times across runs.",
         "",
         "Times are CPU time of the measuring process (all its threads; on a shared machine "
         "wall time also measures the neighbours' load): medians over the steps, best of the "

@@ -344,7 +344,7 @@ def run(folder, quick: bool = True, series=SERIES, structures=None, progress: bo
     started = time.perf_counter()
     results = {"mode": "quick" if quick else "full", "sizes": p, "command": command,
                "machine_before": machine(), "structures": names,
-               "peers": sorted(available_peers(p))}
+               "peers": sorted(available_peers(p)), "series": list(series)}
     warm_up(names)
     bar = Progress(progress, total=_count(p, names, series, len(results["peers"])))
     funcs = {"koch_scenes": koch_scenes, "koch_scaling": koch_scaling, "schornbaum": schornbaum,

@@ -42,7 +42,9 @@ simulation, "once" for ``find_contacts``):
 4. else ``usage="steps"``: ``hash_grid`` (sparse or clustered: the dense table would be mostly
    empty or its cells enlarged). ``inhomogeneous`` 10⁵ (1240 cells per particle):
    ``hash_grid`` 14.8 < ``zindex_sort`` 16.8 < ``index_sort`` 146; ``checkerboard`` 2.5·10⁵
-   (63, occupied 0.5): 34.9 < 45.1 < 47.0; ``very_inhomogeneous`` 8·10⁴: 11.6 < 13.8.
+   (63, occupied 0.5): 34.9 < 45.1 < 47.0; ``very_inhomogeneous`` 8·10⁴: 11.6 < 13.8. A
+   known miss (``docs/report``, CPU time): Koch's static 1024³ box, homogeneous and sparse,
+   where ``index_sort`` was 1.2-1.8x faster per step than ``hash_grid`` at 4·10⁴-3.2·10⁵.
 5. ``usage="once"`` and ``occupied >= OCCUPIED_MIN`` however sparse: ``index_sort``. Its
    capped table enlarges the cells of a sparse homogeneous scene, but they stay nearly empty;
    Koch's 1024³ box from scratch at 1.6-6.4·10⁵ spheres: ``index_sort`` 18-80 ms <
