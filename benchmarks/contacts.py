@@ -1,7 +1,7 @@
 """How fast is ``pdyn.find_contacts`` against what a Python user would reach for?
 
-Times ``find_contacts`` with ``linked_cells`` (and ``hash_grid`` where registered), ``brute``
-(small N only) and scipy's ``cKDTree.query_pairs`` (radius = largest diameter, then the exact
+Times ``find_contacts`` with its default (``auto``), ``index_sort``, ``linked_cells`` and
+``hash_grid``, ``brute`` (small N only) and scipy's ``cKDTree.query_pairs`` (radius = largest diameter, then the exact
 |x_i - x_j| <= r_i + r_j filter, then sorted like ours) on the *same* positions: monodisperse
 spheres at solid fraction ~0.3, N = 1e4, 1e5, 1e6. Best of ``--repeat`` after a warm-up;
 ratios are measured in the same run (the machine is shared and noisy).
@@ -14,23 +14,19 @@ from __future__ import annotations
 import argparse
 
 import numpy as np
-from _common import best_time, uniform_spheres, write_json
+from _common import best_time, write_json
 
-from pdyn import REGISTRY, find_contacts
+from pdyn import find_contacts
 from pdyn.bench import format_table
-from pdyn.broadphase import canonical_pairs
+from pdyn.bench.peers import kdtree
+from pdyn.bench.report import uniform_spheres
 
 BRUTE_MAX = 20_000
 
 
 def kdtree_contacts(pos, rad):
-    from scipy.spatial import cKDTree
-
-    pairs = cKDTree(pos).query_pairs(2.0 * rad.max(), output_type="ndarray")
-    d = pos[pairs[:, 0]] - pos[pairs[:, 1]]
-    s = rad[pairs[:, 0]] + rad[pairs[:, 1]]
-    keep = np.einsum("ij,ij->i", d, d) <= s * s
-    return canonical_pairs(pairs[keep])
+    """scipy's ``cKDTree.query_pairs`` (r = largest diameter) + exact filter, sorted."""
+    return kdtree(pos, rad)[0]
 
 
 def main(argv=None):
@@ -40,14 +36,17 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
-    methods = [m for m in ("linked_cells", "hash_grid") if m in REGISTRY]
+    methods = ["auto", "index_sort", "linked_cells", "hash_grid"]
     rows = []
     for n in args.sizes:
         pos, rad = uniform_spheres(n, args.solid_fraction)
         t_kd, ref = best_time(lambda: kdtree_contacts(pos, rad), args.repeat)
         row = {"N": n, "contacts": int(ref.shape[0]), "cKDTree_s": t_kd}
         for m in methods + (["brute"] if n <= BRUTE_MAX else []):
-            t, got = best_time(lambda: find_contacts(pos, rad, method=m), args.repeat)
+            # the default as a user calls it; the others by name
+            call = ((lambda: find_contacts(pos, rad)) if m == "auto"
+                    else (lambda: find_contacts(pos, rad, method=m)))
+            t, got = best_time(call, args.repeat)
             assert np.array_equal(got, ref), f"{m} disagrees with cKDTree at N={n}"
             row[f"{m}_s"] = t
             row[f"cKDTree/{m}"] = t_kd / t

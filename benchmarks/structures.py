@@ -25,13 +25,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing as mp
-import resource
 import time
 
 import numpy as np
 
-from pdyn.broadphase import REGISTRY, BroadPhaseError, make_broadphase
+from pdyn.bench.timing import isolated
+from pdyn.broadphase import REGISTRY, make_broadphase
 from pdyn.broadphase._kernels import filter_overlapping
 from pdyn.scenarios import make_scene
 
@@ -83,39 +82,12 @@ def measure(name, pos0, rad, steps, motion, seed):
     }
 
 
-def _child(conn, limit_bytes, args):
-    """Run :func:`measure` under an address-space limit; send the row or the error back (a
-    bug prints its traceback and the parent reports the child's death)."""
-    try:
-        if limit_bytes:
-            with open("/proc/self/status") as fh:
-                vm = next(int(l.split()[1]) * 1024 for l in fh if l.startswith("VmSize:"))
-            resource.setrlimit(resource.RLIMIT_AS, (vm + limit_bytes, vm + limit_bytes))
-        conn.send(measure(*args))
-    except MemoryError:
-        conn.send({"error": f"out of memory (> {limit_bytes / 2**30:g} GiB)"})
-    except BroadPhaseError as exc:  # a refused query (candidate ceiling): a row of the table
-        conn.send({"error": f"{type(exc).__name__}: {exc}"})
-    finally:
-        conn.close()
-
-
 def measure_isolated(limit_gib, *args):
-    """:func:`measure` in a forked child with a memory limit, so one structure that blows up on
-    a scene (e.g. a dense grid with 10^8 candidates) cannot take the machine down."""
-    if not limit_gib:
-        return measure(*args)
-    ctx = mp.get_context("fork")  # inherits the compiled kernels and the scene arrays
-    here, there = ctx.Pipe(duplex=False)
-    proc = ctx.Process(target=_child, args=(there, int(limit_gib * 2**30), args))
-    proc.start()
-    there.close()
-    try:
-        row = here.recv()
-    except EOFError:
-        row = {"error": f"child died (exit code {proc.exitcode})"}
-    proc.join()
-    return row
+    """:func:`measure` in a forked child with a memory limit (``pdyn.bench.timing.isolated``),
+    so one structure that blows up on a scene (e.g. a dense grid with 10^8 candidates) cannot
+    take the machine down."""
+    return isolated(measure, *args, mem_gib=limit_gib, timeout=3600) if limit_gib \
+        else measure(*args)
 
 
 def warm_up(names):

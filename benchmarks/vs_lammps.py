@@ -202,8 +202,8 @@ def main(argv=None) -> None:
                 r["lammps_speedup"] = base[1]["lammps_ns"] / r["lammps_ns"]
     print(f"\ngas scene, {args.steps} timed steps, median of {args.rounds} round(s); "
           "ratio = pdyn / LAMMPS per round (median, min, max)")
-    print(format_table(rows, ["ranks", "particles", "pdyn_ns", "lammps_ns", "ratio", "ratio_min",
-                              "ratio_max", "pdyn_speedup", "lammps_speedup"]))
+    print(format_table(rows, ["ranks", "particles", "pdyn_ns", "lammps_ns", "ratio",
+                              "ratio_min", "ratio_max", "pdyn_speedup", "lammps_speedup"]))
     last = runs[("pdyn", args.ranks[-1])][-1]
     print("pdyn phases (s, slowest rank, last run, timed steps): "
           + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items())

@@ -89,13 +89,38 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--size", type=int, nargs=2, metavar=("W", "H"), default=(1200, 900),
                         help=f"picture size in pixels, {MIN_SIZE} to {MAX_SIZE} each "
                         "(default 1200 900)")
-    bench = sub.add_parser("bench", parents=[common],
-                           help="Koch's table: every broad phase on one scene")
-    bench.add_argument("--scene", default="reference")
-    bench.add_argument("--scale", type=float, default=0.1)
-    bench.add_argument("--steps", type=int, default=20)
-    bench.add_argument("--structures", nargs="+", help="subset of structures (default: all)")
-    bench.add_argument("--json", help="also write the rows as JSON to this file")
+    bench = sub.add_parser(
+        "bench", parents=[common], help="which broad phase for which scene: Koch's table for one scene, or the "
+        "whole report (--report)",
+        description="Without --report: every broad-phase structure runs the same short "
+        "simulation of one scene (Koch's table: ms per step of the whole step, of collision "
+        "detection and of the update, candidate pairs, memory) beside the peers a Python user "
+        "would reach for. With --report DIR: the series of the source theses for every "
+        "structure and peer, written as JSON, Markdown and PNG plots.")
+    bench.add_argument("--scene", default="reference",
+                       help="built-in scene of the single table (default: reference)")
+    bench.add_argument("--scale", type=float, default=0.1,
+                       help="scale of the scene's particle count (default: 0.1)")
+    bench.add_argument("--steps", type=int, default=20,
+                       help="simulation steps per structure (default: 20)")
+    bench.add_argument("--structures", nargs="+", metavar="NAME",
+                       help="subset of structures (default: all registered, 'auto' included)")
+    bench.add_argument("--no-peers", action="store_true",
+                       help="leave out scipy / matscipy / freud (single table only)")
+    bench.add_argument("--json", metavar="FILE", help="also write the table's rows as JSON")
+    bench.add_argument("--report", metavar="DIR",
+                       help="run every series and write DIR/report.json, DIR/report.md and "
+                       "PNG plots")
+    bench.add_argument("--quick", action="store_true",
+                       help="with --report: small sizes (a few minutes on 2 cores) instead "
+                       "of the theses' sizes (about an hour)")
+    bench.add_argument("--series", nargs="+", metavar="NAME",
+                       help="with --report: only these series (headline, koch_scenes, "
+                       "koch_scaling, schornbaum, update_strategies, full_step)")
+    bench.add_argument("--render-only", action="store_true",
+                       help="with --report: rewrite report.md and the plots from "
+                       "DIR/report.json without measuring again")
+    bench.add_argument("--no-progress", action="store_true", help="no progress bars")
     return p
 
 
@@ -238,8 +263,9 @@ def _on_root(comm, action) -> None:
 
 
 def _print_summary(s: dict, out) -> None:
+    chosen = f" -> {s['chosen']}" if s.get("chosen") else ""
     print(f"pdyn: scene {s['scene']!r}: {s['particles']} particles, {s['ranks']} rank(s), "
-          f"broad phase {s['broadphase']}", file=out)
+          f"broad phase {s['broadphase']}{chosen}", file=out)
     print(f"  {s['steps']} steps of dt = {s['dt']:.4g} s -> t = {s['time']:.4g} s in "
           f"{s['wall_seconds']:.2f} s wall ({s['steps_per_second']:.0f} steps/s)", file=out)
     print(f"  contacts at the end: {s['contacts']}, kinetic energy: {s['kinetic_energy']:.6g} J",
@@ -265,6 +291,18 @@ def _output_note(sim, cfg) -> str | None:
     return f"{n} file(s) in {folder}"
 
 
+def _chosen(sim, comm) -> str | None:
+    """What ``auto`` picked on each rank ("zindex_sort", or "index_sort on 3 ranks, zindex_sort
+    on 1"); None for any other structure."""
+    picks = comm.gather(getattr(sim.broadphase, "chosen", None))
+    if comm.rank != 0 or picks is None or picks[0] is None:
+        return None
+    counts = {p: picks.count(p) for p in dict.fromkeys(picks)}
+    if len(counts) == 1:
+        return picks[0]
+    return ", ".join(f"{p} on {k} rank{'s' * (k > 1)}" for p, k in counts.items())
+
+
 def _blocks_note(sim, cfg) -> str | None:
     """Why ``blocks`` has no effect: one rank without a periodic axis has no decomposition."""
     if cfg.blocks and sim.comm.size == 1 and not sim.box.periodic.any():
@@ -280,6 +318,7 @@ def _run(sim, cfg, comm, steps=None) -> int:
         print("\n".join(notes), flush=True)
     summary = sim.run(steps)
     summary["output"] = _output_note(sim, cfg)
+    summary["chosen"] = _chosen(sim, comm)
     if comm.rank == 0:
         _print_summary(summary, sys.stdout)
     return 0
@@ -407,7 +446,8 @@ def cmd_scenes(args, comm) -> int:
 def cmd_bench(args, comm) -> int:
     import json
 
-    from .bench import bench_scene, format_table
+    from .bench import COLUMNS, bench_scene, format_table
+    from .bench.report import SERIES, render, run
     from .broadphase import REGISTRY
     from .config import ConfigError, SimulationConfig
     from .io.hdf5 import make_folder, write_bytes_atomic
@@ -416,12 +456,36 @@ def cmd_bench(args, comm) -> int:
     for name in args.structures or []:
         if name not in REGISTRY:
             raise ConfigError(f"structures = {name!r}: unknown (choose from {', '.join(REGISTRY)})")
+    for name in args.series or []:
+        if name not in SERIES:
+            raise ConfigError(f"series = {name!r}: unknown (choose from {', '.join(SERIES)})")
     SimulationConfig(scene=args.scene, scale=args.scale, steps=args.steps)  # validates them
+    if args.report and args.render_only:
+        if comm.rank == 0:
+            render(args.report)
+            print(f"pdyn bench: rewrote {Path(args.report) / 'report.md'} from report.json")
+        return 0
+    if args.report:
+        command = " ".join(["pdyn bench --report", args.report] + ["--quick"] * args.quick
+                           + (["--series", *args.series] if args.series else [])
+                           + (["--structures", *args.structures] if args.structures else []))
+        if comm.rank == 0:
+            res = run(args.report, quick=args.quick, series=args.series or SERIES,
+                      structures=args.structures, progress=not args.no_progress,
+                      command=command)
+            print(f"pdyn bench: wrote {Path(args.report) / 'report.md'} "
+                  f"({res['seconds'] / 60:.1f} min; plots: {', '.join(res['plots']) or 'none'})")
+        return 0
     check_memory(args.scene, args.scale)
     out = check_new_file(args.json, "--json") if args.json else None
-    print(f"pdyn bench: scene {args.scene!r} at scale {args.scale}, {args.steps} steps")
-    rows = bench_scene(args.scene, args.scale, args.steps, args.structures)
-    print(format_table(rows))
+    print(f"pdyn bench: scene {args.scene!r} at scale {args.scale}, {args.steps} steps "
+          "(ms per step; peers: one from-scratch call)")
+    rows = bench_scene(args.scene, args.scale, args.steps, args.structures or list(REGISTRY),
+                       with_peers=not args.no_peers)
+    print(format_table(rows, COLUMNS))
+    auto = next((r for r in rows if r["structure"] == "auto" and r.get("chosen")), None)
+    if auto:
+        print(f"broad phase auto -> {auto['chosen']}")
     if out is not None:
         make_folder(out.parent)
         write_bytes_atomic(out, json.dumps(rows, indent=2).encode())

@@ -220,7 +220,7 @@ class SimulationConfig:
     steps: int | None = None
     dt: float | None = None  # s; default: contact time / dt_safety
     dt_safety: float = 20.0
-    broadphase: str = "linked_cells"
+    broadphase: str = "auto"  # picks the structure from the scene (pdyn/broadphase/auto.py)
     broadphase_params: dict = field(default_factory=dict)
     contact: ContactConfig | None = None
     gravity: tuple | None = None  # m/s²

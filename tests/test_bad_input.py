@@ -134,7 +134,7 @@ def test_broadphase_params(tmp_path, cli, structure, key, value):
 
 def test_bool_is_never_a_number():
     with pytest.raises(ConfigError, match="cell_size = True: expected a number"):
-        SimulationConfig(broadphase_params={"cell_size": True})
+        SimulationConfig(broadphase="linked_cells", broadphase_params={"cell_size": True})
     with pytest.raises(ConfigError, match="particles.radii"):
         config_from_dict({"box": {}, "particles": {"positions": [[0.5, 0.5, 0.5]],
                                                    "radii": [True]}})

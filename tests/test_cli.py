@@ -172,15 +172,34 @@ def test_console_script_entry_point(tmp_path):
 
 def test_bench_prints_kochs_table(tmp_path, capsys):
     code, out, err = run_cli(["bench", "--scene", "reference", "--scale", "0.01", "--steps", "2",
-                              "--structures", "brute", "linked_cells", "--json", "b.json"],
-                             tmp_path, capsys)
+                              "--structures", "brute", "linked_cells", "auto", "--json",
+                              "b.json"], tmp_path, capsys)
     assert code == 0, err
-    assert "collision_s" in out and "linked_cells" in out and "scipy cKDTree" in out
+    assert "detect_ms" in out and "linked_cells" in out and "scipy cKDTree" in out
+    assert "broad phase auto -> index_sort" in out
     import json
 
     rows = json.loads((tmp_path / "b.json").read_text())
-    assert {r["structure"] for r in rows} >= {"brute", "linked_cells", "scipy cKDTree"}
-    assert all(r["collision_s"] > 0 for r in rows)
+    assert {r["structure"] for r in rows} >= {"brute", "linked_cells", "auto", "scipy cKDTree"}
+    assert all(r["detect_ms"] > 0 for r in rows)
+    assert all(r["total_ms"] > r["detect_ms"] for r in rows if "total_ms" in r)
+
+
+def test_every_bench_option_has_help_text():
+    """``pdyn bench --help`` explains every option (issue 15)."""
+    from pdyn.cli import _parser
+
+    sub = next(a for a in _parser()._actions if a.dest == "command")
+    bench = sub.choices["bench"]
+    assert bench.description
+    for action in bench._actions:
+        assert action.help, f"pdyn bench {action.option_strings}"
+
+
+def test_run_summary_says_what_auto_chose(tmp_path, capsys):
+    code, out, err = run_cli(["run", *SMALL, "--broadphase", "auto"], tmp_path, capsys)
+    assert code == 0, err
+    assert "broad phase auto -> index_sort" in out
 
 
 def test_bench_rejects_unknown_structure(tmp_path, capsys):

@@ -18,9 +18,11 @@ from .spatial_hash import SpatialHash
 from .compact_hash import CompactHash
 from .octree import Octree
 from .hash_grid import HashGrid
+from .auto import Auto
 
-#: name -> class; every entry gets the whole contract test suite (tests/broadphase).
-REGISTRY: dict[str, type[BroadPhase]] = {
+#: name -> class (``auto`` delegates to one of the others); every entry gets the whole
+#: contract test suite (tests/broadphase).
+REGISTRY: dict[str, type] = {
     cls.name: cls
     for cls in (
         BruteForce,
@@ -32,6 +34,7 @@ REGISTRY: dict[str, type[BroadPhase]] = {
         CompactHash,
         Octree,
         HashGrid,
+        Auto,
     )
 }
 
@@ -47,16 +50,19 @@ def make_broadphase(name: str, **params) -> BroadPhase:
     return cls(**params)
 
 
-def find_contacts(positions, radii, method: str = "hash_grid", **params) -> np.ndarray:
+def find_contacts(positions, radii, method: str = "auto", **params) -> np.ndarray:
     """Exactly the pairs (i, j), i < j, with |x_i − x_j| ≤ r_i + r_j, as sorted int64 (K, 2).
 
-    ``method`` names a registered structure; ``params`` go to it. Infinite radii overlap every finite
-    particle (walls), never each other.
+    ``method`` names a registered structure; ``params`` go to it. The default, ``auto``, picks
+    the structure from the input's radius spread, sparsity and clustering (``auto.py``) for
+    one build and one query (``usage="once"``). Infinite radii overlap every finite particle
+    (walls), never each other.
     """
+    if method == "auto":
+        params = {"usage": "once", **params}
     bp = make_broadphase(method, **params)
     bp.build(positions, radii)
-    pairs = filter_overlapping(bp.candidate_pairs(), bp._pos, bp._rad)
-    return canonical_pairs(pairs)
+    return canonical_pairs(bp.contacts())
 
 
 __all__ = [

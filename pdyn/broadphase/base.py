@@ -2,15 +2,16 @@
 
 Protocol: ``build(positions, radii, handles=None)``, ``insert(handles)``, ``remove(handles)``,
 ``update(positions, radii=None)``, ``candidate_pairs(include_infinite=True)`` → int64 (M, 2)
-with every candidate pair once, ``stats()`` → dict with at least ``candidates`` and
-``memory_bytes``.
+with every candidate pair once, ``contacts(include_infinite=True)`` → the candidates that pass
+the exact test, ``stats()`` → dict with at least ``candidates`` and ``memory_bytes``.
 
 ``stats()["candidates"]`` means the same for every structure: the number of finite pairs the
-last ``candidate_pairs`` call handed to the exact sphere test (``_kernels.overlaps``). Most
-structures hand their candidates to the caller, who applies the test (``find_contacts``, the
-contact kernel), so it is ``len(candidate_pairs(include_infinite=False))``; ``brute`` and
-``hash_grid`` (``filters = True``) apply the test themselves and return only overlapping
-pairs, so it is the number of pairs they tested. Either way it is at least the number of
+last ``candidate_pairs`` (or ``contacts``) call handed to the exact sphere test
+(``_kernels.overlaps``). Most structures hand their candidates to the caller, who applies the
+test (the contact kernel), so it is ``len(candidate_pairs(include_infinite=False))``;
+``brute`` and ``hash_grid`` (``filters = True``) apply the test themselves and return only
+overlapping pairs, and the index sorts do so in ``contacts`` (``find_contacts``), so it is the
+number of pairs they tested. Either way it is at least the number of
 contacts, and it is the figure comparable across structures (Koch's "candidate pairs",
 [Koch2020] Sec. 4.1).
 
@@ -28,7 +29,8 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import BroadPhaseError, overlaps, run_pair_kernel, set_add, set_remove
+from ._kernels import (BroadPhaseError, filter_overlapping, overlaps, run_pair_kernel, set_add,
+                       set_remove)
 
 
 def _as_positions(positions) -> np.ndarray:
@@ -210,13 +212,27 @@ class BroadPhase:
         pairs = self._pairs()
         if not self.filters:
             self._candidates = int(pairs.shape[0])
-        if include_infinite and self._infinite and self._n:
-            extra = run_pair_kernel(
-                _infinite_pairs, self.members.copy(), self.infinite,
-                guess=self._n * len(self._infinite),
-            )
-            pairs = np.concatenate((pairs, extra))
+        return self._with_infinite(pairs) if include_infinite else pairs
+
+    def contacts(self, include_infinite: bool = True) -> np.ndarray:
+        """The candidate pairs that pass the exact test (``_kernels.overlaps``), each once, int64
+        (K, 2): what ``find_contacts`` sorts. Structures that can test while they emit
+        (``_touching``) never materialise the candidate list."""
+        pairs = self._touching()
+        if pairs is None:
+            return filter_overlapping(self.candidate_pairs(include_infinite), self._pos,
+                                      self._rad)
+        if include_infinite:
+            return filter_overlapping(self._with_infinite(pairs), self._pos, self._rad)
         return pairs
+
+    def _with_infinite(self, pairs: np.ndarray) -> np.ndarray:
+        """``pairs`` with every finite resident × infinite resident pair appended."""
+        if not (self._infinite and self._n):
+            return pairs
+        extra = run_pair_kernel(_infinite_pairs, self.members.copy(), self.infinite,
+                                guess=self._n * len(self._infinite))
+        return np.concatenate((pairs, extra))
 
     def stats(self) -> dict:
         """At least ``candidates`` (finite pairs handed to the exact test by the last query,
@@ -278,6 +294,12 @@ class BroadPhase:
 
     def _pairs(self) -> np.ndarray:
         raise NotImplementedError
+
+    def _touching(self) -> np.ndarray | None:
+        """The finite pairs passing the exact test, tested while emitted (``_candidates`` set
+        to the pairs tested); None where the structure cannot (then ``contacts`` filters
+        ``candidate_pairs``)."""
+        return None
 
     def _memory_bytes(self) -> int:
         return 0

@@ -43,7 +43,7 @@ from .._jit import JIT
 from ..cell_index import clamped_cell
 from ..zorder import LEVELS, compact_bits, morton3, spread_bits
 from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, emit_between, emit_within,
-                       max_radius, run_pair_kernel, safe_cell_size)
+                       gather, max_radius, run_pair_kernel, safe_cell_size)
 from ._sort import compact, insertion_sort, key_before, merge_tail, radix_sort
 from .base import BroadPhase, BroadPhaseError
 
@@ -212,13 +212,19 @@ def _dilated_step(d, m, step, dmax):
 
 
 @njit(**JIT)
-def _pairs_row_major(out, ukeys, ustart, nu, items, dims, stencil, table):
+def _pairs_row_major(out, ukeys, ustart, nu, items, dims, stencil, table, spos=None,
+                     srad=None, tested=None):
     """Pairs within each used cell and with its 13 forward neighbours, found in the dense
-    cell -> used-cell ``table`` (index sort)."""
+    cell -> used-cell ``table`` (index sort). With ``spos``/``srad`` only the overlapping ones
+    (``emit_within``), the pairs tested counted in ``tested[0]``."""
     k = 0
+    if tested is not None:
+        tested[0] = 0
     for u in range(nu):
         s, e = ustart[u], ustart[u + 1]
-        k = emit_within(out, k, items, s, e)
+        k = emit_within(out, k, items, s, e, spos, srad)
+        if tested is not None:
+            tested[0] += (e - s) * (e - s - 1) // 2
         cx, cy, cz = _coords_of(ukeys[u], dims, False)
         for o in range(stencil.shape[0]):
             x2 = cx + stencil[o, 0]
@@ -228,21 +234,28 @@ def _pairs_row_major(out, ukeys, ustart, nu, items, dims, stencil, table):
                 continue
             u2 = table[x2 + dims[0] * (y2 + dims[1] * z2)]
             if u2 >= 0:
-                k = emit_between(out, k, items, s, e, ustart[u2], ustart[u2 + 1])
+                k = emit_between(out, k, items, s, e, ustart[u2], ustart[u2 + 1], spos, srad)
+                if tested is not None:
+                    tested[0] += (e - s) * (ustart[u2 + 1] - ustart[u2])
     return k
 
 
 @njit(**JIT)
-def _pairs_morton(out, ukeys, ustart, nu, items, dims, stencil, table, mode, bits):
+def _pairs_morton(out, ukeys, ustart, nu, items, dims, stencil, table, mode, bits, spos=None,
+                  srad=None, tested=None):
     """Same for Z-curve keys: neighbour keys by dilated arithmetic (no de-interleaving), the
     neighbour found by the hash index ``table`` (mode HASH) or binary search (SEARCH)."""
     xlim = spread_bits(dims[0] - 1)
     ylim = spread_bits(dims[1] - 1) << 1
     zlim = spread_bits(dims[2] - 1) << 2
     k = 0
+    if tested is not None:
+        tested[0] = 0
     for u in range(nu):
         s, e = ustart[u], ustart[u + 1]
-        k = emit_within(out, k, items, s, e)
+        k = emit_within(out, k, items, s, e, spos, srad)
+        if tested is not None:
+            tested[0] += (e - s) * (e - s - 1) // 2
         key = ukeys[u]
         xd, yd, zd = key & _XM, key & _YM, key & _ZM
         for o in range(stencil.shape[0]):
@@ -257,7 +270,9 @@ def _pairs_morton(out, ukeys, ustart, nu, items, dims, stencil, table, mode, bit
             else:
                 u2 = _hash_cell(table, ukeys, key2, bits)
             if u2 >= 0:
-                k = emit_between(out, k, items, s, e, ustart[u2], ustart[u2 + 1])
+                k = emit_between(out, k, items, s, e, ustart[u2], ustart[u2 + 1], spos, srad)
+                if tested is not None:
+                    tested[0] += (e - s) * (ustart[u2 + 1] - ustart[u2])
     return k
 
 
@@ -328,7 +343,10 @@ class _SortedCells(BroadPhase):
             self._bits = bits
             _fill_hash(self._table, self._ukeys, self._nu, bits)
 
-    def _pair_query(self) -> np.ndarray:
+    def _pair_query(self, touching: bool = False) -> np.ndarray:
+        """The candidate pairs, or with ``touching`` only those passing the exact test,
+        tested while emitted on centres gathered in cell order (``_candidates`` = the pairs
+        tested)."""
         if self._n == 0:
             return np.zeros((0, 2), np.int64)
         if self.morton:
@@ -338,8 +356,14 @@ class _SortedCells(BroadPhase):
         else:
             kernel, args = _pairs_row_major, (self._ukeys, self._ustart, self._nu, self._items,
                                               self._dims, HALF_STENCIL, self._table)
-        return run_pair_kernel(kernel, *args, guess=8 * self._n + 16,
-                               limit=self.max_candidates, name=self.name)
+        if not touching:
+            return run_pair_kernel(kernel, *args, guess=8 * self._n + 16,
+                                   limit=self.max_candidates, name=self.name)
+        spos, srad = gather(self._pos, self._rad, self._items[: self._n])
+        tested = np.zeros(1, np.int64)
+        pairs = run_pair_kernel(kernel, *args, spos, srad, tested, guess=2 * self._n + 16)
+        self._candidates = int(tested[0])
+        return pairs
 
     def _memory_bytes(self):
         return int(self._keys.nbytes + self._items.nbytes + self._ukeys.nbytes
@@ -424,11 +448,14 @@ class IndexSort(_SortedCells):
             self._table = np.empty(ncells, np.int32)
         _fill_table(self._table, self._ukeys, self._nu)
 
-    def _pairs(self):
+    def _pairs(self, touching: bool = False):
         if self._dirty:
             self._rebuild()
             self._dirty = False
-        return self._pair_query()
+        return self._pair_query(touching)
+
+    def _touching(self):
+        return self._pairs(touching=True)
 
     def _stats(self):
         return {"cell_size": self._cell, "cells": int(np.prod(self._dims)),
@@ -579,9 +606,12 @@ class ZIndexSort(_SortedCells):
         self._moved = False
         self._cells(n)
 
-    def _pairs(self):
+    def _pairs(self, touching: bool = False):
         self._sort()
-        return self._pair_query()
+        return self._pair_query(touching)
+
+    def _touching(self):
+        return self._pairs(touching=True)
 
     def _memory_bytes(self):
         return super()._memory_bytes() + int(self._hkeys.nbytes)

@@ -114,6 +114,23 @@ def test_candidates_and_memory(method, family):
 
 
 @pytest.mark.parametrize("method", METHODS)
+@pytest.mark.parametrize("family", ["uniform", "dense", "polydisperse_1e3", "clustered"])
+def test_contacts_are_the_filtered_candidates(method, family):
+    """``contacts()`` (what ``find_contacts`` sorts; index sorts test while they emit) holds
+    exactly the candidates that pass the exact test, walls included, and counts as candidates
+    at least the pairs it returns."""
+    _, pos, rad = random_scene(11, family)
+    rad = rad.copy()
+    rad[:1] = np.inf
+    bp = make_broadphase(method).build(pos, rad)
+    got = bp.contacts()
+    assert_each_pair_once(got)
+    assert bp.stats()["candidates"] >= int(np.sum(np.isfinite(rad[got]).all(axis=1)))
+    want = filter_overlapping(bp.candidate_pairs(), pos, rad)
+    np.testing.assert_array_equal(canonical_pairs(got), canonical_pairs(want))
+
+
+@pytest.mark.parametrize("method", METHODS)
 def test_candidates_count_finite_pairs_only(method):
     """With walls, the finite × wall pairs are appended to the list but not counted."""
     rng = np.random.default_rng(5)
@@ -127,9 +144,10 @@ def test_candidates_count_finite_pairs_only(method):
     assert bp.stats()["candidates"] == c0 >= finite
 
 
-def test_default_method_is_hash_grid(monkeypatch):
+def test_default_method_is_auto(monkeypatch):
     """The documented default, by name: what ``find_contacts`` builds when not told."""
-    assert inspect.signature(find_contacts).parameters["method"].default == "hash_grid"
+    assert inspect.signature(find_contacts).parameters["method"].default == "auto"
+    want = oracle(0, "uniform")
     built = []
     real = bpmod.make_broadphase
 
@@ -139,8 +157,8 @@ def test_default_method_is_hash_grid(monkeypatch):
 
     monkeypatch.setattr(bpmod, "make_broadphase", spy)
     _, pos, rad = random_scene(0, "uniform")
-    np.testing.assert_array_equal(find_contacts(pos, rad), oracle(0, "uniform"))
-    assert built == ["hash_grid"]
+    np.testing.assert_array_equal(find_contacts(pos, rad), want)
+    assert built == ["auto"]
 
 
 # ------------------------------------------------------------------ small cases and errors

@@ -1,0 +1,273 @@
+"""``auto``: picks a broad-phase structure from cheap statistics of the residents and delegates
+every call to it, so it is exactly as exact as the structure it picked.
+
+Statistics (one O(N) pass over the finite residents, plus strided samples of at most
+``SAMPLE`` radii for the cubic mean and ``OCCUPANCY_SAMPLE`` centres for the occupancy; walls
+are ignored):
+
+* ``spread`` = largest radius / cubic mean radius (mean of r³, cube root). A single-level grid
+  sizes its cells by the largest diameter, so it tests ~``spread³`` times more candidates than
+  a hierarchy whose grids fit each size ([Koch2020] Sec. 4.1.6-4.1.8; [Schornbaum2009] Sec.
+  2.3-2.4). A mean of r³ is stable where a median of a few size classes jumps between them
+  (Koch's ``polydisperse``: 1.5; ``more_polydisperse``: 6.2; ``very_polydisperse``: 13-16).
+* ``cells_per_particle`` = cells a dense grid of edge = largest diameter needs over the
+  residents' bounding box, per resident. Dense grids (``linked_cells``, ``index_sort``) cap
+  their table at ``8 N`` cells and enlarge cells beyond that (candidates grow as the cube of
+  the enlargement), and ``linked_cells`` visits every cell ([Ihmsen2011] Sec. 4.2: "memory
+  scales with the domain").
+* ``occupied`` = fraction of occupied cells of a coarse grid of about N / 8 cells over the
+  bounding box: ~1 for a homogeneous scene, 0.5 for Koch's checkerboard, a few per cent when
+  the particles crowd into a corner of an empty box.
+* ``axis_overlaps`` = N · largest diameter / longest extent: how many particles' extents
+  overlap one particle's along the longest axis (what sweep and prune sweeps).
+
+Choice (thresholds from ``pdyn bench --report`` runs on the 2-core development machine on
+2026-11-23, wall-clock ms per step unless said otherwise; ``usage`` is "steps" for a
+simulation, "once" for ``find_contacts``):
+
+1. ``spread > SPREAD_MAX`` (= 3): ``hash_grid``, one grid per size class. Koch's
+   ``polydisperse`` (spread 1.5, 5·10⁴ spheres): ``index_sort`` 16.8 < ``linked_cells`` 20.9
+   < ``hash_grid`` 36.1; ``more_polydisperse`` (6.2, 8·10⁴): ``hash_grid`` 71 < ``zindex_sort``
+   580, the dense grids refuse (> 2²⁶ candidates); ``very_polydisperse`` (16, 4·10⁴):
+   ``hash_grid`` 9.5, every single-level grid refuses or runs out of memory.
+2. else ``cells_per_particle <= DENSE_CELLS`` (= 16) and ``occupied >= OCCUPIED_MIN`` (= 0.4):
+   ``index_sort`` (both usages). Koch's ``reference`` (9.7 cells per particle, 10⁵ spheres):
+   ``index_sort`` 25.0 < ``hash_grid`` 26.8 < ``zindex_sort`` 35.7 < ``linked_cells`` 37.3;
+   10⁶ equal spheres at solid fraction 0.3 (1.8), from scratch: ``index_sort`` 319 ms <
+   ``zindex_sort`` 389 < ``linked_cells`` 513 < ``hash_grid`` 2552.
+3. else, ``usage="steps"`` and ``axis_overlaps < SWEEP_OVERLAPS`` (= 1): ``sweep_prune``.
+   Schornbaum's scene with 10⁵x smaller objects (0.0075 overlaps): ``sweep_prune`` 2.8-5.6x
+   faster than ``zindex_sort`` at 10³-3·10⁴ objects; Koch's 1024³ box (10-80 overlaps): 1-6x
+   slower.
+4. else ``usage="steps"``: ``hash_grid`` (sparse or clustered: the dense table would be mostly
+   empty or its cells enlarged). ``inhomogeneous`` 10⁵ (1240 cells per particle):
+   ``hash_grid`` 14.8 < ``zindex_sort`` 16.8 < ``index_sort`` 146; ``checkerboard`` 2.5·10⁵
+   (63, occupied 0.5): 34.9 < 45.1 < 47.0; ``very_inhomogeneous`` 8·10⁴: 11.6 < 13.8. A
+   known miss (``docs/report``, CPU time): Koch's static 1024³ box, homogeneous and sparse,
+   where ``index_sort`` was 1.2-1.8x faster per step than ``hash_grid`` at 4·10⁴-3.2·10⁵.
+5. ``usage="once"`` and ``occupied >= OCCUPIED_MIN`` however sparse: ``index_sort``. Its
+   capped table enlarges the cells of a sparse homogeneous scene, but they stay nearly empty;
+   Koch's 1024³ box from scratch at 1.6-6.4·10⁵ spheres: ``index_sort`` 18-80 ms <
+   ``zindex_sort`` 95-395 (a hash lookup per neighbour cell, mostly empty) < ``hash_grid``
+   190-1040; at 10⁴-8·10⁴ ``index_sort`` and ``zindex_sort`` are within 1.2x.
+6. else (``usage="once"``, clustered): ``zindex_sort``, cells of the largest diameter and
+   O(N) memory whatever the domain, where a capped dense table would make the clusters' cells
+   huge (``inhomogeneous`` with ``index_sort``: 3·10⁷ candidates, ``zindex_sort`` 10⁵).
+
+When to decide: at every ``build`` (from that build's residents); ``insert``, ``remove`` and
+``update`` go to the structure chosen at the last build (a first ``insert`` without a build
+decides from the inserted residents). The simulation builds at start and at every Z-curve
+reordering (every ``reorder_every`` steps), so a scene whose character changes is re-judged
+then. Each MPI rank decides from its own residents; the choice never changes results (every
+structure yields the same pairs and the contact kernel orders them by global id).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .._jit import JIT
+from ._kernels import BroadPhaseError, bounding_box, max_radius
+from .hash_grid import HashGrid
+from .index_sort import IndexSort, ZIndexSort
+from .sweep_prune import SweepPrune
+
+#: largest / cubic mean radius above which the hierarchy of grids wins
+SPREAD_MAX = 3.0
+#: dense-grid cells (edge = largest diameter) per particle up to which a dense table pays
+DENSE_CELLS = 16.0
+#: occupied fraction of the coarse grid (~8 particles per cell) a dense grid needs
+OCCUPIED_MIN = 0.4
+#: particles whose extents overlap along the longest axis, per particle, below which a
+#: persistent sweep and prune wins (almost nothing overlaps even in one dimension)
+SWEEP_OVERLAPS = 1.0
+#: particles per cell of the coarse occupancy grid
+COARSE_PER_CELL = 8
+#: radii sampled (strided) for the cubic mean
+SAMPLE = 4096
+#: particles sampled (strided) for the occupied fraction
+OCCUPANCY_SAMPLE = 1 << 16
+
+CHOICES = {"hash_grid": HashGrid, "index_sort": IndexSort, "zindex_sort": ZIndexSort,
+           "sweep_prune": SweepPrune}
+USAGES = ("steps", "once")
+
+
+@njit(**JIT)
+def _occupied_cells(pos, handles, lo, inv, dims):
+    """Occupied cells of a coarse grid over the bounding box."""
+    seen = np.zeros(dims[0] * dims[1] * dims[2], np.uint8)
+    k = 0
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        c = 0
+        for a in (2, 1, 0):
+            x = int((pos[h, a] - lo[a]) * inv[a])
+            c = c * dims[a] + min(max(x, 0), dims[a] - 1)
+        if seen[c] == 0:
+            seen[c] = 1
+            k += 1
+    return k
+
+
+def _checked(positions, radii, handles):
+    """(positions, radii, handles) as the statistics kernel needs them, or None if their
+    shapes or the handles' range are wrong (then the chosen structure reports the error)."""
+    try:
+        pos = np.ascontiguousarray(positions, np.float64)
+        rad = np.ascontiguousarray(radii, np.float64).reshape(-1)
+        h = (np.arange(rad.shape[0], dtype=np.int64) if handles is None
+             else np.ascontiguousarray(np.atleast_1d(handles), np.int64))
+    except (TypeError, ValueError):
+        return None
+    if pos.ndim != 2 or pos.shape != (rad.shape[0], 3) or h.ndim != 1:
+        return None
+    if h.size and (h.min() < 0 or h.max() >= rad.shape[0]):
+        return None
+    return pos, rad, h
+
+
+def statistics(positions, radii, handles=None) -> dict:
+    """The statistics ``auto`` decides on (see the module docstring), for ``handles`` (default:
+    every row) of ``positions`` (N, 3) and ``radii`` (N,); infinite radii are ignored."""
+    checked = _checked(positions, radii, handles)
+    if checked is None:
+        raise BroadPhaseError("auto.statistics: positions (N, 3), radii (N,) and handles in "
+                              "[0, N) expected")
+    pos, rad, h = checked
+    rmax = max_radius(rad, h)
+    if not np.isfinite(rmax):  # walls (infinite radii) among the handles: leave them out
+        h = h[np.isfinite(rad[h])]
+        rmax = max_radius(rad, h)
+    n = h.shape[0]
+    out = {"n": int(n), "spread": 1.0, "cells_per_particle": 0.0, "occupied": 1.0,
+           "axis_overlaps": 0.0}
+    if n < 2:
+        return out
+    lo, hi = bounding_box(pos, h)
+    sample = rad[h[:: max(1, n // SAMPLE)]]
+    out["spread"] = rmax / float(np.mean(sample**3)) ** (1.0 / 3.0)
+    ext = np.maximum(hi - lo, 0.0)
+    out["axis_overlaps"] = n * 2.0 * rmax / max(float(ext.max()), 1e-300)
+    out["cells_per_particle"] = float(np.prod(np.floor(ext / (2.0 * rmax)) + 1.0)) / n
+    # coarse grid of ~m / COARSE_PER_CELL cells shaped like the box (flat axes get one cell),
+    # filled with a strided sample of m <= OCCUPANCY_SAMPLE particles
+    hs = h[:: max(1, n // OCCUPANCY_SAMPLE)]
+    target = max(hs.shape[0] / COARSE_PER_CELL, 1.0)
+    live = ext > 1e-12 * max(float(ext.max()), 1e-300)
+    edge = (float(np.prod(ext[live])) / target) ** (1.0 / max(int(live.sum()), 1)) \
+        if live.any() else 1.0
+    dims = np.where(live, np.clip(np.ceil(ext / max(edge, 1e-300)), 1, 1 << 20), 1).astype(
+        np.int64)
+    while float(np.prod(dims)) > 4 * target:  # guard against extreme aspect ratios
+        dims = np.maximum(dims // 2, 1)
+    inv = np.where(live, dims / np.where(live, ext, 1.0), 0.0)
+    occ = _occupied_cells(pos, hs, lo, inv, dims)
+    out["occupied"] = occ / float(np.prod(dims))
+    return out
+
+
+def choose(stats: dict, usage: str = "steps") -> str:
+    """The structure ``auto`` picks for the given :func:`statistics` and ``usage`` ("steps":
+    built once, updated and queried many times; "once": built and queried once)."""
+    if stats["spread"] > SPREAD_MAX:
+        return "hash_grid"
+    homogeneous = stats["occupied"] >= OCCUPIED_MIN
+    if homogeneous and (stats["cells_per_particle"] <= DENSE_CELLS or usage == "once"):
+        return "index_sort"
+    if usage == "steps" and stats["axis_overlaps"] < SWEEP_OVERLAPS:
+        return "sweep_prune"
+    return "hash_grid" if usage == "steps" else "zindex_sort"
+
+
+class Auto:
+    """The structure :func:`choose` picks, decided at every ``build`` (module docstring); the
+    broad-phase protocol of ``base.BroadPhase`` delegated to it. ``chosen`` names it,
+    ``statistics`` holds what the decision saw; ``stats()`` adds both. Parameter ``usage``:
+    "steps" (default: a simulation, built once and updated every step) or "once"
+    (``find_contacts``: one build, one query, so the build's cost decides)."""
+
+    name = "auto"
+
+    def __init__(self, usage: str = "steps", **params):
+        if params:
+            raise BroadPhaseError(f"{self.name}: unknown parameter(s) {sorted(params)}")
+        if usage not in USAGES:
+            raise BroadPhaseError(f"usage = {usage!r}: must be 'steps' or 'once'")
+        self.usage = usage
+        self._bp = None
+        self._bound = None
+        self.chosen: str | None = None
+        self.statistics: dict = {}
+        self.decisions = 0
+
+    def _decide(self, positions, radii, handles) -> None:
+        self.statistics = statistics(positions, radii, handles)
+        self.chosen = choose(self.statistics, self.usage)
+        self._bp = CHOICES[self.chosen]()
+        self.decisions += 1
+
+    def _delegate(self, handles=None):
+        """The current structure; before any build, decided from the bound arrays and
+        ``handles`` (a first ``insert``) or from nothing."""
+        if self._bp is None:
+            if self._bound is None:
+                self._bound = (np.zeros((0, 3)), np.zeros(0))
+            pos, rad = self._bound
+            checked = _checked(pos, rad, np.zeros(0, np.int64) if handles is None else handles)
+            self._decide(*(checked or (np.zeros((0, 3)), np.zeros(0), np.zeros(0, np.int64))))
+            self._bp.bind(pos, rad)
+        return self._bp
+
+    # ------------------------------------------------------------------ the protocol
+    def bind(self, positions, radii) -> None:
+        if self._bp is None:
+            self._bound = (positions, radii)
+        else:
+            self._bp.bind(positions, radii)
+
+    def build(self, positions, radii, handles=None) -> "Auto":
+        checked = _checked(positions, radii, handles)
+        if checked is None:  # bad input: the structure's build names it
+            self.chosen, self._bp = "zindex_sort", ZIndexSort()
+        else:
+            self._decide(*checked)
+        self._bp.build(positions, radii, handles)
+        return self
+
+    def insert(self, handles) -> None:
+        self._delegate(handles).insert(handles)
+
+    def remove(self, handles) -> None:
+        self._delegate().remove(handles)
+
+    def update(self, positions, radii=None) -> None:
+        self._delegate().update(positions, radii)
+
+    def candidate_pairs(self, include_infinite: bool = True) -> np.ndarray:
+        return self._delegate().candidate_pairs(include_infinite)
+
+    def contacts(self, include_infinite: bool = True) -> np.ndarray:
+        return self._delegate().contacts(include_infinite)
+
+    def stats(self) -> dict:
+        st = self._delegate().stats()
+        return {**st, "name": self.name, "chosen": self.chosen, **{
+            f"auto_{k}": v for k, v in self.statistics.items()}}
+
+    @property
+    def members(self) -> np.ndarray:
+        return self._delegate().members
+
+    @property
+    def infinite(self) -> np.ndarray:
+        return self._delegate().infinite
+
+    @property
+    def filters(self) -> bool:
+        return self._delegate().filters
+
+    @property
+    def calls(self) -> dict:
+        return self._delegate().calls

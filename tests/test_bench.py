@@ -1,0 +1,107 @@
+"""``pdyn bench --report``: every series runs end to end on tiny sizes and writes its JSON,
+Markdown (tables with the published rankings beside ours) and plots; the measuring pieces
+time what they claim to."""
+
+import json
+
+import numpy as np
+
+from pdyn.bench import markdown
+from pdyn.bench.measure import from_scratch, simulations, trajectory
+from pdyn.bench.report import SERIES, render, run
+from pdyn.bench.timing import Stopwatch, isolated
+from pdyn.broadphase import make_broadphase
+from pdyn.scenarios import make_scene
+
+TINY = {"koch_scale": 0.004, "koch_scale_checkerboard": 0.001, "koch_steps": 2,
+        "koch_sizes": [1500, 3000], "scaling_steps": 1, "schornbaum_sizes": [300, 600],
+        "schornbaum_steps": 2, "update_size": 500, "update_steps": 2, "gas_scale": 0.01,
+        "gas_steps": 2, "headline_n": 3000, "headline_poly_scale": 0.02, "repeat": 1,
+        "budget": 5.0, "peer_timeout": 5.0, "peers": ["scipy cKDTree"]}
+
+
+def test_report_writes_json_markdown_and_plots(tmp_path):
+    structures = ["linked_cells", "octree", "hash_grid", "index_sort", "zindex_sort",
+                  "sweep_prune", "brute", "auto"]
+    res = run(tmp_path, quick=True, structures=structures, progress=False, sizes=TINY,
+              command="pdyn bench --report X --quick")
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert set(SERIES) <= set(data) and data["machine_before"]["cores"] >= 1
+    md = (tmp_path / "report.md").read_text()
+    for heading in ("## Headline", "## `auto` against the fastest structure",
+                    "### `reference` (Table 1)", "### `very_polydisperse` (Table 7)",
+                    "## Koch's particle-count scaling", "### motion 1 %",
+                    "## Update strategies", "## The full time step"):
+        assert heading in md, heading
+    assert md.count("- published (fastest first):") >= 7 + 1 + 3  # Koch, Ihmsen, Schornbaum
+    assert "DIFFERENT CONTACTS" not in md
+    assert {"koch_scaling.png", "schornbaum.png", "koch_scenes.png", "full_step.png",
+            "scene_reference.png"} <= set(res["plots"])
+    for name in res["plots"]:
+        assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
+    koch = data["koch_scenes"]["more_polydisperse"]["rows"]
+    assert next(r for r in koch if r["structure"] == "auto")["chosen"] == "hash_grid"
+    # a run stopped after its first series still renders, saying what it lacks
+    stopped = {k: v for k, v in data.items() if k not in SERIES[1:] + ("seconds",)}
+    (tmp_path / "stopped").mkdir()
+    (tmp_path / "stopped" / "report.json").write_text(json.dumps(stopped))
+    render(tmp_path / "stopped")
+    head = (tmp_path / "stopped" / "report.md").read_text().split("## Headline")[0]
+    assert "stopped before its end. Series not measured: " + ", ".join(SERIES[1:]) in head
+
+
+def test_stopwatch_splits_update_and_query():
+    rng = np.random.default_rng(0)
+    pos = rng.uniform(0, 10, (500, 3))
+    sw = Stopwatch(make_broadphase("zindex_sort"))
+    sw.build(pos, np.full(500, 0.5))
+    assert sw.seconds["update"] > 0 and sw.seconds["query"] == 0
+    sw.candidate_pairs()
+    assert sw.seconds["query"] > 0 and sw.name == "zindex_sort"
+
+
+def test_simulations_run_the_same_trajectory_for_every_structure():
+    sc = make_scene("box", scale=0.2)
+    rows = simulations(sc, ["brute", "linked_cells", "auto"], steps=4, rounds=2)
+    assert [r["structure"] for r in rows] == ["brute", "linked_cells", "auto"]
+    assert all(r["exact"] and r["steps"] == 4 for r in rows)
+    assert len({r["contacts"] for r in rows}) == 1 and rows[0]["contacts"] > 0
+    assert all(r["total_ms"] > r["detect_ms"] >= r["update_ms"] > 0 for r in rows)
+    assert rows[2]["chosen"] == "index_sort"
+
+
+def test_trajectory_and_from_scratch_agree_on_the_pairs():
+    rng = np.random.default_rng(1)
+    pos = rng.uniform(0, 12, (1500, 3))
+    rad = rng.uniform(0.2, 0.6, 1500)
+    specs = [("a", "linked_cells", {}), ("b", "hash_grid", {"update": "rebuild"})]
+    rows = trajectory(pos, rad, specs, lambda p: p + 0.01, steps=3)
+    assert [r["structure"] for r in rows] == ["a", "b"] and all(r["exact"] for r in rows)
+    rows = from_scratch(pos, rad, specs, {"kd": lambda p, r: _kd(p, r)}, repeat=1)
+    assert all(r["exact"] for r in rows) and rows[-1]["kind"] == "peer"
+
+
+def _kd(pos, rad):
+    from pdyn.bench.peers import kdtree
+
+    return kdtree(pos, rad)
+
+
+def _allocate(n):
+    return {"size": len(bytearray(n))}
+
+
+def test_isolated_reports_an_explosion_instead_of_dying():
+    assert isolated(_allocate, 1000, mem_gib=0.5) == {"size": 1000}
+    assert "out of memory" in isolated(_allocate, 4 << 30, mem_gib=0.5)["error"]
+
+
+def test_ranking_comparison_says_agrees_or_differs():
+    rows = [{"structure": "hash_grid", "total_ms": 1.0}, {"structure": "octree", "total_ms": 3.0},
+            {"structure": "linked_cells", "total_ms": 2.0}, {"structure": "x", "error": "no"},
+            {"structure": "brute", "error": "skipped (N > 3000)"}]
+    assert markdown.ranking(rows, "total_ms") == ["hash_grid", "linked_cells", "octree", "x"]
+    ours = markdown.ranking(rows, "total_ms", among={"hash_grid", "octree", "linked_cells"})
+    assert ours == ["hash_grid", "linked_cells", "octree"]
+    assert "**agrees**" in "\n".join(markdown._compare(ours, ours, ""))
+    assert "**differs**" in "\n".join(markdown._compare(ours, ours[::-1], "because"))
