@@ -29,13 +29,20 @@ from .checks import StepGuard, initial_state
 from .config import ConfigError, ContactConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
+from .dynamics.friction import HistoryOverflowError, kick_spin
 from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
 from .io import make_writers
 from .parallel import StoreChanges, get_comm, make_exchange
-from .particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
+from .particles import FIXED, GHOST, HISTORY_SLOTS, INFINITE, OWNED, ParticleStore
 from .scenarios import Scene, make_scene
 from .zorder import zorder
+
+
+#: what a restart keeps from the checkpoint rather than from its first force pass: forces and
+#: torques (damping saw the half-step velocities, which are gone) and the contact history
+#: (the pass advances it by one step)
+RESTART_KEPT = ("force", "torque", "history_key", "history_spring")
 
 
 class PhaseTimers(dict):
@@ -164,11 +171,11 @@ class Simulation:
         # forces (damping saw the half-step velocity, which is gone); contacts and elastic
         # energy are counted either way
         self._find_neighbours(None, rebuilt=restart is None, drift=drift)
-        kept = self.store.force.copy() if restart else None
+        kept = {k: getattr(self.store, k).copy() for k in RESTART_KEPT} if restart else {}
         with self.timers("contacts"):
             self._forces()
-        if kept is not None:
-            self.store.force[:] = kept
+        for k, v in kept.items():  # the history must not advance twice in one step either
+            getattr(self.store, k)[:] = v
 
     # ------------------------------------------------------------------ setup helpers
     def _add_walls(self) -> None:
@@ -204,9 +211,15 @@ class Simulation:
 
     # ------------------------------------------------------------------ the step
     def _forces(self) -> None:
-        """Contact forces (plus gravity) on the integrated particles, from the lists."""
-        self.n_contacts, self.elastic_energy = self.contact.forces(self.store, self.neighbours,
-                                                                   self.gravity)
+        """Contact forces (plus gravity) on the integrated particles, from the lists; with
+        friction also torques and the contact history (a full history raises
+        ``HistoryOverflowError`` on every rank)."""
+        self.n_contacts, self.elastic_energy, overflow = self.contact.forces(
+            self.store, self.neighbours, self.gravity, self.dt)
+        if self.contact.rotating and self.comm.allreduce_max(overflow) > 0:
+            raise HistoryOverflowError(
+                f"contact history: a sphere touches more than {HISTORY_SLOTS} partners "
+                f"(step {self.step_index}); friction keeps at most that many springs")
 
     def _reorder(self) -> None:
         """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
@@ -265,6 +278,8 @@ class Simulation:
         with t("integrate"):
             moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                                lists.rows, half, self.dt)
+            if self.contact.rotating:
+                kick_spin(store.omega, store.torque, store.mass, store.radius, lists.rows, half)
             # one reduction: this step's largest move (the guard) and the largest drift since
             # the last rebuild (the schedule)
             step2, drift2 = self.comm.allreduce_max(moved)
@@ -287,6 +302,8 @@ class Simulation:
             self._forces()
         with t("integrate"):
             kick(store.vel, store.force, store.mass, lists.rows, half)
+            if self.contact.rotating:
+                kick_spin(store.omega, store.torque, store.mass, store.radius, lists.rows, half)
         self.step_index += 1
         self.time = self.step_index * self.dt
         for w in self.writers:
