@@ -32,9 +32,7 @@ def normal_impact(ax, speed=1.0):
     run = impact((0.0, 0.0, -speed), record=True)
     th = hertz_impact(speed)
     e_star = GLASS["youngs_modulus"] / (2 * (1 - GLASS["poisson_ratio"] ** 2))
-    t = np.linspace(0, th["duration"], 400)
-    # Hertz's force history, nearly a half-sine of the peak and duration (its exact shape
-    # from the overlap equation integrated finely)
+    # Hertz's force history: the overlap equation m δ'' = −4/3 E* √R δ^(3/2) integrated finely
     d, v, dt = 0.0, speed, th["duration"] / 20000
     r, m = GLASS["radius"], GLASS["density"] * 4 / 3 * math.pi * GLASS["radius"] ** 3
     ts, fs = [0.0], [0.0]
@@ -53,7 +51,7 @@ def normal_impact(ax, speed=1.0):
            title=f"normal impact on a wall, {speed:g} m/s (dt = {run['dt']:.3g} s)")
     ax.legend()
     return {"peak_force_ratio": float(run["force"].max() / th["force"]),
-            "peak_overlap_ratio": float(run["overlap"].max() / th["overlap"]), "t": len(t)}
+            "peak_overlap_ratio": float(run["overlap"].max() / th["overlap"])}
 
 
 def restitution(ax):
@@ -62,10 +60,7 @@ def restitution(ax):
     for law, colour in (("linear", "C0"), ("hertz", "C1")):
         lo, hi = [], []
         for e in asked:
-            ratios = []
-            for phase in np.linspace(0.0, 1.0, 5)[:-1]:
-                run = _rebound(law, e, phase)
-                ratios.append(run)
+            ratios = [_rebound(law, e, phase) for phase in np.linspace(0.0, 1.0, 5)[:-1]]
             lo.append(min(ratios))
             hi.append(max(ratios))
         ax.fill_between(asked, lo, hi, color=colour, alpha=0.4, label=f"pdyn {law}")
@@ -88,33 +83,31 @@ def _rebound(law, e, phase, speed=1.0):
     return float(sim.store.vel[h, 2][0] / speed)
 
 
+def _rebounds(ax, x, runs, **labels) -> dict:
+    """Plot v_t and ω r after impact (pdyn points, rigid-body lines) against ``x``."""
+    for key, mark, name in (("vt", "o", "v_t after"), ("wr", "s", "ω r after")):
+        ax.plot(x, [o[key] for o in runs], mark, ms=4, label=f"pdyn {name}")
+        ax.plot(x, [o[key + "_rigid"] for o in runs], "-", label=f"rigid body {name}")
+    ax.set(ylabel="m/s", **labels)
+    ax.legend(fontsize=7)
+    return {"x": list(map(float, x)), "runs": [{k: float(v) for k, v in o.items()}
+                                               for o in runs]}
+
+
 def oblique_angles(ax, mu=0.3):
     angles = np.arange(2.0, 89.0, 4.0)
-    runs = [oblique(a, mu=mu, e=1.0) for a in angles]
-    for key, mark, name in (("vt", "o", "v_t after"), ("wr", "s", "ω r after")):
-        ax.plot(angles, [o[key] for o in runs], mark, ms=4, label=f"pdyn {name}")
-        ax.plot(angles, [o[key + "_rigid"] for o in runs], "-", label=f"rigid body {name}")
     ax.axvline(math.degrees(math.atan(3.5 * mu * 2)), color="grey", lw=0.8)
-    ax.set(xlabel="incident angle θ (deg)", ylabel="m/s (impact speed 1 m/s)",
-           title=f"oblique impact on a wall, μ = {mu:g}, e = 1")
-    ax.legend(fontsize=7)
-    return {"angles": angles.tolist(), "runs": [{k: float(v) for k, v in o.items()}
-                                                for o in runs]}
+    return _rebounds(ax, angles, [oblique(a, mu=mu, e=1.0) for a in angles],
+                     xlabel="incident angle θ (deg), impact speed 1 m/s",
+                     title=f"oblique impact on a wall, μ = {mu:g}, e = 1")
 
 
 def oblique_spin(ax, mu=0.1, theta=45.0):
     spins = np.linspace(-150.0, 150.0, 13)
-    runs = [oblique(theta, mu=mu, e=1.0, spin=w) for w in spins]
-    for key, mark, name in (("vt", "o", "v_t after"), ("wr", "s", "ω r after")):
-        ax.plot(spins * GLASS["radius"], [o[key] for o in runs], mark, ms=4,
-                label=f"pdyn {name}")
-        ax.plot(spins * GLASS["radius"], [o[key + "_rigid"] for o in runs], "-",
-                label=f"rigid body {name}")
-    ax.set(xlabel="initial ω r (m/s)", ylabel="m/s",
-           title=f"impact at {theta:g}° with spin, μ = {mu:g}, e = 1")
-    ax.legend(fontsize=7)
-    return {"spins": spins.tolist(), "runs": [{k: float(v) for k, v in o.items()}
-                                              for o in runs]}
+    return _rebounds(ax, spins * GLASS["radius"],
+                     [oblique(theta, mu=mu, e=1.0, spin=w) for w in spins],
+                     xlabel="initial ω r (m/s)",
+                     title=f"impact at {theta:g}° with spin, μ = {mu:g}, e = 1")
 
 
 def rolling(ax, mu=0.3, v0=1.0):

@@ -33,9 +33,10 @@ Both sides of a pair evaluate the same formulas on the same inputs (n, v_t and s
 exactly, everything else is symmetric in i and j), so their springs stay exact negatives and
 ghosts carrying the owner's bits make N-rank runs reproduce the 1-rank run bit for bit.
 
-History lives with the particle (``history_key`` / ``history_spring`` of
-``pdyn.particles.FIELDS``): slot k of i holds the key of a touching partner and i's spring for
-that contact, the occupied slots first, in list order. The pass merge-joins a row's slots with
+History lives with the particle (``history_count`` / ``history_key`` / ``history_spring`` of
+``pdyn.particles.FIELDS``): slot k < count of i holds the key of a touching partner and i's
+spring for that contact, in list order (a dense count, so a row without contacts reads 8 bytes
+of history). The pass merge-joins a row's slots with
 its list each step and writes back the contacts that touch now, so rebuilds of the lists need
 nothing, and reordering, migration and checkpoints carry the slots as any field.
 
@@ -83,14 +84,14 @@ def friction_parameters(law: str, friction: float, rolling: float, poisson: floa
 def linear_tangential(law, fr, delta, r_eff, m_eff):
     """(k_t, c_t) of the linear law: 2/7 k_n and half the normal dashpot."""
     k = law.k if law.k > 0.0 else law.E * r_eff
-    return fr.kt_ratio * k, law.zeta * math.sqrt(m_eff * k)
+    return fr.kt_ratio * k, (law.zeta * math.sqrt(m_eff * k) if law.zeta > 0.0 else 0.0)
 
 
 @njit(**JIT)
 def hertz_tangential(law, fr, delta, r_eff, m_eff):
     """(k_t, c_t) of Hertz–Mindlin: 8 G* √(R δ) and 2 ζ √(m k_t)."""
     kt = fr.kt_ratio * 2.0 * law.E * math.sqrt(r_eff * delta)
-    return kt, 2.0 * law.zeta * math.sqrt(m_eff * kt)
+    return kt, (2.0 * law.zeta * math.sqrt(m_eff * kt) if law.zeta > 0.0 else 0.0)
 
 
 #: parameter record of the normal law → its tangential coefficients
@@ -122,10 +123,11 @@ def _tangential(law, fr, sx, sy, sz, nx, ny, nz, vx, vy, vz, f_n, delta, r_eff, 
     tx, ty, tz = vx - v_n * nx, vy - v_n * ny, vz - v_n * nz
     s_n = sx * nx + sy * ny + sz * nz
     rx, ry, rz = sx - s_n * nx, sy - s_n * ny, sz - s_n * nz
-    r2 = rx * rx + ry * ry + rz * rz
-    if r2 > 0.0:
-        scale = math.sqrt((sx * sx + sy * sy + sz * sz) / r2)
-        rx, ry, rz = rx * scale, ry * scale, rz * scale
+    if s_n != 0.0:  # rescale to the former length (nothing to do for a new spring)
+        r2 = rx * rx + ry * ry + rz * rz
+        if r2 > 0.0:
+            scale = math.sqrt((sx * sx + sy * sy + sz * sz) / r2)
+            rx, ry, rz = rx * scale, ry * scale, rz * scale
     sx, sy, sz = rx + tx * dt, ry + ty * dt, rz + tz * dt
     kt, ct = tangential_coefficients(law, fr, delta, r_eff, m_eff)
     fx = -kt * sx - ct * tx
@@ -193,7 +195,8 @@ def _contact(law, fr, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy, dvz, wi
 
 @njit(**JIT)
 def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega, rad, mass,
-                           gid, normal, gravity, dt, force, torque, hkey, hspring, record):
+                           gid, normal, gravity, dt, force, torque, hcount, hkey, hspring,
+                           record):
     """Set ``force`` and ``torque`` of each row's particle and advance its contact history
     (see the module docstring). ``record`` (list entries × 3, or empty) receives the
     tangential force on the row's particle per list entry (0 where not touching). Returns
@@ -208,13 +211,12 @@ def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega
     overflow = 0
     for t in range(rows.shape[0]):
         i = rows[t]
-        n_old = 0
-        while n_old < slots and hkey[i, n_old] != 0:
-            old_key[n_old] = hkey[i, n_old]
-            old_spring[n_old, 0] = hspring[i, n_old, 0]
-            old_spring[n_old, 1] = hspring[i, n_old, 1]
-            old_spring[n_old, 2] = hspring[i, n_old, 2]
-            n_old += 1
+        n_old = hcount[i]
+        for q in range(n_old):
+            old_key[q] = hkey[i, q]
+            old_spring[q, 0] = hspring[i, q, 0]
+            old_spring[q, 1] = hspring[i, q, 1]
+            old_spring[q, 2] = hspring[i, q, 2]
         old_key[n_old] = -1  # sentinel: below every key, ends the merge
         p = 0
         n_new = 0
@@ -291,7 +293,9 @@ def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega
                 energy += 0.5 * e
                 if gi < gid[j]:
                     n_contacts += 1
-        for q in range(n_new, n_old):
+        if n_new != n_old:
+            hcount[i] = n_new
+        for q in range(n_new, n_old):  # emptied slots hold zeros (checkpoints compare bits)
             hkey[i, q] = 0
             hspring[i, q, 0] = 0.0
             hspring[i, q, 1] = 0.0
@@ -323,4 +327,5 @@ def frictional_forces(law, fr, store, lists, gravity, dt, record):
     return _accumulate_frictional(
         law, fr, lists.rows, lists.start, lists.split, lists.partner, store.pos, store.vel,
         store.omega, store.radius, store.mass, store.gid, store.normal, gravity, float(dt),
-        store.force, store.torque, store.history_key, store.history_spring, record)
+        store.force, store.torque, store.history_count, store.history_key,
+        store.history_spring, record)
