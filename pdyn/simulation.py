@@ -46,7 +46,7 @@ RAYLEIGH_FRACTION = 0.2
 #: what a restart keeps from the checkpoint rather than from its first force pass: forces and
 #: torques (damping saw the half-step velocities, which are gone) and the contact history
 #: (the pass advances it by one step)
-RESTART_KEPT = ("force", "torque", "history_key", "history_spring")
+RESTART_KEPT = ("force", "torque", "history_count", "history_key", "history_spring")
 
 
 class PhaseTimers(dict):
@@ -191,8 +191,8 @@ class Simulation:
             )
 
     def _time_step(self) -> float:
-        """The configured (or the scene's) dt if within :meth:`_time_step_limit` (or
-        ``allow_large_dt``), else the limit itself."""
+        """The configured (or the scene's) dt — refused above :meth:`_time_step_limit` unless
+        ``allow_large_dt`` — or, when none is given, the limit itself."""
         limit, why = self._time_step_limit()
         given = self.config.dt if self.config.dt is not None else self.scene.dt
         if given is None:

@@ -42,7 +42,8 @@ def gather_fields(sim, names):
 
 
 #: the state of a frictional run: rotation and contact history included
-FRICTIONAL_STATE = ("pos", "vel", "omega", "torque", "history_key", "history_spring")
+FRICTIONAL_STATE = ("pos", "vel", "omega", "torque", "history_key", "history_spring",
+                    "history_count")
 
 
 def gather_state(sim):
