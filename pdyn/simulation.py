@@ -30,15 +30,26 @@ from .checks import InitialStateError, StepGuard, initial_state, share_state
 from .config import ConfigError, ContactConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
+from .dynamics.friction import HistoryOverflowError, kick_spin
 from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
 from .io import make_writers
 from .parallel import StoreChanges, get_comm, make_exchange
 from .parallel.balance import Balancer, block_work
 from .parallel.startup import GeneratedSource, ScatteredSource
-from .particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
+from .particles import FIXED, GHOST, HISTORY_SLOTS, INFINITE, OWNED, ParticleStore
 from .scenarios import Scene, make_scene
 from .zorder import zorder
+
+
+#: the default (and largest accepted) time step with Hertz contacts, as a fraction of the
+#: Rayleigh time of the smallest sphere ([EDEMtimestep])
+RAYLEIGH_FRACTION = 0.2
+
+#: what a restart keeps from the checkpoint rather than from its first force pass: forces and
+#: torques (damping saw the half-step velocities, which are gone) and the contact history
+#: (the pass advances it by one step)
+RESTART_KEPT = ("force", "torque", "history_count", "history_key", "history_spring")
 
 
 class PhaseTimers(dict):
@@ -176,11 +187,11 @@ class Simulation:
         # forces (damping saw the half-step velocity, which is gone); contacts and elastic
         # energy are counted either way
         self._find_neighbours(None, rebuilt=restart is None, drift=drift)
-        kept = self.store.force.copy() if restart else None
+        kept = {k: getattr(self.store, k).copy() for k in RESTART_KEPT} if restart else {}
         with self.timers("contacts"):
             self._forces()
-        if kept is not None:
-            self.store.force[:] = kept
+        for k, v in kept.items():  # the history must not advance twice in one step either
+            getattr(self.store, k)[:] = v
 
     # ------------------------------------------------------------------ setup helpers
     def _overlap_rules(self) -> dict:
@@ -216,16 +227,34 @@ class Simulation:
             )
 
     def _time_step(self) -> float:
-        if self.config.dt is not None:
-            return float(self.config.dt)
-        if self.scene.dt is not None:
-            return float(self.scene.dt)
+        """The configured (or the scene's) dt — refused above :meth:`_time_step_limit` unless
+        ``allow_large_dt`` — or, when none is given, the limit itself."""
+        limit, why = self._time_step_limit()
+        given = self.config.dt if self.config.dt is not None else self.scene.dt
+        if given is None:
+            if not math.isfinite(limit):
+                raise ConfigError(f"contact.youngs_modulus = {self.contact.E!r}: no contact "
+                                  "stiffness, so no time step follows from the contact time; "
+                                  "give dt (or a stiffness)")
+            return limit
+        if given > limit and not self.config.allow_large_dt:
+            raise ConfigError(f"dt = {given!r}: above the time-step limit {limit:.4g} s ({why}); "
+                              "give a smaller dt, or set allow_large_dt = true to force it")
+        return float(given)
+
+    def _time_step_limit(self) -> tuple[float, str]:
+        """The largest dt pdyn accepts without ``allow_large_dt`` and uses by default (s), and
+        what sets it: the shortest contact time t_c / ``dt_safety`` and, with Hertz, a fifth of
+        the Rayleigh time t_R of the smallest, stiffest sphere ([EDEMtimestep]: 0.2 t_R for
+        dense packings)."""
+        h = self.store.owned
         t_c = self._contact_time()
-        if not math.isfinite(t_c):
-            raise ConfigError(f"contact.youngs_modulus = {self.contact.E!r}: no contact "
-                              "stiffness, so no time step follows from the contact time; give "
-                              "dt (or a stiffness)")
-        return t_c / self.config.dt_safety
+        t_r = self.comm.allreduce_min(self.contact.rayleigh_time(self.store.radius[h],
+                                                                 self.store.mass[h]))
+        by_contact = t_c / self.config.dt_safety
+        if RAYLEIGH_FRACTION * t_r < by_contact:
+            return RAYLEIGH_FRACTION * t_r, f"{RAYLEIGH_FRACTION:g} x Rayleigh time {t_r:.4g} s"
+        return by_contact, f"contact time {t_c:.4g} s / dt_safety {self.config.dt_safety:g}"
 
     def _contact_time(self) -> float:
         """The shortest contact time t_c of all spheres (s; inf without stiffness)."""
@@ -240,9 +269,15 @@ class Simulation:
 
     # ------------------------------------------------------------------ the step
     def _forces(self) -> None:
-        """Contact forces (plus gravity) on the integrated particles, from the lists."""
-        self.n_contacts, self.elastic_energy = self.contact.forces(self.store, self.neighbours,
-                                                                   self.gravity)
+        """Contact forces (plus gravity) on the integrated particles, from the lists; with
+        friction also torques and the contact history (a full history raises
+        ``HistoryOverflowError`` on every rank)."""
+        self.n_contacts, self.elastic_energy, overflow = self.contact.forces(
+            self.store, self.neighbours, self.gravity, self.dt)
+        if self.contact.rotating and self.comm.allreduce_max(overflow) > 0:
+            raise HistoryOverflowError(
+                f"contact history: a sphere touches more than {HISTORY_SLOTS} partners "
+                f"(step {self.step_index}); friction keeps at most that many springs")
 
     def _reorder(self) -> None:
         """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
@@ -301,6 +336,8 @@ class Simulation:
         with t("integrate"):
             moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                                lists.rows, half, self.dt)
+            if self.contact.rotating:
+                kick_spin(store.omega, store.torque, store.mass, store.radius, lists.rows, half)
             if self.comm.size > 1:
                 moved = np.append(moved, float(self._n_owned))
             # one reduction: this step's largest move (the guard), the largest drift since the
@@ -341,6 +378,8 @@ class Simulation:
             self._forces()
         with t("integrate"):
             kick(store.vel, store.force, store.mass, lists.rows, half)
+            if self.contact.rotating:
+                kick_spin(store.omega, store.torque, store.mass, store.radius, lists.rows, half)
         self.step_index += 1
         self.time = self.step_index * self.dt
         for w in self.writers:

@@ -41,10 +41,13 @@ SNAPSHOT = "pdyn-snapshot"
 CHECKPOINT = "pdyn-checkpoint"
 #: format name -> version this pdyn writes (checkpoint 3: ``particles/build_pos``, which keeps
 #: the neighbour lists' rebuild schedule; 4: rows sorted by index cell with the ``index/*``
-#: table, so a rank reads only its share, and the ``drift`` and ``r_mean`` of the run)
-VERSIONS = {SNAPSHOT: 3, CHECKPOINT: 4}
-#: format name -> versions this pdyn reads (older checkpoints cannot be read by share)
-READABLE = {SNAPSHOT: (2, 3), CHECKPOINT: (4,)}
+#: table, so a rank reads only its share, and the ``drift`` and ``r_mean`` of the run;
+#: checkpoint 5: rotation and contact history ``omega``, ``torque``, ``history_count``,
+#: ``history_key``, ``history_spring``; snapshot 4: ``particles/angular_velocity``)
+VERSIONS = {SNAPSHOT: 4, CHECKPOINT: 5}
+#: format name -> versions this pdyn reads (older checkpoints cannot be read by share or
+#: continue the contact history)
+READABLE = {SNAPSHOT: (2, 3, 4), CHECKPOINT: (5,)}
 
 
 class OutputFileError(ValueError):

@@ -111,16 +111,26 @@ _WALLS = {"walls/id": ("i", ()), "walls/point": ("f", (3,)), "walls/normal": ("f
 DATASETS = {
     SNAPSHOT: dict({"particles/id": ("i", ()), "particles/position": ("f", (3,)),
                     "particles/velocity": ("f", (3,)), "particles/radius": ("f", ()),
-                    "particles/rank": ("i", ())}, **_WALLS),
+                    "particles/rank": ("i", ()), "particles/angular_velocity": ("f", (3,))},
+                   **_WALLS),
     CHECKPOINT: dict({f"particles/{k}": (np.dtype(FIELDS[k].dtype).kind, FIELDS[k].shape)
                       for k in CHECKPOINT_FIELDS}, **_WALLS,
                      **{f"index/{k}": ("i", ()) for k in ("cell", "start", "count")}),
 }
 #: datasets whose values must be finite, and > 0
 FINITE = ("particles/position", "particles/velocity", "particles/pos", "particles/vel",
-          "particles/force", "walls/point", "walls/normal", "walls/quad_points")
+          "particles/force", "particles/angular_velocity", "particles/omega",
+          "particles/torque", "particles/history_spring", "walls/point", "walls/normal", "walls/quad_points")
 POSITIVE = ("particles/radius", "particles/mass")
 IDS = ("particles/id", "particles/gid")
+#: datasets a format holds from a version on (format, first version)
+SINCE = {"particles/angular_velocity": (SNAPSHOT, 4)}
+
+
+def expected(fmt: str, version: int) -> dict:
+    """The datasets (as :data:`DATASETS`) a ``fmt`` file of ``version`` holds."""
+    return {k: v for k, v in DATASETS[fmt].items()
+            if k not in SINCE or SINCE[k][0] != fmt or version >= SINCE[k][1]}
 
 
 def _rows(key: str, n: int, walls: int, segments: int) -> int:
@@ -159,7 +169,7 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
     walls = f["walls/id"].shape[0] if isinstance(f.get("walls/id"), h5py.Dataset) else 0
     segments = f["index/cell"].shape[0] if isinstance(f.get("index/cell"), h5py.Dataset) else 0
     head["shapes"] = {}
-    for key, (kinds, tail) in DATASETS[fmt].items():
+    for key, (kinds, tail) in expected(fmt, head["version"]).items():
         ds = f.get(key)
         if not isinstance(ds, h5py.Dataset):
             raise OutputFileError(f"{path}: dataset {key!r} missing (not a complete {fmt} "
@@ -198,7 +208,7 @@ def read_pdyn(path, kind: str | tuple | None = None, rows=None) -> tuple[dict, d
     path = Path(path)
     with open_pdyn(path, kind) as f:
         head = _check_structure(path, f)
-        keys = list(DATASETS[head["format"]])
+        keys = list(expected(head["format"], head["version"]))
         if isinstance(f.get("exchange"), h5py.Group):
             keys += [f"exchange/{k}" for k in f["exchange"]]
         data = {k: read_dataset(f, k, rows if k.startswith("particles/") else None)

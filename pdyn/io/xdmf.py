@@ -1,9 +1,9 @@
 """The XDMF 2 sidecar that makes a folder of snapshot files one ParaView time series.
 
 A temporal collection with one entry per snapshot; each entry is a spatial collection of two
-grids: ``particles`` (a Polyvertex of N points with the arrays id, velocity, radius, rank) and
-``walls`` (W quadrilaterals with the cell array normal). XDMF 2 rather than 3 because it is
-what VTK's ``vtkXdmfReader`` (and ParaView's "XDMF Reader") reads; heavy data stays in the HDF5
+grids: ``particles`` (a Polyvertex of N points with the arrays id, velocity, angular_velocity,
+radius, rank) and ``walls`` (W quadrilaterals with the cell array normal). XDMF 2 rather than 3
+because it is what VTK's ``vtkXdmfReader`` (and ParaView's "XDMF Reader") reads; heavy data stays in the HDF5
 files (``file.h5:/particles/position``), including virtual datasets of multi-rank runs.
 """
 
@@ -33,6 +33,7 @@ def _entry(sub: str, e: dict) -> str:
     ]
     for name, kind, number, prec, dims in (
             ("id", "Scalar", "Int", 8, f"{n}"), ("velocity", "Vector", "Float", 8, f"{n} 3"),
+            ("angular_velocity", "Vector", "Float", 8, f"{n} 3"),
             ("radius", "Scalar", "Float", 8, f"{n}"), ("rank", "Scalar", "Int", 4, f"{n}")):
         lines += [f'     <Attribute Name="{name}" AttributeType="{kind}" Center="Node">',
                   f'      {_item(dims, number, prec, f + ":/particles/" + name)}',

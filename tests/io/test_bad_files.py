@@ -196,20 +196,20 @@ def test_snapshot_written_with_checksums(good):
 
 
 def test_older_versions_still_read(tmp_path, good):
-    """Snapshots of version 2 (the same datasets, no checksums) are still read; checkpoints
-    before version 4 are refused by version (version 2 lacks ``build_pos``, so it cannot
-    continue the neighbour lists' rebuild schedule; version 3 lacks the index by cell, so a
-    rank cannot read only its share)."""
+    """Snapshots of version 2 (no checksums) and 3 (no angular velocity) are still read;
+    checkpoints before version 5 are refused by version (version 2 lacks ``build_pos``, so it
+    cannot continue the neighbour lists' rebuild schedule; version 3 lacks the index by cell,
+    so a rank cannot read only its share; version 4 lacks the rotation and contact history)."""
     from pdyn.io import read_checkpoint, read_snapshot
 
     older = tmp_path / "older.h5"
     shutil.copy(good[CHECKPOINT], older)
-    for version in (2, 3):
+    for version in (2, 3, 4):
         with h5py.File(older, "r+") as f:
             f.attrs["version"] = version
-        with pytest.raises(OutputFileError, match=f"version {version}; this pdyn reads versions 4"):
+        with pytest.raises(OutputFileError, match=f"version {version}; this pdyn reads versions 5"):
             read_checkpoint(older)
-    for kind, old, read in ((SNAPSHOT, 2, read_snapshot),):
+    for kind, old, read in ((SNAPSHOT, 2, read_snapshot), (SNAPSHOT, 3, read_snapshot)):
         src = good[kind]
         path = tmp_path / src.name
         with h5py.File(src) as f, h5py.File(path, "w") as g:
@@ -222,4 +222,6 @@ def test_older_versions_still_read(tmp_path, good):
                     g[name] = obj[()]  # contiguous, no checksum
 
             f.visititems(copy)
+            if old < 4:
+                del g["particles/angular_velocity"]
         assert np.array_equal(read(path)["radius"], read(src)["radius"])
