@@ -44,9 +44,11 @@ def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
                   radii=data["radius"], density=1.0, gravity=data["gravity"],
                   contact=data["contact"], dt=data["dt"], steps=data["steps_total"],
                   description=f"restarted from {Path(path).name} at step {data['step']}",
-                  given_masses=data["mass"])
+                  given_masses=data["mass"],
+                  insertion=data["insertion"]["params"] if data["insertion"] else {})
     restart = RestartState(particles={k: data[k] for k in CHECKPOINT}, rank_of=data["rank"],
-                           exchange=data["exchange"], step=data["step"], dt=data["dt"])
+                           exchange=data["exchange"], step=data["step"], dt=data["dt"],
+                           insertion=data["insertion"]["state"] if data["insertion"] else None)
     sim = Simulation(cfg, comm=comm, scene=scene, restart=restart)
     kept = sim.store.gid[sim.store.owned]
     n = sim.comm.allreduce_sum(int(kept.size))

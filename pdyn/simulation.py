@@ -20,15 +20,16 @@ from __future__ import annotations
 import math
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from .broadphase import make_broadphase
 from .checks import StepGuard, initial_state
-from .config import ConfigError, ContactConfig, SimulationConfig
+from .config import ConfigError, ContactConfig, InsertionConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
+from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
 from .io import make_writers
@@ -87,13 +88,15 @@ def scene_particles(scene: Scene) -> dict:
 class RestartState:
     """Where a checkpointed run continues (built by ``pdyn.restart``): the particles as store
     fields (global arrays, ``pdyn.particles.CHECKPOINT``), the rank that owned each, the
-    exchange's schedule (``exchange.state()``), the step and the time step (s)."""
+    exchange's schedule (``exchange.state()``), the step, the time step (s) and the
+    inserter's state (``Inserter.state()``, None without insertion)."""
 
     particles: dict
     rank_of: np.ndarray
     exchange: dict
     step: int
     dt: float
+    insertion: dict | None = None
 
 
 class Simulation:
@@ -127,11 +130,18 @@ class Simulation:
         self.timers = PhaseTimers()
         self.n_contacts = 0
         self.elastic_energy = 0.0
+        self.network = self.wall_load = None  # captured for output (``_capture``)
 
         self.store = ParticleStore(capacity=max(64, 2 * len(scene) // max(self.comm.size, 1)))
         self._add_walls()
         particles = restart.particles if restart else scene_particles(scene)
-        skin = neighbour_skin(config.neighbour_skin, particles["radius"])
+        self.inserter = self._inserter(particles, restart)
+        radius = particles["radius"]
+        if self.inserter is not None and not np.size(radius):  # an empty box to pour into
+            radius = self.inserter.radii
+        skin = neighbour_skin(config.neighbour_skin, radius)
+        if restart and config.neighbour_skin is None:  # radii change when pouring
+            skin = float(restart.exchange["skin"])
         self.exchange = make_exchange(self.store, self.box, self.comm, dims=config.blocks,
                                       skin=skin or None)
         # a restart continues the exchange's plan and keeps centres unwrapped (distribute
@@ -146,6 +156,8 @@ class Simulation:
             restart=restart is not None)
         self.exchange.distribute(particles, wrap=restart is None,
                                  rank_of=restart.rank_of if restart else None)
+        if self.inserter is not None:
+            self.exchange.admit(float(self.inserter.radii.max()))
         self.neighbours = NeighbourList(skin, rebuild_skin=self.exchange.skin)
         self.rebuilds = 0
         self.dt = restart.dt if restart else self._time_step()
@@ -154,6 +166,8 @@ class Simulation:
         self.writers = make_writers(config.output)  # snapshots, checkpoints (pdyn.io)
         self.guard = StepGuard(self.store, self.comm, self.dt, self._contact_time(),
                                config.dt_safety, self.writers)
+        if self.inserter is not None:  # the smallest sphere may be one still to come
+            self.guard.r_min = min(self.guard.r_min, float(self.inserter.radii.min()))
         self.reorder_every = config.reorder_every
         self._reordered_at = self.step_index
         if self.reorder_every:
@@ -179,6 +193,19 @@ class Simulation:
                 radius=np.inf, mass=np.inf, flags=INFINITE | FIXED,
             )
 
+    def _inserter(self, particles: dict, restart: RestartState | None) -> Inserter | None:
+        """The run's insertion (config's ``[insertion]``, else the scene's), continuing a
+        checkpoint's state; None without one."""
+        cfg = self.config.insertion
+        if cfg is None and self.scene.insertion:
+            cfg = InsertionConfig(**self.scene.insertion)
+        if cfg is None:
+            return None
+        cfg.check_box(self.box.lo, self.box.hi)
+        gid = np.asarray(particles["gid"])
+        return Inserter(asdict(cfg), int(gid.max()) + 1 if gid.size else 0,
+                        restart.insertion if restart else None)
+
     def _time_step(self) -> float:
         if self.config.dt is not None:
             return float(self.config.dt)
@@ -194,8 +221,11 @@ class Simulation:
     def _contact_time(self) -> float:
         """The shortest contact time t_c of all spheres (s; inf without stiffness)."""
         h = self.store.owned
-        return self.comm.allreduce_min(self.contact.contact_time(self.store.radius[h],
-                                                                 self.store.mass[h]))
+        radius, mass = self.store.radius[h], self.store.mass[h]
+        if self.inserter is not None:  # the spheres to come count too
+            radius = np.concatenate((radius, self.inserter.radii))
+            mass = np.concatenate((mass, self.inserter.mass(self.inserter.radii)))
+        return self.comm.allreduce_min(self.contact.contact_time(radius, mass))
 
     def _wall_order(self) -> np.ndarray:
         """Wall handles in the order their forces are summed: by id −1, −2, ..."""
@@ -254,6 +284,20 @@ class Simulation:
                 mark_built(store.pos, store.build_pos, rows)
             lists.build(pairs, store, radius, rows, self._walls)
 
+    def _pour(self, insert: bool) -> StoreChanges:
+        """At a rebuild step (owned spheres in their blocks, no ghosts): remove the spheres in
+        the outlet, then, at an insertion step (``insert``), insert the new ones this rank
+        owns (``pdyn.dynamics.insertion``); their handles for the broad phase."""
+        owned = self._integrated()
+        gone = self.inserter.drain(self.store, owned, self.comm)
+        if gone.size:
+            owned = self._integrated()
+        new = np.zeros(0, np.int64)
+        if insert:
+            new = self.inserter.insert(self.store, owned, (self.step_index + 1) * self.dt,
+                                       self.comm, self.exchange.owner_of)
+        return StoreChanges(rebuilt=True, emigrated=gone, immigrated=new)
+
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""
         f = self.store.flags
@@ -269,9 +313,13 @@ class Simulation:
             # the last rebuild (the schedule)
             step2, drift2 = self.comm.allreduce_max(moved)
             self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
+        pour = self.inserter is not None and self.inserter.due(self.step_index + 1,
+                                                               (self.step_index + 1) * self.dt)
         with t("migrate"):
-            rebuild = lists.due(drift2)
+            rebuild = lists.due(drift2) or pour  # new spheres enter lists and ghost plan
             changes = [self.exchange.migrate(rebuild, self.dt)]
+            if rebuild and self.inserter is not None:
+                changes.append(self._pour(pour))
         if rebuild:
             self.rebuilds += 1
             if self.reorder_every and self.step_index - self._reordered_at >= self.reorder_every:
@@ -285,6 +333,8 @@ class Simulation:
             self._find_neighbours(None if changes is None else changes + [ghosts], rebuild)
         with t("contacts"):
             self._forces()
+        with t("output"):
+            self._capture(self.step_index + 1)
         with t("integrate"):
             kick(store.vel, store.force, store.mass, lists.rows, half)
         self.step_index += 1
@@ -316,6 +366,10 @@ class Simulation:
             if bar is not None:
                 bar.leave = done  # after an error the bar is erased: the error is the last line
                 bar.close()
+        for w in self.writers:  # buffered output (the wall-force series)
+            if hasattr(w, "finish"):
+                with self.timers("output"):
+                    w.finish(self)
         self.wall_time = time.perf_counter() - t0
         self.steps_run = steps
         self.load = self.exchange.load_summary()  # collective; a line on rank 0 (N > 1 only)
@@ -340,6 +394,39 @@ class Simulation:
         """Current contacts of this rank's integrated spheres with other spheres, as sorted
         global-id pairs (K, 2), each once."""
         return touching_pairs(self.store, self.neighbours)
+
+    def _capture(self, step: int) -> None:
+        """Keep the contact network (``sim.network``) or the wall contacts (``sim.wall_load``)
+        when a writer due at ``step`` asks for them (its ``needs``): evaluated right after
+        the contact kernel, with the velocities it saw, so they are the forces applied —
+        after the closing half-kick, damping would see other velocities (and on several
+        ranks ghosts keep the half-step ones)."""
+        needs = {getattr(w, "needs", None) for w in self.writers if w.due(step)}
+        self.network = self.contact_network() if "network" in needs else None
+        if "walls" in needs:
+            n = self.network
+            self.wall_load = (self.wall_contacts() if n is None else
+                              {k: v[n["id"][:, 1] < 0] for k, v in n.items() if k != "ends"})
+
+    def contact_network(self) -> dict:
+        """This rank's share of the touching contacts with their forces now (each contact on
+        the rank that owns its lower-id sphere; :meth:`ContactModel.contact_list`). Snapshots
+        write the one captured in the step (``sim.network``), which damping evaluated with
+        the kernel's velocities."""
+        return self.contact.contact_list(self.store, self.neighbours,
+                                         tangential=self._tangential())
+
+    def wall_contacts(self) -> dict:
+        """This rank's sphere–wall contacts with their forces now (the wall-force series
+        uses the ones captured in the step, ``sim.wall_load``)."""
+        return self.contact.contact_list(self.store, self.neighbours, spheres=False,
+                                         tangential=self._tangential())
+
+    def _tangential(self):
+        """The tangential force per neighbour-list entry for output (None: no friction). The
+        one place friction's per-contact history enters the contact network and wall
+        forces."""
+        return None
 
     def summary(self) -> dict:
         n = self.comm.allreduce_sum(int(self.store.owned.size))

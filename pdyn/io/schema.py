@@ -95,7 +95,7 @@ ATTRIBUTES = {
                      steps_total=_integer, exchange=_table),
 }
 #: attributes read when present
-OPTIONAL = {"pdyn_version": _text}
+OPTIONAL = {"pdyn_version": _text, "insertion": _table}
 
 _WALLS = {"walls/id": ("i", ()), "walls/point": ("f", (3,)), "walls/normal": ("f", (3,)),
           "walls/quad_points": ("f", (3,)), "walls/quads": ("i", (4,))}
@@ -107,17 +107,34 @@ DATASETS = {
     CHECKPOINT: dict({f"particles/{k}": (np.dtype(FIELDS[k].dtype).kind, FIELDS[k].shape)
                       for k in CHECKPOINT_FIELDS}, **_WALLS),
 }
+#: snapshots from version 4: the contact network, rows = the attribute ``n_contacts``
+CONTACTS = {"contacts/id": ("i", (2,)), "contacts/points": ("f", (3,)),
+            "contacts/lines": ("i", (2,)), "contacts/force": ("f", ()),
+            "contacts/normal_force": ("f", (3,)), "contacts/tangential_force": ("f", (3,))}
 #: datasets whose values must be finite, and > 0
 FINITE = ("particles/position", "particles/velocity", "particles/pos", "particles/vel",
-          "particles/force", "walls/point", "walls/normal", "walls/quad_points")
+          "particles/force", "walls/point", "walls/normal", "walls/quad_points",
+          "contacts/points", "contacts/force", "contacts/normal_force",
+          "contacts/tangential_force")
 POSITIVE = ("particles/radius", "particles/mass")
 IDS = ("particles/id", "particles/gid")
 
 
-def _rows(key: str, n: int, walls: int) -> int:
+def _rows(key: str, n: int, walls: int, contacts: int) -> int:
     if key == "walls/quad_points":
         return 4 * walls
+    if key == "contacts/points":
+        return 2 * contacts
+    if key.startswith("contacts/"):
+        return contacts
     return walls if key.startswith("walls/") else n
+
+
+def _datasets(head: dict) -> dict:
+    """dataset -> (dtype kinds, shape tail) a file of this format and version holds."""
+    if head["format"] == SNAPSHOT and head["version"] >= 4:
+        return dict(DATASETS[SNAPSHOT], **CONTACTS)
+    return DATASETS[head["format"]]
 
 
 def _check_structure(path: Path, f: h5py.File) -> dict:
@@ -146,13 +163,21 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
                               f"match ranks = {head['ranks']} and n_particles = "
                               f"{head['n_particles']} (damaged file)")
     walls = f["walls/id"].shape[0] if isinstance(f.get("walls/id"), h5py.Dataset) else 0
+    datasets = _datasets(head)
+    if "contacts/id" in datasets:
+        try:
+            head["n_contacts"] = _integer(f.attrs.get("n_contacts"))
+        except _Bad as why:
+            raise OutputFileError(f"{path}: attribute n_contacts = "
+                                  f"{_short(f.attrs.get('n_contacts'))}: {why} (damaged file)"
+                                  ) from None
     head["shapes"] = {}
-    for key, (kinds, tail) in DATASETS[fmt].items():
+    for key, (kinds, tail) in datasets.items():
         ds = f.get(key)
         if not isinstance(ds, h5py.Dataset):
             raise OutputFileError(f"{path}: dataset {key!r} missing (not a complete {fmt} "
                                   "file)")
-        want = (_rows(key, head["n_particles"], walls),) + tail
+        want = (_rows(key, head["n_particles"], walls, head.get("n_contacts", 0)),) + tail
         if ds.dtype.kind not in kinds or ds.shape != want:
             raise OutputFileError(f"{path}: dataset {key} is {ds.dtype} {ds.shape}, expected "
                                   f"{'integers' if kinds == 'i' else 'numbers'} of shape "
@@ -185,7 +210,7 @@ def read_pdyn(path, kind: str | tuple | None = None) -> tuple[dict, dict]:
     path = Path(path)
     with open_pdyn(path, kind) as f:
         head = _check_structure(path, f)
-        keys = list(DATASETS[head["format"]])
+        keys = list(_datasets(head))
         if isinstance(f.get("exchange"), h5py.Group):
             keys += [f"exchange/{k}" for k in f["exchange"]]
         data = {k: read_dataset(f, k) for k in keys}
