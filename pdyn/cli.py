@@ -439,12 +439,14 @@ def _user_errors() -> tuple:
     from .checks import InitialStateError, RunawayError
     from .config import ConfigError
     from .domain import DecompositionError
+    from .dynamics.friction import HistoryOverflowError
     from .io import OutputFileError, OutputWriteError
     from .parallel.exchange import ExchangeError
     from .scenarios import SceneError
 
     return (ConfigError, SceneError, BroadPhaseError, ExchangeError, DecompositionError,
-            CLIError, OutputFileError, OutputWriteError, InitialStateError, RunawayError)
+            CLIError, OutputFileError, OutputWriteError, InitialStateError, RunawayError,
+            HistoryOverflowError)
 
 
 def main(argv=None) -> int:

@@ -109,14 +109,20 @@ def _array(name: str, value, shape_tail: tuple, *, positive=False) -> np.ndarray
 
 @dataclass(frozen=True, kw_only=True)
 class ContactConfig:
-    """Normal contact law. ``linear``: F = k δ with k = ``stiffness`` if set, else
+    """Contact law. ``linear``: F = k δ with k = ``stiffness`` if set, else
     ``youngs_modulus`` · R_eff (N/m). ``hertz``: F = 4/3 · E · √R_eff · δ^{3/2}. Optional
-    normal damping from the restitution coefficient e (1 = elastic)."""
+    normal damping from the restitution coefficient e (1 = elastic). Tangential friction
+    (``friction`` μ, Coulomb; 0 = frictionless), ``rolling_friction`` μ_r (constant rolling
+    torque) and ``poisson_ratio`` ν (Hertz–Mindlin's shear modulus), as LAMMPS names them
+    (``pdyn.dynamics.friction``)."""
 
     law: str = "linear"
     youngs_modulus: float = 1e6  # Pa (N/m²)
     stiffness: float | None = None  # N/m, linear law only
     restitution: float = 1.0
+    friction: float = 0.0  # μ, Coulomb coefficient
+    poisson_ratio: float = 0.3  # ν
+    rolling_friction: float = 0.0  # μ_r, dimensionless (torque μ_r R_eff F_n)
 
     def __post_init__(self):
         _choice("contact.law", self.law, CONTACT_LAWS)
@@ -128,6 +134,12 @@ class ContactConfig:
         e = _finite("contact.restitution", self.restitution)
         if not 0 < e <= 1:
             raise ConfigError(f"contact.restitution = {self.restitution!r}: must be in (0, 1]")
+        _finite("contact.friction", self.friction, nonneg=True)
+        _finite("contact.rolling_friction", self.rolling_friction, nonneg=True)
+        nu = _finite("contact.poisson_ratio", self.poisson_ratio)
+        if not -1.0 < nu <= 0.5:
+            raise ConfigError(f"contact.poisson_ratio = {self.poisson_ratio!r}: must be in "
+                              "(-1, 0.5]")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -35,6 +35,10 @@ FIXED = np.uint8(8)  # not integrated
 
 ALWAYS, CREATE, NEVER = "always", "create", "never"
 
+#: contact-history slots per particle: the most contacts one sphere can keep a tangential
+#: spring for (more raises ``pdyn.dynamics.friction.HistoryOverflowError``)
+HISTORY_SLOTS = 16
+
 
 @dataclass(frozen=True)
 class Field:
@@ -69,6 +73,16 @@ FIELDS: dict[str, Field] = {
     "flags":  Field(np.uint8,   (),   ghost=NEVER,  migrate=True,  checkpoint=True),
     # position at the last neighbour-list rebuild (reset for every owned particle then)
     "build_pos": Field(np.float64, (3,), ghost=NEVER, migrate=False, checkpoint=True),
+    # rotation (rad/s, N·m): ghosts need the spin for the contact-point velocity
+    "omega":  Field(np.float64, (3,), ghost=ALWAYS, migrate=True,  checkpoint=True),
+    "torque": Field(np.float64, (3,), ghost=NEVER,  migrate=True,  checkpoint=True),
+    # tangential contact history of an owned particle (pdyn.dynamics.friction): slot k holds
+    # the key of a touching partner (0: empty; filled from slot 0, in list order) and the
+    # tangential spring of that contact (m), seen from this particle
+    "history_key":    Field(np.int64,   (HISTORY_SLOTS,),   ghost=NEVER, migrate=True,
+                            checkpoint=True),
+    "history_spring": Field(np.float64, (HISTORY_SLOTS, 3), ghost=NEVER, migrate=True,
+                            checkpoint=True),
 }
 #: the field a periodic image shifts (ghost position = owner position + shift)
 SHIFTED = "pos"

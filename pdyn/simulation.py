@@ -29,14 +29,21 @@ from .checks import StepGuard, initial_state
 from .config import ConfigError, ContactConfig, InsertionConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
+from .dynamics.friction import HistoryOverflowError, kick_spin
 from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
 from .io import make_writers
 from .parallel import StoreChanges, get_comm, make_exchange
-from .particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
+from .particles import FIXED, GHOST, HISTORY_SLOTS, INFINITE, OWNED, ParticleStore
 from .scenarios import Scene, make_scene
 from .zorder import zorder
+
+
+#: what a restart keeps from the checkpoint rather than from its first force pass: forces and
+#: torques (damping saw the half-step velocities, which are gone) and the contact history
+#: (the pass advances it by one step)
+RESTART_KEPT = ("force", "torque", "history_key", "history_spring")
 
 
 class PhaseTimers(dict):
@@ -178,11 +185,11 @@ class Simulation:
         # forces (damping saw the half-step velocity, which is gone); contacts and elastic
         # energy are counted either way
         self._find_neighbours(None, rebuilt=restart is None, drift=drift)
-        kept = self.store.force.copy() if restart else None
+        kept = {k: getattr(self.store, k).copy() for k in RESTART_KEPT} if restart else {}
         with self.timers("contacts"):
             self._forces()
-        if kept is not None:
-            self.store.force[:] = kept
+        for k, v in kept.items():  # the history must not advance twice in one step either
+            getattr(self.store, k)[:] = v
 
     # ------------------------------------------------------------------ setup helpers
     def _add_walls(self) -> None:
@@ -234,9 +241,15 @@ class Simulation:
 
     # ------------------------------------------------------------------ the step
     def _forces(self) -> None:
-        """Contact forces (plus gravity) on the integrated particles, from the lists."""
-        self.n_contacts, self.elastic_energy = self.contact.forces(self.store, self.neighbours,
-                                                                   self.gravity)
+        """Contact forces (plus gravity) on the integrated particles, from the lists; with
+        friction also torques and the contact history (a full history raises
+        ``HistoryOverflowError`` on every rank)."""
+        self.n_contacts, self.elastic_energy, overflow = self.contact.forces(
+            self.store, self.neighbours, self.gravity, self.dt)
+        if self.contact.rotating and self.comm.allreduce_max(overflow) > 0:
+            raise HistoryOverflowError(
+                f"contact history: a sphere touches more than {HISTORY_SLOTS} partners "
+                f"(step {self.step_index}); friction keeps at most that many springs")
 
     def _reorder(self) -> None:
         """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
@@ -309,6 +322,8 @@ class Simulation:
         with t("integrate"):
             moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                                lists.rows, half, self.dt)
+            if self.contact.rotating:
+                kick_spin(store.omega, store.torque, store.mass, store.radius, lists.rows, half)
             # one reduction: this step's largest move (the guard) and the largest drift since
             # the last rebuild (the schedule)
             step2, drift2 = self.comm.allreduce_max(moved)
@@ -331,12 +346,16 @@ class Simulation:
             ghosts = self.exchange.ghosts()
         if rebuild or lists.every_step:
             self._find_neighbours(None if changes is None else changes + [ghosts], rebuild)
+        needs = {getattr(w, "needs", None) for w in self.writers if w.due(self.step_index + 1)}
+        self.contact.recording = bool(needs - {None})  # friction: keep tangential forces
         with t("contacts"):
             self._forces()
         with t("output"):
-            self._capture(self.step_index + 1)
+            self._capture(needs)
         with t("integrate"):
             kick(store.vel, store.force, store.mass, lists.rows, half)
+            if self.contact.rotating:
+                kick_spin(store.omega, store.torque, store.mass, store.radius, lists.rows, half)
         self.step_index += 1
         self.time = self.step_index * self.dt
         for w in self.writers:
@@ -395,13 +414,12 @@ class Simulation:
         global-id pairs (K, 2), each once."""
         return touching_pairs(self.store, self.neighbours)
 
-    def _capture(self, step: int) -> None:
+    def _capture(self, needs: set) -> None:
         """Keep the contact network (``sim.network``) or the wall contacts (``sim.wall_load``)
-        when a writer due at ``step`` asks for them (its ``needs``): evaluated right after
-        the contact kernel, with the velocities it saw, so they are the forces applied —
-        after the closing half-kick, damping would see other velocities (and on several
-        ranks ghosts keep the half-step ones)."""
-        needs = {getattr(w, "needs", None) for w in self.writers if w.due(step)}
+        when a writer due at the end of this step asks for them (``needs``, their ``needs``
+        attributes): evaluated right after the contact kernel, with the velocities it saw,
+        so they are the forces applied — after the closing half-kick, damping would see other
+        velocities (and on several ranks ghosts keep the half-step ones)."""
         self.network = self.contact_network() if "network" in needs else None
         if "walls" in needs:
             n = self.network
@@ -423,9 +441,13 @@ class Simulation:
                                          tangential=self._tangential())
 
     def _tangential(self):
-        """The tangential force per neighbour-list entry for output (None: no friction). The
-        one place friction's per-contact history enters the contact network and wall
-        forces."""
+        """The tangential force per neighbour-list entry for output: what the last force pass
+        recorded (``ContactModel.recording``, set in a step whose writers need contacts);
+        None (zeros) without friction or record. The one place friction's per-contact
+        history enters the contact network and wall forces."""
+        c = self.contact
+        if c.rotating and c.recording and c.tangential.shape[0] == self.neighbours.entries():
+            return c.tangential
         return None
 
     def summary(self) -> dict:

@@ -36,6 +36,7 @@ from numba import njit
 from .._jit import JIT
 from ..broadphase import canonical_pairs
 from ..broadphase._kernels import overlaps
+from .friction import frictional_forces, friction_parameters
 from .laws import damping_ratio, law_parameters, normal_force
 
 
@@ -218,20 +219,32 @@ class ContactModel:
     """A contact law with its parameters, and the force evaluation over a particle store.
 
     ``law`` is ``"linear"`` (default) or ``"hertz"``; ``youngs_modulus`` E (Pa), ``stiffness``
-    (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic).
+    (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic); ``friction`` μ and
+    ``rolling_friction`` μ_r (0: no tangential force, no torque — the frictionless pass),
+    ``poisson_ratio`` ν (Hertz–Mindlin's tangential stiffness). With μ or μ_r > 0 the pass is
+    :mod:`pdyn.dynamics.friction` (torques, contact history) and :attr:`rotating` is true.
+    Set :attr:`recording` to have each pass leave the tangential force on the row's particle
+    per list entry in :attr:`tangential` (entries × 3, aligned with ``lists.partner``).
     """
 
     def __init__(self, law: str = "linear", youngs_modulus: float = 1e6,
-                 stiffness: float | None = None, restitution: float = 1.0):
+                 stiffness: float | None = None, restitution: float = 1.0,
+                 friction: float = 0.0, poisson_ratio: float = 0.3,
+                 rolling_friction: float = 0.0):
         self.law = law
         self.E = float(youngs_modulus)
         self.k = float(stiffness or 0.0)
         self.restitution = float(restitution)
         self.parameters = law_parameters(law, self.E, self.k, damping_ratio(self.restitution))
+        self.friction = friction_parameters(law, friction, rolling_friction, poisson_ratio)
+        self.rotating = friction > 0.0 or rolling_friction > 0.0
+        self.recording = False
+        self.tangential = np.zeros((0, 3))
 
     @classmethod
     def from_config(cls, cfg) -> "ContactModel":
-        return cls(cfg.law, cfg.youngs_modulus, cfg.stiffness, cfg.restitution)
+        return cls(cfg.law, cfg.youngs_modulus, cfg.stiffness, cfg.restitution, cfg.friction,
+                   cfg.poisson_ratio, cfg.rolling_friction)
 
     def contact_time(self, radius: np.ndarray, mass: np.ndarray) -> float:
         """Shortest contact duration t_c = π √(m_eff / k) over sphere–sphere (like pairs)
@@ -262,10 +275,22 @@ class ContactModel:
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 
-    def forces(self, store, lists, gravity: np.ndarray) -> tuple[int, float]:
-        """Set ``store.force`` of the rows of the neighbour ``lists``
+    def forces(self, store, lists, gravity: np.ndarray, dt: float) -> tuple[int, float, int]:
+        """Set ``store.force`` (and with friction ``store.torque``, advancing the contact
+        history by ``dt`` s) of the rows of the neighbour ``lists``
         (:class:`~pdyn.dynamics.neighbours.NeighbourList`); return (contacts, elastic energy)
-        of this rank's share."""
-        return _accumulate(self.parameters, lists.rows, lists.start, lists.split,
-                           lists.partner, store.pos, store.vel, store.radius, store.mass,
-                           store.gid, store.normal, gravity, store.force)
+        of this rank's share and the contacts that found no history slot (0 without
+        friction; the caller reduces it and raises :class:`HistoryOverflowError`)."""
+        if not self.rotating:
+            n, e = _accumulate(self.parameters, lists.rows, lists.start, lists.split,
+                               lists.partner, store.pos, store.vel, store.radius, store.mass,
+                               store.gid, store.normal, gravity, store.force)
+            return n, e, 0
+        if self.recording and self.tangential.shape[0] != lists.partner.shape[0]:
+            self.tangential = np.zeros((lists.partner.shape[0], 3))
+        record = self.tangential if self.recording else _NO_RECORD
+        return frictional_forces(self.parameters, self.friction, store, lists, gravity, dt,
+                                 record)
+
+
+_NO_RECORD = np.zeros((0, 3))

@@ -40,10 +40,13 @@ import numpy as np
 SNAPSHOT = "pdyn-snapshot"
 CHECKPOINT = "pdyn-checkpoint"
 #: format name -> version this pdyn writes (checkpoint 3: ``particles/build_pos``, which keeps
-#: the neighbour lists' rebuild schedule; snapshot 4: the contact network ``contacts/*``)
-VERSIONS = {SNAPSHOT: 4, CHECKPOINT: 3}
-#: format name -> versions this pdyn reads (older checkpoints cannot continue the schedule)
-READABLE = {SNAPSHOT: (2, 3, 4), CHECKPOINT: (3,)}
+#: the neighbour lists' rebuild schedule; checkpoint 4: rotation and contact history
+#: ``omega``, ``torque``, ``history_key``, ``history_spring``; snapshot 4:
+#: ``particles/angular_velocity``; snapshot 5: the contact network ``contacts/*``)
+VERSIONS = {SNAPSHOT: 5, CHECKPOINT: 4}
+#: format name -> versions this pdyn reads (older checkpoints cannot continue the schedule
+#: or the contact history)
+READABLE = {SNAPSHOT: (2, 3, 4, 5), CHECKPOINT: (4,)}
 
 
 class OutputFileError(ValueError):

@@ -103,21 +103,33 @@ _WALLS = {"walls/id": ("i", ()), "walls/point": ("f", (3,)), "walls/normal": ("f
 DATASETS = {
     SNAPSHOT: dict({"particles/id": ("i", ()), "particles/position": ("f", (3,)),
                     "particles/velocity": ("f", (3,)), "particles/radius": ("f", ()),
-                    "particles/rank": ("i", ())}, **_WALLS),
+                    "particles/rank": ("i", ()), "particles/angular_velocity": ("f", (3,)),
+                    # the contact network, rows = the attribute ``n_contacts``
+                    "contacts/id": ("i", (2,)), "contacts/points": ("f", (3,)),
+                    "contacts/lines": ("i", (2,)), "contacts/force": ("f", ()),
+                    "contacts/normal_force": ("f", (3,)),
+                    "contacts/tangential_force": ("f", (3,))},
+                   **_WALLS),
     CHECKPOINT: dict({f"particles/{k}": (np.dtype(FIELDS[k].dtype).kind, FIELDS[k].shape)
                       for k in CHECKPOINT_FIELDS}, **_WALLS),
 }
-#: snapshots from version 4: the contact network, rows = the attribute ``n_contacts``
-CONTACTS = {"contacts/id": ("i", (2,)), "contacts/points": ("f", (3,)),
-            "contacts/lines": ("i", (2,)), "contacts/force": ("f", ()),
-            "contacts/normal_force": ("f", (3,)), "contacts/tangential_force": ("f", (3,))}
 #: datasets whose values must be finite, and > 0
 FINITE = ("particles/position", "particles/velocity", "particles/pos", "particles/vel",
-          "particles/force", "walls/point", "walls/normal", "walls/quad_points",
-          "contacts/points", "contacts/force", "contacts/normal_force",
+          "particles/force", "particles/angular_velocity", "particles/omega",
+          "particles/torque", "particles/history_spring", "walls/point", "walls/normal",
+          "walls/quad_points", "contacts/points", "contacts/force", "contacts/normal_force",
           "contacts/tangential_force")
 POSITIVE = ("particles/radius", "particles/mass")
 IDS = ("particles/id", "particles/gid")
+#: datasets a format holds from a version on (format, first version)
+SINCE = {"particles/angular_velocity": (SNAPSHOT, 4),
+         **{k: (SNAPSHOT, 5) for k in DATASETS[SNAPSHOT] if k.startswith("contacts/")}}
+
+
+def expected(fmt: str, version: int) -> dict:
+    """The datasets (as :data:`DATASETS`) a ``fmt`` file of ``version`` holds."""
+    return {k: v for k, v in DATASETS[fmt].items()
+            if k not in SINCE or SINCE[k][0] != fmt or version >= SINCE[k][1]}
 
 
 def _rows(key: str, n: int, walls: int, contacts: int) -> int:
@@ -129,12 +141,6 @@ def _rows(key: str, n: int, walls: int, contacts: int) -> int:
         return contacts
     return walls if key.startswith("walls/") else n
 
-
-def _datasets(head: dict) -> dict:
-    """dataset -> (dtype kinds, shape tail) a file of this format and version holds."""
-    if head["format"] == SNAPSHOT and head["version"] >= 4:
-        return dict(DATASETS[SNAPSHOT], **CONTACTS)
-    return DATASETS[head["format"]]
 
 
 def _check_structure(path: Path, f: h5py.File) -> dict:
@@ -163,7 +169,7 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
                               f"match ranks = {head['ranks']} and n_particles = "
                               f"{head['n_particles']} (damaged file)")
     walls = f["walls/id"].shape[0] if isinstance(f.get("walls/id"), h5py.Dataset) else 0
-    datasets = _datasets(head)
+    datasets = expected(fmt, head["version"])
     if "contacts/id" in datasets:
         try:
             head["n_contacts"] = _integer(f.attrs.get("n_contacts"))
@@ -210,7 +216,7 @@ def read_pdyn(path, kind: str | tuple | None = None) -> tuple[dict, dict]:
     path = Path(path)
     with open_pdyn(path, kind) as f:
         head = _check_structure(path, f)
-        keys = list(_datasets(head))
+        keys = list(expected(head["format"], head["version"]))
         if isinstance(f.get("exchange"), h5py.Group):
             keys += [f"exchange/{k}" for k in f["exchange"]]
         data = {k: read_dataset(f, k) for k in keys}

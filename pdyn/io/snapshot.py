@@ -12,7 +12,8 @@ Layout of a run folder::
 A snapshot file holds (rank-major; within a rank sorted by id):
 
 * ``particles/id`` int64 (N,), ``particles/position`` float64 (N, 3) m, ``particles/velocity``
-  (N, 3) m/s, ``particles/radius`` (N,) m, ``particles/rank`` int32 (N,) owning rank;
+  (N, 3) m/s, ``particles/radius`` (N,) m, ``particles/rank`` int32 (N,) owning rank,
+  ``particles/angular_velocity`` (N, 3) rad/s (from version 4);
 * ``walls/point``, ``walls/normal`` (W, 3): the half-spaces (point on the plane, inward normal),
   ``walls/id`` (W,), and for pictures ``walls/quad_points`` (4W, 3) / ``walls/quads`` (W, 4):
   each wall clipped to the box as a quadrilateral;
@@ -123,6 +124,7 @@ class SnapshotWriter:
             "particles/id": store.gid[h], "particles/position": store.pos[h],
             "particles/velocity": store.vel[h], "particles/radius": store.radius[h],
             "particles/rank": np.full(h.size, comm.rank, np.int32),
+            "particles/angular_velocity": store.omega[h],
         }
         walls = wall_arrays(sim)
         net = sim.network if sim.network is not None else sim.contact_network()
@@ -174,13 +176,16 @@ def write_series(run_folder: Path, known: dict | None = None) -> Path:
 
 
 def read_snapshot(path: str | Path) -> dict:
-    """A snapshot as a dict: ``id``, ``position``, ``velocity``, ``radius``, ``rank`` (global
-    arrays), ``walls`` and ``contacts`` (dicts of the wall and contact-network arrays; no
-    contacts in files before version 4), and ``step``, ``time``, ``dt``, ``ranks``,
+    """A snapshot as a dict: ``id``, ``position``, ``velocity``, ``radius``, ``rank``,
+    ``angular_velocity`` (global arrays; zeros before version 4), ``walls`` and ``contacts``
+    (dicts of the wall and contact-network arrays; no contacts before version 5), and
+    ``step``, ``time``, ``dt``, ``ranks``,
     ``box_lo``, ``box_hi``, ``scene``. Checked strictly (``pdyn.io.schema``); raises
     :class:`~pdyn.io.hdf5.OutputFileError`."""
     head, data = read_pdyn(path, SNAPSHOT)
     out = {k: data[f"particles/{k}"] for k in ("id", "position", "velocity", "radius", "rank")}
+    out["angular_velocity"] = data.get("particles/angular_velocity",
+                                       np.zeros_like(out["position"]))
     for group in ("walls", "contacts"):
         out[group] = {k.split("/", 1)[1]: v for k, v in data.items()
                       if k.startswith(group + "/")}

@@ -1,13 +1,13 @@
 """The XDMF 2 sidecar that makes a folder of snapshot files one ParaView time series.
 
 A temporal collection with one entry per snapshot; each entry is a spatial collection of up to
-three grids: ``particles`` (a Polyvertex of N points with the arrays id, velocity, radius,
-rank), ``walls`` (W quadrilaterals with the cell array normal) and ``contacts`` (the contact
-network: K two-point polylines with the cell arrays force, normal_force, tangential_force and
-the two ids id_a, id_b, hyperslabs of ``contacts/id``; left out while there is no contact).
-XDMF 2 rather than 3 because it is what VTK's ``vtkXdmfReader`` (and ParaView's "XDMF
-Reader") reads; heavy data stays in the HDF5 files (``file.h5:/particles/position``),
-including virtual datasets of multi-rank runs.
+three grids: ``particles`` (a Polyvertex of N points with the arrays id, velocity,
+angular_velocity, radius, rank), ``walls`` (W quadrilaterals with the cell array normal) and
+``contacts`` (the contact network: K two-point polylines with the cell arrays force,
+normal_force, tangential_force and the two ids id_a, id_b, hyperslabs of ``contacts/id``;
+left out while there is no contact). XDMF 2 rather than 3 because it is what VTK's
+``vtkXdmfReader`` (and ParaView's "XDMF Reader") reads; heavy data stays in the HDF5 files
+(``file.h5:/particles/position``), including virtual datasets of multi-rank runs.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ def _entry(sub: str, e: dict) -> str:
     ]
     for name, kind, number, prec, dims in (
             ("id", "Scalar", "Int", 8, f"{n}"), ("velocity", "Vector", "Float", 8, f"{n} 3"),
+            ("angular_velocity", "Vector", "Float", 8, f"{n} 3"),
             ("radius", "Scalar", "Float", 8, f"{n}"), ("rank", "Scalar", "Int", 4, f"{n}")):
         lines += [f'     <Attribute Name="{name}" AttributeType="{kind}" Center="Node">',
                   f'      {_item(dims, number, prec, f + ":/particles/" + name)}',

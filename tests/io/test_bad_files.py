@@ -196,18 +196,18 @@ def test_snapshot_written_with_checksums(good):
 
 
 def test_older_versions_still_read(tmp_path, good):
-    """Snapshots of version 2 (the same datasets, no checksums) are still read; checkpoints
-    before version 3 are refused by version (they lack ``build_pos``, so they cannot continue
-    the neighbour lists' rebuild schedule)."""
+    """Snapshots of version 2 (no checksums) and 3 (no angular velocity) are still read;
+    checkpoints before version 4 are refused by version (they lack ``build_pos`` or the
+    rotation and contact history, so they cannot continue the run)."""
     from pdyn.io import read_checkpoint, read_snapshot
 
     older = tmp_path / "older.h5"
     shutil.copy(good[CHECKPOINT], older)
     with h5py.File(older, "r+") as f:
-        f.attrs["version"] = 2
-    with pytest.raises(OutputFileError, match="version 2"):
+        f.attrs["version"] = 3
+    with pytest.raises(OutputFileError, match="version 3"):
         read_checkpoint(older)
-    for kind, old, read in ((SNAPSHOT, 2, read_snapshot),):
+    for kind, old, read in ((SNAPSHOT, 2, read_snapshot), (SNAPSHOT, 3, read_snapshot)):
         src = good[kind]
         path = tmp_path / src.name
         with h5py.File(src) as f, h5py.File(path, "w") as g:
@@ -220,4 +220,6 @@ def test_older_versions_still_read(tmp_path, good):
                     g[name] = obj[()]  # contiguous, no checksum
 
             f.visititems(copy)
+            if old < 4:
+                del g["particles/angular_velocity"]
         assert np.array_equal(read(path)["radius"], read(src)["radius"])

@@ -13,7 +13,7 @@ from pdyn.restart import from_checkpoint
 from pdyn.simulation import Simulation
 
 
-def pile(folder=None, n=40, seed=1, restitution=0.3, **out):
+def pile(folder=None, n=40, seed=1, restitution=0.3, friction=0.0, **out):
     """``n`` spheres dropped into a small walled box under gravity (damped)."""
     from pdyn.scenarios import place_spheres
 
@@ -24,19 +24,20 @@ def pile(folder=None, n=40, seed=1, restitution=0.3, **out):
     return SimulationConfig(
         particles=ParticlesConfig(positions=pos, radii=radii, density=2500.0),
         box=BoxConfig(lo=(0.0, 0.0, 0.0), hi=(1.2, 1.2, 3.0)),
-        contact=ContactConfig(youngs_modulus=1e6, restitution=restitution),
+        contact=ContactConfig(youngs_modulus=1e6, restitution=restitution, friction=friction,
+                              rolling_friction=0.1 * friction),
         gravity=(0.0, 0.0, -9.81), progress=False, output=output)
 
 
-def test_network_sums_to_the_kernel_forces():
-    """Each particle's contact forces from the network (both sides of every pair) plus gravity
-    are the force the contact kernel summed: every contact is there once, with its force.
-    (Elastic: damping in the network sees the velocity at the end of the step, the kernel
-    saw the half-step one.)"""
-    sim = Simulation(pile(restitution=1.0))
+@pytest.mark.parametrize("friction", [0.0, 0.5])
+def test_network_sums_to_the_kernel_forces(tmp_path, friction):
+    """Each particle's contact forces from the network captured in the step (both sides of
+    every pair, normal plus tangential) plus gravity are the force the contact kernel summed:
+    every contact is there once, with its force."""
+    sim = Simulation(pile(tmp_path, friction=friction, snapshot_every=1500))
     sim.run(1500)
-    net = sim.contact_network()
-    ids, f = net["id"], net["normal_force"]
+    net = sim.network
+    ids, f = net["id"], net["normal_force"] + net["tangential_force"]
     assert len(ids) > 30 and (ids[:, 0] >= 0).all()
     sphere = ids[:, 1] >= 0
     assert (ids[sphere, 0] < ids[sphere, 1]).all()
@@ -50,9 +51,12 @@ def test_network_sums_to_the_kernel_forces():
     np.add.at(total, ids[sphere, 1], -f[sphere])
     want = sim.store.force[h] - sim.store.mass[h, None] * sim.gravity
     assert np.allclose(total[gid], want, rtol=0, atol=1e-9 * np.abs(want).max())
-    assert np.array_equal(np.linalg.norm(f, axis=1) > 0, net["force"] != 0)
-    assert np.allclose(np.linalg.norm(f, axis=1), np.abs(net["force"]))
-    assert not net["tangential_force"].any()  # no friction
+    f_n = net["normal_force"]
+    assert np.allclose(np.linalg.norm(f_n, axis=1), np.abs(net["force"]))
+    t = net["tangential_force"]
+    assert np.allclose(np.einsum("ij,ij->i", t, f_n), 0.0, atol=1e-9 * np.abs(f_n).max())
+    assert t.any() == (friction > 0)  # tangential only with friction
+    assert (np.linalg.norm(t, axis=1) <= friction * np.abs(net["force"]) * (1 + 1e-12)).all()
     ends = net["ends"].reshape(-1, 2, 3)
     pos = dict(zip(gid.tolist(), sim.store.pos[h]))
     assert np.array_equal(ends[:, 0], np.array([pos[i] for i in ids[:, 0]]))

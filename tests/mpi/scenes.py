@@ -7,9 +7,10 @@ from pdyn.scenarios import place_spheres
 
 
 def dense_polydisperse(boundary=("periodic",) * 3, n=400, seed=3, broadphase="linked_cells",
-                       speed=1.5, **cfg):
+                       speed=1.5, law="linear", friction=0.0, **cfg):
     """~``n`` spheres of radii 0.2-0.6 plus a few of 1.0 in a box at ~35 % packing, random
-    velocities (crossings in every direction), elastic-ish linear contacts, no gravity."""
+    velocities (crossings in every direction), elastic-ish contacts (``law``), no gravity;
+    with ``friction`` μ > 0 also rolling friction μ/10, so spheres spin and keep history."""
     rng = np.random.default_rng(seed)
     radii = np.concatenate((rng.uniform(0.2, 0.6, n - 4), np.full(4, 1.0)))
     vol = (4 / 3 * np.pi * radii**3).sum()
@@ -19,7 +20,8 @@ def dense_polydisperse(boundary=("periodic",) * 3, n=400, seed=3, broadphase="li
     return SimulationConfig(
         particles=ParticlesConfig(positions=pos, velocities=vel, radii=radii, density=1000.0),
         box=BoxConfig(lo=(0.0, 0.0, 0.0), hi=(L, L, L), boundary=tuple(boundary)),
-        contact=ContactConfig(law="linear", youngs_modulus=1e6, restitution=0.9),
+        contact=ContactConfig(law=law, youngs_modulus=1e6, restitution=0.9, friction=friction,
+                              rolling_friction=0.1 * friction),
         gravity=(0.0, 0.0, 0.0), broadphase=broadphase, progress=False, **cfg)
 
 
@@ -29,13 +31,23 @@ def owned_state(sim):
     return sim.store.gid[h].copy(), sim.store.pos[h].copy(), sim.store.vel[h].copy()
 
 
-def gather_state(sim):
-    """Global (gid, pos, vel) sorted by gid, on every rank (small scenes only)."""
-    parts = sim.comm.allgather(owned_state(sim))
+def gather_fields(sim, names):
+    """Global arrays of the store fields ``names`` (``gid`` first) of the owned spheres,
+    sorted by gid, on every rank (small scenes only)."""
+    h = sim.store.owned
+    parts = sim.comm.allgather([getattr(sim.store, k)[h] for k in ("gid",) + tuple(names)])
     g = np.concatenate([p[0] for p in parts])
     o = np.argsort(g, kind="stable")
-    return (g[o], np.concatenate([p[1] for p in parts])[o],
-            np.concatenate([p[2] for p in parts])[o])
+    return [g[o]] + [np.concatenate([p[k] for p in parts])[o] for k in range(1, len(names) + 1)]
+
+
+#: the state of a frictional run: rotation and contact history included
+FRICTIONAL_STATE = ("pos", "vel", "omega", "torque", "history_key", "history_spring")
+
+
+def gather_state(sim):
+    """Global (gid, pos, vel) sorted by gid, on every rank (small scenes only)."""
+    return tuple(gather_fields(sim, ("pos", "vel")))
 
 
 def walled_pile(n=150, seed=2, **cfg):

@@ -12,7 +12,7 @@ from pdyn.parallel import SerialComm
 from pdyn.restart import from_checkpoint
 from pdyn.simulation import Simulation
 
-from .scenes import dense_polydisperse, gather_state
+from .scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields, gather_state
 
 pytestmark = pytest.mark.mpi
 
@@ -22,14 +22,13 @@ def drop(folder, **out):
                             output=OutputConfig(folder=str(folder), **out))
 
 
+STATE = ("gid", "pos", "vel", "force") + FRICTIONAL_STATE[2:]
+
+
 def full_state(sim):
-    """Global (gid, pos, vel, force) sorted by gid, on every rank."""
-    h = sim.store.owned
-    s = sim.store
-    parts = sim.comm.allgather((s.gid[h], s.pos[h], s.vel[h], s.force[h]))
-    g = np.concatenate([p[0] for p in parts])
-    o = np.argsort(g, kind="stable")
-    return [np.concatenate([p[i] for p in parts])[o] for i in range(4)]
+    """Global (gid, pos, vel, force, omega, torque, contact history) sorted by gid, on every
+    rank."""
+    return gather_fields(sim, STATE[1:])
 
 
 def test_snapshot_series_in_vtk(comm, shared_dir):
@@ -37,7 +36,7 @@ def test_snapshot_series_in_vtk(comm, shared_dir):
     written = []
     for _ in range(3):
         sim.run(10)
-        gid, pos, vel, _ = full_state(sim)
+        gid, pos, vel = full_state(sim)[:3]
         owner = np.concatenate(comm.allgather(np.full(sim.store.owned.size, comm.rank)))
         owner = owner[np.argsort(np.concatenate(comm.allgather(sim.store.gid[sim.store.owned])),
                                  kind="stable")]
@@ -78,7 +77,7 @@ def _check_vtk(xmf, snaps, times):
         p = blocks["particles"]
         assert p.GetNumberOfPoints() == 50
         assert np.array_equal(vtk_to_numpy(p.GetPoints().GetData()), s["position"])
-        for name in ("id", "velocity", "radius", "rank"):
+        for name in ("id", "velocity", "angular_velocity", "radius", "rank"):
             assert np.array_equal(vtk_to_numpy(p.GetPointData().GetArray(name)), s[name]), name
         assert blocks["walls"].GetNumberOfCells() == 6
 
@@ -91,12 +90,15 @@ def dense_periodic(folder, **out):
         output=OutputConfig(folder=str(folder), **out))
 
 
-@pytest.mark.parametrize("scene", ["drop", "dense_walled", "dense_periodic"])
+@pytest.mark.parametrize("scene", ["drop", "dense_walled", "dense_periodic", "frictional"])
 def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
+    """Continued from the step-50 checkpoint, the run equals the uninterrupted one bit for bit
+    (with friction: spins, torques and contact history too)."""
     if scene == "drop":
         cfg = drop(shared_dir / "a", checkpoint_every=50)
-    elif scene == "dense_walled":
-        cfg = dense_polydisperse(("wall",) * 3, n=200, dt=2e-3).with_(
+    elif scene in ("dense_walled", "frictional"):
+        cfg = dense_polydisperse(("wall",) * 3, n=200, dt=2e-3, law="hertz",
+                                 friction=0.5 if scene == "frictional" else 0.0).with_(
             output=OutputConfig(folder=str(shared_dir / "a"), checkpoint_every=50))
     else:
         cfg = dense_periodic(shared_dir / "a", checkpoint_every=50)
@@ -116,7 +118,9 @@ def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
     if hasattr(ref.exchange, "grid"):
         assert np.array_equal(cont.exchange.grid.owner, ref.exchange.grid.owner)
     cont.run(50)
-    for x, y, name in zip(full_state(ref), full_state(cont), ("gid", "pos", "vel", "force")):
+    if scene == "frictional":
+        assert (ck["history_key"] != 0).sum() > 50 and np.abs(ck["omega"]).max() > 0.1
+    for x, y, name in zip(full_state(ref), full_state(cont), STATE):
         assert np.array_equal(x, y), f"{name} differs after restart"
     assert np.array_equal(np.sort(ref.store.gid[ref.store.owned]),
                           np.sort(cont.store.gid[cont.store.owned]))
@@ -139,7 +143,7 @@ def test_periodic_restart_on_other_rank_count(comm, shared_dir):
         one = from_checkpoint(path, comm=SerialComm(),
                                          output=OutputConfig(folder=str(shared_dir / "x")))
         one.run(50)
-        g, p, v, f = full_state(one)
+        g, p = full_state(one)[:2]
         assert np.array_equal(g, ref[0]) and np.array_equal(p, ref[1])
         assert np.array_equal(_all_contacts(one), ref_contacts)
     comm.barrier()
@@ -147,7 +151,7 @@ def test_periodic_restart_on_other_rank_count(comm, shared_dir):
                                       comm=comm, output=OutputConfig(folder=str(shared_dir / "y")))
     assert comm.allreduce_sum(int(many.store.owned.size)) == 200
     many.run(50)
-    g, p, v, f = full_state(many)
+    g, p = full_state(many)[:2]
     assert np.array_equal(g, ref[0]) and np.array_equal(p, ref[1])
     assert np.array_equal(_all_contacts(many), ref_contacts)
 
@@ -176,11 +180,11 @@ def test_restart_on_other_rank_count(comm, shared_dir):
                                          comm=SerialComm(),
                                          output=OutputConfig(folder=str(shared_dir / "x")))
         one.run(20)
-        g, p, v, f = full_state(one)
+        g, p = full_state(one)[:2]
         assert np.array_equal(g, ref[0]) and np.array_equal(p, ref[1])
     many = from_checkpoint(shared_dir / "s" / "checkpoints" / "ckpt_00000020.h5",
                                       comm=comm, output=OutputConfig(folder=str(shared_dir / "y")))
     assert comm.allreduce_sum(int(many.store.owned.size)) == 50
     many.run(20)
-    g, p, v, f = full_state(many)
+    g, p = full_state(many)[:2]
     assert np.array_equal(g, ref[0]) and np.array_equal(p, ref[1])

@@ -1,0 +1,152 @@
+"""Frictional contact with rotation and contact history (``pdyn.dynamics.friction``): the
+closed forms of a sphere on a plane, the two copies of a pair's spring, history across
+rebuilds and reordering, the slot limit, the recorded tangential forces."""
+
+import math
+
+import numpy as np
+import pytest
+
+from pdyn import Simulation
+from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
+from pdyn.dynamics.friction import HistoryOverflowError, partner_key
+from pdyn.particles import HISTORY_SLOTS
+from tests.mpi.scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
+
+R, RHO, G = 0.01, 2500.0, 9.81
+
+
+def on_floor(vel=(1.0, 0.0, 0.0), omega=(0.0, 0.0, 0.0), gravity=(0.0, 0.0, -G), law="hertz",
+             mu=0.3, e=0.5, **contact):
+    """One glass-like sphere resting on a floor wall (periodic in x and y)."""
+    cfg = SimulationConfig(
+        contact=ContactConfig(law=law, youngs_modulus=1e7, friction=mu, restitution=e,
+                              **contact),
+        box=BoxConfig(lo=(-1, -1, 0), hi=(1, 1, 1), boundary=("periodic", "periodic", "wall")),
+        particles=ParticlesConfig(positions=[[0, 0, R]], radii=[R], velocities=[vel],
+                                  density=RHO),
+        gravity=gravity, progress=False)
+    sim = Simulation(cfg)
+    sim.store.omega[sim.store.owned] = omega
+    return sim
+
+
+@pytest.mark.parametrize("law", ["linear", "hertz"])
+def test_sliding_sphere_rolls_at_five_sevenths(law):
+    """A sphere launched sliding without spin decelerates at μ g until it rolls without
+    slip at 5/7 of its initial speed, ω r = v ([ChungOoi2011]-style closed form)."""
+    v0, mu = 1.0, 0.3
+    sim = on_floor(vel=(v0, 0, 0), law=law, mu=mu)
+    h = sim.store.owned
+    t_roll = 2.0 * v0 / (7.0 * mu * G)  # end of sliding
+    sim.run(int(0.5 * t_roll / sim.dt))
+    v_half = sim.store.vel[h, 0][0]
+    assert v_half == pytest.approx(v0 - mu * G * sim.time, rel=2e-3)  # Coulomb: a = μ g
+    sim.run(int(1.0 * t_roll / sim.dt))
+    v, w = sim.store.vel[h][0], sim.store.omega[h][0]
+    assert v[0] == pytest.approx(5.0 / 7.0 * v0, rel=1e-3)
+    assert w[1] * R == pytest.approx(v[0], rel=1e-3)
+    assert abs(w[0]) + abs(w[2]) < 1e-9
+
+
+@pytest.mark.parametrize("law", ["linear", "hertz"])
+@pytest.mark.parametrize("theta", [10.0, 30.0])
+def test_incline_rolls_or_slides(law, theta):
+    """On an incline (gravity tilted by θ) a sphere from rest rolls without slip,
+    a = 5/7 g sin θ, while tan θ < 7/2 μ, and slides, a = g (sin θ − μ cos θ), beyond."""
+    mu = 0.1  # 7/2 μ = 0.35: tan 10° = 0.18 rolls, tan 30° = 0.58 slides
+    th = math.radians(theta)
+    sim = on_floor(vel=(0, 0, 0), law=law, mu=mu,
+                   gravity=(G * math.sin(th), 0.0, -G * math.cos(th)))
+    h = sim.store.owned
+    sim.run(int(0.2 / sim.dt))
+    a = sim.store.vel[h, 0][0] / sim.time
+    rolls = math.tan(th) < 3.5 * mu
+    expect = 5.0 / 7.0 * G * math.sin(th) if rolls else G * (math.sin(th) - mu * math.cos(th))
+    assert a == pytest.approx(expect, rel=2e-3)
+    slip = sim.store.vel[h, 0][0] - sim.store.omega[h, 1][0] * R
+    assert (abs(slip) < 1e-3 * sim.store.vel[h, 0][0]) == rolls
+
+
+def test_rolling_friction_stops_a_rolling_sphere():
+    """Constant rolling torque μ_r R F_n ([Ai2011] model A): a sphere rolling without slip
+    decelerates at 5/7 μ_r g and stops."""
+    v0, mu_r = 0.1, 0.02
+    sim = on_floor(vel=(v0, 0, 0), omega=(0, v0 / R, 0), mu=0.5, rolling_friction=mu_r)
+    h = sim.store.owned
+    sim.run(int(0.2 / sim.dt))
+    a = (v0 - sim.store.vel[h, 0][0]) / sim.time
+    assert a == pytest.approx(5.0 / 7.0 * mu_r * G, rel=1e-2)
+
+
+def test_pair_springs_are_exact_negatives():
+    """Both copies of a contact's spring (one per side, kept by each particle) are negatives
+    of each other bit for bit, and keyed by the partner's id."""
+    cfg = SimulationConfig(
+        contact=ContactConfig(law="hertz", youngs_modulus=1e6, friction=0.4, restitution=0.8),
+        box=BoxConfig(lo=(-5, -5, -5), hi=(5, 5, 5), boundary=("open",) * 3),
+        particles=ParticlesConfig(positions=[[0, 0, 0], [0.95, 0.3, 0.1]], radii=[0.5, 0.5],
+                                  velocities=[[0.5, 0, 0], [-0.5, -0.2, 0.1]], density=1000.0),
+        gravity=(0, 0, 0), progress=False)
+    sim = Simulation(cfg)
+    s = sim.store
+    a, b = sorted(s.owned, key=lambda h: s.gid[h])
+    seen = 0
+    for _ in range(400):
+        sim.step()
+        if s.history_key[a, 0]:
+            seen += 1
+            assert s.history_key[a, 0] == partner_key(s.gid[b])
+            assert s.history_key[b, 0] == partner_key(s.gid[a])
+            assert np.array_equal(s.history_spring[a, 0], -s.history_spring[b, 0])
+    assert seen > 10 and np.abs(s.omega[a]).max() > 0
+
+
+def _state(**cfg):
+    sim = Simulation(dense_polydisperse(("wall",) * 3, n=200, law="hertz", friction=0.5,
+                                        **cfg))
+    sim.run(150)
+    return sim, gather_fields(sim, FRICTIONAL_STATE)
+
+
+def test_history_survives_rebuilds_and_reordering():
+    """The same frictional run with lists rebuilt every step and never reordered, and with a
+    skin and reordering every 5 steps: identical bits (a spring lost or mixed up at a rebuild
+    or a reorder would change the trajectory)."""
+    every, x = _state(neighbour_skin=0.0, reorder_every=0)
+    lists, y = _state(reorder_every=5)
+    assert lists.rebuilds > 5 and lists.rebuilds < lists.step_index
+    assert (x[5] != 0).sum() > 50
+    for name, u, v in zip(("gid",) + FRICTIONAL_STATE, x, y):
+        assert np.array_equal(u, v), name
+
+
+def test_too_many_partners_for_the_history_is_an_error():
+    """A big sphere touching more small spheres than it has history slots: one line."""
+    n = HISTORY_SLOTS + 4
+    phi = np.pi * (3.0 - np.sqrt(5.0)) * np.arange(n)  # Fibonacci sphere
+    z = 1.0 - 2.0 * (np.arange(n) + 0.5) / n
+    rho = np.sqrt(1.0 - z * z)
+    dirs = np.stack((rho * np.cos(phi), rho * np.sin(phi), z), axis=1)
+    pos = np.vstack(([0.0, 0.0, 0.0], 1.19 * dirs))
+    cfg = SimulationConfig(
+        contact=ContactConfig(youngs_modulus=1e5, friction=0.3),
+        box=BoxConfig(lo=(-3, -3, -3), hi=(3, 3, 3), boundary=("open",) * 3),
+        particles=ParticlesConfig(positions=pos, radii=[1.0] + [0.2] * n, density=1000.0),
+        gravity=(0, 0, 0), progress=False, initial_overlap="allow")
+    with pytest.raises(HistoryOverflowError, match=f"more than {HISTORY_SLOTS} partners"):
+        Simulation(cfg)
+
+
+def test_recorded_tangential_force_is_coulomb_while_sliding():
+    """With ``recording`` the pass leaves the tangential force per list entry: a sliding
+    sphere's wall entry holds −μ F_n along the slip."""
+    sim = on_floor(vel=(1.0, 0, 0), mu=0.3)
+    sim.contact.recording = True
+    sim.run(200)
+    lists = sim.neighbours
+    ft = sim.contact.tangential[lists.split[0]:lists.start[1]]
+    h = sim.store.owned[0]
+    f_n = sim.store.force[h, 2] + sim.store.mass[h] * G  # the wall's normal force
+    assert ft.shape == (1, 3) and f_n > 0
+    np.testing.assert_allclose(ft[0], [-0.3 * f_n, 0, 0], rtol=1e-12, atol=1e-15)
