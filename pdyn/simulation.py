@@ -347,11 +347,13 @@ class Simulation:
         if rebuild or lists.every_step:
             self._find_neighbours(None if changes is None else changes + [ghosts], rebuild)
         needs = {getattr(w, "needs", None) for w in self.writers if w.due(self.step_index + 1)}
-        self.contact.recording = bool(needs - {None})  # friction: keep tangential forces
+        recording = self.contact.recording  # friction: keep the tangential forces this step
+        self.contact.recording = recording or bool(needs - {None})
         with t("contacts"):
             self._forces()
         with t("output"):
             self._capture(needs)
+        self.contact.recording = recording
         with t("integrate"):
             kick(store.vel, store.force, store.mass, lists.rows, half)
             if self.contact.rotating:
@@ -442,8 +444,8 @@ class Simulation:
 
     def _tangential(self):
         """The tangential force per neighbour-list entry for output: what the last force pass
-        recorded (``ContactModel.recording``, set in a step whose writers need contacts);
-        None (zeros) without friction or record. The one place friction's per-contact
+        recorded (``ContactModel.recording``: on in a step whose writers need contacts, or
+        when a user sets it); None (zeros) without friction or record. The one place friction's per-contact
         history enters the contact network and wall forces."""
         c = self.contact
         if c.rotating and c.recording and c.tangential.shape[0] == self.neighbours.entries():

@@ -17,6 +17,9 @@ enter the neighbour lists and the ghost plan at once. The state — spheres inse
 global id, the random stream's state — is plain data for checkpoints: a restart continues the
 same stream bit for bit.
 
+The overlap test sees centres as they are, not their periodic images: along a periodic axis
+keep the region a largest diameter away from the faces.
+
 An outlet (``outlet_lo``..``outlet_hi``) removes the owned spheres whose centre is inside it at
 rebuild steps (the same steps on every rank count).
 

@@ -21,8 +21,7 @@ holds everything the run needs to continue:
   ``insertion`` (JSON, runs that pour spheres in): the inserter's parameters and state —
   spheres inserted and removed, the next global id, the state of its random stream — so a
   restart draws the same candidates. Otherwise there is no random-number state to keep:
-  scenes are drawn from ``seed`` once at set-up. There is no contact history: the contact
-  laws are history-free (normal force only).
+  scenes are drawn from ``seed`` once at set-up.
 
 This module only writes and reads files; ``pdyn.restart`` builds the continued simulation from
 what :func:`read_checkpoint` returns.

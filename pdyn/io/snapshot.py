@@ -27,7 +27,8 @@ A snapshot file holds (rank-major; within a rank sorted by id):
   lines (the ``contacts`` block of the sidecar); rank-major, within a rank sorted by ids;
 * attributes ``format = "pdyn-snapshot"``, ``version``, ``step``, ``time`` (s), ``dt`` (s),
   ``n_particles``, ``n_contacts``, ``ranks``, ``box_lo``, ``box_hi``, ``boundary``,
-  ``scene``. (Version 4 added the contacts; versions 2 and 3 are read without them.)
+  ``scene``. (Version 5 added the contacts, 4 ``particles/angular_velocity``; versions 2 to 4
+  are read without them.)
 """
 
 from __future__ import annotations
