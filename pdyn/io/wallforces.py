@@ -69,6 +69,7 @@ class WallForceWriter:
         self._times: list[float] = []
         self._rows: list[tuple] = []  # per step: (ids, normal, tangential forces on spheres)
         self._started = False
+        self.written: list[Path] = []  # the file, once started
 
     def due(self, step: int) -> bool:
         return True
@@ -100,7 +101,11 @@ class WallForceWriter:
         def write():
             lines = [",".join(header)]
             if step > 0 and self.path.exists():
-                old = self.path.read_text().splitlines()
+                try:
+                    old = self.path.read_text().splitlines()
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise OutputWriteError(f"{self.path}: cannot read it to continue ({exc})"
+                                           ) from None
                 lines += [ln for ln in old[1:] if ln.split(",", 1)[0].isdigit()
                           and ln.count(",") == len(header) - 1
                           and int(ln.split(",", 1)[0]) <= step]
@@ -108,6 +113,7 @@ class WallForceWriter:
             write_bytes_atomic(self.path, ("\n".join(lines) + "\n").encode())
 
         agree(sim.comm, attempt(write) if sim.comm.rank == 0 else None)
+        self.written = [self.path]
 
     def flush(self, sim) -> None:
         """Gather the buffered rows on rank 0 and append them (collective)."""
