@@ -13,6 +13,13 @@ lists with its default skin, rebuilt when a particle has moved half the skin: LA
     python benchmarks/vs_lammps.py                  # 1 and 2 ranks, 500 steps, 3 rounds
     python benchmarks/vs_lammps.py --ranks 1 2 4 --scale 0.25 --steps 200 --json out.json
     python benchmarks/vs_lammps.py --pdyn-config '{"neighbour_skin": 0.2}'  # pdyn config fields
+    python benchmarks/vs_lammps.py --friction 0 0.5 # frictionless and μ = 0.5, same rounds
+
+With ``--friction μ`` (μ > 0) both codes add tangential friction with history and rotation:
+pdyn's ``[contact] friction = μ`` (k_t = 2/7 k, no damping) and LAMMPS' ``pair_style
+gran/hooke/history 2000 NULL 0 0 μ 0`` (K_t = 2/7 K_n by NULL, no damping): the same model.
+The table then has a row per rank count and μ, and ``vs_mu0`` = pdyn's time with μ over its
+frictionless time in the same round (median).
 
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
 (the venv's). A worker sets up, warms up (numba compiles, LAMMPS builds its lists), then times
@@ -43,12 +50,14 @@ STIFFNESS = 2000.0
 
 
 def _timed_pdyn(args) -> dict:
-    from pdyn.config import OutputConfig, SimulationConfig
+    from pdyn.config import ContactConfig, OutputConfig, SimulationConfig
     from pdyn.parallel import get_comm
     from pdyn.simulation import Simulation
 
     comm = get_comm()
     extra = json.loads(args.pdyn_config) if args.pdyn_config else {}
+    if args.friction:
+        extra["contact"] = ContactConfig(stiffness=STIFFNESS, friction=args.friction)
     out = OutputConfig(snapshot_every=0)
     warm = SimulationConfig(scene="gas", scale=0.01, steps=3, progress=False, output=out,
                             **extra)
@@ -68,7 +77,7 @@ def _timed_pdyn(args) -> dict:
     return {"code": "pdyn", "particles": int(n), "wall_s": wall, "timers": timers,
             "rebuilds": sim.rebuilds - rebuilds, "skin": sim.neighbours.skin,
             "kinetic_energy": float(sim.kinetic_energy()), "rank": comm.rank,
-            "dt": float(sim.dt), "config": extra}
+            "dt": float(sim.dt), "config": args.pdyn_config, "friction": args.friction}
 
 
 def _timed_lammps(args) -> dict:
@@ -87,7 +96,9 @@ def _timed_lammps(args) -> dict:
         "units si", "atom_style sphere", "atom_modify map array", "boundary p p p",
         "comm_modify vel yes", f"region box block 0 {L!r} 0 {L!r} 0 {L!r}",
         "create_box 1 box", f"neighbor {SKIN} bin", "neigh_modify every 1 delay 0 check yes",
-        f"pair_style gran/hooke {STIFFNESS} NULL 0 0 0 0", "pair_coeff * *",
+        (f"pair_style gran/hooke/history {STIFFNESS} NULL 0 0 {args.friction!r} 0"
+         if args.friction else f"pair_style gran/hooke {STIFFNESS} NULL 0 0 0 0"),
+        "pair_coeff * *",
         f"timestep {float(scene.dt)!r}", "fix integrate all nve/sphere",
     ):
         lmp.command(line)
@@ -139,7 +150,7 @@ def run_worker(code: str, ranks: int, args) -> dict:
     mpiexec = str(Path(sys.executable).with_name("mpiexec"))
     cmd = [mpiexec, "-n", str(ranks), sys.executable, __file__, "--worker", code,
            "--scale", str(args.scale), "--steps", str(args.steps), "--warmup",
-           str(args.warmup)]
+           str(args.warmup), "--friction", repr(args.mu)]
     if args.pdyn_config:
         cmd += ["--pdyn-config", args.pdyn_config]
     r = subprocess.run(cmd, env=_venv_env(), capture_output=True, text=True,
@@ -162,11 +173,14 @@ def main(argv=None) -> None:
     p.add_argument("--pdyn-config", default="",
                    help='extra SimulationConfig fields for pdyn as JSON, e.g. \'{"broadphase":'
                    ' "hash_grid"}\'')
+    p.add_argument("--friction", type=float, nargs="+", default=[0.0],
+                   help="Coulomb friction coefficients to run (0: frictionless, as before)")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per worker run")
     p.add_argument("--json", help="write the results to this JSON file")
     p.add_argument("--worker", choices=("pdyn", "lammps"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
+        args.friction = args.friction[0]
         worker(args)
         return
     why_not = lammps_available()
@@ -175,41 +189,51 @@ def main(argv=None) -> None:
     runs = {}
     for rnd in range(args.rounds):
         for n in args.ranks:
-            for code in ("pdyn",) + (() if why_not else ("lammps",)):
-                res = run_worker(code, n, args)
-                runs.setdefault((code, n), []).append(res)
-                ns = res["wall_s"] / (args.steps * res["particles"]) * 1e9
-                print(f"round {rnd + 1}: {code:6s} {n} rank(s): {ns:7.1f} ns/particle-step",
-                      flush=True)
+            for mu in args.friction:
+                args.mu = mu
+                for code in ("pdyn",) + (() if why_not else ("lammps",)):
+                    res = run_worker(code, n, args)
+                    runs.setdefault((code, n, mu), []).append(res)
+                    ns = res["wall_s"] / (args.steps * res["particles"]) * 1e9
+                    print(f"round {rnd + 1}: {code:6s} {n} rank(s) mu {mu:g}: {ns:7.1f} "
+                          "ns/particle-step", flush=True)
+
+    def ns(code, n, mu):
+        return [r["wall_s"] / (args.steps * r["particles"]) * 1e9 for r in runs[(code, n, mu)]]
+
     rows = []
     for n in args.ranks:
-        mine = runs[("pdyn", n)]
-        ns_p = [r["wall_s"] / (args.steps * r["particles"]) * 1e9 for r in mine]
-        row = {"ranks": n, "particles": mine[0]["particles"],
-               "pdyn_ns": statistics.median(ns_p)}
-        if not why_not:
-            theirs = runs[("lammps", n)]
-            ns_l = [r["wall_s"] / (args.steps * r["particles"]) * 1e9 for r in theirs]
-            ratios = [a / b for a, b in zip(ns_p, ns_l)]
-            row.update(lammps_ns=statistics.median(ns_l), ratio=statistics.median(ratios),
-                       ratio_min=min(ratios), ratio_max=max(ratios))
-        rows.append(row)
-    base = {r["ranks"]: r for r in rows}
-    if 1 in base:
-        for r in rows:
-            r["pdyn_speedup"] = base[1]["pdyn_ns"] / r["pdyn_ns"]
+        for mu in args.friction:
+            ns_p = ns("pdyn", n, mu)
+            row = {"ranks": n, "friction": mu, "particles": runs[("pdyn", n, mu)][0]["particles"],
+                   "pdyn_ns": statistics.median(ns_p)}
+            if mu and 0.0 in args.friction:
+                row["vs_mu0"] = statistics.median(
+                    [a / b for a, b in zip(ns_p, ns("pdyn", n, 0.0))])
+            if not why_not:
+                ns_l = ns("lammps", n, mu)
+                ratios = [a / b for a, b in zip(ns_p, ns_l)]
+                row.update(lammps_ns=statistics.median(ns_l), ratio=statistics.median(ratios),
+                           ratio_min=min(ratios), ratio_max=max(ratios))
+            rows.append(row)
+    base = {(r["ranks"], r["friction"]): r for r in rows}
+    for r in rows:
+        one = base.get((1, r["friction"]))
+        if one:
+            r["pdyn_speedup"] = one["pdyn_ns"] / r["pdyn_ns"]
             if "lammps_ns" in r:
-                r["lammps_speedup"] = base[1]["lammps_ns"] / r["lammps_ns"]
+                r["lammps_speedup"] = one["lammps_ns"] / r["lammps_ns"]
     print(f"\ngas scene, {args.steps} timed steps, median of {args.rounds} round(s); "
           "ratio = pdyn / LAMMPS per round (median, min, max)")
-    print(format_table(rows, ["ranks", "particles", "pdyn_ns", "lammps_ns", "ratio", "ratio_min",
-                              "ratio_max", "pdyn_speedup", "lammps_speedup"]))
-    last = runs[("pdyn", args.ranks[-1])][-1]
+    print(format_table(rows, ["ranks", "friction", "particles", "pdyn_ns", "vs_mu0", "lammps_ns",
+                              "ratio", "ratio_min", "ratio_max", "pdyn_speedup",
+                              "lammps_speedup"]))
+    last = runs[("pdyn", args.ranks[-1], args.friction[-1])][-1]
     print("pdyn phases (s, slowest rank, last run, timed steps): "
           + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items())
           + f"; skin {last.get('skin', 0):.3g} m, {last.get('rebuilds')} rebuilds")
     write_json(args.json, {"benchmark": "vs_lammps", "args": vars(args), "rows": rows,
-                           "runs": {f"{c}/{n}": v for (c, n), v in runs.items()}})
+                           "runs": {f"{c}/{n}/{mu:g}": v for (c, n, mu), v in runs.items()}})
 
 
 if __name__ == "__main__":

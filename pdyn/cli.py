@@ -50,7 +50,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--scene", help="built-in scene name (see 'pdyn scenes')")
     run.add_argument("--scale", type=float, help="scale the scene's particle count")
     run.add_argument("--steps", type=int, help="number of time steps")
-    run.add_argument("--dt", type=float, help="time step in s (default: contact time / 20)")
+    run.add_argument("--dt", type=float, help="time step in s (default and largest accepted: "
+                     "contact time / 20, with Hertz at most 0.2 Rayleigh times)")
+    run.add_argument("--allow-large-dt", action="store_true",
+                     help="accept a --dt above the time-step limit")
     run.add_argument("--broadphase", help="broad-phase structure name")
     run.add_argument("--seed", type=int, help="seed of the scene generator")
     run.add_argument("--blocks", type=int, nargs=3, metavar=("BX", "BY", "BZ"),
@@ -129,6 +132,8 @@ def build_config(args):
         changes["blocks"] = tuple(args.blocks)
     if args.no_progress:
         changes["progress"] = False
+    if args.allow_large_dt:
+        changes["allow_large_dt"] = True
     if args.allow_overlap or args.relax_overlap:
         changes["initial_overlap"] = "allow" if args.allow_overlap else "relax"
     out = {}
@@ -319,7 +324,7 @@ def cmd_restart(args, comm) -> int:
         if getattr(args, opt) is not None:
             raise CLIError(f"{flag} = {getattr(args, opt)!r}: cannot be changed with --restart "
                            "(the checkpoint holds the run's configuration)")
-    for opt in ("allow_overlap", "relax_overlap"):
+    for opt in ("allow_overlap", "relax_overlap", "allow_large_dt"):
         if getattr(args, opt):
             raise CLIError(f"--{opt.replace('_', '-')}: does not apply to --restart (a "
                            "restart continues a checked state)")

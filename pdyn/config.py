@@ -300,6 +300,8 @@ class SimulationConfig:
     steps: int | None = None
     dt: float | None = None  # s; default: contact time / dt_safety
     dt_safety: float = 20.0
+    # accept a dt above the limit (contact time / dt_safety; 0.2 Rayleigh times with Hertz)
+    allow_large_dt: bool = False
     broadphase: str = "linked_cells"
     broadphase_params: dict = field(default_factory=dict)
     contact: ContactConfig | None = None
@@ -330,6 +332,8 @@ class SimulationConfig:
         if self.dt is not None:
             _finite("dt", self.dt, positive=True)
         _finite("dt_safety", self.dt_safety, lo=1.0)
+        if not isinstance(self.allow_large_dt, bool):
+            raise ConfigError(f"allow_large_dt = {self.allow_large_dt!r}: expected true or false")
         if not isinstance(self.broadphase, str) or self.broadphase not in REGISTRY:
             raise ConfigError(
                 f"broadphase = {self.broadphase!r}: unknown (choose from {', '.join(REGISTRY)})"

@@ -76,9 +76,11 @@ FIELDS: dict[str, Field] = {
     # rotation (rad/s, N·m): ghosts need the spin for the contact-point velocity
     "omega":  Field(np.float64, (3,), ghost=ALWAYS, migrate=True,  checkpoint=True),
     "torque": Field(np.float64, (3,), ghost=NEVER,  migrate=True,  checkpoint=True),
-    # tangential contact history of an owned particle (pdyn.dynamics.friction): slot k holds
-    # the key of a touching partner (0: empty; filled from slot 0, in list order) and the
-    # tangential spring of that contact (m), seen from this particle
+    # tangential contact history of an owned particle (pdyn.dynamics.friction): the number of
+    # occupied slots, and in slot k < count the key of a touching partner (in list order) and
+    # the tangential spring of that contact (m), seen from this particle
+    "history_count":  Field(np.int64,   (),                 ghost=NEVER, migrate=True,
+                            checkpoint=True),
     "history_key":    Field(np.int64,   (HISTORY_SLOTS,),   ghost=NEVER, migrate=True,
                             checkpoint=True),
     "history_spring": Field(np.float64, (HISTORY_SLOTS, 3), ghost=NEVER, migrate=True,

@@ -40,6 +40,10 @@ from .scenarios import Scene, make_scene
 from .zorder import zorder
 
 
+#: the default (and largest accepted) time step with Hertz contacts, as a fraction of the
+#: Rayleigh time of the smallest sphere ([EDEMtimestep])
+RAYLEIGH_FRACTION = 0.2
+
 #: what a restart keeps from the checkpoint rather than from its first force pass: forces and
 #: torques (damping saw the half-step velocities, which are gone) and the contact history
 #: (the pass advances it by one step)
@@ -214,25 +218,46 @@ class Simulation:
                         restart.insertion if restart else None)
 
     def _time_step(self) -> float:
-        if self.config.dt is not None:
-            return float(self.config.dt)
-        if self.scene.dt is not None:
-            return float(self.scene.dt)
+        """The configured (or the scene's) dt if within :meth:`_time_step_limit` (or
+        ``allow_large_dt``), else the limit itself."""
+        limit, why = self._time_step_limit()
+        given = self.config.dt if self.config.dt is not None else self.scene.dt
+        if given is None:
+            if not math.isfinite(limit):
+                raise ConfigError(f"contact.youngs_modulus = {self.contact.E!r}: no contact "
+                                  "stiffness, so no time step follows from the contact time; "
+                                  "give dt (or a stiffness)")
+            return limit
+        if given > limit and not self.config.allow_large_dt:
+            raise ConfigError(f"dt = {given!r}: above the time-step limit {limit:.4g} s ({why}); "
+                              "give a smaller dt, or set allow_large_dt = true to force it")
+        return float(given)
+
+    def _time_step_limit(self) -> tuple[float, str]:
+        """The largest dt pdyn accepts without ``allow_large_dt`` and uses by default (s), and
+        what sets it: the shortest contact time t_c / ``dt_safety`` and, with Hertz, a fifth of
+        the Rayleigh time t_R of the smallest, stiffest sphere ([EDEMtimestep]: 0.2 t_R for
+        dense packings)."""
         t_c = self._contact_time()
-        if not math.isfinite(t_c):
-            raise ConfigError(f"contact.youngs_modulus = {self.contact.E!r}: no contact "
-                              "stiffness, so no time step follows from the contact time; give "
-                              "dt (or a stiffness)")
-        return t_c / self.config.dt_safety
+        t_r = self.comm.allreduce_min(self.contact.rayleigh_time(*self._spheres()))
+        by_contact = t_c / self.config.dt_safety
+        if RAYLEIGH_FRACTION * t_r < by_contact:
+            return RAYLEIGH_FRACTION * t_r, f"{RAYLEIGH_FRACTION:g} x Rayleigh time {t_r:.4g} s"
+        return by_contact, f"contact time {t_c:.4g} s / dt_safety {self.config.dt_safety:g}"
 
     def _contact_time(self) -> float:
         """The shortest contact time t_c of all spheres (s; inf without stiffness)."""
+        return self.comm.allreduce_min(self.contact.contact_time(*self._spheres()))
+
+    def _spheres(self) -> tuple[np.ndarray, np.ndarray]:
+        """Radii and masses of this rank's spheres, plus the smallest and largest the
+        insertion will add: the spheres that bound the time step."""
         h = self.store.owned
         radius, mass = self.store.radius[h], self.store.mass[h]
-        if self.inserter is not None:  # the spheres to come count too
+        if self.inserter is not None:
             radius = np.concatenate((radius, self.inserter.radii))
             mass = np.concatenate((mass, self.inserter.mass(self.inserter.radii)))
-        return self.comm.allreduce_min(self.contact.contact_time(radius, mass))
+        return radius, mass
 
     def _wall_order(self) -> np.ndarray:
         """Wall handles in the order their forces are summed: by id −1, −2, ..."""

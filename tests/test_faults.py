@@ -4,6 +4,8 @@ likely cause and the last good files, never a segfault; a full disk or a folder 
 must go stops the run without a half-written file. One rank here; every rank count in
 ``tests/mpi/test_faults_mpi.py``."""
 
+import math
+
 import numpy as np
 import pytest
 
@@ -19,7 +21,8 @@ from .conftest import assert_user_error, tmpfs
 def test_huge_dt_stops_with_the_cause(tmp_path, cli):
     """The ``drop`` scene with a user dt 200x the default: it used to run to positions of
     1e289 and segfault in the cell-grid sizing."""
-    code, _, err = cli(["run", "--dt", "0.05", "--steps", "300", "--no-progress",
+    code, _, err = cli(["run", "--dt", "0.05", "--allow-large-dt", "--steps", "300",
+                        "--no-progress",
                         "--snapshot-every", "2", "--checkpoint-every", "4", "--output", "out"])
     assert_user_error(code, err, "step 7: particle", "more than its radius",
                       "times the shortest contact time", "lower dt",
@@ -27,6 +30,24 @@ def test_huge_dt_stops_with_the_cause(tmp_path, cli):
                       "checkpoint: out/checkpoints/ckpt_00000004.h5")
     read_snapshot(tmp_path / "out" / "snapshots" / "snap_00000006.h5")
     assert not list((tmp_path / "out").rglob("*0008*"))  # nothing after the last good step
+
+
+def test_dt_above_the_limit_is_refused_naming_it(tmp_path, cli):
+    """Without --allow-large-dt a dt above contact time / 20 is one line naming the limit."""
+    code, _, err = cli(["run", "--dt", "0.05", "--steps", "3", "--no-progress"])
+    assert_user_error(code, err, "dt = 0.05: above the time-step limit 0.000241",
+                      "contact time", "allow_large_dt")
+
+
+def test_hertz_default_dt_is_a_fifth_of_the_rayleigh_time():
+    """Hertz: the default dt is 0.2 t_R of the smallest sphere when that is the tighter
+    limit, t_R = π r √(ρ/G)/(0.1631 ν + 0.8766), G = E/(2(1 + ν)) (with ``dt_safety`` 20 the
+    contact time is; with 5 the Rayleigh time is)."""
+    cfg = _one_sphere(0.0, dt_safety=5.0).with_(
+        contact=ContactConfig(law="hertz", youngs_modulus=7e10, poisson_ratio=0.25))
+    sim = Simulation(cfg)
+    t_r = math.pi * 0.1 * math.sqrt(1000.0 / (7e10 / 2.5)) / (0.1631 * 0.25 + 0.8766)
+    assert sim.dt == pytest.approx(0.2 * t_r, rel=1e-12)
 
 
 def _one_sphere(speed, radius=0.5, **cfg):

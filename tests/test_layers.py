@@ -18,7 +18,7 @@ LAYERS = [
     ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection
     ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io", "pdyn.checks"),  # the pieces
     ("pdyn.simulation",),  # the driver
-    ("pdyn.restart", "pdyn.bench"),  # build and run drivers
+    ("pdyn.restart", "pdyn.bench", "pdyn.validation"),  # build and run drivers
     ("pdyn.cli",),
     ("pdyn", "pdyn.__main__"),  # the package's face
 ]

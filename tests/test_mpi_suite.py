@@ -61,7 +61,7 @@ def test_cli_run_on_two_ranks(tmp_path):
 
 @pytest.mark.parametrize("args,needle", [
     (["--steps", "-1"], "pdyn: error: steps = -1: must be >= 1"),
-    (["--dt", "0.05"], "pdyn: error: step 7: particle 2 moved"),
+    (["--dt", "0.05", "--allow-large-dt"], "pdyn: error: step 7: particle 2 moved"),
     (["--scene", "gas", "--scale", "0.01", "--blocks", "64", "64", "64"],
      "pdyn: error: blocks = [64, 64, 64]: 262144 blocks for 1000 particles on 2 rank(s)"),
 ])

@@ -37,7 +37,7 @@ from .._jit import JIT
 from ..broadphase import canonical_pairs
 from ..broadphase._kernels import overlaps
 from .friction import frictional_forces, friction_parameters
-from .laws import damping_ratio, law_parameters, normal_force
+from .laws import law_parameters, normal_force
 
 
 # The helpers take scalars, not arrays: the same helper taking the arrays and two handles (and
@@ -235,7 +235,8 @@ class ContactModel:
         self.E = float(youngs_modulus)
         self.k = float(stiffness or 0.0)
         self.restitution = float(restitution)
-        self.parameters = law_parameters(law, self.E, self.k, damping_ratio(self.restitution))
+        self.poisson_ratio = float(poisson_ratio)
+        self.parameters = law_parameters(law, self.E, self.k, self.restitution, poisson_ratio)
         self.friction = friction_parameters(law, friction, rolling_friction, poisson_ratio)
         self.rotating = friction > 0.0 or rolling_friction > 0.0
         self.recording = False
@@ -274,6 +275,18 @@ class ContactModel:
             store.vel, store.radius, store.mass, store.gid, store.normal, t, spheres)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
+
+    def rayleigh_time(self, radius: np.ndarray, mass: np.ndarray) -> float:
+        """Shortest Rayleigh time t_R = π r √(ρ/G) / (0.1631 ν + 0.8766) of the given spheres
+        (s; ρ from mass and radius, G = E/(2(1 + ν)); inf for the linear law, whose E is no
+        material modulus) — the time a shear (Rayleigh) wave takes to cross a sphere
+        ([EDEMtimestep])."""
+        if radius.size == 0 or self.law != "hertz" or self.E == 0.0:
+            return math.inf
+        nu = self.poisson_ratio
+        rho = mass / (4.0 / 3.0 * np.pi * radius**3)
+        shear = self.E / (2.0 * (1.0 + nu))
+        return float(np.min(np.pi * radius * np.sqrt(rho / shear) / (0.1631 * nu + 0.8766)))
 
     def forces(self, store, lists, gravity: np.ndarray, dt: float) -> tuple[int, float, int]:
         """Set ``store.force`` (and with friction ``store.torque``, advancing the contact

@@ -33,9 +33,10 @@ Both sides of a pair evaluate the same formulas on the same inputs (n, v_t and s
 exactly, everything else is symmetric in i and j), so their springs stay exact negatives and
 ghosts carrying the owner's bits make N-rank runs reproduce the 1-rank run bit for bit.
 
-History lives with the particle (``history_key`` / ``history_spring`` of
-``pdyn.particles.FIELDS``): slot k of i holds the key of a touching partner and i's spring for
-that contact, the occupied slots first, in list order. The pass merge-joins a row's slots with
+History lives with the particle (``history_count`` / ``history_key`` / ``history_spring`` of
+``pdyn.particles.FIELDS``): slot k < count of i holds the key of a touching partner and i's
+spring for that contact, in list order (a dense count, so a row without contacts reads 8 bytes
+of history). The pass merge-joins a row's slots with
 its list each step and writes back the contacts that touch now, so rebuilds of the lists need
 nothing, and reordering, migration and checkpoints carry the slots as any field.
 
@@ -83,14 +84,14 @@ def friction_parameters(law: str, friction: float, rolling: float, poisson: floa
 def linear_tangential(law, fr, delta, r_eff, m_eff):
     """(k_t, c_t) of the linear law: 2/7 k_n and half the normal dashpot."""
     k = law.k if law.k > 0.0 else law.E * r_eff
-    return fr.kt_ratio * k, law.zeta * math.sqrt(m_eff * k)
+    return fr.kt_ratio * k, (law.zeta * math.sqrt(m_eff * k) if law.zeta > 0.0 else 0.0)
 
 
 @njit(**JIT)
 def hertz_tangential(law, fr, delta, r_eff, m_eff):
     """(k_t, c_t) of Hertz–Mindlin: 8 G* √(R δ) and 2 ζ √(m k_t)."""
     kt = fr.kt_ratio * 2.0 * law.E * math.sqrt(r_eff * delta)
-    return kt, 2.0 * law.zeta * math.sqrt(m_eff * kt)
+    return kt, (2.0 * law.zeta * math.sqrt(m_eff * kt) if law.zeta > 0.0 else 0.0)
 
 
 #: parameter record of the normal law → its tangential coefficients
@@ -122,10 +123,11 @@ def _tangential(law, fr, sx, sy, sz, nx, ny, nz, vx, vy, vz, f_n, delta, r_eff, 
     tx, ty, tz = vx - v_n * nx, vy - v_n * ny, vz - v_n * nz
     s_n = sx * nx + sy * ny + sz * nz
     rx, ry, rz = sx - s_n * nx, sy - s_n * ny, sz - s_n * nz
-    r2 = rx * rx + ry * ry + rz * rz
-    if r2 > 0.0:
-        scale = math.sqrt((sx * sx + sy * sy + sz * sz) / r2)
-        rx, ry, rz = rx * scale, ry * scale, rz * scale
+    if s_n != 0.0:  # rescale to the former length (nothing to do for a new spring)
+        r2 = rx * rx + ry * ry + rz * rz
+        if r2 > 0.0:
+            scale = math.sqrt((sx * sx + sy * sy + sz * sz) / r2)
+            rx, ry, rz = rx * scale, ry * scale, rz * scale
     sx, sy, sz = rx + tx * dt, ry + ty * dt, rz + tz * dt
     kt, ct = tangential_coefficients(law, fr, delta, r_eff, m_eff)
     fx = -kt * sx - ct * tx
@@ -150,7 +152,7 @@ def _rolling(fr, nx, ny, nz, wx, wy, wz, f_n, r_eff):
     w_n = wx * nx + wy * ny + wz * nz
     wx, wy, wz = wx - w_n * nx, wy - w_n * ny, wz - w_n * nz
     w = math.sqrt(wx * wx + wy * wy + wz * wz)
-    if fr.mu_roll == 0.0 or w == 0.0:
+    if w == 0.0:
         return 0.0, 0.0, 0.0
     m = -fr.mu_roll * r_eff * f_n / w
     return m * wx, m * wy, m * wz
@@ -163,15 +165,45 @@ def partner_key(g):
 
 
 @njit(**JIT)
+def _contact(law, fr, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy, dvz, wix, wiy, wiz,
+             wjx, wjy, wjz, sx, sy, sz, dt):
+    """One touching contact seen from i (normal n from i to j, overlap δ, v_i − v_j, spins
+    ω_i, ω_j, lever arms r_i, r_j, old spring s): returns the normal force magnitude on i
+    (repulsive > 0), its elastic energy, the new spring, the tangential force on i and the
+    torque on i (tangential and rolling), as scalars."""
+    # contact-point velocity of i relative to j: dv + (r_i ω_i + r_j ω_j) × n
+    wx = ri * wix + rj * wjx
+    wy = ri * wiy + rj * wjy
+    wz = ri * wiz + rj * wjz
+    vcx = dvx + (wy * nz - wz * ny)
+    vcy = dvy + (wz * nx - wx * nz)
+    vcz = dvz + (wx * ny - wy * nx)
+    f, e = normal_force(law, delta, dvx * nx + dvy * ny + dvz * nz, r_eff, m_eff)
+    f_n = f if f > 0.0 else 0.0
+    sx, sy, sz, tx, ty, tz = _tangential(law, fr, sx, sy, sz, nx, ny, nz, vcx, vcy, vcz, f_n,
+                                         delta, r_eff, m_eff, dt)
+    mx = ri * (ny * tz - nz * ty)
+    my = ri * (nz * tx - nx * tz)
+    mz = ri * (nx * ty - ny * tx)
+    if fr.mu_roll > 0.0:
+        rx, ry, rz = _rolling(fr, nx, ny, nz, wix - wjx, wiy - wjy, wiz - wjz, f_n, r_eff)
+        mx += rx
+        my += ry
+        mz += rz
+    return f, e, sx, sy, sz, tx, ty, tz, mx, my, mz
+
+
+@njit(**JIT)
 def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega, rad, mass,
-                           gid, normal, gravity, dt, force, torque, hkey, hspring, record):
+                           gid, normal, gravity, dt, force, torque, hcount, hkey, hspring,
+                           record):
     """Set ``force`` and ``torque`` of each row's particle and advance its contact history
     (see the module docstring). ``record`` (list entries × 3, or empty) receives the
     tangential force on the row's particle per list entry (0 where not touching). Returns
     (contacts of this rank's share, elastic normal energy of its share — as the frictionless
     pass —, contacts that found no free history slot)."""
     slots = hkey.shape[1]
-    old_key = np.zeros(slots, np.int64)
+    old_key = np.zeros(slots + 1, np.int64)
     old_spring = np.zeros((slots, 3))
     recording = record.shape[0] > 0
     energy = 0.0
@@ -179,75 +211,63 @@ def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega
     overflow = 0
     for t in range(rows.shape[0]):
         i = rows[t]
-        n_old = 0
-        while n_old < slots and hkey[i, n_old] != 0:
-            old_key[n_old] = hkey[i, n_old]
-            for a in range(3):
-                old_spring[n_old, a] = hspring[i, n_old, a]
-            n_old += 1
+        n_old = hcount[i]
+        for q in range(n_old):
+            old_key[q] = hkey[i, q]
+            old_spring[q, 0] = hspring[i, q, 0]
+            old_spring[q, 1] = hspring[i, q, 1]
+            old_spring[q, 2] = hspring[i, q, 2]
+        old_key[n_old] = -1  # sentinel: below every key, ends the merge
         p = 0
         n_new = 0
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
         ri, mi, gi = rad[i], mass[i], gid[i]
+        wix, wiy, wiz = omega[i, 0], omega[i, 1], omega[i, 2]
         fx = fy = fz = 0.0
         mx = my = mz = 0.0
+        if recording:
+            for u in range(start[t], start[t + 1]):
+                record[u, 0] = record[u, 1] = record[u, 2] = 0.0
         for u in range(start[t], start[t + 1]):
             j = partner[u]
-            wall = u >= split[t]
-            if wall:
-                nx, ny, nz = -normal[j, 0], -normal[j, 1], -normal[j, 2]
-                delta = ri + ((xi - pos[j, 0]) * nx + (yi - pos[j, 1]) * ny
-                              + (zi - pos[j, 2]) * nz)
-                touch = delta >= 0.0
-                r_eff, m_eff, rj = ri, mi, 0.0
-            else:
+            if u < split[t]:
                 dx = pos[j, 0] - xi
                 dy = pos[j, 1] - yi
                 dz = pos[j, 2] - zi
                 rj = rad[j]
                 s = ri + rj
                 d2 = dx * dx + dy * dy + dz * dz
-                touch = d2 <= s * s  # the shared exact predicate
-                if touch:
-                    dist = math.sqrt(d2)
-                    if dist > 0.0:
-                        nx, ny, nz = dx / dist, dy / dist, dz / dist
-                    else:  # coincident centres: a fixed axis, antisymmetric in the pair
-                        nx, ny, nz = (1.0 if gi < gid[j] else -1.0), 0.0, 0.0
-                    delta = max(s - dist, 0.0)
-                    mj = mass[j]
-                    r_eff, m_eff = ri * rj / s, mi * mj / (mi + mj)
-            if not touch:
-                if recording:
-                    record[u, 0] = record[u, 1] = record[u, 2] = 0.0
-                continue
-            if wall:
-                dvx, dvy, dvz = vel[i, 0], vel[i, 1], vel[i, 2]
-                wx, wy, wz = ri * omega[i, 0], ri * omega[i, 1], ri * omega[i, 2]
-                ox, oy, oz = omega[i, 0], omega[i, 1], omega[i, 2]
-            else:
+                if d2 > s * s:  # the shared exact predicate
+                    continue
+                dist = math.sqrt(d2)
+                if dist > 0.0:
+                    nx, ny, nz = dx / dist, dy / dist, dz / dist
+                else:  # coincident centres: a fixed axis, antisymmetric in the pair
+                    nx, ny, nz = (1.0 if gi < gid[j] else -1.0), 0.0, 0.0
+                delta = max(s - dist, 0.0)
+                mj = mass[j]
+                r_eff, m_eff = ri * rj / s, mi * mj / (mi + mj)
                 dvx, dvy, dvz = vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1], vel[i, 2] - vel[j, 2]
-                wx = ri * omega[i, 0] + rj * omega[j, 0]
-                wy = ri * omega[i, 1] + rj * omega[j, 1]
-                wz = ri * omega[i, 2] + rj * omega[j, 2]
-                ox = omega[i, 0] - omega[j, 0]
-                oy = omega[i, 1] - omega[j, 1]
-                oz = omega[i, 2] - omega[j, 2]
-            # contact-point velocity of i relative to j: dv + w × n
-            vcx = dvx + (wy * nz - wz * ny)
-            vcy = dvy + (wz * nx - wx * nz)
-            vcz = dvz + (wx * ny - wy * nx)
-            f, e = normal_force(law, delta, dvx * nx + dvy * ny + dvz * nz, r_eff, m_eff)
-            f_n = f if f > 0.0 else 0.0
+                wjx, wjy, wjz = omega[j, 0], omega[j, 1], omega[j, 2]
+            else:  # a wall: half-space, n = −(inward normal), no motion, infinite radius
+                nx, ny, nz = -normal[j, 0], -normal[j, 1], -normal[j, 2]
+                delta = ri + ((xi - pos[j, 0]) * nx + (yi - pos[j, 1]) * ny
+                              + (zi - pos[j, 2]) * nz)
+                if delta < 0.0:
+                    continue
+                rj, r_eff, m_eff = 0.0, ri, mi
+                dvx, dvy, dvz = vel[i, 0], vel[i, 1], vel[i, 2]
+                wjx = wjy = wjz = 0.0
             key = partner_key(gid[j])
-            while p < n_old and old_key[p] < key:
+            while old_key[p] >= 0 and old_key[p] < key:
                 p += 1
-            if p < n_old and old_key[p] == key:
+            if old_key[p] == key:
                 sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
             else:
                 sx = sy = sz = 0.0
-            sx, sy, sz, tx, ty, tz = _tangential(law, fr, sx, sy, sz, nx, ny, nz, vcx, vcy,
-                                                 vcz, f_n, delta, r_eff, m_eff, dt)
+            f, e, sx, sy, sz, tx, ty, tz, cx, cy, cz = _contact(
+                law, fr, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy, dvz, wix, wiy, wiz,
+                wjx, wjy, wjz, sx, sy, sz, dt)
             if n_new < slots:
                 hkey[i, n_new] = key
                 hspring[i, n_new, 0] = sx
@@ -257,29 +277,29 @@ def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega
             else:
                 overflow += 1
             if recording:
-                record[u, 0], record[u, 1], record[u, 2] = tx, ty, tz
-            # force on i: −F n (normal) + F_t; torque (r_i n) × F_t + rolling
-            fx += tx - f * nx
+                record[u, 0] = tx
+                record[u, 1] = ty
+                record[u, 2] = tz
+            fx += tx - f * nx  # normal force on i: −F n
             fy += ty - f * ny
             fz += tz - f * nz
-            mx += ri * (ny * tz - nz * ty)
-            my += ri * (nz * tx - nx * tz)
-            mz += ri * (nx * ty - ny * tx)
-            rx, ry, rz = _rolling(fr, nx, ny, nz, ox, oy, oz, f_n, r_eff)
-            mx += rx
-            my += ry
-            mz += rz
-            if wall:
+            mx += cx
+            my += cy
+            mz += cz
+            if u >= split[t]:
                 energy += e
                 n_contacts += 1
             else:
                 energy += 0.5 * e
                 if gi < gid[j]:
                     n_contacts += 1
-        for q in range(n_new, n_old):
+        if n_new != n_old:
+            hcount[i] = n_new
+        for q in range(n_new, n_old):  # emptied slots hold zeros (checkpoints compare bits)
             hkey[i, q] = 0
-            for a in range(3):
-                hspring[i, q, a] = 0.0
+            hspring[i, q, 0] = 0.0
+            hspring[i, q, 1] = 0.0
+            hspring[i, q, 2] = 0.0
         force[i, 0] = fx + mi * gravity[0]
         force[i, 1] = fy + mi * gravity[1]
         force[i, 2] = fz + mi * gravity[2]
@@ -307,4 +327,5 @@ def frictional_forces(law, fr, store, lists, gravity, dt, record):
     return _accumulate_frictional(
         law, fr, lists.rows, lists.start, lists.split, lists.partner, store.pos, store.vel,
         store.omega, store.radius, store.mass, store.gid, store.normal, gravity, float(dt),
-        store.force, store.torque, store.history_key, store.history_spring, record)
+        store.force, store.torque, store.history_count, store.history_key,
+        store.history_spring, record)

@@ -2,16 +2,22 @@
 
 A law maps the state of one contact seen from particle i — overlap δ ≥ 0 (m), normal approach
 speed v_n (m/s, > 0 when approaching), effective radius R_eff and mass m_eff of the pair — to
-the magnitude of the repulsive normal force on i (N) and the elastic energy stored in the
-contact (J). It reads nothing else, so it is evaluated the same way for sphere–sphere and
+the magnitude of the normal force on i (N, never attractive: a damped force that would pull is
+clamped at 0, as LAMMPS' ``limit_damping`` [LAMMPSgranular]) and the elastic energy stored in
+the contact (J). It reads nothing else, so it is evaluated the same way for sphere–sphere and
 sphere–wall contacts and on whichever rank owns i.
 
-  linear: F = k δ, k = ``stiffness`` or E·R_eff, energy k δ²/2;
-  Hertz:  F = 4/3 · E · √R_eff · δ^{3/2}, energy 8/15 · E · √R_eff · δ^{5/2}.
+  linear: F = k δ, k = ``stiffness`` or E·R_eff (E a stiffness scale here), energy k δ²/2;
+  Hertz:  F = 4/3 · E* · √R_eff · δ^{3/2}, energy 8/15 · E* · √R_eff · δ^{5/2}, with the
+          effective modulus 1/E* = 2 (1 − ν²)/E of two bodies of Young's modulus E and
+          Poisson ratio ν ([ChungOoi2011] §2); a wall is a half-space of the same material.
 
-Damping adds c · v_n with c = 2 ζ √(m_eff k_t) and ζ = −ln e / √(π² + ln² e): the linear
-spring–dashpot whose coefficient of restitution is exactly e; for Hertz k_t is the tangent
-stiffness 2 E √(R_eff δ), so e is approximate.
+Damping adds c · v_n with c = 2 ζ √(m_eff k_t), k_t the law's tangent stiffness (k, or
+2 E* √(R_eff δ) for Hertz: c ∝ δ^{1/4}, [Tsuji1992]). For both laws the coefficient of
+restitution of such a contact does not depend on the impact speed, only on ζ; with the clamp
+it is not the linear oscillator's closed form, so :func:`damping_ratio` finds the ζ that gives
+the asked e by integrating the dimensionless contact once (bisection on ζ): the restitution
+coefficient of the law is e to 1e-5, for both laws.
 
 A law is chosen in Python once, by its parameter record (:class:`Linear` or :class:`Hertz`);
 :func:`normal_force` dispatches on the record's type, so numba compiles one force kernel per
@@ -20,6 +26,7 @@ law with the law inlined and no branch on the law inside the pair loop.
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -30,12 +37,55 @@ from numba.extending import overload
 from .._jit import JIT
 
 
-def damping_ratio(restitution: float) -> float:
-    """ζ for a linear spring-dashpot with coefficient of restitution e (0 < e ≤ 1)."""
+@njit(**JIT)
+def _clamped(x, v, exponent, c):
+    """Force of the dimensionless damped contact at overlap x, speed v (≥ 0: never pulls)."""
+    xp = max(x, 0.0)
+    return max(xp ** exponent + c * xp ** (0.5 * exponent - 0.5) * v, 0.0)
+
+
+@njit(**JIT)
+def _rebound(exponent, zeta, steps):
+    """Rebound speed of the dimensionless damped contact x'' = −max(x^a + 2 ζ √(a) x^{(a−1)/2}
+    x', 0) from x = 0, x' = 1 (unit mass, unit spring constant; a = 1 linear, 3/2 Hertz, whose
+    tangent stiffness is a x^{(a−1)/2}): the speed when the force first vanishes (from then on
+    the sphere moves freely). Classical RK4 with ``steps`` steps per unit time."""
+    h = 1.0 / steps
+    c = 2.0 * zeta * math.sqrt(exponent)
+    x, v = 0.0, 1.0
+    for _ in range(200 * steps):
+        k1x, k1v = v, -_clamped(x, v, exponent, c)
+        k2x = v + 0.5 * h * k1v
+        k2v = -_clamped(x + 0.5 * h * k1x, k2x, exponent, c)
+        k3x = v + 0.5 * h * k2v
+        k3v = -_clamped(x + 0.5 * h * k2x, k3x, exponent, c)
+        k4x = v + h * k3v
+        k4v = -_clamped(x + h * k3x, k4x, exponent, c)
+        x += h / 6.0 * (k1x + 2.0 * k2x + 2.0 * k3x + k4x)
+        v += h / 6.0 * (k1v + 2.0 * k2v + 2.0 * k3v + k4v)
+        if v < 0.0 and (x <= 0.0 or _clamped(x, v, exponent, c) == 0.0):
+            return -v
+    return 0.0
+
+
+@functools.lru_cache(maxsize=64)
+def damping_ratio(restitution: float, law: str = "linear") -> float:
+    """ζ of the damped ``law`` (``"linear"`` or ``"hertz"``) whose coefficient of restitution
+    is ``restitution`` e (0 < e ≤ 1) with the force clamped at zero (bisection on ζ, the
+    rebound of the dimensionless contact integrated by :func:`_rebound`)."""
     if restitution >= 1.0:
         return 0.0
-    le = math.log(restitution)
-    return -le / math.sqrt(math.pi**2 + le * le)
+    exponent = 1.5 if law == "hertz" else 1.0
+    lo, hi = 0.0, 1.0
+    while _rebound(exponent, hi, 2000) > restitution:
+        hi *= 2.0
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if _rebound(exponent, mid, 2000) > restitution:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
 
 
 class Linear(NamedTuple):
@@ -53,7 +103,7 @@ class Linear(NamedTuple):
 
 
 class Hertz(NamedTuple):
-    """Hertz contact: Young's modulus ``E`` (Pa), damping ratio ``zeta``."""
+    """Hertz contact: effective modulus ``E`` = E* (Pa), damping ratio ``zeta``."""
 
     E: float
     zeta: float
@@ -71,6 +121,8 @@ def linear(law, delta, v_n, r_eff, m_eff):
     energy = 0.5 * k * delta * delta
     if law.zeta > 0.0:
         f += 2.0 * law.zeta * math.sqrt(m_eff * k) * v_n
+        if f < 0.0:  # never attractive
+            f = 0.0
     return f, energy
 
 
@@ -82,6 +134,8 @@ def hertz(law, delta, v_n, r_eff, m_eff):
     energy = 8.0 / 15.0 * law.E * s * delta * delta
     if law.zeta > 0.0:
         f += 2.0 * law.zeta * math.sqrt(m_eff * (2.0 * law.E * s)) * v_n
+        if f < 0.0:  # never attractive
+            f = 0.0
     return f, energy
 
 
@@ -89,10 +143,19 @@ def hertz(law, delta, v_n, r_eff, m_eff):
 KERNELS = {Linear: linear, Hertz: hertz}
 
 
-def law_parameters(law: str, youngs_modulus: float, stiffness: float, zeta: float):
-    """The parameter record of the law named ``law`` (``stiffness`` is the linear law's)."""
+def effective_modulus(youngs_modulus: float, poisson_ratio: float) -> float:
+    """E* (Pa) of two bodies of one material: E / (2 (1 − ν²)) ([ChungOoi2011] §2)."""
+    return youngs_modulus / (2.0 * (1.0 - poisson_ratio * poisson_ratio))
+
+
+def law_parameters(law: str, youngs_modulus: float, stiffness: float, restitution: float,
+                   poisson_ratio: float):
+    """The parameter record of the law named ``law``: the linear law takes ``youngs_modulus``
+    as its stiffness scale (k = E·R_eff unless ``stiffness``), Hertz the material's E and ν
+    (E* from :func:`effective_modulus`); ζ from the restitution e (:func:`damping_ratio`)."""
+    zeta = damping_ratio(restitution, law)
     if law == "hertz":
-        return Hertz(youngs_modulus, zeta)
+        return Hertz(effective_modulus(youngs_modulus, poisson_ratio), zeta)
     return Linear(youngs_modulus, stiffness, zeta)
 
 

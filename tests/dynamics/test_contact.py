@@ -83,7 +83,7 @@ def test_linear_law():
     assert f == pytest.approx(2e6 * 0.25 * 0.01) and e == pytest.approx(0.5 * 5e5 * 1e-4)
     f, _ = normal_force(Linear(E=2e6, k=1e3, zeta=0.0), 0.01, 3.0, 0.25, 1.0)
     assert f == pytest.approx(10.0)  # a given stiffness wins over E R_eff
-    zeta = damping_ratio(0.5)
+    zeta = damping_ratio(0.5)  # the linear law's
     f_d, _ = normal_force(Linear(E=0.0, k=1e3, zeta=zeta), 0.01, 3.0, 0.25, 2.0)
     assert f_d == pytest.approx(10.0 + 2 * zeta * math.sqrt(2.0 * 1e3) * 3.0)
 
