@@ -68,6 +68,8 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"snapshot interval in steps, 0 = none (default {DEFAULT_SNAPSHOT_EVERY})")
     run.add_argument("--checkpoint-every", type=int,
                      help="checkpoint interval in steps, 0 = none (default 0)")
+    run.add_argument("--wall-forces", action="store_true",
+                     help="write the total force on each wall every step (wall_forces.csv)")
     overlap = run.add_mutually_exclusive_group()
     overlap.add_argument("--allow-overlap", action="store_true",
                          help="run even if spheres overlap each other or a wall at the start")
@@ -136,6 +138,8 @@ def _output_options(args) -> dict:
         out["checkpoint_every"] = args.checkpoint_every
     if args.overwrite:
         out["overwrite"] = True
+    if getattr(args, "wall_forces", False):
+        out["wall_forces"] = True
     return out
 
 
@@ -192,7 +196,7 @@ def check_output_folder(cfg, *, resuming: bool = False) -> None:
     from .config import ConfigError
 
     out = cfg.output
-    if not (out.snapshot_every or out.checkpoint_every):
+    if not (out.snapshot_every or out.checkpoint_every or out.wall_forces):
         return
     folder = Path(out.folder)
     name = f"output.folder = {out.folder!r}"
@@ -215,8 +219,9 @@ def check_output_folder(cfg, *, resuming: bool = False) -> None:
             raise ConfigError(f"{name}: its {sub!r} is not writable")
     if resuming or out.overwrite:
         return
-    if any((folder / sub).is_dir() and any((folder / sub).iterdir())
-           for sub in ("snapshots", "checkpoints")):
+    if (folder / "wall_forces.csv").exists() or any(
+            (folder / sub).is_dir() and any((folder / sub).iterdir())
+            for sub in ("snapshots", "checkpoints")):
         raise ConfigError(f"{name}: holds an earlier run (use --overwrite to replace it)")
 
 
@@ -232,6 +237,7 @@ def clear_output_folder(cfg) -> None:
             if (folder / sub).is_dir():
                 shutil.rmtree(folder / sub)
         (folder / "snapshots.xmf").unlink(missing_ok=True)
+        (folder / "wall_forces.csv").unlink(missing_ok=True)
     except OSError as exc:
         raise OutputWriteError(f"{folder}: cannot remove the earlier run ({exc.strerror or exc})"
                                ) from None

@@ -144,20 +144,88 @@ class ContactConfig:
 
 @dataclass(frozen=True, kw_only=True)
 class OutputConfig:
-    """Where and how often to write. 0 disables a writer."""
+    """Where and how often to write. 0 disables a writer. ``wall_forces``: the total force on
+    each wall every step, ``folder/wall_forces.csv``."""
 
     folder: str = "pdyn-output"
     snapshot_every: int = 0
     checkpoint_every: int = 0
     overwrite: bool = False
+    wall_forces: bool = False
 
     def __post_init__(self):
         if not isinstance(self.folder, str) or not self.folder:
             raise ConfigError(f"output.folder = {self.folder!r}: expected a folder path")
         _int("output.snapshot_every", self.snapshot_every, minimum=0)
         _int("output.checkpoint_every", self.checkpoint_every, minimum=0)
-        if not isinstance(self.overwrite, bool):
-            raise ConfigError(f"output.overwrite = {self.overwrite!r}: expected true or false")
+        for name in ("overwrite", "wall_forces"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(f"output.{name} = {getattr(self, name)!r}: expected true or "
+                                  "false")
+
+
+@dataclass(frozen=True, kw_only=True)
+class InsertionConfig:
+    """Spheres poured in during the run (``pdyn.dynamics.insertion``): ``rate`` spheres per
+    second (s⁻¹) into the box ``region_lo``..``region_hi`` (m), radii uniform in
+    [``radius_min``, ``radius_max``] (m), ``density`` (kg/m³), initial ``velocity`` (m/s),
+    at most ``total`` (0: no limit), an insertion step every ``every`` steps, random stream
+    ``seed``; optional outlet box ``outlet_lo``..``outlet_hi`` (m) whose spheres are removed."""
+
+    region_lo: tuple
+    region_hi: tuple
+    rate: float
+    radius_min: float
+    radius_max: float
+    density: float = 2500.0
+    velocity: tuple = (0.0, 0.0, 0.0)
+    total: int = 0
+    every: int = 100
+    seed: int = 0
+    outlet_lo: tuple | None = None
+    outlet_hi: tuple | None = None
+
+    def __post_init__(self):
+        lo = _vector("insertion.region_lo", self.region_lo)
+        hi = _vector("insertion.region_hi", self.region_hi)
+        _finite("insertion.rate", self.rate, positive=True)
+        r0 = _finite("insertion.radius_min", self.radius_min, positive=True)
+        r1 = _finite("insertion.radius_max", self.radius_max, positive=True)
+        if r1 < r0:
+            raise ConfigError(f"insertion.radius_max = {self.radius_max!r}: must be >= "
+                              f"insertion.radius_min = {self.radius_min!r}")
+        for a in range(3):
+            if not hi[a] - lo[a] >= 2.0 * r1:
+                raise ConfigError(f"insertion.region_hi = {list(hi)!r}: the region must be at "
+                                  f"least 2 radius_max = {2.0 * r1!r} m wide along "
+                                  f"{'xyz'[a]} (region_lo = {list(lo)!r})")
+        _finite("insertion.density", self.density, positive=True)
+        object.__setattr__(self, "velocity", _vector("insertion.velocity", self.velocity))
+        _int("insertion.total", self.total, minimum=0)
+        _int("insertion.every", self.every, minimum=1)
+        _int("insertion.seed", self.seed, minimum=0)
+        object.__setattr__(self, "region_lo", lo)
+        object.__setattr__(self, "region_hi", hi)
+        if (self.outlet_lo is None) != (self.outlet_hi is None):
+            given = "outlet_lo" if self.outlet_hi is None else "outlet_hi"
+            raise ConfigError(f"insertion.{given} = {getattr(self, given)!r}: give both "
+                              "outlet_lo and outlet_hi")
+        if self.outlet_lo is not None:
+            olo = _vector("insertion.outlet_lo", self.outlet_lo)
+            ohi = _vector("insertion.outlet_hi", self.outlet_hi)
+            if not all(ohi[a] > olo[a] for a in range(3)):
+                raise ConfigError(f"insertion.outlet_hi = {list(ohi)!r}: must exceed "
+                                  f"insertion.outlet_lo = {list(olo)!r}")
+            object.__setattr__(self, "outlet_lo", olo)
+            object.__setattr__(self, "outlet_hi", ohi)
+
+    def check_box(self, lo, hi) -> None:
+        """The region must lie inside the box ``lo``..``hi`` (m)."""
+        for name, v, bad in (("region_lo", self.region_lo, lambda a: v[a] < lo[a]),
+                             ("region_hi", self.region_hi, lambda a: v[a] > hi[a])):
+            if any(bad(a) for a in range(3)):
+                raise ConfigError(f"insertion.{name} = {list(v)!r}: outside the box "
+                                  f"{list(lo)!r}..{list(hi)!r}")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -240,6 +308,7 @@ class SimulationConfig:
     gravity: tuple | None = None  # m/s²
     box: BoxConfig | None = None
     particles: ParticlesConfig | None = None
+    insertion: InsertionConfig | None = None  # spheres poured in during the run
     blocks: tuple | None = None  # block grid for the MPI decomposition
     # dynamic load balancing (pdyn.parallel.balance): check at the first rebuild step at least
     # balance_every steps after the last check (0 = never), move blocks when the ranks' work
@@ -348,7 +417,7 @@ def _check_broadphase_params(cls, params) -> None:
 
 
 _SECTIONS = {"contact": ContactConfig, "output": OutputConfig, "box": BoxConfig,
-             "particles": ParticlesConfig}
+             "particles": ParticlesConfig, "insertion": InsertionConfig}
 
 
 def _known(cls) -> set[str]:

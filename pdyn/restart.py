@@ -88,13 +88,16 @@ def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
         raise OutputFileError(f"{path}: its stored config is invalid here ({exc})") from None
     if changes:
         cfg = cfg.with_(**changes)
+    insertion = head.get("insertion")  # {"params", "state"} of a pouring run, or None
     scene = Scene(name=head["scene"], box_lo=head["box_lo"], box_hi=head["box_hi"],
                   boundary=head["boundary"], gravity=head["gravity"], contact=head["contact"],
                   dt=head["dt"], steps=head["steps_total"],
-                  description=f"restarted from {Path(path).name} at step {head['step']}")
+                  description=f"restarted from {Path(path).name} at step {head['step']}",
+                  insertion=insertion["params"] if insertion else {})
     restart = RestartState(source=CheckpointSource(path, head, rest), exchange=rest["exchange"],
                            step=head["step"], dt=head["dt"], drift=head["drift"],
-                           r_mean=head["r_mean"])
+                           r_mean=head["r_mean"],
+                           insertion=insertion["state"] if insertion else None)
     sim = Simulation(cfg, comm=comm, scene=scene, restart=restart)
     kept = sim.store.gid[sim.store.owned]
     n = sim.comm.allreduce_sum(int(kept.size))

@@ -1,6 +1,7 @@
 """Named, deterministic initial states ("scenes"): Koch 2020's seven benchmark scenes (Sec. 4.1),
-Schornbaum 2009's constant-density scene (Sec. 4.1-4.3), a granular gas in a box and a
-polydisperse drop onto a floor (the default, a good first picture).
+Schornbaum 2009's constant-density scene (Sec. 4.1-4.3), a granular gas in a box, a
+polydisperse drop onto a floor (the default, a good first picture) and a heap poured onto a
+floor (insertion during the run).
 
 Every scene is a pure function of ``(scale, seed)``: ``make_scene(name, scale=..., seed=...)``.
 ``scale`` multiplies the particle count; lengths of the box and of the placement regions scale
@@ -42,6 +43,7 @@ class Scene:
     density: float = 1.0
     gravity: np.ndarray = field(default_factory=lambda: np.zeros(3))
     contact: dict = field(default_factory=dict)  # suggested ContactConfig values
+    insertion: dict = field(default_factory=dict)  # suggested InsertionConfig values (pouring)
     steps: int = 1000  # suggested number of steps
     dt: float | None = None  # suggested time step (s); None: from the contact time
     description: str = ""
@@ -196,6 +198,32 @@ def drop(scale=1.0, seed=0):
     )
 
 
+def heap(scale=1.0, seed=0):
+    """Spheres (r 0.08-0.12 m) poured from a small region onto a floor: a heap (cone).
+
+    The box starts empty; insertion (``pdyn.dynamics.insertion``) pours 2000 · ``scale``
+    spheres at 300 · ``scale`` per second, moving down at 3 m/s, from a region 1.2 m wide
+    (× ``scale``^(1/3)) 1.0-2.6 m above the centre of the floor; glass-like density, damped
+    linear contacts (e = 0.3). ``benchmarks/repose.py`` measures the cone's angle of repose.
+    """
+    n = max(int(round(2000 * scale)), 1)
+    w = 8.0 * scale ** (1 / 3)
+    c = 0.5 * w
+    half = 0.6 * scale ** (1 / 3)
+    return Scene(
+        name="heap", box_lo=np.zeros(3), box_hi=np.array([w, w, 3.0]),
+        boundary=("wall",) * 3, positions=np.zeros((0, 3)), velocities=np.zeros((0, 3)),
+        radii=np.zeros(0), density=2500.0, gravity=np.array([0.0, 0.0, -9.81]),
+        contact={"youngs_modulus": 1e7, "restitution": 0.3},
+        insertion={"region_lo": (c - half, c - half, 1.0), "region_hi": (c + half, c + half, 2.6),
+                   "rate": 300.0 * scale, "radius_min": 0.08, "radius_max": 0.12,
+                   "density": 2500.0, "velocity": (0.0, 0.0, -3.0), "total": n, "every": 50,
+                   "seed": seed},
+        steps=25000,
+        description=f"{n} spheres (r 0.08-0.12 m) poured onto a floor, forming a heap",
+    )
+
+
 def gas(scale=1.0, seed=0):
     """Periodic elastic gas of 97 336 unit spheres (d = 1 m, m = 1 kg) at solid fraction 0.3.
 
@@ -237,13 +265,14 @@ def schornbaum(scale=1.0, seed=0):
 
 SCENES = {
     f.__name__: f
-    for f in (drop, box, gas, reference, inhomogeneous, very_inhomogeneous, checkerboard,
+    for f in (drop, box, heap, gas, reference, inhomogeneous, very_inhomogeneous, checkerboard,
               polydisperse, more_polydisperse, very_polydisperse, schornbaum)
 }
 DEFAULT_SCENE = "drop"
-#: particles of each scene at scale 1 (the scene's count is about this times ``scale``)
-SIZES = {"drop": 1000, "box": 2000, "gas": 97336, "reference": 100000, "inhomogeneous": 100000,
-         "very_inhomogeneous": 80000, "checkerboard": 1000000, "polydisperse": 50000,
+#: particles of each scene at scale 1 (the scene's count — for ``heap`` the count poured — is
+#: about this times ``scale``)
+SIZES = {"drop": 1000, "box": 2000, "heap": 2000, "gas": 97336, "reference": 100000,
+         "inhomogeneous": 100000, "very_inhomogeneous": 80000, "checkerboard": 1000000, "polydisperse": 50000,
          "more_polydisperse": 80000, "very_polydisperse": 40000, "schornbaum": 10000}
 #: peak memory of a run per particle on one rank (B): measured as the growth of the peak
 #: resident size of ``pdyn run --scale S --steps 2`` from S = 1 to 100 and 400 (579 and 576 B)

@@ -21,16 +21,17 @@ from __future__ import annotations
 import math
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 
 import numpy as np
 
 from .broadphase import make_broadphase
 from .checks import InitialStateError, StepGuard, initial_state, share_state
-from .config import ConfigError, ContactConfig, SimulationConfig
+from .config import ConfigError, ContactConfig, InsertionConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
 from .dynamics.friction import HistoryOverflowError, kick_spin
+from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
 from .io import make_writers
@@ -98,8 +99,9 @@ class RestartState:
     """Where a checkpointed run continues (built by ``pdyn.restart``): ``source`` hands each
     rank its checkpointed particles (a particle source, ``pdyn.parallel.startup``), the
     exchange's schedule (``exchange.state()``), the step, the time step (s), the largest
-    displacement since the last rebuild ``drift`` (m) and the run's mean radius ``r_mean`` (m,
-    the neighbour lists' default skin derives from it)."""
+    displacement since the last rebuild ``drift`` (m), the run's mean radius ``r_mean`` (m,
+    the neighbour lists' default skin derives from it) and the inserter's state
+    (``Inserter.state()``, None without insertion)."""
 
     source: object
     exchange: dict
@@ -107,6 +109,7 @@ class RestartState:
     dt: float
     drift: float
     r_mean: float
+    insertion: dict | None = None
 
 
 class Simulation:
@@ -140,12 +143,16 @@ class Simulation:
         self.timers = PhaseTimers()
         self.n_contacts = 0
         self.elastic_energy = 0.0
+        self.network = self.wall_load = None  # captured for output (``_capture``)
 
         self.setup_note = None  # what relaxing given particles did (pdyn.checks)
         source = restart.source if restart else self._source(scene)
         self.r_mean = restart.r_mean if restart else source.r_mean
         self.store = ParticleStore(capacity=max(64, 2 * source.n // max(self.comm.size, 1)))
         self._add_walls()
+        self.inserter = self._inserter(source.n, restart)
+        if self.inserter is not None and source.n == 0 and not restart:  # an empty box to pour into
+            self.r_mean = float(np.mean(self.inserter.radii))
         skin = neighbour_skin(config.neighbour_skin, self.r_mean)
         n_particles = source.n  # global
         self.exchange = make_exchange(self.store, self.box, self.comm, dims=config.blocks,
@@ -158,6 +165,8 @@ class Simulation:
         if restart:
             self.exchange.restore(restart.exchange, drift=drift)
         self.exchange.distribute(source, wrap=restart is None)
+        if self.inserter is not None:
+            self.exchange.admit(float(self.inserter.radii.max()))
         self.neighbours = NeighbourList(skin, rebuild_skin=self.exchange.skin)
         self.rebuilds = 0
         # the schedule continues a checkpoint's; one rank has nothing to balance
@@ -174,6 +183,8 @@ class Simulation:
         self.writers = make_writers(config.output)  # snapshots, checkpoints (pdyn.io)
         self.guard = StepGuard(self.store, self.comm, self.dt, self._contact_time(),
                                config.dt_safety, self.writers)
+        if self.inserter is not None:  # the smallest sphere may be one still to come
+            self.guard.r_min = min(self.guard.r_min, float(self.inserter.radii.min()))
         self.reorder_every = config.reorder_every
         self._reordered_at = self.step_index
         if self.reorder_every:
@@ -226,6 +237,18 @@ class Simulation:
                 radius=np.inf, mass=np.inf, flags=INFINITE | FIXED,
             )
 
+    def _inserter(self, n_particles: int, restart: RestartState | None) -> Inserter | None:
+        """The run's insertion (config's ``[insertion]``, else the scene's), continuing a
+        checkpoint's state; None without one. New spheres get global ids from
+        ``n_particles`` on (the set-up's ids are 0 … n − 1)."""
+        cfg = self.config.insertion
+        if cfg is None and self.scene.insertion:
+            cfg = InsertionConfig(**self.scene.insertion)
+        if cfg is None:
+            return None
+        cfg.check_box(self.box.lo, self.box.hi)
+        return Inserter(asdict(cfg), int(n_particles), restart.insertion if restart else None)
+
     def _time_step(self) -> float:
         """The configured (or the scene's) dt — refused above :meth:`_time_step_limit` unless
         ``allow_large_dt`` — or, when none is given, the limit itself."""
@@ -247,10 +270,8 @@ class Simulation:
         what sets it: the shortest contact time t_c / ``dt_safety`` and, with Hertz, a fifth of
         the Rayleigh time t_R of the smallest, stiffest sphere ([EDEMtimestep]: 0.2 t_R for
         dense packings)."""
-        h = self.store.owned
         t_c = self._contact_time()
-        t_r = self.comm.allreduce_min(self.contact.rayleigh_time(self.store.radius[h],
-                                                                 self.store.mass[h]))
+        t_r = self.comm.allreduce_min(self.contact.rayleigh_time(*self._spheres()))
         by_contact = t_c / self.config.dt_safety
         if RAYLEIGH_FRACTION * t_r < by_contact:
             return RAYLEIGH_FRACTION * t_r, f"{RAYLEIGH_FRACTION:g} x Rayleigh time {t_r:.4g} s"
@@ -258,9 +279,17 @@ class Simulation:
 
     def _contact_time(self) -> float:
         """The shortest contact time t_c of all spheres (s; inf without stiffness)."""
+        return self.comm.allreduce_min(self.contact.contact_time(*self._spheres()))
+
+    def _spheres(self) -> tuple[np.ndarray, np.ndarray]:
+        """Radii and masses of this rank's spheres, plus the smallest and largest the
+        insertion will add: the spheres that bound the time step."""
         h = self.store.owned
-        return self.comm.allreduce_min(self.contact.contact_time(self.store.radius[h],
-                                                                 self.store.mass[h]))
+        radius, mass = self.store.radius[h], self.store.mass[h]
+        if self.inserter is not None:
+            radius = np.concatenate((radius, self.inserter.radii))
+            mass = np.concatenate((mass, self.inserter.mass(self.inserter.radii)))
+        return radius, mass
 
     def _wall_order(self) -> np.ndarray:
         """Wall handles in the order their forces are summed: by id −1, −2, ..."""
@@ -325,6 +354,20 @@ class Simulation:
                 mark_built(store.pos, store.build_pos, rows)
             lists.build(pairs, store, radius, rows, self._walls)
 
+    def _pour(self, insert: bool) -> StoreChanges:
+        """At a rebuild step (owned spheres in their blocks, no ghosts): remove the spheres in
+        the outlet, then, at an insertion step (``insert``), insert the new ones this rank
+        owns (``pdyn.dynamics.insertion``); their handles for the broad phase."""
+        owned = self._integrated()
+        gone = self.inserter.drain(self.store, owned, self.comm)
+        if gone.size:
+            owned = self._integrated()
+        new = np.zeros(0, np.int64)
+        if insert:
+            new = self.inserter.insert(self.store, owned, (self.step_index + 1) * self.dt,
+                                       self.comm, self.exchange.owner_of)
+        return StoreChanges(rebuilt=True, emigrated=gone, immigrated=new)
+
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""
         f = self.store.flags
@@ -348,7 +391,9 @@ class Simulation:
             self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
             if red.size > 2:
                 self.balancer.observe(red[2])
-        rebuild = lists.due(drift2)
+        pour = self.inserter is not None and self.inserter.due(self.step_index + 1,
+                                                               (self.step_index + 1) * self.dt)
+        rebuild = lists.due(drift2) or pour  # new spheres enter lists and ghost plan
         balance = rebuild and self.balancer.due(self.step_index + 1)
         if balance:
             with t("balance"):  # the work of the interval that ends, on its lists
@@ -362,6 +407,9 @@ class Simulation:
                     self.step_index + 1)
                 self.balancer.checked(self.step_index + 1, moved, sent)
         changes = [changes]
+        if rebuild and self.inserter is not None:
+            with t("migrate"):
+                changes.append(self._pour(pour))
         if rebuild:
             self._n_owned = int(store.owned.size)
             self.rebuilds += 1
@@ -374,8 +422,14 @@ class Simulation:
             ghosts = self.exchange.ghosts()
         if rebuild or lists.every_step:
             self._find_neighbours(None if changes is None else changes + [ghosts], rebuild)
+        needs = {getattr(w, "needs", None) for w in self.writers if w.due(self.step_index + 1)}
+        recording = self.contact.recording  # friction: keep the tangential forces this step
+        self.contact.recording = recording or bool(needs - {None})
         with t("contacts"):
             self._forces()
+        with t("output"):
+            self._capture(needs)
+        self.contact.recording = recording
         with t("integrate"):
             kick(store.vel, store.force, store.mass, lists.rows, half)
             if self.contact.rotating:
@@ -409,6 +463,10 @@ class Simulation:
             if bar is not None:
                 bar.leave = done  # after an error the bar is erased: the error is the last line
                 bar.close()
+        for w in self.writers:  # buffered output (the wall-force series)
+            if hasattr(w, "finish"):
+                with self.timers("output"):
+                    w.finish(self)
         self.wall_time = time.perf_counter() - t0
         self.steps_run = steps
         self.load = self.exchange.load_summary(  # collective; a line on rank 0 (N > 1 only)
@@ -434,6 +492,42 @@ class Simulation:
         """Current contacts of this rank's integrated spheres with other spheres, as sorted
         global-id pairs (K, 2), each once."""
         return touching_pairs(self.store, self.neighbours)
+
+    def _capture(self, needs: set) -> None:
+        """Keep the contact network (``sim.network``) or the wall contacts (``sim.wall_load``)
+        when a writer due at the end of this step asks for them (``needs``, their ``needs``
+        attributes): evaluated right after the contact kernel, with the velocities it saw,
+        so they are the forces applied — after the closing half-kick, damping would see other
+        velocities (and on several ranks ghosts keep the half-step ones)."""
+        self.network = self.contact_network() if "network" in needs else None
+        if "walls" in needs:
+            n = self.network
+            self.wall_load = (self.wall_contacts() if n is None else
+                              {k: v[n["id"][:, 1] < 0] for k, v in n.items() if k != "ends"})
+
+    def contact_network(self) -> dict:
+        """This rank's share of the touching contacts with their forces now (each contact on
+        the rank that owns its lower-id sphere; :meth:`ContactModel.contact_list`). Snapshots
+        write the one captured in the step (``sim.network``), which damping evaluated with
+        the kernel's velocities."""
+        return self.contact.contact_list(self.store, self.neighbours,
+                                         tangential=self._tangential())
+
+    def wall_contacts(self) -> dict:
+        """This rank's sphere–wall contacts with their forces now (the wall-force series
+        uses the ones captured in the step, ``sim.wall_load``)."""
+        return self.contact.contact_list(self.store, self.neighbours, spheres=False,
+                                         tangential=self._tangential())
+
+    def _tangential(self):
+        """The tangential force per neighbour-list entry for output: what the last force pass
+        recorded (``ContactModel.recording``: on in a step whose writers need contacts, or
+        when a user sets it); None (zeros) without friction or record. The one place friction's per-contact
+        history enters the contact network and wall forces."""
+        c = self.contact
+        if c.rotating and c.recording and c.tangential.shape[0] == self.neighbours.entries():
+            return c.tangential
+        return None
 
     def summary(self) -> dict:
         n = self.comm.allreduce_sum(int(self.store.owned.size))

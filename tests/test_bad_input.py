@@ -42,7 +42,9 @@ def toml(doc: dict) -> str:
     return "\n".join(top + tables) + "\n"
 
 
-TABLES = ("contact", "output", "box", "particles", "broadphase_params")
+TABLES = ("contact", "output", "box", "particles", "broadphase_params", "insertion")
+POUR = {"region_lo": [0.5, 0.5, 3.0], "region_hi": [1.5, 1.5, 4.0], "rate": 100.0,
+        "radius_min": 0.1, "radius_max": 0.2}
 SPHERE = {"box": {"lo": [0.0, 0.0, 0.0], "hi": [1.0, 1.0, 1.0]},
           "particles": {"positions": [[0.5, 0.5, 0.5]], "radii": [0.1]}}
 
@@ -76,6 +78,7 @@ FIELDS = {
     "output.snapshot_every": ("x", INF, -1),
     "output.checkpoint_every": ("x", INF, -1),
     "output.overwrite": ("yes", NAN, None),
+    "output.wall_forces": ("yes", NAN, None),
     "box.lo": ("x", [0.0, NAN, 0.0], [2.0, 0.0, 0.0]),
     "box.hi": ("x", [1.0, INF, 1.0], [-1.0, 1.0, 1.0]),
     "box.boundary": (5, NAN, ["wall", "sticky", "wall"]),
@@ -84,6 +87,18 @@ FIELDS = {
     "particles.velocities": ("x", [[0.0, INF, 0.0]], [[0.0, 0.0]]),
     "particles.masses": ("x", [NAN], [0.0]),
     "particles.density": ("x", NAN, -1.0),
+    "insertion.region_lo": ("x", [0.5, NAN, 3.0], [-1.0, 0.5, 3.0]),
+    "insertion.region_hi": ("x", [1.5, INF, 4.0], [1.5, 1.5, 99.0]),
+    "insertion.rate": ("x", NAN, 0.0),
+    "insertion.radius_min": ("x", INF, -0.1),
+    "insertion.radius_max": ("x", NAN, 0.05),
+    "insertion.density": ("x", NAN, 0.0),
+    "insertion.velocity": ("x", [0.0, 0.0, NAN], [0.0, 1.0]),
+    "insertion.total": ("x", INF, -1),
+    "insertion.every": ("x", INF, 0),
+    "insertion.seed": ("x", INF, -1),
+    "insertion.outlet_lo": ("x", [0.0, NAN, 0.0], [0.0, 0.0, 0.0]),
+    "insertion.outlet_hi": ("x", [1.0, INF, 1.0], [-1.0, 1.0, 1.0]),
 }
 #: broad-phase parameters of the wrong type or value (the issue's cases among them)
 BROADPHASE_PARAMS = [
@@ -102,6 +117,10 @@ def _case(field: str, value) -> dict:
     doc = {"steps": 5}
     if field.startswith(("box.", "particles.")):
         doc = {"steps": 5, "box": dict(SPHERE["box"]), "particles": dict(SPHERE["particles"])}
+    if field.startswith("insertion."):
+        doc["insertion"] = dict(POUR)
+        if field == "insertion.outlet_hi":
+            doc["insertion"]["outlet_lo"] = [0.0, 0.0, 0.0]
     if "." in field:
         table, key = field.split(".")
         doc.setdefault(table, {})[key] = value
@@ -468,7 +487,9 @@ def test_scene_sizes_match_the_memory_table():
 
     for name, n in SIZES.items():
         scale = 0.002 if name == "checkerboard" else 0.05
-        assert abs(len(make_scene(name, scale=scale)) - n * scale) <= 0.03 * n * scale + 1
+        scene = make_scene(name, scale=scale)
+        count = len(scene) + scene.insertion.get("total", 0)  # heap: the spheres poured
+        assert abs(count - n * scale) <= 0.03 * n * scale + 1
 
 
 def test_memory_estimate_refuses_before_allocating(monkeypatch):

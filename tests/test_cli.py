@@ -54,8 +54,9 @@ def test_second_run_needs_overwrite(tmp_path, capsys):
     assert run_cli(args + ["--overwrite"], tmp_path, capsys)[0] == 0
 
 
-def test_example_config_runs(tmp_path, capsys):
-    cfg = ROOT / "examples" / "drop.toml"
+@pytest.mark.parametrize("name", ["drop.toml", "heap.toml"])
+def test_example_config_runs(tmp_path, capsys, name):
+    cfg = ROOT / "examples" / name
     code, out, err = run_cli(["run", str(cfg), "--steps", "10", "--no-progress",
                               "--output", str(tmp_path / "o")], tmp_path, capsys)
     assert code == 0, err

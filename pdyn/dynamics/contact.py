@@ -111,6 +111,85 @@ def _accumulate(law, rows, start, split, partner, pos, vel, rad, mass, gid, norm
     return n_contacts, energy
 
 
+# Output only (snapshots' contact network, the wall-force series): not called in the step, so
+# the per-step kernel above stays as it is.
+@njit(**JIT)
+def _contact_list(law, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
+                  tangential, spheres):
+    """Every touching contact of the rows, each once: sphere pairs from the row with the lower
+    gid (when ``spheres``), then each row's walls. Returns ``(ids (K, 2), ends (2K, 3),
+    f_n (K,), normal force (K, 3), tangential force (K, 3))``: ids = (gid_i, gid_j) with a
+    wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its plane),
+    forces on i from j — the same numbers ``_accumulate`` sums. ``tangential`` (entries, 3):
+    the tangential force on the row's particle per list entry, or 0 rows (none)."""
+    k = 0
+    for t in range(rows.shape[0]):  # count
+        i = rows[t]
+        if spheres:
+            for u in range(start[t], split[t]):
+                j = partner[u]
+                if gid[i] < gid[j] and overlaps(pos, rad, i, j):
+                    k += 1
+        for u in range(split[t], start[t + 1]):
+            w = partner[u]
+            if rad[i] - _plane_distance(pos, normal, i, w) >= 0.0:
+                k += 1
+    ids = np.empty((k, 2), np.int64)
+    ends = np.empty((2 * k, 3))
+    f_n = np.empty(k)
+    fvec = np.empty((k, 3))
+    tvec = np.zeros((k, 3))
+    with_t = tangential.shape[0] > 0
+    c = 0
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        ri, mi, gi = rad[i], mass[i], gid[i]
+        lo = start[t] if spheres else split[t]
+        for u in range(lo, start[t + 1]):
+            j = partner[u]
+            if u < split[t]:
+                if gi > gid[j] or not overlaps(pos, rad, i, j):
+                    continue
+                dx = pos[j, 0] - pos[i, 0]
+                dy = pos[j, 1] - pos[i, 1]
+                dz = pos[j, 2] - pos[i, 2]
+                s = ri + rad[j]
+                nx, ny, nz, delta, v_n = _sphere_contact(
+                    dx, dy, dz, dx * dx + dy * dy + dz * dz, s, vel[i, 0] - vel[j, 0],
+                    vel[i, 1] - vel[j, 1], vel[i, 2] - vel[j, 2], gi < gid[j])
+                mj = mass[j]
+                f, e = normal_force(law, delta, v_n, ri * rad[j] / s, mi * mj / (mi + mj))
+                ends[2 * c + 1] = pos[j]
+            else:
+                dist = _plane_distance(pos, normal, i, j)
+                if ri - dist < 0.0:
+                    continue
+                nx, ny, nz = -normal[j, 0], -normal[j, 1], -normal[j, 2]  # from i to the wall
+                v_n = vel[i, 0] * nx + vel[i, 1] * ny + vel[i, 2] * nz
+                f, e = normal_force(law, ri - dist, v_n, ri, mi)
+                ends[2 * c + 1, 0] = pos[i, 0] + dist * nx
+                ends[2 * c + 1, 1] = pos[i, 1] + dist * ny
+                ends[2 * c + 1, 2] = pos[i, 2] + dist * nz
+            ids[c, 0] = gi
+            ids[c, 1] = gid[j]
+            ends[2 * c] = pos[i]
+            f_n[c] = f
+            fvec[c, 0] = -f * nx
+            fvec[c, 1] = -f * ny
+            fvec[c, 2] = -f * nz
+            if with_t:
+                tvec[c] = tangential[u]
+            c += 1
+    return ids, ends, f_n, fvec, tvec
+
+
+@njit(**JIT)
+def _plane_distance(pos, normal, i, w):
+    """Distance (m) of the centre of i from the plane of wall w, along its inward normal."""
+    return ((pos[i, 0] - pos[w, 0]) * normal[w, 0] + (pos[i, 1] - pos[w, 1]) * normal[w, 1]
+            + (pos[i, 2] - pos[w, 2]) * normal[w, 2])
+
+
 @njit(**JIT)
 def _touching(rows, start, split, partner, pos, rad, gid):
     """Global-id pairs (gid_i, gid_j) of the touching sphere partners of every row."""
@@ -177,6 +256,25 @@ class ContactModel:
         m_eff = mass / 2.0  # like pairs are the stiffest relative to their mass
         k = self.parameters.stiffness(radius / 2.0, radius)
         return float(np.min(np.pi * np.sqrt(m_eff / k)))
+
+    def contact_list(self, store, lists, *, spheres: bool = True,
+                     tangential: np.ndarray | None = None) -> dict:
+        """The touching contacts of the rows of ``lists`` with their forces, for output (not
+        used by the step): ``id`` (K, 2) int64 — (gid_i, gid_j), a sphere pair once (lower
+        gid first), a wall's negative gid second —, ``ends`` (2K, 3) m — x_i, then x_j or the
+        contact point on the wall —, ``force`` (K,) N — the normal force magnitude, > 0
+        repulsive —, ``normal_force`` and ``tangential_force`` (K, 3) N on i from j.
+        ``spheres=False``: wall contacts only (the cheap pass of the wall-force series).
+
+        ``tangential`` is where a tangential (friction) force enters: an (entries, 3) array,
+        aligned with ``lists.partner``, of the tangential force on each row's particle per
+        list entry; None: no friction, zeros."""
+        t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
+        ids, ends, f_n, fvec, tvec = _contact_list(
+            self.parameters, lists.rows, lists.start, lists.split, lists.partner, store.pos,
+            store.vel, store.radius, store.mass, store.gid, store.normal, t, spheres)
+        return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
+                "tangential_force": tvec}
 
     def rayleigh_time(self, radius: np.ndarray, mass: np.ndarray) -> float:
         """Shortest Rayleigh time t_R = π r √(ρ/G) / (0.1631 ν + 0.8766) of the given spheres

@@ -26,9 +26,10 @@ holds everything the run needs to continue:
   which rank owned each row; ``drift`` (m), the largest displacement since the last rebuild
   (the first ghost plan of a restart reaches that much farther), and ``r_mean`` (m), the
   run's mean radius (default skins derive from it).
-  There is no random-number state to keep: scenes are drawn from ``seed`` once at set-up and
-  the step draws no random numbers. There is no contact history: the contact laws are
-  history-free (normal force only).
+  ``insertion`` (JSON, runs that pour spheres in): the inserter's parameters and state —
+  spheres inserted and removed, the next global id, the state of its random stream — so a
+  restart draws the same candidates. Otherwise there is no random-number state to keep:
+  scenes are drawn from ``seed`` once at set-up.
 
 This module only writes and reads files; ``pdyn.restart`` builds the continued simulation from
 what :func:`read_checkpoint` returns.
@@ -50,6 +51,8 @@ from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, agree, attempt, move_a
 from .schema import read_header, read_pdyn
 from .snapshot import PREFIX as SNAP_PREFIX
 from .snapshot import XDMF_NAME, common_attrs, owned_sorted, wall_arrays, write_series
+from .wallforces import FILE_NAME as WALL_FORCES
+from .wallforces import keep_series
 
 PREFIX = "ckpt"
 #: about this many particles per index cell (and at least ``INDEX_CELLS`` cells)
@@ -129,6 +132,9 @@ def write_checkpoint(sim, path: str | Path) -> Path:
     extra.update(_index(comm.allgather((cells, count))))
     attrs.update(exchange=json.dumps(
         {k: v for k, v in ex.items() if not isinstance(v, np.ndarray)}, default=_plain))
+    if sim.inserter is not None:  # pouring: its parameters and state (counts, random stream)
+        attrs["insertion"] = json.dumps({"params": sim.inserter.p,
+                                         "state": sim.inserter.state()}, default=_plain)
     arrays = {f"particles/{k}": getattr(store, k)[h] for k in PARTICLE_FIELDS}
     write_global(Path(path), comm, attrs, arrays, extra=extra)
     return Path(path)
@@ -151,6 +157,7 @@ def read_checkpoint(path: str | Path) -> dict:
     out.update({k: head[k] for k in ("step", "time", "dt", "n_particles", "ranks", "config",
                                      "contact", "gravity", "box_lo", "box_hi", "boundary",
                                      "scene", "steps_total", "drift", "r_mean")})
+    out["insertion"] = head.get("insertion")  # {"params", "state"} or None
     out["exchange"] = _exchange(head, data)
     rows = head["rows_per_rank"]
     out["rank"] = np.repeat(np.arange(len(rows), dtype=np.int64), rows)  # who wrote each row
@@ -224,7 +231,8 @@ def set_aside_after(run_folder, step: int, comm) -> Path | None:
             k += 1
             dest = base.with_name(f"{base.name}_{k}")
         moved = (move_after(run_folder / "snapshots", SNAP_PREFIX, step, dest / "snapshots")
-                 + move_after(run_folder / "checkpoints", PREFIX, step, dest / "checkpoints"))
+                 + move_after(run_folder / "checkpoints", PREFIX, step, dest / "checkpoints")
+                 + keep_series(run_folder / WALL_FORCES, step, dest))
         if moved:
             write_series(dest)
             used.append(dest)

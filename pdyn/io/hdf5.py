@@ -43,11 +43,12 @@ CHECKPOINT = "pdyn-checkpoint"
 #: the neighbour lists' rebuild schedule; 4: rows sorted by index cell with the ``index/*``
 #: table, so a rank reads only its share, and the ``drift`` and ``r_mean`` of the run;
 #: checkpoint 5: rotation and contact history ``omega``, ``torque``, ``history_count``,
-#: ``history_key``, ``history_spring``; snapshot 4: ``particles/angular_velocity``)
-VERSIONS = {SNAPSHOT: 4, CHECKPOINT: 5}
+#: ``history_key``, ``history_spring``; snapshot 4: ``particles/angular_velocity``; snapshot
+#: 5: the contact network ``contacts/*``)
+VERSIONS = {SNAPSHOT: 5, CHECKPOINT: 5}
 #: format name -> versions this pdyn reads (older checkpoints cannot be read by share or
 #: continue the contact history)
-READABLE = {SNAPSHOT: (2, 3, 4), CHECKPOINT: (5,)}
+READABLE = {SNAPSHOT: (2, 3, 4, 5), CHECKPOINT: (5,)}
 
 
 class OutputFileError(ValueError):
@@ -149,13 +150,17 @@ def write_global(path: Path, comm, attrs: dict, arrays: dict, extra=None, then=N
     """Write this rank's rows of ``arrays`` ({dataset path: array (n_local, ...)}) as global
     datasets of the file ``path`` (its folder created if needed), plus ``attrs`` and the small
     datasets ``extra`` (the same on every rank, written once); then call ``then()`` on rank 0
-    (e.g. to update an index of the files). Collective over ``comm``; returns when the file is
-    complete, or raises :class:`OutputWriteError` on every rank if any rank failed."""
+    (e.g. to update an index of the files). Arrays may differ in their row counts (particles,
+    contacts); the attribute ``rows_per_rank`` holds the first array's. Collective over
+    ``comm``; returns when the file is complete, or raises :class:`OutputWriteError` on every
+    rank if any rank failed."""
     path = Path(path)
     extra = extra or {}
-    counts = np.array(comm.allgather(int(len(next(iter(arrays.values()))))), np.int64)
-    offsets = np.concatenate(([0], np.cumsum(counts)))
-    total = int(offsets[-1])
+    rows = np.array(comm.allgather([int(len(v)) for v in arrays.values()]), np.int64)
+    rows = rows.reshape(comm.size, len(arrays))  # rank x array
+    starts = {key: np.concatenate(([0], np.cumsum(rows[:, a])))
+              for a, key in enumerate(arrays)}
+    counts = rows[:, 0]
 
     def put_common(f):
         f.attrs.update(attrs)
@@ -176,7 +181,7 @@ def write_global(path: Path, comm, attrs: dict, arrays: dict, extra=None, then=N
         return
     if parallel_hdf5():  # pragma: no cover - needs h5py built against parallel HDF5
         agree(comm, attempt(lambda: make_folder(path.parent)))
-        _write_collective(path, comm, arrays, offsets, put_common)
+        _write_collective(path, comm, arrays, starts, put_common)
         agree(comm, attempt(then) if then is not None and comm.rank == 0 else None)
         return
     piece = path.with_name(piece_name(path, comm.rank))
@@ -192,9 +197,10 @@ def write_global(path: Path, comm, attrs: dict, arrays: dict, extra=None, then=N
         f.attrs["pieces"] = names
         for key, val in arrays.items():
             val = np.asarray(val)
-            layout = h5py.VirtualLayout((total,) + val.shape[1:], dtype=val.dtype)
+            offsets = starts[key]
+            layout = h5py.VirtualLayout((int(offsets[-1]),) + val.shape[1:], dtype=val.dtype)
             for r in range(comm.size):
-                n = int(counts[r])
+                n = int(offsets[r + 1] - offsets[r])
                 if n:
                     layout[offsets[r]:offsets[r] + n] = h5py.VirtualSource(
                         names[r], key, shape=(n,) + val.shape[1:])
@@ -217,16 +223,16 @@ def write_global(path: Path, comm, attrs: dict, arrays: dict, extra=None, then=N
         raise
 
 
-def _write_collective(path, comm, arrays, offsets, put_common):  # pragma: no cover
+def _write_collective(path, comm, arrays, starts, put_common):  # pragma: no cover
     """One file, each rank writing its slice (h5py with the mpio driver)."""
     tmp = path.with_name(path.name + ".tmp")
-    total = int(offsets[-1])
-    lo, hi = int(offsets[comm.rank]), int(offsets[comm.rank + 1])
     with h5py.File(tmp, "w", driver="mpio", comm=comm.comm) as f:
         put_common(f)  # metadata operations are collective: same objects on every rank
         for key, val in arrays.items():
             val = np.asarray(val)
-            ds = f.create_dataset(key, (total,) + val.shape[1:], dtype=val.dtype)
+            offsets = starts[key]
+            lo, hi = int(offsets[comm.rank]), int(offsets[comm.rank + 1])
+            ds = f.create_dataset(key, (int(offsets[-1]),) + val.shape[1:], dtype=val.dtype)
             with ds.collective:
                 ds[lo:hi] = val
     comm.barrier()

@@ -52,6 +52,11 @@ def describe(path: str | Path) -> str:
     nrm, pts = data["walls/normal"], data["walls/point"]
     lines.append(f"  {len(nrm)} walls (point, inward normal):")
     lines += [f"    {_fmt(p)}  {_fmt(n)}" for p, n in zip(pts, nrm)]
+    if "contacts/id" in data:  # snapshots from version 5: the contact network
+        ids, f = data["contacts/id"], data["contacts/force"]
+        walls = int((ids[:, 1] < 0).sum())
+        lines.append(f"  {len(ids)} contacts ({len(ids) - walls} sphere pairs, {walls} on walls)"
+                     + (f", normal force {f.min():.6g} .. {f.max():.6g} N" if len(f) else ""))
     if kind == CHECKPOINT:
         lines.append(f"  contact {json.dumps(a['contact'])}, gravity {_fmt(a['gravity'])}")
         lines.append(f"  config: {json.dumps(a['config'], sort_keys=True)}")

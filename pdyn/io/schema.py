@@ -103,7 +103,7 @@ ATTRIBUTES = {
                      index_dims=_dims),
 }
 #: attributes read when present
-OPTIONAL = {"pdyn_version": _text}
+OPTIONAL = {"pdyn_version": _text, "insertion": _table}
 
 _WALLS = {"walls/id": ("i", ()), "walls/point": ("f", (3,)), "walls/normal": ("f", (3,)),
           "walls/quad_points": ("f", (3,)), "walls/quads": ("i", (4,))}
@@ -111,7 +111,12 @@ _WALLS = {"walls/id": ("i", ()), "walls/point": ("f", (3,)), "walls/normal": ("f
 DATASETS = {
     SNAPSHOT: dict({"particles/id": ("i", ()), "particles/position": ("f", (3,)),
                     "particles/velocity": ("f", (3,)), "particles/radius": ("f", ()),
-                    "particles/rank": ("i", ()), "particles/angular_velocity": ("f", (3,))},
+                    "particles/rank": ("i", ()), "particles/angular_velocity": ("f", (3,)),
+                    # the contact network, rows = the attribute ``n_contacts``
+                    "contacts/id": ("i", (2,)), "contacts/points": ("f", (3,)),
+                    "contacts/lines": ("i", (2,)), "contacts/force": ("f", ()),
+                    "contacts/normal_force": ("f", (3,)),
+                    "contacts/tangential_force": ("f", (3,))},
                    **_WALLS),
     CHECKPOINT: dict({f"particles/{k}": (np.dtype(FIELDS[k].dtype).kind, FIELDS[k].shape)
                       for k in CHECKPOINT_FIELDS}, **_WALLS,
@@ -120,11 +125,14 @@ DATASETS = {
 #: datasets whose values must be finite, and > 0
 FINITE = ("particles/position", "particles/velocity", "particles/pos", "particles/vel",
           "particles/force", "particles/angular_velocity", "particles/omega",
-          "particles/torque", "particles/history_spring", "walls/point", "walls/normal", "walls/quad_points")
+          "particles/torque", "particles/history_spring", "walls/point", "walls/normal",
+          "walls/quad_points", "contacts/points", "contacts/force", "contacts/normal_force",
+          "contacts/tangential_force")
 POSITIVE = ("particles/radius", "particles/mass")
 IDS = ("particles/id", "particles/gid")
 #: datasets a format holds from a version on (format, first version)
-SINCE = {"particles/angular_velocity": (SNAPSHOT, 4)}
+SINCE = {"particles/angular_velocity": (SNAPSHOT, 4),
+         **{k: (SNAPSHOT, 5) for k in DATASETS[SNAPSHOT] if k.startswith("contacts/")}}
 
 
 def expected(fmt: str, version: int) -> dict:
@@ -133,12 +141,17 @@ def expected(fmt: str, version: int) -> dict:
             if k not in SINCE or SINCE[k][0] != fmt or version >= SINCE[k][1]}
 
 
-def _rows(key: str, n: int, walls: int, segments: int) -> int:
+def _rows(key: str, n: int, walls: int, segments: int, contacts: int) -> int:
     if key.startswith("index/"):
         return segments
     if key == "walls/quad_points":
         return 4 * walls
+    if key == "contacts/points":
+        return 2 * contacts
+    if key.startswith("contacts/"):
+        return contacts
     return walls if key.startswith("walls/") else n
+
 
 
 def _check_structure(path: Path, f: h5py.File) -> dict:
@@ -168,13 +181,22 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
                               f"{head['n_particles']} (damaged file)")
     walls = f["walls/id"].shape[0] if isinstance(f.get("walls/id"), h5py.Dataset) else 0
     segments = f["index/cell"].shape[0] if isinstance(f.get("index/cell"), h5py.Dataset) else 0
+    datasets = expected(fmt, head["version"])
+    if "contacts/id" in datasets:
+        try:
+            head["n_contacts"] = _integer(f.attrs.get("n_contacts"))
+        except _Bad as why:
+            raise OutputFileError(f"{path}: attribute n_contacts = "
+                                  f"{_short(f.attrs.get('n_contacts'))}: {why} (damaged file)"
+                                  ) from None
     head["shapes"] = {}
-    for key, (kinds, tail) in expected(fmt, head["version"]).items():
+    for key, (kinds, tail) in datasets.items():
         ds = f.get(key)
         if not isinstance(ds, h5py.Dataset):
             raise OutputFileError(f"{path}: dataset {key!r} missing (not a complete {fmt} "
                                   "file)")
-        want = (_rows(key, head["n_particles"], walls, segments),) + tail
+        want = (_rows(key, head["n_particles"], walls, segments, head.get("n_contacts", 0)),
+                ) + tail
         if ds.dtype.kind not in kinds or ds.shape != want:
             raise OutputFileError(f"{path}: dataset {key} is {ds.dtype} {ds.shape}, expected "
                                   f"{'integers' if kinds == 'i' else 'numbers'} of shape "

@@ -17,8 +17,18 @@ A snapshot file holds (rank-major; within a rank sorted by id):
 * ``walls/point``, ``walls/normal`` (W, 3): the half-spaces (point on the plane, inward normal),
   ``walls/id`` (W,), and for pictures ``walls/quad_points`` (4W, 3) / ``walls/quads`` (W, 4):
   each wall clipped to the box as a quadrilateral;
+* ``contacts/id`` int64 (K, 2): the contact network, each touching contact once — a sphere
+  pair (lower id first) or a sphere and a wall (the wall's negative id second) —,
+  ``contacts/points`` (2K, 3) m: its two ends (the centres; for a wall the contact point on
+  its plane), ``contacts/lines`` (K, 2): line k joins points 2k and 2k + 1,
+  ``contacts/force`` (K,) N: the normal force magnitude (> 0 pushes apart),
+  ``contacts/normal_force`` and ``contacts/tangential_force`` (K, 3) N: the forces on the
+  first sphere from the second (tangential zero without friction); ParaView shows them as
+  lines (the ``contacts`` block of the sidecar); rank-major, within a rank sorted by ids;
 * attributes ``format = "pdyn-snapshot"``, ``version``, ``step``, ``time`` (s), ``dt`` (s),
-  ``n_particles``, ``ranks``, ``box_lo``, ``box_hi``, ``boundary``, ``scene``.
+  ``n_particles``, ``n_contacts``, ``ranks``, ``box_lo``, ``box_hi``, ``boundary``,
+  ``scene``. (Version 5 added the contacts, 4 ``particles/angular_velocity``; versions 2 to 4
+  are read without them.)
 """
 
 from __future__ import annotations
@@ -92,6 +102,7 @@ class SnapshotWriter:
     sidecar ``folder/snapshots.xmf`` listing every complete snapshot in the folder."""
 
     name = "snapshot"
+    needs = "network"  # the driver captures the contact network in the step (sim.network)
 
     def __init__(self, folder: str | Path, every: int):
         self.run_folder = Path(folder)
@@ -117,11 +128,20 @@ class SnapshotWriter:
             "particles/angular_velocity": store.omega[h],
         }
         walls = wall_arrays(sim)
+        net = sim.network if sim.network is not None else sim.contact_network()
+        order = np.lexsort((net["id"][:, 1], net["id"][:, 0]))
+        ends = net["ends"].reshape(-1, 2, 3)[order].reshape(-1, 3)
+        arrays.update({"contacts/id": net["id"][order], "contacts/points": ends})
+        arrays.update({f"contacts/{k}": net[k][order]
+                       for k in ("force", "normal_force", "tangential_force")})
+        k_total = comm.allreduce_sum(int(order.size))
+        attrs["n_contacts"] = k_total
+        walls["contacts/lines"] = np.arange(2 * k_total, dtype=np.int64).reshape(-1, 2)
 
         def index():
             self._index[path.name] = {"file": path.name, "step": sim.step_index,
                                       "time": sim.time, "n": n_total,
-                                      "n_walls": len(walls["walls/id"])}
+                                      "n_walls": len(walls["walls/id"]), "n_contacts": k_total}
             self.update_xdmf()
 
         write_global(path, comm, attrs, arrays, extra=walls, then=index)
@@ -149,7 +169,8 @@ def write_series(run_folder: Path, known: dict | None = None) -> Path:
             except OutputFileError:  # an unreadable file is left out of the series
                 continue
             e = {"file": p.name, "step": head["step"], "time": head["time"],
-                 "n": head["n_particles"], "n_walls": head["shapes"]["walls/id"][0]}
+                 "n": head["n_particles"], "n_walls": head["shapes"]["walls/id"][0],
+                 "n_contacts": head.get("n_contacts", 0)}
             known[p.name] = e
         entries.append(e)
     return write_xdmf(Path(run_folder) / XDMF_NAME, folder.name, entries)
@@ -157,14 +178,18 @@ def write_series(run_folder: Path, known: dict | None = None) -> Path:
 
 def read_snapshot(path: str | Path) -> dict:
     """A snapshot as a dict: ``id``, ``position``, ``velocity``, ``radius``, ``rank``,
-    ``angular_velocity`` (global arrays; zeros before version 4), ``walls`` (dict of wall arrays), and ``step``, ``time``, ``dt``, ``ranks``,
+    ``angular_velocity`` (global arrays; zeros before version 4), ``walls`` and ``contacts``
+    (dicts of the wall and contact-network arrays; no contacts before version 5), and
+    ``step``, ``time``, ``dt``, ``ranks``,
     ``box_lo``, ``box_hi``, ``scene``. Checked strictly (``pdyn.io.schema``); raises
     :class:`~pdyn.io.hdf5.OutputFileError`."""
     head, data = read_pdyn(path, SNAPSHOT)
     out = {k: data[f"particles/{k}"] for k in ("id", "position", "velocity", "radius", "rank")}
     out["angular_velocity"] = data.get("particles/angular_velocity",
                                        np.zeros_like(out["position"]))
-    out["walls"] = {k.split("/", 1)[1]: v for k, v in data.items() if k.startswith("walls/")}
+    for group in ("walls", "contacts"):
+        out[group] = {k.split("/", 1)[1]: v for k, v in data.items()
+                      if k.startswith(group + "/")}
     out.update({k: head[k] for k in ("step", "time", "dt", "ranks", "box_lo", "box_hi",
                                      "scene")})
     return out

@@ -1,10 +1,13 @@
 """The XDMF 2 sidecar that makes a folder of snapshot files one ParaView time series.
 
-A temporal collection with one entry per snapshot; each entry is a spatial collection of two
-grids: ``particles`` (a Polyvertex of N points with the arrays id, velocity, angular_velocity,
-radius, rank) and ``walls`` (W quadrilaterals with the cell array normal). XDMF 2 rather than 3
-because it is what VTK's ``vtkXdmfReader`` (and ParaView's "XDMF Reader") reads; heavy data stays in the HDF5
-files (``file.h5:/particles/position``), including virtual datasets of multi-rank runs.
+A temporal collection with one entry per snapshot; each entry is a spatial collection of up to
+three grids: ``particles`` (a Polyvertex of N points with the arrays id, velocity,
+angular_velocity, radius, rank), ``walls`` (W quadrilaterals with the cell array normal) and
+``contacts`` (the contact network: K two-point polylines with the cell arrays force,
+normal_force, tangential_force and the two ids id_a, id_b, hyperslabs of ``contacts/id``;
+left out while there is no contact). XDMF 2 rather than 3 because it is what VTK's
+``vtkXdmfReader`` (and ParaView's "XDMF Reader") reads; heavy data stays in the HDF5 files
+(``file.h5:/particles/position``), including virtual datasets of multi-rank runs.
 """
 
 from __future__ import annotations
@@ -53,14 +56,42 @@ def _entry(sub: str, e: dict) -> str:
             '     </Attribute>',
             '    </Grid>',
         ]
+    k = int(e.get("n_contacts", 0))
+    if k:
+        lines += [
+            '    <Grid Name="contacts" GridType="Uniform">',
+            f'     <Topology TopologyType="Polyline" NodesPerElement="2" NumberOfElements="{k}">',
+            f'      {_item(f"{k} 2", "Int", 8, f + ":/contacts/lines")}',
+            '     </Topology>',
+            '     <Geometry GeometryType="XYZ">',
+            f'      {_item(f"{2 * k} 3", "Float", 8, f + ":/contacts/points")}',
+            '     </Geometry>',
+        ]
+        for name, kind, number, dims in (
+                ("force", "Scalar", "Float", f"{k}"),
+                ("normal_force", "Vector", "Float", f"{k} 3"),
+                ("tangential_force", "Vector", "Float", f"{k} 3")):
+            lines += [f'     <Attribute Name="{name}" AttributeType="{kind}" Center="Cell">',
+                      f'      {_item(dims, number, 8, f + ":/contacts/" + name)}',
+                      '     </Attribute>']
+        for col, name in enumerate(("id_a", "id_b")):  # the columns of contacts/id
+            lines += [f'     <Attribute Name="{name}" AttributeType="Scalar" Center="Cell">',
+                      f'      <DataItem ItemType="HyperSlab" Dimensions="{k} 1" '
+                      'Type="HyperSlab">',
+                      f'       <DataItem Dimensions="3 2" Format="XML">0 {col} 1 1 {k} 1'
+                      '</DataItem>',
+                      f'       {_item(f"{k} 2", "Int", 8, f + ":/contacts/id")}',
+                      '      </DataItem>',
+                      '     </Attribute>']
+        lines.append('    </Grid>')
     lines.append('   </Grid>')
     return "\n".join(lines)
 
 
 def write_xdmf(path: Path, sub: str, entries: list[dict]) -> Path:
-    """Write the sidecar ``path`` for ``entries`` ({file, step, time, n, n_walls}; file names
-    relative to the folder ``sub`` next to ``path``), atomically (temporary name + rename;
-    :class:`~pdyn.io.hdf5.OutputWriteError` if it cannot)."""
+    """Write the sidecar ``path`` for ``entries`` ({file, step, time, n, n_walls, n_contacts};
+    file names relative to the folder ``sub`` next to ``path``), atomically (temporary name +
+    rename; :class:`~pdyn.io.hdf5.OutputWriteError` if it cannot)."""
     path = Path(path)
     body = "\n".join(_entry(sub, e) for e in sorted(entries, key=lambda e: e["step"]))
     text = (

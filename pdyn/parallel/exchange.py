@@ -160,6 +160,13 @@ class SerialExchange:
     def remap(self, old_to_new) -> None:
         """Nothing kept by handle."""
 
+    def owner_of(self, pos) -> np.ndarray:
+        """The rank owning each centre ``pos`` (N, 3): this one."""
+        return np.zeros(len(pos), np.int64)
+
+    def admit(self, radius: float) -> None:
+        """Nothing to widen (:meth:`BlockExchange.admit`)."""
+
     def migrate(self, rebuild: bool, dt: float) -> StoreChanges:
         return NO_CHANGES
 
@@ -292,6 +299,22 @@ class BlockExchange:
         self._restored = dict(state)
         self._drift = float(drift)
         self.balanced_at = int(state.get("balanced_at", 0))
+
+    def owner_of(self, pos) -> np.ndarray:
+        """The rank owning each centre ``pos`` (N, 3; inside the box): the owner of its block
+        (where a sphere inserted there belongs)."""
+        return self.grid.owner[self.grid.block_of(pos)]
+
+    def admit(self, radius: float) -> None:
+        """Spheres up to ``radius`` (m) will be inserted during the run: widen the plan's
+        reach (2 r_max + skin) to them now. Collective in effect: the same on every rank."""
+        if radius > self.r_max:
+            self.r_max = float(radius)
+            try:
+                self.grid.check_periodic_length(2.0 * self.r_max + self.skin)
+            except DecompositionError as exc:
+                raise ExchangeError(str(exc)) from None
+            self.peers = self._neighbours()
 
     @property
     def reach(self) -> float:

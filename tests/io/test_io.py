@@ -335,7 +335,8 @@ def test_info_describes_snapshot_and_checkpoint(tmp_path, capsys):
             "--checkpoint-every", "10"]
     assert cli(args, tmp_path, capsys)[0] == 0
     code, out, _ = cli(["info", "pdyn-output/snapshots/snap_00000010.h5"], tmp_path, capsys)
-    assert code == 0 and "pdyn-snapshot version 4" in out and "50 particles" in out
+    assert code == 0 and "pdyn-snapshot version 5" in out and "50 particles" in out
+    assert " contacts (" in out and "sphere pairs" in out
     assert "step 10" in out and "6 walls" in out and "particles/velocity" in out
     code, out, _ = cli(["info", "pdyn-output/checkpoints/ckpt_00000010.h5"], tmp_path, capsys)
     assert code == 0 and "pdyn-checkpoint version 5" in out and "config:" in out

@@ -59,3 +59,16 @@ def serial_state(cfg, steps):
     ref = Simulation(cfg, comm=SerialComm())
     ref.run(steps)
     return gather_state(ref)
+
+
+def walled_pile(n=150, seed=2, **cfg):
+    """``n`` spheres of radii 0.1-0.2 m falling into a walled 2.4 x 2.4 x 3 m box under
+    gravity, damped linear contacts: they land on the floor within a few hundred steps."""
+    rng = np.random.default_rng(seed)
+    radii = rng.uniform(0.1, 0.2, n)
+    pos = place_spheres(radii, np.zeros(3), np.array([2.4, 2.4, 2.0]), seed)
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=pos, radii=radii, density=2500.0),
+        box=BoxConfig(lo=(0.0, 0.0, 0.0), hi=(2.4, 2.4, 3.0)),
+        contact=ContactConfig(youngs_modulus=1e6, restitution=0.3), gravity=(0.0, 0.0, -9.81),
+        progress=False, **cfg)

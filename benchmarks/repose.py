@@ -1,0 +1,90 @@
+"""The angle of repose of the ``heap`` scene against the friction coefficient μ.
+
+Pours the ``heap`` scene (spheres poured onto a floor, ``pdyn.scenarios.heap``) with
+``contact.friction = μ`` for each μ asked, lets it settle and measures the slope of the cone:
+the free surface is the top of the highest sphere (z + r) in rings around the heap's axis
+(the mean centre of the spheres in x, y), one mean diameter wide; a straight line is fitted to
+the rings whose surface lies between 20 % and 80 % of the peak height, and the angle of repose
+is atan(−slope). A flat layer (frictionless spheres spread out) reads a few degrees.
+``--rolling`` adds rolling resistance μ_r (``[contact] rolling_friction``) to every μ.
+μ > 0 needs a pdyn with friction (``[contact] friction``); without it only μ = 0 runs.
+
+    python benchmarks/repose.py [--friction 0 0.2 0.5] [--rolling 0 0.1] [--scale 1]
+                                [--steps 25000] [--json out.json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import time
+
+import numpy as np
+from _common import write_json
+
+from pdyn import Simulation, SimulationConfig
+from pdyn.bench import format_table
+from pdyn.config import ContactConfig
+from pdyn.scenarios import make_scene
+
+
+def repose_angle(pos: np.ndarray, radius: np.ndarray) -> tuple[float, float]:
+    """(angle of repose in degrees, peak height in m) of a heap on the floor z = 0."""
+    axis = pos[:, :2].mean(axis=0)
+    ring = 2.0 * float(radius.mean())
+    dist = np.linalg.norm(pos[:, :2] - axis, axis=1)
+    top = pos[:, 2] + radius
+    k = (dist // ring).astype(int)
+    surface = np.zeros(k.max() + 1)
+    np.maximum.at(surface, k, top)
+    centres = (np.arange(len(surface)) + 0.5) * ring
+    peak = float(surface.max())
+    flank = (surface > 0.2 * peak) & (surface < 0.8 * peak)
+    flank &= np.arange(len(surface)) >= int(np.argmax(surface))  # outward of the peak
+    if flank.sum() < 2:
+        return 0.0, peak
+    slope = np.polyfit(centres[flank], surface[flank], 1)[0]
+    return float(np.degrees(np.arctan(max(-slope, 0.0)))), peak
+
+
+def pour(mu: float, mu_r: float, scale: float, steps: int, seed: int) -> dict:
+    scene = make_scene("heap", scale=scale, seed=seed)
+    contact = dict(scene.contact)
+    if mu:
+        contact["friction"] = mu
+    if mu_r:
+        contact["rolling_friction"] = mu_r
+    cfg = SimulationConfig(scene="heap", scale=scale, seed=seed, steps=steps, progress=False,
+                           contact=ContactConfig(**contact))
+    t0 = time.perf_counter()
+    sim = Simulation(cfg)
+    sim.run()
+    h = sim.store.owned
+    angle, peak = repose_angle(sim.store.pos[h], sim.store.radius[h])
+    return {"mu": mu, "mu_r": mu_r, "spheres": int(h.size), "angle_deg": round(angle, 1),
+            "peak_m": round(peak, 3), "kinetic_J": sim.kinetic_energy(),
+            "seconds": round(time.perf_counter() - t0, 1)}
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--friction", type=float, nargs="+", default=[0.0])
+    ap.add_argument("--rolling", type=float, nargs="+", default=[0.0],
+                    help="rolling friction coefficients (each with every --friction)")
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--steps", type=int, default=None, help="default: the scene's")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--json", default=None)
+    args = ap.parse_args(argv)
+    has_friction = "friction" in {f.name for f in dataclasses.fields(ContactConfig)}
+    if (any(args.friction) or any(args.rolling)) and not has_friction:
+        ap.error("this pdyn has no friction ([contact] friction): only --friction 0 runs")
+    steps = args.steps or make_scene("heap", scale=args.scale).steps
+    rows = [pour(mu, mu_r, args.scale, steps, args.seed)
+            for mu_r in args.rolling for mu in args.friction]
+    print(format_table(rows, list(rows[0])))
+    write_json(args.json, {"benchmark": "repose", "scale": args.scale, "rows": rows})
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""The total force on each wall, every step, as a CSV time series (``wall_forces.csv``).
+
+One row per step: ``step``, ``time`` (s), then for each wall (in id order −1, −2, ...) the
+three components (N) of the total force the spheres exert on it — minus the sum of the
+forces the walls exert on the spheres in contact, normal and tangential (the numbers of the
+contact network, ``ContactModel.contact_list``). Columns are named after the wall: ``x_lo``
+is the wall at the low end of x (inward normal +x), ``z_hi`` the top, others ``wall<k>``;
+e.g. ``z_lo_fz`` is the floor's vertical load. Numbers are written with 17 significant
+digits, so they read back to the same bits (``numpy.genfromtxt(path, delimiter=",", names=True)``,
+``pandas.read_csv``).
+
+Independent of the rank count bit for bit: each rank contributes its wall contacts (sphere id,
+wall id, force), rank 0 gathers them and sums each wall's in ascending sphere id — the same
+numbers in the same order on any number of ranks. Rows are buffered and appended when a
+snapshot or checkpoint is written, every ``FLUSH`` steps and at the end of a run; a restart
+keeps the rows up to its step (the file as it was goes to ``superseded/``, as snapshots do).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from .hdf5 import OutputWriteError, agree, attempt, make_folder, write_bytes_atomic
+
+FILE_NAME = "wall_forces.csv"
+#: steps between appends to the file (at most; snapshots and checkpoints append too)
+FLUSH = 1000
+
+
+def wall_names(normals: np.ndarray) -> list[str]:
+    """A column name per wall from its inward normal: ``x_lo`` for +x, ``z_hi`` for −z,
+    ``wall<k>`` for any other direction."""
+    names = []
+    for k, n in enumerate(np.asarray(normals, float)):
+        a = int(np.argmax(np.abs(n)))
+        names.append(f"{'xyz'[a]}_{'lo' if n[a] > 0 else 'hi'}"
+                     if np.count_nonzero(n) == 1 else f"wall{k + 1}")
+    return names
+
+
+def sum_by_wall(steps: np.ndarray, wall: np.ndarray, sphere: np.ndarray, force: np.ndarray,
+                wall_ids: np.ndarray, step_list: np.ndarray) -> np.ndarray:
+    """(len(step_list), W, 3) totals: the ``force`` rows of each (step, wall) summed in
+    ascending ``sphere`` id (the one order every rank count reproduces)."""
+    out = np.zeros((len(step_list), len(wall_ids), 3))
+    if len(steps) == 0:
+        return out
+    order = np.lexsort((sphere, wall, steps))
+    s_row = np.searchsorted(step_list, steps[order])
+    w_col = np.searchsorted(-wall_ids, -wall[order])  # wall ids −1, −2, ... descending
+    np.add.at(out, (s_row, w_col), force[order])  # unbuffered: in this order, one by one
+    return out
+
+
+class WallForceWriter:
+    """Records every step's wall contacts of this rank and appends the totals per wall to
+    ``folder/wall_forces.csv`` (rank 0) at flush steps (``flush_at(step)`` or every ``FLUSH``
+    steps) and at :meth:`finish`."""
+
+    name = "wall_forces"
+    needs = "walls"  # the driver captures the wall contacts in every step (sim.wall_load)
+
+    def __init__(self, folder: str | Path, flush_at=None):
+        self.path = Path(folder) / FILE_NAME
+        self.flush_at = flush_at or (lambda step: False)
+        self._steps: list[int] = []
+        self._times: list[float] = []
+        self._rows: list[tuple] = []  # per step: (ids, normal, tangential forces on spheres)
+        self._started = False
+        self.written: list[Path] = []  # the file, once started
+
+    def due(self, step: int) -> bool:
+        return True
+
+    def __call__(self, sim) -> None:
+        if not self._started:
+            self._start(sim, sim.step_index - 1)
+        c = sim.wall_load
+        self._steps.append(sim.step_index)
+        self._times.append(sim.time)
+        self._rows.append((c["id"], c["normal_force"], c["tangential_force"]))
+        if sim.step_index % FLUSH == 0 or self.flush_at(sim.step_index):
+            self.flush(sim)
+
+    def finish(self, sim) -> None:
+        """Append what is buffered (end of a run)."""
+        self.flush(sim)
+
+    def _start(self, sim, step: int) -> None:
+        """Start the file (a fresh run: a header) or continue it after ``step`` (a restart:
+        the rows up to ``step`` kept)."""
+        walls = sim.store.walls
+        walls = walls[np.argsort(-sim.store.gid[walls], kind="stable")]
+        self.wall_ids = sim.store.gid[walls].copy()
+        header = ["step", "time"] + [f"{w}_f{a}" for w in wall_names(sim.store.normal[walls])
+                                     for a in "xyz"]
+        self._started = True
+
+        def write():
+            lines = [",".join(header)]
+            if step > 0 and self.path.exists():
+                try:
+                    old = self.path.read_text().splitlines()
+                except (OSError, UnicodeDecodeError) as exc:
+                    raise OutputWriteError(f"{self.path}: cannot read it to continue ({exc})"
+                                           ) from None
+                lines += [ln for ln in old[1:] if ln.split(",", 1)[0].isdigit()
+                          and ln.count(",") == len(header) - 1
+                          and int(ln.split(",", 1)[0]) <= step]
+            make_folder(self.path.parent)
+            write_bytes_atomic(self.path, ("\n".join(lines) + "\n").encode())
+
+        agree(sim.comm, attempt(write) if sim.comm.rank == 0 else None)
+        self.written = [self.path]
+
+    def flush(self, sim) -> None:
+        """Gather the buffered rows on rank 0 and append them (collective)."""
+        if not self._steps:
+            return
+        steps = np.array(self._steps, np.int64)
+        ids, f_n, f_t = (np.concatenate(a) for a in zip(*self._rows))
+        counts = [len(r[0]) for r in self._rows]
+        mine = (np.repeat(steps, counts), ids[:, 0], ids[:, 1], -(f_n + f_t))  # on the walls
+        times = np.array(self._times)
+        self._steps, self._times, self._rows = [], [], []
+        parts = sim.comm.gather(mine, root=0)
+
+        def append():
+            cat = [np.concatenate([p[k] for p in parts]) for k in range(4)]
+            totals = sum_by_wall(cat[0], cat[2], cat[1], cat[3], self.wall_ids, steps)
+            fmt = ",".join(["%d"] + ["%.17g"] * (1 + totals[0].size)) + "\n"  # exact
+            text = "".join(fmt % (s, t, *row) for s, t, row in
+                           zip(steps.tolist(), times.tolist(), totals.reshape(len(steps), -1)
+                               .tolist()))
+            try:
+                with open(self.path, "a") as f:
+                    f.write(text)
+            except OSError as exc:
+                raise OutputWriteError(f"{self.path}: cannot append ({exc.strerror or exc})"
+                                       ) from None
+
+        agree(sim.comm, attempt(append) if sim.comm.rank == 0 else None)
+
+
+def keep_series(path: Path, step: int, dest: Path) -> list[Path]:
+    """A restart at ``step``: copy the series ``path`` into the folder ``dest`` if it holds
+    rows after ``step`` (the continued run rewrites it with the rows up to ``step``); return
+    the copy's path in a list (empty when nothing was copied). Raises
+    :class:`OutputWriteError`."""
+    path = Path(path)
+    try:
+        if not path.is_file():
+            return []
+        last = [ln for ln in path.read_text().splitlines()[1:] if ln.split(",", 1)[0].isdigit()]
+        if not last or int(last[-1].split(",", 1)[0]) <= step:
+            return []
+        make_folder(dest)
+        write_bytes_atomic(dest / path.name, path.read_bytes())
+    except OSError as exc:
+        raise OutputWriteError(f"{path}: cannot copy it aside ({exc.strerror or exc})"
+                               ) from None
+    return [dest / path.name]
+
+
+def read_wall_forces(path: str | Path) -> tuple[list[str], np.ndarray]:
+    """(column names, rows as a float array) of a ``wall_forces.csv``."""
+    lines = Path(path).read_text().splitlines()
+    names = lines[0].split(",")
+    rows = np.array([[float(x) for x in ln.split(",")] for ln in lines[1:] if ln],
+                    float).reshape(-1, len(names))
+    return names, rows
+
+
+__all__ = ["FILE_NAME", "WallForceWriter", "read_wall_forces", "wall_names"]
