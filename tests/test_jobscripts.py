@@ -62,6 +62,7 @@ def _node_resources(env) -> tuple[int, int]:
 
 CONF = """\
 ClusterName=pdyntest
+FirstJobId={first_job}
 SlurmctldHost=localhost
 SlurmUser=root
 SlurmdUser=root
@@ -102,7 +103,11 @@ def slurm(tmp_path_factory):
                                    "/usr/sbin", "/usr/bin"))
     cpus, mem = _node_resources(env)
     conf = d / "slurm.conf"
+    # a fresh job id per test run: MPICH names its shared-memory segments after the job step,
+    # and a segment left in /dev/shm by a killed earlier run with the same id breaks MPI_Init
+    first_job = 1000 + (os.getpid() * 7919 + time.time_ns() // 1000) % 10**7
     conf.write_text(CONF.format(d=d, ctld_port=_free_port(), d_port=_free_port(), cpus=cpus,
+                                first_job=first_job,
                                 mem=mem))
     env["SLURM_CONF"] = str(conf)
     for key in [k for k in env if k.startswith(("SLURM_", "PMI_", "HYDRA_"))]:
