@@ -262,11 +262,12 @@ class ParticleStore:
         n = order.size
         old_to_new = np.full(self.capacity, -1, np.int64)
         old_to_new[order] = np.arange(n)
+        used = self._hwm  # slots at and above the high-water mark are still zero
         for name in FIELDS:
             arr = getattr(self, name)
             moved = arr[order].copy()
             arr[:n] = moved
-            arr[n:] = 0
+            arr[n:used] = 0
         self._live[:n] = np.arange(n)
         self._live_pos[:] = -1
         self._live_pos[:n] = np.arange(n)

@@ -90,9 +90,14 @@ def test_permute_compacts_and_maps_old_to_new():
     np.testing.assert_array_equal(old_to_new[order], np.arange(n))
     assert (old_to_new[h[[0, 5]]] == -1).all()
     np.testing.assert_array_equal(np.sort(s.live), np.arange(n))
-    for name in FIELDS:  # every particle moved with all its fields
+    for name in FIELDS:  # every particle moved with all its fields; freed slots are zero
         np.testing.assert_array_equal(getattr(s, name)[old_to_new[live]], before[name], name)
+        assert not getattr(s, name)[n:].any(), name
     assert s.add(gid=[99], radius=1.0, mass=1.0).tolist() == [n]  # free list was reset
+    s.history_spring[s.live] = 1.0  # a second permute clears what the first left and more
+    s.remove(s.live[:3])
+    s.permute(s.live.copy())
+    assert not s.history_spring[s.live.size:].any()
 
 
 def test_handles_with_selects_by_flags():
