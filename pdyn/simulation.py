@@ -199,8 +199,11 @@ class Simulation:
         # energy are counted either way
         self._find_neighbours(None, rebuilt=restart is None, drift=drift)
         kept = {k: getattr(self.store, k).copy() for k in RESTART_KEPT} if restart else {}
+        self._overflow_at = -1  # step of this rank's first full contact history
         with self.timers("contacts"):
             self._forces()
+        if self.contact.rotating:
+            self._check_history(self.comm.allreduce_max(float(self._overflow_at)))
         for k, v in kept.items():  # the history must not advance twice in one step either
             getattr(self.store, k)[:] = v
 
@@ -299,14 +302,20 @@ class Simulation:
     # ------------------------------------------------------------------ the step
     def _forces(self) -> None:
         """Contact forces (plus gravity) on the integrated particles, from the lists; with
-        friction also torques and the contact history (a full history raises
-        ``HistoryOverflowError`` on every rank)."""
+        friction also torques and the contact history. A full history on this rank is kept in
+        ``_overflow`` (the step after sends it in its one reduction; :meth:`_check_history`)."""
         self.n_contacts, self.elastic_energy, overflow = self.contact.forces(
             self.store, self.neighbours, self.gravity, self.dt)
-        if self.contact.rotating and self.comm.allreduce_max(overflow) > 0:
+        if overflow > 0 and self._overflow_at < 0:
+            self._overflow_at = self.step_index
+
+    def _check_history(self, overflow_at: float) -> None:
+        """Raise ``HistoryOverflowError`` on every rank if any rank's history overflowed
+        (``overflow_at``: the largest step at which one did over the ranks, −1: none)."""
+        if overflow_at >= 0:
             raise HistoryOverflowError(
                 f"contact history: a sphere touches more than {HISTORY_SLOTS} partners "
-                f"(step {self.step_index}); friction keeps at most that many springs")
+                f"(step {int(overflow_at)}); friction keeps at most that many springs")
 
     def _reorder(self) -> None:
         """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
@@ -381,16 +390,22 @@ class Simulation:
                                lists.rows, half, self.dt)
             if self.contact.rotating:
                 kick_spin(store.omega, store.torque, store.mass, store.radius, lists.rows, half)
+            extra = [float(self._overflow_at)] if self.contact.rotating else []
             if self.comm.size > 1:
-                moved = np.append(moved, float(self._n_owned))
+                extra.append(float(self._n_owned))
+            if extra:
+                moved = np.append(moved, extra)
             # one reduction: this step's largest move (the guard), the largest drift since the
-            # last rebuild (the schedule) and, on several ranks, the largest owned count (the
-            # load record)
+            # last rebuild (the schedule), with friction whether a contact history overflowed
+            # in the last force pass, and on several ranks the largest owned count (the load
+            # record)
             red = self.comm.allreduce_max(moved)
             step2, drift2 = red[0], red[1]
+            if self.contact.rotating:
+                self._check_history(red[2])
             self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
-            if red.size > 2:
-                self.balancer.observe(red[2])
+            if self.comm.size > 1:
+                self.balancer.observe(red[-1])
         pour = self.inserter is not None and self.inserter.due(self.step_index + 1,
                                                                (self.step_index + 1) * self.dt)
         rebuild = lists.due(drift2) or pour  # new spheres enter lists and ghost plan

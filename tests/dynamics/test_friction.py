@@ -136,6 +136,14 @@ def test_too_many_partners_for_the_history_is_an_error():
         gravity=(0, 0, 0), progress=False, initial_overlap="allow")
     with pytest.raises(HistoryOverflowError, match=f"more than {HISTORY_SLOTS} partners"):
         Simulation(cfg)
+    # the same crowd arriving during the run: the step after the overflow stops it
+    apart = cfg.with_(particles=ParticlesConfig(
+        positions=np.vstack(([0.0, 0.0, 0.0], 1.3 * dirs)), velocities=np.vstack(
+            ([0.0, 0.0, 0.0], -0.5 * dirs)), radii=[1.0] + [0.2] * n, density=1000.0))
+    sim = Simulation(apart)
+    with pytest.raises(HistoryOverflowError, match=r"partners \(step \d+\)"):
+        sim.run(2000)
+    assert 0 < sim.step_index < 2000
 
 
 def test_recorded_tangential_force_is_coulomb_while_sliding():
