@@ -525,13 +525,13 @@ class Simulation:
         the rank that owns its lower-id sphere; :meth:`ContactModel.contact_list`). Snapshots
         write the one captured in the step (``sim.network``), which damping evaluated with
         the kernel's velocities."""
-        return self.contact.contact_list(self.store, self.neighbours,
+        return self.contact.contact_list(self.store, self.neighbours, self.dt,
                                          tangential=self._tangential())
 
     def wall_contacts(self) -> dict:
         """This rank's sphere–wall contacts with their forces now (the wall-force series
         uses the ones captured in the step, ``sim.wall_load``)."""
-        return self.contact.contact_list(self.store, self.neighbours, spheres=False,
+        return self.contact.contact_list(self.store, self.neighbours, self.dt, spheres=False,
                                          tangential=self._tangential())
 
     def _tangential(self):

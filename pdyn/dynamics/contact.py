@@ -58,7 +58,7 @@ def _sphere_contact(dx, dy, dz, d2, s, dvx, dvy, dvz, i_first):
 
 
 @njit(**JIT)
-def _accumulate(law, rows, start, split, partner, pos, vel, rad, mass, gid, normal, gravity,
+def _accumulate(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal, gravity,
                 force):
     """Set ``force`` of each row's particle: its touching partners in list order, then its
     touching walls, then gravity. Returns (contacts of this rank's share — a sphere contact
@@ -85,7 +85,7 @@ def _accumulate(law, rows, start, split, partner, pos, vel, rad, mass, gid, norm
                     dx, dy, dz, d2, s, vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1],
                     vel[i, 2] - vel[j, 2], gi < gid[j])
                 mj = mass[j]
-                f, e = normal_force(law, delta, v_n, ri * rad[j] / s, mi * mj / (mi + mj))
+                f, e = normal_force(law, delta, v_n, ri * rad[j] / s, mi * mj / (mi + mj), dt)
                 fx -= f * nx
                 fy -= f * ny
                 fz -= f * nz
@@ -99,7 +99,7 @@ def _accumulate(law, rows, start, split, partner, pos, vel, rad, mass, gid, norm
             delta = ri - dist
             if delta >= 0.0:
                 v_n = -(vel[i, 0] * nx + vel[i, 1] * ny + vel[i, 2] * nz)
-                f, e = normal_force(law, delta, v_n, ri, mi)
+                f, e = normal_force(law, delta, v_n, ri, mi, dt)
                 fx += f * nx
                 fy += f * ny
                 fz += f * nz
@@ -114,7 +114,7 @@ def _accumulate(law, rows, start, split, partner, pos, vel, rad, mass, gid, norm
 # Output only (snapshots' contact network, the wall-force series): not called in the step, so
 # the per-step kernel above stays as it is.
 @njit(**JIT)
-def _contact_list(law, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
+def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
                   tangential, spheres):
     """Every touching contact of the rows, each once: sphere pairs from the row with the lower
     gid (when ``spheres``), then each row's walls. Returns ``(ids (K, 2), ends (2K, 3),
@@ -158,7 +158,7 @@ def _contact_list(law, rows, start, split, partner, pos, vel, rad, mass, gid, no
                     dx, dy, dz, dx * dx + dy * dy + dz * dz, s, vel[i, 0] - vel[j, 0],
                     vel[i, 1] - vel[j, 1], vel[i, 2] - vel[j, 2], gi < gid[j])
                 mj = mass[j]
-                f, e = normal_force(law, delta, v_n, ri * rad[j] / s, mi * mj / (mi + mj))
+                f, e = normal_force(law, delta, v_n, ri * rad[j] / s, mi * mj / (mi + mj), dt)
                 ends[2 * c + 1] = pos[j]
             else:
                 dist = _plane_distance(pos, normal, i, j)
@@ -166,7 +166,7 @@ def _contact_list(law, rows, start, split, partner, pos, vel, rad, mass, gid, no
                     continue
                 nx, ny, nz = -normal[j, 0], -normal[j, 1], -normal[j, 2]  # from i to the wall
                 v_n = vel[i, 0] * nx + vel[i, 1] * ny + vel[i, 2] * nz
-                f, e = normal_force(law, ri - dist, v_n, ri, mi)
+                f, e = normal_force(law, ri - dist, v_n, ri, mi, dt)
                 ends[2 * c + 1, 0] = pos[i, 0] + dist * nx
                 ends[2 * c + 1, 1] = pos[i, 1] + dist * ny
                 ends[2 * c + 1, 2] = pos[i, 2] + dist * nz
@@ -257,10 +257,10 @@ class ContactModel:
         k = self.parameters.stiffness(radius / 2.0, radius)
         return float(np.min(np.pi * np.sqrt(m_eff / k)))
 
-    def contact_list(self, store, lists, *, spheres: bool = True,
+    def contact_list(self, store, lists, dt: float, *, spheres: bool = True,
                      tangential: np.ndarray | None = None) -> dict:
-        """The touching contacts of the rows of ``lists`` with their forces, for output (not
-        used by the step): ``id`` (K, 2) int64 — (gid_i, gid_j), a sphere pair once (lower
+        """The touching contacts of the rows of ``lists`` with their forces as the force pass of
+        a step of ``dt`` s computed them, for output (not used by the step): ``id`` (K, 2) int64 — (gid_i, gid_j), a sphere pair once (lower
         gid first), a wall's negative gid second —, ``ends`` (2K, 3) m — x_i, then x_j or the
         contact point on the wall —, ``force`` (K,) N — the normal force magnitude, > 0
         repulsive —, ``normal_force`` and ``tangential_force`` (K, 3) N on i from j.
@@ -271,7 +271,7 @@ class ContactModel:
         list entry; None: no friction, zeros."""
         t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
         ids, ends, f_n, fvec, tvec = _contact_list(
-            self.parameters, lists.rows, lists.start, lists.split, lists.partner, store.pos,
+            self.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner, store.pos,
             store.vel, store.radius, store.mass, store.gid, store.normal, t, spheres)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
@@ -295,7 +295,7 @@ class ContactModel:
         of this rank's share and the contacts that found no history slot (0 without
         friction; the caller reduces it and raises :class:`HistoryOverflowError`)."""
         if not self.rotating:
-            n, e = _accumulate(self.parameters, lists.rows, lists.start, lists.split,
+            n, e = _accumulate(self.parameters, float(dt), lists.rows, lists.start, lists.split,
                                lists.partner, store.pos, store.vel, store.radius, store.mass,
                                store.gid, store.normal, gravity, store.force)
             return n, e, 0

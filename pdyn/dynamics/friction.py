@@ -178,7 +178,7 @@ def _contact(law, fr, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy, dvz, wi
     vcx = dvx + (wy * nz - wz * ny)
     vcy = dvy + (wz * nx - wx * nz)
     vcz = dvz + (wx * ny - wy * nx)
-    f, e = normal_force(law, delta, dvx * nx + dvy * ny + dvz * nz, r_eff, m_eff)
+    f, e = normal_force(law, delta, dvx * nx + dvy * ny + dvz * nz, r_eff, m_eff, dt)
     f_n = f if f > 0.0 else 0.0
     sx, sy, sz, tx, ty, tz = _tangential(law, fr, sx, sy, sz, nx, ny, nz, vcx, vcy, vcz, f_n,
                                          delta, r_eff, m_eff, dt)

@@ -79,22 +79,37 @@ def test_candidates_that_do_not_touch_are_ignored():
 
 def test_linear_law():
     law = Linear(E=2e6, k=0.0, zeta=0.0)
-    f, e = normal_force(law, 0.01, 3.0, 0.25, 1.0)
+    f, e = normal_force(law, 0.01, 3.0, 0.25, 1.0, 1e-4)
     assert f == pytest.approx(2e6 * 0.25 * 0.01) and e == pytest.approx(0.5 * 5e5 * 1e-4)
-    f, _ = normal_force(Linear(E=2e6, k=1e3, zeta=0.0), 0.01, 3.0, 0.25, 1.0)
+    f, _ = normal_force(Linear(E=2e6, k=1e3, zeta=0.0), 0.01, 3.0, 0.25, 1.0, 1e-4)
     assert f == pytest.approx(10.0)  # a given stiffness wins over E R_eff
-    zeta = damping_ratio(0.5)  # the linear law's
-    f_d, _ = normal_force(Linear(E=0.0, k=1e3, zeta=zeta), 0.01, 3.0, 0.25, 2.0)
-    assert f_d == pytest.approx(10.0 + 2 * zeta * math.sqrt(2.0 * 1e3) * 3.0)
+
+
+def test_linear_dashpot_sees_the_velocity_at_the_sample():
+    """In a contact's bulk the dashpot is c u*, u* the approach speed at the sample solved for
+    this contact alone; at the first touch it carries the impulse from the touch on."""
+    zeta, k, m, dt, v = damping_ratio(0.5), 1e3, 2.0, 1e-3, 3.0
+    c = 2 * zeta * math.sqrt(m * k)
+    f_d, _ = normal_force(Linear(E=0.0, k=k, zeta=zeta), 0.01, v, 0.25, m, dt)
+    u = (v - 0.5 * dt * k * 0.01 / m) / (1 + 0.5 * dt * c / m)
+    assert f_d == pytest.approx(k * 0.01 + c * u, rel=1e-12)
+    # touching since a quarter step (δ = v dt/4): the window from the touch is 3/4 of a step
+    d = v * dt / 4
+    f_0, _ = normal_force(Linear(E=0.0, k=k, zeta=zeta), d, v, 0.25, m, dt)
+    u = (v - 0.5 * dt * k * d / m) / (1 + 0.5 * dt * c / m)
+    assert f_0 == pytest.approx(k * d + c * u * 0.75, rel=1e-12)
+    # dt → 0: the classic dashpot c v
+    f_c, _ = normal_force(Linear(E=0.0, k=k, zeta=zeta), 0.01, v, 0.25, m, 1e-12)
+    assert f_c == pytest.approx(k * 0.01 + c * v, rel=1e-9)
 
 
 def test_hertz_law():
-    f, e = normal_force(Hertz(E=1e6, zeta=0.0), 0.01, 0.0, 0.25, 1.0)
+    f, e = normal_force(Hertz(E=1e6, zeta=0.0), 0.01, 0.0, 0.25, 1.0, 1e-4)
     assert f == pytest.approx(4 / 3 * 1e6 * math.sqrt(0.25) * 0.01**1.5)
     assert e == pytest.approx(8 / 15 * 1e6 * math.sqrt(0.25) * 0.01**2.5)
     # the energy is the work of the elastic force: dE/dδ = F
     d = 1e-6
-    e2 = normal_force(Hertz(E=1e6, zeta=0.0), 0.01 + d, 0.0, 0.25, 1.0)[1]
+    e2 = normal_force(Hertz(E=1e6, zeta=0.0), 0.01 + d, 0.0, 0.25, 1.0, 1e-4)[1]
     assert (e2 - e) / d == pytest.approx(f, rel=1e-4)
 
 
@@ -108,6 +123,6 @@ def test_jitted_law_matches_the_python_law(law):
     model = ContactModel(law, 1e6, restitution=0.6)
     n, e = forces(model, s, np.zeros((0, 2), np.int64), np.array([w]), np.array([a]),
                   np.zeros(3))
-    f, e_ref = normal_force(model.parameters, 0.5 - 0.45, 1.0, 0.5, 2.0)
+    f, e_ref = normal_force(model.parameters, 0.5 - 0.45, 1.0, 0.5, 2.0, 1e-6)
     assert n == 1 and e == e_ref
     assert s.force[a].tolist() == [0.0, 0.0, f]
