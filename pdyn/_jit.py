@@ -2,6 +2,73 @@
 
 ``cache=True`` keeps compiled kernels on disk between runs; set ``NUMBA_DISABLE_JIT=1`` to run
 the kernels as plain Python (coverage, debugging).
+
+**Cache validity.** numba marks a cached kernel with the stamp of the one file that defines it,
+so a kernel that inlines a function from another file (every force kernel calls the laws of
+``pdyn/dynamics/laws.py``) kept its old machine code when only that other file changed — in
+an editable install after ``git pull``, a run silently used the old physics (numba issue
+#6845). Importing this module puts a locator in front of numba's own for pdyn's files: the
+same cache places (next to the sources, or the user-wide cache), stamped with a hash of
+*every* source file of the package (:data:`PACKAGE_STAMP`), so any change of pdyn recompiles
+all its kernels once. If numba's internals differ from what this expects, numba's own
+locators are left as they are.
 """
 
+from __future__ import annotations
+
+import hashlib
+from pathlib import Path
+
 JIT = {"cache": True, "nogil": True}
+
+PACKAGE_DIR = Path(__file__).resolve().parent
+
+
+def package_stamp(root: Path = PACKAGE_DIR) -> str:
+    """SHA-256 of the relative path and bytes of every ``.py`` file under ``root``."""
+    h = hashlib.sha256()
+    for path in sorted(root.rglob("*.py")):
+        h.update(path.relative_to(root).as_posix().encode())
+        h.update(b"\0")
+        h.update(path.read_bytes())
+    return h.hexdigest()
+
+
+PACKAGE_STAMP = package_stamp()
+
+
+def _package_locator(base):
+    """``base`` (a numba cache locator class) for pdyn's files, stamped with the package."""
+
+    class PackageStamped(base):
+        def get_source_stamp(self):
+            return PACKAGE_STAMP
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not Path(py_file).resolve().is_relative_to(PACKAGE_DIR):
+                return None
+            return super().from_function(py_func, py_file)
+
+    PackageStamped.__name__ = PackageStamped.__qualname__ = f"Pdyn{base.__name__.lstrip('_')}"
+    return PackageStamped
+
+
+def _install() -> None:
+    """Put the package-stamped locators first in numba's list (once)."""
+    try:
+        from numba.core import caching
+    except ImportError:  # pragma: no cover - numba without the caching module
+        return
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    names = ("UserProvidedCacheLocator", "InTreeCacheLocator", "UserWideCacheLocator")
+    bases = [getattr(caching, n, None) or getattr(caching, "_" + n, None) for n in names]
+    locators = getattr(impl, "_locator_classes", None)
+    if not isinstance(locators, list) or any(b is None for b in bases):
+        return  # pragma: no cover - other numba internals: numba's own stamps
+    if any(getattr(c, "__name__", "").startswith("Pdyn") for c in locators):
+        return
+    locators[:0] = [_package_locator(b) for b in bases]
+
+
+_install()
