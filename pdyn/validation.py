@@ -14,11 +14,15 @@ and R* = r, m* = m), or two equal spheres (R* = r/2, m* = m/2), with Hertz–Min
   = 5/7 v_t ([ChungOoi2011] test 4 and the tests with spin);
 * the normalised rebound: with V_s, V_s' the tangential speed of the contact point (centre
   and spin) before and after and V_n, V_n' the normal speeds of approach and rebound,
-  Ψ₁ = V_s / (μ V_n), Ψ₂ = V_s' / (μ V_n') (the axes of [ChungOoi2011] test 5, after
-  [MawBarberFawcett1976]); for an elastic impact (e = 1) of pdyn's contact model Ψ₂ is one
-  function of Ψ₁ for every μ, speed, size, mass and way of making the slip (sliding, spin,
-  two spheres), of ν alone: :func:`psi_reference` computes it with a tiny step; the
-  rigid-body limits bracket it (:func:`psi_rigid`).
+  Ψ₁ = V_s / (μ V_n), Ψ₂ = V_s' / (μ V_n') (the axes of [ChungOoi2011] test 5 as
+  [KratosDEMbench] plots them; non-dimensional angles of incidence and reflection of the
+  contact point as in [MawBarberFawcett1976]); for an elastic impact (e = 1) of pdyn's
+  contact model Ψ₂ is one function of Ψ₁ for every μ, speed, size, mass and way of making
+  the slip (sliding, spin, two spheres), of ν alone: :func:`psi_reference` computes it with
+  a tiny step; the rigid-body limits bracket it (:func:`psi_rigid`);
+* two equal spheres meeting obliquely, with spin ([ChungOoi2011] tests 7–8 for one material):
+  :func:`pair_oblique` with the rigid-body solution, :func:`collide` with the momentum and
+  angular-momentum balance.
 
 Units: SI (m, kg, s, Pa); Ψ dimensionless.
 """
@@ -116,7 +120,8 @@ def oblique(theta_deg: float, speed: float = 1.0, mu: float = 0.3, e: float = 1.
         vt_rigid = (5.0 * vt + 2.0 * spin * r) / 7.0
         wr_rigid = vt_rigid
     return {"vt": res["velocity"][0], "wr": res["omega"][1] * r, "vt_rigid": vt_rigid,
-            "wr_rigid": wr_rigid, "vn_out": res["velocity"][2], "vt_in": vt, "vn_in": vn}
+            "wr_rigid": wr_rigid, "vn_out": res["velocity"][2], "vt_in": vt, "vn_in": vn,
+            "wr_in": spin * r}
 
 
 def mindlin_ratio(poisson: float) -> float:
@@ -148,10 +153,11 @@ def psi_reference(psi1, poisson: float = GLASS["poisson_ratio"], *, step: float 
 
     from x = 0, x' = 1, σ = 0, ψ = Ψ₁ until x returns to 0; Ψ₂ = ψ / |x'|. Integrated here
     with classical RK4 of ``step`` (the clip inside the derivative, σ projected onto the cap
-    after each step), independent of pdyn's kernels; the step 5e-4 of a contact lasting 3.2 is
-    converged to 1e-8 in Ψ₂ (against half of it). This is the model pdyn implements, not Maw,
-    Barber and Fawcett's microslip solution [MawBarberFawcett1976] (no annulus of partial
-    slip, and the spring force scales with k_t(δ) as the contact unloads)."""
+    after each step), independent of pdyn's kernels; the step 5e-4 of a contact lasting 2.94
+    is converged to 2e-7 in Ψ₂ (against half of it, Ψ₁ = 0 … 14). This is the model pdyn
+    implements, not Maw, Barber and Fawcett's microslip solution [MawBarberFawcett1976] (no
+    annulus of partial slip, and the spring force scales with k_t(δ) as the contact
+    unloads)."""
     psi = np.array(psi1, dtype=float, ndmin=1)
     a = 1.5 * mindlin_ratio(poisson)
 
@@ -249,9 +255,10 @@ def angular_momentum(sim: Simulation) -> np.ndarray:
 def collide(sim: Simulation) -> dict:
     """Run a :func:`pair` through its contact. Returns the velocities and spins of a and b
     after it, the momentum and angular momentum before and after, the peak overlap, the
-    angular impulse Σ dt |torque on a| (kg m²/s), and ``lever``: Σ dt δ n × F_t over the steps — what the contact's lever arm r (not the
-    distance to the contact point, r − δ/2) adds to the angular momentum in pdyn's model (its
-    torque on each sphere is r n × F_t), which velocity Verlet adds exactly this way."""
+    angular impulse Σ dt |torque on a| (kg m²/s), and ``lever``: Σ dt δ n × F_t over the
+    steps — what the contact's lever arm r (not the distance to the contact point, r − δ/2)
+    adds to the angular momentum in pdyn's model (its torque on each sphere is r n × F_t),
+    which velocity Verlet adds exactly this way."""
     s = sim.store
     a, b = ends(sim)
     r = s.radius[a]
