@@ -139,9 +139,9 @@ def oblique_psi(ax):
     psi1 = np.arange(0.25, 12.01, 0.5)
     out = {"psi1": psi1.tolist(), "reference": psi_reference(psi1).tolist()}
     cases = (("wall, sliding, μ = 0.3, V_n = 1 m/s", "o",
-              lambda p: wall_psi(p, mu=0.3, vn=1.0)["psi2"]),
+              lambda p: wall_psi(p, mu=0.3, vn=1.0)),
              ("wall, spin only, μ = 0.1, V_n = 3.9 m/s", "s",
-              lambda p: wall_psi(p, mu=0.1, vn=3.9, by_spin=True)["psi2"]),
+              lambda p: wall_psi(p, mu=0.1, vn=3.9, by_spin=True)),
              ("two spheres, sliding, μ = 0.3, V_n = 0.2 m/s", "^",
               lambda p: pair_oblique(0.1, p * 0.03)["psi2"]),
              ("two spheres, equal spins, μ = 0.3, V_n = 0.2 m/s", "v",

@@ -197,11 +197,10 @@ def wall_rebound(vt, wr, vn_out, mu: float, psi2) -> tuple:
 
 
 def wall_psi(psi1: float, *, mu: float = 0.3, vn: float = 1.0, by_spin: bool = False,
-             material=GLASS) -> dict:
+             material=GLASS) -> float:
     """pdyn's elastic impact on a wall at normal speed ``vn`` (m/s) with contact-point slip
     Ψ₁ μ V_n made by the sphere's tangential velocity or, ``by_spin``, by its spin alone
-    ([ChungOoi2011] tests 5 and 6): ``psi2`` and the normalised spin ``spin`` = r ω' / (μ V_n)
-    (about the axis that the slip turns it)."""
+    ([ChungOoi2011] tests 5 and 6): its Ψ₂."""
     r = material["radius"]
     slip = psi1 * mu * vn
     if by_spin:
@@ -209,7 +208,7 @@ def wall_psi(psi1: float, *, mu: float = 0.3, vn: float = 1.0, by_spin: bool = F
     else:
         res = impact((slip, 0.0, -vn), friction=mu, material=material)
     v, w = res["velocity"], res["omega"]
-    return {"psi2": (v[0] - w[1] * r) / (mu * v[2]), "spin": w[1] * r / (mu * vn)}
+    return (v[0] - w[1] * r) / (mu * v[2])
 
 
 def pair(velocity, omega_a=(0.0, 0.0, 0.0), omega_b=(0.0, 0.0, 0.0), *, friction=0.0,
@@ -230,7 +229,7 @@ def pair(velocity, omega_a=(0.0, 0.0, 0.0), omega_b=(0.0, 0.0, 0.0), *, friction
         gravity=(0.0, 0.0, 0.0), progress=False)
     sim = Simulation(cfg)
     a, b = ends(sim)
-    x = r + 0.75 * vx * sim.dt  # the gap 2 (x − r) closes at 1.5 steps
+    x = r + 1.5 * vx * sim.dt  # the gap 2 (x − r), closing at 2 vx, closes at 1.5 steps
     sim.store.pos[a, 0], sim.store.pos[b, 0] = -x, x
     sim.store.omega[a], sim.store.omega[b] = omega_a, omega_b
     return sim
@@ -288,8 +287,8 @@ def pair_oblique(vn: float, vt: float, spin_a: float = 0.0, spin_b: float = 0.0,
     """Two equal spheres meeting at ±(``vn``, ``vt``, 0) m/s with spins ``spin_a``,
     ``spin_b`` (rad/s about z) ([ChungOoi2011] tests 7–8 for one material): :func:`collide`'s
     record plus Ψ₁, Ψ₂ of the relative motion (V_n = 2 vn, V_s = 2 vt + r (ω_a + ω_b)) and the
-    rigid-body solution (``vt_rigid``, ``wr_rigid``: a's tangential speed and ω r after; b's
-    are −vt and the same ω r): normal impulse J_n = m (1 + e) vn; sliding throughout
+    rigid-body solution (``vt_rigid``: a's tangential speed after, b's is its negative;
+    ``wr_rigid``: ω r of a and of b after): normal impulse J_n = m (1 + e) vn; sliding throughout
     (|V_s| ≥ 7 μ J_n / m) takes J_t = μ J_n, else the contact ends rolling, J_t = m V_s / 7;
     a's v_t drops by J_t/m, each ω r by 5/2 J_t/m."""
     run = collide(pair((vn, vt, 0.0), (0.0, 0.0, spin_a), (0.0, 0.0, spin_b), friction=mu,

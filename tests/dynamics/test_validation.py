@@ -92,7 +92,7 @@ def test_oblique_impact_in_microslip_follows_the_reference(reference, by_spin, m
     normalisation: pdyn at its default dt gives the converged reference's Ψ₂ within 0.02 for
     Ψ₁ in 0.25–8, whether the slip comes from the sphere's sliding or from its spin alone, at
     any μ and speed (measured: at most 0.011 over μ = 0.1, 0.3 and V_n = 0.2, 1, 3.9 m/s)."""
-    got = np.array([wall_psi(p, mu=mu, vn=vn, by_spin=by_spin)["psi2"] for p in PSI1])
+    got = np.array([wall_psi(p, mu=mu, vn=vn, by_spin=by_spin) for p in PSI1])
     assert np.abs(got - reference[: len(PSI1)]).max() < 0.02
 
 
@@ -141,7 +141,7 @@ def test_two_spheres_in_microslip_follow_the_reference(reference, psi1, by_spin)
     """Two equal spheres are the wall impact with m* = m/2, R* = r/2 and the relative slip,
     so the same Ψ₂(Ψ₁): pdyn within 0.025 of the reference at V_n = 0.2 m/s, the slip made
     by sliding or by equal spins (the normal turns by ~ V_t t_c / 2r during the contact, which
-    the reference ignores: at V_n = 2 m/s the gap grows to 0.07 at Ψ₁ = 6)."""
+    the reference ignores: at V_n = 2 m/s the gap grows to 0.077 at Ψ₁ = 6)."""
     slip = psi1 * PAIR["mu"] * 2 * PAIR["vn"]  # relative V_s
     spin = slip / 2 / GLASS["radius"] if by_spin else 0.0
     run = pair_oblique(PAIR["vn"], 0.0 if by_spin else slip / 2, spin, spin, mu=PAIR["mu"])
