@@ -103,8 +103,8 @@ FIELDS: dict[str, Field] = {
 SHIFTED = "pos"
 
 #: the selections of a store's fields, by what they travel with (:meth:`ParticleStore.selection`)
-GHOST_CREATE, GHOST_UPDATE, MIGRATE, CHECKPOINT = "ghost_create", "ghost_update", "migrate", \
-    "checkpoint"
+GHOST_CREATE, GHOST_UPDATE, MIGRATE, CHECKPOINT = (
+    "ghost_create", "ghost_update", "migrate", "checkpoint")
 _SELECT = {GHOST_CREATE: lambda f: f.ghost in (ALWAYS, CREATE),
            GHOST_UPDATE: lambda f: f.ghost == ALWAYS,
            MIGRATE: lambda f: f.migrate,
@@ -181,7 +181,6 @@ class ParticleStore:
         capacity = max(int(capacity), 1)
         self.capacity = 0
         self.fields = fields_of(features)
-        self.features = frozenset(features)
         self._selections = {kind: tuple(n for n, f in self.fields.items() if keep(f))
                             for kind, keep in _SELECT.items()}
         for name, f in self.fields.items():

@@ -155,7 +155,8 @@ def read_checkpoint(path: str | Path) -> dict:
     the rank that wrote each) and attributes, as a dict. Checked strictly
     (``pdyn.io.schema``); raises :class:`~pdyn.io.hdf5.OutputFileError`."""
     head, data = read_pdyn(path, CHECKPOINT)
-    out = _particles(data)
+    fields = _particles(data)
+    out = dict(fields)
     out.update({k: head[k] for k in ("step", "time", "dt", "n_particles", "ranks", "config",
                                      "contact", "gravity", "box_lo", "box_hi", "boundary",
                                      "scene", "steps_total", "drift", "r_mean")})
@@ -164,7 +165,7 @@ def read_checkpoint(path: str | Path) -> dict:
     rows = head["rows_per_rank"]
     out["rank"] = np.repeat(np.arange(len(rows), dtype=np.int64), rows)  # who wrote each row
     order = np.argsort(out["gid"], kind="stable")
-    for k in list(_particles(data)) + ["rank"]:
+    for k in [*fields, "rank"]:
         out[k] = out[k][order]
     return out
 

@@ -153,11 +153,9 @@ def _features(f: h5py.File, fmt: str, version: int) -> tuple[str, ...]:
     6 on; older ones hold them all)."""
     if fmt != CHECKPOINT:
         return ()
-    every = tuple(sorted(set(FEATURE_DATASETS.values())))
-    if version < FEATURES_OPTIONAL_SINCE:
-        return every
-    return tuple(x for x in every if any(isinstance(f.get(k), h5py.Dataset)
-                                        for k, fx in FEATURE_DATASETS.items() if fx == x))
+    held = {x for k, x in FEATURE_DATASETS.items()
+            if version < FEATURES_OPTIONAL_SINCE or isinstance(f.get(k), h5py.Dataset)}
+    return tuple(sorted(held))
 
 
 def _rows(key: str, n: int, walls: int, segments: int, contacts: int) -> int:

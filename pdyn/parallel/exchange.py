@@ -440,11 +440,11 @@ class BlockExchange:
         order = np.argsort(dest, kind="stable")
         go, dest = np.ascontiguousarray(go[order]), dest[order]
         bounds = np.searchsorted(dest, np.arange(self.size + 1))
-        migrant = self.migrant
-        recv = self._trade(migrant, {p: migrant.pack(store, go[bounds[p]:bounds[p + 1]])
+        packing = self.migrant
+        recv = self._trade(packing, {p: packing.pack(store, go[bounds[p]:bounds[p + 1]])
                                      for p in peers}, tag, peers=peers)
         store.remove(go)
-        came = [store.add(**migrant.fields(*recv[p])) for p in peers if len(recv[p][0])]
+        came = [store.add(**packing.fields(*recv[p])) for p in peers if len(recv[p][0])]
         return go, np.concatenate(came) if came else _none()
 
     # ------------------------------------------------------------------ rebalance
@@ -509,26 +509,26 @@ class BlockExchange:
         if unknown:  # cannot happen while the neighbour relation covers the ghost reach
             raise ExchangeError(f"ghost plan names ranks {sorted(unknown)} that are not "
                                 f"neighbours of rank {self.rank} (internal error)")
-        new = self.new_ghost
-        recv = self._trade(new, {p: new.pack(store, *plan.part(p), plan.shifts)
-                                 for p in self.peers}, TAG_CREATE)
+        packing = self.new_ghost
+        recv = self._trade(packing, {p: packing.pack(store, *plan.part(p), plan.shifts)
+                                     for p in self.peers}, TAG_CREATE)
         self.recv_counts = {p: len(recv[p][0]) for p in self.peers}
-        recv[self.rank] = new.pack(store, *plan.part(self.rank), plan.shifts)
+        recv[self.rank] = packing.pack(store, *plan.part(self.rank), plan.shifts)
         for p in self.peers + [self.rank]:
             f, i = recv[p]
-            self.recv_handles[p] = (store.add(**new.fields(f, i), flags=GHOST)
+            self.recv_handles[p] = (store.add(**packing.fields(f, i), flags=GHOST)
                                     if len(f) else _none())
         return np.concatenate([self.recv_handles[p] for p in self.peers + [self.rank]])
 
     def _update_ghosts(self) -> None:
-        store, plan, state = self.store, self.plan, self.ghost_state
-        recv = self._trade(state, {p: state.pack(store, *plan.part(p), plan.shifts)
-                                   for p in self.peers}, TAG_UPDATE, counts=self.recv_counts)
+        store, plan, packing = self.store, self.plan, self.ghost_state
+        recv = self._trade(packing, {p: packing.pack(store, *plan.part(p), plan.shifts)
+                                     for p in self.peers}, TAG_UPDATE, counts=self.recv_counts)
         for p in self.peers:
-            state.write(store, self.recv_handles[p], *recv[p])
+            packing.write(store, self.recv_handles[p], *recv[p])
         # periodic images of this rank's own particles: no message
         src, sidx = plan.part(self.rank)
-        state.copy(store, src, self.recv_handles[self.rank], sidx, plan.shifts)
+        packing.copy(store, src, self.recv_handles[self.rank], sidx, plan.shifts)
 
     # ------------------------------------------------------------------ load
     def stats(self) -> dict:
