@@ -190,7 +190,8 @@ NEIGHBOURS = 26
 BALANCE_EVERY = 100
 BLOCKS_PER_RANK = 32
 #: bytes per ghost per step (6 float64: position, velocity) and per new ghost at a rebuild
-#: (8 float64 + 1 int64) — the widths of pdyn.particles' GHOST_UPDATE and GHOST_CREATE
+#: (8 float64 + 1 int64) — the widths of the GHOST_UPDATE and GHOST_CREATE selections of a
+#: frictionless run's store (pdyn.particles; with friction the spin adds 3 float64 to both)
 GHOST_UPDATE_BYTES = 48
 GHOST_CREATE_BYTES = 72
 

@@ -11,9 +11,13 @@ handle. Walls are *infinite* particles in the same store (radius ``inf``, flags
 ``INFINITE|FIXED``, inward ``normal``), as mesa_pd's HalfSpace.
 
 ``FIELDS`` declares every per-particle array and how it travels: to ghosts always / on creation /
-never (mesa_pd's ghost sync modes), with migrating particles, into checkpoints. Ghost creation,
-ghost update, migration and checkpoints take their columns from it: :class:`Packing` packs any
-selection of fields into a float64 and an int64 matrix (the message format) and back.
+never (mesa_pd's ghost sync modes), with migrating particles, into checkpoints. A field may
+belong to a *feature* (``ROTATION``: spin, torque, contact history): a store is built with the
+features of its run and holds only the fields it needs, so a frictionless run allocates,
+permutes, ghosts, migrates and checkpoints none of them. Ghost creation, ghost update, migration
+and checkpoints take their columns from the store's fields (:meth:`ParticleStore.selection`):
+:class:`Packing` packs any selection of fields into a float64 and an int64 matrix (the message
+format) and back.
 Units are whatever the scene uses consistently (SI in the built-in scenes: m, kg, s).
 """
 
@@ -35,6 +39,11 @@ FIXED = np.uint8(8)  # not integrated
 
 ALWAYS, CREATE, NEVER = "always", "create", "never"
 
+#: the feature of the rotation fields (spin, torque, contact history): runs that rotate
+#: (``ContactModel.rotating``: friction or rolling friction > 0) build their store with it
+ROTATION = "rotation"
+FEATURES = (ROTATION,)
+
 #: contact-history slots per particle: the most contacts one sphere can keep a tangential
 #: spring for (more raises ``pdyn.dynamics.friction.HistoryOverflowError``)
 HISTORY_SLOTS = 16
@@ -46,7 +55,8 @@ class Field:
 
     ``ghost``: sent to a ghost on every exchange (``"always"``), only when the ghost is created
     (``"create"``), or ``"never"``; ``migrate``: moves with a particle that changes rank;
-    ``checkpoint``: written to checkpoints and restored on restart.
+    ``checkpoint``: written to checkpoints and restored on restart; ``feature``: the field
+    exists only in stores built with that feature (None: in every store).
     """
 
     dtype: type
@@ -54,6 +64,7 @@ class Field:
     ghost: str
     migrate: bool
     checkpoint: bool
+    feature: str | None = None
 
     @property
     def width(self) -> int:
@@ -74,25 +85,40 @@ FIELDS: dict[str, Field] = {
     # position at the last neighbour-list rebuild (reset for every owned particle then)
     "build_pos": Field(np.float64, (3,), ghost=NEVER, migrate=False, checkpoint=True),
     # rotation (rad/s, N·m): ghosts need the spin for the contact-point velocity
-    "omega":  Field(np.float64, (3,), ghost=ALWAYS, migrate=True,  checkpoint=True),
-    "torque": Field(np.float64, (3,), ghost=NEVER,  migrate=True,  checkpoint=True),
+    "omega":  Field(np.float64, (3,), ghost=ALWAYS, migrate=True,  checkpoint=True,
+                    feature=ROTATION),
+    "torque": Field(np.float64, (3,), ghost=NEVER,  migrate=True,  checkpoint=True,
+                    feature=ROTATION),
     # tangential contact history of an owned particle (pdyn.dynamics.friction): the number of
     # occupied slots, and in slot k < count the key of a touching partner (in list order) and
     # the tangential spring of that contact (m), seen from this particle
     "history_count":  Field(np.int64,   (),                 ghost=NEVER, migrate=True,
-                            checkpoint=True),
+                            checkpoint=True, feature=ROTATION),
     "history_key":    Field(np.int64,   (HISTORY_SLOTS,),   ghost=NEVER, migrate=True,
-                            checkpoint=True),
+                            checkpoint=True, feature=ROTATION),
     "history_spring": Field(np.float64, (HISTORY_SLOTS, 3), ghost=NEVER, migrate=True,
-                            checkpoint=True),
+                            checkpoint=True, feature=ROTATION),
 }
 #: the field a periodic image shifts (ghost position = owner position + shift)
 SHIFTED = "pos"
 
-GHOST_CREATE = tuple(n for n, f in FIELDS.items() if f.ghost in (ALWAYS, CREATE))
-GHOST_UPDATE = tuple(n for n, f in FIELDS.items() if f.ghost == ALWAYS)
-MIGRATE = tuple(n for n, f in FIELDS.items() if f.migrate)
-CHECKPOINT = tuple(n for n, f in FIELDS.items() if f.checkpoint)
+#: the selections of a store's fields, by what they travel with (:meth:`ParticleStore.selection`)
+GHOST_CREATE, GHOST_UPDATE, MIGRATE, CHECKPOINT = (
+    "ghost_create", "ghost_update", "migrate", "checkpoint")
+_SELECT = {GHOST_CREATE: lambda f: f.ghost in (ALWAYS, CREATE),
+           GHOST_UPDATE: lambda f: f.ghost == ALWAYS,
+           MIGRATE: lambda f: f.migrate,
+           CHECKPOINT: lambda f: f.checkpoint}
+
+
+def fields_of(features=()) -> dict[str, Field]:
+    """The fields of a store built with ``features`` (names from ``FEATURES``), in schema
+    order."""
+    features = frozenset(features)
+    unknown = features - set(FEATURES)
+    if unknown:
+        raise ValueError(f"unknown particle feature(s): {sorted(unknown)}")
+    return {n: f for n, f in FIELDS.items() if f.feature is None or f.feature in features}
 
 
 @njit(**JIT)
@@ -144,16 +170,20 @@ def _release_slots(handles, free, n_free, live, n_live, live_pos, flags):
 class ParticleStore:
     """Particles of one rank: owned spheres, ghosts and walls, addressed by stable handles.
 
-    Arrays (``pos``, ``vel``, ``force``, ``radius``, ``mass``, ``gid``, ``flags``, ``normal``)
-    have ``capacity`` rows; only rows listed in ``live`` hold particles. Growing the capacity
+    Arrays (``pos``, ``vel``, ``force``, ``radius``, ``mass``, ``gid``, ``flags``, ``normal``,
+    ...: :attr:`fields`, those of ``FIELDS`` without a feature plus those of ``features``) have
+    ``capacity`` rows; only rows listed in ``live`` hold particles. Growing the capacity
     reallocates the arrays, so re-read ``store.pos`` after :meth:`add` rather than keeping an
     old reference.
     """
 
-    def __init__(self, capacity: int = 64):
+    def __init__(self, capacity: int = 64, features=()):
         capacity = max(int(capacity), 1)
         self.capacity = 0
-        for name, f in FIELDS.items():
+        self.fields = fields_of(features)
+        self._selections = {kind: tuple(n for n, f in self.fields.items() if keep(f))
+                            for kind, keep in _SELECT.items()}
+        for name, f in self.fields.items():
             setattr(self, name, np.zeros((0,) + f.shape, dtype=f.dtype))
         self._free = np.zeros(0, np.int64)
         self._live = np.zeros(0, np.int64)
@@ -166,7 +196,7 @@ class ParticleStore:
     # ------------------------------------------------------------------ capacity
     def _grow(self, needed: int) -> None:
         new = max(needed, 2 * self.capacity, 16)
-        for name, f in FIELDS.items():
+        for name, f in self.fields.items():
             old = getattr(self, name)
             arr = np.zeros((new,) + f.shape, dtype=f.dtype)
             arr[: self.capacity] = old
@@ -179,6 +209,19 @@ class ParticleStore:
         self.capacity = new
 
     # ------------------------------------------------------------------ views
+    def selection(self, kind: str) -> tuple[str, ...]:
+        """Names of this store's fields that travel by ``kind`` (``GHOST_CREATE``,
+        ``GHOST_UPDATE``, ``MIGRATE``, ``CHECKPOINT``), in schema order."""
+        return self._selections[kind]
+
+    def values(self, name: str, handles) -> np.ndarray:
+        """Rows ``handles`` of field ``name``; zeros of the field's shape when this store does
+        not hold it (``angular_velocity`` of a run without rotation, for output)."""
+        if name in self.fields:
+            return getattr(self, name)[handles]
+        f = FIELDS[name]
+        return np.zeros((len(handles),) + f.shape, f.dtype)
+
     @property
     def live(self) -> np.ndarray:
         """Handles of all live particles (owned, ghosts, walls), in no particular order."""
@@ -210,13 +253,13 @@ class ParticleStore:
     def add(self, n: int | None = None, **fields) -> np.ndarray:
         """Insert particles; return their handles (O(1) amortised each).
 
-        ``fields`` are arrays (or scalars) for any of ``FIELDS``; ``flags`` defaults to OWNED,
+        ``fields`` are arrays (or scalars) for any of :attr:`fields`; ``flags`` defaults to OWNED,
         ``mass`` must be given for finite particles. ``gid`` is required: global ids come from
         the scene (unique across ranks) and are never reused within a run.
         """
-        unknown = set(fields) - set(FIELDS)
+        unknown = set(fields) - set(self.fields)
         if unknown:
-            raise KeyError(f"unknown particle field(s): {sorted(unknown)}")
+            raise KeyError(f"particle field(s) not in this store: {sorted(unknown)}")
         if n is None:
             n = len(np.atleast_1d(fields["gid"]))
         n = int(n)
@@ -232,7 +275,7 @@ class ParticleStore:
         self._n_free, self._hwm, self._n_live = _take_slots(
             n, self._free, self._n_free, self._hwm, self._live, self._n_live, self._live_pos, out
         )
-        for name in FIELDS:
+        for name in self.fields:
             getattr(self, name)[out] = values.get(name, 0)
         return out
 
@@ -263,7 +306,7 @@ class ParticleStore:
         old_to_new = np.full(self.capacity, -1, np.int64)
         old_to_new[order] = np.arange(n)
         used = self._hwm  # slots at and above the high-water mark are still zero
-        for name in FIELDS:
+        for name in self.fields:
             arr = getattr(self, name)
             moved = arr[order].copy()
             arr[:n] = moved

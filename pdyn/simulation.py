@@ -38,7 +38,7 @@ from .io import make_writers
 from .parallel import StoreChanges, get_comm, make_exchange
 from .parallel.balance import Balancer, block_work
 from .parallel.startup import GeneratedSource, ScatteredSource
-from .particles import FIXED, GHOST, HISTORY_SLOTS, INFINITE, OWNED, ParticleStore
+from .particles import FIXED, GHOST, HISTORY_SLOTS, INFINITE, OWNED, ROTATION, ParticleStore
 from .scenarios import Scene, make_scene
 from .zorder import zorder
 
@@ -49,7 +49,8 @@ RAYLEIGH_FRACTION = 0.2
 
 #: what a restart keeps from the checkpoint rather than from its first force pass: forces and
 #: torques (damping saw the half-step velocities, which are gone) and the contact history
-#: (the pass advances it by one step)
+#: (the pass advances it by one step); those the run's store holds (a rotating run restarted
+#: from a checkpoint without rotation fields starts spin, torque and history at zero)
 RESTART_KEPT = ("force", "torque", "history_count", "history_key", "history_spring")
 
 
@@ -148,7 +149,9 @@ class Simulation:
         self.setup_note = None  # what relaxing given particles did (pdyn.checks)
         source = restart.source if restart else self._source(scene)
         self.r_mean = restart.r_mean if restart else source.r_mean
-        self.store = ParticleStore(capacity=max(64, 2 * source.n // max(self.comm.size, 1)))
+        # the rotation fields exist only when the contact model rotates
+        self.store = ParticleStore(capacity=max(64, 2 * source.n // max(self.comm.size, 1)),
+                                   features=(ROTATION,) if self.contact.rotating else ())
         self._add_walls()
         self.inserter = self._inserter(source.n, restart)
         if self.inserter is not None and source.n == 0 and not restart:  # an empty box to pour into
@@ -198,7 +201,8 @@ class Simulation:
         # forces (damping saw the half-step velocity, which is gone); contacts and elastic
         # energy are counted either way
         self._find_neighbours(None, rebuilt=restart is None, drift=drift)
-        kept = {k: getattr(self.store, k).copy() for k in RESTART_KEPT} if restart else {}
+        kept = ({k: getattr(self.store, k).copy() for k in RESTART_KEPT if k in self.store.fields}
+                if restart else {})
         self._overflow_at = -1  # step of this rank's first full contact history
         with self.timers("contacts"):
             self._forces()

@@ -72,7 +72,8 @@ def on_floor(velocity, omega=(0.0, 0.0, 0.0), *, friction=0.0, restitution=1.0,
                                   velocities=[velocity], density=material["density"]),
         gravity=gravity, progress=False)
     sim = Simulation(cfg)
-    sim.store.omega[sim.store.owned] = omega
+    if sim.contact.rotating:  # a frictionless sphere has no spin field (and keeps none)
+        sim.store.omega[sim.store.owned] = omega
     return sim
 
 
@@ -96,7 +97,7 @@ def impact(velocity, omega=(0.0, 0.0, 0.0), *, record=False, **kw) -> dict:
                 force.append(sim.store.force[h, 2][0])
         elif touched:
             break
-    out = {"velocity": sim.store.vel[h][0].copy(), "omega": sim.store.omega[h][0].copy(),
+    out = {"velocity": sim.store.vel[h][0].copy(), "omega": sim.store.values("omega", h)[0],
            "dt": sim.dt, "radius": r}
     if record:
         out.update(time=np.array(t), overlap=np.array(overlap), force=np.array(force))

@@ -6,11 +6,11 @@ import pytest
 
 from pdyn import particles
 from pdyn.particles import (ALWAYS, CHECKPOINT, FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE,
-                            INFINITE, MIGRATE, OWNED, Field, Packing, ParticleStore)
+                            INFINITE, MIGRATE, OWNED, ROTATION, Field, Packing, ParticleStore)
 
 
-def _store(n=6, capacity=16):
-    s = ParticleStore(capacity)
+def _store(n=6, capacity=16, features=(ROTATION,)):
+    s = ParticleStore(capacity, features=features)
     rng = np.random.default_rng(n)
     h = s.add(gid=np.arange(n) * 10, pos=rng.normal(size=(n, 3)), vel=rng.normal(size=(n, 3)),
               radius=rng.uniform(0.1, 1, n), mass=rng.uniform(1, 2, n))
@@ -18,7 +18,7 @@ def _store(n=6, capacity=16):
 
 
 def _rows(s, h):
-    return {name: getattr(s, name)[h].copy() for name in FIELDS}
+    return {name: getattr(s, name)[h].copy() for name in s.fields}
 
 
 def test_handles_are_stable_across_removals():
@@ -26,7 +26,7 @@ def test_handles_are_stable_across_removals():
     before = _rows(s, h)
     s.remove(h[[1, 4]])
     keep = [0, 2, 3, 5]
-    for name in FIELDS:
+    for name in s.fields:
         np.testing.assert_array_equal(getattr(s, name)[h[keep]], before[name][keep], name)
     assert sorted(s.live.tolist()) == sorted(h[keep].tolist())
     assert len(s) == 4
@@ -61,7 +61,7 @@ def test_double_remove_raises_and_changes_nothing():
 
 def test_bad_add_changes_nothing():
     s, h = _store()
-    with pytest.raises(KeyError, match="unknown particle field"):
+    with pytest.raises(KeyError, match="not in this store"):
         s.add(gid=[7], colour=[1])
     with pytest.raises(ValueError):
         s.add(gid=[7, 8], pos=np.zeros((3, 3)))
@@ -74,7 +74,7 @@ def test_growth_keeps_data_and_handles():
     cap = s.capacity
     more = s.add(gid=np.arange(50) + 1000, radius=1.0, mass=1.0)
     assert s.capacity > cap
-    for name in FIELDS:
+    for name in s.fields:
         np.testing.assert_array_equal(getattr(s, name)[h], before[name], name)
     assert len(set(more.tolist()) | set(h.tolist())) == 60 and len(s) == 60
 
@@ -90,7 +90,8 @@ def test_permute_compacts_and_maps_old_to_new():
     np.testing.assert_array_equal(old_to_new[order], np.arange(n))
     assert (old_to_new[h[[0, 5]]] == -1).all()
     np.testing.assert_array_equal(np.sort(s.live), np.arange(n))
-    for name in FIELDS:  # every particle moved with all its fields; freed slots are zero
+    assert set(s.fields) == set(FIELDS)
+    for name in s.fields:  # every particle moved with all its fields; freed slots are zero
         np.testing.assert_array_equal(getattr(s, name)[old_to_new[live]], before[name], name)
         assert not getattr(s, name)[n:].any(), name
     assert s.add(gid=[99], radius=1.0, mass=1.0).tolist() == [n]  # free list was reset
@@ -111,29 +112,53 @@ def test_handles_with_selects_by_flags():
 
 # ------------------------------------------------------------------ schema and packing
 def test_selections_follow_the_schema():
-    assert GHOST_UPDATE == tuple(n for n, f in FIELDS.items() if f.ghost == ALWAYS)
-    assert set(GHOST_UPDATE) < set(GHOST_CREATE)
-    assert "force" not in GHOST_CREATE and "flags" in MIGRATE and "normal" not in CHECKPOINT
-    p = Packing(MIGRATE)
-    assert p.width_f == sum(FIELDS[n].width for n in MIGRATE if FIELDS[n].dtype == np.float64)
-    assert p.width_i == sum(FIELDS[n].width for n in MIGRATE if FIELDS[n].dtype != np.float64)
+    s, _ = _store()
+    assert s.selection(GHOST_UPDATE) == tuple(n for n, f in FIELDS.items() if f.ghost == ALWAYS)
+    assert set(s.selection(GHOST_UPDATE)) < set(s.selection(GHOST_CREATE))
+    assert "force" not in s.selection(GHOST_CREATE) and "flags" in s.selection(MIGRATE)
+    assert "normal" not in s.selection(CHECKPOINT)
+    p = Packing(s.selection(MIGRATE))
+    migrate = s.selection(MIGRATE)
+    assert p.width_f == sum(FIELDS[n].width for n in migrate if FIELDS[n].dtype == np.float64)
+    assert p.width_i == sum(FIELDS[n].width for n in migrate if FIELDS[n].dtype != np.float64)
+
+
+def test_rotation_fields_only_in_a_store_with_the_feature():
+    """A store built without ``ROTATION`` holds no spin, torque or history: nothing allocated,
+    nothing in its selections, adding one raises; ``values`` reads zeros for output."""
+    lean, h = _store(features=())
+    full, _ = _store()
+    rotation = {n for n, f in FIELDS.items() if f.feature == ROTATION}
+    assert rotation == {"omega", "torque", "history_count", "history_key", "history_spring"}
+    assert set(lean.fields) == set(FIELDS) - rotation and not hasattr(lean, "omega")
+    for kind in (GHOST_CREATE, GHOST_UPDATE, MIGRATE, CHECKPOINT):
+        assert lean.selection(kind) == tuple(n for n in full.selection(kind)
+                                             if n not in rotation)
+    assert lean.selection(GHOST_UPDATE) == ("pos", "vel")
+    with pytest.raises(KeyError, match=r"not in this store: \['omega'\]"):
+        lean.add(gid=[7], omega=[[1.0, 0.0, 0.0]], radius=1.0, mass=1.0)
+    np.testing.assert_array_equal(lean.values("omega", h[:2]), np.zeros((2, 3)))
+    full.omega[h[1]] = 2.0
+    np.testing.assert_array_equal(full.values("omega", h[:2]), [[0.0] * 3, [2.0] * 3])
+    with pytest.raises(ValueError, match="unknown particle feature"):
+        ParticleStore(features=("magnetism",))
 
 
 def test_migrant_round_trip_is_exact():
     s, h = _store()
     s.force[h] = np.arange(3 * len(h)).reshape(-1, 3) * 0.1
     s.flags[h[2]] = OWNED | particles.FIXED
-    p = Packing(MIGRATE)
+    p = Packing(s.selection(MIGRATE))
     f, i = p.pack(s, h[[2, 3]])
     new = s.add(**p.fields(f, i))
-    for name in MIGRATE:
+    for name in s.selection(MIGRATE):
         np.testing.assert_array_equal(getattr(s, name)[new], getattr(s, name)[h[[2, 3]]], name)
 
 
 def test_ghost_images_are_shifted_and_updated_in_place():
     s, h = _store()
     shifts = np.array([[0.0, 0.0, 0.0], [-5.0, 0.0, 0.0]])
-    create, update = Packing(GHOST_CREATE), Packing(GHOST_UPDATE)
+    create, update = Packing(s.selection(GHOST_CREATE)), Packing(s.selection(GHOST_UPDATE))
     src, sidx = h[[0, 1]], np.array([1, 0])
     ghosts = s.add(**create.fields(*create.pack(s, src, sidx, shifts)), flags=GHOST)
     np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[sidx])

@@ -3,8 +3,10 @@
 ``<folder>/checkpoints/ckpt_<step:08d>.h5`` (+ per-rank pieces on several ranks, as snapshots)
 holds everything the run needs to continue:
 
-* ``particles/<field>`` for every field the schema marks ``checkpoint``
-  (``pdyn.particles.CHECKPOINT``: gid, pos, vel, force, radius, mass, flags, build_pos): the
+* ``particles/<field>`` for every field of the run's store the schema marks ``checkpoint``
+  (``ParticleStore.selection(CHECKPOINT)``: gid, pos, vel, force, radius, mass, flags,
+  build_pos; in a run that rotates also omega, torque and the contact history
+  ``history_count``, ``history_key``, ``history_spring``, a frictionless run has none): the
   owned spheres in full precision, rank-major, sorted within a rank by *index cell* (the cell
   of a lattice of about one cell per ``INDEX_PARTICLES`` particles over the box, at least
   ``INDEX_CELLS``, attribute ``index_dims``; centres clamped into it), then by id;
@@ -44,7 +46,7 @@ from pathlib import Path
 import numpy as np
 
 from ..lattice import Lattice, lattice_dims
-from ..particles import CHECKPOINT as PARTICLE_FIELDS
+from ..particles import CHECKPOINT as CHECKPOINTED
 from ..version import __version__
 from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, agree, attempt, move_after, step_files,
                    write_global)
@@ -135,7 +137,7 @@ def write_checkpoint(sim, path: str | Path) -> Path:
     if sim.inserter is not None:  # pouring: its parameters and state (counts, random stream)
         attrs["insertion"] = json.dumps({"params": sim.inserter.p,
                                          "state": sim.inserter.state()}, default=_plain)
-    arrays = {f"particles/{k}": getattr(store, k)[h] for k in PARTICLE_FIELDS}
+    arrays = {f"particles/{k}": getattr(store, k)[h] for k in store.selection(CHECKPOINTED)}
     write_global(Path(path), comm, attrs, arrays, extra=extra)
     return Path(path)
 
@@ -149,11 +151,12 @@ def _index(parts) -> dict:
 
 
 def read_checkpoint(path: str | Path) -> dict:
-    """The checkpoint's particle arrays (global, sorted by id; ``rank``: the rank that wrote
-    each) and attributes, as a dict. Checked strictly (``pdyn.io.schema``); raises
-    :class:`~pdyn.io.hdf5.OutputFileError`."""
+    """The checkpoint's particle arrays (the fields it holds, global, sorted by id; ``rank``:
+    the rank that wrote each) and attributes, as a dict. Checked strictly
+    (``pdyn.io.schema``); raises :class:`~pdyn.io.hdf5.OutputFileError`."""
     head, data = read_pdyn(path, CHECKPOINT)
-    out = {k: data[f"particles/{k}"] for k in PARTICLE_FIELDS}
+    fields = _particles(data)
+    out = dict(fields)
     out.update({k: head[k] for k in ("step", "time", "dt", "n_particles", "ranks", "config",
                                      "contact", "gravity", "box_lo", "box_hi", "boundary",
                                      "scene", "steps_total", "drift", "r_mean")})
@@ -162,9 +165,14 @@ def read_checkpoint(path: str | Path) -> dict:
     rows = head["rows_per_rank"]
     out["rank"] = np.repeat(np.arange(len(rows), dtype=np.int64), rows)  # who wrote each row
     order = np.argsort(out["gid"], kind="stable")
-    for k in PARTICLE_FIELDS + ("rank",):
+    for k in [*fields, "rank"]:
         out[k] = out[k][order]
     return out
+
+
+def _particles(data: dict) -> dict:
+    """The ``particles/*`` datasets read, by field name."""
+    return {k.split("/", 1)[1]: v for k, v in data.items() if k.startswith("particles/")}
 
 
 def _exchange(head: dict, data: dict) -> dict:
@@ -176,11 +184,11 @@ def _exchange(head: dict, data: dict) -> dict:
 
 def read_checkpoint_rows(path: str | Path, rows=None) -> tuple[dict, dict, dict]:
     """(header, particles, rest) of the checkpoint at ``path`` with only the particle rows
-    ``rows`` ([(start, stop)]; None: none) read: ``particles`` maps the checkpoint fields to
-    those rows, ``rest`` holds the exchange's state (``exchange``) and the index (``cell``,
+    ``rows`` ([(start, stop)]; None: none) read: ``particles`` maps the fields the checkpoint
+    holds to those rows, ``rest`` holds the exchange's state (``exchange``) and the index (``cell``,
     ``start``, ``count``). Checked as :func:`read_checkpoint`."""
     head, data = read_pdyn(path, CHECKPOINT, rows=[] if rows is None else rows)
-    particles = {k: data[f"particles/{k}"] for k in PARTICLE_FIELDS}
+    particles = _particles(data)
     rest = {"exchange": _exchange(head, data)}
     rest.update({k: data[f"index/{k}"] for k in ("cell", "start", "count")})
     return head, particles, rest

@@ -43,12 +43,13 @@ CHECKPOINT = "pdyn-checkpoint"
 #: the neighbour lists' rebuild schedule; 4: rows sorted by index cell with the ``index/*``
 #: table, so a rank reads only its share, and the ``drift`` and ``r_mean`` of the run;
 #: checkpoint 5: rotation and contact history ``omega``, ``torque``, ``history_count``,
-#: ``history_key``, ``history_spring``; snapshot 4: ``particles/angular_velocity``; snapshot
-#: 5: the contact network ``contacts/*``)
-VERSIONS = {SNAPSHOT: 5, CHECKPOINT: 5}
+#: ``history_key``, ``history_spring``; checkpoint 6: those only when the run rotates (a
+#: frictionless run has none); snapshot 4: ``particles/angular_velocity``; snapshot 5: the
+#: contact network ``contacts/*``)
+VERSIONS = {SNAPSHOT: 5, CHECKPOINT: 6}
 #: format name -> versions this pdyn reads (older checkpoints cannot be read by share or
 #: continue the contact history)
-READABLE = {SNAPSHOT: (2, 3, 4, 5), CHECKPOINT: (5,)}
+READABLE = {SNAPSHOT: (2, 3, 4, 5), CHECKPOINT: (5, 6)}
 
 
 class OutputFileError(ValueError):

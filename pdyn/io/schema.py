@@ -19,7 +19,6 @@ import h5py
 import numpy as np
 
 from ..domain import BOUNDARIES
-from ..particles import CHECKPOINT as CHECKPOINT_FIELDS
 from ..particles import FIELDS
 from .hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError, open_pdyn, read_dataset
 
@@ -118,8 +117,8 @@ DATASETS = {
                     "contacts/normal_force": ("f", (3,)),
                     "contacts/tangential_force": ("f", (3,))},
                    **_WALLS),
-    CHECKPOINT: dict({f"particles/{k}": (np.dtype(FIELDS[k].dtype).kind, FIELDS[k].shape)
-                      for k in CHECKPOINT_FIELDS}, **_WALLS,
+    CHECKPOINT: dict({f"particles/{k}": (np.dtype(f.dtype).kind, f.shape)
+                      for k, f in FIELDS.items() if f.checkpoint}, **_WALLS,
                      **{f"index/{k}": ("i", ()) for k in ("cell", "start", "count")}),
 }
 #: datasets whose values must be finite, and > 0
@@ -133,12 +132,30 @@ IDS = ("particles/id", "particles/gid")
 #: datasets a format holds from a version on (format, first version)
 SINCE = {"particles/angular_velocity": (SNAPSHOT, 4),
          **{k: (SNAPSHOT, 5) for k in DATASETS[SNAPSHOT] if k.startswith("contacts/")}}
+#: checkpoint datasets of a feature of the store (``pdyn.particles.FIELDS``): from checkpoint
+#: version 6 on present only when the run had the feature, all of a feature or none
+FEATURE_DATASETS = {f"particles/{k}": f.feature for k, f in FIELDS.items()
+                    if f.checkpoint and f.feature}
+FEATURES_OPTIONAL_SINCE = 6
 
 
-def expected(fmt: str, version: int) -> dict:
-    """The datasets (as :data:`DATASETS`) a ``fmt`` file of ``version`` holds."""
+def expected(fmt: str, version: int, features=None) -> dict:
+    """The datasets (as :data:`DATASETS`) a ``fmt`` file of ``version`` holds; of a checkpoint
+    from version 6 on only the feature datasets of ``features`` (None: all)."""
+    optional = fmt == CHECKPOINT and version >= FEATURES_OPTIONAL_SINCE and features is not None
     return {k: v for k, v in DATASETS[fmt].items()
-            if k not in SINCE or SINCE[k][0] != fmt or version >= SINCE[k][1]}
+            if (k not in SINCE or SINCE[k][0] != fmt or version >= SINCE[k][1])
+            and not (optional and k in FEATURE_DATASETS and FEATURE_DATASETS[k] not in features)}
+
+
+def _features(f: h5py.File, fmt: str, version: int) -> tuple[str, ...]:
+    """The store features whose datasets the open file ``f`` holds (a checkpoint of version
+    6 on; older ones hold them all)."""
+    if fmt != CHECKPOINT:
+        return ()
+    held = {x for k, x in FEATURE_DATASETS.items()
+            if version < FEATURES_OPTIONAL_SINCE or isinstance(f.get(k), h5py.Dataset)}
+    return tuple(sorted(held))
 
 
 def _rows(key: str, n: int, walls: int, segments: int, contacts: int) -> int:
@@ -181,7 +198,8 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
                               f"{head['n_particles']} (damaged file)")
     walls = f["walls/id"].shape[0] if isinstance(f.get("walls/id"), h5py.Dataset) else 0
     segments = f["index/cell"].shape[0] if isinstance(f.get("index/cell"), h5py.Dataset) else 0
-    datasets = expected(fmt, head["version"])
+    head["features"] = _features(f, fmt, head["version"])
+    datasets = expected(fmt, head["version"], head["features"])
     if "contacts/id" in datasets:
         try:
             head["n_contacts"] = _integer(f.attrs.get("n_contacts"))
@@ -230,7 +248,7 @@ def read_pdyn(path, kind: str | tuple | None = None, rows=None) -> tuple[dict, d
     path = Path(path)
     with open_pdyn(path, kind) as f:
         head = _check_structure(path, f)
-        keys = list(expected(head["format"], head["version"]))
+        keys = list(head["shapes"])
         if isinstance(f.get("exchange"), h5py.Group):
             keys += [f"exchange/{k}" for k in f["exchange"]]
         data = {k: read_dataset(f, k, rows if k.startswith("particles/") else None)

@@ -125,7 +125,8 @@ class SnapshotWriter:
             "particles/id": store.gid[h], "particles/position": store.pos[h],
             "particles/velocity": store.vel[h], "particles/radius": store.radius[h],
             "particles/rank": np.full(h.size, comm.rank, np.int32),
-            "particles/angular_velocity": store.omega[h],
+            # zeros in a run without rotation: the format does not depend on the run
+            "particles/angular_velocity": store.values("omega", h),
         }
         walls = wall_arrays(sim)
         net = sim.network if sim.network is not None else sim.contact_network()

@@ -28,8 +28,9 @@ blocks move with their particles to their new owners through the same O(1) remov
 the ghost plan is made once, for the new map (:meth:`BlockExchange.rebalance`).
 Every message goes to a neighbour rank (an owner of a block within ``2 r_max + skin`` of this
 rank's blocks, periodic wrap included), point to point; there is no master and no all-gather of
-particles. What a message carries comes from the field schema (``pdyn.particles.FIELDS``),
-packed by one :class:`~pdyn.particles.Packing`.
+particles. What a message carries comes from the store's fields (``pdyn.particles.FIELDS``
+with the run's features: ``ParticleStore.selection``), packed by one
+:class:`~pdyn.particles.Packing` per selection.
 
 Decomposition independence (bit-identical N-rank and 1-rank trajectories):
 
@@ -60,8 +61,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..domain import CURVES, BlockGrid, DecompositionError, default_block_dims, wrap_periodic
-from ..particles import (FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MIGRATE, OWNED,
-                         Packing)
+from ..particles import GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MIGRATE, OWNED, Packing
 from .balance import imbalance
 from .ghosts import plan_ghosts
 from .migration import destinations
@@ -73,10 +73,6 @@ TAG_BALANCE = 400
 
 #: default Verlet skin as a fraction of the mean radius, when the neighbour lists set none
 SKIN_FRACTION = 0.5
-
-MIGRANT = Packing(MIGRATE)
-NEW_GHOST = Packing(GHOST_CREATE)
-GHOST_STATE = Packing(GHOST_UPDATE)
 
 
 def _none() -> np.ndarray:
@@ -119,12 +115,15 @@ def _default_skin(skin: float | None, r_mean: float) -> float:
     return float(skin) if skin is not None else SKIN_FRACTION * float(r_mean)
 
 
-def _select(particles: dict, n: int, mine) -> dict:
-    """The rows ``mine`` of each global per-particle array (scalars broadcast to ``n`` rows)."""
+def _select(store, particles: dict, n: int, mine) -> dict:
+    """The rows ``mine`` of each global per-particle array (scalars broadcast to ``n`` rows)
+    that ``store`` holds: a checkpoint's rotation fields are dropped in a run without
+    rotation (a run with rotation and a checkpoint without starts them at zero)."""
     out = {}
     for name, values in particles.items():
-        f = FIELDS[name]
-        out[name] = np.broadcast_to(np.asarray(values, f.dtype), (n,) + f.shape)[mine]
+        f = store.fields.get(name)
+        if f is not None:
+            out[name] = np.broadcast_to(np.asarray(values, f.dtype), (n,) + f.shape)[mine]
     return out
 
 
@@ -147,7 +146,9 @@ class SerialExchange:
         """Insert every particle of ``source`` (as :meth:`BlockExchange.distribute`; nothing
         to wrap here); return their handles."""
         self.skin = _default_skin(self._skin_arg, source.r_mean)
-        return self.store.add(**source.take(None, 0))
+        particles = source.take(None, 0)
+        n = len(np.asarray(particles["gid"]).reshape(-1))
+        return self.store.add(**_select(self.store, particles, n, slice(None)))
 
     def state(self) -> dict:
         """The state a checkpoint keeps (:meth:`BlockExchange.state`): the skin."""
@@ -194,6 +195,10 @@ class BlockExchange:
     def __init__(self, store, box, comm, dims=None, skin: float | None = None,
                  n_particles: int | None = None, curve: str = CURVES[0]):
         self.store, self.box, self.comm = store, box, comm
+        # message formats, from the store's fields (its run's features)
+        self.migrant = Packing(store.selection(MIGRATE))
+        self.new_ghost = Packing(store.selection(GHOST_CREATE))
+        self.ghost_state = Packing(store.selection(GHOST_UPDATE))
         self.curve = curve  # block order of the set-up map (rebalancing names its own)
         self.rank, self.size = comm.rank, comm.size
         try:
@@ -278,7 +283,7 @@ class BlockExchange:
         mine = np.ones(n, bool) if same else grid.owner[grid.block_of(pos, everyone)] == self.rank
         self.peers = self._neighbours()
         self._rebuild = True
-        return self.store.add(**_select(dict(particles, pos=pos), n, mine))
+        return self.store.add(**_select(self.store, dict(particles, pos=pos), n, mine))
 
     def state(self) -> dict:
         """The state a checkpoint keeps so a restart continues with the same plan reach and,
@@ -435,10 +440,11 @@ class BlockExchange:
         order = np.argsort(dest, kind="stable")
         go, dest = np.ascontiguousarray(go[order]), dest[order]
         bounds = np.searchsorted(dest, np.arange(self.size + 1))
-        recv = self._trade(MIGRANT, {p: MIGRANT.pack(store, go[bounds[p]:bounds[p + 1]])
+        packing = self.migrant
+        recv = self._trade(packing, {p: packing.pack(store, go[bounds[p]:bounds[p + 1]])
                                      for p in peers}, tag, peers=peers)
         store.remove(go)
-        came = [store.add(**MIGRANT.fields(*recv[p])) for p in peers if len(recv[p][0])]
+        came = [store.add(**packing.fields(*recv[p])) for p in peers if len(recv[p][0])]
         return go, np.concatenate(came) if came else _none()
 
     # ------------------------------------------------------------------ rebalance
@@ -503,26 +509,26 @@ class BlockExchange:
         if unknown:  # cannot happen while the neighbour relation covers the ghost reach
             raise ExchangeError(f"ghost plan names ranks {sorted(unknown)} that are not "
                                 f"neighbours of rank {self.rank} (internal error)")
-        recv = self._trade(NEW_GHOST, {p: NEW_GHOST.pack(store, *plan.part(p), plan.shifts)
-                                       for p in self.peers}, TAG_CREATE)
+        packing = self.new_ghost
+        recv = self._trade(packing, {p: packing.pack(store, *plan.part(p), plan.shifts)
+                                     for p in self.peers}, TAG_CREATE)
         self.recv_counts = {p: len(recv[p][0]) for p in self.peers}
-        recv[self.rank] = NEW_GHOST.pack(store, *plan.part(self.rank), plan.shifts)
+        recv[self.rank] = packing.pack(store, *plan.part(self.rank), plan.shifts)
         for p in self.peers + [self.rank]:
             f, i = recv[p]
-            self.recv_handles[p] = (store.add(**NEW_GHOST.fields(f, i), flags=GHOST)
+            self.recv_handles[p] = (store.add(**packing.fields(f, i), flags=GHOST)
                                     if len(f) else _none())
         return np.concatenate([self.recv_handles[p] for p in self.peers + [self.rank]])
 
     def _update_ghosts(self) -> None:
-        store, plan = self.store, self.plan
-        recv = self._trade(GHOST_STATE, {p: GHOST_STATE.pack(store, *plan.part(p), plan.shifts)
-                                         for p in self.peers}, TAG_UPDATE,
-                           counts=self.recv_counts)
+        store, plan, packing = self.store, self.plan, self.ghost_state
+        recv = self._trade(packing, {p: packing.pack(store, *plan.part(p), plan.shifts)
+                                     for p in self.peers}, TAG_UPDATE, counts=self.recv_counts)
         for p in self.peers:
-            GHOST_STATE.write(store, self.recv_handles[p], *recv[p])
+            packing.write(store, self.recv_handles[p], *recv[p])
         # periodic images of this rank's own particles: no message
         src, sidx = plan.part(self.rank)
-        GHOST_STATE.copy(store, src, self.recv_handles[self.rank], sidx, plan.shifts)
+        packing.copy(store, src, self.recv_handles[self.rank], sidx, plan.shifts)
 
     # ------------------------------------------------------------------ load
     def stats(self) -> dict:

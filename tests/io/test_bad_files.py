@@ -9,27 +9,32 @@ import h5py
 import numpy as np
 import pytest
 
-from pdyn.config import OutputConfig, SimulationConfig
+from pdyn.config import ContactConfig, OutputConfig, SimulationConfig
 from pdyn.io.hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError
-from pdyn.io.schema import ATTRIBUTES, DATASETS
+from pdyn.io.schema import ATTRIBUTES, DATASETS, FEATURE_DATASETS
 from pdyn.simulation import Simulation
 
 from ..conftest import assert_user_error, listing
 
 KINDS = {SNAPSHOT: 0, CHECKPOINT: 1}
 COMMANDS = {SNAPSHOT: ("info", "render"), CHECKPOINT: ("info", "render", "restart")}
+ROTATING = "rotating"  # the checkpoint of a run with friction (rotation datasets present)
 
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory):
-    """A snapshot and a checkpoint of a short run (50 spheres)."""
-    folder = tmp_path_factory.mktemp("good")
-    cfg = SimulationConfig(scale=0.05, progress=False,
-                           output=OutputConfig(folder=str(folder), snapshot_every=10,
-                                               checkpoint_every=10))
-    Simulation(cfg).run(10)
-    return {SNAPSHOT: folder / "snapshots" / "snap_00000010.h5",
-            CHECKPOINT: folder / "checkpoints" / "ckpt_00000010.h5"}
+    """A snapshot and a checkpoint of a short run (50 spheres), and a checkpoint of the same
+    run with friction."""
+    out = {}
+    for name, contact in ((CHECKPOINT, None), (ROTATING, ContactConfig(friction=0.5))):
+        folder = tmp_path_factory.mktemp("good")
+        cfg = SimulationConfig(scale=0.05, progress=False, contact=contact,
+                               output=OutputConfig(folder=str(folder), snapshot_every=10,
+                                                   checkpoint_every=10))
+        Simulation(cfg).run(10)
+        out[name] = folder / "checkpoints" / "ckpt_00000010.h5"
+        out.setdefault(SNAPSHOT, folder / "snapshots" / "snap_00000010.h5")
+    return out
 
 
 def _edit(path, change):
@@ -65,7 +70,8 @@ def _flip_bit(path, key="particles/position"):
 
 
 def _make(tmp_path, good, kind, damage):
-    """A copy of the good file of ``kind`` damaged by ``damage(path)``."""
+    """A copy of the good file of ``kind`` (or the ``ROTATING`` checkpoint) damaged by
+    ``damage(path)``."""
     path = tmp_path / ("snap_00000010.h5" if kind == SNAPSHOT else "ckpt_00000010.h5")
     shutil.copy(good[kind], path)
     damage(path)
@@ -157,7 +163,10 @@ DATASET_CASES = [(kind, key) for kind in KINDS for key in DATASETS[kind]]
 
 @pytest.mark.parametrize("kind,key", DATASET_CASES, ids=[f"{k[5:]}-{n}" for k, n in DATASET_CASES])
 def test_missing_dataset(tmp_path, cli, good, kind, key):
-    path = _make(tmp_path, good, kind, lambda p: _edit(p, lambda f: f.__delitem__(key)))
+    """Every dataset is required; the rotation datasets of a checkpoint all or none (a
+    frictionless run writes none of them): one of them missing is a damaged file."""
+    source = ROTATING if key in FEATURE_DATASETS else kind
+    path = _make(tmp_path, good, source, lambda p: _edit(p, lambda f: f.__delitem__(key)))
     for command in COMMANDS[kind]:
         _check(cli, tmp_path, command, path, f"dataset {key!r} missing")
 
@@ -191,16 +200,31 @@ def test_wrong_kind(tmp_path, cli, good):
 def test_snapshot_written_with_checksums(good):
     with h5py.File(good[SNAPSHOT]) as f:
         assert all(f[k].fletcher32 for k in DATASETS[SNAPSHOT])
-    with h5py.File(good[CHECKPOINT]) as f:
+    with h5py.File(good[ROTATING]) as f:
         assert all(f[k].fletcher32 for k in DATASETS[CHECKPOINT])
+    with h5py.File(good[CHECKPOINT]) as f:  # frictionless: no rotation datasets
+        assert "particles/pos" in f and not [k for k in FEATURE_DATASETS if k in f]
 
 
 def test_older_versions_still_read(tmp_path, good):
     """Snapshots of version 2 (no checksums) and 3 (no angular velocity) are still read;
     checkpoints before version 5 are refused by version (version 2 lacks ``build_pos``, so it
     cannot continue the neighbour lists' rebuild schedule; version 3 lacks the index by cell,
-    so a rank cannot read only its share; version 4 lacks the rotation and contact history)."""
+    so a rank cannot read only its share; version 4 lacks the rotation and contact history).
+    Checkpoints of version 5 (rotation datasets always there) still read."""
     from pdyn.io import read_checkpoint, read_snapshot
+
+    five = tmp_path / "five.h5"
+    shutil.copy(good[ROTATING], five)
+    with h5py.File(five, "r+") as f:
+        f.attrs["version"] = 5
+    np.testing.assert_array_equal(read_checkpoint(five)["history_key"],
+                                  read_checkpoint(good[ROTATING])["history_key"])
+    shutil.copy(good[CHECKPOINT], five)
+    with h5py.File(five, "r+") as f:
+        f.attrs["version"] = 5
+    with pytest.raises(OutputFileError, match="dataset 'particles/omega' missing"):
+        read_checkpoint(five)
 
     older = tmp_path / "older.h5"
     shutil.copy(good[CHECKPOINT], older)

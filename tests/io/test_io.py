@@ -107,6 +107,37 @@ def test_restart_is_bit_identical(tmp_path):
     assert cont.time == ref.time and cont.step_index == 100
 
 
+def test_restart_adds_or_drops_the_rotation_fields(tmp_path):
+    """A frictionless run checkpoints no spin, torque or contact history; continued with
+    friction they start at zero (and then spin and springs build up); a frictional checkpoint
+    continued without friction drops them, keeping every other field."""
+    from dataclasses import replace
+
+    from ..mpi.scenes import dense_polydisperse
+
+    cfg = dense_polydisperse(("wall",) * 3, n=200, dt=2e-3, law="hertz")
+    Simulation(cfg.with_(output=OutputConfig(folder=str(tmp_path / "a"),
+                                              checkpoint_every=20))).run(20)
+    first = tmp_path / "a" / "checkpoints" / "ckpt_00000020.h5"
+    assert "omega" not in read_checkpoint(first) and "history_key" not in read_checkpoint(first)
+    cont = from_checkpoint(first, contact=replace(cfg.contact, friction=0.5),
+                           output=OutputConfig(folder=str(tmp_path / "b"), checkpoint_every=10))
+    h = cont.store.owned
+    assert not (cont.store.omega[h].any() or cont.store.torque[h].any()
+                or cont.store.history_count[h].any())
+    cont.run(10)
+    h = cont.store.owned
+    assert np.abs(cont.store.omega[h]).max() > 0 and (cont.store.history_count[h] > 0).sum() > 20
+    second = tmp_path / "b" / "checkpoints" / "ckpt_00000030.h5"
+    ck = read_checkpoint(second)
+    assert (ck["history_key"] != 0).sum() > 20
+    back = from_checkpoint(second, contact=cfg.contact,
+                           output=OutputConfig(folder=str(tmp_path / "c")))
+    assert "omega" not in back.store.fields and not back.contact.rotating
+    assert_identical(state(back), tuple(ck[k] for k in ("gid", "pos", "vel", "force")))
+    back.run(5)
+
+
 def _periodic(folder, **out):
     from ..mpi.scenes import dense_polydisperse
 
@@ -339,7 +370,7 @@ def test_info_describes_snapshot_and_checkpoint(tmp_path, capsys):
     assert " contacts (" in out and "sphere pairs" in out
     assert "step 10" in out and "6 walls" in out and "particles/velocity" in out
     code, out, _ = cli(["info", "pdyn-output/checkpoints/ckpt_00000010.h5"], tmp_path, capsys)
-    assert code == 0 and "pdyn-checkpoint version 5" in out and "config:" in out
+    assert code == 0 and "pdyn-checkpoint version 6" in out and "config:" in out
 
 
 def test_render_writes_png(tmp_path, capsys):

@@ -25,10 +25,16 @@ def drop(folder, **out):
 STATE = ("gid", "pos", "vel", "force") + FRICTIONAL_STATE[2:]
 
 
+def state_names(sim):
+    """The fields of ``STATE`` the run's store holds (rotation and history only with
+    friction)."""
+    return tuple(k for k in STATE if k == "gid" or k in sim.store.fields)
+
+
 def full_state(sim):
-    """Global (gid, pos, vel, force, omega, torque, contact history) sorted by gid, on every
-    rank."""
-    return gather_fields(sim, STATE[1:])
+    """Global (gid, pos, vel, force, and with friction omega, torque, contact history) sorted
+    by gid, on every rank."""
+    return gather_fields(sim, state_names(sim)[1:])
 
 
 def test_snapshot_series_in_vtk(comm, shared_dir):
@@ -123,7 +129,8 @@ def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
     cont.run(50)
     if scene == "frictional":
         assert (ck["history_key"] != 0).sum() > 50 and np.abs(ck["omega"]).max() > 0.1
-    for x, y, name in zip(full_state(ref), full_state(cont), STATE):
+    assert len(state_names(cont)) == (len(STATE) if scene == "frictional" else 4)
+    for x, y, name in zip(full_state(ref), full_state(cont), state_names(ref)):
         assert np.array_equal(x, y), f"{name} differs after restart"
     assert np.array_equal(np.sort(ref.store.gid[ref.store.owned]),
                           np.sort(cont.store.gid[cont.store.owned]))
