@@ -233,7 +233,8 @@ def pair(velocity, omega_a=(0.0, 0.0, 0.0), omega_b=(0.0, 0.0, 0.0), *, friction
     a, b = ends(sim)
     x = r + 1.5 * vx * sim.dt  # the gap 2 (x − r), closing at 2 vx, closes at 1.5 steps
     sim.store.pos[a, 0], sim.store.pos[b, 0] = -x, x
-    sim.store.omega[a], sim.store.omega[b] = omega_a, omega_b
+    if sim.contact.rotating:  # a frictionless sphere has no spin field
+        sim.store.omega[a], sim.store.omega[b] = omega_a, omega_b
     return sim
 
 
@@ -249,7 +250,7 @@ def angular_momentum(sim: Simulation) -> np.ndarray:
     s = sim.store
     h = s.owned
     m = s.mass[h][:, None]
-    spin = 0.4 * m * s.radius[h][:, None] ** 2 * s.omega[h]
+    spin = 0.4 * m * s.radius[h][:, None] ** 2 * s.values("omega", h)
     return (m * np.cross(s.pos[h], s.vel[h]) + spin).sum(axis=0)
 
 
@@ -273,12 +274,13 @@ def collide(sim: Simulation) -> dict:
             touched = True
             overlap = 2.0 * r - np.linalg.norm(s.pos[b] - s.pos[a])
             peak = max(peak, overlap)
-            lever += sim.dt * overlap / r * s.torque[a]  # δ n × F_t = δ/r · torque on a
-            impulse += sim.dt * np.linalg.norm(s.torque[a])
+            torque = s.values("torque", [a])[0]
+            lever += sim.dt * overlap / r * torque  # δ n × F_t = δ/r · torque on a
+            impulse += sim.dt * np.linalg.norm(torque)
         elif touched:
             break
     return {"vel": (s.vel[a].copy(), s.vel[b].copy()),
-            "omega": (s.omega[a].copy(), s.omega[b].copy()),
+            "omega": tuple(s.values("omega", [a, b])),
             "momentum": (p0, (s.mass[s.owned][:, None] * s.vel[s.owned]).sum(axis=0)),
             "angular_momentum": (l0, angular_momentum(sim)), "lever": lever,
             "torque_impulse": impulse, "peak": peak, "radius": r, "mass": s.mass[a]}
