@@ -72,6 +72,24 @@ def _compare(ours: list[str], published: list[str], why: str) -> list[str]:
 
 
 # ------------------------------------------------------------------ sections
+def _runs(res) -> list[str]:
+    """Which run measured which series, when the report gathers several (``--series``)."""
+    groups: dict[tuple, list[str]] = {}
+    for s, r in res.get("runs", {}).items():
+        if s in res:
+            groups.setdefault((r["command"], r["mode"], r["date"], tuple(r["reduced"])),
+                              []).append(s)
+    if len(groups) < 2:
+        return []
+    out = ["The series were measured in separate runs on this machine (compare ratios within "
+           "a series, not times across series):", ""]
+    for (command, mode, date, reduced), names in groups.items():
+        out.append(f"- {', '.join(names)}: `{command}` — {mode} run, {date}"
+                   + (f"; reduced from the full run: {', '.join(reduced)}" if reduced else "")
+                   + ".")
+    return out + [""]
+
+
 def _header(res) -> list[str]:
     mb, ma = res["machine_before"], res.get("machine_after", {})
     missing = [s for s in res.get("series", []) if s not in res]
@@ -84,6 +102,7 @@ def _header(res) -> list[str]:
         f"{mb['date']}, {took}."
         + (f" Series not measured: {', '.join(missing)}." if missing else ""),
         "",
+        *_runs(res),
         f"Machine: {mb['cpu']}, {mb['cores']} cores, {mb['memory_GiB']} GiB, {mb['platform']}, "
         f"Python {mb['python']}. Load average (1, 5, 15 min) before: {mb['load_average']}, "
         f"after: {ma.get('load_average', '-')} — the machine was shared, so compare ratios "
@@ -309,8 +328,23 @@ def _update(us) -> list[str]:
         out += _table(["structure / strategy", "update ms", "query ms", "step ms", "note"],
                       [[r["structure"], r.get("update_ms"), r.get("query_ms"),
                         r.get("step_ms"), _note(r)] for r in rows])
-    out.append(f"Published: {theses.SCHORNBAUM_UPDATE}.")
-    return out + [""]
+    out.append(f"Published: {theses.SCHORNBAUM_UPDATE}. Ours, step time of the incremental "
+               "strategy / the rebuilding one (below 1: incremental faster):")
+    out.append("")
+    rows = []
+    for name, (incremental, rebuild) in theses.UPDATE_COMPARED.items():
+        ratios = [_ratio(us["variants"][v], incremental, rebuild) for v in us["variants"]]
+        rows.append([name, *ratios, theses.UPDATE_WHY.get(name, "")])
+    out += _table(["structure", *us["variants"], "where it differs from Fig. 25, and why"],
+                  rows)
+    return out
+
+
+def _ratio(rows, a, b) -> float | None:
+    """step time of row ``a`` / row ``b`` (None if either is missing)."""
+    ta, tb = (next((r.get("step_ms") for r in rows if r["structure"] == x), None)
+              for x in (a, b))
+    return ta / tb if ta and tb else None
 
 
 def _full_step(fs) -> list[str]:
@@ -328,6 +362,12 @@ def _full_step(fs) -> list[str]:
                        "note"], [[r["structure"], r.get("total_ms"), r.get("detect_ms"),
                                   r.get("update_ms"), r.get("candidates"), _note(r)]
                                  for r in rows])
+    table, published = theses.KOCH_SCENES["reference"]
+    for variant, rows in fs["variants"].items():
+        out.append(f"{variant}: our ranking by total time: {_order(ranking(rows, 'total_ms'))}. "
+                   f"Koch's Table {table} (his homogeneous monodisperse scene, the whole step):")
+        out += _compare(ranking(rows, "total_ms"), theses.published_order(published),
+                        theses.FULL_STEP_WHY.get(variant, ""))
     lam = fs.get("lammps", {})
     if lam.get("error"):
         out.append(f"LAMMPS: {lam['error']}.")

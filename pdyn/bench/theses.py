@@ -123,3 +123,15 @@ SCHORNBAUM_WHY = {
 def published_order(table: dict, column: int = 0) -> list[str]:
     """Structures of a published table, fastest first by ``column`` (0: total time)."""
     return sorted(table, key=lambda s: table[s][column])
+
+#: the update strategies compared with Fig. 25: structure -> (row of the incremental strategy,
+#: row of the one that rebuilds or re-sorts everything) in ``report.UPDATE_PAIRS``
+UPDATE_COMPARED = {"hash_grid": ("hash_grid incremental", "hash_grid rebuild"),
+                   "octree": ("octree incremental", "octree rebuild"),
+                   "zindex_sort": ("zindex_sort insertion", "zindex_sort merge"),
+                   "compact_hash / spatial_hash": ("compact_hash (moves changed)",
+                                                   "spatial_hash (rebuilds)")}
+#: why our update-strategy ratios can differ from Fig. 25, per row of ``UPDATE_COMPARED``
+UPDATE_WHY = {}
+#: why our full-step ranking can differ from [Koch2020] Table 1, per variant of ``full_step``
+FULL_STEP_WHY = {}

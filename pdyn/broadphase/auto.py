@@ -42,9 +42,12 @@ simulation, "once" for ``find_contacts``):
 4. else ``usage="steps"``: ``hash_grid`` (sparse or clustered: the dense table would be mostly
    empty or its cells enlarged). ``inhomogeneous`` 10⁵ (1240 cells per particle):
    ``hash_grid`` 14.8 < ``zindex_sort`` 16.8 < ``index_sort`` 146; ``checkerboard`` 2.5·10⁵
-   (63, occupied 0.5): 34.9 < 45.1 < 47.0; ``very_inhomogeneous`` 8·10⁴: 11.6 < 13.8. A
-   known miss (``docs/report``, CPU time): Koch's static 1024³ box, homogeneous and sparse,
-   where ``index_sort`` was 1.2-1.8x faster per step than ``hash_grid`` at 4·10⁴-3.2·10⁵.
+   (63, occupied 0.5): 34.9 < 45.1 < 47.0; ``very_inhomogeneous`` 8·10⁴: 11.6 < 13.8. Also
+   sparse and homogeneous: Koch's static 1024³ box (occupied ≥ 0.99, 1.7·10³-10⁵ cells per
+   particle), update + query + exact test per step, CPU ms: 10⁴ spheres ``hash_grid`` 1.75 <
+   ``index_sort`` 3.2; 4·10⁴ 8.4 ~ 8.0; 1.6·10⁵ 22.6 < 29.8; 6.4·10⁵ 84 < 178 (an earlier
+   report timed the index sorts' query without the exact test their candidates still need,
+   and saw ``index_sort`` ahead; ``docs/report`` now times both with it).
 5. ``usage="once"`` and ``occupied >= OCCUPIED_MIN`` however sparse: ``index_sort``. Its
    capped table enlarges the cells of a sparse homogeneous scene, but they stay nearly empty;
    Koch's 1024³ box from scratch at 1.6-6.4·10⁵ spheres: ``index_sort`` 18-80 ms <
