@@ -61,7 +61,7 @@ FULL = {
     "schornbaum_sizes": [1_000, 10_000, 100_000, 1_000_000], "schornbaum_steps": 5,
     "update_size": 100_000, "update_steps": 6,
     "gas_scale": 1.0, "gas_steps": 20,
-    "headline_n": 1_000_000, "headline_poly_scale": 0.7,
+    "headline_n": 1_000_000, "headline_poly_scale": 1.0,
     "repeat": 3, "budget": 40.0, "peer_timeout": 20.0, "peers": None, "mem_gib": 8.0,
 }
 
@@ -348,7 +348,7 @@ def run(folder, quick: bool = True, series=SERIES, structures=None, progress: bo
                "peers": sorted(available_peers(p)), "series": list(series)}
     kept = kept_series(folder, series)
     this = {"command": command, "mode": mode, "date": results["machine_before"]["date"],
-            "reduced": sorted(k for k in (sizes or {}) if p[k] != FULL.get(k))}
+            "reduced": {k: p[k] for k in sorted(sizes or {}) if p[k] != FULL.get(k)}}
     results["runs"] = {**kept.pop("runs"), **{s: this for s in series}}
     results["series"] = [s for s in SERIES if s in results["runs"]]
     results.update(kept)
@@ -371,14 +371,14 @@ def run(folder, quick: bool = True, series=SERIES, structures=None, progress: bo
 def kept_series(folder, series) -> dict:
     """The series of an earlier run in ``folder/report.json`` that this run (of ``series``) does
     not measure again, with ``runs``: series -> the run that measured it (command, mode, date,
-    size entries reduced from the full run's), so one report can gather series measured in
-    separate runs (``--series``)."""
+    ``reduced``: the size entries it changed from the full run's), so one report can gather
+    series measured in separate runs (``--series``)."""
     path = Path(folder) / "report.json"
     old = json.loads(path.read_text()) if path.exists() else {}
     keep = [s for s in SERIES if s in old and s not in series]
     runs = old.get("runs") or {s: {"command": old.get("command", ""), "mode": old.get("mode"),
                                    "date": old.get("machine_before", {}).get("date"),
-                                   "reduced": []} for s in keep}
+                                   "reduced": {}} for s in keep}
     return {"runs": {s: runs[s] for s in keep if s in runs}, **{s: old[s] for s in keep}}
 
 
