@@ -49,8 +49,8 @@ def test_report_writes_json_markdown_and_plots(tmp_path):
     assert merged["koch_scenes"] == data["koch_scenes"] and merged["series"] == list(SERIES)
     assert merged["runs"]["update_strategies"]["command"] == again["command"]
     assert merged["runs"]["headline"]["command"] == "pdyn bench --report X --quick"
-    assert merged["runs"]["headline"]["reduced"] == {k: v for k, v in TINY.items()
-                                                     if v != FULL[k]}
+    assert merged["runs"]["headline"]["reduced"] == {
+        k: {"used": v, "full": FULL[k]} for k, v in TINY.items() if v != FULL[k]}
     head = (tmp_path / "report.md").read_text().split("## Headline")[0]
     assert "measured in separate runs" in head and "`pdyn bench --series update_strategies`" in head
     # a run stopped after its first series still renders, saying what it lacks

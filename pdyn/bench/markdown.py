@@ -74,12 +74,10 @@ def _compare(ours: list[str], published: list[str], why: str) -> list[str]:
 # ------------------------------------------------------------------ sections
 def _runs(res) -> list[str]:
     """Which run measured which series, when the report gathers several (``--series``)."""
-    from .report import FULL
-
     groups: dict[tuple, list[str]] = {}
     for s, r in res.get("runs", {}).items():
         if s in res:
-            changed = "; ".join(f"{k} = {v} (full run: {FULL.get(k)})"
+            changed = "; ".join(f"{k} = {v['used']} (full run: {v['full']})"
                                 for k, v in r["reduced"].items())
             groups.setdefault((r["command"], r["mode"], r["date"], changed), []).append(s)
     if len(groups) < 2:

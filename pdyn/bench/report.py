@@ -348,7 +348,8 @@ def run(folder, quick: bool = True, series=SERIES, structures=None, progress: bo
                "peers": sorted(available_peers(p)), "series": list(series)}
     kept = kept_series(folder, series)
     this = {"command": command, "mode": mode, "date": results["machine_before"]["date"],
-            "reduced": {k: p[k] for k in sorted(sizes or {}) if p[k] != FULL.get(k)}}
+            "reduced": {k: {"used": p[k], "full": FULL.get(k)} for k in sorted(sizes or {})
+                        if p[k] != FULL.get(k)}}
     results["runs"] = {**kept.pop("runs"), **{s: this for s in series}}
     results["series"] = [s for s in SERIES if s in results["runs"]]
     results.update(kept)
@@ -371,7 +372,7 @@ def run(folder, quick: bool = True, series=SERIES, structures=None, progress: bo
 def kept_series(folder, series) -> dict:
     """The series of an earlier run in ``folder/report.json`` that this run (of ``series``) does
     not measure again, with ``runs``: series -> the run that measured it (command, mode, date,
-    ``reduced``: the size entries it changed from the full run's), so one report can gather
+    ``reduced``: the size entries it changed, used and full), so one report can gather
     series measured in separate runs (``--series``)."""
     path = Path(folder) / "report.json"
     old = json.loads(path.read_text()) if path.exists() else {}

@@ -36,10 +36,11 @@ simulation, "once" for ``find_contacts``):
    10⁶ equal spheres at solid fraction 0.3 (1.8), from scratch: ``index_sort`` 319 ms <
    ``zindex_sort`` 389 < ``linked_cells`` 513 < ``hash_grid`` 2552; Schornbaum's scene (2.2,
    objects moving 20 % of their size per step), 10⁵ objects, the whole step (``pdyn bench
-   --scene schornbaum --scale 10``): ``index_sort`` 40 < ``hash_grid`` 64. A known miss: the
-   periodic ``gas`` (1.7 cells per particle) stepped without neighbour lists, where particles
-   move a small fraction of a diameter per step: ``hash_grid`` 17.5 < ``index_sort`` 25.6 ms
-   per step (``docs/report``), as the hash grid's incremental update then moves few objects.
+   --scene schornbaum --scale 10``, CPU ms): ``index_sort`` 40 < ``hash_grid`` 64. A known
+   miss: the periodic ``gas`` (1.7 cells per particle) stepped without neighbour lists, where
+   particles move a small fraction of a diameter per step: ``hash_grid`` 17.5 < ``index_sort``
+   25.6 CPU ms per step (``docs/report``), as the hash grid's incremental update then moves few
+   objects.
    Motion is not visible at a build; with the default neighbour lists the structure runs only
    at list rebuilds and every structure's step was within 10 % of the others'.
 3. else, ``usage="steps"`` and ``axis_overlaps < SWEEP_OVERLAPS`` (= 1): ``sweep_prune``.
