@@ -122,6 +122,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--series", nargs="+", metavar="NAME",
                        help="with --report: only these series (headline, koch_scenes, "
                        "koch_scaling, schornbaum, update_strategies, full_step)")
+    bench.add_argument("--sizes", metavar="JSON",
+                       help="with --report: entries overriding the run's sizes, e.g. "
+                       "'{\"schornbaum_sizes\": [1000, 10000]}' (keys: pdyn.bench.report.FULL)")
     bench.add_argument("--render-only", action="store_true",
                        help="with --report: rewrite report.md and the plots from "
                        "DIR/report.json without measuring again")
@@ -454,6 +457,27 @@ def cmd_scenes(args, comm) -> int:
     return 0
 
 
+def bench_sizes(text: str | None) -> dict:
+    """``pdyn bench --sizes JSON``: a dict whose keys are sizes of the report (``FULL``)."""
+    import json
+
+    from .bench.report import FULL
+    from .config import ConfigError
+
+    if not text:
+        return {}
+    try:
+        sizes = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"sizes = {text!r}: not JSON ({exc.msg})") from None
+    if not isinstance(sizes, dict):
+        raise ConfigError(f"sizes = {text!r}: must be a JSON object")
+    for key in sizes:
+        if key not in FULL:
+            raise ConfigError(f"sizes: unknown key {key!r} (choose from {', '.join(FULL)})")
+    return sizes
+
+
 def cmd_bench(args, comm) -> int:
     import json
 
@@ -471,6 +495,7 @@ def cmd_bench(args, comm) -> int:
         if name not in SERIES:
             raise ConfigError(f"series = {name!r}: unknown (choose from {', '.join(SERIES)})")
     SimulationConfig(scene=args.scene, scale=args.scale, steps=args.steps)  # validates them
+    sizes = bench_sizes(args.sizes)
     if args.report and args.render_only:
         if comm.rank == 0:
             render(args.report)
@@ -479,11 +504,12 @@ def cmd_bench(args, comm) -> int:
     if args.report:
         command = " ".join(["pdyn bench --report", args.report] + ["--quick"] * args.quick
                            + (["--series", *args.series] if args.series else [])
-                           + (["--structures", *args.structures] if args.structures else []))
+                           + (["--structures", *args.structures] if args.structures else [])
+                           + ([f"--sizes '{args.sizes}'"] if args.sizes else []))
         if comm.rank == 0:
             res = run(args.report, quick=args.quick, series=args.series or SERIES,
                       structures=args.structures, progress=not args.no_progress,
-                      command=command)
+                      command=command, sizes=sizes)
             print(f"pdyn bench: wrote {Path(args.report) / 'report.md'} "
                   f"({res['seconds'] / 60:.1f} min; plots: {', '.join(res['plots']) or 'none'})")
         return 0

@@ -5,10 +5,11 @@ time what they claim to."""
 import json
 
 import numpy as np
+import pytest
 
 from pdyn.bench import markdown
 from pdyn.bench.measure import from_scratch, simulations, trajectory
-from pdyn.bench.report import SERIES, render, run
+from pdyn.bench.report import FULL, SERIES, render, run
 from pdyn.bench.timing import Stopwatch, isolated
 from pdyn.broadphase import make_broadphase
 from pdyn.scenarios import make_scene
@@ -41,6 +42,17 @@ def test_report_writes_json_markdown_and_plots(tmp_path):
         assert (tmp_path / name).read_bytes()[:4] == b"\x89PNG"
     koch = data["koch_scenes"]["more_polydisperse"]["rows"]
     assert next(r for r in koch if r["structure"] == "auto")["chosen"] == "hash_grid"
+    # a run of one series into the folder keeps the others and says which run measured what
+    again = run(tmp_path, quick=True, series=["update_strategies"], structures=structures,
+                progress=False, sizes=TINY, command="pdyn bench --series update_strategies")
+    merged = json.loads((tmp_path / "report.json").read_text())
+    assert merged["koch_scenes"] == data["koch_scenes"] and merged["series"] == list(SERIES)
+    assert merged["runs"]["update_strategies"]["command"] == again["command"]
+    assert merged["runs"]["headline"]["command"] == "pdyn bench --report X --quick"
+    assert merged["runs"]["headline"]["reduced"] == {
+        k: {"used": v, "full": FULL[k]} for k, v in TINY.items() if v != FULL[k]}
+    head = (tmp_path / "report.md").read_text().split("## Headline")[0]
+    assert "measured in separate runs" in head and "`pdyn bench --series update_strategies`" in head
     # a run stopped after its first series still renders, saying what it lacks
     stopped = {k: v for k, v in data.items() if k not in SERIES[1:] + ("seconds",)}
     (tmp_path / "stopped").mkdir()
@@ -105,3 +117,15 @@ def test_ranking_comparison_says_agrees_or_differs():
     assert ours == ["hash_grid", "linked_cells", "octree"]
     assert "**agrees**" in "\n".join(markdown._compare(ours, ours, ""))
     assert "**differs**" in "\n".join(markdown._compare(ours, ours[::-1], "because"))
+
+
+def test_sizes_option_takes_known_keys_only():
+    from pdyn.cli import bench_sizes
+    from pdyn.config import ConfigError
+
+    assert bench_sizes('{"schornbaum_sizes": [1000]}') == {"schornbaum_sizes": [1000]}
+    assert bench_sizes(None) == {}
+    for bad, match in (('{"nope": 1}', "unknown key 'nope'"), ("[1]", "JSON object"),
+                       ("{", "not JSON")):
+        with pytest.raises(ConfigError, match=match):
+            bench_sizes(bad)

@@ -143,12 +143,22 @@ def simulations(scene, structures, steps: int, extra: dict | None = None, rounds
 
 
 # ------------------------------------------------------------------ structures alone
+def _query(bp, pos, rad) -> np.ndarray:
+    """``bp``'s candidate pairs that pass the exact sphere test: the query of
+    :func:`trajectory`, the same answer from every structure (``hash_grid`` and ``brute`` test
+    inside ``candidate_pairs``, the others' candidates are tested here)."""
+    pairs = bp.candidate_pairs()
+    return pairs if bp.filters else filter_overlapping(pairs, pos, rad)
+
+
 def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
                progress=None) -> list[dict]:
     """Every structure in ``structures`` ((label, name, params) triples) is built on ``pos0``
     and then follows the same motion: ``steps`` times ``pos = move(pos)``, then ``update`` and
-    ``candidate_pairs`` of each structure in turn. Row per structure: ``build_ms`` (build +
-    first query), medians of ``update_ms``, ``query_ms``, ``step_ms``, candidates per step,
+    the query of each structure in turn: its candidate pairs and their exact sphere test
+    (:func:`_query`), so every structure's query yields the same pairs and the times compare.
+    Row per structure: ``build_ms`` (build + first query), medians of ``update_ms``,
+    ``query_ms``, ``step_ms``, candidates per step,
     ``memory_bytes``, and whether its exact pairs after the last step agree with the first
     structure's (``exact``), or ``error``. A structure whose time so far exceeds ``budget``
     seconds stops early."""
@@ -161,7 +171,7 @@ def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
         t0 = clock()
         try:
             bp.build(pos0, rad)
-            bp.candidate_pairs()
+            _query(bp, pos0, rad)
         except (BroadPhaseError, MemoryError) as exc:
             rows[label] = {"structure": label, "error": _error(exc)}
             continue
@@ -182,7 +192,7 @@ def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
                 t0 = clock()
                 bp.update(pos)
                 t1 = clock()
-                cand = bp.candidate_pairs()
+                touching = _query(bp, pos, rad)
                 t2 = clock()
             except (BroadPhaseError, MemoryError) as exc:
                 rows[label] = {"structure": label, "error": _error(exc)}
@@ -193,8 +203,8 @@ def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
             run["spent"] += t2 - t0
             run["cand"].append(bp.stats()["candidates"])
             if step == steps - 1:
-                run["pairs"] = pairs_digest(canonical_pairs(filter_overlapping(cand, pos, rad)))
-            del cand
+                run["pairs"] = pairs_digest(canonical_pairs(touching))
+            del touching
     ref = next((r["pairs"] for r in live.values() if r["pairs"] is not None), None)
     for label, run in live.items():
         bp = run["bp"]

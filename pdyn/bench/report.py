@@ -61,7 +61,7 @@ FULL = {
     "schornbaum_sizes": [1_000, 10_000, 100_000, 1_000_000], "schornbaum_steps": 5,
     "update_size": 100_000, "update_steps": 6,
     "gas_scale": 1.0, "gas_steps": 20,
-    "headline_n": 1_000_000, "headline_poly_scale": 0.7,
+    "headline_n": 1_000_000, "headline_poly_scale": 1.0,
     "repeat": 3, "budget": 40.0, "peer_timeout": 20.0, "peers": None, "mem_gib": 8.0,
 }
 
@@ -342,9 +342,17 @@ def run(folder, quick: bool = True, series=SERIES, structures=None, progress: bo
     p = {**(QUICK if quick else FULL), **(sizes or {})}
     names = list(structures or REGISTRY)
     started = time.perf_counter()
-    results = {"mode": "quick" if quick else "full", "sizes": p, "command": command,
+    mode = "quick" if quick else "full"
+    results = {"mode": mode, "sizes": p, "command": command,
                "machine_before": machine(), "structures": names,
                "peers": sorted(available_peers(p)), "series": list(series)}
+    kept = kept_series(folder, series)
+    this = {"command": command, "mode": mode, "date": results["machine_before"]["date"],
+            "reduced": {k: {"used": p[k], "full": FULL.get(k)} for k in sorted(sizes or {})
+                        if p[k] != FULL.get(k)}}
+    results["runs"] = {**kept.pop("runs"), **{s: this for s in series}}
+    results["series"] = [s for s in SERIES if s in results["runs"]]
+    results.update(kept)
     warm_up(names)
     bar = Progress(progress, total=_count(p, names, series, len(results["peers"])))
     funcs = {"koch_scenes": koch_scenes, "koch_scaling": koch_scaling, "schornbaum": schornbaum,
@@ -359,6 +367,20 @@ def run(folder, quick: bool = True, series=SERIES, structures=None, progress: bo
     results["seconds"] = time.perf_counter() - started
     (folder / "report.json").write_text(json.dumps(results, indent=1, default=str))
     return render(folder, results)
+
+
+def kept_series(folder, series) -> dict:
+    """The series of an earlier run in ``folder/report.json`` that this run (of ``series``) does
+    not measure again, with ``runs``: series -> the run that measured it (command, mode, date,
+    ``reduced``: the size entries it changed, used and full), so one report can gather
+    series measured in separate runs (``--series``)."""
+    path = Path(folder) / "report.json"
+    old = json.loads(path.read_text()) if path.exists() else {}
+    keep = [s for s in SERIES if s in old and s not in series]
+    runs = old.get("runs") or {s: {"command": old.get("command", ""), "mode": old.get("mode"),
+                                   "date": old.get("machine_before", {}).get("date"),
+                                   "reduced": {}} for s in keep}
+    return {"runs": {s: runs[s] for s in keep if s in runs}, **{s: old[s] for s in keep}}
 
 
 def render(folder, results: dict | None = None) -> dict:

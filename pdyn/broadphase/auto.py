@@ -34,7 +34,15 @@ simulation, "once" for ``find_contacts``):
    ``index_sort`` (both usages). Koch's ``reference`` (9.7 cells per particle, 10⁵ spheres):
    ``index_sort`` 25.0 < ``hash_grid`` 26.8 < ``zindex_sort`` 35.7 < ``linked_cells`` 37.3;
    10⁶ equal spheres at solid fraction 0.3 (1.8), from scratch: ``index_sort`` 319 ms <
-   ``zindex_sort`` 389 < ``linked_cells`` 513 < ``hash_grid`` 2552.
+   ``zindex_sort`` 389 < ``linked_cells`` 513 < ``hash_grid`` 2552; Schornbaum's scene (2.2,
+   objects moving 20 % of their size per step), 10⁵ objects, the whole step (``pdyn bench
+   --scene schornbaum --scale 10``, CPU ms): ``index_sort`` 40 < ``hash_grid`` 64. A known
+   miss: the periodic ``gas`` (1.7 cells per particle) stepped without neighbour lists, where
+   particles move a small fraction of a diameter per step: ``hash_grid`` 17.5 < ``index_sort``
+   25.6 CPU ms per step (``docs/report``), as the hash grid's incremental update then moves few
+   objects.
+   Motion is not visible at a build; with the default neighbour lists the structure runs only
+   at list rebuilds and every structure's step was within 10 % of the others'.
 3. else, ``usage="steps"`` and ``axis_overlaps < SWEEP_OVERLAPS`` (= 1): ``sweep_prune``.
    Schornbaum's scene with 10⁵x smaller objects (0.0075 overlaps): ``sweep_prune`` 2.8-5.6x
    faster than ``zindex_sort`` at 10³-3·10⁴ objects; Koch's 1024³ box (10-80 overlaps): 1-6x
@@ -42,9 +50,12 @@ simulation, "once" for ``find_contacts``):
 4. else ``usage="steps"``: ``hash_grid`` (sparse or clustered: the dense table would be mostly
    empty or its cells enlarged). ``inhomogeneous`` 10⁵ (1240 cells per particle):
    ``hash_grid`` 14.8 < ``zindex_sort`` 16.8 < ``index_sort`` 146; ``checkerboard`` 2.5·10⁵
-   (63, occupied 0.5): 34.9 < 45.1 < 47.0; ``very_inhomogeneous`` 8·10⁴: 11.6 < 13.8. A
-   known miss (``docs/report``, CPU time): Koch's static 1024³ box, homogeneous and sparse,
-   where ``index_sort`` was 1.2-1.8x faster per step than ``hash_grid`` at 4·10⁴-3.2·10⁵.
+   (63, occupied 0.5): 34.9 < 45.1 < 47.0; ``very_inhomogeneous`` 8·10⁴: 11.6 < 13.8. Also
+   sparse and homogeneous: Koch's static 1024³ box (occupied ≥ 0.99, 1.7·10³-10⁵ cells per
+   particle), update + query + exact test per step, CPU ms: 10⁴ spheres ``hash_grid`` 1.75 <
+   ``index_sort`` 3.2; 4·10⁴ 8.4 ~ 8.0; 1.6·10⁵ 22.6 < 29.8; 6.4·10⁵ 84 < 178 (an earlier
+   report timed the index sorts' query without the exact test their candidates still need,
+   and saw ``index_sort`` ahead; ``docs/report`` now times both with it).
 5. ``usage="once"`` and ``occupied >= OCCUPIED_MIN`` however sparse: ``index_sort``. Its
    capped table enlarges the cells of a sparse homogeneous scene, but they stay nearly empty;
    Koch's 1024³ box from scratch at 1.6-6.4·10⁵ spheres: ``index_sort`` 18-80 ms <

@@ -10,9 +10,9 @@ last ``candidate_pairs`` (or ``contacts``) call handed to the exact sphere test
 (``_kernels.overlaps``). Most structures hand their candidates to the caller, who applies the
 test (the contact kernel), so it is ``len(candidate_pairs(include_infinite=False))``;
 ``brute`` and ``hash_grid`` (``filters = True``) apply the test themselves and return only
-overlapping pairs, and the index sorts do so in ``contacts`` (``find_contacts``), so it is the
-number of pairs they tested. Either way it is at least the number of
-contacts, and it is the figure comparable across structures (Koch's "candidate pairs",
+overlapping pairs, and the index sorts and linked cells do so in ``contacts``
+(``find_contacts``), so it is the number of pairs they tested. Either way it is at least the
+number of contacts, and it is the figure comparable across structures (Koch's "candidate pairs",
 [Koch2020] Sec. 4.1).
 
 A *handle* is a row of the ``positions``/``radii`` arrays the structure is bound to (the particle

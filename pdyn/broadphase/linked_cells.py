@@ -21,7 +21,7 @@ from numba import njit
 from .._jit import JIT
 from ..cell_index import clamped_cell
 from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, emit_between, emit_within,
-                       max_radius, run_pair_kernel, safe_cell_size)
+                       gather, max_radius, run_pair_kernel, safe_cell_size)
 from .base import BroadPhase, BroadPhaseError
 
 #: hard ceiling on the number of cells a user-set ``cell_size`` may produce (~1 GiB of offsets)
@@ -59,9 +59,14 @@ def _counting_sort(pos, members, lo, inv, dims, ncells):
 
 
 @njit(**JIT)
-def _grid_pairs(out, start, items, dims, stencil):
+def _grid_pairs(out, start, items, dims, stencil, spos=None, srad=None, tested=None):
+    """Pairs within each cell and with its 13 forward neighbours; with ``spos``/``srad`` (centres
+    and radii in ``items`` order) only those passing the exact test, the pairs tested counted in
+    ``tested[0]``."""
     nx, ny, nz = dims[0], dims[1], dims[2]
     k = 0
+    if tested is not None:
+        tested[0] = 0
     for cz in range(nz):
         for cy in range(ny):
             for cx in range(nx):
@@ -69,7 +74,9 @@ def _grid_pairs(out, start, items, dims, stencil):
                 s, e = start[c], start[c + 1]
                 if s == e:
                     continue
-                k = emit_within(out, k, items, s, e)
+                k = emit_within(out, k, items, s, e, spos, srad)
+                if tested is not None:
+                    tested[0] += (e - s) * (e - s - 1) // 2
                 for o in range(stencil.shape[0]):
                     x2 = cx + stencil[o, 0]
                     y2 = cy + stencil[o, 1]
@@ -77,7 +84,10 @@ def _grid_pairs(out, start, items, dims, stencil):
                     if x2 < 0 or y2 < 0 or z2 < 0 or x2 >= nx or y2 >= ny or z2 >= nz:
                         continue
                     c2 = (z2 * ny + y2) * nx + x2
-                    k = emit_between(out, k, items, s, e, start[c2], start[c2 + 1])
+                    k = emit_between(out, k, items, s, e, start[c2], start[c2 + 1], spos,
+                                     srad)
+                    if tested is not None:
+                        tested[0] += (e - s) * (start[c2 + 1] - start[c2])
     return k
 
 
@@ -88,7 +98,8 @@ def _cell_count(extent: np.ndarray, cell: float) -> float:
 class LinkedCells(BroadPhase):
     """Dense uniform grid with a half stencil. Parameters: ``cell_size`` (default: largest
     diameter; rejected if smaller), ``max_cells`` (memory bound; cells grow to respect it),
-    ``max_candidates`` (more candidate pairs than this is a clear error, not an OOM crash)."""
+    ``max_candidates`` (a ``candidate_pairs`` call with more candidate pairs than this is a
+    clear error, not an OOM crash; ``contacts`` tests while it emits and keeps no candidates)."""
 
     name = "linked_cells"
 
@@ -162,6 +173,19 @@ class LinkedCells(BroadPhase):
             _grid_pairs, self._start, self._items, self._dims, HALF_STENCIL,
             guess=8 * self._n + 16, limit=self.max_candidates, name=self.name,
         )
+
+    def _touching(self):
+        """The overlapping pairs, tested while emitted on centres gathered in cell order: no
+        candidate list, so ``max_candidates`` does not apply (``find_contacts``)."""
+        if self._dirty:
+            self._grid()
+            self._dirty = False
+        spos, srad = gather(self._pos, self._rad, self._items)
+        tested = np.zeros(1, np.int64)
+        pairs = run_pair_kernel(_grid_pairs, self._start, self._items, self._dims, HALF_STENCIL,
+                                spos, srad, tested, guess=2 * self._n + 16)
+        self._candidates = int(tested[0])
+        return pairs
 
     def _memory_bytes(self):
         return int(self._start.nbytes + self._items.nbytes)
