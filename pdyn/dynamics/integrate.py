@@ -1,7 +1,8 @@
 """Velocity Verlet (kick–drift–kick) on owned, non-fixed particles (units: s, m, m/s, N, kg;
 rad/s, N·m for the spin).
 
-Step n → n+1: v½ = v + dt/2 · F/m;  x += dt · v½;  F(x, v½) from contacts;  v = v½ + dt/2 · F/m.
+Step n → n+1: v½ = v + dt/2 · F/m;  x += dt · v½;  F(x, v½) from contacts;
+v = v½ + dt/2 · F/m.
 Velocity-dependent (damping) forces see the half-step velocity, the usual DEM choice. With
 friction the angular velocity of a solid sphere is kicked in the same walks over the rows:
 ω += dt/2 · T / I, I = 2/5 m r² (walls are never integrated: infinite inertia). Pass empty

@@ -1,6 +1,7 @@
 """Frictional contact with rotation and contact history (``pdyn.dynamics.friction``): the
 closed forms of a sphere on a plane, the two copies of a pair's spring, history across
-rebuilds and reordering, the slot limit, the recorded tangential forces."""
+rebuilds and reordering, the slot limit, the recorded tangential forces, the merge of a row's
+slots with its list."""
 
 import math
 
@@ -9,7 +10,9 @@ import pytest
 
 from pdyn import Simulation
 from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
-from pdyn.dynamics.friction import HistoryOverflowError, partner_key
+from pdyn.dynamics.friction import (HistoryOverflowError, _accumulate_frictional,
+                                    friction_parameters, partner_key)
+from pdyn.dynamics.laws import law_parameters
 from pdyn.particles import HISTORY_SLOTS
 from tests.mpi.scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
 
@@ -163,9 +166,6 @@ def test_recorded_tangential_force_is_coulomb_while_sliding():
 def _one_row(touching, hist):
     """The frictional pass on row 0 with sphere partners 1, 2, 3 (those in ``touching``
     overlap it) and old slots ``hist`` ({partner: spring}); returns {key: new spring}."""
-    from pdyn.dynamics.friction import _accumulate_frictional, friction_parameters
-    from pdyn.dynamics.laws import law_parameters
-
     pos = np.zeros((4, 3))
     for j, axis in ((1, 0), (2, 1), (3, 2)):
         pos[j, axis] = 0.9 if j in touching else 1.5
@@ -177,8 +177,9 @@ def _one_row(touching, hist):
     for q, j in enumerate(sorted(hist)):
         hkey[0, q], hspring[0, q] = partner_key(j), hist[j]
     hcount[0] = len(hist)
+    law = law_parameters("linear", 0.0, 1000.0, 1.0, 0.3)
     _accumulate_frictional(
-        law_parameters("linear", 0.0, 1000.0, 1.0, 0.3), friction_parameters("linear", 0.5, 0.0, 0.3),
+        law, friction_parameters("linear", 0.5, 0.0, 0.3),
         np.array([0]), np.array([0, 3]), np.array([3]), np.array([1, 2, 3]), pos, vel, omega,
         np.full(4, 0.5), np.ones(4), np.arange(4), np.zeros((4, 3)), np.zeros(3), 1e-3,
         np.zeros((4, 3)), np.zeros((4, 3)), hcount, hkey, hspring, np.zeros((0, 3)))
