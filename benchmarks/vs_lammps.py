@@ -36,6 +36,9 @@ spring into the tangent plane without restoring its length, pdyn rescales it
 ([LAMMPSgranular]'s ``pair granular`` rule); and LAMMPS has no frictionless Hertz style
 without history, so its μ = 0 Hertz run is ``gran/hertz/history`` with μ = 0 (it keeps and
 rotates springs it never uses), while its μ = 0 Hooke run is ``gran/hooke`` (no history).
+Checked on the 4 913-sphere gas (``--scale 0.05``, 320 steps): the two codes' kinetic energies
+agree to 10⁻¹⁵ (relative) without friction and to 5·10⁻⁷ with μ = 0.5 (the spring-length rule),
+for both laws.
 
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
 (the venv's). A worker sets up, warms up (numba compiles, LAMMPS builds its lists), then times
