@@ -31,14 +31,15 @@ Kn Kt 0 0 μ 0``, whose forces are √(δ R*) times the Hooke ones [LAMMPSgranul
 F_n = Kn √(δ R*) δ and a tangential spring Kt √(δ R*) — the same laws with Kn = 4/3 E* and
 Kt = 8 G* (both in Pa; R* = r_i r_j/(r_i + r_j) in both codes). Limits of the mapping: it
 holds without damping only (LAMMPS scales γ_n, γ_t by √(δ R*) and by m*, pdyn derives its
-dashpots from the restitution — the gas is elastic, so both are 0); LAMMPS rotates the
-spring into the tangent plane without restoring its length, pdyn rescales it
-([LAMMPSgranular]'s ``pair granular`` rule); and LAMMPS has no frictionless Hertz style
+dashpots from the restitution — the gas is elastic, so both are 0); LAMMPS adds v_t dt to
+the spring and then projects it onto the tangent plane without restoring its length, pdyn
+rotates it first and keeps its length ([LAMMPSgranular]'s ``pair granular`` rule), so springs
+differ slightly (see the check below); and LAMMPS has no frictionless Hertz style
 without history, so its μ = 0 Hertz run is ``gran/hertz/history`` with μ = 0 (it keeps and
 rotates springs it never uses), while its μ = 0 Hooke run is ``gran/hooke`` (no history).
 Checked on the 4 913-sphere gas (``--scale 0.05``, 320 steps): the two codes' kinetic energies
-agree to 10⁻¹⁵ (relative) without friction and to 5·10⁻⁷ with μ = 0.5 (the spring-length rule),
-for both laws.
+agree to 10⁻¹⁵ (relative) without friction, for both laws, and with μ = 0.5 to 4·10⁻⁹ (Hooke)
+and 5·10⁻⁷ (Hertz) — the spring rule.
 
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
 (the venv's). A worker sets up, warms up (numba compiles, LAMMPS builds its lists), then times
