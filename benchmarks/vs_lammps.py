@@ -14,12 +14,32 @@ lists with its default skin, rebuilt when a particle has moved half the skin: LA
     python benchmarks/vs_lammps.py --ranks 1 2 4 --scale 0.25 --steps 200 --json out.json
     python benchmarks/vs_lammps.py --pdyn-config '{"neighbour_skin": 0.2}'  # pdyn config fields
     python benchmarks/vs_lammps.py --friction 0 0.5 # frictionless and μ = 0.5, same rounds
+    python benchmarks/vs_lammps.py --law hooke hertz --friction 0 0.5  # both laws
 
 With ``--friction μ`` (μ > 0) both codes add tangential friction with history and rotation:
 pdyn's ``[contact] friction = μ`` (k_t = 2/7 k, no damping) and LAMMPS' ``pair_style
 gran/hooke/history 2000 NULL 0 0 μ 0`` (K_t = 2/7 K_n by NULL, no damping): the same model.
-The table then has a row per rank count and μ, and ``vs_mu0`` = pdyn's time with μ over its
-frictionless time in the same round (median).
+The table then has a row per rank count, law and μ, and ``vs_mu0`` (``lammps_vs_mu0``) = the
+code's time with μ over its frictionless time in the same round (median).
+
+``--law hertz`` (or ``--law hooke hertz``) runs the same gas with Hertz contacts instead:
+pdyn's ``law = "hertz"`` with E = 10⁵ Pa, ν = 0.3 (E* = E/(2(1 − ν²)) = 5.49·10⁴ Pa; at
+an overlap of 1 % of the radius its force is 1.3× the linear spring's, and dt = 1 ms is
+within pdyn's limit: t_c/20 and 0.2 Rayleigh times), and with μ > 0 Hertz–Mindlin friction,
+k_t = 8 G* √(R* δ) with G* = E* (1 − ν)/(2(2 − ν)); LAMMPS' ``pair_style gran/hertz/history
+Kn Kt 0 0 μ 0``, whose forces are √(δ R*) times the Hooke ones [LAMMPSgranular]:
+F_n = Kn √(δ R*) δ and a tangential spring Kt √(δ R*) — the same laws with Kn = 4/3 E* and
+Kt = 8 G* (both in Pa; R* = r_i r_j/(r_i + r_j) in both codes). Limits of the mapping: it
+holds without damping only (LAMMPS scales γ_n, γ_t by √(δ R*) and by m*, pdyn derives its
+dashpots from the restitution — the gas is elastic, so both are 0); LAMMPS adds v_t dt to
+the spring and then projects it onto the tangent plane without restoring its length, pdyn
+rotates it first and keeps its length ([LAMMPSgranular]'s ``pair granular`` rule), so springs
+differ slightly (see the check below); and LAMMPS has no frictionless Hertz style
+without history, so its μ = 0 Hertz run is ``gran/hertz/history`` with μ = 0 (it keeps and
+rotates springs it never uses), while its μ = 0 Hooke run is ``gran/hooke`` (no history).
+Checked on the 4 913-sphere gas (``--scale 0.05``, 320 steps): the two codes' kinetic energies
+agree to 10⁻¹⁵ (relative) without friction, for both laws, and with μ = 0.5 to 4·10⁻⁹ (Hooke)
+and 5·10⁻⁷ (Hertz) — the spring rule.
 
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
 (the venv's). A worker sets up, warms up (numba compiles, LAMMPS builds its lists), then times
@@ -47,17 +67,45 @@ from pdyn.bench import format_table  # noqa: E402
 
 SKIN = 0.2  # LAMMPS neighbor skin (m), the setting of the comparison
 STIFFNESS = 2000.0
+HERTZ_E, POISSON = 1e5, 0.3  # Pa, -: the Hertz variant's material (see the docstring)
+
+
+def pdyn_contact(law: str, mu: float):
+    """pdyn's ``ContactConfig`` for ``law`` and μ; None: the scene's own (frictionless
+    Hooke)."""
+    from pdyn.config import ContactConfig
+
+    if law == "hertz":
+        return ContactConfig(law="hertz", youngs_modulus=HERTZ_E, poisson_ratio=POISSON,
+                             friction=mu)
+    return ContactConfig(stiffness=STIFFNESS, friction=mu) if mu else None
+
+
+def lammps_pair_style(law: str, mu: float) -> str:
+    """LAMMPS' pair style with the same law and μ (the mapping of the module docstring)."""
+    if law == "hertz":
+        from pdyn.dynamics.friction import friction_parameters
+        from pdyn.dynamics.laws import effective_modulus
+
+        e_star = effective_modulus(HERTZ_E, POISSON)
+        kn = 4.0 / 3.0 * e_star
+        kt = friction_parameters("hertz", mu, 0.0, POISSON).kt_ratio * 2.0 * e_star  # 8 G*
+        return f"pair_style gran/hertz/history {kn!r} {kt!r} 0 0 {mu!r} 0"
+    if mu:
+        return f"pair_style gran/hooke/history {STIFFNESS} NULL 0 0 {mu!r} 0"
+    return f"pair_style gran/hooke {STIFFNESS} NULL 0 0 0 0"
 
 
 def _timed_pdyn(args) -> dict:
-    from pdyn.config import ContactConfig, OutputConfig, SimulationConfig
+    from pdyn.config import OutputConfig, SimulationConfig
     from pdyn.parallel import get_comm
     from pdyn.simulation import Simulation
 
     comm = get_comm()
     extra = json.loads(args.pdyn_config) if args.pdyn_config else {}
-    if args.friction:
-        extra["contact"] = ContactConfig(stiffness=STIFFNESS, friction=args.friction)
+    contact = pdyn_contact(args.law, args.friction)
+    if contact is not None:
+        extra["contact"] = contact
     out = OutputConfig(snapshot_every=0)
     warm = SimulationConfig(scene="gas", scale=0.01, steps=3, progress=False, output=out,
                             **extra)
@@ -77,7 +125,8 @@ def _timed_pdyn(args) -> dict:
     return {"code": "pdyn", "particles": int(n), "wall_s": wall, "timers": timers,
             "rebuilds": sim.rebuilds - rebuilds, "skin": sim.neighbours.skin,
             "kinetic_energy": float(sim.kinetic_energy()), "rank": comm.rank,
-            "dt": float(sim.dt), "config": args.pdyn_config, "friction": args.friction}
+            "dt": float(sim.dt), "config": args.pdyn_config, "friction": args.friction,
+            "law": args.law}
 
 
 def _timed_lammps(args) -> dict:
@@ -96,9 +145,7 @@ def _timed_lammps(args) -> dict:
         "units si", "atom_style sphere", "atom_modify map array", "boundary p p p",
         "comm_modify vel yes", f"region box block 0 {L!r} 0 {L!r} 0 {L!r}",
         "create_box 1 box", f"neighbor {SKIN} bin", "neigh_modify every 1 delay 0 check yes",
-        (f"pair_style gran/hooke/history {STIFFNESS} NULL 0 0 {args.friction!r} 0"
-         if args.friction else f"pair_style gran/hooke {STIFFNESS} NULL 0 0 0 0"),
-        "pair_coeff * *",
+        lammps_pair_style(args.law, args.friction), "pair_coeff * *",
         f"timestep {float(scene.dt)!r}", "fix integrate all nve/sphere",
     ):
         lmp.command(line)
@@ -150,7 +197,7 @@ def run_worker(code: str, ranks: int, args) -> dict:
     mpiexec = str(Path(sys.executable).with_name("mpiexec"))
     cmd = [mpiexec, "-n", str(ranks), sys.executable, __file__, "--worker", code,
            "--scale", str(args.scale), "--steps", str(args.steps), "--warmup",
-           str(args.warmup), "--friction", repr(args.mu)]
+           str(args.warmup), "--friction", repr(args.mu), "--law", args.this_law]
     if args.pdyn_config:
         cmd += ["--pdyn-config", args.pdyn_config]
     r = subprocess.run(cmd, env=_venv_env(), capture_output=True, text=True,
@@ -175,65 +222,82 @@ def main(argv=None) -> None:
                    ' "hash_grid"}\'')
     p.add_argument("--friction", type=float, nargs="+", default=[0.0],
                    help="Coulomb friction coefficients to run (0: frictionless, as before)")
+    p.add_argument("--law", nargs="+", choices=("hooke", "hertz"), default=["hooke"],
+                   help="contact laws to run (hertz: Hertz(-Mindlin) in both codes, see above)")
+    p.add_argument("--codes", nargs="+", choices=("pdyn", "lammps"), default=["pdyn", "lammps"],
+                   help="codes to time (pdyn alone: e.g. to compare two pdyn versions)")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per worker run")
     p.add_argument("--json", help="write the results to this JSON file")
     p.add_argument("--worker", choices=("pdyn", "lammps"), help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        args.friction = args.friction[0]
+        args.friction, args.law = args.friction[0], args.law[0]
         worker(args)
         return
-    why_not = lammps_available()
+    why_not = lammps_available() if "lammps" in args.codes else "not asked for (--codes)"
     if why_not:
         print(f"vs_lammps: {why_not}; timing pdyn only", flush=True)
+    codes = ("pdyn",) + (() if why_not else ("lammps",))
     runs = {}
     for rnd in range(args.rounds):
         for n in args.ranks:
-            for mu in args.friction:
-                args.mu = mu
-                for code in ("pdyn",) + (() if why_not else ("lammps",)):
-                    res = run_worker(code, n, args)
-                    runs.setdefault((code, n, mu), []).append(res)
-                    ns = res["wall_s"] / (args.steps * res["particles"]) * 1e9
-                    print(f"round {rnd + 1}: {code:6s} {n} rank(s) mu {mu:g}: {ns:7.1f} "
-                          "ns/particle-step", flush=True)
+            for law in args.law:
+                for mu in args.friction:
+                    args.mu, args.this_law = mu, law
+                    for code in codes:
+                        res = run_worker(code, n, args)
+                        runs.setdefault((code, n, law, mu), []).append(res)
+                        ns = res["wall_s"] / (args.steps * res["particles"]) * 1e9
+                        print(f"round {rnd + 1}: {code:6s} {n} rank(s) {law} mu {mu:g}: "
+                              f"{ns:7.1f} ns/particle-step", flush=True)
 
-    def ns(code, n, mu):
-        return [r["wall_s"] / (args.steps * r["particles"]) * 1e9 for r in runs[(code, n, mu)]]
+    def ns(code, n, law, mu):
+        return [r["wall_s"] / (args.steps * r["particles"]) * 1e9
+                for r in runs[(code, n, law, mu)]]
+
+    def vs_mu0(code, n, law, mu):
+        """Median over rounds of the time with μ over the frictionless time of that round."""
+        return statistics.median(a / b for a, b in zip(ns(code, n, law, mu),
+                                                       ns(code, n, law, 0.0)))
 
     rows = []
     for n in args.ranks:
-        for mu in args.friction:
-            ns_p = ns("pdyn", n, mu)
-            row = {"ranks": n, "friction": mu, "particles": runs[("pdyn", n, mu)][0]["particles"],
-                   "pdyn_ns": statistics.median(ns_p)}
-            if mu and 0.0 in args.friction:
-                row["vs_mu0"] = statistics.median(
-                    [a / b for a, b in zip(ns_p, ns("pdyn", n, 0.0))])
-            if not why_not:
-                ns_l = ns("lammps", n, mu)
-                ratios = [a / b for a, b in zip(ns_p, ns_l)]
-                row.update(lammps_ns=statistics.median(ns_l), ratio=statistics.median(ratios),
-                           ratio_min=min(ratios), ratio_max=max(ratios))
-            rows.append(row)
-    base = {(r["ranks"], r["friction"]): r for r in rows}
+        for law in args.law:
+            for mu in args.friction:
+                ns_p = ns("pdyn", n, law, mu)
+                row = {"ranks": n, "law": law, "friction": mu,
+                       "particles": runs[("pdyn", n, law, mu)][0]["particles"],
+                       "pdyn_ns": statistics.median(ns_p)}
+                if mu and 0.0 in args.friction:
+                    row["vs_mu0"] = vs_mu0("pdyn", n, law, mu)
+                if not why_not:
+                    ns_l = ns("lammps", n, law, mu)
+                    ratios = [a / b for a, b in zip(ns_p, ns_l)]
+                    row.update(lammps_ns=statistics.median(ns_l),
+                               ratio=statistics.median(ratios), ratio_min=min(ratios),
+                               ratio_max=max(ratios))
+                    if mu and 0.0 in args.friction:
+                        row["lammps_vs_mu0"] = vs_mu0("lammps", n, law, mu)
+                rows.append(row)
+    base = {(r["ranks"], r["law"], r["friction"]): r for r in rows}
     for r in rows:
-        one = base.get((1, r["friction"]))
+        one = base.get((1, r["law"], r["friction"]))
         if one:
             r["pdyn_speedup"] = one["pdyn_ns"] / r["pdyn_ns"]
             if "lammps_ns" in r:
                 r["lammps_speedup"] = one["lammps_ns"] / r["lammps_ns"]
     print(f"\ngas scene, {args.steps} timed steps, median of {args.rounds} round(s); "
           "ratio = pdyn / LAMMPS per round (median, min, max)")
-    print(format_table(rows, ["ranks", "friction", "particles", "pdyn_ns", "vs_mu0", "lammps_ns",
-                              "ratio", "ratio_min", "ratio_max", "pdyn_speedup",
-                              "lammps_speedup"]))
-    last = runs[("pdyn", args.ranks[-1], args.friction[-1])][-1]
+    print(format_table(rows, ["ranks", "law", "friction", "particles", "pdyn_ns", "vs_mu0",
+                              "lammps_ns", "lammps_vs_mu0", "ratio", "ratio_min", "ratio_max",
+                              "pdyn_speedup", "lammps_speedup"]))
+    last = runs[("pdyn", args.ranks[-1], args.law[-1], args.friction[-1])][-1]
     print("pdyn phases (s, slowest rank, last run, timed steps): "
           + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items())
           + f"; skin {last.get('skin', 0):.3g} m, {last.get('rebuilds')} rebuilds")
     write_json(args.json, {"benchmark": "vs_lammps", "args": vars(args), "rows": rows,
-                           "runs": {f"{c}/{n}/{mu:g}": v for (c, n, mu), v in runs.items()}})
+                           "runs": {f"{c}/{n}/{law}/{mu:g}": v
+                                    for (c, n, law, mu), v in runs.items()}})
 
 
 if __name__ == "__main__":

@@ -30,9 +30,9 @@ from .checks import InitialStateError, StepGuard, initial_state, share_state
 from .config import ConfigError, ContactConfig, InsertionConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
-from .dynamics.friction import HistoryOverflowError, kick_spin
+from .dynamics.friction import HistoryOverflowError
 from .dynamics.insertion import Inserter
-from .dynamics.integrate import kick, kick_drift
+from .dynamics.integrate import NO_SPIN, kick, kick_drift
 from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
 from .io import make_writers
 from .parallel import StoreChanges, get_comm, make_exchange
@@ -381,6 +381,12 @@ class Simulation:
                                        self.comm, self.exchange.owner_of)
         return StoreChanges(rebuilt=True, emigrated=gone, immigrated=new)
 
+    def _spin(self) -> tuple:
+        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius``), or
+        ``NO_SPIN`` without rotation."""
+        s = self.store
+        return (s.omega, s.torque, s.radius) if self.contact.rotating else NO_SPIN
+
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""
         f = self.store.flags
@@ -391,9 +397,7 @@ class Simulation:
         store, t, half, lists = self.store, self.timers, 0.5 * self.dt, self.neighbours
         with t("integrate"):
             moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
-                               lists.rows, half, self.dt)
-            if self.contact.rotating:
-                kick_spin(store.omega, store.torque, store.mass, store.radius, lists.rows, half)
+                               lists.rows, half, self.dt, *self._spin())
             extra = [float(self._overflow_at)] if self.contact.rotating else []
             if self.comm.size > 1:
                 extra.append(float(self._n_owned))
@@ -450,9 +454,7 @@ class Simulation:
             self._capture(needs)
         self.contact.recording = recording
         with t("integrate"):
-            kick(store.vel, store.force, store.mass, lists.rows, half)
-            if self.contact.rotating:
-                kick_spin(store.omega, store.torque, store.mass, store.radius, lists.rows, half)
+            kick(store.vel, store.force, store.mass, lists.rows, half, *self._spin())
         self.step_index += 1
         self.time = self.step_index * self.dt
         for w in self.writers:

@@ -309,18 +309,6 @@ def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega
     return n_contacts, energy, overflow
 
 
-@njit(**JIT)
-def kick_spin(omega, torque, mass, radius, handles, half_dt):
-    """Half kick of the angular velocity of solid spheres: ω += dt/2 · T / I, I = 2/5 m r²
-    (rad/s; walls are never integrated: infinite inertia)."""
-    for t in range(handles.shape[0]):
-        h = handles[t]
-        s = half_dt / (0.4 * mass[h] * radius[h] * radius[h])
-        omega[h, 0] += s * torque[h, 0]
-        omega[h, 1] += s * torque[h, 1]
-        omega[h, 2] += s * torque[h, 2]
-
-
 def frictional_forces(law, fr, store, lists, gravity, dt, record):
     """Forces and torques of the rows of ``lists`` with history (see
     :func:`_accumulate_frictional`); raises nothing (the caller reduces ``overflow``)."""

@@ -1,6 +1,7 @@
 """Frictional contact with rotation and contact history (``pdyn.dynamics.friction``): the
 closed forms of a sphere on a plane, the two copies of a pair's spring, history across
-rebuilds and reordering, the slot limit, the recorded tangential forces."""
+rebuilds and reordering, the slot limit, the recorded tangential forces, the merge of a row's
+slots with its list."""
 
 import math
 
@@ -9,7 +10,9 @@ import pytest
 
 from pdyn import Simulation
 from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
-from pdyn.dynamics.friction import HistoryOverflowError, partner_key
+from pdyn.dynamics.friction import (HistoryOverflowError, _accumulate_frictional,
+                                    friction_parameters, partner_key)
+from pdyn.dynamics.laws import law_parameters
 from pdyn.particles import HISTORY_SLOTS
 from tests.mpi.scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
 
@@ -158,3 +161,42 @@ def test_recorded_tangential_force_is_coulomb_while_sliding():
     f_n = sim.store.force[h, 2] + sim.store.mass[h] * G  # the wall's normal force
     assert ft.shape == (1, 3) and f_n > 0
     np.testing.assert_allclose(ft[0], [-0.3 * f_n, 0, 0], rtol=1e-12, atol=1e-15)
+
+
+def _one_row(touching, hist):
+    """The frictional pass on row 0 with sphere partners 1, 2, 3 (those in ``touching``
+    overlap it) and old slots ``hist`` ({partner: spring}); returns {key: new spring}."""
+    pos = np.zeros((4, 3))
+    for j, axis in ((1, 0), (2, 1), (3, 2)):
+        pos[j, axis] = 0.9 if j in touching else 1.5
+    vel = np.array([[0.1, 0.2, -0.3], [-0.2, 0.1, 0.3], [0.3, -0.1, 0.2], [0.1, 0.3, -0.2]])
+    omega = np.array([[1.0, -2.0, 0.5], [0.3, 0.2, -1.0], [-0.5, 1.0, 0.2], [0.0, 0.4, 0.6]])
+    hcount = np.zeros(4, np.int64)
+    hkey = np.zeros((4, HISTORY_SLOTS), np.int64)
+    hspring = np.zeros((4, HISTORY_SLOTS, 3))
+    for q, j in enumerate(sorted(hist)):
+        hkey[0, q], hspring[0, q] = partner_key(j), hist[j]
+    hcount[0] = len(hist)
+    law = law_parameters("linear", 0.0, 1000.0, 1.0, 0.3)
+    _accumulate_frictional(
+        law, friction_parameters("linear", 0.5, 0.0, 0.3),
+        np.array([0]), np.array([0, 3]), np.array([3]), np.array([1, 2, 3]), pos, vel, omega,
+        np.full(4, 0.5), np.ones(4), np.arange(4), np.zeros((4, 3)), np.zeros(3), 1e-3,
+        np.zeros((4, 3)), np.zeros((4, 3)), hcount, hkey, hspring, np.zeros((0, 3)))
+    n = hcount[0]
+    assert not hkey[0, n:].any() and not hspring[0, n:].any()
+    return {int(k): tuple(s) for k, s in zip(hkey[0, :n], hspring[0, :n])}
+
+
+def test_history_merge_keeps_every_spring():
+    """The merge of a row's slots with its list: a new contact ahead of kept ones (partner 1 new,
+    2 and 3 kept: the kept slots must be read before the new one takes slot 0), a contact
+    that ends between kept ones; each spring is what the contact alone gives, bit for bit."""
+    old = {2: (1e-3, -2e-3, 5e-4), 3: (-4e-4, 1e-3, 2e-3)}
+    alone = {j: _one_row({j}, {j: old[j]} if j in old else {}) for j in (1, 2, 3)}
+    both = _one_row({1, 2, 3}, old)
+    assert both == {k: v for a in alone.values() for k, v in a.items()}
+    assert len(both) == 3
+    gap = _one_row({1, 3}, {1: (2e-4, 1e-4, 0.0), 2: old[2], 3: old[3]})
+    assert gap == {partner_key(1): _one_row({1}, {1: (2e-4, 1e-4, 0.0)})[partner_key(1)],
+                   partner_key(3): alone[3][partner_key(3)]}
