@@ -80,6 +80,7 @@ from numba import njit
 
 from .._jit import JIT
 from ._kernels import BroadPhaseError, bounding_box, max_radius
+from .giants import GiantsApart, giant_radius
 from .hash_grid import HashGrid
 from .index_sort import IndexSort, ZIndexSort
 from .sweep_prune import SweepPrune
@@ -95,6 +96,10 @@ OCCUPIED_MIN = 0.4
 SWEEP_OVERLAPS = 1.0
 #: particles per cell of the coarse occupancy grid
 COARSE_PER_CELL = 8
+#: a giant is larger than this many times the cubic mean radius of the others
+GIANT_FACTOR = 2.0
+#: at most this many giants are tested apart (each costs one exact test per resident)
+GIANTS_MAX = 32
 #: radii sampled (strided) for the cubic mean
 SAMPLE = 4096
 #: particles sampled (strided) for the occupied fraction
@@ -153,9 +158,10 @@ def statistics(positions, radii, handles=None) -> dict:
         rmax = max_radius(rad, h)
     n = h.shape[0]
     out = {"n": int(n), "spread": 1.0, "cells_per_particle": 0.0, "occupied": 1.0,
-           "axis_overlaps": 0.0}
+           "axis_overlaps": 0.0, "giants": 0, "giant_threshold": np.inf}
     if n < 2:
         return out
+    out["giant_threshold"], out["giants"] = giant_radius(rad, h, GIANT_FACTOR, GIANTS_MAX)
     lo, hi = bounding_box(pos, h)
     sample = rad[h[:: max(1, n // SAMPLE)]]
     out["spread"] = rmax / float(np.mean(sample**3)) ** (1.0 / 3.0)
@@ -182,6 +188,8 @@ def statistics(positions, radii, handles=None) -> dict:
 def choose(stats: dict, usage: str = "steps") -> str:
     """The structure ``auto`` picks for the given :func:`statistics` and ``usage`` ("steps":
     built once, updated and queried many times; "once": built and queried once)."""
+    if usage == "once" and stats.get("giants", 0) > 0:
+        return GiantsApart.name
     if stats["spread"] > SPREAD_MAX:
         return "hash_grid"
     homogeneous = stats["occupied"] >= OCCUPIED_MIN
@@ -216,7 +224,14 @@ class Auto:
     def _decide(self, positions, radii, handles) -> None:
         self.statistics = statistics(positions, radii, handles)
         self.chosen = choose(self.statistics, self.usage)
-        self._bp = CHOICES[self.chosen]()
+        if self.chosen == GiantsApart.name:  # the others' structure from their statistics
+            t = self.statistics["giant_threshold"]
+            others = statistics(positions, radii, handles[radii[handles] <= t])
+            inner = choose({**others, "giants": 0}, self.usage)
+            self._bp = GiantsApart(t, CHOICES[inner])
+            self.chosen = f"{inner}+giants"
+        else:
+            self._bp = CHOICES[self.chosen]()
         self.decisions += 1
 
     def _delegate(self, handles=None):
