@@ -103,17 +103,17 @@ def _giant_pairs(out, pos, rad, giants, others):
 
 class GiantsApart(BroadPhase):
     """The residents with radius > ``threshold`` tested against every resident, the others in
-    an ``inner`` structure (a ``BroadPhase`` class) built over them alone. Exact for any
+    the ``inner`` structure (a new ``BroadPhase``) built over them alone. Exact for any
     threshold (each pair is in exactly one of the two parts). Built from scratch at the next
     query after any change (made for one build and one query: ``find_contacts``)."""
 
     name = "giants_apart"
     filters = True
 
-    def __init__(self, threshold: float, inner: type, **params):
+    def __init__(self, threshold: float, inner: BroadPhase, **params):
         super().__init__(**params)
         self.threshold = float(threshold)
-        self.inner = inner()
+        self.inner = inner
         self._giants = np.zeros(0, np.int64)
         self._others = np.zeros(0, np.int64)
         self._dirty = True

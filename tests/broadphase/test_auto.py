@@ -206,14 +206,14 @@ def test_giants_apart_is_exact_for_any_threshold(threshold, inner):
 
     for seed in range(4):
         _, pos, rad = random_scene(seed, "polydisperse_1e3")
-        bp = GiantsApart(threshold, CHOICES[inner]).build(pos, rad)
+        bp = GiantsApart(threshold, CHOICES[inner]()).build(pos, rad)
         want = find_contacts(pos, rad, method="brute")
         np.testing.assert_array_equal(canonical_pairs(bp.contacts()), want)
         cand = bp.candidate_pairs()
         assert_each_pair_once(cand)
         np.testing.assert_array_equal(canonical_pairs(cand), want)
     for n in (0, 1):
-        bp = GiantsApart(threshold, CHOICES[inner]).build(np.zeros((n, 3)), np.ones(n))
+        bp = GiantsApart(threshold, CHOICES[inner]()).build(np.zeros((n, 3)), np.ones(n))
         assert bp.contacts().shape == (0, 2)
 
 
