@@ -118,17 +118,11 @@ class GiantsApart(BroadPhase):
         self._others = np.zeros(0, np.int64)
         self._dirty = True
 
-    def _build(self, handles):
+    def _changed(self, handles=None):
+        """Any change: both parts are rebuilt at the next query."""
         self._dirty = True
 
-    def _insert(self, handles):
-        self._dirty = True
-
-    def _remove(self, handles):
-        self._dirty = True
-
-    def _update(self):
-        self._dirty = True
+    _build = _insert = _remove = _update = _changed
 
     def _rebuild(self) -> None:
         if self._dirty:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from pdyn.broadphase import find_contacts, make_broadphase
-from pdyn.broadphase.auto import choose, statistics
+from pdyn.broadphase.auto import SPARSE_TABLE, choose, statistics
 from pdyn.scenarios import make_scene
 
 from pdyn.broadphase import canonical_pairs
@@ -99,7 +99,10 @@ def test_find_contacts_builds_for_one_query():
     pos = rng.uniform(0, 500, (2000, 3))  # sparse: hash_grid for steps, index_sort once
     rad = np.full(2000, 0.5)
     assert make_broadphase("auto").build(pos, rad).chosen == "hash_grid"
-    assert make_broadphase("auto", usage="once").build(pos, rad).chosen == "index_sort"
+    once = make_broadphase("auto", usage="once").build(pos, rad)
+    once.contacts()
+    assert once.chosen == "index_sort" and once.stats()["cells"] <= SPARSE_TABLE * 2000
+    assert once.stats()["cells"] > 8 * 2000  # a larger table than the default's (sparse)
     pos[:1900] *= 0.02  # clustered in a corner: zindex_sort once
     assert make_broadphase("auto", usage="once").build(pos, rad).chosen == "zindex_sort"
     np.testing.assert_array_equal(find_contacts(pos, rad), find_contacts(pos, rad, "brute"))
@@ -252,5 +255,5 @@ def test_no_giants_in_the_other_scenes(scene):
     spheres of r = 20 (6.2x the cubic mean), more than ``GIANTS_MAX``."""
     sc = make_scene(scene, scale=0.05 if scene == "checkerboard" else 0.5)
     assert statistics(sc.positions, sc.radii)["giants"] == 0
-    assert statistics(*(lambda s: (s.positions, s.radii))(
-        make_scene("very_polydisperse", scale=0.5)))["giants"] == 1
+    vp = make_scene("very_polydisperse", scale=0.5)
+    assert statistics(vp.positions, vp.radii)["giants"] == 1
