@@ -31,9 +31,10 @@ simulation, "once" for ``find_contacts``):
 0. ``usage="once"`` and ``giants`` > 0: giants apart (``giants.py``), ``chosen`` =
    "<structure>+giants": each giant tested against every resident (~1.6 ns per test), the
    others in the structure rules 1-6 pick from their own statistics. CPU ms from scratch
-   (``find_contacts``, best of 3-5, 2026-11-23): Koch's ``very_polydisperse`` (one r = 180
-   among 39 999 of r = 0.5): 7.4 (``index_sort`` on the others alone 6.2) < ``hash_grid``
-   53; at 3.2·10⁵ spheres 62 (49) < 433. 10⁵ spheres r = 0.5 in 100³ with G giants of r
+   (``find_contacts``, 2026-11-23): Koch's ``very_polydisperse`` (one r = 180 among 39 999
+   of r = 0.5; ``benchmarks/giant_among_small.py``, medians): 5.8-7.9 < ``hash_grid`` 55-76
+   < ``linked_cells`` 771-1267; at 3.2·10⁵ spheres 46 < 928 < 63 700. Best of 3-5 below:
+   10⁵ spheres r = 0.5 in 100³ with G giants of r
    5-20: G = 1-16 16-19 < ``hash_grid`` 131-140; 64: 27 < 144; 256: 58 < 168; 1024: 348 >
    312 (the G·N tests dominate), hence ``GIANTS_MAX`` = 32 (at most 32 tests per sphere, a
    third of an index sort's build or less). One or eight spheres q times the others' radius
