@@ -20,11 +20,30 @@ are ignored):
   the particles crowd into a corner of an empty box.
 * ``axis_overlaps`` = N · largest diameter / longest extent: how many particles' extents
   overlap one particle's along the longest axis (what sweep and prune sweeps).
+* ``giants`` = how many spheres are larger than ``GIANT_FACTOR`` × the cubic mean radius of
+  the others (``giant_threshold``: the radius above which they are), 0 if more than
+  ``GIANTS_MAX`` (a few O(N) passes over the radii; ``giants.py``).
 
 Choice (thresholds from ``pdyn bench --report`` runs on the 2-core development machine on
 2026-11-23, wall-clock ms per step unless said otherwise; ``usage`` is "steps" for a
 simulation, "once" for ``find_contacts``):
 
+0. ``usage="once"`` and ``giants`` > 0: giants apart (``giants.py``), ``chosen`` =
+   "<structure>+giants": each giant tested against every resident (~1.6 ns per test), the
+   others in the structure rules 1-6 pick from their own statistics. CPU ms from scratch
+   (``find_contacts``, 2026-11-23): Koch's ``very_polydisperse`` (one r = 180 among 39 999
+   of r = 0.5; ``benchmarks/giant_among_small.py``, medians): 5.8-7.9 < ``hash_grid`` 55-76
+   < ``linked_cells`` 771-1267; at 3.2·10⁵ spheres 46 < 928 < 63 700. Best of 3-5 below:
+   10⁵ spheres r = 0.5 in 100³ with G giants of r
+   5-20: G = 1-16 16-19 < ``hash_grid`` 131-140; 64: 27 < 144; 256: 58 < 168; 1024: 348 >
+   312 (the G·N tests dominate), hence ``GIANTS_MAX`` = 32 (at most 32 tests per sphere, a
+   third of an index sort's build or less). One or eight spheres q times the others' radius
+   among 10⁵, against the plain pick: q = 1.5 0.90-1.04x (no gain), 2 1.04-1.19x, 2.5-3
+   1.11-1.33x (``index_sort`` with cells q times wider), 4 6.5-7.9x (``hash_grid``), hence
+   ``GIANT_FACTOR`` = 2. No other scene of Koch's has giants: ``more_polydisperse``'s 320 of
+   r = 20 (and, at factor 2, the 2880 of r = 2.5) are more than 32; taken apart anyway they
+   cost 427 ms against ``hash_grid``'s 122. A simulation (``usage="steps"``) keeps rules 1-4:
+   giants apart rebuilds both parts at the first query after any change (not incremental).
 1. ``spread > SPREAD_MAX`` (= 3): ``hash_grid``, one grid per size class. Koch's
    ``polydisperse`` (spread 1.5, 5·10⁴ spheres): ``index_sort`` 16.8 < ``linked_cells`` 20.9
    < ``hash_grid`` 36.1; ``more_polydisperse`` (6.2, 8·10⁴): ``hash_grid`` 71 < ``zindex_sort``
@@ -60,14 +79,21 @@ simulation, "once" for ``find_contacts``):
    capped table enlarges the cells of a sparse homogeneous scene, but they stay nearly empty;
    Koch's 1024³ box from scratch at 1.6-6.4·10⁵ spheres: ``index_sort`` 18-80 ms <
    ``zindex_sort`` 95-395 (a hash lookup per neighbour cell, mostly empty) < ``hash_grid``
-   190-1040; at 10⁴-8·10⁴ ``index_sort`` and ``zindex_sort`` are within 1.2x.
+   190-1040; at 10⁴-8·10⁴ ``index_sort`` and ``zindex_sort`` are within 1.2x. Where a dense
+   grid would need more than ``DENSE_CELLS`` cells per particle, its table gets
+   ``SPARSE_TABLE`` (= 32) cells per particle instead of the default 8 (smaller cells, fewer
+   candidates; 128 bytes per particle): the same box from scratch, 10⁴ / 4·10⁴ / 1.6·10⁵ /
+   6.4·10⁵ spheres, CPU ms at 8, 16, 32, 64 cells per particle: 2.0 1.4 1.2 1.2 / 8.9 8.3 7.8
+   5.8 / 35.9 24.0 22.4 21.0 / 116 108 96 123; the small spheres of ``very_polydisperse``
+   (4·10⁴): 7.8 6.1 5.1 3.8.
 6. else (``usage="once"``, clustered): ``zindex_sort``, cells of the largest diameter and
    O(N) memory whatever the domain, where a capped dense table would make the clusters' cells
    huge (``inhomogeneous`` with ``index_sort``: 3·10⁷ candidates, ``zindex_sort`` 10⁵).
 
 When to decide: at every ``build`` (from that build's residents); ``insert``, ``remove`` and
 ``update`` go to the structure chosen at the last build (a first ``insert`` without a build
-decides from the inserted residents). The simulation builds at start and at every Z-curve
+decides from the inserted residents; giants apart keeps its threshold and rebuilds both parts
+at the next query). The simulation builds at start and at every Z-curve
 reordering (every ``reorder_every`` steps), so a scene whose character changes is re-judged
 then. Each MPI rank decides from its own residents; the choice never changes results (every
 structure yields the same pairs and the contact kernel orders them by global id).
@@ -80,6 +106,7 @@ from numba import njit
 
 from .._jit import JIT
 from ._kernels import BroadPhaseError, bounding_box, max_radius
+from .giants import GiantsApart, giant_radius
 from .hash_grid import HashGrid
 from .index_sort import IndexSort, ZIndexSort
 from .sweep_prune import SweepPrune
@@ -93,8 +120,14 @@ OCCUPIED_MIN = 0.4
 #: particles whose extents overlap along the longest axis, per particle, below which a
 #: persistent sweep and prune wins (almost nothing overlaps even in one dimension)
 SWEEP_OVERLAPS = 1.0
+#: cells per particle of the ``index_sort`` table for a sparse scene built once (rule 5)
+SPARSE_TABLE = 32
 #: particles per cell of the coarse occupancy grid
 COARSE_PER_CELL = 8
+#: a giant is larger than this many times the cubic mean radius of the others
+GIANT_FACTOR = 2.0
+#: at most this many giants are tested apart (each costs one exact test per resident)
+GIANTS_MAX = 32
 #: radii sampled (strided) for the cubic mean
 SAMPLE = 4096
 #: particles sampled (strided) for the occupied fraction
@@ -153,9 +186,10 @@ def statistics(positions, radii, handles=None) -> dict:
         rmax = max_radius(rad, h)
     n = h.shape[0]
     out = {"n": int(n), "spread": 1.0, "cells_per_particle": 0.0, "occupied": 1.0,
-           "axis_overlaps": 0.0}
+           "axis_overlaps": 0.0, "giants": 0, "giant_threshold": np.inf}
     if n < 2:
         return out
+    out["giant_threshold"], out["giants"] = giant_radius(rad, h, GIANT_FACTOR, GIANTS_MAX)
     lo, hi = bounding_box(pos, h)
     sample = rad[h[:: max(1, n // SAMPLE)]]
     out["spread"] = rmax / float(np.mean(sample**3)) ** (1.0 / 3.0)
@@ -182,6 +216,8 @@ def statistics(positions, radii, handles=None) -> dict:
 def choose(stats: dict, usage: str = "steps") -> str:
     """The structure ``auto`` picks for the given :func:`statistics` and ``usage`` ("steps":
     built once, updated and queried many times; "once": built and queried once)."""
+    if usage == "once" and stats.get("giants", 0) > 0:
+        return GiantsApart.name
     if stats["spread"] > SPREAD_MAX:
         return "hash_grid"
     homogeneous = stats["occupied"] >= OCCUPIED_MIN
@@ -190,6 +226,15 @@ def choose(stats: dict, usage: str = "steps") -> str:
     if usage == "steps" and stats["axis_overlaps"] < SWEEP_OVERLAPS:
         return "sweep_prune"
     return "hash_grid" if usage == "steps" else "zindex_sort"
+
+
+def structure(name: str, stats: dict, usage: str = "steps"):
+    """A new structure ``name`` (a :func:`choose` result other than giants apart) with the
+    parameters the statistics call for: a sparse ``index_sort`` built once gets a table of
+    ``SPARSE_TABLE`` cells per particle (rule 5)."""
+    if name == "index_sort" and usage == "once" and stats["cells_per_particle"] > DENSE_CELLS:
+        return IndexSort(max_cells=max(4096, SPARSE_TABLE * stats["n"]))
+    return CHOICES[name]()
 
 
 class Auto:
@@ -216,7 +261,14 @@ class Auto:
     def _decide(self, positions, radii, handles) -> None:
         self.statistics = statistics(positions, radii, handles)
         self.chosen = choose(self.statistics, self.usage)
-        self._bp = CHOICES[self.chosen]()
+        if self.chosen == GiantsApart.name:  # the others' structure from their statistics
+            t = self.statistics["giant_threshold"]
+            others = statistics(positions, radii, handles[radii[handles] <= t])
+            inner = choose({**others, "giants": 0}, self.usage)
+            self._bp = GiantsApart(t, structure(inner, others, self.usage))
+            self.chosen = f"{inner}+giants"
+        else:
+            self._bp = structure(self.chosen, self.statistics, self.usage)
         self.decisions += 1
 
     def _delegate(self, handles=None):
