@@ -501,6 +501,25 @@ def test_memory_estimate_refuses_before_allocating(monkeypatch):
     scenarios.make_scene("drop", scale=0.01)  # 10 spheres fit
 
 
+def test_memory_estimate_counts_friction(monkeypatch):
+    """A run with friction holds spin, torque and contact history: the estimate is larger, and
+    a config with friction reaches the check through the simulation's scene."""
+    from pdyn import scenarios
+    from pdyn.config import ContactConfig, SimulationConfig
+    from pdyn.simulation import scene_from_config
+
+    n = scenarios.SIZES["drop"] * 10  # 10 000 spheres: 6.0 MB, 14.5 MB with friction
+    monkeypatch.setattr(scenarios, "available_memory", lambda: 10 * 2**20)  # 10 MiB
+    scenarios.make_scene("drop", scale=10)
+    with pytest.raises(scenarios.SceneError, match=r"\(1450 B each\)"):
+        scenarios.make_scene("drop", scale=10, rotating=True)
+    scene_from_config(SimulationConfig(scene="drop", scale=10))
+    for contact in (ContactConfig(friction=0.5), ContactConfig(rolling_friction=0.1)):
+        with pytest.raises(scenarios.SceneError, match="1450 B each"):
+            scene_from_config(SimulationConfig(scene="drop", scale=10, contact=contact))
+    assert n * scenarios.BYTES_PER_PARTICLE < 10 * 2**20 < n * 1450
+
+
 def test_blocks_sized_against_particles():
     from pdyn.domain import Box, BlockGrid, DecompositionError
 
