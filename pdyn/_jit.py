@@ -6,11 +6,11 @@ the kernels as plain Python (coverage, debugging).
 **Cache validity.** numba marks a cached kernel with the stamp of the one file that defines it,
 so a kernel that inlines a function from another file (every force kernel calls the laws of
 ``pdyn/dynamics/laws.py``) kept its old machine code when only that other file changed — in
-an editable install after ``git pull``, a run silently used the old physics (numba issue
-#6845). Importing this module puts a locator in front of numba's own for pdyn's files: the
-same cache places (next to the sources, or the user-wide cache), stamped with a hash of
-*every* source file of the package (:data:`PACKAGE_STAMP`), so any change of pdyn recompiles
-all its kernels once. If numba's internals differ from what this expects, numba's own
+an editable install after ``git pull``, a run silently used the old physics (a limitation
+numba documents under ``cache``; numba issue #1833). Importing this module puts a locator
+in front of numba's own for pdyn's files: the same cache places (next to the sources, or the
+user-wide cache), stamped with a hash of *every* source file of the package
+(:data:`PACKAGE_STAMP`), so any change of pdyn recompiles all its kernels once. If numba's internals differ from what this expects, numba's own
 locators are left as they are.
 """
 

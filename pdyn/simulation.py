@@ -70,8 +70,7 @@ def scene_from_config(config: SimulationConfig, ranks: int = 1) -> Scene:
     """The initial state a config asks for: its ``[particles]`` or a named scene (generated per
     cell scenes stay undrawn: each of ``ranks`` ranks draws its share)."""
     if config.particles is None:
-        c = config.contact
-        rotating = c is not None and (c.friction > 0.0 or c.rolling_friction > 0.0)
+        rotating = config.contact is not None and ContactModel.from_config(config.contact).rotating
         return make_scene(config.scene, scale=config.scale, seed=config.seed,
                           materialise=False, ranks=ranks, rotating=rotating)
     p = config.particles
