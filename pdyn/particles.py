@@ -56,7 +56,9 @@ class Field:
     ``ghost``: sent to a ghost on every exchange (``"always"``), only when the ghost is created
     (``"create"``), or ``"never"``; ``migrate``: moves with a particle that changes rank;
     ``checkpoint``: written to checkpoints and restored on restart; ``feature``: the field
-    exists only in stores built with that feature (None: in every store).
+    exists only in stores built with that feature (None: in every store); ``counted_by``:
+    a field of slots of which only the first (that field's value) are used, the rest zero
+    (reordering then moves only the used ones).
     """
 
     dtype: type
@@ -65,6 +67,7 @@ class Field:
     migrate: bool
     checkpoint: bool
     feature: str | None = None
+    counted_by: str | None = None
 
     @property
     def width(self) -> int:
@@ -95,9 +98,9 @@ FIELDS: dict[str, Field] = {
     "history_count":  Field(np.int64,   (),                 ghost=NEVER, migrate=True,
                             checkpoint=True, feature=ROTATION),
     "history_key":    Field(np.int64,   (HISTORY_SLOTS,),   ghost=NEVER, migrate=True,
-                            checkpoint=True, feature=ROTATION),
+                            checkpoint=True, feature=ROTATION, counted_by="history_count"),
     "history_spring": Field(np.float64, (HISTORY_SLOTS, 3), ghost=NEVER, migrate=True,
-                            checkpoint=True, feature=ROTATION),
+                            checkpoint=True, feature=ROTATION, counted_by="history_count"),
 }
 #: the field a periodic image shifts (ghost position = owner position + shift)
 SHIFTED = "pos"
@@ -306,7 +309,14 @@ class ParticleStore:
         old_to_new = np.full(self.capacity, -1, np.int64)
         old_to_new[order] = np.arange(n)
         used = self._hwm  # slots at and above the high-water mark are still zero
+        counted = [n for n in self.fields if FIELDS[n].counted_by]
+        for name in counted:  # before their counts move
+            arr = getattr(self, name)
+            _permute_counted(arr.reshape(arr.shape[0], arr.shape[1], -1),
+                             getattr(self, FIELDS[name].counted_by), order, used)
         for name in self.fields:
+            if name in counted:
+                continue
             arr = getattr(self, name)
             moved = arr[order].copy()
             arr[:n] = moved
@@ -327,6 +337,34 @@ class ParticleStore:
     def momentum(self) -> np.ndarray:
         h = self.owned
         return (self.mass[h, None] * self.vel[h]).sum(axis=0)
+
+
+@njit(**JIT)
+def _permute_counted(arr, count, order, used):
+    """``arr[k, :count[order[k]]] = arr[order[k], :count[order[k]]]`` for every k, every
+    other slot of rows below ``used`` zero, moving only the used slots (``arr``: (rows,
+    slots, width), unused slots zero before and after)."""
+    total = 0
+    for k in range(order.shape[0]):
+        total += count[order[k]]
+    buf = np.empty((total, arr.shape[2]), arr.dtype)
+    q = 0
+    for k in range(order.shape[0]):
+        o = order[k]
+        for s in range(count[o]):
+            for c in range(arr.shape[2]):
+                buf[q, c] = arr[o, s, c]
+            q += 1
+    for o in range(used):  # live and dead rows alike
+        for s in range(count[o]):
+            for c in range(arr.shape[2]):
+                arr[o, s, c] = 0
+    q = 0
+    for k in range(order.shape[0]):
+        for s in range(count[order[k]]):
+            for c in range(arr.shape[2]):
+                arr[k, s, c] = buf[q, c]
+            q += 1
 
 
 # ------------------------------------------------------------------ packing by schema

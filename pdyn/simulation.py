@@ -211,6 +211,8 @@ class Simulation:
             self._check_history(self.comm.allreduce_max(float(self._overflow_at)))
         for k, v in kept.items():  # the history must not advance twice in one step either
             getattr(self.store, k)[:] = v
+        if kept:
+            self.contact.history.reset()  # the next pass reads the checkpoint's slots
 
     # ------------------------------------------------------------------ setup helpers
     def _overlap_rules(self) -> dict:
@@ -313,6 +315,15 @@ class Simulation:
             self.store, self.neighbours, self.gravity, self.dt)
         if overflow > 0 and self._overflow_at < 0:
             self._overflow_at = self.step_index
+
+    def sync_history(self) -> None:
+        """With friction: write the contact history the force pass keeps per list entry
+        into the particles' slots (``history_count``, ``history_key``, ``history_spring``),
+        so the store holds the whole state. Done before the lists are rebuilt, before output
+        and at the end of :meth:`run`; call it before reading the slots between steps. It
+        changes no result."""
+        if self.contact.rotating:
+            self.contact.history.save(self.store, self.neighbours)
 
     def _check_history(self, overflow_at: float) -> None:
         """Raise ``HistoryOverflowError`` on every rank if any rank's history overflowed
@@ -418,6 +429,8 @@ class Simulation:
         pour = self.inserter is not None and self.inserter.due(self.step_index + 1,
                                                                (self.step_index + 1) * self.dt)
         rebuild = lists.due(drift2) or pour  # new spheres enter lists and ghost plan
+        if rebuild or lists.every_step:
+            self.sync_history()  # before particles move in memory and the lists change
         balance = rebuild and self.balancer.due(self.step_index + 1)
         if balance:
             with t("balance"):  # the work of the interval that ends, on its lists
@@ -461,6 +474,7 @@ class Simulation:
         for w in self.writers:
             if w.due(self.step_index):
                 with t("output"):
+                    self.sync_history()
                     w(self)
 
     def run(self, steps: int | None = None, progress: bool | None = None) -> dict:
@@ -485,6 +499,7 @@ class Simulation:
             if bar is not None:
                 bar.leave = done  # after an error the bar is erased: the error is the last line
                 bar.close()
+        self.sync_history()  # the store holds the whole state between runs
         for w in self.writers:  # buffered output (the wall-force series)
             if hasattr(w, "finish"):
                 with self.timers("output"):

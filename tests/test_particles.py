@@ -6,7 +6,8 @@ import pytest
 
 from pdyn import particles
 from pdyn.particles import (ALWAYS, CHECKPOINT, FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE,
-                            INFINITE, MIGRATE, OWNED, ROTATION, Field, Packing, ParticleStore)
+                            HISTORY_SLOTS, INFINITE, MIGRATE, OWNED, ROTATION, Field, Packing,
+                            ParticleStore)
 
 
 def _store(n=6, capacity=16, features=(ROTATION,)):
@@ -81,6 +82,11 @@ def test_growth_keeps_data_and_handles():
 
 def test_permute_compacts_and_maps_old_to_new():
     s, h = _store(n=8)
+    rng = np.random.default_rng(1)
+    for k, c in zip(h, rng.integers(0, HISTORY_SLOTS + 1, h.size)):  # used slots only
+        s.history_count[k] = c
+        s.history_key[k, :c] = rng.integers(1, 99, c)
+        s.history_spring[k, :c] = rng.normal(size=(c, 3))
     s.remove(h[[0, 5]])
     live = s.live.copy()
     before = _rows(s, live)
@@ -95,7 +101,8 @@ def test_permute_compacts_and_maps_old_to_new():
         np.testing.assert_array_equal(getattr(s, name)[old_to_new[live]], before[name], name)
         assert not getattr(s, name)[n:].any(), name
     assert s.add(gid=[99], radius=1.0, mass=1.0).tolist() == [n]  # free list was reset
-    s.history_spring[s.live] = 1.0  # a second permute clears what the first left and more
+    s.history_count[s.live] = HISTORY_SLOTS  # a second permute clears what the first left
+    s.history_spring[s.live] = 1.0
     s.remove(s.live[:3])
     s.permute(s.live.copy())
     assert not s.history_spring[s.live.size:].any()

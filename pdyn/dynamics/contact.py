@@ -36,7 +36,7 @@ from numba import njit
 from .._jit import JIT
 from ..broadphase import canonical_pairs
 from ..broadphase._kernels import overlaps
-from .friction import frictional_forces, friction_parameters
+from .friction import ContactHistory, frictional_forces, friction_parameters
 from .laws import law_parameters, normal_force
 
 
@@ -241,6 +241,7 @@ class ContactModel:
         self.rotating = friction > 0.0 or rolling_friction > 0.0
         self.recording = False
         self.tangential = np.zeros((0, 3))
+        self.history = ContactHistory()  # with friction: the springs between rebuilds
 
     @classmethod
     def from_config(cls, cfg) -> "ContactModel":
@@ -293,7 +294,9 @@ class ContactModel:
         history by ``dt`` s) of the rows of the neighbour ``lists``
         (:class:`~pdyn.dynamics.neighbours.NeighbourList`); return (contacts, elastic energy)
         of this rank's share and the contacts that found no history slot (0 without
-        friction; the caller reduces it and raises :class:`HistoryOverflowError`)."""
+        friction; the caller reduces it and raises :class:`HistoryOverflowError`). With
+        friction the history between rebuilds is kept in :attr:`history`; call
+        :meth:`ContactHistory.save` before the lists are rebuilt or particles move in memory."""
         if not self.rotating:
             n, e = _accumulate(self.parameters, float(dt), lists.rows, lists.start, lists.split,
                                lists.partner, store.pos, store.vel, store.radius, store.mass,
@@ -303,7 +306,7 @@ class ContactModel:
             self.tangential = np.zeros((lists.partner.shape[0], 3))
         record = self.tangential if self.recording else _NO_RECORD
         return frictional_forces(self.parameters, self.friction, store, lists, gravity, dt,
-                                 record)
+                                 record, self.history)
 
 
 _NO_RECORD = np.zeros((0, 3))

@@ -141,6 +141,7 @@ class NeighbourList:
         self.start = np.zeros(1, np.int64)
         self.split = np.zeros(0, np.int64)
         self.partner = np.zeros(0, np.int64)
+        self.builds = 0  # lists built so far (what per-entry state refers to)
         self._radius = np.zeros(0)
 
     @property
@@ -180,6 +181,7 @@ class NeighbourList:
             np.ascontiguousarray(pairs, np.int64), store.pos, radius, store.gid,
             store.normal, rows, row_of, np.ascontiguousarray(walls, np.int64), self.reach)
         self.rows = rows
+        self.builds += 1
 
     def entries(self) -> int:
         """Partner entries over all rows (list memory: 8 bytes each)."""

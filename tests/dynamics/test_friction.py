@@ -10,8 +10,8 @@ import pytest
 
 from pdyn import Simulation
 from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
-from pdyn.dynamics.friction import (HistoryOverflowError, _accumulate_frictional,
-                                    friction_parameters, partner_key)
+from pdyn.dynamics.friction import (HistoryOverflowError, _accumulate_frictional, _load_slots,
+                                    _save_slots, friction_parameters, partner_key)
 from pdyn.dynamics.laws import law_parameters
 from pdyn.particles import HISTORY_SLOTS
 from tests.mpi.scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
@@ -97,6 +97,7 @@ def test_pair_springs_are_exact_negatives():
     seen = 0
     for _ in range(400):
         sim.step()
+        sim.sync_history()
         if s.history_key[a, 0]:
             seen += 1
             assert s.history_key[a, 0] == partner_key(s.gid[b])
@@ -165,7 +166,9 @@ def test_recorded_tangential_force_is_coulomb_while_sliding():
 
 def _one_row(touching, hist):
     """The frictional pass on row 0 with sphere partners 1, 2, 3 (those in ``touching``
-    overlap it) and old slots ``hist`` ({partner: spring}); returns {key: new spring}."""
+    overlap it) and old slots ``hist`` ({partner: spring}), through the history's three
+    kernels: the slots loaded per list entry, the pass, its entries saved into the slots;
+    returns {key: new spring}."""
     pos = np.zeros((4, 3))
     for j, axis in ((1, 0), (2, 1), (3, 2)):
         pos[j, axis] = 0.9 if j in touching else 1.5
@@ -177,14 +180,21 @@ def _one_row(touching, hist):
     for q, j in enumerate(sorted(hist)):
         hkey[0, q], hspring[0, q] = partner_key(j), hist[j]
     hcount[0] = len(hist)
+    rows, start, partner, gid = np.array([0]), np.array([0, 3]), np.array([1, 2, 3]), np.arange(4)
+    old_e, old_s = np.zeros(3, np.int64), np.zeros((3, 3))
+    n_old = _load_slots(rows, start, partner, gid, hcount, hkey, hspring, old_e, old_s)
+    assert n_old == len(hist)
+    new_e, new_s = np.zeros(3, np.int64), np.zeros((3, 3))
     law = law_parameters("linear", 0.0, 1000.0, 1.0, 0.3)
-    _accumulate_frictional(
-        law, friction_parameters("linear", 0.5, 0.0, 0.3),
-        np.array([0]), np.array([0, 3]), np.array([3]), np.array([1, 2, 3]), pos, vel, omega,
-        np.full(4, 0.5), np.ones(4), np.arange(4), np.zeros((4, 3)), np.zeros(3), 1e-3,
-        np.zeros((4, 3)), np.zeros((4, 3)), hcount, hkey, hspring, np.zeros((0, 3)))
+    *_, k = _accumulate_frictional(
+        law, friction_parameters("linear", 0.5, 0.0, 0.3), rows, start, np.array([3]),
+        partner, pos, vel, omega, np.full(4, 0.5), np.ones(4), gid, np.zeros((4, 3)),
+        np.zeros(3), 1e-3, np.zeros((4, 3)), np.zeros((4, 3)), old_e, old_s, n_old, new_e,
+        new_s, HISTORY_SLOTS, np.zeros((0, 3)))
+    assert k == len(touching) and list(new_e[:k]) == sorted(j - 1 for j in touching)
+    _save_slots(rows, start, partner, gid, new_e, new_s, k, hcount, hkey, hspring)
     n = hcount[0]
-    assert not hkey[0, n:].any() and not hspring[0, n:].any()
+    assert n == k and not hkey[0, n:].any() and not hspring[0, n:].any()
     return {int(k): tuple(s) for k, s in zip(hkey[0, :n], hspring[0, :n])}
 
 
