@@ -125,6 +125,25 @@ def test_history_survives_rebuilds_and_reordering():
         assert np.array_equal(u, v), name
 
 
+def test_history_sync_changes_nothing_and_is_required():
+    """Saving the per-entry history into the particles' slots after every step changes no
+    bit of the run; lists rebuilt without that save are refused (the springs would be lost)."""
+    cfg = dense_polydisperse(("wall",) * 3, n=200, law="hertz", friction=0.5)
+    a, b = Simulation(cfg), Simulation(cfg)
+    for _ in range(150):
+        a.step()
+        b.step()
+        b.sync_history()
+    a.sync_history()
+    for name in ("pos", "vel", "omega", "history_count", "history_key", "history_spring"):
+        assert np.array_equal(getattr(a.store, name), getattr(b.store, name)), name
+    assert (a.store.history_count > 0).sum() > 20
+    a.step()  # the history advances past the slots again
+    a._find_neighbours(None, rebuilt=True)
+    with pytest.raises(RuntimeError, match="saved"):
+        a._forces()
+
+
 def test_too_many_partners_for_the_history_is_an_error():
     """A big sphere touching more small spheres than it has history slots: one line."""
     n = HISTORY_SLOTS + 4
