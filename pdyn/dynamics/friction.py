@@ -217,7 +217,7 @@ def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega
     p = 0
     k = 0
     for t in range(rows.shape[0]):
-        i = rows[t]
+        i = np.uint64(rows[t])  # unsigned: no negative-index wraparound in every access
         k_row = k
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
         ri, mi, gi = rad[i], mass[i], gid[i]
@@ -227,7 +227,7 @@ def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega
             for u in range(start[t], start[t + 1]):
                 record[u, 0] = record[u, 1] = record[u, 2] = 0.0
         for u in range(start[t], start[t + 1]):
-            j = partner[u]
+            j = np.uint64(partner[u])
             if u < split[t]:
                 dx = pos[j, 0] - xi
                 dy = pos[j, 1] - yi
