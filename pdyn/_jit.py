@@ -21,6 +21,11 @@ from pathlib import Path
 
 JIT = {"cache": True, "nogil": True}
 
+#: for a kernel whose divisions cannot divide by zero on valid input (positive radii and
+#: masses): numpy's error model drops numba's ZeroDivisionError test from each division
+#: (the IEEE result otherwise); the frictionless contact pass, ~5 % faster (measured)
+JIT_IEEE = {**JIT, "error_model": "numpy"}
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 
