@@ -20,7 +20,8 @@ ghost is evaluated on both ranks, each applying only its own half. Each pair of 
 particles is evaluated once from each side (full lists): f(j←i) = −f(i←j) exactly in IEEE
 arithmetic for these laws, so a half list could halve the force evaluations, but with the
 ordered gather of the shared pair forces that determinism needs it measured slower (3.7 vs
-3.3 ms a step on the 97 336-sphere gas). Walls have infinite mass and radius: R_eff = r_i,
+3.3 ms a step on the 97 336-sphere gas), and so did the other half-list layouts tried
+(ARCHITECTURE.md, "Contacts and forces"). Walls have infinite mass and radius: R_eff = r_i,
 m_eff = m_i.
 
 Units: N, m, m/s, kg, J.

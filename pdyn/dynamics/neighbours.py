@@ -1,9 +1,10 @@
 """Verlet neighbour lists with a skin: who may touch whom until the next rebuild.
 
 At a rebuild the configured broad-phase structure, bound to radii enlarged by half the skin
-(``r + skin/2``), yields candidate pairs; the shared exact predicate
-(``pdyn.broadphase._kernels.overlaps``) on those radii keeps exactly the pairs with
-|x_i − x_j| ≤ r_i + r_j + skin. Every *row* (an owned, integrated particle) lists its partners
+(``r + skin/2``), yields the pairs that pass the shared exact predicate
+(``pdyn.broadphase._kernels.overlaps``) on those radii (``BroadPhase.contacts``; structures that
+test while they emit never hold the candidate list): exactly the pairs with
+|x_i − x_j| ≤ r_i + r_j + skin (with skin 0 the lists cut the candidates themselves). Every *row* (an owned, integrated particle) lists its partners
 in ascending global id, then the walls (infinite particles) whose plane is within r_i + skin,
 in wall order: the order in which the contact kernel (``pdyn.dynamics.contact``) sums forces.
 Rows, not pairs, are the unit: a row is where per-contact state keyed by the partner's global
