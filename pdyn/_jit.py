@@ -21,6 +21,12 @@ from pathlib import Path
 
 JIT = {"cache": True, "nogil": True}
 
+#: for a kernel whose divisions cannot divide by zero on valid input (positive radii and
+#: masses): numpy's error model drops numba's ZeroDivisionError test from each division
+#: (the IEEE result otherwise). The frictionless contact pass: 0.95x the time alone, 0.86x
+#: with unsigned handles (equilibrated 97 336-sphere gas, same state, alternating calls)
+JIT_IEEE = {**JIT, "error_model": "numpy"}
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 

@@ -20,7 +20,8 @@ clock = time.process_time
 
 class Stopwatch:
     """A broad phase with its calls timed: ``update`` (build, insert, remove, bind, update) and
-    ``query`` (candidate_pairs) seconds accumulate; everything else is passed through."""
+    ``query`` (candidate_pairs, contacts) seconds accumulate; everything else is passed
+    through."""
 
     def __init__(self, bp):
         self.__dict__["_bp"] = bp
@@ -51,6 +52,9 @@ class Stopwatch:
 
     def candidate_pairs(self, *a, **kw):
         return self._timed("query", "candidate_pairs", *a, **kw)
+
+    def contacts(self, *a, **kw):
+        return self._timed("query", "contacts", *a, **kw)
 
     def __getattr__(self, name):
         return getattr(self._bp, name)

@@ -361,7 +361,7 @@ class _SortedCells(BroadPhase):
                                    limit=self.max_candidates, name=self.name)
         spos, srad = gather(self._pos, self._rad, self._items[: self._n])
         tested = np.zeros(1, np.int64)
-        pairs = run_pair_kernel(kernel, *args, spos, srad, tested, guess=2 * self._n + 16)
+        pairs = run_pair_kernel(kernel, *args, spos, srad, tested, guess=4 * self._n + 16)
         self._candidates = int(tested[0])
         return pairs
 

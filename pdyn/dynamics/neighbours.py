@@ -1,13 +1,15 @@
 """Verlet neighbour lists with a skin: who may touch whom until the next rebuild.
 
 At a rebuild the configured broad-phase structure, bound to radii enlarged by half the skin
-(``r + skin/2``), yields candidate pairs; the shared exact predicate
-(``pdyn.broadphase._kernels.overlaps``) on those radii keeps exactly the pairs with
-|x_i − x_j| ≤ r_i + r_j + skin. Every *row* (an owned, integrated particle) lists its partners
-in ascending global id, then the walls (infinite particles) whose plane is within r_i + skin,
-in wall order: the order in which the contact kernel (``pdyn.dynamics.contact``) sums forces.
-Rows, not pairs, are the unit: a row is where per-contact state keyed by the partner's global
-id can live, carried across steps and rebuilds.
+(``r + skin/2``), yields the pairs that pass the shared exact predicate
+(``pdyn.broadphase._kernels.overlaps``) on those radii (``BroadPhase.contacts``: structures
+that test while they emit never hold the candidate list): exactly the pairs with
+|x_i − x_j| ≤ r_i + r_j + skin (with skin 0 the lists cut the candidates themselves). Every
+*row* (an owned, integrated particle) lists its partners in ascending global id, then the
+walls (infinite particles) whose plane is within r_i + skin, in wall order: the order in
+which the contact kernel (``pdyn.dynamics.contact``) sums forces. Rows, not pairs, are the
+unit: a row is where per-contact state keyed by the partner's global id can live, carried
+across steps and rebuilds.
 
 The lists stay valid while no particle has moved more than skin/2 since they were built (two
 particles then approach by at most one skin). The driver measures each particle's displacement
@@ -45,27 +47,28 @@ def _plane_gap(pos, normal, i, w):
 
 
 @njit(**JIT)
-def _build_rows(pairs, pos, rad, gid, normal, rows, row_of, walls, half):
-    """The lists of ``rows`` from candidate ``pairs`` (M, 2) on enlarged radii ``rad``.
+def _build_rows(pairs, pos, rad, gid, normal, rows, row_of, walls, half, exact, kept, key):
+    """The lists of ``rows`` from ``pairs`` (M, 2) on enlarged radii ``rad``: candidates, cut
+    here by the exact predicate, or (``exact``) pairs that already passed it.
 
-    Returns ``(start, split, partner)``: row t's sphere partners are ``partner[start[t]:
+    Returns ``(start, split, partner, key)``: row t's sphere partners are ``partner[start[t]:
     split[t]]`` in ascending global id, its walls ``partner[split[t]:start[t + 1]]`` in the
     order of ``walls`` (plane within ``rad[i] + half``). ``row_of[h]`` is the row of handle h
-    or −1. One pass over the candidates keeps the pairs within reach; the rows are filled from
-    those and each (short) row is insertion-sorted by partner gid."""
+    or −1. ``kept`` (≥ M) and ``key`` are scratch the caller keeps between builds (``key`` is
+    replaced by a larger one, returned, when it holds fewer than the entries). One pass over
+    the pairs keeps those within reach; the rows are filled from those and each (short) row
+    is insertion-sorted by partner gid."""
     n = rows.shape[0]
     m = pairs.shape[0]
     count = np.zeros(n + 1, np.int64)
-    kept = np.empty((m, 2), np.int64)
     k = 0
     for q in range(m):
         i = pairs[q, 0]
         j = pairs[q, 1]
         ti = row_of[i]
         tj = row_of[j]
-        if (ti >= 0 or tj >= 0) and overlaps(pos, rad, i, j):
-            kept[k, 0] = i
-            kept[k, 1] = j
+        if (ti >= 0 or tj >= 0) and (exact or overlaps(pos, rad, i, j)):
+            kept[k] = q
             k += 1
             if ti >= 0:
                 count[ti + 1] += 1
@@ -83,15 +86,17 @@ def _build_rows(pairs, pos, rad, gid, normal, rows, row_of, walls, half):
         split[t] = start[t] + count[t + 1]
         start[t + 1] = split[t] + n_walls[t]
     partner = np.empty(start[n], np.int64)
-    key = np.empty(start[n], np.int64)
+    if key.shape[0] < start[n]:
+        key = np.empty(start[n] + start[n] // 4, np.int64)
     fill = start[:n].copy()
-    for q in range(k):
+    for r in range(k):
+        q = kept[r]
         for a in range(2):
-            t = row_of[kept[q, a]]
+            t = row_of[pairs[q, a]]
             if t >= 0:
                 u = fill[t]
-                partner[u] = kept[q, 1 - a]
-                key[u] = gid[kept[q, 1 - a]]
+                partner[u] = pairs[q, 1 - a]
+                key[u] = gid[pairs[q, 1 - a]]
                 fill[t] = u + 1
     for t in range(n):
         s = start[t]
@@ -110,7 +115,7 @@ def _build_rows(pairs, pos, rad, gid, normal, rows, row_of, walls, half):
             if _plane_gap(pos, normal, rows[t], walls[w]) <= rad[rows[t]] + half:
                 partner[u] = walls[w]
                 u += 1
-    return start, split, partner
+    return start, split, partner, key
 
 
 @njit(**JIT)
@@ -143,6 +148,10 @@ class NeighbourList:
         self.partner = np.zeros(0, np.int64)
         self.builds = 0  # lists built so far (what per-entry state refers to)
         self._radius = np.zeros(0)
+        # the build's scratch, kept between rebuilds: on the 97k gas, fresh pages (a page
+        # fault each) were ~40 % of the build
+        self._kept = np.zeros(0, np.int64)
+        self._key = np.zeros(0, np.int64)
 
     @property
     def every_step(self) -> bool:
@@ -170,16 +179,21 @@ class NeighbourList:
         return self._radius
 
     def build(self, pairs: np.ndarray, store, radius: np.ndarray, rows: np.ndarray,
-              walls: np.ndarray) -> None:
-        """Lists of ``rows`` from the broad phase's candidate ``pairs`` (finite pairs, on the
-        radii :meth:`radii` returned, passed as ``radius``) and the wall handles ``walls``
+              walls: np.ndarray, exact: bool = False) -> None:
+        """Lists of ``rows`` from the broad phase's finite ``pairs`` on the radii :meth:`radii`
+        returned (passed as ``radius``) — candidates, or with ``exact`` pairs that passed the
+        exact test on those radii (``BroadPhase.contacts``) — and the wall handles ``walls``
         (summed in the order given)."""
         rows = np.ascontiguousarray(rows, np.int64)
+        pairs = np.ascontiguousarray(pairs, np.int64)
         row_of = np.full(store.capacity, -1, np.int64)
         row_of[rows] = np.arange(rows.size)
-        self.start, self.split, self.partner = _build_rows(
-            np.ascontiguousarray(pairs, np.int64), store.pos, radius, store.gid,
-            store.normal, rows, row_of, np.ascontiguousarray(walls, np.int64), self.reach)
+        m = pairs.shape[0]
+        if self._kept.shape[0] < m:  # scratch grows with headroom, never shrinks
+            self._kept = np.empty(m + m // 4, np.int64)
+        self.start, self.split, self.partner, self._key = _build_rows(
+            pairs, store.pos, radius, store.gid, store.normal, rows, row_of,
+            np.ascontiguousarray(walls, np.int64), self.reach, exact, self._kept, self._key)
         self.rows = rows
         self.builds += 1
 

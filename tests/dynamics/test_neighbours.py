@@ -141,6 +141,33 @@ def test_rows_list_partners_by_gid_then_walls():
     assert lists.entries() == 3 + 2 + 2 + 2
 
 
+@pytest.mark.parametrize("structure", ["index_sort", "linked_cells", "octree"])
+def test_lists_from_exact_pairs_equal_lists_from_candidates(structure):
+    """A rebuild takes the structure's exact pairs (``contacts``) instead of cutting its
+    candidates: the same lists, also when one ``NeighbourList`` (and its scratch) builds a
+    large scene, then a smaller one, then the large one again."""
+    from pdyn.broadphase import make_broadphase
+
+    rng = np.random.default_rng(7)
+    s = ParticleStore(capacity=64)
+    walls = s.add(gid=[-1, -2], pos=[[0, 0, 0], [0, 0, 0]], normal=[[0, 0, 1], [1, 0, 0]],
+                  radius=np.inf, mass=np.inf, flags=INFINITE | FIXED)
+    n = 600
+    h = s.add(gid=rng.permutation(n), pos=rng.uniform(0, 7, (n, 3)),
+              radius=rng.uniform(0.2, 0.5, n), mass=1.0)
+    one, mine = NeighbourList(skin=0.2), NeighbourList(skin=0.2)
+    for rows in (h[::2], h[:50], h[::2]):
+        radius = one.radii(s.radius)
+        bp = make_broadphase(structure).build(s.pos, radius, h)
+        one.build(bp.candidate_pairs(include_infinite=False), s, radius, rows, walls)
+        mine.build(bp.contacts(include_infinite=False), s, mine.radii(s.radius), rows, walls,
+                   exact=True)
+        for a, b in zip((one.start, one.split, one.partner), (mine.start, mine.split,
+                                                              mine.partner)):
+            np.testing.assert_array_equal(a, b)
+        assert one.entries() > rows.size  # spheres and walls listed
+
+
 def test_rebuild_is_due_past_half_the_skin():
     lists = NeighbourList(skin=0.2)
     assert not lists.due(0.1 ** 2) and lists.due(0.1 ** 2 * (1 + 1e-12))
