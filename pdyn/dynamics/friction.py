@@ -58,7 +58,7 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from .._jit import JIT
+from .._jit import JIT, JIT_IEEE
 from .laws import Hertz, Linear, normal_force
 
 #: key of a wall partner with gid g < 0 (walls sort after spheres, in wall order −1, −2, ...);
@@ -199,7 +199,9 @@ def _contact(law, fr, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy, dvz, wi
     return f, e, sx, sy, sz, tx, ty, tz, mx, my, mz
 
 
-@njit(**JIT)
+# unsigned handles and numpy's error model (divisors are positive on valid input), as the
+# frictionless pass (``pdyn._jit.JIT_IEEE``)
+@njit(**JIT_IEEE)
 def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega, rad, mass,
                            gid, normal, gravity, dt, force, torque, old_entry, old_spring,
                            n_old, new_entry, new_spring, slots, record):
@@ -217,7 +219,7 @@ def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega
     p = 0
     k = 0
     for t in range(rows.shape[0]):
-        i = np.uint64(rows[t])  # unsigned: no negative-index wraparound in every access
+        i = np.uint64(rows[t])
         k_row = k
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
         ri, mi, gi = rad[i], mass[i], gid[i]
