@@ -23,6 +23,9 @@ are ignored):
 * ``giants`` = how many spheres are larger than ``GIANT_FACTOR`` × the cubic mean radius of
   the others (``giant_threshold``: the radius above which they are), 0 if more than
   ``GIANTS_MAX`` (a few O(N) passes over the radii; ``giants.py``).
+* ``motion`` (not a build's: seen at the first update after it) = median over a strided
+  sample of at most ``MOTION_SAMPLE`` residents of the displacement since the build, in
+  diameters; the median ignores the few that jumped (a periodic wrap, a slot reused).
 
 Choice (thresholds from ``pdyn bench --report`` runs on the 2-core development machine on
 2026-11-23, wall-clock ms per step unless said otherwise; ``usage`` is "steps" for a
@@ -55,13 +58,25 @@ simulation, "once" for ``find_contacts``):
    10⁶ equal spheres at solid fraction 0.3 (1.8), from scratch: ``index_sort`` 319 ms <
    ``zindex_sort`` 389 < ``linked_cells`` 513 < ``hash_grid`` 2552; Schornbaum's scene (2.2,
    objects moving 20 % of their size per step), 10⁵ objects, the whole step (``pdyn bench
-   --scene schornbaum --scale 10``, CPU ms): ``index_sort`` 40 < ``hash_grid`` 64. A known
-   miss: the periodic ``gas`` (1.7 cells per particle) stepped without neighbour lists, where
-   particles move a small fraction of a diameter per step: ``hash_grid`` 17.5 < ``index_sort``
-   25.6 CPU ms per step (``docs/report``), as the hash grid's incremental update then moves few
-   objects.
-   Motion is not visible at a build; with the default neighbour lists the structure runs only
-   at list rebuilds and every structure's step was within 10 % of the others'.
+   --scene schornbaum --scale 10``, CPU ms): ``index_sort`` 40 < ``hash_grid`` 64.
+   Except (``usage="steps"``) a dense, nearly monodisperse scene that moves slowly:
+   ``cells_per_particle <= MOTION_CELLS`` (= 4), ``spread <= MOTION_SPREAD`` (= 1.2) and
+   ``motion < MOTION_MAX`` (= 0.02 diameters per update): ``hash_grid``, whose incremental
+   update then moves few objects and which hands only touching pairs to the contact kernel,
+   where the index sort re-sorts every particle and hands on all its candidates. The whole
+   step without neighbour lists, ~10⁵ spheres, velocities scaled so the median motion per
+   step is 0.15 / 0.46 / 1.5 / 2.3 / 3.1 / 4.6 % of a diameter, ``hash_grid`` / ``index_sort``
+   (``benchmarks/auto_motion.py``, CPU ms per step, 2026-11-23): ``gas`` (1.7 cells per
+   particle, few contacts) 0.57 0.58 0.67 1.04 1.11 1.36; ``packed`` (the gas's lattice at
+   0.998 diameters, ~1.7 contacts per sphere) 0.65 0.61 0.73 0.92 0.98 1.01; Schornbaum's
+   scene (2.2 cells per particle, 2 overlaps per object) at 0.25 / 0.5 / 1 / 2.5 / 5 / 10 %
+   1.18 1.11 1.15 1.26 1.40 1.58, hence 2 % (Schornbaum's objects, overlapping deeply, pay
+   up to 1.2x below it; structures alone, ``docs/report``, hash grid and index sort are within
+   1.1x of each other at 0.5 %). Spread: the gas with radii 0.5·U(1 - w, 1 + w), motion
+   0.15 %: spread 1.10 0.46, 1.19 0.47, 1.26 0.92; Koch's ``polydisperse`` (1.5) above.
+   With the default neighbour lists the structure runs only at list rebuilds, the motion
+   per update is that since the last rebuild, and every structure's step was within 10 %
+   of the others'.
 3. else, ``usage="steps"`` and ``axis_overlaps < SWEEP_OVERLAPS`` (= 1): ``sweep_prune``.
    Schornbaum's scene with 10⁵x smaller objects (0.0075 overlaps): ``sweep_prune`` 2.8-5.6x
    faster than ``zindex_sort`` at 10³-3·10⁴ objects; Koch's 1024³ box (10-80 overlaps): 1-6x
@@ -90,13 +105,18 @@ simulation, "once" for ``find_contacts``):
    O(N) memory whatever the domain, where a capped dense table would make the clusters' cells
    huge (``inhomogeneous`` with ``index_sort``: 3·10⁷ candidates, ``zindex_sort`` 10⁵).
 
-When to decide: at every ``build`` (from that build's residents); ``insert``, ``remove`` and
-``update`` go to the structure chosen at the last build (a first ``insert`` without a build
-decides from the inserted residents; giants apart keeps its threshold and rebuilds both parts
-at the next query). The simulation builds at start and at every Z-curve
-reordering (every ``reorder_every`` steps), so a scene whose character changes is re-judged
-then. Each MPI rank decides from its own residents; the choice never changes results (every
-structure yields the same pairs and the contact kernel orders them by global id).
+When to decide: at every ``build`` (from that build's residents and the last ``motion``
+measured, if any); ``insert``, ``remove`` and ``update`` go to the structure chosen at the
+last build (a first ``insert`` without a build decides from the inserted residents; giants
+apart keeps its threshold and rebuilds both parts at the next query), except the first
+``update`` after a build whose pick depends on the motion (rule 2): it measures ``motion``
+(O(``MOTION_SAMPLE``): the build kept the sample's positions, as the bound array is
+overwritten in place) and, if the pick changes, builds the new pick from the residents of the
+moment instead of updating (``switches`` counts it). The simulation builds at start and at
+every Z-curve reordering (every ``reorder_every`` steps), so a scene whose character changes
+is re-judged then. Each MPI rank decides from its own residents; the choice never changes
+results (every structure yields the same pairs and the contact kernel orders them by global
+id).
 """
 
 from __future__ import annotations
@@ -130,6 +150,14 @@ GIANT_FACTOR = 2.0
 GIANTS_MAX = 32
 #: radii sampled (strided) for the cubic mean
 SAMPLE = 4096
+#: median displacement per update, in diameters, below which a dense monodisperse scene
+#: simulated step by step goes to the hash grid (rule 2)
+MOTION_MAX = 0.02
+#: largest spread and cells per particle of a scene rule 2 hands to the hash grid when slow
+MOTION_SPREAD = 1.2
+MOTION_CELLS = 4.0
+#: residents sampled (strided) at a build to measure the motion at the first update
+MOTION_SAMPLE = 1024
 #: particles sampled (strided) for the occupied fraction
 OCCUPANCY_SAMPLE = 1 << 16
 
@@ -213,19 +241,41 @@ def statistics(positions, radii, handles=None) -> dict:
     return out
 
 
-def choose(stats: dict, usage: str = "steps") -> str:
+def choose(stats: dict, usage: str = "steps", motion: float | None = None) -> str:
     """The structure ``auto`` picks for the given :func:`statistics` and ``usage`` ("steps":
-    built once, updated and queried many times; "once": built and queried once)."""
+    built once, updated and queried many times; "once": built and queried once); ``motion``:
+    median displacement per update in diameters (:func:`motion`; None: not yet seen)."""
     if usage == "once" and stats.get("giants", 0) > 0:
         return GiantsApart.name
     if stats["spread"] > SPREAD_MAX:
         return "hash_grid"
     homogeneous = stats["occupied"] >= OCCUPIED_MIN
     if homogeneous and (stats["cells_per_particle"] <= DENSE_CELLS or usage == "once"):
-        return "index_sort"
+        return "hash_grid" if _slow_and_dense(stats, usage, motion) else "index_sort"
     if usage == "steps" and stats["axis_overlaps"] < SWEEP_OVERLAPS:
         return "sweep_prune"
     return "hash_grid" if usage == "steps" else "zindex_sort"
+
+
+def _slow_and_dense(stats: dict, usage: str, motion: float | None) -> bool:
+    """Rule 2's exception: a dense, nearly monodisperse scene stepped with little motion."""
+    return (usage == "steps" and motion is not None and motion < MOTION_MAX
+            and stats["spread"] <= MOTION_SPREAD and stats["cells_per_particle"] <= MOTION_CELLS)
+
+
+def motion_matters(stats: dict, usage: str) -> bool:
+    """Whether the motion per update can change :func:`choose`'s pick for ``stats``."""
+    return choose(stats, usage, 0.0) != choose(stats, usage, np.inf)
+
+
+def motion(sample: np.ndarray, before: np.ndarray, positions, diameters: np.ndarray) -> float:
+    """Median over the residents ``sample`` of the displacement from ``before`` (their positions
+    at the build) to ``positions``, in diameters. The median ignores the few that jumped (a
+    periodic wrap, a removed handle's slot reused)."""
+    if sample.size == 0:
+        return np.inf
+    d = np.asarray(positions)[sample] - before
+    return float(np.median(np.sqrt(np.einsum("ij,ij->i", d, d)) / diameters))
 
 
 def structure(name: str, stats: dict, usage: str = "steps"):
@@ -257,10 +307,20 @@ class Auto:
         self.chosen: str | None = None
         self.statistics: dict = {}
         self.decisions = 0
+        #: median displacement per update in diameters, measured at the first update after a
+        #: build whose pick depends on it (None: not measured yet); kept for the next build
+        self.motion: float | None = None
+        self.switches = 0
+        self._probe = None  # (sampled handles, their positions, diameters) at the last build
 
     def _decide(self, positions, radii, handles) -> None:
         self.statistics = statistics(positions, radii, handles)
-        self.chosen = choose(self.statistics, self.usage)
+        self.chosen = choose(self.statistics, self.usage, self.motion)
+        self._probe = None
+        if motion_matters(self.statistics, self.usage):
+            sample = handles[:: max(1, handles.shape[0] // MOTION_SAMPLE)]
+            sample = sample[np.isfinite(radii[sample])]
+            self._probe = (sample, positions[sample], 2.0 * radii[sample])
         if self.chosen == GiantsApart.name:  # the others' structure from their statistics
             t = self.statistics["giant_threshold"]
             others = statistics(positions, radii, handles[radii[handles] <= t])
@@ -285,18 +345,18 @@ class Auto:
 
     # ------------------------------------------------------------------ the protocol
     def bind(self, positions, radii) -> None:
-        if self._bp is None:
-            self._bound = (positions, radii)
-        else:
+        if self._bp is not None:
             self._bp.bind(positions, radii)
+        self._bound = (positions, radii)
 
     def build(self, positions, radii, handles=None) -> "Auto":
         checked = _checked(positions, radii, handles)
         if checked is None:  # bad input: the structure's build names it
-            self.chosen, self._bp = "zindex_sort", ZIndexSort()
+            self.chosen, self._bp, self._probe = "zindex_sort", ZIndexSort(), None
         else:
             self._decide(*checked)
         self._bp.build(positions, radii, handles)
+        self._bound = (positions, radii)
         return self
 
     def insert(self, handles) -> None:
@@ -306,7 +366,32 @@ class Auto:
         self._delegate().remove(handles)
 
     def update(self, positions, radii=None) -> None:
-        self._delegate().update(positions, radii)
+        if radii is None and self._bound is not None:
+            radii = self._bound[1]
+        if self._probe is None or not self._switched(positions, radii):
+            self._delegate().update(positions, radii)
+        self._bound = (positions, radii)
+
+    def _switched(self, positions, radii) -> bool:
+        """At the first update after a build whose pick depends on the motion: measure it
+        (:func:`motion`) and, if the pick changes, build the new pick from the current
+        residents instead of updating the old one (the same pairs either way)."""
+        sample, before, diameters = self._probe
+        self._probe = None
+        try:
+            self.motion = motion(sample, before, positions, diameters)
+        except (IndexError, ValueError, TypeError):  # bad positions: the update names them
+            return False
+        pick = choose(self.statistics, self.usage, self.motion)
+        if pick == self.chosen:
+            return False
+        old = self._bp
+        handles = np.concatenate((old.members, old.infinite))
+        self._bp = structure(pick, self.statistics, self.usage)
+        self._bp.build(positions, radii, handles)
+        self.chosen = pick
+        self.switches += 1
+        return True
 
     def candidate_pairs(self, include_infinite: bool = True) -> np.ndarray:
         return self._delegate().candidate_pairs(include_infinite)
@@ -316,7 +401,7 @@ class Auto:
 
     def stats(self) -> dict:
         st = self._delegate().stats()
-        return {**st, "name": self.name, "chosen": self.chosen, **{
+        return {**st, "name": self.name, "chosen": self.chosen, "auto_motion": self.motion, **{
             f"auto_{k}": v for k, v in self.statistics.items()}}
 
     @property
