@@ -115,7 +115,7 @@ def _header(res) -> list[str]:
         "repeated calls from scratch; in Koch's scaling and Schornbaum's series, steps of the "
         "structures alone and calls from scratch are repeated until each structure's took "
         f"{res.get('sizes', {}).get('min_seconds', 0)} s in all (at most {MORE_STEPS} times as "
-        "many), and the structures take turns in a rotating order. *total*: the whole simulation step; *detection*: the "
+        "many), and the structures alone take turns in a new random order at every step. *total*: the whole simulation step; *detection*: the "
         "structure's update + candidate query; *update*: insert/remove/update/build alone; "
         "*candidates*: pairs handed to the exact sphere test per step (the same definition for "
         "every structure); *memory*: the structure's `memory_bytes`, for peers the peak "

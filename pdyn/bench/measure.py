@@ -157,8 +157,9 @@ def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
                progress=None, min_seconds: float = 0.0) -> list[dict]:
     """Every structure in ``structures`` ((label, name, params) triples) is built on ``pos0``
     and then follows the same motion: ``steps`` times ``pos = move(pos)``, then ``update`` and
-    the query of each structure in turn (the order rotating from step to step, so no structure
-    always follows the same one): its candidate pairs and their exact sphere test
+    the query of each structure in turn (in a new random order at every step: a structure that
+    always followed the same one would always find the cache as that one left it), its
+    candidate pairs and their exact sphere test
     (:func:`_query`), so every structure's query yields the same pairs and the times compare.
     Steps of a millisecond or less are noisy: more steps are taken, up to ``MORE_STEPS`` times
     ``steps``, until every structure has stepped ``min_seconds`` in all.
@@ -186,12 +187,12 @@ def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
         if progress:
             progress(label)
     pos = pos0.copy()
-    step, order = 0, list(live)
+    step, labels, shuffle = 0, list(live), np.random.default_rng(0)
     while step < steps or (step < MORE_STEPS * steps and any(
             sum(run["update"]) + sum(run["query"]) < min_seconds for run in live.values())):
         pos = move(pos)
-        shift = step % max(len(order), 1)
-        for label in order[shift:] + order[:shift]:
+        for k in shuffle.permutation(len(labels)):
+            label = labels[k]
             run = live.get(label)
             if run is None or run["spent"] > budget:
                 continue
