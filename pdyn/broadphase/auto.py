@@ -71,8 +71,8 @@ simulation, "once" for ``find_contacts``):
    0.998 diameters, ~1.7 contacts per sphere) 0.65 0.61 0.73 0.92 0.98 1.01; Schornbaum's
    scene (2.2 cells per particle, 2 overlaps per object) at 0.25 / 0.5 / 1 / 2.5 / 5 / 10 %
    1.18 1.11 1.15 1.26 1.40 1.58, hence 2 % (Schornbaum's objects, overlapping deeply, pay
-   up to 1.2x below it; structures alone, ``docs/report``, hash grid and index sort are within
-   1.1x of each other at 0.5 %). Spread: the gas with radii 0.5·U(1 - w, 1 + w), motion
+   1.1-1.2x below it; the structures alone, ``docs/report``'s 1 % series, median 0.5 %: auto's
+   hash grid within 1.06x of the fastest). Spread: the gas with radii 0.5·U(1 - w, 1 + w), motion
    0.15 %: spread 1.10 0.46, 1.19 0.47, 1.26 0.92; Koch's ``polydisperse`` (1.5) above.
    With the default neighbour lists the structure runs only at list rebuilds, the motion
    per update is that since the last rebuild, and every structure's step was within 10 %
@@ -80,7 +80,11 @@ simulation, "once" for ``find_contacts``):
 3. else, ``usage="steps"`` and ``axis_overlaps < SWEEP_OVERLAPS`` (= 1): ``sweep_prune``.
    Schornbaum's scene with 10⁵x smaller objects (0.0075 overlaps): ``sweep_prune`` 2.8-5.6x
    faster than ``zindex_sort`` at 10³-3·10⁴ objects; Koch's 1024³ box (10-80 overlaps): 1-6x
-   slower.
+   slower. A known miss: the small objects at 3·10⁵, where ``index_sort`` is ahead
+   (``docs/report``: 48 against 38 CPU ms per step); ``sweep_prune`` / ``index_sort`` in one
+   run under load (``trajectory``, 0.05 s per structure): 2·10⁵ 0.42, 2.5·10⁵ 0.58, 3·10⁵ 1.25,
+   4·10⁵ 0.81 — its insertion sort outgrows the cache the other processes share, no
+   statistic of the scene's.
 4. else ``usage="steps"``: ``hash_grid`` (sparse or clustered: the dense table would be mostly
    empty or its cells enlarged). ``inhomogeneous`` 10⁵ (1240 cells per particle):
    ``hash_grid`` 14.8 < ``zindex_sort`` 16.8 < ``index_sort`` 146; ``checkerboard`` 2.5·10⁵
@@ -89,7 +93,10 @@ simulation, "once" for ``find_contacts``):
    particle), update + query + exact test per step, CPU ms: 10⁴ spheres ``hash_grid`` 1.75 <
    ``index_sort`` 3.2; 4·10⁴ 8.4 ~ 8.0; 1.6·10⁵ 22.6 < 29.8; 6.4·10⁵ 84 < 178 (an earlier
    report timed the index sorts' query without the exact test their candidates still need,
-   and saw ``index_sort`` ahead; ``docs/report`` now times both with it).
+   and saw ``index_sort`` ahead; ``docs/report`` now times both with it). A known miss at
+   4·10⁴, where the hash grid's table has just doubled (724 bytes per particle against 392-603
+   at 3·10⁴-8·10⁴): ``hash_grid`` / ``zindex_sort`` at 2, 3, 4, 5, 6, 8·10⁴ (``trajectory``,
+   0.1 s per structure): 0.88 0.78 1.29 1.02 0.83 0.87.
 5. ``usage="once"`` and ``occupied >= OCCUPIED_MIN`` however sparse: ``index_sort``. Its
    capped table enlarges the cells of a sparse homogeneous scene, but they stay nearly empty;
    Koch's 1024³ box from scratch at 1.6-6.4·10⁵ spheres: ``index_sort`` 18-80 ms <
