@@ -295,9 +295,11 @@ def structure(name: str, stats: dict, usage: str = "steps"):
 
 
 class Auto:
-    """The structure :func:`choose` picks, decided at every ``build`` (module docstring); the
+    """The structure :func:`choose` picks, decided at every ``build`` and, where the motion
+    decides (rule 2), again at the first ``update`` after it (module docstring); the
     broad-phase protocol of ``base.BroadPhase`` delegated to it. ``chosen`` names it,
-    ``statistics`` holds what the decision saw; ``stats()`` adds both. Parameter ``usage``:
+    ``statistics`` and ``motion`` hold what the decision saw; ``stats()`` adds them. Parameter
+    ``usage``:
     "steps" (default: a simulation, built once and updated every step) or "once"
     (``find_contacts``: one build, one query, so the build's cost decides)."""
 
