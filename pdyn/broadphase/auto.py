@@ -71,9 +71,10 @@ simulation, "once" for ``find_contacts``):
    0.998 diameters, ~1.7 contacts per sphere) 0.65 0.61 0.73 0.92 0.98 1.01; Schornbaum's
    scene (2.2 cells per particle, 2 overlaps per object) at 0.25 / 0.5 / 1 / 2.5 / 5 / 10 %
    1.18 1.11 1.15 1.26 1.40 1.58, hence 2 % (Schornbaum's objects, overlapping deeply, pay
-   1.1-1.2x below it; the structures alone, ``docs/report``'s 1 % series, median 0.5 %: auto's
-   hash grid within 1.06x of the fastest). Spread: the gas with radii 0.5·U(1 - w, 1 + w), motion
-   0.15 %: spread 1.10 0.46, 1.19 0.47, 1.26 0.92; Koch's ``polydisperse`` (1.5) above.
+   1.1-1.2x below it; the structures alone, ``docs/report``'s 1 % series, median 0.5 %:
+   auto's hash grid within 1.06x of the fastest). Spread: the gas with radii 0.5·U(1 - w,
+   1 + w), motion 0.15 %: spread 1.10 0.46, 1.19 0.47, 1.26 0.92; Koch's ``polydisperse``
+   (1.5) above.
    With the default neighbour lists the structure runs only at list rebuilds, the motion
    per update is that since the last rebuild, and every structure's step was within 10 %
    of the others'.
