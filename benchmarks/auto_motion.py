@@ -4,19 +4,20 @@ rule 2 draws ``MOTION_MAX`` (``pdyn/broadphase/auto.py``).
 A dense scene of equal spheres, simulated without neighbour lists (skin 0, the structure finds
 the contacts at every step): the ``gas`` scene (97 336 spheres at scale 1, solid fraction 0.3,
 few contacts), ``packed`` (the gas's lattice with spacing 0.998 diameters: solid fraction
-0.53, ~1.7 contacts per sphere) and Schornbaum's scene (10⁵ objects at scale 10, ~2 overlaps
+0.53, ~6 contacts per sphere) and Schornbaum's scene (10⁵ objects at scale 10, ~2 overlaps
 each, no forces; [Schornbaum2009] Sec. 4), each with its velocities multiplied by the factors
-given, so the median displacement per step grows from ~0.15 % (the gas as it is) to ~10 % of a
-diameter (Schornbaum's 20 % motion). The hash grid's incremental update moves only the objects that
-changed cell and it hands only touching pairs to the contact kernel; the index sort re-sorts
-every particle and hands all its candidates on ([Schornbaum2009] Sec. 4.3, [Ihmsen2011]).
+given, so the median displacement per step grows from ~0.15 % (the gas as it is) to ~10 % of
+a diameter (Schornbaum's 20 % motion). The hash grid's incremental update moves only the
+objects that changed cell and it hands only touching pairs to the contact kernel; the index
+sort re-sorts every particle and hands all its candidates on ([Schornbaum2009] Sec. 4.3,
+[Ihmsen2011]).
 
 Each factor runs ``index_sort``, ``hash_grid`` and ``auto`` step by step in turn
 (``pdyn.bench.measure.simulations``, CPU ms per step, median over the steps) and prints
 the median motion per step in diameters, the times, hash_grid / index_sort, and what
 ``auto`` ran at the end.
 
-    python benchmarks/auto_motion.py                       # gas and Schornbaum, scale 1 / 10
+    python benchmarks/auto_motion.py                  # gas, packed (scale 1), Schornbaum (10)
     python benchmarks/auto_motion.py --scenes gas --factors 1 10 20 30 --steps 20
 """
 

@@ -69,7 +69,7 @@ simulation, "once" for ``find_contacts``):
    step is 0.15 / 0.46 / 1.5 / 2.3 / 3.1 / 4.6 % of a diameter, ``hash_grid`` / ``index_sort``
    (``benchmarks/auto_motion.py``, CPU ms per step, 2026-11-23): ``gas`` (1.7 cells per
    particle, few contacts) 0.57 0.58 0.67 1.04 1.11 1.36; ``packed`` (the gas's lattice at
-   0.998 diameters, ~1.7 contacts per sphere) 0.65 0.61 0.73 0.92 0.98 1.01; Schornbaum's
+   0.998 diameters, ~6 contacts per sphere) 0.65 0.61 0.73 0.92 0.98 1.01; Schornbaum's
    scene (2.2 cells per particle, 2 overlaps per object) at 0.25 / 0.5 / 1 / 2.5 / 5 / 10 %
    1.18 1.11 1.15 1.26 1.40 1.58, hence 2 % (Schornbaum's objects, overlapping deeply, pay
    1.1-1.2x below it; the structures alone, ``docs/report``'s 1 % series, median 0.5 %:

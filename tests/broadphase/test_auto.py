@@ -5,11 +5,9 @@ registered structure's)."""
 import numpy as np
 import pytest
 
-from pdyn.broadphase import find_contacts, make_broadphase
+from pdyn.broadphase import canonical_pairs, filter_overlapping, find_contacts, make_broadphase
 from pdyn.broadphase.auto import MOTION_MAX, SPARSE_TABLE, choose, statistics
 from pdyn.scenarios import make_scene
-
-from pdyn.broadphase import canonical_pairs, filter_overlapping
 
 from .harness import assert_each_pair_once, expected, random_operations
 from .scenes import random_scene
@@ -65,8 +63,6 @@ def test_decides_at_every_build_and_delegates():
     bp.update(pos, rad2)  # an update keeps the structure ...
     assert bp.chosen == "index_sort" and bp.motion > 0.1
     got = find_contacts(pos, rad2, method="brute")
-    from pdyn.broadphase import canonical_pairs, filter_overlapping
-
     assert np.array_equal(canonical_pairs(filter_overlapping(bp.candidate_pairs(), pos, rad2)),
                           got)
     bp.build(pos, rad2)  # ... a build decides again
@@ -115,8 +111,6 @@ def test_first_insert_without_build_decides_from_the_inserted():
     assert bp.chosen == "hash_grid"
     np.testing.assert_array_equal(
         np.sort(bp.members), h)
-    from pdyn.broadphase import canonical_pairs, filter_overlapping
-
     got = canonical_pairs(filter_overlapping(bp.candidate_pairs(), pos, rad))
     np.testing.assert_array_equal(got, expected(pos, rad, h))
 
