@@ -73,7 +73,7 @@ simulation, "once" for ``find_contacts``):
    scene (2.2 cells per particle, 2 overlaps per object) at 0.25 / 0.5 / 1 / 2.5 / 5 / 10 %
    1.18 1.11 1.15 1.26 1.40 1.58, hence 2 % (Schornbaum's objects, overlapping deeply, pay
    1.1-1.2x below it; the structures alone, ``docs/report``'s 1 % series, median 0.5 %:
-   auto's hash grid within 1.06x of the fastest). Spread: the gas with radii 0.5·U(1 - w,
+   auto's hash grid at 1.02-1.18x of the fastest). Spread: the gas with radii 0.5·U(1 - w,
    1 + w), motion 0.15 %: spread 1.10 0.46, 1.19 0.47, 1.26 0.92; Koch's ``polydisperse``
    (1.5) above.
    With the default neighbour lists the structure runs only at list rebuilds, the motion
@@ -83,7 +83,7 @@ simulation, "once" for ``find_contacts``):
    Schornbaum's scene with 10⁵x smaller objects (0.0075 overlaps): ``sweep_prune`` 2.8-5.6x
    faster than ``zindex_sort`` at 10³-3·10⁴ objects; Koch's 1024³ box (10-80 overlaps): 1-6x
    slower. A known miss: the small objects at 3·10⁵, where ``index_sort`` is ahead
-   (``docs/report``: 48 against 38 CPU ms per step); ``sweep_prune`` / ``index_sort`` in one
+   (``docs/report``: 66 against 52 CPU ms per step); ``sweep_prune`` / ``index_sort`` in one
    run under load (``trajectory``, 0.05 s per structure): 2·10⁵ 0.42, 2.5·10⁵ 0.58, 3·10⁵ 1.25,
    4·10⁵ 0.81 — its insertion sort outgrows the cache the other processes share, no
    statistic of the scene's.
