@@ -93,6 +93,33 @@ def test_trajectory_and_from_scratch_agree_on_the_pairs():
     assert all(r["exact"] for r in rows) and rows[-1]["kind"] == "peer"
 
 
+def test_short_steps_and_calls_are_repeated_until_they_took_min_seconds():
+    """Sub-millisecond steps: more steps than asked (at most ``MORE_STEPS`` times as many),
+    the motion continued, and the pairs after the last step still agree; the same for calls
+    from scratch. Without ``min_seconds``, exactly the steps asked."""
+    from pdyn.bench.measure import MORE_STEPS
+
+    rng = np.random.default_rng(2)
+    pos = rng.uniform(0, 8, (200, 3))
+    rad = np.full(200, 0.5)
+    specs = [("a", "index_sort", {}), ("b", "auto", {}), ("c", "sweep_prune", {})]
+    rows = trajectory(pos, rad, specs, lambda p: p + 0.003, steps=2, min_seconds=1.0)
+    assert all(r["steps"] == 2 * MORE_STEPS and r["exact"] for r in rows)
+    assert rows[1]["chosen"] == "hash_grid"  # dense, slow: auto switched at its first update
+    rows = trajectory(pos, rad, specs, lambda p: p + 0.003, steps=2)
+    assert all(r["steps"] == 2 for r in rows)
+    calls = []
+
+    def count(p, r):
+        calls.append(1)
+        return _kd(p, r)
+
+    from pdyn.bench.measure import _time_calls
+
+    _time_calls(lambda: count(pos, rad), 1, min_seconds=1e9)
+    assert len(calls) == 1 + MORE_STEPS
+
+
 def _kd(pos, rad):
     from pdyn.bench.peers import kdtree
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 import math
 
 from . import theses
+from .measure import MORE_STEPS
 
 #: how close ``auto`` must be to the fastest structure (issue 15)
 AUTO_WITHIN = 1.2
@@ -111,9 +112,13 @@ def _header(res) -> list[str]:
         "",
         "Times are CPU time of the measuring process (all its threads; on a shared machine "
         "wall time also measures the neighbours' load): medians over the steps, best of the "
-        "repeated calls from scratch. *total*: the whole simulation step; *detection*: the "
-        "structure's update + candidate query; *update*: insert/remove/update/build alone; "
-        "*candidates*: pairs handed to the exact sphere test per step (the same definition for "
+        "repeated calls from scratch; in Koch's scaling and Schornbaum's series, steps of the "
+        "structures alone and calls from scratch are repeated until each structure's took "
+        f"{res.get('sizes', {}).get('min_seconds', 0)} s in all (at most {MORE_STEPS} times as "
+        "many), and the structures alone take turns in a new random order at every step. "
+        "*total*: the whole simulation step; *detection*: the structure's update + candidate "
+        "query; *update*: insert/remove/update/build alone; *candidates*: pairs handed to the "
+        "exact sphere test per step (the same definition for "
         "every structure); *memory*: the structure's `memory_bytes`, for peers the peak "
         "resident-memory growth of one call (pair arrays included). Peers find the contacts "
         "from scratch each call (build + query + exact filter + sort), so their time compares "

@@ -27,6 +27,8 @@ from .timing import Stopwatch, clock, isolated
 
 #: structures that would need O(N²) time or memory above this many particles are skipped
 BRUTE_MAX = 3000
+#: :func:`trajectory` takes at most this many times the steps asked for (short steps)
+MORE_STEPS = 40
 
 
 def _error(exc: Exception) -> str:
@@ -152,11 +154,15 @@ def _query(bp, pos, rad) -> np.ndarray:
 
 
 def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
-               progress=None) -> list[dict]:
+               progress=None, min_seconds: float = 0.0) -> list[dict]:
     """Every structure in ``structures`` ((label, name, params) triples) is built on ``pos0``
     and then follows the same motion: ``steps`` times ``pos = move(pos)``, then ``update`` and
-    the query of each structure in turn: its candidate pairs and their exact sphere test
+    the query of each structure in turn (in a new random order at every step: a structure that
+    always followed the same one would always find the cache as that one left it), its
+    candidate pairs and their exact sphere test
     (:func:`_query`), so every structure's query yields the same pairs and the times compare.
+    Steps of a millisecond or less are noisy: more steps are taken, up to ``MORE_STEPS`` times
+    ``steps``, until every structure has stepped ``min_seconds`` in all.
     Row per structure: ``build_ms`` (build + first query), medians of ``update_ms``,
     ``query_ms``, ``step_ms``, candidates per step,
     ``memory_bytes``, and whether its exact pairs after the last step agree with the first
@@ -177,15 +183,18 @@ def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
             continue
         t = clock() - t0
         live[label] = {"bp": bp, "build": t, "update": [], "query": [], "cand": [], "spent": t,
-                       "pairs": None}
+                       "pairs": None, "last": -1}
         if progress:
             progress(label)
     pos = pos0.copy()
-    for step in range(steps):
+    step, labels, shuffle = 0, list(live), np.random.default_rng(0)
+    while step < steps or (step < MORE_STEPS * steps and any(
+            sum(run["update"]) + sum(run["query"]) < min_seconds for run in live.values())):
         pos = move(pos)
-        for label in list(live):
-            run = live[label]
-            if run["spent"] > budget:
+        for k in shuffle.permutation(len(labels)):
+            label = labels[k]
+            run = live.get(label)
+            if run is None or run["spent"] > budget:
                 continue
             bp = run["bp"]
             try:
@@ -202,9 +211,11 @@ def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
             run["query"].append(t2 - t1)
             run["spent"] += t2 - t0
             run["cand"].append(bp.stats()["candidates"])
-            if step == steps - 1:
-                run["pairs"] = pairs_digest(canonical_pairs(touching))
-            del touching
+            run["pairs"], run["last"] = touching, step
+        step += 1
+    for run in live.values():  # the pairs after the last step (None: stopped before it)
+        done = run["pairs"] is not None and run["last"] == step - 1
+        run["pairs"] = pairs_digest(canonical_pairs(run["pairs"])) if done else None
     ref = next((r["pairs"] for r in live.values() if r["pairs"] is not None), None)
     for label, run in live.items():
         bp = run["bp"]
@@ -221,16 +232,19 @@ def trajectory(pos0, rad, structures, move, steps: int, budget: float = 60.0,
 
 
 # ------------------------------------------------------------------ from scratch
-def _time_calls(fn, repeat: int) -> dict:
-    """Best wall time of ``repeat`` calls of ``fn() -> (pairs, candidates)`` after one
-    warm-up call, with the peak resident-memory growth of the first call."""
+def _time_calls(fn, repeat: int, min_seconds: float = 0.0) -> dict:
+    """Best time of ``repeat`` calls of ``fn() -> (pairs, candidates)`` after one warm-up
+    call (more calls, up to ``MORE_STEPS`` times ``repeat``, until they took ``min_seconds``
+    in all: calls of a few milliseconds are noisy), with the peak resident-memory growth of
+    the first call."""
     from .timing import peak_rss_bytes
 
     rss0 = peak_rss_bytes()
     pairs, cand = fn()
     grown = peak_rss_bytes() - rss0
     times = []
-    for _ in range(repeat):
+    while len(times) < repeat or (sum(times) < min_seconds
+                                  and len(times) < MORE_STEPS * repeat):
         t0 = clock()
         pairs, cand = fn()
         times.append(clock() - t0)
@@ -254,22 +268,23 @@ def _structure_call(pos, rad, method, params):
 
 def from_scratch(pos, rad, structures=(), peers=None, repeat: int = 3, mem_gib: float = 4.0,
                  timeout: float = 300.0, isolate_structures: bool = False,
-                 progress=None) -> list[dict]:
+                 progress=None, min_seconds: float = 0.0) -> list[dict]:
     """Time ``find_contacts`` (build + query + exact filter + canonical sort) for each
     (label, name, params) in ``structures`` and each peer of ``peers`` (name -> function,
     ``peers.available()``) on the same positions. Peers run in a memory-limited child
     process (``timing.isolated``): their memory column is the child's peak resident-memory
     growth during one call (pair arrays included); structures report ``memory_bytes``.
     ``timeout`` is seconds per call (a child gets ``repeat + 1`` times as long, warm-up
-    included). ``exact`` says whether the answer equals the first row's."""
+    included); calls shorter than ``min_seconds / repeat`` are repeated more often
+    (:func:`_time_calls`). ``exact`` says whether the answer equals the first row's."""
     rows = []
     timeout = timeout * (repeat + 1)
     for label, name, params in structures:
         if name == "brute" and rad.shape[0] > BRUTE_MAX:
             continue
         fn = (lambda m=name, p=params: _structure_call(pos, rad, m, p))
-        row = (isolated(_time_calls, fn, repeat, mem_gib=mem_gib, timeout=timeout)
-               if isolate_structures else _guarded(_time_calls, fn, repeat))
+        row = (isolated(_time_calls, fn, repeat, min_seconds, mem_gib=mem_gib, timeout=timeout)
+               if isolate_structures else _guarded(_time_calls, fn, repeat, min_seconds))
         if "error" not in row:
             bp = _for_one_query(name, params).build(pos, rad)
             bp.contacts()
@@ -279,8 +294,9 @@ def from_scratch(pos, rad, structures=(), peers=None, repeat: int = 3, mem_gib: 
         if progress:
             progress(label)
     for name, fn in (peers or {}).items():
-        row = isolated(_time_calls, (lambda f=fn: f(pos, rad)), repeat, mem_gib=mem_gib,
-                       timeout=timeout, rows_for=(Exception,))  # the peer's failure: a row
+        row = isolated(_time_calls, (lambda f=fn: f(pos, rad)), repeat, min_seconds,
+                       mem_gib=mem_gib, timeout=timeout,
+                       rows_for=(Exception,))  # the peer's failure: a row
         rows.append({"structure": name, "kind": "peer", **row})
         if progress:
             progress(name)

@@ -53,6 +53,7 @@ QUICK = {
     "gas_scale": 0.1, "gas_steps": 10,
     "headline_n": 100_000, "headline_poly_scale": 0.1,
     "repeat": 2, "budget": 10.0, "peer_timeout": 10.0, "peers": None, "mem_gib": 4.0,
+    "min_seconds": 0.01,
 }
 #: sizes of the full run ([Koch2020]'s scene sizes; up to 10⁶ particles)
 FULL = {
@@ -63,6 +64,7 @@ FULL = {
     "gas_scale": 1.0, "gas_steps": 20,
     "headline_n": 1_000_000, "headline_poly_scale": 1.0,
     "repeat": 3, "budget": 40.0, "peer_timeout": 20.0, "peers": None, "mem_gib": 8.0,
+    "min_seconds": 0.05,
 }
 
 
@@ -167,9 +169,10 @@ def koch_scaling(p, names, progress) -> dict:
         pos = rng.uniform(0, 1024, (n, 3))
         rad = np.full(n, 0.5)
         steps = _limited(p, progress, len(specs), trajectory, pos, rad, specs, _static,
-                         p["scaling_steps"], p["budget"])
+                         p["scaling_steps"], p["budget"], None, p["min_seconds"])
         scratch = peers.note(from_scratch(pos, rad, specs, peers(), repeat=p["repeat"],
-                                          timeout=p["peer_timeout"], progress=progress))
+                                          timeout=p["peer_timeout"], progress=progress,
+                                          min_seconds=p["min_seconds"]))
         out.append({"particles": n, "steps": steps, "from_scratch": scratch})
         specs = _within_budget(specs, steps, p["budget"])
     return {"box": 1024.0, "radius": 0.5, "rows": out}
@@ -208,7 +211,8 @@ def schornbaum(p, names, progress) -> dict:
             sc = make_scene("schornbaum", scale=n / 10_000)
             rad = sc.radii * size
             steps = _limited(p, progress, len(specs), trajectory, sc.positions, rad, specs,
-                             _schornbaum_motion(sc, speed), p["schornbaum_steps"], p["budget"])
+                             _schornbaum_motion(sc, speed), p["schornbaum_steps"], p["budget"],
+                             None, p["min_seconds"])
             row = {"particles": len(sc), "steps": steps}
             if variant == "motion 20 %":
                 row["from_scratch"] = peers.note(from_scratch(

@@ -153,8 +153,8 @@ UPDATE_WHY = {
 #: why our full-step ranking can differ from [Koch2020] Table 1, per variant of ``full_step``
 FULL_STEP_WHY = {
     "no neighbour lists (skin 0)": "Our hash grid is ahead of linked cells (and of "
-    "`index_sort`, which `auto` picks: a known miss, see `auto.py`). The gas moves a "
-    "small fraction of a diameter per step, so the hash grid's incremental update moves few "
+    "`index_sort`; `auto` switches to it at the first step, rule 2 of `auto.py`). The gas "
+    "moves ~0.15 % of a diameter per step, so the hash grid's incremental update moves few "
     "objects, and it hands only touching pairs to the contact kernel; linked cells and the "
     "index sorts re-sort every particle every step and hand all their candidates to the "
     "kernel's exact test. On Schornbaum's scene, where objects move 20 % of their size per "

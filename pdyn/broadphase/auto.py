@@ -3,7 +3,8 @@ every call to it, so it is exactly as exact as the structure it picked.
 
 Statistics (one O(N) pass over the finite residents, plus strided samples of at most
 ``SAMPLE`` radii for the cubic mean and ``OCCUPANCY_SAMPLE`` centres for the occupancy; walls
-are ignored):
+are ignored; 0.08 ms for 10⁴ residents, 0.6 ms for 10⁵, best of 50 on the development
+machine, where ``find_contacts`` takes 0.8 and 6 ms on Koch's sparse box):
 
 * ``spread`` = largest radius / cubic mean radius (mean of r³, cube root). A single-level grid
   sizes its cells by the largest diameter, so it tests ~``spread³`` times more candidates than
@@ -23,6 +24,9 @@ are ignored):
 * ``giants`` = how many spheres are larger than ``GIANT_FACTOR`` × the cubic mean radius of
   the others (``giant_threshold``: the radius above which they are), 0 if more than
   ``GIANTS_MAX`` (a few O(N) passes over the radii; ``giants.py``).
+* ``motion`` (not a build's: seen at the first update after it) = median over a strided
+  sample of at most ``MOTION_SAMPLE`` residents of the displacement since the build, in
+  diameters; the median ignores the few that jumped (a periodic wrap, a slot reused).
 
 Choice (thresholds from ``pdyn bench --report`` runs on the 2-core development machine on
 2026-11-23, wall-clock ms per step unless said otherwise; ``usage`` is "steps" for a
@@ -55,17 +59,34 @@ simulation, "once" for ``find_contacts``):
    10⁶ equal spheres at solid fraction 0.3 (1.8), from scratch: ``index_sort`` 319 ms <
    ``zindex_sort`` 389 < ``linked_cells`` 513 < ``hash_grid`` 2552; Schornbaum's scene (2.2,
    objects moving 20 % of their size per step), 10⁵ objects, the whole step (``pdyn bench
-   --scene schornbaum --scale 10``, CPU ms): ``index_sort`` 40 < ``hash_grid`` 64. A known
-   miss: the periodic ``gas`` (1.7 cells per particle) stepped without neighbour lists, where
-   particles move a small fraction of a diameter per step: ``hash_grid`` 17.5 < ``index_sort``
-   25.6 CPU ms per step (``docs/report``), as the hash grid's incremental update then moves few
-   objects.
-   Motion is not visible at a build; with the default neighbour lists the structure runs only
-   at list rebuilds and every structure's step was within 10 % of the others'.
+   --scene schornbaum --scale 10``, CPU ms): ``index_sort`` 40 < ``hash_grid`` 64.
+   Except (``usage="steps"``) a dense, nearly monodisperse scene that moves slowly:
+   ``cells_per_particle <= MOTION_CELLS`` (= 4), ``spread <= MOTION_SPREAD`` (= 1.2) and
+   ``motion < MOTION_MAX`` (= 0.02 diameters per update): ``hash_grid``, whose incremental
+   update then moves few objects and which hands only touching pairs to the contact kernel,
+   where the index sort re-sorts every particle and hands on all its candidates. The whole
+   step without neighbour lists, ~10⁵ spheres, velocities scaled so the median motion per
+   step is 0.15 / 0.46 / 1.5 / 2.3 / 3.1 / 4.6 % of a diameter, ``hash_grid`` / ``index_sort``
+   (``benchmarks/auto_motion.py``, CPU ms per step, 2026-11-23): ``gas`` (1.7 cells per
+   particle, few contacts) 0.57 0.58 0.67 1.04 1.11 1.36; ``packed`` (the gas's lattice at
+   0.998 diameters, ~6 contacts per sphere) 0.65 0.61 0.73 0.92 0.98 1.01; Schornbaum's
+   scene (2.2 cells per particle, 2 overlaps per object) at 0.25 / 0.5 / 1 / 2.5 / 5 / 10 %
+   1.18 1.11 1.15 1.26 1.40 1.58, hence 2 % (Schornbaum's objects, overlapping deeply, pay
+   1.1-1.2x below it; the structures alone, ``docs/report``'s 1 % series, median 0.5 %:
+   auto's hash grid at 1.02-1.18x of the fastest). Spread: the gas with radii 0.5·U(1 - w,
+   1 + w), motion 0.15 %: spread 1.10 0.46, 1.19 0.47, 1.26 0.92; Koch's ``polydisperse``
+   (1.5) above.
+   With the default neighbour lists the structure runs only at list rebuilds, the motion
+   per update is that since the last rebuild, and every structure's step was within 10 %
+   of the others'.
 3. else, ``usage="steps"`` and ``axis_overlaps < SWEEP_OVERLAPS`` (= 1): ``sweep_prune``.
    Schornbaum's scene with 10⁵x smaller objects (0.0075 overlaps): ``sweep_prune`` 2.8-5.6x
    faster than ``zindex_sort`` at 10³-3·10⁴ objects; Koch's 1024³ box (10-80 overlaps): 1-6x
-   slower.
+   slower. A known miss: the small objects at 3·10⁵, where ``index_sort`` is ahead
+   (``docs/report``: 66 against 52 CPU ms per step); ``sweep_prune`` / ``index_sort`` in one
+   run under load (``trajectory``, 0.05 s per structure): 2·10⁵ 0.42, 2.5·10⁵ 0.58, 3·10⁵ 1.25,
+   4·10⁵ 0.81 — its insertion sort outgrows the cache the other processes share, no
+   statistic of the scene's.
 4. else ``usage="steps"``: ``hash_grid`` (sparse or clustered: the dense table would be mostly
    empty or its cells enlarged). ``inhomogeneous`` 10⁵ (1240 cells per particle):
    ``hash_grid`` 14.8 < ``zindex_sort`` 16.8 < ``index_sort`` 146; ``checkerboard`` 2.5·10⁵
@@ -74,7 +95,10 @@ simulation, "once" for ``find_contacts``):
    particle), update + query + exact test per step, CPU ms: 10⁴ spheres ``hash_grid`` 1.75 <
    ``index_sort`` 3.2; 4·10⁴ 8.4 ~ 8.0; 1.6·10⁵ 22.6 < 29.8; 6.4·10⁵ 84 < 178 (an earlier
    report timed the index sorts' query without the exact test their candidates still need,
-   and saw ``index_sort`` ahead; ``docs/report`` now times both with it).
+   and saw ``index_sort`` ahead; ``docs/report`` now times both with it). A known miss at
+   4·10⁴, where the hash grid's table has just doubled (724 bytes per particle against 392-603
+   at 3·10⁴-8·10⁴): ``hash_grid`` / ``zindex_sort`` at 2, 3, 4, 5, 6, 8·10⁴ (``trajectory``,
+   0.1 s per structure): 0.88 0.78 1.29 1.02 0.83 0.87.
 5. ``usage="once"`` and ``occupied >= OCCUPIED_MIN`` however sparse: ``index_sort``. Its
    capped table enlarges the cells of a sparse homogeneous scene, but they stay nearly empty;
    Koch's 1024³ box from scratch at 1.6-6.4·10⁵ spheres: ``index_sort`` 18-80 ms <
@@ -90,13 +114,18 @@ simulation, "once" for ``find_contacts``):
    O(N) memory whatever the domain, where a capped dense table would make the clusters' cells
    huge (``inhomogeneous`` with ``index_sort``: 3·10⁷ candidates, ``zindex_sort`` 10⁵).
 
-When to decide: at every ``build`` (from that build's residents); ``insert``, ``remove`` and
-``update`` go to the structure chosen at the last build (a first ``insert`` without a build
-decides from the inserted residents; giants apart keeps its threshold and rebuilds both parts
-at the next query). The simulation builds at start and at every Z-curve
-reordering (every ``reorder_every`` steps), so a scene whose character changes is re-judged
-then. Each MPI rank decides from its own residents; the choice never changes results (every
-structure yields the same pairs and the contact kernel orders them by global id).
+When to decide: at every ``build`` (from that build's residents and the last ``motion``
+measured, if any); ``insert``, ``remove`` and ``update`` go to the structure chosen at the
+last build (a first ``insert`` without a build decides from the inserted residents; giants
+apart keeps its threshold and rebuilds both parts at the next query), except the first
+``update`` after a build whose pick depends on the motion (rule 2): it measures ``motion``
+(O(``MOTION_SAMPLE``): the build kept the sample's positions, as the bound array is
+overwritten in place) and, if the pick changes, builds the new pick from the residents of the
+moment instead of updating (``switches`` counts it). The simulation builds at start and at
+every Z-curve reordering (every ``reorder_every`` steps), so a scene whose character changes
+is re-judged then. Each MPI rank decides from its own residents; the choice never changes
+results (every structure yields the same pairs and the contact kernel orders them by global
+id).
 """
 
 from __future__ import annotations
@@ -105,7 +134,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import BroadPhaseError, bounding_box, max_radius
+from ._kernels import BroadPhaseError
 from .giants import GiantsApart, giant_radius
 from .hash_grid import HashGrid
 from .index_sort import IndexSort, ZIndexSort
@@ -130,6 +159,14 @@ GIANT_FACTOR = 2.0
 GIANTS_MAX = 32
 #: radii sampled (strided) for the cubic mean
 SAMPLE = 4096
+#: median displacement per update, in diameters, below which a dense monodisperse scene
+#: simulated step by step goes to the hash grid (rule 2)
+MOTION_MAX = 0.02
+#: largest spread and cells per particle of a scene rule 2 hands to the hash grid when slow
+MOTION_SPREAD = 1.2
+MOTION_CELLS = 4.0
+#: residents sampled (strided) at a build to measure the motion at the first update
+MOTION_SAMPLE = 1024
 #: particles sampled (strided) for the occupied fraction
 OCCUPANCY_SAMPLE = 1 << 16
 
@@ -139,20 +176,43 @@ USAGES = ("steps", "once")
 
 
 @njit(**JIT)
-def _occupied_cells(pos, handles, lo, inv, dims):
-    """Occupied cells of a coarse grid over the bounding box."""
-    seen = np.zeros(dims[0] * dims[1] * dims[2], np.uint8)
-    k = 0
+def _radii_and_box(pos, rad, handles, stride):
+    """One pass over the finite radii among ``handles``: (how many, the largest, the mean r³
+    of every ``stride``-th handle's, bounding box lo, hi of their centres)."""
+    x0 = y0 = z0 = np.inf
+    x1 = y1 = z1 = -np.inf
+    rmax, cubes, k, n, nxt = 0.0, 0.0, 0, 0, 0
     for t in range(handles.shape[0]):
         h = handles[t]
-        c = 0
-        for a in (2, 1, 0):
-            x = int((pos[h, a] - lo[a]) * inv[a])
-            c = c * dims[a] + min(max(x, 0), dims[a] - 1)
-        if seen[c] == 0:
-            seen[c] = 1
-            k += 1
-    return k
+        r = rad[h]
+        if t == nxt:
+            nxt += stride
+            if r < np.inf:
+                cubes += r * r * r
+                k += 1
+        if not r < np.inf:
+            continue
+        rmax = max(rmax, r)
+        n += 1
+        x, y, z = pos[h, 0], pos[h, 1], pos[h, 2]
+        x0, x1 = min(x0, x), max(x1, x)
+        y0, y1 = min(y0, y), max(y1, y)
+        z0, z1 = min(z0, z), max(z1, z)
+    return n, rmax, cubes / max(k, 1), np.array([x0, y0, z0]), np.array([x1, y1, z1])
+
+
+@njit(**JIT)
+def _occupied_cells(pos, handles, lo, inv, dims):
+    """Occupied cells of a coarse grid over the bounding box."""
+    nx, ny, nz = dims[0], dims[1], dims[2]
+    seen = np.zeros(nx * ny * nz, np.uint8)
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        i = min(max(int((pos[h, 0] - lo[0]) * inv[0]), 0), nx - 1)
+        j = min(max(int((pos[h, 1] - lo[1]) * inv[1]), 0), ny - 1)
+        m = min(max(int((pos[h, 2] - lo[2]) * inv[2]), 0), nz - 1)
+        seen[(m * ny + j) * nx + i] = 1
+    return int(seen.sum())
 
 
 def _checked(positions, radii, handles):
@@ -180,19 +240,16 @@ def statistics(positions, radii, handles=None) -> dict:
         raise BroadPhaseError("auto.statistics: positions (N, 3), radii (N,) and handles in "
                               "[0, N) expected")
     pos, rad, h = checked
-    rmax = max_radius(rad, h)
-    if not np.isfinite(rmax):  # walls (infinite radii) among the handles: leave them out
+    n, rmax, cube, lo, hi = _radii_and_box(pos, rad, h, max(1, h.shape[0] // SAMPLE))
+    if n < h.shape[0]:  # walls (infinite radii) among the handles: leave them out
         h = h[np.isfinite(rad[h])]
-        rmax = max_radius(rad, h)
-    n = h.shape[0]
+        n, rmax, cube, lo, hi = _radii_and_box(pos, rad, h, max(1, n // SAMPLE))
     out = {"n": int(n), "spread": 1.0, "cells_per_particle": 0.0, "occupied": 1.0,
            "axis_overlaps": 0.0, "giants": 0, "giant_threshold": np.inf}
     if n < 2:
         return out
     out["giant_threshold"], out["giants"] = giant_radius(rad, h, GIANT_FACTOR, GIANTS_MAX)
-    lo, hi = bounding_box(pos, h)
-    sample = rad[h[:: max(1, n // SAMPLE)]]
-    out["spread"] = rmax / float(np.mean(sample**3)) ** (1.0 / 3.0)
+    out["spread"] = rmax / cube ** (1.0 / 3.0)
     ext = np.maximum(hi - lo, 0.0)
     out["axis_overlaps"] = n * 2.0 * rmax / max(float(ext.max()), 1e-300)
     out["cells_per_particle"] = float(np.prod(np.floor(ext / (2.0 * rmax)) + 1.0)) / n
@@ -213,19 +270,41 @@ def statistics(positions, radii, handles=None) -> dict:
     return out
 
 
-def choose(stats: dict, usage: str = "steps") -> str:
+def choose(stats: dict, usage: str = "steps", motion: float | None = None) -> str:
     """The structure ``auto`` picks for the given :func:`statistics` and ``usage`` ("steps":
-    built once, updated and queried many times; "once": built and queried once)."""
+    built once, updated and queried many times; "once": built and queried once); ``motion``:
+    median displacement per update in diameters (:func:`motion`; None: not yet seen)."""
     if usage == "once" and stats.get("giants", 0) > 0:
         return GiantsApart.name
     if stats["spread"] > SPREAD_MAX:
         return "hash_grid"
     homogeneous = stats["occupied"] >= OCCUPIED_MIN
     if homogeneous and (stats["cells_per_particle"] <= DENSE_CELLS or usage == "once"):
-        return "index_sort"
+        return "hash_grid" if _slow_and_dense(stats, usage, motion) else "index_sort"
     if usage == "steps" and stats["axis_overlaps"] < SWEEP_OVERLAPS:
         return "sweep_prune"
     return "hash_grid" if usage == "steps" else "zindex_sort"
+
+
+def _slow_and_dense(stats: dict, usage: str, motion: float | None) -> bool:
+    """Rule 2's exception: a dense, nearly monodisperse scene stepped with little motion."""
+    return (usage == "steps" and motion is not None and motion < MOTION_MAX
+            and stats["spread"] <= MOTION_SPREAD and stats["cells_per_particle"] <= MOTION_CELLS)
+
+
+def motion_matters(stats: dict, usage: str) -> bool:
+    """Whether the motion per update can change :func:`choose`'s pick for ``stats``."""
+    return choose(stats, usage, 0.0) != choose(stats, usage, np.inf)
+
+
+def motion(sample: np.ndarray, before: np.ndarray, positions, diameters: np.ndarray) -> float:
+    """Median over the residents ``sample`` of the displacement from ``before`` (their positions
+    at the build) to ``positions``, in diameters. The median ignores the few that jumped (a
+    periodic wrap, a removed handle's slot reused)."""
+    if sample.size == 0:
+        return np.inf
+    d = np.asarray(positions)[sample] - before
+    return float(np.median(np.sqrt(np.einsum("ij,ij->i", d, d)) / diameters))
 
 
 def structure(name: str, stats: dict, usage: str = "steps"):
@@ -238,9 +317,11 @@ def structure(name: str, stats: dict, usage: str = "steps"):
 
 
 class Auto:
-    """The structure :func:`choose` picks, decided at every ``build`` (module docstring); the
+    """The structure :func:`choose` picks, decided at every ``build`` and, where the motion
+    decides (rule 2), again at the first ``update`` after it (module docstring); the
     broad-phase protocol of ``base.BroadPhase`` delegated to it. ``chosen`` names it,
-    ``statistics`` holds what the decision saw; ``stats()`` adds both. Parameter ``usage``:
+    ``statistics`` and ``motion`` hold what the decision saw; ``stats()`` adds them. Parameter
+    ``usage``:
     "steps" (default: a simulation, built once and updated every step) or "once"
     (``find_contacts``: one build, one query, so the build's cost decides)."""
 
@@ -257,10 +338,20 @@ class Auto:
         self.chosen: str | None = None
         self.statistics: dict = {}
         self.decisions = 0
+        #: median displacement per update in diameters, measured at the first update after a
+        #: build whose pick depends on it (None: not measured yet); kept for the next build
+        self.motion: float | None = None
+        self.switches = 0
+        self._probe = None  # (sampled handles, their positions, diameters) at the last build
 
     def _decide(self, positions, radii, handles) -> None:
         self.statistics = statistics(positions, radii, handles)
-        self.chosen = choose(self.statistics, self.usage)
+        self.chosen = choose(self.statistics, self.usage, self.motion)
+        self._probe = None
+        if motion_matters(self.statistics, self.usage):
+            sample = handles[:: max(1, handles.shape[0] // MOTION_SAMPLE)]
+            sample = sample[np.isfinite(radii[sample])]
+            self._probe = (sample, positions[sample], 2.0 * radii[sample])
         if self.chosen == GiantsApart.name:  # the others' structure from their statistics
             t = self.statistics["giant_threshold"]
             others = statistics(positions, radii, handles[radii[handles] <= t])
@@ -285,18 +376,18 @@ class Auto:
 
     # ------------------------------------------------------------------ the protocol
     def bind(self, positions, radii) -> None:
-        if self._bp is None:
-            self._bound = (positions, radii)
-        else:
+        if self._bp is not None:
             self._bp.bind(positions, radii)
+        self._bound = (positions, radii)
 
     def build(self, positions, radii, handles=None) -> "Auto":
         checked = _checked(positions, radii, handles)
         if checked is None:  # bad input: the structure's build names it
-            self.chosen, self._bp = "zindex_sort", ZIndexSort()
+            self.chosen, self._bp, self._probe = "zindex_sort", ZIndexSort(), None
         else:
             self._decide(*checked)
         self._bp.build(positions, radii, handles)
+        self._bound = (positions, radii)
         return self
 
     def insert(self, handles) -> None:
@@ -306,7 +397,32 @@ class Auto:
         self._delegate().remove(handles)
 
     def update(self, positions, radii=None) -> None:
-        self._delegate().update(positions, radii)
+        if radii is None and self._bound is not None:
+            radii = self._bound[1]
+        if self._probe is None or not self._switched(positions, radii):
+            self._delegate().update(positions, radii)
+        self._bound = (positions, radii)
+
+    def _switched(self, positions, radii) -> bool:
+        """At the first update after a build whose pick depends on the motion: measure it
+        (:func:`motion`) and, if the pick changes, build the new pick from the current
+        residents instead of updating the old one (the same pairs either way)."""
+        sample, before, diameters = self._probe
+        self._probe = None
+        try:
+            self.motion = motion(sample, before, positions, diameters)
+        except (IndexError, ValueError, TypeError):  # bad positions: the update names them
+            return False
+        pick = choose(self.statistics, self.usage, self.motion)
+        if pick == self.chosen:
+            return False
+        old = self._bp
+        handles = np.concatenate((old.members, old.infinite))
+        self._bp = structure(pick, self.statistics, self.usage)
+        self._bp.build(positions, radii, handles)
+        self.chosen = pick
+        self.switches += 1
+        return True
 
     def candidate_pairs(self, include_infinite: bool = True) -> np.ndarray:
         return self._delegate().candidate_pairs(include_infinite)
@@ -316,7 +432,7 @@ class Auto:
 
     def stats(self) -> dict:
         st = self._delegate().stats()
-        return {**st, "name": self.name, "chosen": self.chosen, **{
+        return {**st, "name": self.name, "chosen": self.chosen, "auto_motion": self.motion, **{
             f"auto_{k}": v for k, v in self.statistics.items()}}
 
     @property

@@ -5,11 +5,9 @@ registered structure's)."""
 import numpy as np
 import pytest
 
-from pdyn.broadphase import find_contacts, make_broadphase
-from pdyn.broadphase.auto import SPARSE_TABLE, choose, statistics
+from pdyn.broadphase import canonical_pairs, filter_overlapping, find_contacts, make_broadphase
+from pdyn.broadphase.auto import MOTION_MAX, SPARSE_TABLE, choose, statistics
 from pdyn.scenarios import make_scene
-
-from pdyn.broadphase import canonical_pairs
 
 from .harness import assert_each_pair_once, expected, random_operations
 from .scenes import random_scene
@@ -61,15 +59,45 @@ def test_decides_at_every_build_and_delegates():
     assert bp.chosen == "index_sort" and bp.stats()["chosen"] == "index_sort"
     rad2 = rad.copy()
     rad2[::100] = 4.0  # polydisperse now
+    pos = pos + rng.normal(0.0, 0.2, pos.shape)  # fast enough for index_sort (rule 2)
     bp.update(pos, rad2)  # an update keeps the structure ...
-    assert bp.chosen == "index_sort"
+    assert bp.chosen == "index_sort" and bp.motion > 0.1
     got = find_contacts(pos, rad2, method="brute")
-    from pdyn.broadphase import canonical_pairs, filter_overlapping
-
     assert np.array_equal(canonical_pairs(filter_overlapping(bp.candidate_pairs(), pos, rad2)),
                           got)
     bp.build(pos, rad2)  # ... a build decides again
     assert bp.chosen == "hash_grid" and bp.decisions == 2
+
+
+@pytest.mark.parametrize("sigma, pick", [(0.002, "hash_grid"), (0.1, "index_sort")])
+def test_a_dense_scene_moving_slowly_switches_to_the_hash_grid(sigma, pick):
+    """Rule 2 with motion: the first update after a build measures the median displacement;
+    below ``MOTION_MAX`` diameters a dense equal-sphere scene switches to ``hash_grid`` (built
+    from the residents at that moment, walls included), faster it keeps ``index_sort``; the
+    pairs stay brute's throughout, and the next build decides with the motion it measured."""
+    rng = np.random.default_rng(7)
+    n = 3000
+    pos = rng.uniform(0, 15, (n, 3))
+    rad = np.full(n, 0.5)
+    rad[[0, 1]] = np.inf  # walls
+    handles = np.arange(100, n)
+    bp = make_broadphase("auto").build(pos, rad, np.r_[0, 1, handles])
+    assert bp.chosen == "index_sort" and bp.motion is None
+    bp.remove(handles[:50])  # the residents change before the first update
+    bp.insert(np.arange(2, 100))
+    residents = np.r_[0, 1, np.arange(2, 100), handles[50:]]
+    for _ in range(3):
+        pos = pos + rng.normal(0.0, sigma, pos.shape)  # median |step| ~ 1.5 sigma diameters
+        bp.update(pos)
+        got = bp.candidate_pairs()
+        assert_each_pair_once(got)
+        np.testing.assert_array_equal(
+            canonical_pairs(filter_overlapping(got, pos, rad)), expected(pos, rad, residents))
+    assert bp.chosen == pick and bp.switches == int(pick == "hash_grid")
+    assert (bp.motion < MOTION_MAX) == (pick == "hash_grid")
+    np.testing.assert_array_equal(np.sort(bp.members), np.sort(residents[2:]))
+    bp.build(pos, rad)
+    assert bp.chosen == pick and bp.decisions == 2
 
 
 def test_first_insert_without_build_decides_from_the_inserted():
@@ -83,8 +111,6 @@ def test_first_insert_without_build_decides_from_the_inserted():
     assert bp.chosen == "hash_grid"
     np.testing.assert_array_equal(
         np.sort(bp.members), h)
-    from pdyn.broadphase import canonical_pairs, filter_overlapping
-
     got = canonical_pairs(filter_overlapping(bp.candidate_pairs(), pos, rad))
     np.testing.assert_array_equal(got, expected(pos, rad, h))
 
@@ -257,3 +283,24 @@ def test_no_giants_in_the_other_scenes(scene):
     assert statistics(sc.positions, sc.radii)["giants"] == 0
     vp = make_scene("very_polydisperse", scale=0.5)
     assert statistics(vp.positions, vp.radii)["giants"] == 1
+
+
+def test_a_simulation_that_switches_keeps_every_bit():
+    """The periodic gas without neighbour lists moves ~0.15 % of a diameter per step: ``auto``
+    switches to ``hash_grid`` at the first step (and keeps it at the reordering builds), and
+    the trajectory is ``index_sort``'s bit for bit."""
+    from pdyn import Simulation, SimulationConfig
+
+    cfg = SimulationConfig(scene="gas", scale=0.03, steps=30, progress=False, neighbour_skin=0.0,
+                           reorder_every=10)
+    runs = {}
+    for name in ("auto", "index_sort"):
+        sim = Simulation(cfg.with_(broadphase=name))
+        sim.run()
+        h = sim.store.owned[np.argsort(sim.store.gid[sim.store.owned])]
+        runs[name] = (sim.store.pos[h].copy(), sim.store.vel[h].copy(), sim.broadphase)
+    bp = runs["auto"][2]
+    assert bp.chosen == "hash_grid" and bp.switches == 1 and bp.decisions > 1
+    assert bp.motion < MOTION_MAX
+    for x, y in zip(runs["auto"][:2], runs["index_sort"][:2]):
+        np.testing.assert_array_equal(x, y)
