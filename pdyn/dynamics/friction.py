@@ -30,21 +30,24 @@ the wall having v = ω = 0 and infinite radius and mass):
   c_t = 2 ζ √(m_eff k_t), the normal law's damping ratio on the tangential stiffness.
 
 Both sides of a pair evaluate the same formulas on the same inputs (n, v_t and s change sign
-exactly, everything else is symmetric in i and j), so their springs stay exact negatives and
-ghosts carrying the owner's bits make N-rank runs reproduce the 1-rank run bit for bit.
+exactly, everything else is symmetric in i and j), so their springs stay exact negatives —
+except for a pair seen through a periodic image, whose shifted positions round differently on
+each side —, and each side is computed from the same bits on whichever rank holds it (ghosts
+carry the owner's bits), so N-rank runs reproduce the 1-rank run bit for bit.
 
-History has two homes ([LAMMPSgranular]'s ``fix neigh/history`` does the same): between
-rebuilds of the lists the pass keeps it per *list entry*, compact — the entries that touch,
-in list order, with their springs (:class:`ContactHistory`) — and merges last step's with this
-step's as both stream by in the same order, so a step reads and writes only the contacts'
-springs, contiguously. At a rebuild (before migration and reordering move particles) it is
-saved into the particle's own slots (``history_count`` / ``history_key`` / ``history_spring``
-of ``pdyn.particles.FIELDS``: slot k < count of i holds the key of a touching partner and i's
+History has two homes (as LAMMPS' internal ``fix neigh/history``,
+``src/fix_neigh_history.cpp`` of [Thompson2022]): between rebuilds of the lists the pass
+keeps it per *list entry*, compact — the entries that touch, in list order, with their
+springs (:class:`ContactHistory`) — and merges last step's with this step's as both stream
+by in the same order, so a step reads and writes only the contacts' springs, contiguously.
+At a rebuild (before migration and reordering move particles) it is saved into the
+particle's own slots (``history_count`` / ``history_key`` / ``history_spring`` of
+``pdyn.particles.FIELDS``: slot k < count of i holds the key of a touching partner and i's
 spring for that contact, in list order), which reordering, migration, rebalancing and
 checkpoints carry as any field; the next pass loads the entries of the new lists from them.
 Slots kept every step instead (the earlier layout: 512 bytes a particle, read and written in
-place) made the pass miss the cache on every particle with a contact: on the 97 336-sphere gas
-with ~2·10⁴ contacts it cost 11 ms a step against 4 ms without friction.
+place) made the pass miss the cache on every particle with a contact: on the 97 336-sphere
+gas with ~2·10⁴ contacts it cost 11 ms a step against 4 ms without friction.
 
 Units: N, N·m, m, m/s, rad/s, kg, s.
 """
