@@ -10,8 +10,8 @@ an editable install after ``git pull``, a run silently used the old physics (a l
 numba documents under ``cache``; numba issue #1833). Importing this module puts a locator
 in front of numba's own for pdyn's files: the same cache places (next to the sources, or the
 user-wide cache), stamped with a hash of *every* source file of the package
-(:data:`PACKAGE_STAMP`), so any change of pdyn recompiles all its kernels once. If numba's internals differ from what this expects, numba's own
-locators are left as they are.
+(:data:`PACKAGE_STAMP`), so any change of pdyn recompiles all its kernels once. If numba's
+internals differ from what this expects, numba's own locators are left as they are.
 """
 
 from __future__ import annotations

@@ -265,8 +265,9 @@ class ContactModel:
     def contact_list(self, store, lists, dt: float, *, spheres: bool = True,
                      tangential: np.ndarray | None = None) -> dict:
         """The touching contacts of the rows of ``lists`` with their forces as the force pass of
-        a step of ``dt`` s computed them, for output (not used by the step): ``id`` (K, 2) int64 — (gid_i, gid_j), a sphere pair once (lower
-        gid first), a wall's negative gid second —, ``ends`` (2K, 3) m — x_i, then x_j or the
+        a step of ``dt`` s computed them, for output (not used by the step): ``id`` (K, 2)
+        int64 — (gid_i, gid_j), a sphere pair once (lower gid first), a wall's negative gid
+        second —, ``ends`` (2K, 3) m — x_i, then x_j or the
         contact point on the wall —, ``force`` (K,) N — the normal force magnitude, > 0
         repulsive —, ``normal_force`` and ``tangential_force`` (K, 3) N on i from j.
         ``spheres=False``: wall contacts only (the cheap pass of the wall-force series).
