@@ -79,14 +79,18 @@ simulation, "once" for ``find_contacts``):
    With the default neighbour lists the structure runs only at list rebuilds, the motion
    per update is that since the last rebuild, and every structure's step was within 10 %
    of the others'.
-3. else, ``usage="steps"`` and ``axis_overlaps < SWEEP_OVERLAPS`` (= 1): ``sweep_prune``.
-   Schornbaum's scene with 10⁵x smaller objects (0.0075 overlaps): ``sweep_prune`` 2.8-5.6x
-   faster than ``zindex_sort`` at 10³-3·10⁴ objects; Koch's 1024³ box (10-80 overlaps): 1-6x
-   slower. A known miss: the small objects at 3·10⁵, where ``index_sort`` is ahead
-   (``docs/report``: 66 against 52 CPU ms per step); ``sweep_prune`` / ``index_sort`` in one
-   run under load (``trajectory``, 0.05 s per structure): 2·10⁵ 0.42, 2.5·10⁵ 0.58, 3·10⁵ 1.25,
-   4·10⁵ 0.81 — its insertion sort outgrows the cache the other processes share, no
-   statistic of the scene's.
+3. else, ``usage="steps"`` and ``axis_overlaps < SWEEP_OVERLAPS`` (= 1): ``sweep_prune`` up
+   to ``SWEEP_N_MAX`` (= 2.5·10⁵) residents, above it ``index_sort`` if ``occupied >=
+   OCCUPIED_MIN`` (else rule 4). Schornbaum's scene with 10⁵x smaller objects (0.0075
+   overlaps): ``sweep_prune`` 2.8-5.6x faster than ``zindex_sort`` at 10³-3·10⁴ objects;
+   Koch's 1024³ box (10-80 overlaps): 1-6x slower. The bound is a crossover with N, not
+   noise: ``sweep_prune`` / ``index_sort`` on the small objects, CPU ms per step (``trajectory``,
+   0.3-0.5 s per structure, one or two runs, 2026-11-23): 10⁵ 5.3-5.8 / 11.1-11.7, 2·10⁵
+   13.6-13.9 / 23.5-24.1, 2.5·10⁵ 18.4 / 30.6, 3·10⁵ 47.3-48.3 / 37.6-40.3, 4·10⁵ 64.9 / 51.8,
+   6·10⁵ 101 / 88, 10⁶ 182 / 104: the sweep's 52-74 ns per object jump to 158-182 between
+   2.5·10⁵ and 3·10⁵, where its gathers of centres and radii in end order (2N random reads per
+   step) leave the cache; ``index_sort`` stays at 104-147 ns. ``hash_grid``, rule 4's pick, took
+   76-312 ms there.
 4. else ``usage="steps"``: ``hash_grid`` (sparse or clustered: the dense table would be mostly
    empty or its cells enlarged). ``inhomogeneous`` 10⁵ (1240 cells per particle):
    ``hash_grid`` 14.8 < ``zindex_sort`` 16.8 < ``index_sort`` 146; ``checkerboard`` 2.5·10⁵
@@ -95,10 +99,12 @@ simulation, "once" for ``find_contacts``):
    particle), update + query + exact test per step, CPU ms: 10⁴ spheres ``hash_grid`` 1.75 <
    ``index_sort`` 3.2; 4·10⁴ 8.4 ~ 8.0; 1.6·10⁵ 22.6 < 29.8; 6.4·10⁵ 84 < 178 (an earlier
    report timed the index sorts' query without the exact test their candidates still need,
-   and saw ``index_sort`` ahead; ``docs/report`` now times both with it). A known miss at
-   4·10⁴, where the hash grid's table has just doubled (724 bytes per particle against 392-603
-   at 3·10⁴-8·10⁴): ``hash_grid`` / ``zindex_sort`` at 2, 3, 4, 5, 6, 8·10⁴ (``trajectory``,
-   0.1 s per structure): 0.88 0.78 1.29 1.02 0.83 0.87.
+   and saw ``index_sort`` ahead; ``docs/report`` now times both with it). With the hash
+   grid's old ``minimal_grid_density`` of 8, its table doubled to 128³ cells at 32 768
+   spheres and it took 1.26-1.35x ``zindex_sort``'s time there; at the default of 5
+   (``hash_grid.py``) ``hash_grid`` / the fastest other at 2, 3, 4, 5, 6, 8, 16, 32·10⁴
+   (``trajectory``, 0.3 s per structure, two runs): 0.86-0.87, 0.81-0.85, 1.00-1.01,
+   0.95-0.97, 0.77-0.81, 0.79-0.88, 0.71-0.93, 0.82-0.87.
 5. ``usage="once"`` and ``occupied >= OCCUPIED_MIN`` however sparse: ``index_sort``. Its
    capped table enlarges the cells of a sparse homogeneous scene, but they stay nearly empty;
    Koch's 1024³ box from scratch at 1.6-6.4·10⁵ spheres: ``index_sort`` 18-80 ms <
@@ -149,6 +155,9 @@ OCCUPIED_MIN = 0.4
 #: particles whose extents overlap along the longest axis, per particle, below which a
 #: persistent sweep and prune wins (almost nothing overlaps even in one dimension)
 SWEEP_OVERLAPS = 1.0
+#: residents up to which that sweep and prune wins; above, its gathers in end order leave the
+#: cache and a homogeneous scene goes to ``index_sort`` (rule 3)
+SWEEP_N_MAX = 250_000
 #: cells per particle of the ``index_sort`` table for a sparse scene built once (rule 5)
 SPARSE_TABLE = 32
 #: particles per cell of the coarse occupancy grid
@@ -282,7 +291,10 @@ def choose(stats: dict, usage: str = "steps", motion: float | None = None) -> st
     if homogeneous and (stats["cells_per_particle"] <= DENSE_CELLS or usage == "once"):
         return "hash_grid" if _slow_and_dense(stats, usage, motion) else "index_sort"
     if usage == "steps" and stats["axis_overlaps"] < SWEEP_OVERLAPS:
-        return "sweep_prune"
+        if stats["n"] <= SWEEP_N_MAX:
+            return "sweep_prune"
+        if homogeneous:
+            return "index_sort"
     return "hash_grid" if usage == "steps" else "zindex_sort"
 
 

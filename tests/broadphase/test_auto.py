@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 
 from pdyn.broadphase import canonical_pairs, filter_overlapping, find_contacts, make_broadphase
-from pdyn.broadphase.auto import MOTION_MAX, SPARSE_TABLE, choose, statistics
+from pdyn.broadphase.auto import (MOTION_MAX, OCCUPIED_MIN, SPARSE_TABLE, SWEEP_N_MAX, choose,
+                                  statistics)
 from pdyn.scenarios import make_scene
 
 from .harness import assert_each_pair_once, expected, random_operations
@@ -35,6 +36,9 @@ def test_sweep_and_prune_when_nothing_overlaps_even_along_one_axis():
     assert tiny["axis_overlaps"] < 0.01
     assert (choose(tiny), choose(tiny, "once")) == ("sweep_prune", "index_sort")
     assert choose(statistics(sc.positions, sc.radii)) == "index_sort"
+    many = {**tiny, "n": SWEEP_N_MAX + 1}  # the sweep's gathers leave the cache (rule 3)
+    assert tiny["occupied"] >= OCCUPIED_MIN and choose(many) == "index_sort"
+    assert choose({**many, "occupied": OCCUPIED_MIN / 2}) == "hash_grid"
 
 
 def test_statistics_ignore_walls_and_see_spread_and_clustering():
