@@ -300,7 +300,7 @@ def _koch_scaling(sc) -> list[str]:
     out.append(f"At N = {_f(last['particles'])}: Koch's tables have the hash grid ahead up to "
                "~10⁶ particles and the octree ahead from 2.56·10⁶ (his 128³ hash grid "
                f"saturates); ours: {_order(ours)}. Our hash grid doubles its grids as N grows "
-               "(≤ 1/8 object per cell), so it does not saturate.")
+               "(≤ 1/5 object per cell), so it does not saturate.")
     return out + [""]
 
 

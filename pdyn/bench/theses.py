@@ -47,7 +47,7 @@ KOCH_WHY = {
     "checkerboard": "Koch's linked cells (cell 2.1 by hand) beat his fixed 256³ hash grid. "
     "Ours: the table cap (8·10⁶ cells for 10⁶ particles in 400³) makes linked cells' cells 2 "
     "diameters wide (3.2·10⁶ candidates per step, 9x the diameter grid's) and it sweeps all "
-    "of them every step, while our hash grid grows its grids with N (≤ 1/8 object per "
+    "of them every step, while our hash grid grows its grids with N (≤ 1/5 object per "
     "cell) and updates incrementally.",
     "polydisperse": "Agrees: at this mild spread (largest / cubic mean radius 1.5) cells of "
     "the largest diameter hold few particles (linked cells: 2.6·10⁵ candidates per step, the "
@@ -111,7 +111,7 @@ SCHORNBAUM_WHY = {
     "motion 20 %": "Agrees where all-pairs still runs (our all-pairs stops at 3000 objects). "
     "At constant density a sweep along one axis tests every pair whose extents overlap along "
     "it, ~N^(5/3) pairs, so our sweep and prune is the slowest structure from 10⁴ objects on "
-    "(27 ms per step at 10⁴, 7 s at 3·10⁵) while the grids grow linearly.",
+    "(25-27 ms per step at 10⁴, 6-7 s at 3·10⁵) while the grids grow linearly.",
     "motion 1 %": "Agrees, with a wider gap than Schornbaum's 5x: slower motion makes our "
     "sweep and prune's insertion sort cheaper but not its scan of the sorted axis, which it "
     "repeats at every query.",
