@@ -17,9 +17,9 @@ doubles its cells per axis when cells/objects would drop below ``minimal_grid_de
 3.4, mesa_pd ``minimalGridDensity``) and never shrinks (Sec. 3.5). The default is 5, not
 mesa_pd's 8: every step reads the cell table at the occupied cells' neighbours, so once the
 table outgrows the cache a doubling costs more than the hash collisions it saves. Koch's
-sparse box (equal spheres, one per cell, static), ms per step at 8 / 5, medians of 2 runs,
-2026-11-23: 4·10⁴ spheres 4.8 / 3.7 (64³ cells at 5, 128³ at 8), 6.5·10⁴ 5.5 / 5.5, 3.2·10⁵
-50 / 37 (128³ against 256³). 64³ against 128³ cells: 4.2 / 4.6 at 4.5·10⁴ spheres, 5.5 / 5.0
+sparse box (equal spheres, one per cell, static), CPU ms per step at 8 / 5, two runs (one at
+3.2·10⁵), 2026-11-23: 4·10⁴ spheres 4.8 / 3.7 (128³ cells at 8, 64³ at 5), 6.5·10⁴ 5.5 / 5.5,
+3.2·10⁵ 50 / 37 (256³ against 128³). 64³ against 128³ cells: 4.2 / 4.6 at 4.5·10⁴ spheres, 5.5 / 5.0
 at 5.5·10⁴, hence 5 (the two cross at about 5 cells per object). Below
 ``activation_threshold`` (32) residents plain all-pairs is used; once exceeded the grids are
 built and stay (Sec. 3.7). Update (Sec. 2.6, Alg. 2): ``update="incremental"`` re-hashes every
