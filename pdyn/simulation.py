@@ -398,10 +398,12 @@ class Simulation:
         return StoreChanges(rebuilt=True, emigrated=gone, immigrated=new)
 
     def _spin(self) -> tuple:
-        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius``), or
-        ``NO_SPIN`` without rotation."""
+        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius``, and the
+        handles whose torque may be nonzero), or ``NO_SPIN`` without rotation."""
         s = self.store
-        return (s.omega, s.torque, s.radius) if self.contact.rotating else NO_SPIN
+        if not self.contact.rotating:
+            return NO_SPIN
+        return s.omega, s.torque, s.radius, self.contact.history.spin_rows(self.neighbours)
 
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""

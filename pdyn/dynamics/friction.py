@@ -207,23 +207,32 @@ def _contact(law, fr, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy, dvz, wi
 @njit(**JIT_IEEE)
 def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega, rad, mass,
                            gid, normal, gravity, dt, force, torque, old_entry, old_spring,
-                           n_old, new_entry, new_spring, slots, record):
+                           n_old, new_entry, new_spring, slots, record, all_torques, torqued):
     """Set ``force`` and ``torque`` of each row's particle and advance the contact history
     (module docstring): ``old_entry[:n_old]`` / ``old_spring`` are last step's touching list
     entries (ascending) and springs, ``new_entry`` / ``new_spring`` receive this step's.
     ``record`` (list entries × 3, or empty) receives the tangential force on the row's
-    particle per list entry (0 where not touching). Returns (contacts of this rank's share,
-    elastic normal energy of its share — as the frictionless pass —, contacts beyond
-    ``slots`` of one particle, touching entries written)."""
+    particle per list entry (0 where not touching). ``torqued`` (rows) receives the rows'
+    particles that touch something, in row order: the only ones whose torque may be nonzero.
+    The torque of the others is written as zero only if ``all_torques`` or they touched
+    something last step (``old_entry``): a row without either already holds zero — the last
+    pass over these lists wrote it —, and most rows of a loose packing are such rows.
+    Returns (contacts of this rank's share, elastic normal energy of its share — as the
+    frictionless pass —, contacts beyond ``slots`` of one particle, touching entries written,
+    torqued rows written)."""
     recording = record.shape[0] > 0
     energy = 0.0
     n_contacts = 0
     overflow = 0
     p = 0
     k = 0
+    q = 0
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         k_row = k
+        while p < n_old and old_entry[p] < start[t]:
+            p += 1
+        p_row = p
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
         ri, mi, gi = rad[i], mass[i], gid[i]
         # read with every row (a stream in memory order), not at each contact (a cache miss)
@@ -300,10 +309,17 @@ def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega
         force[i, 0] = fx + mi * gravity[0]
         force[i, 1] = fy + mi * gravity[1]
         force[i, 2] = fz + mi * gravity[2]
-        torque[i, 0] = mx
-        torque[i, 1] = my
-        torque[i, 2] = mz
-    return n_contacts, energy, overflow, k
+        while p < n_old and old_entry[p] < start[t + 1]:  # the row's ended contacts
+            p += 1
+        if k > k_row:
+            torque[i, 0] = mx
+            torque[i, 1] = my
+            torque[i, 2] = mz
+            torqued[q] = i
+            q += 1
+        elif all_torques or p > p_row:
+            torque[i, 0] = torque[i, 1] = torque[i, 2] = 0.0
+    return n_contacts, energy, overflow, k, q
 
 
 @njit(**JIT)
@@ -364,13 +380,17 @@ class ContactHistory:
     ``entry`` (ascending list-entry indices of the lists it follows) and ``spring`` (m, the
     row particle's spring of each), ``count`` of them; two buffers, last step's and this
     step's. :meth:`save` writes it into the particles' slots, a pass on lists it does not
-    follow loads it from them."""
+    follow loads it from them. It also keeps which rows' particles touched something in the
+    last pass (:meth:`spin_rows`): the others' torque is zero, so the spin kicks skip them."""
 
     def __init__(self):
         self._buffers = [(np.zeros(0, np.int64), np.zeros((0, 3)))] * 2
         self.count = 0
         self._follows = None  # (the lists, their build number) the entries refer to
         self.saved = True  # the slots hold what the entries hold
+        self._torqued = np.zeros(0, np.int64)  # rows' particles that touched in the last pass
+        self._n_torqued = 0
+        self._torqued_in = None  # (the lists, their build number) of that pass
 
     @property
     def entry(self) -> np.ndarray:
@@ -391,6 +411,7 @@ class ContactHistory:
         """Forget the entries: the next pass loads the history from the particles' slots (a
         restart, which puts the checkpoint's slots back after its first pass)."""
         self.count, self._follows, self.saved = 0, None, True
+        self._torqued_in = None
 
     def save(self, store, lists) -> None:
         """Write the history into the slots of the particles of ``lists``' rows (before the
@@ -403,9 +424,12 @@ class ContactHistory:
         self.saved = True
 
     def prepare(self, store, lists) -> tuple:
-        """Last step's buffer (entries, springs, count) for a pass over ``lists`` and the
-        buffer it writes: loaded from the slots when ``lists`` are new."""
-        if self._follows != (lists, lists.builds):
+        """Last step's buffer (entries, springs, count) for a pass over ``lists``, the buffer
+        it writes, the buffer of its torqued rows, and whether it must write every row's torque
+        (``lists`` are new: loaded from the slots, and rows without history may hold any
+        torque)."""
+        fresh = self._follows != (lists, lists.builds)
+        if fresh:
             if not self.saved:
                 raise RuntimeError("contact history: the neighbour lists were rebuilt before "
                                    "the history was saved into the particles (save first)")
@@ -416,24 +440,37 @@ class ContactHistory:
                                      store.history_count, store.history_key,
                                      store.history_spring, e, s)
             self._follows = (lists, lists.builds)
-        return self._buffers[0] + (self.count,), self._buffers[1]
+        if self._torqued.shape[0] < lists.rows.shape[0]:
+            self._torqued = np.empty(lists.rows.shape[0] + lists.rows.shape[0] // 4, np.int64)
+        self._torqued_in = None
+        return self._buffers[0] + (self.count,), self._buffers[1], self._torqued, fresh
 
-    def advanced(self, count: int) -> None:
-        """The pass wrote ``count`` entries into the second buffer: it becomes the history."""
+    def advanced(self, count: int, lists, torqued: int) -> None:
+        """The pass over ``lists`` wrote ``count`` entries into the second buffer (it becomes
+        the history) and ``torqued`` rows into the torqued buffer."""
         self._buffers.reverse()
         self.count = count
         self.saved = False
+        self._n_torqued, self._torqued_in = torqued, (lists, lists.builds)
+
+    def spin_rows(self, lists) -> np.ndarray:
+        """The rows of ``lists`` whose spin a kick must integrate: those whose particle touched
+        something in the last pass over these lists (the others have zero torque), all rows
+        if no pass over them has run since (a restart, a rebuild)."""
+        if self._torqued_in != (lists, lists.builds):
+            return lists.rows
+        return self._torqued[:self._n_torqued]
 
 
 def frictional_forces(law, fr, store, lists, gravity, dt, record, history):
     """Forces and torques of the rows of ``lists`` with the contact ``history``
     (:class:`ContactHistory`, see :func:`_accumulate_frictional`); returns (contacts, elastic
     energy, overflow) and raises nothing (the caller reduces ``overflow``)."""
-    (old_e, old_s, n_old), (new_e, new_s) = history.prepare(store, lists)
-    n, energy, overflow, k = _accumulate_frictional(
+    (old_e, old_s, n_old), (new_e, new_s), torqued, fresh = history.prepare(store, lists)
+    n, energy, overflow, k, q = _accumulate_frictional(
         law, fr, lists.rows, lists.start, lists.split, lists.partner, store.pos, store.vel,
         store.omega, store.radius, store.mass, store.gid, store.normal, gravity, float(dt),
         store.force, store.torque, old_e, old_s, n_old, new_e, new_s,
-        store.history_key.shape[1], record)
-    history.advanced(k)
+        store.history_key.shape[1], record, fresh, torqued)
+    history.advanced(k, lists, q)
     return n, energy, overflow

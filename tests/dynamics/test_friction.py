@@ -10,8 +10,9 @@ import pytest
 
 from pdyn import Simulation
 from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
-from pdyn.dynamics.friction import (HistoryOverflowError, _accumulate_frictional, _load_slots,
-                                    _save_slots, friction_parameters, partner_key)
+from pdyn.dynamics.friction import (ContactHistory, HistoryOverflowError,
+                                    _accumulate_frictional, _load_slots, _save_slots,
+                                    friction_parameters, partner_key)
 from pdyn.dynamics.laws import law_parameters
 from pdyn.particles import HISTORY_SLOTS
 from tests.mpi.scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
@@ -144,6 +145,30 @@ def test_history_sync_changes_nothing_and_is_required():
         a._forces()
 
 
+def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
+    """The spin kicks integrate only the rows that touched something in the last pass, and
+    the pass leaves the torque of rows that touched nothing in this and the last step as it
+    is: after every step of a run with lists (contacts made and lost between rebuilds) every
+    other row's torque is exactly zero, and the run equals one that kicks every row."""
+    cfg = dense_polydisperse(("wall",) * 3, n=200, law="hertz", friction=0.5)
+    sparse = Simulation(cfg)
+    skipped = 0
+    for _ in range(150):
+        sparse.step()
+        rows = sparse.neighbours.rows
+        spinning = sparse.contact.history.spin_rows(sparse.neighbours)
+        rest = np.setdiff1d(rows, spinning)
+        assert not sparse.store.torque[rest].any()
+        skipped += rest.size
+    assert skipped > 150 * 20 and sparse.rebuilds > 3
+    sparse.sync_history()  # as run() does at its end
+    monkeypatch.setattr(ContactHistory, "spin_rows", lambda self, lists: lists.rows)
+    dense = Simulation(cfg)
+    dense.run(150)
+    for name in FRICTIONAL_STATE:
+        assert np.array_equal(getattr(sparse.store, name), getattr(dense.store, name)), name
+
+
 def test_too_many_partners_for_the_history_is_an_error():
     """A big sphere touching more small spheres than it has history slots: one line."""
     n = HISTORY_SLOTS + 4
@@ -205,11 +230,11 @@ def _one_row(touching, hist):
     assert n_old == len(hist)
     new_e, new_s = np.zeros(3, np.int64), np.zeros((3, 3))
     law = law_parameters("linear", 0.0, 1000.0, 1.0, 0.3)
-    *_, k = _accumulate_frictional(
+    *_, k, _ = _accumulate_frictional(
         law, friction_parameters("linear", 0.5, 0.0, 0.3), rows, start, np.array([3]),
         partner, pos, vel, omega, np.full(4, 0.5), np.ones(4), gid, np.zeros((4, 3)),
         np.zeros(3), 1e-3, np.zeros((4, 3)), np.zeros((4, 3)), old_e, old_s, n_old, new_e,
-        new_s, HISTORY_SLOTS, np.zeros((0, 3)))
+        new_s, HISTORY_SLOTS, np.zeros((0, 3)), True, np.zeros(1, np.int64))
     assert k == len(touching) and list(new_e[:k]) == sorted(j - 1 for j in touching)
     _save_slots(rows, start, partner, gid, new_e, new_s, k, hcount, hkey, hspring)
     n = hcount[0]
