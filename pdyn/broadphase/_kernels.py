@@ -116,9 +116,9 @@ def gather(pos, rad, items):
 
 
 # With ``spos``/``srad`` (the centres and radii in ``items`` order, ``spos[t]`` = ``pos[items[t]]``)
-# only the pairs passing the exact test are written: the test reads neighbouring memory and no
+# only the pairs passing the exact test are kept: the test reads neighbouring memory and no
 # candidate list is materialised (``find_contacts``). Without them (None: numba compiles the
-# test away) every pair is written.
+# test away) every pair is kept.
 @njit(**JIT)
 def emit_within(out, k, items, s, e, spos=None, srad=None):
     """Write the pairs among ``items[s:e]`` at ``out[k:]`` (counting past the end)."""
@@ -136,16 +136,29 @@ def emit_within(out, k, items, s, e, spos=None, srad=None):
 
 @njit(**JIT)
 def emit_between(out, k, items, s, e, s2, e2, spos=None, srad=None):
-    """Write the pairs of ``items[s:e]`` × ``items[s2:e2]`` at ``out[k:]``."""
+    """Write the pairs of ``items[s:e]`` × ``items[s2:e2]`` at ``out[k:]``. No branch on the
+    exact test: each candidate is written at ``out[k]`` and ``k`` advances only if it passes
+    (on a gas about 1 in 7 candidates does, at random, so a branch is often mispredicted).
+    Measured on index_sort's exact query, 97 336-sphere gas, same positions, alternating
+    calls: 0.84x the time of the branch (the test's values for ``a`` kept in locals: 0.99x).
+    Kept here, not in a helper per ``a``: numba then compiled the query ~2.5x slower."""
+    cap = out.shape[0]
     for a in range(s, e):
+        ha = items[a]
+        if spos is not None:
+            xa, ya, za, ra = spos[a, 0], spos[a, 1], spos[a, 2], srad[a]
         for b in range(s2, e2):
-            if spos is not None:
-                if not overlaps(spos, srad, a, b):
-                    continue
-            if k < out.shape[0]:
-                out[k, 0] = items[a]
+            keep = True
+            if spos is not None:  # overlaps(spos, srad, a, b): the same operations
+                dx = xa - spos[b, 0]
+                dy = ya - spos[b, 1]
+                dz = za - spos[b, 2]
+                r = ra + srad[b]
+                keep = dx * dx + dy * dy + dz * dz <= r * r
+            if k < cap:
+                out[k, 0] = ha
                 out[k, 1] = items[b]
-            k += 1
+            k += keep
     return k
 
 
