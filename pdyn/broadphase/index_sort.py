@@ -237,26 +237,29 @@ def _stencil_runs(stencil: np.ndarray) -> np.ndarray:
     return np.array(runs, np.int64)
 
 
-#: the 13-cell half stencil as 5 runs along x: (+1, 0, 0) and four rows of three cells
-HALF_STENCIL_RUNS = _stencil_runs(HALF_STENCIL)
+#: the half stencil's cells outside the cell's own row: four runs of three cells along x
+#: (its last cell, (+1, 0, 0), is read together with the cell itself)
+ROW_RUNS = _stencil_runs(HALF_STENCIL[np.any(HALF_STENCIL[:, 1:] != 0, axis=1)])
 
 
 @njit(**JIT)
 def _pairs_row_major(out, ukeys, ustart, nu, items, dims, runs, starts, spos=None, srad=None,
                      tested=None):
-    """Pairs within each used cell and with its 13 forward neighbours (index sort). The
-    neighbours are taken as ``runs`` along x (``HALF_STENCIL_RUNS``), each one contiguous range
-    of ``items`` read from the dense ``starts`` table (``_fill_starts``): 5 look-ups per cell
-    instead of 13, empty cells included at no cost. With ``spos``/``srad`` only the overlapping
-    pairs (``emit_within``), the pairs tested counted in ``tested[0]``."""
+    """Pairs within each used cell and with its 13 forward neighbours (index sort), read as
+    contiguous ranges of ``items`` from the dense ``starts`` table (``_fill_starts``): the cell
+    with the next one along x (pairs among them and with it), then the ``runs`` along x
+    (``ROW_RUNS``): 5 ranges per cell instead of 13 cells, empty cells at no cost. With
+    ``spos``/``srad`` only the overlapping pairs (``emit_between``), the pairs tested counted
+    in ``tested[0]``."""
     nx, ny, nz = dims[0], dims[1], dims[2]
     k = 0
     n_tested = 0
     for u in range(nu):
         s, e = ustart[u], ustart[u + 1]
-        k = emit_within(out, k, items, s, e, spos, srad)
-        n_tested += (e - s) * (e - s - 1) // 2
         cx, cy, cz = _coords_of(ukeys[u], dims, False)
+        e1 = starts[ukeys[u] + 2] if cx + 1 < nx else e  # this cell and the next along x
+        k = emit_between(out, k, items, s, e, s, e1, spos, srad)
+        n_tested += (e - s) * (e - s - 1) // 2 + (e - s) * (e1 - e)
         for o in range(runs.shape[0]):
             y2 = cy + runs[o, 0]
             z2 = cz + runs[o, 1]
@@ -388,7 +391,7 @@ class _SortedCells(BroadPhase):
                                            self._bits)
         else:
             kernel, args = _pairs_row_major, (self._ukeys, self._ustart, self._nu, self._items,
-                                              self._dims, HALF_STENCIL_RUNS, self._table)
+                                              self._dims, ROW_RUNS, self._table)
         if not touching:
             return run_pair_kernel(kernel, *args, guess=8 * self._n + 16,
                                    limit=self.max_candidates, name=self.name)

@@ -218,11 +218,11 @@ def test_touching_on_the_sweep_axis_counts():
 
 
 # ------------------------------------------------------------------ index_sort's stencil runs
-def test_half_stencil_runs_cover_the_half_stencil_once():
-    runs = isort.HALF_STENCIL_RUNS
+def test_row_runs_and_the_next_cell_cover_the_half_stencil_once():
+    runs = isort.ROW_RUNS
     got = sorted((dx, dy, dz) for dy, dz, lo, hi in runs.tolist() for dx in range(lo, hi + 1))
-    assert got == sorted(map(tuple, isort.HALF_STENCIL.tolist()))
-    assert len(runs) == 5
+    assert sorted(got + [(1, 0, 0)]) == sorted(map(tuple, isort.HALF_STENCIL.tolist()))
+    assert len(runs) == 4 and np.all(runs[:, 3] - runs[:, 2] == 2)
 
 
 @pytest.mark.parametrize("seed", range(3))
