@@ -116,36 +116,43 @@ def gather(pos, rad, items):
 
 
 # With ``spos``/``srad`` (the centres and radii in ``items`` order, ``spos[t]`` = ``pos[items[t]]``)
-# only the pairs passing the exact test are written: the test reads neighbouring memory and no
+# only the pairs passing the exact test are kept: the test reads neighbouring memory and no
 # candidate list is materialised (``find_contacts``). Without them (None: numba compiles the
-# test away) every pair is written.
-@njit(**JIT)
+# test away) every pair is kept. Inlined into the pair kernels (``inline="always"``): as calls,
+# one per cell pair, index_sort's exact query on the 97 336-sphere gas took 1.3x as long.
+@njit(inline="always", **JIT)
 def emit_within(out, k, items, s, e, spos=None, srad=None):
     """Write the pairs among ``items[s:e]`` at ``out[k:]`` (counting past the end)."""
-    for a in range(s, e):
-        for b in range(a + 1, e):
-            if spos is not None:
-                if not overlaps(spos, srad, a, b):
-                    continue
-            if k < out.shape[0]:
-                out[k, 0] = items[a]
-                out[k, 1] = items[b]
-            k += 1
-    return k
+    return emit_between(out, k, items, s, e, s, e, spos, srad)
 
 
-@njit(**JIT)
+@njit(inline="always", **JIT)
 def emit_between(out, k, items, s, e, s2, e2, spos=None, srad=None):
-    """Write the pairs of ``items[s:e]`` × ``items[s2:e2]`` at ``out[k:]``."""
+    """Write the pairs of ``items[s:e]`` × ``items[s2:e2]`` (ranges apart) at ``out[k:]``
+    (counting past the end); with ``s2 = s`` the pairs among ``items[s:e]`` and with
+    ``items[e:e2]`` instead (``e2 >= e``).
+
+    No branch on the exact test: each candidate is written at ``out[k]`` and ``k`` advances only
+    if it passes (on a gas about 1 in 7 candidates does, at random, so a branch is often
+    mispredicted): 0.79x the time of index_sort's exact query with the branch (97 336-sphere
+    gas, same positions, alternating calls)."""
+    cap = out.shape[0]
     for a in range(s, e):
-        for b in range(s2, e2):
-            if spos is not None:
-                if not overlaps(spos, srad, a, b):
-                    continue
-            if k < out.shape[0]:
-                out[k, 0] = items[a]
+        ha = items[a]
+        if spos is not None:
+            xa, ya, za, ra = spos[a, 0], spos[a, 1], spos[a, 2], srad[a]
+        for b in range(a + 1 if s2 == s else s2, e2):
+            keep = True
+            if spos is not None:  # overlaps(spos, srad, a, b): the same operations
+                dx = xa - spos[b, 0]
+                dy = ya - spos[b, 1]
+                dz = za - spos[b, 2]
+                r = ra + srad[b]
+                keep = dx * dx + dy * dy + dz * dz <= r * r
+            if k < cap:
+                out[k, 0] = ha
                 out[k, 1] = items[b]
-            k += 1
+            k += keep
     return k
 
 

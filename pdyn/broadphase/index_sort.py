@@ -9,9 +9,12 @@ same or adjacent cells and each pair of cells is visited once).
 
 * ``index_sort`` (Sec. 4.2): row-major key ``k + l K + m K L`` over the residents' bounding box;
   full LSD radix sort of (key, handle) on every rebuild (Ihmsen's radix sort, [Gre08]); a dense
-  cell -> used-cell table ``G`` over the whole grid, so memory scales with the domain; the grid
-  is bounded by ``max_cells`` (default ``max(4096, 8 N)``) and cells are enlarged to respect it
-  (still exact, just more candidates).
+  table over the whole grid holding for each cell the position of its first particle in the
+  sorted array (Fig. 1; an empty cell holds the next cell's), so memory scales with the domain;
+  the grid is bounded by ``max_cells`` (default ``max(4096, 8 N)``) and cells are enlarged to
+  respect it (still exact, just more candidates). The cells of a stencil row (x - 1, x, x + 1)
+  have consecutive keys, so their particles are one range of the sorted array: the pair kernel
+  reads 5 ranges per cell instead of 13 cells.
 * ``zindex_sort`` (Sec. 4.3): Z-curve (Morton) key, 21 bits per axis interleaved into 63 bits;
   the sorted handles and the grid are kept between steps and re-sorted with insertion sort
   (temporal coherence: few particles change cell per step). The grid (origin, cell) is padded
@@ -135,10 +138,20 @@ def _used_cells(keys, n, ukeys, ustart):
 
 
 @njit(**JIT)
-def _fill_table(table, ukeys, nu):
-    table[:] = -1
+def _fill_starts(starts, ukeys, ustart, nu):
+    """Dense cell -> first sorted position: ``starts[c]`` = position in ``items`` of the first
+    particle whose key is >= c (``starts[-1]`` = n), so the particles of the consecutive cells
+    c..c' are ``items[starts[c]:starts[c' + 1]]`` (empty cells give empty ranges)."""
+    c = 0
     for u in range(nu):
-        table[ukeys[u]] = u
+        key = ukeys[u]
+        while c <= key:
+            starts[c] = ustart[u]
+            c += 1
+    n = ustart[nu]
+    while c < starts.shape[0]:
+        starts[c] = n
+        c += 1
 
 
 @njit(**JIT)
@@ -211,32 +224,55 @@ def _dilated_step(d, m, step, dmax):
     return (d - 1) & m
 
 
+def _stencil_runs(stencil: np.ndarray) -> np.ndarray:
+    """The offsets of ``stencil`` (x fastest) grouped into runs along x: rows (dy, dz, dx_lo,
+    dx_hi). With row-major keys the cells of a run are consecutive keys, so their particles are
+    one range of the sorted items."""
+    runs: list[list[int]] = []
+    for dx, dy, dz in stencil.tolist():
+        if runs and runs[-1][:2] == [dy, dz] and runs[-1][3] == dx - 1:
+            runs[-1][3] = dx
+        else:
+            runs.append([dy, dz, dx, dx])
+    return np.array(runs, np.int64)
+
+
+#: the half stencil's cells outside the cell's own row: four runs of three cells along x
+#: (its last cell, (+1, 0, 0), is read together with the cell itself)
+ROW_RUNS = _stencil_runs(HALF_STENCIL[np.any(HALF_STENCIL[:, 1:] != 0, axis=1)])
+
+
 @njit(**JIT)
-def _pairs_row_major(out, ukeys, ustart, nu, items, dims, stencil, table, spos=None,
-                     srad=None, tested=None):
-    """Pairs within each used cell and with its 13 forward neighbours, found in the dense
-    cell -> used-cell ``table`` (index sort). With ``spos``/``srad`` only the overlapping ones
-    (``emit_within``), the pairs tested counted in ``tested[0]``."""
+def _pairs_row_major(out, ukeys, ustart, nu, items, dims, runs, starts, spos=None, srad=None,
+                     tested=None):
+    """Pairs within each used cell and with its 13 forward neighbours (index sort), read as
+    contiguous ranges of ``items`` from the dense ``starts`` table (``_fill_starts``): the cell
+    with the next one along x (pairs among them and with it), then the ``runs`` along x
+    (``ROW_RUNS``): 5 ranges per cell instead of 13 cells, empty cells at no cost. With
+    ``spos``/``srad`` only the overlapping pairs (``emit_between``), the pairs tested counted
+    in ``tested[0]``."""
+    nx, ny, nz = dims[0], dims[1], dims[2]
     k = 0
-    if tested is not None:
-        tested[0] = 0
+    n_tested = 0
     for u in range(nu):
         s, e = ustart[u], ustart[u + 1]
-        k = emit_within(out, k, items, s, e, spos, srad)
-        if tested is not None:
-            tested[0] += (e - s) * (e - s - 1) // 2
         cx, cy, cz = _coords_of(ukeys[u], dims, False)
-        for o in range(stencil.shape[0]):
-            x2 = cx + stencil[o, 0]
-            y2 = cy + stencil[o, 1]
-            z2 = cz + stencil[o, 2]
-            if x2 < 0 or y2 < 0 or z2 < 0 or x2 >= dims[0] or y2 >= dims[1] or z2 >= dims[2]:
+        e1 = starts[ukeys[u] + 2] if cx + 1 < nx else e  # this cell and the next along x
+        k = emit_between(out, k, items, s, e, s, e1, spos, srad)
+        n_tested += (e - s) * (e - s - 1) // 2 + (e - s) * (e1 - e)
+        for o in range(runs.shape[0]):
+            y2 = cy + runs[o, 0]
+            z2 = cz + runs[o, 1]
+            x0 = max(cx + runs[o, 2], 0)
+            x1 = min(cx + runs[o, 3], nx - 1)
+            if y2 < 0 or z2 < 0 or y2 >= ny or z2 >= nz or x0 > x1:
                 continue
-            u2 = table[x2 + dims[0] * (y2 + dims[1] * z2)]
-            if u2 >= 0:
-                k = emit_between(out, k, items, s, e, ustart[u2], ustart[u2 + 1], spos, srad)
-                if tested is not None:
-                    tested[0] += (e - s) * (ustart[u2 + 1] - ustart[u2])
+            c = x0 + nx * (y2 + ny * z2)
+            s2, e2 = starts[c], starts[c + x1 - x0 + 1]
+            k = emit_between(out, k, items, s, e, s2, e2, spos, srad)
+            n_tested += (e - s) * (e2 - s2)
+    if tested is not None:
+        tested[0] = n_tested
     return k
 
 
@@ -355,7 +391,7 @@ class _SortedCells(BroadPhase):
                                            self._bits)
         else:
             kernel, args = _pairs_row_major, (self._ukeys, self._ustart, self._nu, self._items,
-                                              self._dims, HALF_STENCIL, self._table)
+                                              self._dims, ROW_RUNS, self._table)
         if not touching:
             return run_pair_kernel(kernel, *args, guess=8 * self._n + 16,
                                    limit=self.max_candidates, name=self.name)
@@ -444,9 +480,9 @@ class IndexSort(_SortedCells):
         radix_sort(self._keys, self._items, 0, n)
         self._cells(n)
         ncells = int(np.prod(self._dims))
-        if self._table.shape[0] != ncells:
-            self._table = np.empty(ncells, np.int32)
-        _fill_table(self._table, self._ukeys, self._nu)
+        if self._table.shape[0] != ncells + 1:
+            self._table = np.empty(ncells + 1, np.int32)
+        _fill_starts(self._table, self._ukeys, self._ustart, self._nu)
 
     def _pairs(self, touching: bool = False):
         if self._dirty:

@@ -217,6 +217,35 @@ def test_touching_on_the_sweep_axis_counts():
     np.testing.assert_array_equal(got, [[0, 1], [0, 2]])
 
 
+# ------------------------------------------------------------------ index_sort's stencil runs
+def test_row_runs_and_the_next_cell_cover_the_half_stencil_once():
+    runs = isort.ROW_RUNS
+    got = sorted((dx, dy, dz) for dy, dz, lo, hi in runs.tolist() for dx in range(lo, hi + 1))
+    assert sorted(got + [(1, 0, 0)]) == sorted(map(tuple, isort.HALF_STENCIL.tolist()))
+    assert len(runs) == 4 and np.all(runs[:, 3] - runs[:, 2] == 2)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_index_sort_candidates_are_the_pairs_of_adjacent_cells(seed):
+    """Every pair in the same or adjacent cells exactly once, none else: sparse scenes (most
+    cells empty, runs clipped at the grid's faces), and the exact query tests exactly those."""
+    rng = np.random.default_rng(seed)
+    n = 400
+    pos = rng.uniform(0.0, [12.0, 7.0, 9.0], (n, 3))
+    pos[:40, 0] = rng.choice([0.0, 12.0], 40)  # on the x faces: first and last cell of a row
+    rad = rng.uniform(0.1, 0.5, n)
+    bp = make_broadphase("index_sort").build(pos, rad)
+    cand = bp.candidate_pairs()
+    cells = np.minimum(np.floor((pos - bp._lo) / bp._cell).astype(np.int64), bp._dims - 1)
+    near = np.abs(cells[:, None, :] - cells[None, :, :]).max(axis=2) <= 1
+    i, j = np.nonzero(np.triu(near, 1))
+    np.testing.assert_array_equal(canonical_pairs(cand), np.stack((i, j), axis=1))
+    assert cand.shape[0] == i.size  # each once
+    np.testing.assert_array_equal(canonical_pairs(bp.contacts()),
+                                  find_contacts(pos, rad, method="brute"))
+    assert bp.stats()["candidates"] == i.size
+
+
 # ------------------------------------------------------------------ parameters and limits
 @pytest.mark.parametrize("method", ["index_sort", "zindex_sort"])
 def test_cell_size_validation(method):
