@@ -61,7 +61,7 @@ simulation, "once" for ``find_contacts``):
    objects moving 20 % of their size per step), 10⁵ objects, the whole step (``pdyn bench
    --scene schornbaum --scale 10``, CPU ms): ``index_sort`` 40 < ``hash_grid`` 64.
    Except (``usage="steps"``) a dense, nearly monodisperse scene that moves slowly:
-   ``cells_per_particle <= MOTION_CELLS`` (= 4), ``spread <= MOTION_SPREAD`` (= 1.2) and
+   ``cells_per_particle <= MOTION_CELLS`` (= 2), ``spread <= MOTION_SPREAD`` (= 1.2) and
    ``motion < MOTION_MAX`` (= 0.02 diameters per update): ``hash_grid``, whose incremental
    update then moves few objects and which hands only touching pairs to the contact kernel,
    where the index sort re-sorts every particle and hands on all its candidates. The whole
@@ -75,7 +75,13 @@ simulation, "once" for ``find_contacts``):
    1.1-1.2x below it; the structures alone, ``docs/report``'s 1 % series, median 0.5 %:
    auto's hash grid at 1.02-1.18x of the fastest). Spread: the gas with radii 0.5·U(1 - w,
    1 + w), motion 0.15 %: spread 1.10 0.46, 1.19 0.47, 1.26 0.92; Koch's ``polydisperse``
-   (1.5) above.
+   (1.5) above. Since ``index_sort``'s pair query walks stencil rows as ranges (about 0.4x its
+   earlier time), the same benchmark (21:35 UTC, idle) reads ``gas`` 1.04 1.04 1.17 1.46 1.51
+   1.62, ``packed`` 0.93 0.85 1.07 1.19 1.21 1.24, Schornbaum's scene at 0.25-10 % 1.28 1.28
+   1.32 1.44 1.57 1.79, and the report's 1 % series had the hash grid at 1.15-1.43x
+   ``index_sort``: Schornbaum's scene (2.1-2.2 cells per particle) now goes to
+   ``index_sort`` at any motion, hence ``MOTION_CELLS`` = 2 (was 4); the gas (1.7) and the
+   packed lattice (0.94) keep the switch below 2 % (the gas at 1.04x, within noise).
    With the default neighbour lists the structure runs only at list rebuilds, the motion
    per update is that since the last rebuild, and every structure's step was within 10 %
    of the others'.
@@ -173,7 +179,7 @@ SAMPLE = 4096
 MOTION_MAX = 0.02
 #: largest spread and cells per particle of a scene rule 2 hands to the hash grid when slow
 MOTION_SPREAD = 1.2
-MOTION_CELLS = 4.0
+MOTION_CELLS = 2.0
 #: residents sampled (strided) at a build to measure the motion at the first update
 MOTION_SAMPLE = 1024
 #: particles sampled (strided) for the occupied fraction
