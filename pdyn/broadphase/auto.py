@@ -53,8 +53,9 @@ simulation, "once" for ``find_contacts``):
    < ``hash_grid`` 36.1; ``more_polydisperse`` (6.2, 8·10⁴): ``hash_grid`` 71 < ``zindex_sort``
    580, the dense grids refuse (> 2²⁶ candidates); ``very_polydisperse`` (16, 4·10⁴):
    ``hash_grid`` 9.5, every single-level grid refuses or runs out of memory.
-2. else ``cells_per_particle <= DENSE_CELLS`` (= 16) and ``occupied >= OCCUPIED_MIN`` (= 0.4):
-   ``index_sort`` (both usages). Koch's ``reference`` (9.7 cells per particle, 10⁵ spheres):
+2. else ``cells_per_particle <= DENSE_CELLS`` (= 16; for ``usage="steps"``
+   ``STEPS_DENSE_CELLS`` = 64; for ``usage="once"`` any, rule 5) and ``occupied >=
+   OCCUPIED_MIN`` (= 0.4): ``index_sort`` (both usages). Koch's ``reference`` (9.7 cells per particle, 10⁵ spheres):
    ``index_sort`` 25.0 < ``hash_grid`` 26.8 < ``zindex_sort`` 35.7 < ``linked_cells`` 37.3;
    10⁶ equal spheres at solid fraction 0.3 (1.8), from scratch: ``index_sort`` 319 ms <
    ``zindex_sort`` 389 < ``linked_cells`` 513 < ``hash_grid`` 2552; Schornbaum's scene (2.2,
@@ -99,8 +100,13 @@ simulation, "once" for ``find_contacts``):
    76-312 ms there.
 4. else ``usage="steps"``: ``hash_grid`` (sparse or clustered: the dense table would be mostly
    empty or its cells enlarged). ``inhomogeneous`` 10⁵ (1240 cells per particle):
-   ``hash_grid`` 14.8 < ``zindex_sort`` 16.8 < ``index_sort`` 146; ``checkerboard`` 2.5·10⁵
-   (63, occupied 0.5): 34.9 < 45.1 < 47.0; ``very_inhomogeneous`` 8·10⁴: 11.6 < 13.8. Also
+   ``hash_grid`` 14.8 < ``zindex_sort`` 16.8 < ``index_sort`` 146; ``very_inhomogeneous``
+   8·10⁴: 11.6 < 13.8. Koch's ``checkerboard`` (63 cells per particle, occupied 0.5) went
+   here until ``index_sort``'s pair query walked stencil rows as ranges (2.5·10⁵: ``hash_grid``
+   34.9 < ``zindex_sort`` 45.1 < ``index_sort`` 47.0); since then, at 10⁶ (``docs/report``,
+   21:22 UTC, CPU ms per step) ``index_sort`` 167 total / 91 detection / 74 MB against
+   ``hash_grid`` 159 / 117 / 466 MB — within 1.05x in total and the fastest detection —, hence
+   rule 2's ``STEPS_DENSE_CELLS`` = 64 (was 16). Also
    sparse and homogeneous: Koch's static 1024³ box (occupied ≥ 0.99, 1.7·10³-10⁵ cells per
    particle), update + query + exact test per step, CPU ms: 10⁴ spheres ``hash_grid`` 1.75 <
    ``index_sort`` 3.2; 4·10⁴ 8.4 ~ 8.0; 1.6·10⁵ 22.6 < 29.8; 6.4·10⁵ 84 < 178 (an earlier
@@ -156,6 +162,9 @@ from .sweep_prune import SweepPrune
 SPREAD_MAX = 3.0
 #: dense-grid cells (edge = largest diameter) per particle up to which a dense table pays
 DENSE_CELLS = 16.0
+#: the same bound for a simulation (``usage="steps"``, rule 2): a capped table's wider cells
+#: still beat the hash grid there (Koch's checkerboard, 63 cells per particle)
+STEPS_DENSE_CELLS = 64.0
 #: occupied fraction of the coarse grid (~8 particles per cell) a dense grid needs
 OCCUPIED_MIN = 0.4
 #: particles whose extents overlap along the longest axis, per particle, below which a
@@ -294,7 +303,7 @@ def choose(stats: dict, usage: str = "steps", motion: float | None = None) -> st
     if stats["spread"] > SPREAD_MAX:
         return "hash_grid"
     homogeneous = stats["occupied"] >= OCCUPIED_MIN
-    if homogeneous and (stats["cells_per_particle"] <= DENSE_CELLS or usage == "once"):
+    if homogeneous and (stats["cells_per_particle"] <= STEPS_DENSE_CELLS or usage == "once"):
         return "hash_grid" if _slow_and_dense(stats, usage, motion) else "index_sort"
     if usage == "steps" and stats["axis_overlaps"] < SWEEP_OVERLAPS:
         if stats["n"] <= SWEEP_N_MAX:

@@ -20,7 +20,7 @@ from .scenes import random_scene
     ("polydisperse", 0.05, "index_sort", "index_sort"),
     ("inhomogeneous", 0.05, "hash_grid", "zindex_sort"),
     ("very_inhomogeneous", 0.05, "hash_grid", "zindex_sort"),
-    ("checkerboard", 0.01, "hash_grid", "index_sort"),
+    ("checkerboard", 0.01, "index_sort", "index_sort"),
     ("more_polydisperse", 0.05, "hash_grid", "hash_grid"),
     ("very_polydisperse", 0.05, "hash_grid", "giants_apart"),
 ])
