@@ -100,7 +100,7 @@ def test_short_steps_and_calls_are_repeated_until_they_took_min_seconds():
     from pdyn.bench.measure import MORE_STEPS
 
     rng = np.random.default_rng(2)
-    pos = rng.uniform(0, 8, (200, 3))
+    pos = rng.uniform(0, 6, (200, 3))  # 1.7 dense cells per sphere: auto may switch (rule 2)
     rad = np.full(200, 0.5)
     specs = [("a", "index_sort", {}), ("b", "auto", {}), ("c", "sweep_prune", {})]
     rows = trajectory(pos, rad, specs, lambda p: p + 0.003, steps=2, min_seconds=1.0)
