@@ -103,14 +103,17 @@ def test_frictional_trajectory_bit_identical_to_one_rank(comm, kind, law):
 
 def test_auto_switching_per_rank_keeps_the_one_rank_trajectory(comm):
     """The periodic gas without neighbour lists moves ~0.15 % of a diameter per step, so
-    ``auto`` on every rank switches to ``hash_grid`` at its first update (each rank decides from
-    its own residents): positions and velocities equal the 1-rank ``index_sort`` run bit for
-    bit."""
-    cfg = SimulationConfig(scene="gas", scale=0.03, progress=False, neighbour_skin=0.0,
+    ``auto`` switches to ``hash_grid`` at its first update where a rank's residents are dense
+    enough (rule 2: at most 2 dense-grid cells per sphere; each rank decides from its own
+    residents, ghosts included, so with thin blocks some ranks keep ``index_sort``): positions
+    and velocities equal the 1-rank ``index_sort`` run bit for bit, with one structure or a mix
+    of both across the ranks."""
+    cfg = SimulationConfig(scene="gas", scale=0.1, progress=False, neighbour_skin=0.0,
                            reorder_every=10)
     sim = Simulation(cfg.with_(broadphase="auto"), comm=comm)
     sim.run(30)
-    assert sim.broadphase.chosen == "hash_grid" and sim.broadphase.switches == 1
+    switched = comm.allreduce_sum(int(sim.broadphase.switches > 0))
+    assert switched >= 1 and (comm.size > 1 or sim.broadphase.chosen == "hash_grid")
     g, p, v = gather_state(sim)
     g1, p1, v1 = serial_state(cfg.with_(broadphase="index_sort"), 30)
     assert np.array_equal(g, g1) and np.array_equal(p, p1) and np.array_equal(v, v1)
