@@ -139,14 +139,14 @@ UPDATE_WHY = {
     "each move is a swap-remove and an insert, dearer than refilling the cells in one pass "
     "(about 1.5).",
     "octree": "Differs when every object changes cell: the incremental update keeps its "
-    "advantage (about 0.7). Our leaves hold several objects and are larger than a hash cell, so "
-    "a jump of 1-2 diameters often stays inside the leaf, and a rebuild also recomputes the "
-    "stored adjacency of every leaf.",
+    "advantage (about 0.6-0.7). Our leaves hold several objects and are larger than a hash "
+    "cell, so a jump of 1-2 diameters often stays inside the leaf, and a rebuild also "
+    "recomputes the stored adjacency of every leaf.",
     "zindex_sort": "Not in Fig. 25 ([Ihmsen2011]'s two re-sorts, insertion against merge of the "
     "out-of-order tail): about 1.1 either way; the re-sort is a small part of the query next to "
     "recomputing every key and emitting the pairs.",
     "compact_hash / spatial_hash": "Differs: compact hashing updates only the particles that "
-    "changed cell, yet is slower than spatial hashing's rebuild (about 1.2 and 1.9): with ~1 "
+    "changed cell, yet is slower than spatial hashing's rebuild (about 1.2 and 1.8-1.9): with ~1 "
     "particle per used cell its per-move bookkeeping costs more than a refill ([Ihmsen2011] "
     "measured its gain on a fluid with ~28 neighbours per particle).",
 }
