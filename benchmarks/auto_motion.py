@@ -31,9 +31,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_json  # noqa: E402
+from _common import print_rows, write_json  # noqa: E402
 
-from pdyn.bench import format_table  # noqa: E402
 from pdyn.bench.measure import simulations  # noqa: E402
 from pdyn.scenarios import make_scene  # noqa: E402
 
@@ -78,14 +77,8 @@ def main(argv=None) -> None:
     ap.add_argument("--steps", type=int, default=10, help="steps per structure (default 10)")
     ap.add_argument("--json", help="also write the rows to this JSON file")
     args = ap.parse_args(argv)
-    rows = []
-    for scene in args.scenes:
-        scale, factors = SCENES[scene]
-        for f in args.factors or factors:
-            rows.append(measure(scene, scale, f, args.steps))
-            print(format_table(rows[-1:], list(rows[-1])), flush=True)
-    print()
-    print(format_table(rows, list(rows[0])))
+    rows = print_rows(measure(scene, SCENES[scene][0], f, args.steps) for scene in args.scenes
+                      for f in args.factors or SCENES[scene][1])
     write_json(args.json, {"steps": args.steps, "rows": rows})
 
 

@@ -30,9 +30,8 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import write_json  # noqa: E402
+from _common import print_rows, write_json  # noqa: E402
 
-from pdyn.bench import format_table  # noqa: E402
 from pdyn.broadphase import canonical_pairs, make_broadphase  # noqa: E402
 from pdyn.scenarios import make_scene  # noqa: E402
 
@@ -83,15 +82,10 @@ def main(argv=None) -> None:
     ap.add_argument("--rounds", type=int, default=3, help="timed calls of each (default 3)")
     ap.add_argument("--json", help="also write the rows to this JSON file")
     args = ap.parse_args(argv)
-    rows = []
-    for s in args.scales:
-        rows.append(measure(s, args.rounds))
-        print(format_table(rows[-1:], list(rows[-1])), flush=True)
-    print()
-    print(format_table(rows, ["particles", "chosen", "default_ms", "linked_cells_ms",
-                              "hash_grid_ms", "default_tested", "linked_cells_tested",
-                              "same_pairs", "ratio", "ratio_min", "ratio_max",
-                              "hash_grid_ratio"]))
+    columns = ["particles", "chosen", "default_ms", "linked_cells_ms", "hash_grid_ms",
+               "default_tested", "linked_cells_tested", "same_pairs", "ratio", "ratio_min",
+               "ratio_max", "hash_grid_ratio"]
+    rows = print_rows((measure(s, args.rounds) for s in args.scales), columns)
     write_json(args.json, {"rounds": args.rounds, "rows": rows})
 
 
