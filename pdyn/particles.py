@@ -385,6 +385,31 @@ def _move_rows(src, src_rows, dst, dst_rows, sidx, shifts):
                 dst[j, c] = src[i, c] + shifts[s, c]
 
 
+@njit(**JIT)
+def _move_fields(srcs, src_rows, dsts, dst_rows, shifted, sidx, shifts):
+    """:func:`_move_rows` for several float fields at once (tuples ``srcs``, ``dsts`` of
+    (rows, width) arrays), field ``shifted`` with ``shifts[sidx[t]]`` added (−1: none): one
+    walk over the rows instead of one per field. A rank's ghost images of its own particles
+    (position, velocity, spin every step) took 0.28 ms this way against 0.55 field by field
+    (the 97 336-sphere gas with friction, 13 306 images, caches cold)."""
+    for t in range(srcs[0].shape[0] if src_rows is None else src_rows.shape[0]):
+        i = t if src_rows is None else src_rows[t]
+        j = t if dst_rows is None else dst_rows[t]
+        for f in range(len(srcs)):
+            src = srcs[f]
+            dst = dsts[f]
+            if sidx is None:
+                for c in range(src.shape[1]):
+                    dst[j, c] = src[i, c]
+            elif f == shifted:
+                s = sidx[t]
+                for c in range(src.shape[1]):
+                    dst[j, c] = src[i, c] + shifts[s, c]
+            else:
+                for c in range(src.shape[1]):
+                    dst[j, c] = src[i, c]
+
+
 class Packing:
     """The columns of a selection of ``FIELDS`` in two matrices, float64 ``(n, width_f)`` and
     int64 ``(n, width_i)``: one message format for ghosts and migrants.
@@ -392,7 +417,8 @@ class Packing:
     ``pack`` gathers rows of the store (adding a periodic shift to ``SHIFTED`` when asked),
     ``fields`` views received matrices as named arrays (for ``store.add``), ``write`` scatters
     them into existing rows, ``copy`` moves rows within the store (a rank's images of its own
-    particles: no message). One kernel, :func:`_move_rows`, does all four.
+    particles: no message). Two kernels do all four: :func:`_move_fields` moves the float
+    fields together, :func:`_move_rows` each integer field.
     """
 
     def __init__(self, names):
@@ -405,9 +431,19 @@ class Packing:
             self.columns[name] = (integer, slice(width[integer], width[integer] + f.width))
             width[integer] += f.width
         self.width_f, self.width_i = width[False], width[True]
+        # the float fields move together (one walk over the rows), the integer ones one by one
+        self._floats = [(n, c) for n, (i, c) in self.columns.items() if not i]
+        self._integers = [(n, c) for n, (i, c) in self.columns.items() if i]
 
-    def _shift(self, name, sidx, shifts):
-        return (sidx, shifts) if sidx is not None and name == SHIFTED else (None, None)
+    def _store_floats(self, store) -> tuple:
+        return tuple(_rows(store, name) for name, _ in self._floats)
+
+    def _shifted(self, sidx, shifts) -> tuple:
+        """(index of ``SHIFTED`` among the float fields or −1, ``sidx``, ``shifts``)."""
+        names = [name for name, _ in self._floats]
+        if sidx is None or SHIFTED not in names:
+            return -1, None, None
+        return names.index(SHIFTED), sidx, shifts
 
     def pack(self, store, handles, sidx=None, shifts=None) -> tuple[np.ndarray, np.ndarray]:
         """Rows ``handles`` of the selected fields; with ``sidx`` the image ``pos +
@@ -415,9 +451,12 @@ class Packing:
         handles = np.ascontiguousarray(handles, np.int64)
         n = handles.shape[0]
         out = {False: np.empty((n, self.width_f)), True: np.empty((n, self.width_i), np.int64)}
-        for name, (integer, cols) in self.columns.items():
-            _move_rows(_rows(store, name), handles, out[integer][:, cols], None,
-                       *self._shift(name, sidx, shifts))
+        for name, cols in self._integers:
+            _move_rows(_rows(store, name), handles, out[True][:, cols], None, None, None)
+        if self._floats:
+            _move_fields(self._store_floats(store), handles,
+                         tuple(out[False][:, cols] for _, cols in self._floats), None,
+                         *self._shifted(sidx, shifts))
         return out[False], out[True]
 
     def fields(self, fbuf, ibuf) -> dict[str, np.ndarray]:
@@ -428,18 +467,23 @@ class Packing:
     def write(self, store, handles, fbuf, ibuf) -> None:
         """Scatter the received matrices into the existing rows ``handles``."""
         handles = np.ascontiguousarray(handles, np.int64)
-        for name, (integer, cols) in self.columns.items():
-            _move_rows((ibuf if integer else fbuf)[:, cols], None, _rows(store, name), handles,
-                       None, None)
+        for name, cols in self._integers:
+            _move_rows(ibuf[:, cols], None, _rows(store, name), handles, None, None)
+        if self._floats:
+            _move_fields(tuple(fbuf[:, cols] for _, cols in self._floats), None,
+                         self._store_floats(store), handles, -1, None, None)
 
     def copy(self, store, src, dst, sidx=None, shifts=None) -> None:
         """Rows ``src`` of the selected fields into rows ``dst`` of the same store (with
         ``sidx`` shifted as in :meth:`pack`)."""
         src = np.ascontiguousarray(src, np.int64)
         dst = np.ascontiguousarray(dst, np.int64)
-        for name in self.columns:
+        for name, _ in self._integers:
             field = _rows(store, name)
-            _move_rows(field, src, field, dst, *self._shift(name, sidx, shifts))
+            _move_rows(field, src, field, dst, None, None)
+        if self._floats:
+            fields = self._store_floats(store)
+            _move_fields(fields, src, fields, dst, *self._shifted(sidx, shifts))
 
 
 def _rows(store, name) -> np.ndarray:
