@@ -9,7 +9,8 @@ solution (tests 1–2); (2) measured restitution vs asked e for both laws, the s
 in a step the impact falls (test 3); (3) oblique impact at incident angle θ: tangential speed
 and spin after the impact vs the rigid-body solution and the converged reference of pdyn's
 contact model (test 4); (4) impact with initial spin; (5) the normalised rebound Ψ₂ against
-Ψ₁ of walls and two spheres, slip made by sliding or by spin, vs the reference (tests 4–8);
+Ψ₁ of walls and two spheres, slip made by sliding or by spin, vs the reference and vs Mindlin
+and Deresiewicz's theory with microslip (tests 4–8);
 (6) two equal spheres with equal spins (tests 7–8); (7) a sphere launched sliding on a floor:
 v and ω r meeting at 5/7 v₀, and the incline's acceleration vs tan θ (rolls at 5/7 g sin θ
 below tan θ = 7/2 μ, slides above).
@@ -30,7 +31,8 @@ from _common import write_json  # noqa: E402
 from restitution import sweep  # noqa: E402
 
 from pdyn.validation import (GLASS, hertz_impact, impact, oblique, on_floor,  # noqa: E402
-                             pair_oblique, psi_reference, psi_rigid, wall_psi, wall_rebound)
+                             pair_oblique, psi_mindlin_deresiewicz, psi_reference, psi_rigid,
+                             wall_psi, wall_rebound)
 
 G = 9.81
 
@@ -120,14 +122,21 @@ def oblique_spin(ax, mu=0.1, theta=45.0):
 
 def oblique_psi(ax):
     """Ψ₂ against Ψ₁ ([ChungOoi2011]'s normalisation, e = 1): pdyn's wall and two-sphere
-    runs, slip made by sliding or by spin, against the reference and its brackets."""
+    runs, slip made by sliding or by spin, against the reference and its brackets, and
+    Mindlin and Deresiewicz's theory (microslip, [MawBarberFawcett1976]'s problem)."""
     fine = np.linspace(0.0, 12.0, 481)
     ref = psi_reference(fine)
     ax.plot(fine, ref, "k-", lw=1.5, label="pdyn's model, converged (reference)")
     ax.plot(fine, psi_rigid(fine), "k--", lw=1, label="rigid body (rolls / slides)")
-    ax.plot(fine, psi_reference(fine, cap=False), "k:", lw=1, label="no slip (μ → ∞)")
+    ax.plot(fine, psi_reference(fine, cap=False), "k:", lw=1, label="pdyn's model, no slip")
+    ax.plot(fine, psi_mindlin_deresiewicz(fine), "-", color="tab:red", lw=1.5,
+            label="Mindlin–Deresiewicz theory (microslip)")
+    ax.plot(fine, psi_mindlin_deresiewicz(fine, slip=False), ":", color="tab:red", lw=1,
+            label="Mindlin–Deresiewicz, no slip")
     psi1 = np.arange(0.25, 12.01, 0.5)
-    out = {"psi1": psi1.tolist(), "reference": psi_reference(psi1).tolist()}
+    theory = psi_mindlin_deresiewicz(psi1)
+    out = {"psi1": psi1.tolist(), "reference": psi_reference(psi1).tolist(),
+           "mindlin_deresiewicz": theory.tolist()}
     cases = (("wall, sliding, μ = 0.3, V_n = 1 m/s", "o",
               lambda p: wall_psi(p, mu=0.3, vn=1.0)),
              ("wall, spin only, μ = 0.1, V_n = 3.9 m/s", "s",
@@ -140,7 +149,8 @@ def oblique_psi(ax):
         got = np.array([run(p) for p in psi1])
         ax.plot(psi1, got, mark, ms=4, mfc="none", label=f"pdyn: {name}")
         out[name] = {"psi2": got.tolist(),
-                     "max_gap": float(np.abs(got - np.array(out["reference"])).max())}
+                     "max_gap": float(np.abs(got - np.array(out["reference"])).max()),
+                     "max_gap_theory": float(np.abs(got - theory).max())}
     ax.set(xlabel="Ψ₁ = V_s / (μ V_n)", ylabel="Ψ₂ = V_s' / (μ V_n')", ylim=(-2.5, 6.0),
            title="normalised rebound of elastic oblique impacts")
     ax.legend(fontsize=7)
