@@ -398,12 +398,14 @@ class Simulation:
         return StoreChanges(rebuilt=True, emigrated=gone, immigrated=new)
 
     def _spin(self) -> tuple:
-        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius``, and the
-        handles whose torque may be nonzero), or ``NO_SPIN`` without rotation."""
+        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius``, the
+        handles whose torque may be nonzero and, where the last force pass left them, their
+        increments), or ``NO_SPIN`` without rotation."""
         s = self.store
         if not self.contact.rotating:
             return NO_SPIN
-        return s.omega, s.torque, s.radius, self.contact.history.spin_rows(self.neighbours)
+        return (s.omega, s.torque, s.radius) + self.contact.history.spin_kicks(
+            self.neighbours, 0.5 * self.dt)
 
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""

@@ -309,9 +309,7 @@ class ContactModel:
             return n, e, 0
         if self.recording and self.tangential.shape[0] != lists.partner.shape[0]:
             self.tangential = np.zeros((lists.partner.shape[0], 3))
-        record = self.tangential if self.recording else _NO_RECORD
+        record = self.tangential if self.recording else None
         return frictional_forces(self.parameters, self.friction, store, lists, gravity, dt,
                                  record, self.history)
 
-
-_NO_RECORD = np.zeros((0, 3))

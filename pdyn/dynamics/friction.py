@@ -207,20 +207,25 @@ def _contact(law, fr, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy, dvz, wi
 @njit(**JIT_IEEE)
 def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega, rad, mass,
                            gid, normal, gravity, dt, force, torque, old_entry, old_spring,
-                           n_old, new_entry, new_spring, slots, record, all_torques, torqued):
+                           n_old, new_entry, new_spring, slots, record, all_torques, torqued,
+                           spin_kick):
     """Set ``force`` and ``torque`` of each row's particle and advance the contact history
     (module docstring): ``old_entry[:n_old]`` / ``old_spring`` are last step's touching list
     entries (ascending) and springs, ``new_entry`` / ``new_spring`` receive this step's.
-    ``record`` (list entries × 3, or empty) receives the tangential force on the row's
-    particle per list entry (0 where not touching). ``torqued`` (rows) receives the rows'
-    particles that touch something, in row order: the only ones whose torque may be nonzero.
+    ``record`` (list entries × 3, or None: numba compiles the pass without it) receives the
+    tangential force on the row's particle per list entry (0 where not touching). ``torqued``
+    (rows) receives the rows' particles that touch something, in row order: the only ones whose
+    torque may be nonzero; ``spin_kick`` (rows × 3) their spin half-kick, dt/2 · T / I with
+    I = 2/5 m r² (the increment ``pdyn.dynamics.integrate`` adds, computed here while m, r
+    and T are at hand: the kicks then read two compact arrays instead of four scattered ones).
     The torque of the others is written as zero only if ``all_torques`` or they touched
     something last step (``old_entry``): a row without either already holds zero — the last
     pass over these lists wrote it —, and most rows of a loose packing are such rows.
     Returns (contacts of this rank's share, elastic normal energy of its share — as the
     frictionless pass —, contacts beyond ``slots`` of one particle, touching entries written,
     torqued rows written)."""
-    recording = record.shape[0] > 0
+    recording = record is not None
+    half_dt = 0.5 * dt
     energy = 0.0
     n_contacts = 0
     overflow = 0
@@ -316,6 +321,10 @@ def _accumulate_frictional(law, fr, rows, start, split, partner, pos, vel, omega
             torque[i, 1] = my
             torque[i, 2] = mz
             torqued[q] = i
+            c = half_dt / (0.4 * mi * ri * ri)  # the kick's own expression: the same bits
+            spin_kick[q, 0] = c * mx
+            spin_kick[q, 1] = c * my
+            spin_kick[q, 2] = c * mz
             q += 1
         elif all_torques or p > p_row:
             torque[i, 0] = torque[i, 1] = torque[i, 2] = 0.0
@@ -381,7 +390,8 @@ class ContactHistory:
     row particle's spring of each), ``count`` of them; two buffers, last step's and this
     step's. :meth:`save` writes it into the particles' slots, a pass on lists it does not
     follow loads it from them. It also keeps which rows' particles touched something in the
-    last pass (:meth:`spin_rows`): the others' torque is zero, so the spin kicks skip them."""
+    last pass (:meth:`spin_rows`): the others' torque is zero, so the spin kicks skip them;
+    and the pass's spin half-kick of each of those (:meth:`spin_kicks`)."""
 
     def __init__(self):
         self._buffers = [(np.zeros(0, np.int64), np.zeros((0, 3)))] * 2
@@ -391,6 +401,8 @@ class ContactHistory:
         self._torqued = np.zeros(0, np.int64)  # rows' particles that touched in the last pass
         self._n_torqued = 0
         self._torqued_in = None  # (the lists, their build number) of that pass
+        self._spin_kick = np.zeros((0, 3))  # dt/2 · T / I of those rows (rad/s)
+        self._half_dt = 0.0  # the dt/2 (s) of those increments
 
     @property
     def entry(self) -> np.ndarray:
@@ -441,17 +453,21 @@ class ContactHistory:
                                      store.history_spring, e, s)
             self._follows = (lists, lists.builds)
         if self._torqued.shape[0] < lists.rows.shape[0]:
-            self._torqued = np.empty(lists.rows.shape[0] + lists.rows.shape[0] // 4, np.int64)
+            n = lists.rows.shape[0] + lists.rows.shape[0] // 4
+            self._torqued, self._spin_kick = np.empty(n, np.int64), np.empty((n, 3))
         self._torqued_in = None
-        return self._buffers[0] + (self.count,), self._buffers[1], self._torqued, fresh
+        return (self._buffers[0] + (self.count,), self._buffers[1], self._torqued,
+                self._spin_kick, fresh)
 
-    def advanced(self, count: int, lists, torqued: int) -> None:
+    def advanced(self, count: int, lists, torqued: int, half_dt: float) -> None:
         """The pass over ``lists`` wrote ``count`` entries into the second buffer (it becomes
-        the history) and ``torqued`` rows into the torqued buffer."""
+        the history) and ``torqued`` rows, with their spin half-kicks for a half step of
+        ``half_dt`` s, into the torqued buffers."""
         self._buffers.reverse()
         self.count = count
         self.saved = False
         self._n_torqued, self._torqued_in = torqued, (lists, lists.builds)
+        self._half_dt = half_dt
 
     def spin_rows(self, lists) -> np.ndarray:
         """The rows of ``lists`` whose spin a kick must integrate: those whose particle touched
@@ -461,16 +477,27 @@ class ContactHistory:
             return lists.rows
         return self._torqued[:self._n_torqued]
 
+    def spin_kicks(self, lists, half_dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """(:meth:`spin_rows`, their spin half-kicks dt/2 · T / I (rad/s) as the last pass
+        computed them for ``half_dt``, or an empty array where it did not: the kick then
+        computes them from the torques)."""
+        if self._torqued_in != (lists, lists.builds) or self._half_dt != half_dt:
+            return self.spin_rows(lists), _NO_KICKS
+        return self._torqued[:self._n_torqued], self._spin_kick[:self._n_torqued]
+
 
 def frictional_forces(law, fr, store, lists, gravity, dt, record, history):
     """Forces and torques of the rows of ``lists`` with the contact ``history``
     (:class:`ContactHistory`, see :func:`_accumulate_frictional`); returns (contacts, elastic
     energy, overflow) and raises nothing (the caller reduces ``overflow``)."""
-    (old_e, old_s, n_old), (new_e, new_s), torqued, fresh = history.prepare(store, lists)
+    (old_e, old_s, n_old), (new_e, new_s), torqued, kicks, fresh = history.prepare(store, lists)
     n, energy, overflow, k, q = _accumulate_frictional(
         law, fr, lists.rows, lists.start, lists.split, lists.partner, store.pos, store.vel,
         store.omega, store.radius, store.mass, store.gid, store.normal, gravity, float(dt),
         store.force, store.torque, old_e, old_s, n_old, new_e, new_s,
-        store.history_key.shape[1], record, fresh, torqued)
-    history.advanced(k, lists, q)
+        store.history_key.shape[1], record, fresh, torqued, kicks)
+    history.advanced(k, lists, q, 0.5 * float(dt))
     return n, energy, overflow
+
+
+_NO_KICKS = np.zeros((0, 3))

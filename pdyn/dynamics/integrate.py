@@ -8,7 +8,10 @@ friction the angular velocity of a solid sphere is kicked too, ω += dt/2 · T /
 I = 2/5 m r² (walls are never integrated: infinite inertia), for the handles ``spinning``
 only: those whose torque may be nonzero (the force pass knows them: in a loose packing most
 spheres touch nothing, and skipping them saves reading and writing their spin and torque
-twice a step; for the others the kick would add zero). Pass ``NO_SPIN`` for no spin.
+twice a step; for the others the kick would add zero). The force pass also leaves each such
+handle's increment dt/2 · T / I in a compact array (``increment``, aligned with ``spinning``;
+the same expression, so the same bits): both kicks then add it instead of gathering torque,
+mass and radius per handle. Pass ``NO_SPIN`` for no spin.
 """
 
 import numpy as np
@@ -16,13 +19,23 @@ from numba import njit
 
 from .._jit import JIT
 
-#: ``omega``, ``torque``, ``radius``, ``spinning`` of a run without rotation: no spin kicks
-NO_SPIN = (np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0, np.int64))
+#: ``omega``, ``torque``, ``radius``, ``spinning``, ``increment`` of a run without rotation:
+#: no spin kicks
+NO_SPIN = (np.zeros((0, 3)), np.zeros((0, 3)), np.zeros(0), np.zeros(0, np.int64),
+           np.zeros((0, 3)))
 
 
 @njit(**JIT)
-def _kick_spins(omega, torque, mass, radius, spinning, half_dt):
-    """Half kick of the angular velocities of the solid spheres ``spinning``."""
+def _kick_spins(omega, torque, mass, radius, spinning, increment, half_dt):
+    """Half kick of the angular velocities of the solid spheres ``spinning``: ω += dt/2 ·
+    T / I, I = 2/5 m r², or ω += ``increment`` where it holds that per handle (same length)."""
+    if increment.shape[0] == spinning.shape[0]:
+        for t in range(spinning.shape[0]):
+            h = spinning[t]
+            omega[h, 0] += increment[t, 0]
+            omega[h, 1] += increment[t, 1]
+            omega[h, 2] += increment[t, 2]
+        return
     for t in range(spinning.shape[0]):
         h = spinning[t]
         s = half_dt / (0.4 * mass[h] * radius[h] * radius[h])
@@ -32,7 +45,7 @@ def _kick_spins(omega, torque, mass, radius, spinning, half_dt):
 
 
 @njit(**JIT)
-def kick(vel, force, mass, handles, half_dt, omega, torque, radius, spinning):
+def kick(vel, force, mass, handles, half_dt, omega, torque, radius, spinning, increment):
     """Half kick of the velocities of ``handles`` and the spins of ``spinning``."""
     for t in range(handles.shape[0]):
         h = handles[t]
@@ -40,12 +53,12 @@ def kick(vel, force, mass, handles, half_dt, omega, torque, radius, spinning):
         vel[h, 0] += s * force[h, 0]
         vel[h, 1] += s * force[h, 1]
         vel[h, 2] += s * force[h, 2]
-    _kick_spins(omega, torque, mass, radius, spinning, half_dt)
+    _kick_spins(omega, torque, mass, radius, spinning, increment, half_dt)
 
 
 @njit(**JIT)
 def kick_drift(pos, vel, force, mass, build_pos, handles, half_dt, dt, omega, torque, radius,
-               spinning):
+               spinning, increment):
     """First half kick then the drift of ``handles``, and the first half kick of the spins
     of ``spinning``.
     Returns the largest squared displacement (m²) of this step and the largest since the
@@ -70,5 +83,5 @@ def kick_drift(pos, vel, force, mass, build_pos, handles, half_dt, dt, omega, to
             step2 = d2 if d2 == d2 else np.inf
         if not b2 <= drift2:
             drift2 = b2 if b2 == b2 else np.inf
-    _kick_spins(omega, torque, mass, radius, spinning, half_dt)
+    _kick_spins(omega, torque, mass, radius, spinning, increment, half_dt)
     return np.array([step2, drift2])

@@ -146,10 +146,11 @@ def test_history_sync_changes_nothing_and_is_required():
 
 
 def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
-    """The spin kicks integrate only the rows that touched something in the last pass, and
-    the pass leaves the torque of rows that touched nothing in this and the last step as it
-    is: after every step of a run with lists (contacts made and lost between rebuilds) every
-    other row's torque is exactly zero, and the run equals one that kicks every row."""
+    """The spin kicks integrate only the rows that touched something in the last pass, with
+    the increments the pass left, and the pass leaves the torque of rows that touched nothing
+    in this and the last step as it is: after every step of a run with lists (contacts made
+    and lost between rebuilds) every other row's torque is exactly zero, and the run equals
+    one that kicks every row from its torque."""
     cfg = dense_polydisperse(("wall",) * 3, n=200, law="hertz", friction=0.5)
     sparse = Simulation(cfg)
     skipped = 0
@@ -160,9 +161,18 @@ def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
         rest = np.setdiff1d(rows, spinning)
         assert not sparse.store.torque[rest].any()
         skipped += rest.size
+        # the pass left the kicks' increments dt/2 · T / I of those rows, bit for bit
+        handles, increment = sparse.contact.history.spin_kicks(sparse.neighbours,
+                                                               0.5 * sparse.dt)
+        st = sparse.store
+        inertia = 0.4 * st.mass[handles] * st.radius[handles] * st.radius[handles]
+        expected = (0.5 * sparse.dt / inertia)[:, None] * st.torque[handles]
+        assert np.array_equal(handles, spinning) and np.array_equal(increment, expected)
     assert skipped > 150 * 20 and sparse.rebuilds > 3
     sparse.sync_history()  # as run() does at its end
-    monkeypatch.setattr(ContactHistory, "spin_rows", lambda self, lists: lists.rows)
+    # the reference kicks every row, with increments computed by the kick from the torques
+    monkeypatch.setattr(ContactHistory, "spin_kicks",
+                        lambda self, lists, half_dt: (lists.rows, np.zeros((0, 3))))
     dense = Simulation(cfg)
     dense.run(150)
     for name in FRICTIONAL_STATE:
@@ -234,7 +244,7 @@ def _one_row(touching, hist):
         law, friction_parameters("linear", 0.5, 0.0, 0.3), rows, start, np.array([3]),
         partner, pos, vel, omega, np.full(4, 0.5), np.ones(4), gid, np.zeros((4, 3)),
         np.zeros(3), 1e-3, np.zeros((4, 3)), np.zeros((4, 3)), old_e, old_s, n_old, new_e,
-        new_s, HISTORY_SLOTS, np.zeros((0, 3)), True, np.zeros(1, np.int64))
+        new_s, HISTORY_SLOTS, None, True, np.zeros(1, np.int64), np.zeros((1, 3)))
     assert k == len(touching) and list(new_e[:k]) == sorted(j - 1 for j in touching)
     _save_slots(rows, start, partner, gid, new_e, new_s, k, hcount, hkey, hspring)
     n = hcount[0]
