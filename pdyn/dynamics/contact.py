@@ -298,8 +298,8 @@ class ContactModel:
         """Set ``store.force`` (and with friction ``store.torque``, advancing the contact
         history by ``dt`` s) of the rows of the neighbour ``lists``
         (:class:`~pdyn.dynamics.neighbours.NeighbourList`); return (contacts, elastic energy)
-        of this rank's share and the contacts that found no history slot (0 without
-        friction; the caller reduces it and raises :class:`HistoryOverflowError`). With
+        of this rank's share and the contacts of its fullest row that found no history slot (0
+        without friction; the caller reduces it and raises :class:`HistoryOverflowError`). With
         friction the history between rebuilds is kept in :attr:`history`; call
         :meth:`ContactHistory.save` before the lists are rebuilt or particles move in memory."""
         if not self.rotating:

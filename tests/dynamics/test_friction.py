@@ -244,7 +244,7 @@ def _one_row(touching, hist):
         law, friction_parameters("linear", 0.5, 0.0, 0.3), rows, start, np.array([3]),
         partner, pos, vel, omega, np.full(4, 0.5), np.ones(4), gid, np.zeros((4, 3)),
         np.zeros(3), 1e-3, np.zeros((4, 3)), np.zeros((4, 3)), old_e, old_s, n_old, new_e,
-        new_s, HISTORY_SLOTS, None, True, np.zeros(1, np.int64), np.zeros((1, 3)))
+        new_s, None, True, np.zeros(1, np.int64), np.zeros((1, 3)))
     assert k == len(touching) and list(new_e[:k]) == sorted(j - 1 for j in touching)
     _save_slots(rows, start, partner, gid, new_e, new_s, k, hcount, hkey, hspring)
     n = hcount[0]
