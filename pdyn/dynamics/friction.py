@@ -437,9 +437,9 @@ class ContactHistory:
 
     def prepare(self, store, lists) -> tuple:
         """Last step's buffer (entries, springs, count) for a pass over ``lists``, the buffer
-        it writes, the buffer of its torqued rows, and whether it must write every row's torque
-        (``lists`` are new: loaded from the slots, and rows without history may hold any
-        torque)."""
+        it writes, the buffers of its torqued rows and of their spin half-kicks, and whether it
+        must write every row's torque (``lists`` are new: loaded from the slots, and rows
+        without history may hold any torque)."""
         fresh = self._follows != (lists, lists.builds)
         if fresh:
             if not self.saved:
