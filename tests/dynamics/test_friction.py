@@ -179,6 +179,36 @@ def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
         assert np.array_equal(getattr(sparse.store, name), getattr(dense.store, name)), name
 
 
+@pytest.mark.parametrize("hint", [0, 1])
+def test_the_sliding_hint_changes_no_bit(monkeypatch, hint):
+    """The pass computes a contact's Coulomb cap with a branch if it stuck last step and
+    without one if it slid (``_tangential``): a run whose hints all say "stuck" (or all
+    "slid") ends with the same bits as the run with the real hints, in which contacts both
+    slid and stuck."""
+    cfg = dense_polydisperse(("wall",) * 3, n=200, law="hertz", friction=0.5)
+    real = Simulation(cfg)
+    slid = stuck = 0
+    for _ in range(150):
+        real.step()
+        flags = real.contact.history.slid
+        slid, stuck = slid + int(flags.sum()), stuck + int((flags == 0).sum())
+    real.sync_history()
+    assert slid > 100 and stuck > 100
+    prepare = ContactHistory.prepare
+
+    def forced(self, store, lists):
+        out = prepare(self, store, lists)
+        old = out[0]
+        old[2][:old[3]] = hint
+        return out
+
+    monkeypatch.setattr(ContactHistory, "prepare", forced)
+    other = Simulation(cfg)
+    other.run(150)
+    for name in FRICTIONAL_STATE:
+        assert np.array_equal(getattr(real.store, name), getattr(other.store, name)), name
+
+
 def test_too_many_partners_for_the_history_is_an_error():
     """A big sphere touching more small spheres than it has history slots: one line."""
     n = HISTORY_SLOTS + 4
@@ -243,8 +273,9 @@ def _one_row(touching, hist):
     *_, k, _ = _accumulate_frictional(
         law, friction_parameters("linear", 0.5, 0.0, 0.3), rows, start, np.array([3]),
         partner, pos, vel, omega, np.full(4, 0.5), np.ones(4), gid, np.zeros((4, 3)),
-        np.zeros(3), 1e-3, np.zeros((4, 3)), np.zeros((4, 3)), old_e, old_s, n_old, new_e,
-        new_s, None, True, np.zeros(1, np.int64), np.zeros((1, 3)))
+        np.zeros(3), 1e-3, np.zeros((4, 3)), np.zeros((4, 3)), old_e, old_s,
+        np.zeros(3, np.uint8), n_old, new_e, new_s, np.zeros(3, np.uint8), None, True,
+        np.zeros(1, np.int64), np.zeros((1, 3)))
     assert k == len(touching) and list(new_e[:k]) == sorted(j - 1 for j in touching)
     _save_slots(rows, start, partner, gid, new_e, new_s, k, hcount, hkey, hspring)
     n = hcount[0]
