@@ -365,8 +365,8 @@ def main(argv=None) -> None:
     print(f"\ngas scene, {args.steps} timed steps, median of {args.rounds} round(s); "
           "ratio = pdyn / LAMMPS per round (median, min, max)")
     print(format_table(rows, ["ranks", "law", "friction", "particles", "pdyn_ns", "vs_mu0",
-                              "vs_mu0_paired", "lammps_ns", "lammps_vs_mu0", "ratio", "ratio_min", "ratio_max",
-                              "pdyn_speedup", "lammps_speedup"]))
+                              "vs_mu0_paired", "lammps_ns", "lammps_vs_mu0", "ratio",
+                              "ratio_min", "ratio_max", "pdyn_speedup", "lammps_speedup"]))
     last = runs[("pdyn", args.ranks[-1], args.law[-1], args.friction[-1])][-1]
     print("pdyn phases (s, slowest rank, last run, timed steps): "
           + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items())
