@@ -159,6 +159,8 @@ def _tangential(law, fr, sx, sy, sz, nx, ny, nz, vx, vy, vz, f_n, delta, r_eff, 
         q = cap / math.sqrt(f2)
         q = q if sliding else 1.0
         fx, fy, fz = q * fx, q * fy, q * fz
+        # k_t = 0 (Hertz at δ = 0) gives inf or NaN here under the pass's numpy error model,
+        # replaced just below
         rx, ry, rz = -(fx + ct * tx) / kt, -(fy + ct * ty) / kt, -(fz + ct * tz) / kt
         if not kt > 0.0:
             rx = ry = rz = 0.0
