@@ -318,8 +318,14 @@ class ParticleStore:
         for name in self.fields:
             if name in counted:
                 continue
+            # one compiled gather into a kept buffer: numpy's arr[order] (new arrays and their
+            # page faults each time) moved the 97 336-sphere gas's fields in 12.5 ms a
+            # reordering, this in 4.6-5.3 (two runs; with friction 23 and 15 ms)
             rows = _rows(self, name)
-            _permute_rows(rows, order, used, self._permute_scratch(rows.dtype, rows.shape[1], n))
+            buf = self._permute_scratch(rows.dtype, rows.shape[1], n)
+            _move_rows(rows, order, buf, None)
+            rows[:n] = buf[:n]
+            rows[n:used] = 0
         self._live[:n] = np.arange(n)
         self._live_pos[:] = -1
         self._live_pos[:n] = np.arange(n)
@@ -329,8 +335,8 @@ class ParticleStore:
         return old_to_new
 
     def _permute_scratch(self, dtype, width: int, n: int) -> np.ndarray:
-        """A kept (≥ n, width) buffer of ``dtype`` for :func:`_permute_rows` (fresh pages
-        each reordering cost a page fault per 4 KiB)."""
+        """A kept (≥ n, width) buffer of ``dtype`` for :meth:`permute` (fresh pages each
+        reordering cost a page fault per 4 KiB)."""
         buf = self._scratch.get((dtype.str, width))
         if buf is None or buf.shape[0] < n:
             buf = self._scratch[(dtype.str, width)] = np.empty((n + n // 4, width), dtype)
@@ -344,25 +350,6 @@ class ParticleStore:
     def momentum(self) -> np.ndarray:
         h = self.owned
         return (self.mass[h, None] * self.vel[h]).sum(axis=0)
-
-
-@njit(**JIT)
-def _permute_rows(arr, order, used, buf):
-    """``arr[k] = arr[order[k]]`` for every k, rows from ``len(order)`` to ``used`` zero
-    (``arr``: (rows, width); ``buf``: scratch of at least ``len(order)`` rows). With numpy's
-    ``arr[order]`` (new arrays each time) a reordering of the 97 336-sphere gas moved its
-    fields in 12.5 ms, with this 5.3 ms (without friction; with it 23 and 15 ms)."""
-    n = order.shape[0]
-    for k in range(n):
-        o = order[k]
-        for c in range(arr.shape[1]):
-            buf[k, c] = arr[o, c]
-    for k in range(n):
-        for c in range(arr.shape[1]):
-            arr[k, c] = buf[k, c]
-    for k in range(n, used):
-        for c in range(arr.shape[1]):
-            arr[k, c] = 0
 
 
 @njit(**JIT)
@@ -397,8 +384,9 @@ def _permute_counted(arr, count, order, used):
 @njit(**JIT)
 def _move_rows(src, src_rows, dst, dst_rows):
     """``dst[dst_rows[t]] = src[src_rows[t]]`` for every t; rows None means row t. ``src`` and
-    ``dst`` are one integer field of the store or its columns in a message, as (rows, width)
-    arrays (the float fields move with :func:`_move_fields`)."""
+    ``dst`` are one field as (rows, width) arrays: an integer field of the store or its columns
+    in a message (the float fields of messages move together, :func:`_move_fields`), or any
+    field gathered by :meth:`ParticleStore.permute`."""
     for t in range(src.shape[0] if src_rows is None else src_rows.shape[0]):
         i = t if src_rows is None else src_rows[t]
         j = t if dst_rows is None else dst_rows[t]
