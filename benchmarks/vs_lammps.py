@@ -120,14 +120,24 @@ def pdyn_gas(args, mu: float, scale: float, steps: int):
                             output=OutputConfig(snapshot_every=0), **extra)
 
 
+def gas_scene(args, scale: float, materialise: bool = False):
+    """The gas at ``scale`` and ``--solid-fraction`` (drawn per cell by each rank, or whole
+    with ``materialise``: what LAMMPS is given)."""
+    from pdyn.scenarios import gas
+
+    scene = gas(scale=scale, solid_fraction=args.solid_fraction)
+    return scene.materialised() if materialise else scene
+
+
 def _timed_pdyn(args) -> dict:
     from pdyn.parallel import get_comm
     from pdyn.simulation import Simulation
 
     comm = get_comm()
-    Simulation(pdyn_gas(args, args.friction, 0.01, 3), comm=comm).run()  # numba compiles
+    Simulation(pdyn_gas(args, args.friction, 0.01, 3), comm=comm,  # numba compiles
+               scene=gas_scene(args, 0.01)).run()
     cfg = pdyn_gas(args, args.friction, args.scale, args.steps)
-    sim = Simulation(cfg, comm=comm)
+    sim = Simulation(cfg, comm=comm, scene=gas_scene(args, args.scale))
     sim.run(args.warmup)
     sim.timers.clear()
     rebuilds = sim.rebuilds
@@ -155,10 +165,11 @@ def _paired_pdyn(args) -> dict:
     comm = get_comm()
     mus = (0.0, args.friction) if args.first == "mu0" else (args.friction, 0.0)
     for mu in mus:  # numba compiles outside the timing
-        Simulation(pdyn_gas(args, mu, 0.01, 3), comm=comm).run()
+        Simulation(pdyn_gas(args, mu, 0.01, 3), comm=comm, scene=gas_scene(args, 0.01)).run()
     sims = {}
     for mu in mus:  # set up in the order asked (alternated over rounds by the driver)
-        sims[mu] = Simulation(pdyn_gas(args, mu, args.scale, args.steps), comm=comm)
+        sims[mu] = Simulation(pdyn_gas(args, mu, args.scale, args.steps), comm=comm,
+                              scene=gas_scene(args, args.scale))
         sims[mu].run(args.warmup)
     chunks = {mu: [] for mu in mus}
     done = 0
@@ -187,10 +198,8 @@ def _timed_lammps(args) -> dict:
     from lammps import lammps
     from mpi4py import MPI
 
-    from pdyn.scenarios import make_scene
-
     comm = MPI.COMM_WORLD
-    scene = make_scene("gas", scale=args.scale)
+    scene = gas_scene(args, args.scale, materialise=True)
     n = len(scene)
     L = float(scene.box_hi[0])
     lmp = lammps(cmdargs=["-log", "none", "-screen", "none", "-nocite"], comm=comm)
@@ -251,7 +260,8 @@ def run_worker(code: str, ranks: int, args) -> dict:
     mpiexec = str(Path(sys.executable).with_name("mpiexec"))
     cmd = [mpiexec, "-n", str(ranks), sys.executable, __file__, "--worker", code,
            "--scale", str(args.scale), "--steps", str(args.steps), "--warmup",
-           str(args.warmup), "--friction", repr(args.mu), "--law", args.this_law]
+           str(args.warmup), "--friction", repr(args.mu), "--law", args.this_law,
+           "--solid-fraction", repr(args.solid_fraction)]
     if args.pdyn_config:
         cmd += ["--pdyn-config", args.pdyn_config]
     if code == "pdyn-paired":
@@ -270,6 +280,9 @@ def main(argv=None) -> None:
     p.add_argument("--ranks", type=int, nargs="+", default=[1, 2], help="rank counts")
     p.add_argument("--scale", type=float, default=1.0,
                    help="scale of the gas scene (1 = 97 336 spheres)")
+    p.add_argument("--solid-fraction", type=float, default=0.3,
+                   help="solid fraction of the gas (0.3; 0.5: the dense gas, ~0.9 contacts a "
+                   "sphere; at most π/6)")
     p.add_argument("--steps", type=int, default=500, help="timed steps per run")
     p.add_argument("--warmup", type=int, default=20, help="untimed steps before the timing")
     p.add_argument("--rounds", type=int, default=3, help="rounds of runs (median reported)")
@@ -362,8 +375,8 @@ def main(argv=None) -> None:
             r["pdyn_speedup"] = one["pdyn_ns"] / r["pdyn_ns"]
             if "lammps_ns" in r:
                 r["lammps_speedup"] = one["lammps_ns"] / r["lammps_ns"]
-    print(f"\ngas scene, {args.steps} timed steps, median of {args.rounds} round(s); "
-          "ratio = pdyn / LAMMPS per round (median, min, max)")
+    print(f"\ngas scene at solid fraction {args.solid_fraction:g}, {args.steps} timed steps, "
+          f"median of {args.rounds} round(s); ratio = pdyn / LAMMPS per round (median, min, max)")
     print(format_table(rows, ["ranks", "law", "friction", "particles", "pdyn_ns", "vs_mu0",
                               "vs_mu0_paired", "lammps_ns", "lammps_vs_mu0", "ratio",
                               "ratio_min", "ratio_max", "pdyn_speedup", "lammps_speedup"]))

@@ -224,23 +224,28 @@ def heap(scale=1.0, seed=0):
     )
 
 
-def gas(scale=1.0, seed=0):
+def gas(scale=1.0, seed=0, solid_fraction=0.3):
     """Periodic elastic gas of 97 336 unit spheres (d = 1 m, m = 1 kg) at solid fraction 0.3.
 
     The time-step benchmark scene (``benchmarks/vs_lammps.py`` builds the same one in LAMMPS):
     centres on a simple cubic lattice of 46^3 sites, spacing (π/(6·0.3))^(1/3) ≈ 1.204 m,
     velocities normal with σ = 1 m/s per component (zero total momentum: each lattice cell's
     mean is removed), linear spring k = 2000 N/m, no damping, no gravity, dt = 0.001 s.
-    ``scale`` changes the lattice to round((97 336·scale)^(1/3)) sites per edge (at least 4).
+    ``scale`` changes the lattice to round((97 336·scale)^(1/3)) sites per edge (at least 4);
+    ``solid_fraction`` φ (at most π/6, touching lattice neighbours) the spacing to (π/(6φ))^(1/3)
+    (``benchmarks/vs_lammps.py --solid-fraction``: 0.5 is the dense variant).
     """
+    if not 0.0 < solid_fraction <= np.pi / 6.0:
+        raise SceneError(f"solid_fraction = {solid_fraction!r}: must be in (0, π/6] "
+                         "(a simple cubic lattice of touching spheres)")
     m = max(int(round((97336 * scale) ** (1 / 3))), 4)
-    a = (np.pi / (6.0 * 0.3)) ** (1 / 3)
+    a = (np.pi / (6.0 * solid_fraction)) ** (1 / 3)
     cells = lattice_cells(m, a, seed, 0.5)
     return Scene(
         name="gas", box_lo=np.zeros(3), box_hi=np.full(3, m * a), boundary=("periodic",) * 3,
         density=6.0 / np.pi, contact={"stiffness": 2000.0}, steps=500, dt=0.001, cells=cells,
         description=f"periodic elastic gas of {m**3} spheres d=1 m, m=1 kg, solid fraction "
-        "0.3, k = 2000 N/m (time-step benchmark)",
+        f"{solid_fraction:g}, k = 2000 N/m (time-step benchmark)",
     )
 
 
