@@ -251,13 +251,15 @@ def share_state(store, box, comm, *, contact_forces: bool, overlap: str = "refus
                                              "[particles] only; set \"allow\" to run anyway)")
     _agree(comm, _wall_offender(pos, rad, box, tolerance, gid), hint)
     both = store.handles_with(OWNED | GHOST, INFINITE)
-    pairs = find_contacts(store.pos[both], store.radius[both])
-    a, b = both[pairs[:, 0]], both[pairs[:, 1]]
+    seen = store.pos[both] + box.shifts()[store.image[both]]  # ghosts at their images
+    pairs = find_contacts(seen, store.radius[both])
+    ia, ib = pairs[:, 0], pairs[:, 1]
+    a, b = both[ia], both[ib]
     ga, gb = store.gid[a], store.gid[b]
     lo = np.where(ga < gb, a, b)
     keep = (ga != gb) & ((store.flags[lo] & OWNED) != 0)  # each pair on its lower id's owner
     a, b = a[keep], b[keep]
-    d = store.pos[b] - store.pos[a]
+    d = seen[ib[keep]] - seen[ia[keep]]
     depth = store.radius[a] + store.radius[b] - np.sqrt(np.einsum("ij,ij->i", d, d))
     found = _pair_offender(np.minimum(ga[keep], gb[keep]), np.maximum(ga[keep], gb[keep]), depth,
                            np.minimum(store.radius[a], store.radius[b]), tolerance)

@@ -539,14 +539,12 @@ def _user_errors() -> tuple:
     from .checks import InitialStateError, RunawayError
     from .config import ConfigError
     from .domain import DecompositionError
-    from .dynamics.friction import HistoryOverflowError
     from .io import OutputFileError, OutputWriteError
     from .parallel.exchange import ExchangeError
     from .scenarios import SceneError
 
     return (ConfigError, SceneError, BroadPhaseError, ExchangeError, DecompositionError,
-            CLIError, OutputFileError, OutputWriteError, InitialStateError, RunawayError,
-            HistoryOverflowError)
+            CLIError, OutputFileError, OutputWriteError, InitialStateError, RunawayError)
 
 
 def main(argv=None) -> int:

@@ -75,6 +75,15 @@ class Box:
                 nrm.append(n)
         return np.array(pts).reshape(-1, 3), np.array(nrm).reshape(-1, 3)
 
+    def shifts(self) -> np.ndarray:
+        """Periodic image shifts (S, 3): row 0 is zero, then ±L along periodic axes and their
+        combinations (S = 3^p for p periodic axes). A ghost's ``image`` is a row of it."""
+        opts = [(0.0, -self.length[a], self.length[a]) if self.periodic[a] else (0.0,)
+                for a in range(3)]
+        rows = [(x, y, z) for z in opts[2] for y in opts[1] for x in opts[0]]
+        rows.sort(key=lambda r: (r != (0.0, 0.0, 0.0)))
+        return np.array(rows, float).reshape(-1, 3)
+
     def outside(self, pos: np.ndarray, periodic: bool = True) -> np.ndarray:
         """Mask of centres outside the box along a non-open axis (with ``periodic=False``
         only along walled axes: a restart's unwrapped centres may lie past a periodic face)."""
@@ -290,13 +299,8 @@ class BlockGrid:
         return blo, bhi
 
     def shifts(self) -> np.ndarray:
-        """Periodic image shifts (S, 3): row 0 is zero, then ±L along periodic axes and their
-        combinations (S = 3^p for p periodic axes)."""
-        opts = [(0.0, -self.box.length[a], self.box.length[a]) if self.periodic[a] else (0.0,)
-                for a in range(3)]
-        rows = [(x, y, z) for z in opts[2] for y in opts[1] for x in opts[0]]
-        rows.sort(key=lambda r: (r != (0.0, 0.0, 0.0)))
-        return np.array(rows, float).reshape(-1, 3)
+        """The box's periodic image shifts (:meth:`Box.shifts`)."""
+        return self.box.shifts()
 
     def curve_order(self, curve: str = CURVES[0]) -> np.ndarray:
         """Block ids in the order of the space-filling ``curve`` (one of ``CURVES``)."""

@@ -30,15 +30,15 @@ from .checks import InitialStateError, StepGuard, initial_state, share_state
 from .config import ConfigError, ContactConfig, InsertionConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
-from .dynamics.friction import HistoryOverflowError
 from .dynamics.insertion import Inserter
-from .dynamics.integrate import NO_SPIN, kick, kick_drift
+from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
 from .io import make_writers
 from .parallel import StoreChanges, get_comm, make_exchange
 from .parallel.balance import Balancer, block_work
 from .parallel.startup import GeneratedSource, ScatteredSource
-from .particles import FIXED, GHOST, HISTORY_SLOTS, INFINITE, OWNED, ROTATION, ParticleStore
+from .particles import (FIXED, GHOST, INFINITE, OWNED, ROTATION, ParticleStore,
+                        placed_positions)
 from .scenarios import Scene, make_scene
 from .zorder import zorder
 
@@ -48,10 +48,10 @@ from .zorder import zorder
 RAYLEIGH_FRACTION = 0.2
 
 #: what a restart keeps from the checkpoint rather than from its first force pass: forces and
-#: torques (damping saw the half-step velocities, which are gone) and the contact history
-#: (the pass advances it by one step); those the run's store holds (a rotating run restarted
-#: from a checkpoint without rotation fields starts spin, torque and history at zero)
-RESTART_KEPT = ("force", "torque", "history_count", "history_key", "history_spring")
+#: torques (damping saw the half-step velocities, which are gone); those the run's store holds
+#: (the contact history is kept too: the first pass reads the checkpoint's records and does not
+#: change them, and the next pass reads them again)
+RESTART_KEPT = ("force", "torque")
 
 
 class PhaseTimers(dict):
@@ -146,6 +146,8 @@ class Simulation:
         self.n_contacts = 0
         self.elastic_energy = 0.0
         self.network = self.wall_load = None  # captured for output (``_capture``)
+        self.shifts = self.box.shifts()  # the periodic images a ghost's ``image`` names
+        self._placed = None  # positions the broad phase is bound to (ghosts at their images)
 
         self.setup_note = None  # what relaxing given particles did (pdyn.checks)
         source = restart.source if restart else self._source(scene)
@@ -204,15 +206,12 @@ class Simulation:
         self._find_neighbours(None, rebuilt=restart is None, drift=drift)
         kept = ({k: getattr(self.store, k).copy() for k in RESTART_KEPT if k in self.store.fields}
                 if restart else {})
-        self._overflow_at = -1  # step of this rank's first full contact history
         with self.timers("contacts"):
             self._forces()
-        if self.contact.rotating:
-            self._check_history(self.comm.allreduce_max(float(self._overflow_at)))
-        for k, v in kept.items():  # the history must not advance twice in one step either
+        for k, v in kept.items():
             getattr(self.store, k)[:] = v
-        if kept:
-            self.contact.history.reset()  # the next pass reads the checkpoint's slots
+        if restart:  # the history must not advance twice in one step: the next pass reads
+            self.contact.history.reset()  # the checkpoint's records again
 
     # ------------------------------------------------------------------ setup helpers
     def _overlap_rules(self) -> dict:
@@ -309,29 +308,18 @@ class Simulation:
     # ------------------------------------------------------------------ the step
     def _forces(self) -> None:
         """Contact forces (plus gravity) on the integrated particles, from the lists; with
-        friction also torques and the contact history. A full history on this rank is kept in
-        ``_overflow`` (the step after sends it in its one reduction; :meth:`_check_history`)."""
-        self.n_contacts, self.elastic_energy, overflow = self.contact.forces(
-            self.store, self.neighbours, self.gravity, self.dt)
-        if overflow > 0 and self._overflow_at < 0:
-            self._overflow_at = self.step_index
+        rotation also torques and the contact history."""
+        self.n_contacts, self.elastic_energy = self.contact.forces(
+            self.store, self.neighbours, self.gravity, self.dt, self.shifts)
 
     def sync_history(self) -> None:
-        """With friction: write the contact history the force pass keeps per list entry
-        into the particles' slots (``history_count``, ``history_key``, ``history_spring``),
-        so the store holds the whole state. Done before the lists are rebuilt, before output
-        and at the end of :meth:`run`; call it before reading the slots between steps. It
+        """With rotation: write the contact history the force pass keeps beside the lists into
+        the particles' records (``history_count``, ``history_key``, ``history_spring``), so
+        the store holds the whole state. Done before the lists are rebuilt, before output and
+        at the end of :meth:`run`; call it before reading the records between steps. It
         changes no result."""
         if self.contact.rotating:
             self.contact.history.save(self.store, self.neighbours)
-
-    def _check_history(self, overflow_at: float) -> None:
-        """Raise ``HistoryOverflowError`` on every rank if any rank's history overflowed
-        (``overflow_at``: the largest step at which one did over the ranks, −1: none)."""
-        if overflow_at >= 0:
-            raise HistoryOverflowError(
-                f"contact history: a sphere touches more than {HISTORY_SLOTS} partners "
-                f"(step {int(overflow_at)}); friction keeps at most that many springs")
 
     def _reorder(self) -> None:
         """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
@@ -362,14 +350,16 @@ class Simulation:
                 if removed.size:
                     bp.remove(removed)
             radius = lists.radii(store.radius, drift)
+            # ghosts where they are seen: at their periodic image
+            placed = self._placed = placed_positions(store, self.shifts, self._placed)
             if changes is None or lists.reach != reach:
-                bp.build(store.pos, radius, store.live)
+                bp.build(placed, radius, store.live)
             else:
                 added = np.concatenate([c.added for c in changes])
                 if added.size:
-                    bp.bind(store.pos, radius)  # the store may have grown
+                    bp.bind(placed, radius)  # the store may have grown
                     bp.insert(added)
-                bp.update(store.pos, radius)
+                bp.update(placed, radius)
             # lists with a skin take the pairs within reach (structures that test while they
             # emit never hold the candidates); skin 0 keeps the candidate query pdyn bench times
             exact = not lists.every_step
@@ -381,7 +371,8 @@ class Simulation:
                 rows = self._integrated()
             if rebuilt:
                 mark_built(store.pos, store.build_pos, rows)
-            lists.build(pairs, store, radius, rows, self._walls, exact)
+            lists.build(pairs, store, radius, rows, self._walls, exact, placed=placed,
+                        linked=self.contact.rotating)
 
     def _pour(self, insert: bool) -> StoreChanges:
         """At a rebuild step (owned spheres in their blocks, no ghosts): remove the spheres in
@@ -398,14 +389,12 @@ class Simulation:
         return StoreChanges(rebuilt=True, emigrated=gone, immigrated=new)
 
     def _spin(self) -> tuple:
-        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius``, the
-        handles whose torque may be nonzero and, where the last force pass left them, their
-        increments), or ``NO_SPIN`` without rotation."""
+        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius``), None
+        without rotation."""
         s = self.store
         if not self.contact.rotating:
-            return NO_SPIN
-        return (s.omega, s.torque, s.radius) + self.contact.history.spin_kicks(
-            self.neighbours, 0.5 * self.dt)
+            return None, None, None
+        return s.omega, s.torque, s.radius
 
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""
@@ -418,19 +407,13 @@ class Simulation:
         with t("integrate"):
             moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                                lists.rows, half, self.dt, *self._spin())
-            extra = [float(self._overflow_at)] if self.contact.rotating else []
             if self.comm.size > 1:
-                extra.append(float(self._n_owned))
-            if extra:
-                moved = np.append(moved, extra)
+                moved = np.append(moved, float(self._n_owned))
             # one reduction: this step's largest move (the guard), the largest drift since the
-            # last rebuild (the schedule), with friction whether a contact history overflowed
-            # in the last force pass, and on several ranks the largest owned count (the load
-            # record)
+            # last rebuild (the schedule), and on several ranks the largest owned count (the
+            # load record)
             red = self.comm.allreduce_max(moved)
             step2, drift2 = red[0], red[1]
-            if self.contact.rotating:
-                self._check_history(red[2])
             self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
             if self.comm.size > 1:
                 self.balancer.observe(red[-1])
@@ -536,7 +519,7 @@ class Simulation:
     def contact_pairs(self) -> np.ndarray:
         """Current contacts of this rank's integrated spheres with other spheres, as sorted
         global-id pairs (K, 2), each once."""
-        return touching_pairs(self.store, self.neighbours)
+        return touching_pairs(self.store, self.neighbours, self.shifts)
 
     def _capture(self, needs: set) -> None:
         """Keep the contact network (``sim.network``) or the wall contacts (``sim.wall_load``)
@@ -555,14 +538,14 @@ class Simulation:
         the rank that owns its lower-id sphere; :meth:`ContactModel.contact_list`). Snapshots
         write the one captured in the step (``sim.network``), which damping evaluated with
         the kernel's velocities."""
-        return self.contact.contact_list(self.store, self.neighbours, self.dt,
+        return self.contact.contact_list(self.store, self.neighbours, self.dt, self.shifts,
                                          tangential=self._tangential())
 
     def wall_contacts(self) -> dict:
         """This rank's sphere–wall contacts with their forces now (the wall-force series
         uses the ones captured in the step, ``sim.wall_load``)."""
-        return self.contact.contact_list(self.store, self.neighbours, self.dt, spheres=False,
-                                         tangential=self._tangential())
+        return self.contact.contact_list(self.store, self.neighbours, self.dt, self.shifts,
+                                         spheres=False, tangential=self._tangential())
 
     def _tangential(self):
         """The tangential force per neighbour-list entry for output: what the last force pass

@@ -44,12 +44,13 @@ CHECKPOINT = "pdyn-checkpoint"
 #: table, so a rank reads only its share, and the ``drift`` and ``r_mean`` of the run;
 #: checkpoint 5: rotation and contact history ``omega``, ``torque``, ``history_count``,
 #: ``history_key``, ``history_spring``; checkpoint 6: those only when the run rotates (a
-#: frictionless run has none); snapshot 4: ``particles/angular_velocity``; snapshot 5: the
-#: contact network ``contacts/*``)
-VERSIONS = {SNAPSHOT: 5, CHECKPOINT: 6}
+#: frictionless run has none); checkpoint 7: the contact history as records of any number
+#: per particle (``records/*``, ``index/history_count``) instead of 16 slots; snapshot 4:
+#: ``particles/angular_velocity``; snapshot 5: the contact network ``contacts/*``)
+VERSIONS = {SNAPSHOT: 5, CHECKPOINT: 7}
 #: format name -> versions this pdyn reads (older checkpoints cannot be read by share or
 #: continue the contact history)
-READABLE = {SNAPSHOT: (2, 3, 4, 5), CHECKPOINT: (5, 6)}
+READABLE = {SNAPSHOT: (2, 3, 4, 5), CHECKPOINT: (5, 6, 7)}
 
 
 class OutputFileError(ValueError):

@@ -19,7 +19,7 @@ import h5py
 import numpy as np
 
 from ..domain import BOUNDARIES
-from ..particles import FIELDS
+from ..particles import FIELDS, ragged_groups
 from .hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError, open_pdyn, read_dataset
 
 
@@ -117,14 +117,26 @@ DATASETS = {
                     "contacts/normal_force": ("f", (3,)),
                     "contacts/tangential_force": ("f", (3,))},
                    **_WALLS),
-    CHECKPOINT: dict({f"particles/{k}": (np.dtype(f.dtype).kind, f.shape)
+    CHECKPOINT: dict({(f"records/{k}" if f.counted_by else f"particles/{k}"):
+                      (np.dtype(f.dtype).kind, f.shape)
                       for k, f in FIELDS.items() if f.checkpoint}, **_WALLS,
-                     **{f"index/{k}": ("i", ()) for k in ("cell", "start", "count")}),
+                     **{f"index/{k}": ("i", ()) for k in ("cell", "start", "count")},
+                     **{f"index/{c}": ("i", ()) for c, names in ragged_groups(FIELDS).items()
+                        if FIELDS[names[0]].checkpoint}),
 }
+#: checkpoint format 7 keeps a ragged field (``pdyn.particles.FIELDS``, ``counted_by``) as its
+#: records, ``records/<field>`` (rows: the records of the particles in particle order), with
+#: its count per particle ``particles/<count>`` and per index segment ``index/<count>``;
+#: versions 5 and 6 kept the contact history in 16 slots per particle: (n, 16) and (n, 16, 3)
+RAGGED_SINCE = 7
+HISTORY_SLOTS_V6 = 16
+_SLOTTED = {"particles/history_key": ("i", (HISTORY_SLOTS_V6,)),
+            "particles/history_spring": ("f", (HISTORY_SLOTS_V6, 3))}
 #: datasets whose values must be finite, and > 0
 FINITE = ("particles/position", "particles/velocity", "particles/pos", "particles/vel",
           "particles/force", "particles/angular_velocity", "particles/omega",
-          "particles/torque", "particles/history_spring", "walls/point", "walls/normal",
+          "particles/torque", "particles/history_spring", "records/history_spring",
+          "walls/point", "walls/normal",
           "walls/quad_points", "contacts/points", "contacts/force", "contacts/normal_force",
           "contacts/tangential_force")
 POSITIVE = ("particles/radius", "particles/mass")
@@ -134,8 +146,10 @@ SINCE = {"particles/angular_velocity": (SNAPSHOT, 4),
          **{k: (SNAPSHOT, 5) for k in DATASETS[SNAPSHOT] if k.startswith("contacts/")}}
 #: checkpoint datasets of a feature of the store (``pdyn.particles.FIELDS``): from checkpoint
 #: version 6 on present only when the run had the feature, all of a feature or none
-FEATURE_DATASETS = {f"particles/{k}": f.feature for k, f in FIELDS.items()
-                    if f.checkpoint and f.feature}
+FEATURE_DATASETS = {k: FIELDS[k.rsplit("/", 1)[1]].feature for k in DATASETS[CHECKPOINT]
+                    if k.split("/")[0] in ("particles", "records", "index")
+                    and k.rsplit("/", 1)[1] in FIELDS
+                    and FIELDS[k.rsplit("/", 1)[1]].feature}
 FEATURES_OPTIONAL_SINCE = 6
 
 
@@ -143,9 +157,16 @@ def expected(fmt: str, version: int, features=None) -> dict:
     """The datasets (as :data:`DATASETS`) a ``fmt`` file of ``version`` holds; of a checkpoint
     from version 6 on only the feature datasets of ``features`` (None: all)."""
     optional = fmt == CHECKPOINT and version >= FEATURES_OPTIONAL_SINCE and features is not None
-    return {k: v for k, v in DATASETS[fmt].items()
-            if (k not in SINCE or SINCE[k][0] != fmt or version >= SINCE[k][1])
-            and not (optional and k in FEATURE_DATASETS and FEATURE_DATASETS[k] not in features)}
+    out = {k: v for k, v in DATASETS[fmt].items()
+           if (k not in SINCE or SINCE[k][0] != fmt or version >= SINCE[k][1])
+           and not (optional and k in FEATURE_DATASETS and FEATURE_DATASETS[k] not in features)}
+    if fmt == CHECKPOINT and version < RAGGED_SINCE:  # the history in slots
+        slotted = "records/history_key" in out
+        out = {k: v for k, v in out.items()
+               if not k.startswith("records/") and k != "index/history_count"}
+        if slotted:
+            out.update(_SLOTTED)
+    return out
 
 
 def _features(f: h5py.File, fmt: str, version: int) -> tuple[str, ...]:
@@ -158,7 +179,9 @@ def _features(f: h5py.File, fmt: str, version: int) -> tuple[str, ...]:
     return tuple(sorted(held))
 
 
-def _rows(key: str, n: int, walls: int, segments: int, contacts: int) -> int:
+def _rows(key: str, n: int, walls: int, segments: int, contacts: int, records: int) -> int:
+    if key.startswith("records/"):
+        return records
     if key.startswith("index/"):
         return segments
     if key == "walls/quad_points":
@@ -208,13 +231,15 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
                                   f"{_short(f.attrs.get('n_contacts'))}: {why} (damaged file)"
                                   ) from None
     head["shapes"] = {}
+    records = next((f[k].shape[0] for k in datasets if k.startswith("records/")
+                    and isinstance(f.get(k), h5py.Dataset) and f[k].ndim), 0)
     for key, (kinds, tail) in datasets.items():
         ds = f.get(key)
         if not isinstance(ds, h5py.Dataset):
             raise OutputFileError(f"{path}: dataset {key!r} missing (not a complete {fmt} "
                                   "file)")
-        want = (_rows(key, head["n_particles"], walls, segments, head.get("n_contacts", 0)),
-                ) + tail
+        want = (_rows(key, head["n_particles"], walls, segments, head.get("n_contacts", 0),
+                      records),) + tail
         if ds.dtype.kind not in kinds or ds.shape != want:
             raise OutputFileError(f"{path}: dataset {key} is {ds.dtype} {ds.shape}, expected "
                                   f"{'integers' if kinds == 'i' else 'numbers'} of shape "
@@ -251,8 +276,15 @@ def read_pdyn(path, kind: str | tuple | None = None, rows=None) -> tuple[dict, d
         keys = list(head["shapes"])
         if isinstance(f.get("exchange"), h5py.Group):
             keys += [f"exchange/{k}" for k in f["exchange"]]
-        data = {k: read_dataset(f, k, rows if k.startswith("particles/") else None)
-                for k in keys}
+        data = {k: read_dataset(f, k) for k in keys if k.startswith("index/")}
+        ranges = _record_ranges(path, f, head, data, rows)
+        for k in keys:
+            if k.startswith("particles/"):
+                data[k] = read_dataset(f, k, rows)
+            elif k.startswith("records/"):
+                data[k] = read_dataset(f, k, ranges[FIELDS[k.split("/", 1)[1]].counted_by])
+            elif k not in data:
+                data[k] = read_dataset(f, k)
     for key in FINITE:
         _values(path, key, data.get(key), np.isfinite, "not finite")
     for key in POSITIVE:
@@ -263,10 +295,75 @@ def read_pdyn(path, kind: str | tuple | None = None, rows=None) -> tuple[dict, d
             raise OutputFileError(f"{path}: {key} holds an id twice (damaged file)")
     if "index/cell" in data:
         _check_index(path, head, data)
+    _check_records(path, head, data, rows)
     if "particles/rank" in data:
         _values(path, "particles/rank", data["particles/rank"],
                 lambda a: (a >= 0) & (a < head["ranks"]), f"not a rank below {head['ranks']}")
     return head, data
+
+
+def _record_ranges(path, f, head: dict, index: dict, rows) -> dict:
+    """{count field: the record ranges of the particle ``rows``} of a checkpoint's ragged
+    fields (None: all): from the records per index segment where the rows are whole segments
+    (what a restart reads), else from the counts of every particle."""
+    out = {}
+    for c in ragged_groups(FIELDS):
+        if f"index/{c}" not in index or rows is None:
+            out[c] = None
+            continue
+        seg_start, seg_count = index["index/start"], index["index/count"]
+        per_seg = index[f"index/{c}"]
+        if per_seg.shape != seg_start.shape or (per_seg < 0).any():
+            raise OutputFileError(f"{path}: index/{c} does not give a count >= 0 for each of "
+                                  f"the {seg_start.size} index segments (damaged file)")
+        rec_start = np.concatenate(([0], np.cumsum(per_seg)))
+        ends = seg_start + seg_count
+        cum = None
+        ranges = []
+        for a, b in rows:
+            s0 = int(np.searchsorted(seg_start, a))
+            s1 = int(np.searchsorted(ends, b))
+            if (a < b and s0 < seg_start.size and s1 < ends.size and seg_start[s0] == a
+                    and ends[s1] == b):
+                ranges.append((int(rec_start[s0]), int(rec_start[s1 + 1])))
+                continue
+            if cum is None:  # rows that are not whole segments: from every particle's count
+                counts = read_dataset(f, f"particles/{c}")
+                if (counts < 0).any():
+                    k = int(np.flatnonzero(counts < 0)[0])
+                    raise OutputFileError(f"{path}: particles/{c}[{k}] = {int(counts[k])}: "
+                                          "must be >= 0 (damaged file)")
+                cum = np.concatenate(([0], np.cumsum(counts)))
+            ranges.append((int(cum[a]), int(cum[b])))
+        total = int(rec_start[-1])
+        if any(not 0 <= x <= y <= total for x, y in ranges):
+            raise OutputFileError(f"{path}: index/{c} does not match the records of the "
+                                  "particles (damaged file)")
+        out[c] = ranges
+    return out
+
+
+def _check_records(path, head: dict, data: dict, rows) -> None:
+    """A ragged field's counts are >= 0 and add up to its records read (and, for the whole
+    file, to the records per index segment)."""
+    for c, names in ragged_groups(FIELDS).items():
+        counts = data.get(f"particles/{c}")
+        recs = data.get(f"records/{names[0]}")
+        if counts is None or recs is None:
+            continue
+        _values(path, f"particles/{c}", counts, lambda a: a >= 0, "must be >= 0")
+        if int(counts.sum()) != recs.shape[0]:
+            raise OutputFileError(f"{path}: particles/{c} adds up to {int(counts.sum())} "
+                                  f"records, records/{names[0]} holds {recs.shape[0]} "
+                                  "(damaged file)")
+        per_seg = data.get(f"index/{c}")
+        if rows is None and per_seg is not None:
+            start, count = data["index/start"], data["index/count"]
+            sums = np.add.reduceat(counts, start) if count.all() and start.size else np.array(
+                [counts[a:a + n].sum() for a, n in zip(start, count)], np.int64)
+            if not np.array_equal(sums, per_seg):
+                raise OutputFileError(f"{path}: index/{c} does not match particles/{c} "
+                                      "(damaged file)")
 
 
 def _values(path, key, values, good, why) -> None:

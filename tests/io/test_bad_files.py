@@ -9,10 +9,11 @@ import h5py
 import numpy as np
 import pytest
 
-from pdyn.config import ContactConfig, OutputConfig, SimulationConfig
+from pdyn.config import OutputConfig, SimulationConfig
 from pdyn.io.hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError
 from pdyn.io.schema import ATTRIBUTES, DATASETS, FEATURE_DATASETS
 from pdyn.simulation import Simulation
+from tests.mpi.scenes import dense_polydisperse
 
 from ..conftest import assert_user_error, listing
 
@@ -23,14 +24,14 @@ ROTATING = "rotating"  # the checkpoint of a run with friction (rotation dataset
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory):
-    """A snapshot and a checkpoint of a short run (50 spheres), and a checkpoint of the same
-    run with friction."""
+    """A snapshot and a checkpoint of a short run (50 spheres), and a checkpoint of a dense
+    run with friction (spheres touching: contact history)."""
     out = {}
-    for name, contact in ((CHECKPOINT, None), (ROTATING, ContactConfig(friction=0.5))):
+    for name in (CHECKPOINT, ROTATING):
         folder = tmp_path_factory.mktemp("good")
-        cfg = SimulationConfig(scale=0.05, progress=False, contact=contact,
-                               output=OutputConfig(folder=str(folder), snapshot_every=10,
-                                                   checkpoint_every=10))
+        output = OutputConfig(folder=str(folder), snapshot_every=10, checkpoint_every=10)
+        cfg = (SimulationConfig(scale=0.05, progress=False, output=output) if name == CHECKPOINT
+               else dense_polydisperse(("wall",) * 3, n=60, friction=0.5, output=output))
         Simulation(cfg).run(10)
         out[name] = folder / "checkpoints" / "ckpt_00000010.h5"
         out.setdefault(SNAPSHOT, folder / "snapshots" / "snap_00000010.h5")
@@ -206,20 +207,48 @@ def test_snapshot_written_with_checksums(good):
         assert "particles/pos" in f and not [k for k in FEATURE_DATASETS if k in f]
 
 
+def as_slotted(src, dst, version=6, slots=16):
+    """A copy of the format-7 checkpoint ``src`` in the layout of ``version`` 5 or 6: the
+    contact history in ``slots`` slots per particle, each sphere's spring as it saw the
+    contact (a pair's two copies exact negatives)."""
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        gid, count = f["particles/gid"][()], f["particles/history_count"][()]
+        keys, springs = f["records/history_key"][()], f["records/history_spring"][()]
+        hkey = np.zeros((gid.size, slots), np.int64)
+        hspring = np.zeros((gid.size, slots, 3))
+        q = 0
+        for row, c in enumerate(count):
+            for r in range(c):
+                hkey[row, r] = keys[q]
+                lower = keys[q] < (1 << 62) and keys[q] - 1 < gid[row]
+                hspring[row, r] = -springs[q] if lower else springs[q]
+                q += 1
+        for k in ("records/history_key", "records/history_spring", "index/history_count"):
+            del f[k]
+        f.create_dataset("particles/history_key", data=hkey, fletcher32=True)
+        f.create_dataset("particles/history_spring", data=hspring, fletcher32=True)
+        f.attrs["version"] = version
+    return dst
+
+
 def test_older_versions_still_read(tmp_path, good):
     """Snapshots of version 2 (no checksums) and 3 (no angular velocity) are still read;
     checkpoints before version 5 are refused by version (version 2 lacks ``build_pos``, so it
     cannot continue the neighbour lists' rebuild schedule; version 3 lacks the index by cell,
     so a rank cannot read only its share; version 4 lacks the rotation and contact history).
-    Checkpoints of version 5 (rotation datasets always there) still read."""
+    Checkpoints of versions 5 and 6 (the history in 16 slots a sphere, each sphere's spring as
+    it saw the contact; version 5 with the rotation datasets always there) still read, as the
+    records of version 7 (one spring a contact, as its lower-id sphere sees it)."""
     from pdyn.io import read_checkpoint, read_snapshot
 
+    new = read_checkpoint(good[ROTATING])
+    assert new["history_count"].sum() > 20
+    for version in (5, 6):
+        old = read_checkpoint(as_slotted(good[ROTATING], tmp_path / f"v{version}.h5", version))
+        for k in ("history_count", "history_key", "history_spring", "gid", "pos"):
+            np.testing.assert_array_equal(old[k], new[k], k)
     five = tmp_path / "five.h5"
-    shutil.copy(good[ROTATING], five)
-    with h5py.File(five, "r+") as f:
-        f.attrs["version"] = 5
-    np.testing.assert_array_equal(read_checkpoint(five)["history_key"],
-                                  read_checkpoint(good[ROTATING])["history_key"])
     shutil.copy(good[CHECKPOINT], five)
     with h5py.File(five, "r+") as f:
         f.attrs["version"] = 5
