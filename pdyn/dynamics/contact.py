@@ -144,13 +144,18 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
     sphere and the torque on the higher sphere of each site, and the store's ``torque``);
     :func:`_gather` then completes the forces and torques. ``record``
     (entries × 3, or None) receives the tangential force on the row's sphere of each site in
-    its row. Returns (contacts of this rank's share, their elastic energy, sites written).
+    its row. Returns (contacts of this rank's share, their elastic energy, sites: those written,
+    or more than fit the site buffers, which then hold the first that fit — the caller grows
+    them and runs the pass again; it reads nothing it writes).
     With rotation the row's partial sums are left in ``force`` and ``torque`` (gravity not
     yet added) for :func:`_gather`."""
     energy = 0.0
     n_contacts = 0
     k = 0  # sites written
     p = 0  # last step's sites passed
+    cap = 0  # sites the buffers hold
+    if sites is not None:
+        cap = sites[3].shape[0]
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
@@ -236,7 +241,7 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
                     energy += 0.5 * e
                     if gi < gid[j]:
                         n_contacts += 1
-                if sites is not None:
+                if sites is not None and k < cap:
                     sites[6][k, 0] = cfx  # force on the lower sphere (i)
                     sites[6][k, 1] = cfy
                     sites[6][k, 2] = cfz
@@ -248,7 +253,7 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
                  tz) = _evaluate(law, tangential, rolling, -nx, -ny, -nz, delta, r_eff, m_eff,
                                  rj, ri, -dvx, -dvy, -dvz, wjx, wjy, wjz, wix, wiy, wiz, sx, sy,
                                  sz, dt)
-                if sites is not None:
+                if sites is not None and k < cap:
                     sites[6][k, 0] = cfx  # force on the lower sphere (the ghost)
                     sites[6][k, 1] = cfy
                     sites[6][k, 2] = cfz
@@ -256,10 +261,11 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
                     sites[7][k, 1] = ri * cy - ry
                     sites[7][k, 2] = ri * cz - rz
             if sites is not None:
-                sites[3][k] = u
-                sites[4][k, 0] = sx
-                sites[4][k, 1] = sy
-                sites[4][k, 2] = sz
+                if k < cap:
+                    sites[3][k] = u
+                    sites[4][k, 0] = sx
+                    sites[4][k, 1] = sy
+                    sites[4][k, 2] = sz
                 sites[5][u] = k
                 k += 1
         if omega is not None:  # the partial sums: _gather completes them
@@ -526,25 +532,30 @@ class ContactModel:
                             lists.partner, lists.code, store.pos, store.vel, store.radius,
                             store.mass, store.gid, store.normal, store.force, None, None, None)
             return n, e
-        (old_site, old_spring, n_old), (new_site, new_spring), slot = \
-            self.history.prepare(store, lists)
-        pair_force, pair_torque = self._pair_buffers(new_site.shape[0])
-        sites = (old_site, old_spring, n_old, new_site, new_spring, slot, pair_force,
-                 pair_torque, store.torque)
-        n, e, k = _pass(self.parameters, self.tangential_model, self.rolling_model, dt, gravity,
-                        shifts, lists.rows, lists.start, lists.mid, lists.split, lists.partner,
-                        lists.mirror, lists.code, store.pos, store.vel, store.radius,
-                        store.mass, store.gid, store.normal, store.force, store.omega, sites,
-                        record)
+        (old_site, old_spring, n_old), slot = self.history.prepare(store, lists)
+        while True:  # the sites' buffers grow with the contacts
+            new_site, new_spring = self.history.next_buffer()
+            pair_force, pair_torque = self._pair_buffers(new_site.shape[0])
+            sites = (old_site, old_spring, n_old, new_site, new_spring, slot, pair_force,
+                     pair_torque, store.torque)
+            n, e, k = _pass(self.parameters, self.tangential_model, self.rolling_model, dt,
+                            gravity, shifts, lists.rows, lists.start, lists.mid, lists.split,
+                            lists.partner, lists.mirror, lists.code, store.pos, store.vel,
+                            store.radius, store.mass, store.gid, store.normal, store.force,
+                            store.omega, sites, record)
+            if k <= new_site.shape[0]:
+                break
+            self.history.reserve(k)
         _gather(lists.rows, lists.start, lists.mid, lists.mirror, slot, pair_force, pair_torque,
                 store.mass, gravity, store.force, store.torque)
         self.history.advanced(k, lists)
         return n, e
 
     def _pair_buffers(self, sites: int) -> tuple:
-        """The per-site force and torque of a pass (kept between passes, grown with slack)."""
+        """The per-site force and torque of a pass (kept between passes, as large as the
+        sites' buffers)."""
         pf, pt = self._pairs
-        if pf.shape[0] < sites:
+        if pf.shape[0] != sites:
             pf, pt = np.empty((sites, 3)), np.empty((sites, 3))
         self._pairs = (pf, pt)
         return self._pairs

@@ -135,15 +135,16 @@ class ContactHistory:
     def spring(self) -> np.ndarray:
         return self._buffers[0][1][:self.count]
 
-    def _sized(self, n: int) -> None:
-        """Both buffers hold at least ``n`` sites (grown with slack, never shrunk); keeps the
-        current sites."""
+    def reserve(self, n: int) -> None:
+        """The buffer the next pass writes holds at least ``n`` sites (a quarter more, so
+        growth is rare; the sites beside the lists follow the contacts, not the list
+        entries)."""
         if self._buffers[1][0].shape[0] < n:
             self._buffers[1] = _buffers(max(64, n + n // 4))
-        if self._buffers[0][0].shape[0] < n:
-            old, self._buffers[0] = self._buffers[0], _buffers(max(64, n + n // 4))
-            self._buffers[0][0][:self.count] = old[0][:self.count]
-            self._buffers[0][1][:self.count] = old[1][:self.count]
+
+    def next_buffer(self) -> tuple:
+        """The buffer the next pass writes (sites, springs)."""
+        return self._buffers[1]
 
     def reset(self) -> None:
         """Forget the sites: the next pass loads them from the particles' records (a restart,
@@ -169,28 +170,28 @@ class ContactHistory:
 
     def prepare(self, store, lists) -> tuple:
         """Last step's sites (entries, springs, count) for a pass over ``lists``, loaded from
-        the records when the lists are new, the buffers the pass writes and ``slot`` sized to
-        the lists."""
+        the records when the lists are new, and ``slot`` sized to the lists; the buffer the
+        pass writes (:meth:`next_buffer`) then holds a quarter more sites than last step's."""
         if self._follows != (lists, lists.builds):
             if not self.saved:
                 raise RuntimeError("contact history: the neighbour lists were rebuilt before "
                                    "the history was saved into the particles (save first)")
-            entries = lists.partner.shape[0]
-            self.count = 0
-            self._sized(entries)
-            site, spring = self._buffers[0]
             count, first, pools = store.ragged(COUNT)
+            n = int(count[lists.rows].sum())  # at most this many sites have a record
+            if self._buffers[0][0].shape[0] < n:
+                self._buffers[0] = _buffers(n + n // 4)
+            site, spring = self._buffers[0]
             self.count = _load_sites(lists.rows, lists.start, lists.mid, lists.partner,
                                      lists.mirror, store.gid, count, first,
                                      pools["history_key"], pools["history_spring"], site,
                                      spring)
             self._follows = (lists, lists.builds)
-        self._sized(lists.partner.shape[0])
+        self.reserve(self.count + self.count // 4)
         if self.slot.shape[0] < lists.partner.shape[0]:
             n = lists.partner.shape[0]
             self.slot = np.empty(n + n // 4, np.int32)
         site, spring = self._buffers[0]
-        return (site, spring, self.count), self._buffers[1], self.slot
+        return (site, spring, self.count), self.slot
 
     def advanced(self, count: int, lists) -> None:
         """The pass over ``lists`` wrote ``count`` sites into the second buffer (it becomes the
