@@ -95,12 +95,13 @@ def pdyn_contact(law: str, mu: float):
 def lammps_pair_style(law: str, mu: float) -> str:
     """LAMMPS' pair style with the same law and μ (the mapping of the module docstring)."""
     if law == "hertz":
-        from pdyn.dynamics.friction import friction_parameters
+        from pdyn.dynamics.friction import tangential_model
         from pdyn.dynamics.laws import effective_modulus
 
         e_star = effective_modulus(HERTZ_E, POISSON)
         kn = 4.0 / 3.0 * e_star
-        kt = friction_parameters("hertz", mu, 0.0, POISSON).kt_ratio * 2.0 * e_star  # 8 G*
+        ratio = tangential_model("hertz", 1.0, POISSON).kt_ratio  # 8 G* / (2 E*)
+        kt = ratio * 2.0 * e_star  # 8 G*
         return f"pair_style gran/hertz/history {kn!r} {kt!r} 0 0 {mu!r} 0"
     if mu:
         return f"pair_style gran/hooke/history {STIFFNESS} NULL 0 0 {mu!r} 0"
