@@ -92,6 +92,15 @@ def coincident_axis(nx, gi, gj):
 
 
 @njit(inline="always", **JIT)
+def relative_position(pos, i, j, shifts, c):
+    """x_j − x_i + shifts[c] (m): where sphere j's image ``c`` (a row of the box's shift
+    table) is seen from sphere i, as the difference of the owners' positions plus the shift
+    (so the two sides of a pair get exact negations)."""
+    return ((pos[j, 0] - pos[i, 0]) + shifts[c, 0], (pos[j, 1] - pos[i, 1]) + shifts[c, 1],
+            (pos[j, 2] - pos[i, 2]) + shifts[c, 2])
+
+
+@njit(inline="always", **JIT)
 def plane_gap(x, y, z, px, py, pz, wx, wy, wz):
     """Signed distance (m) of the centre (x, y, z) from the plane through (px, py, pz) with
     unit normal (wx, wy, wz), positive on the side the normal points to."""
@@ -179,10 +188,7 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
             j = np.uint64(partner[u])
             wjx = wjy = wjz = 0.0
             if u < u_split:
-                c = code[u]
-                dx = (pos[j, 0] - xi) + shifts[c, 0]
-                dy = (pos[j, 1] - yi) + shifts[c, 1]
-                dz = (pos[j, 2] - zi) + shifts[c, 2]
+                dx, dy, dz = relative_position(pos, i, j, shifts, code[u])
                 rj = rad[j]
                 s = ri + rj
                 d2 = dx * dx + dy * dy + dz * dz
@@ -330,10 +336,7 @@ def _contact_list(law, dt, shifts, rows, start, split, partner, code, pos, vel, 
         for u in range(start[t] if spheres else split[t], start[t + 1]):
             j = partner[u]
             if u < split[t]:
-                c = code[u]
-                dx = (pos[j, 0] - pos[i, 0]) + shifts[c, 0]
-                dy = (pos[j, 1] - pos[i, 1]) + shifts[c, 1]
-                dz = (pos[j, 2] - pos[i, 2]) + shifts[c, 2]
+                dx, dy, dz = relative_position(pos, i, j, shifts, code[u])
                 s = rad[i] + rad[j]
                 if gid[i] < gid[j] and dx * dx + dy * dy + dz * dz <= s * s:
                     k += 1
@@ -354,10 +357,7 @@ def _contact_list(law, dt, shifts, rows, start, split, partner, code, pos, vel, 
         for u in range(start[t] if spheres else split[t], start[t + 1]):
             j = partner[u]
             if u < split[t]:
-                c = code[u]
-                dx = (pos[j, 0] - pos[i, 0]) + shifts[c, 0]
-                dy = (pos[j, 1] - pos[i, 1]) + shifts[c, 1]
-                dz = (pos[j, 2] - pos[i, 2]) + shifts[c, 2]
+                dx, dy, dz = relative_position(pos, i, j, shifts, code[u])
                 s = ri + rad[j]
                 d2 = dx * dx + dy * dy + dz * dz
                 if gi > gid[j] or d2 > s * s:
@@ -405,10 +405,7 @@ def _touching(shifts, rows, start, split, partner, code, pos, rad, gid):
         i = rows[t]
         for u in range(start[t], split[t]):
             j = partner[u]
-            c = code[u]
-            dx = (pos[j, 0] - pos[i, 0]) + shifts[c, 0]
-            dy = (pos[j, 1] - pos[i, 1]) + shifts[c, 1]
-            dz = (pos[j, 2] - pos[i, 2]) + shifts[c, 2]
+            dx, dy, dz = relative_position(pos, i, j, shifts, code[u])
             s = rad[i] + rad[j]
             if dx * dx + dy * dy + dz * dz <= s * s:
                 out[k, 0] = gid[i]
