@@ -329,7 +329,7 @@ def save_result(result: dict, path: str) -> None:
     np.savez(path, result=json.dumps(result), **state)
 
 
-def scene_row(scene: str, args, mpiexec: str, workdir: Path) -> dict:
+def scene_row(scene: str, args, mpiexec: str, workdir: Path) -> tuple[dict, dict]:
     """All runs of one scene: to rest on ``args.ranks[0]`` ranks (that fixes the steps S), S
     steps on each other rank count (the first of them writes a checkpoint at S // 2), that
     checkpoint continued to S on ``args.ranks[0]`` ranks; the table row and the JSON record."""
