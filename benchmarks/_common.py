@@ -13,6 +13,8 @@ from pathlib import Path
 
 #: when this benchmark process started (UTC): the "date of the run" its JSON records
 STARTED = datetime.datetime.now(datetime.timezone.utc)
+#: the machine's load averages (1, 5, 15 min) then: how busy the shared machine was
+LOAD_AT_START = os.getloadavg()
 
 
 def best_time(fn, repeat: int = 3, warmup: int = 1) -> tuple[float, object]:
@@ -64,15 +66,16 @@ def command_line() -> str:
 
 
 def write_json(path: str | None, payload: dict) -> None:
-    """Write ``payload`` with the machine, the command line and the run's start and end (UTC)
-    to ``path`` (nothing when None)."""
+    """Write ``payload`` with the machine, the command line, the run's start and end (UTC) and
+    the load averages then to ``path`` (nothing when None)."""
     if path:
         now = datetime.datetime.now(datetime.timezone.utc)
         payload = {"machine": platform.platform(), "python": platform.python_version(),
                    "cpu": cpu_model(), "cores": os.cpu_count(),
                    "command": command_line(),
                    "started": STARTED.isoformat(timespec="seconds"),
-                   "finished": now.isoformat(timespec="seconds"), **payload}
+                   "finished": now.isoformat(timespec="seconds"),
+                   "load_average": {"start": LOAD_AT_START, "end": os.getloadavg()}, **payload}
         with open(path, "w") as f:
             json.dump(payload, f, indent=2)
         print(f"wrote {path}")

@@ -50,9 +50,12 @@ def _when(d: dict) -> str:
 
 
 def _head(d: dict, title: str, what: str) -> list[str]:
+    load = d.get("load_average")
+    busy = (f"; load average {load['start'][0]:.1f} at the start, {load['end'][0]:.1f} at "
+            "the end" if load else "")
     return [f"## {title}", "", what, "", "```", d["command"], "```", "",
-            f"Run {_when(d)} on {d.get('cpu', '?')} ({d.get('cores', '?')} cores, shared), "
-            f"{d['machine']}.", ""]
+            f"Run {_when(d)} on {d.get('cpu', '?')} ({d.get('cores', '?')} cores, shared"
+            f"{busy}), {d['machine']}.", ""]
 
 
 def vs_lammps_table(d: dict) -> list[str]:
