@@ -19,9 +19,11 @@ numba's cache (a process that compiles kernels peaks tens of MiB higher). The ta
 code, μ and rank count, the largest rank's peak above the baseline, its ratio to the 1-rank
 figure (the share of a rank on N ranks would ideally be 1/N; ghosts and the cells a rank draws
 beyond its blocks add to it) and ``B/sphere``, that excess times the rank count over the
-scene's spheres (bytes). The LAMMPS worker builds the gas exactly as ``vs_lammps.py`` times it
-(``lammps_gas``: ``atom_style sphere``, ``gran/hooke`` or with μ > 0 ``gran/hooke/history``,
-neighbour skin 0.2 m).
+scene's spheres (bytes). The LAMMPS worker sets up the model ``vs_lammps.py`` times
+(``atom_style sphere``, ``gran/hooke`` or with μ > 0 ``gran/hooke/history``, neighbour skin
+0.2 m) but reads the spheres from a data file the driver writes (``read_data``), as a LAMMPS
+user would: creating them from Python lists, as ``vs_lammps.py`` does, holds ~20 MiB of
+Python objects at the peak of a 97 336-sphere run.
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ import os
 import resource
 import subprocess
 import sys
+import tempfile
 from argparse import Namespace
 from pathlib import Path
 
@@ -69,13 +72,43 @@ def pdyn_worker(args) -> dict:
     return {"rank": comm.rank, "rows": rows, "size": comm.size}
 
 
+def write_lammps_data(args, path: Path) -> None:
+    """The gas at ``args.scale`` as a LAMMPS data file (``atom_style sphere``: id, type,
+    diameter, density, centre; velocities), the same spheres ``vs_lammps.lammps_gas`` creates."""
+    import numpy as np
+
+    import vs_lammps
+
+    scene = vs_lammps.gas_scene(_gas_args(args, args.scale), args.scale, materialise=True)
+    n, L = len(scene), float(scene.box_hi[0])
+    ids = np.arange(1, n + 1)
+    with open(path, "w") as f:
+        f.write(f"gas\n\n{n} atoms\n1 atom types\n\n" + "".join(
+            f"0 {L!r} {a}lo {a}hi\n" for a in "xyz") + "\nAtoms # sphere\n\n")
+        np.savetxt(f, np.column_stack([ids, np.ones(n), 2 * scene.radii,
+                                       np.full(n, scene.density), scene.positions]),
+                   fmt=["%d", "%d", "%.17g", "%.17g", "%.17g", "%.17g", "%.17g"])
+        f.write("\nVelocities\n\n")
+        np.savetxt(f, np.column_stack([ids, scene.velocities, np.zeros((n, 3))]),
+                   fmt=["%d"] + ["%.17g"] * 6)
+
+
 def lammps_worker(args) -> dict:
+    """LAMMPS with the gas read from ``args.data`` (written by the driver, so the worker's peak
+    holds no Python copies of the atoms) and the pair style of ``vs_lammps`` for μ."""
+    from lammps import lammps
     from mpi4py import MPI
 
     import vs_lammps
 
     comm = MPI.COMM_WORLD
-    lmp = vs_lammps.lammps_gas(_gas_args(args, args.scale), comm)
+    lmp = lammps(cmdargs=["-log", "none", "-screen", "none", "-nocite"], comm=comm)
+    for line in ("units si", "atom_style sphere", "atom_modify map array", "boundary p p p",
+                 "comm_modify vel yes", f"read_data {args.data}",
+                 f"neighbor {vs_lammps.SKIN} bin", "neigh_modify every 1 delay 0 check yes",
+                 vs_lammps.lammps_pair_style("hooke", args.friction[0]), "pair_coeff * *",
+                 "timestep 0.001", "fix integrate all nve/sphere"):
+        lmp.command(line)
     lmp.command(f"run {args.steps}")
     owned, ghosts = int(lmp.extract_global("nlocal")), int(lmp.extract_global("nghost"))
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
@@ -100,6 +133,15 @@ def _run(args, code: str, mu: float, ranks: int, scale: float) -> dict:
            "--worker", "--code", code, "--scene", args.scene, "--scale", repr(scale), "--steps",
            str(args.steps), "--solid-fraction", repr(args.solid_fraction), "--friction",
            repr(mu)]
+    with tempfile.TemporaryDirectory() as tmp:
+        if code == "lammps":
+            data = Path(tmp) / "gas.data"
+            write_lammps_data(Namespace(**{**vars(args), "scale": scale}), data)
+            cmd += ["--data", str(data)]
+        return _launch(cmd, code, mu, ranks, scale)
+
+
+def _launch(cmd: list, code: str, mu: float, ranks: int, scale: float) -> dict:
     env = dict(os.environ, OMP_NUM_THREADS="1", NUMBA_NUM_THREADS="1")
     lib = str(Path(sys.prefix) / "lib")  # the lammps wheel links the venv's libmpi
     env["LD_LIBRARY_PATH"] = lib + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH")
@@ -167,6 +209,7 @@ def main(argv=None) -> None:
     p.add_argument("--json", help="write results here")
     p.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--code", default="pdyn", help=argparse.SUPPRESS)
+    p.add_argument("--data", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if not args.worker and args.scene != "gas" and (args.codes != ["pdyn"]
                                                     or any(args.friction)):
