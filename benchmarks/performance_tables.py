@@ -36,12 +36,9 @@ machine is shared and its speed drifts between runs minutes apart.
 """
 
 
-def _f(x, digits=3) -> str:
-    if x is None:
-        return "–"
-    if isinstance(x, float):
-        return f"{x:.{digits}g}" if abs(x) < 1000 else f"{x:.0f}"
-    return str(x)
+def _f(x, fmt: str = ".2f") -> str:
+    """``x`` formatted, or a dash where the run has no such number."""
+    return "–" if x is None else format(x, fmt)
 
 
 def _when(d: dict) -> str:
@@ -70,8 +67,8 @@ def vs_lammps_table(d: dict) -> list[str]:
     else:
         title = f"The periodic gas at solid fraction {a['solid_fraction']:g}"
         what = (f"ns per particle-step of {steps} steps of the periodic gas (97 336 spheres "
-                f"d = 1 m at solid fraction {a['solid_fraction']:g}, {', '.join(a['law'])} "
-                "contacts, no damping), the same positions and velocities in both codes.")
+                f"d = 1 m at solid fraction {a['solid_fraction']:g}, "
+                f"{', '.join(law.capitalize() for law in a['law'])} contacts, no damping), the same positions and velocities in both codes.")
     out = _head(d, title, what)
     out += ["| ranks | μ | spheres | pdyn ns | LAMMPS ns | pdyn / LAMMPS (range) | pdyn μ / μ 0 "
             "| LAMMPS μ / μ 0 | pdyn speed-up | LAMMPS speed-up |",
@@ -80,7 +77,7 @@ def vs_lammps_table(d: dict) -> list[str]:
         ratio = (f"**{r['ratio']:.2f}** ({r['ratio_min']:.2f}–{r['ratio_max']:.2f})"
                  if "ratio" in r else "–")
         out.append(f"| {r['ranks']} | {r['friction']:g} | {r['particles']} | "
-                   f"{r['pdyn_ns']:.1f} | {_f(r.get('lammps_ns'))} | {ratio} | "
+                   f"{r['pdyn_ns']:.1f} | {_f(r.get('lammps_ns'), '.1f')} | {ratio} | "
                    f"{_f(r.get('vs_mu0'))} | {_f(r.get('lammps_vs_mu0'))} | "
                    f"{_f(r.get('pdyn_speedup'))} | {_f(r.get('lammps_speedup'))} |")
     return out + [""]
