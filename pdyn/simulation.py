@@ -18,6 +18,7 @@ kernel.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from contextlib import contextmanager
@@ -351,21 +352,23 @@ class Simulation:
     def _find_neighbours(self, changes: list[StoreChanges] | None, rebuilt: bool,
                          drift: float = 0.0) -> None:
         """The broad phase, brought up to date with the exchange's ``changes`` (None: built
-        afresh, e.g. after reordering), finds the pairs within the skin; the neighbour lists
-        are rebuilt from them. At a schedule rebuild (``rebuilt``) the integrated particles
-        are listed again and their build positions reset."""
+        afresh, e.g. after reordering; several: made one after the other, so they are applied
+        as their net change, ``StoreChanges.then``), finds the pairs within the skin; the
+        neighbour lists are rebuilt from them. At a schedule rebuild (``rebuilt``) the
+        integrated particles are listed again and their build positions reset."""
         store, bp, lists = self.store, self.broadphase, self.neighbours
         with self.timers("broadphase"):
             reach = lists.reach
             if changes is not None:  # removed handles first (their slots may be reused)
-                removed = np.concatenate([c.removed for c in changes])
+                changes = functools.reduce(StoreChanges.then, changes)
+                removed = changes.removed
                 if removed.size:
                     bp.remove(removed)
             radius = lists.radii(store.radius, drift)
             if changes is None or lists.reach != reach:
                 bp.build(store.pos, radius, store.live)
             else:
-                added = np.concatenate([c.added for c in changes])
+                added = changes.added
                 if added.size:
                     bp.bind(store.pos, radius)  # the store may have grown
                     bp.insert(added)
