@@ -353,8 +353,10 @@ class StepGuard:
         if bad.any():
             h = moving[bad]
             h = int(h[np.argmin(store.gid[h])])
-            local = (int(store.gid[h]), float(np.sqrt(np.sum((self.dt * store.vel[h]) ** 2))),
-                     float(store.radius[h]), store.vel[h].tolist(), store.pos[h].tolist())
+            with np.errstate(over="ignore", invalid="ignore"):  # the message says inf
+                moved = float(np.sqrt(np.sum((self.dt * store.vel[h]) ** 2)))
+            local = (int(store.gid[h]), moved, float(store.radius[h]), store.vel[h].tolist(),
+                     store.pos[h].tolist())
         found = [x for x in self.comm.allgather(local) if x is not None]
         if not found:
             return  # a large sphere moved more than the smallest radius, not more than its own

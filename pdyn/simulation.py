@@ -36,6 +36,7 @@ from .dynamics.insertion import Inserter
 from .dynamics.integrate import NO_SPIN, kick, kick_drift
 from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
 from .io import make_writers
+from .io.runid import new_run_id
 from .parallel import StoreChanges, get_comm, make_exchange
 from .parallel.balance import Balancer, block_work
 from .parallel.startup import GeneratedSource, ScatteredSource
@@ -103,8 +104,9 @@ class RestartState:
     rank its checkpointed particles (a particle source, ``pdyn.parallel.startup``), the
     exchange's schedule (``exchange.state()``), the step, the time step (s), the largest
     displacement since the last rebuild ``drift`` (m), the run's mean radius ``r_mean`` (m,
-    the neighbour lists' default skin derives from it) and the inserter's state
-    (``Inserter.state()``, None without insertion)."""
+    the neighbour lists' default skin derives from it), the inserter's state
+    (``Inserter.state()``, None without insertion) and the run id (``pdyn.io.runid``; None:
+    a checkpoint from before run ids, the continued run gets a new one)."""
 
     source: object
     exchange: dict
@@ -113,6 +115,7 @@ class RestartState:
     drift: float
     r_mean: float
     insertion: dict | None = None
+    run_id: str | None = None
 
 
 class Simulation:
@@ -143,6 +146,9 @@ class Simulation:
         self.contact = ContactModel.from_config(config.contact or ContactConfig(**scene.contact))
         self.steps = config.steps or scene.steps
         self.step_index = restart.step if restart else 0
+        # which run the files belong to (pdyn.io.runid): made once, kept through restarts
+        self.run_id = restart.run_id if restart and restart.run_id else self.comm.bcast(
+            new_run_id() if self.comm.rank == 0 else None)
         self.timers = PhaseTimers()
         self.n_contacts = 0
         self.elastic_energy = 0.0

@@ -92,3 +92,30 @@ def test_overlapping_start_everywhere(comm):
                                               masses=cfg.particles.masses))
     msg = same_error_everywhere(comm, InitialStateError, lambda: Simulation(cfg, comm=comm))
     assert msg.startswith("particles 3 and 7 overlap")
+
+
+def test_damaged_rows_of_one_rank_stop_every_rank(comm, shared_dir):
+    """A restart on the same rank count reads on each rank the rows it wrote: a bad value in
+    the last rank's rows (valid checksum) is one error on every rank, not one rank leaving
+    while the others wait for it."""
+    import h5py
+
+    from pdyn.config import OutputConfig
+    from pdyn.io import OutputFileError
+    from pdyn.restart import from_checkpoint
+
+    cfg = dense_polydisperse(("wall",) * 3, n=200, dt=2e-3).with_(
+        output=OutputConfig(folder=str(shared_dir / "a"), checkpoint_every=10))
+    Simulation(cfg, comm=comm).run(10)
+    path = shared_dir / "a" / "checkpoints" / "ckpt_00000010.h5"
+    if comm.rank == 0:
+        last = path if comm.size == 1 else path.with_name(f"ckpt_00000010.r{comm.size - 1:04d}.h5")
+        with h5py.File(last, "r+") as f:
+            vel = f["particles/vel"][()]
+            vel[-1, 2] = np.inf
+            del f["particles/vel"]
+            f.create_dataset("particles/vel", data=vel, fletcher32=True)
+    comm.barrier()
+    msg = same_error_everywhere(comm, OutputFileError, lambda: from_checkpoint(
+        path, comm=comm, output=OutputConfig(folder=str(shared_dir / "b"))))
+    assert "particles/vel[" in msg and "not finite" in msg
