@@ -330,7 +330,11 @@ def _run(sim, cfg, comm, steps=None) -> int:
              if n]
     if comm.rank == 0 and notes:
         print("\n".join(notes), flush=True)
-    summary = sim.run(steps)
+    try:
+        summary = sim.run(steps)
+    except (KeyboardInterrupt, *_user_errors()) as exc:
+        exc.last_good = sim.last_good()  # every stop names where to continue from
+        raise
     summary["output"] = _output_note(sim, cfg)
     summary["chosen"] = _chosen(sim, comm)
     if comm.rank == 0:
@@ -549,11 +553,22 @@ def _user_errors() -> tuple:
             HistoryOverflowError)
 
 
+def _with_last_good(exc) -> str:
+    """The error's message on one line, naming the last good checkpoint if the run had
+    started (``Simulation.last_good``) and the message does not already."""
+    msg = " ".join(str(exc).split())
+    note = getattr(exc, "last_good", None)
+    if note and "last good" not in msg and "written by this run" not in msg:
+        msg = f"{msg}; {note}" if msg else f"; {note}"
+    return msg
+
+
 def main(argv=None) -> int:
     """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
     import traceback
 
     from .broadphase import BroadPhaseError
+    from .interrupt import Stopped
     from .parallel import get_comm
 
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -562,6 +577,10 @@ def main(argv=None) -> int:
     try:
         args = _parser().parse_args(argv)
         return COMMANDS[args.command](args, comm)
+    except Stopped as exc:  # a signal, at the end of a step on every rank: where to continue
+        if comm.rank == 0:
+            print(f"pdyn: {exc}", file=sys.stderr, flush=True)
+        return exc.exit_code
     except _user_errors() as exc:
         # every rank raises these alike (a broad phase's error can be one rank's alone)
         alone = isinstance(exc, BroadPhaseError) and comm.size > 1
@@ -569,16 +588,18 @@ def main(argv=None) -> int:
             if debug:
                 traceback.print_exc()
             where = f"rank {comm.rank}: " if alone else ""
-            print(f"pdyn: error: {where}{' '.join(str(exc).split())}", file=sys.stderr,
-                  flush=True)
+            print(f"pdyn: error: {where}{_with_last_good(exc)}", file=sys.stderr, flush=True)
         if alone:
             comm.abort(EXIT_USAGE)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("pdyn: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"pdyn: interrupted{_with_last_good(exc)}", file=sys.stderr)
         if comm.size > 1:
             comm.abort(130)
         return 130
+    except BrokenPipeError:  # stdout closed early (pdyn info FILE | head): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # a bug in pdyn: its traceback, and never leave other ranks waiting
         if comm.size > 1:
             traceback.print_exc()

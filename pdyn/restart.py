@@ -150,7 +150,7 @@ def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
                            exchange=rest["exchange"], step=head["step"], dt=head["dt"],
                            drift=head["drift"], r_mean=head["r_mean"],
                            insertion=insertion["state"] if insertion else None,
-                           run_id=head.get("run_id"))
+                           run_id=head.get("run_id"), path=str(path))
     sim = Simulation(cfg, comm=comm, scene=scene, restart=restart)
     kept = sim.store.gid[sim.store.owned]
     n = sim.comm.allreduce_sum(int(kept.size))

@@ -35,7 +35,8 @@ from .dynamics.friction import HistoryOverflowError
 from .dynamics.insertion import Inserter
 from .dynamics.integrate import NO_SPIN, kick, kick_drift
 from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
-from .io import make_writers
+from .interrupt import StopRequest, Stopped, signal_name
+from .io import checkpoint_now, make_writers
 from .io.runid import new_run_id
 from .parallel import StoreChanges, get_comm, make_exchange
 from .parallel.balance import Balancer, block_work
@@ -116,6 +117,7 @@ class RestartState:
     r_mean: float
     insertion: dict | None = None
     run_id: str | None = None
+    path: str | None = None  # the checkpoint file (the last good one until the run writes)
 
 
 class Simulation:
@@ -149,6 +151,9 @@ class Simulation:
         # which run the files belong to (pdyn.io.runid): made once, kept through restarts
         self.run_id = restart.run_id if restart and restart.run_id else self.comm.bcast(
             new_run_id() if self.comm.rank == 0 else None)
+        self.restarted_from = restart.path if restart else None
+        self._stop = None  # the signals' flag while run() runs (pdyn.interrupt)
+        self.stop_signal = 0  # the signal every rank agreed to stop on (0: none)
         self.timers = PhaseTimers()
         self.n_contacts = 0
         self.elastic_energy = 0.0
@@ -430,19 +435,20 @@ class Simulation:
             extra = [float(self._overflow_at)] if self.contact.rotating else []
             if self.comm.size > 1:
                 extra.append(float(self._n_owned))
-            if extra:
-                moved = np.append(moved, extra)
+            extra.append(float(self._stop.signum) if self._stop is not None else 0.0)
+            moved = np.append(moved, extra)
             # one reduction: this step's largest move (the guard), the largest drift since the
             # last rebuild (the schedule), with friction whether a contact history overflowed
-            # in the last force pass, and on several ranks the largest owned count (the load
-            # record)
+            # in the last force pass, on several ranks the largest owned count (the load
+            # record), and whether a rank received a signal to stop (pdyn.interrupt)
             red = self.comm.allreduce_max(moved)
             step2, drift2 = red[0], red[1]
             if self.contact.rotating:
                 self._check_history(red[2])
             self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
             if self.comm.size > 1:
-                self.balancer.observe(red[-1])
+                self.balancer.observe(red[-2])
+            self.stop_signal = int(red[-1])
         pour = self.inserter is not None and self.inserter.due(self.step_index + 1,
                                                                (self.step_index + 1) * self.dt)
         rebuild = lists.due(drift2) or pour  # new spheres enter lists and ghost plan
@@ -507,12 +513,16 @@ class Simulation:
         t0 = time.perf_counter()
         done = False
         try:
-            for _ in range(steps):
-                self.step()
-                if bar is not None:
-                    bar.update(1)
+            with StopRequest() as self._stop:  # a signal stops at the end of a step
+                for _ in range(steps):
+                    self.step()
+                    if bar is not None:
+                        bar.update(1)
+                    if self.stop_signal:
+                        raise self._stopped()
             done = True
         finally:
+            self._stop = None
             if bar is not None:
                 bar.leave = done  # after an error the bar is erased: the error is the last line
                 bar.close()
@@ -528,6 +538,25 @@ class Simulation:
         if self.load and self.comm.rank == 0:
             print(self.load, flush=True)
         return self.summary()
+
+    def _stopped(self) -> Stopped:
+        """Every rank agreed to stop on a signal at the end of this step: write a checkpoint
+        here (``pdyn.io.checkpoint_now``) and say where to continue from."""
+        path = checkpoint_now(self)
+        where = (f"checkpoint {path}; continue with: pdyn run --restart {path}" if path else
+                 "no checkpoint: the run writes no output (give --checkpoint-every); "
+                 + self.last_good())
+        return Stopped(f"stopped by {signal_name(self.stop_signal)} at the end of step "
+                       f"{self.step_index}; {where}", self.stop_signal)
+
+    def last_good(self) -> str:
+        """Where the run can continue from now: its newest checkpoint, else the checkpoint it
+        was restarted from (for every stop's message)."""
+        written = [w.written[-1] for w in self.writers
+                   if getattr(w, "name", None) == "checkpoint" and w.written]
+        last = written[-1] if written else self.restarted_from
+        return (f"last good checkpoint: {last}" if last else
+                "no checkpoint written by this run")
 
     # ------------------------------------------------------------------ observers
     def kinetic_energy(self) -> float:
