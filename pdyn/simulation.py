@@ -447,7 +447,7 @@ class Simulation:
                 self._check_history(red[2])
             self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
             if self.comm.size > 1:
-                self.balancer.observe(red[-2])
+                self.balancer.observe(red[-2], self.inserter and self.inserter.present)
             self.stop_signal = int(red[-1])
         pour = self.inserter is not None and self.inserter.due(self.step_index + 1,
                                                                (self.step_index + 1) * self.dt)

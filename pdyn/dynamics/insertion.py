@@ -127,6 +127,11 @@ class Inserter:
         return {"inserted": self.inserted, "removed": self.removed,
                 "next_gid": self.next_gid, "rng": self.rng.bit_generator.state}
 
+    @property
+    def present(self) -> int:
+        """Spheres present in the run now (global): every id given less those removed."""
+        return self.next_gid - self.removed
+
     def mass(self, radius):
         """kg of spheres of ``radius`` (m)."""
         return self.p["density"] * 4.0 / 3.0 * math.pi * np.asarray(radius, float) ** 3

@@ -91,3 +91,21 @@ def test_outlet_pour_with_balancing_equals_one_rank_and_restarts(comm, shared_di
         if comm.size > 1:
             assert sim.balancer.rebalances > 1 and sim.exchange.n_migrated > 0
     comm.barrier()
+
+
+def test_time_averaged_imbalance_follows_the_poured_count(comm):
+    """A pour into blocks stacked along z (the spheres land in the bottom rank's): the
+    time-averaged owned imbalance is the mean over the steps of max/mean of the owned counts
+    of that step, the mean from the count present (it was taken from the initial count, 0,
+    and read 1.00)."""
+    cfg = _heap().with_(blocks=(1, 1, 4), balance_every=0)
+    sim = Simulation(cfg, comm=comm)
+    ratios = []
+    for _ in range(400):
+        owned = comm.allgather(int(sim.store.owned.size))
+        mean = sum(owned) / comm.size
+        ratios.append(max(owned) / mean if mean > 0 else 1.0)
+        sim.step()
+    if comm.size > 1:
+        assert sim.balancer.mean_imbalance == pytest.approx(np.mean(ratios), rel=1e-12)
+        assert sim.balancer.mean_imbalance > 1.2
