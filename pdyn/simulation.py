@@ -27,7 +27,8 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .broadphase import make_broadphase
-from .checks import InitialStateError, StepGuard, initial_state, share_state
+from .checks import (InitialStateError, StepGuard, check_memory, initial_state, node_memory,
+                     share_state)
 from .config import ConfigError, ContactConfig, InsertionConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
@@ -69,13 +70,16 @@ class PhaseTimers(dict):
             self[phase] = self.get(phase, 0.0) + time.perf_counter() - t0
 
 
-def scene_from_config(config: SimulationConfig, ranks: int = 1) -> Scene:
+def scene_from_config(config: SimulationConfig, ranks: int = 1,
+                      node: tuple = (1, None)) -> Scene:
     """The initial state a config asks for: its ``[particles]`` or a named scene (generated per
-    cell scenes stay undrawn: each of ``ranks`` ranks draws its share)."""
+    cell scenes stay undrawn: each of ``ranks`` ranks draws its share; ``node``: the ranks on
+    a node and the bytes it has available, ``pdyn.checks.node_memory``)."""
     if config.particles is None:
         rotating = config.contact is not None and ContactModel.from_config(config.contact).rotating
         return make_scene(config.scene, scale=config.scale, seed=config.seed,
-                          materialise=False, ranks=ranks, rotating=rotating)
+                          materialise=False, ranks=ranks, rotating=rotating,
+                          node_ranks=node[0], available=node[1])
     p = config.particles
     return Scene(
         name="custom", box_lo=np.array(config.box.lo), box_hi=np.array(config.box.hi),
@@ -135,7 +139,8 @@ class Simulation:
                  scene: Scene | None = None, restart: RestartState | None = None):
         self.config = config = config or SimulationConfig()
         self.comm = comm if comm is not None else get_comm()
-        scene = scene if scene is not None else scene_from_config(config, self.comm.size)
+        node = node_memory(self.comm)  # the same on every rank: the same memory verdicts
+        scene = scene if scene is not None else scene_from_config(config, self.comm.size, node)
         self.scene = scene
         box = config.box
         self.box = Box(
@@ -162,11 +167,15 @@ class Simulation:
         self.setup_note = None  # what relaxing given particles did (pdyn.checks)
         source = restart.source if restart else self._source(scene)
         self.r_mean = restart.r_mean if restart else source.r_mean
+        self.inserter = self._inserter(source.n, restart)
+        # one memory estimate of what the config implies, before the large allocations
+        check_memory(node, self.comm.size, self.box, config, particles=source.n,
+                     inserter=self.inserter, rotating=self.contact.rotating,
+                     restart=restart is not None)
         # the rotation fields exist only when the contact model rotates
         self.store = ParticleStore(capacity=max(64, 2 * source.n // max(self.comm.size, 1)),
                                    features=(ROTATION,) if self.contact.rotating else ())
         self._add_walls()
-        self.inserter = self._inserter(source.n, restart)
         if self.inserter is not None and source.n == 0 and not restart:  # an empty box to pour into
             self.r_mean = float(np.mean(self.inserter.radii))
         skin = neighbour_skin(config.neighbour_skin, self.r_mean)

@@ -64,6 +64,11 @@ def test_cli_run_on_two_ranks(tmp_path):
     (["--dt", "0.05", "--allow-large-dt"], "pdyn: error: step 7: particle 25 moved"),
     (["--scene", "gas", "--scale", "0.01", "--blocks", "64", "64", "64"],
      "pdyn: error: blocks = [64, 64, 64]: 262144 blocks for 1000 particles on 2 rank(s)"),
+    # refused before the grid is allocated (they were killed by the kernel at 12.6 GB)
+    (["--blocks", "1000", "1000", "1000"],
+     "pdyn: error: blocks = [1000, 1000, 1000]: 1000000000 blocks for 1000 particles on 2"),
+    (["--blocks", "1290", "1290", "1290"],
+     "pdyn: error: blocks = [1290, 1290, 1290]: 2146689000 blocks for 1000 particles on 2"),
 ])
 def test_cli_user_error_on_two_ranks(tmp_path, args, needle):
     """Under mpiexec a user error is one line (from rank 0) and exit code 2, not an abort."""

@@ -119,3 +119,20 @@ def test_damaged_rows_of_one_rank_stop_every_rank(comm, shared_dir):
     msg = same_error_everywhere(comm, OutputFileError, lambda: from_checkpoint(
         path, comm=comm, output=OutputConfig(folder=str(shared_dir / "b"))))
     assert "particles/vel[" in msg and "not finite" in msg
+
+
+def test_memory_estimate_is_the_nodes_on_every_rank_count(comm, monkeypatch):
+    """10 000 spheres need 6 MB; with 4 MB available on the node they do not fit however many
+    of its ranks share them (each rank's share was compared with the node's memory, so 2
+    ranks accepted them): the same error on every rank at every rank count, the ranks of this
+    node counted."""
+    from pdyn import scenarios
+    from pdyn.config import SimulationConfig
+
+    assert comm.node_size == comm.size  # the tests run on one machine
+    monkeypatch.setattr(scenarios, "available_memory", lambda: 4e6)
+    cfg = SimulationConfig(scale=10.0, progress=False)
+    msg = same_error_everywhere(comm, scenarios.SceneError, lambda: Simulation(cfg, comm=comm))
+    assert msg.startswith("scale = 10.0: ") and "more than the 0.00373 GiB available" in msg
+    monkeypatch.setattr(scenarios, "available_memory", lambda: 7e6)
+    Simulation(cfg, comm=comm)
