@@ -325,9 +325,31 @@ def _blocks_note(sim, cfg) -> str | None:
     return None
 
 
+def _dt_note(sim, cfg) -> str | None:
+    """Why ``allow_large_dt`` has no effect: no dt given, the default is the limit itself."""
+    if cfg.allow_large_dt and cfg.dt is None and sim.scene.dt is None:
+        return (f"pdyn: note: allow_large_dt = true has no effect without a dt (the default "
+                f"dt = {sim.dt:.4g} s is the time-step limit itself)")
+    return None
+
+
+def _insertion_note(sim) -> str | None:
+    """A rate the insertion region cannot take: each insertion step pours at most what the
+    region holds (``Inserter.capacity``)."""
+    ins = sim.inserter
+    if ins is None:
+        return None
+    owed = ins.p["rate"] * ins.p["every"] * sim.dt
+    if owed <= ins.capacity:
+        return None
+    return (f"pdyn: note: insertion.rate = {ins.p['rate']!r}: {owed:.3g} spheres are owed at "
+            f"each insertion step (every {ins.p['every']} steps of {sim.dt:.4g} s), more than "
+            f"the {ins.capacity} the region can hold; each step pours at most that many")
+
+
 def _run(sim, cfg, comm, steps=None) -> int:
-    notes = [n for n in (sim.setup_note and f"pdyn: {sim.setup_note}", _blocks_note(sim, cfg))
-             if n]
+    notes = [n for n in (sim.setup_note and f"pdyn: {sim.setup_note}", _blocks_note(sim, cfg),
+                         _dt_note(sim, cfg), _insertion_note(sim)) if n]
     if comm.rank == 0 and notes:
         print("\n".join(notes), flush=True)
     try:
@@ -366,6 +388,7 @@ def cmd_restart(args, comm) -> int:
     from .io import OutputFileError
     from .io.checkpoint import (checkpoint_header, latest_checkpoint, run_folder_of,
                                 set_aside_after)
+    from .io.schema import unchecked_note
     from .restart import from_checkpoint
 
     for opt, flag in (("config", "CONFIG"), ("scene", "--scene"), ("scale", "--scale"),
@@ -383,6 +406,9 @@ def cmd_restart(args, comm) -> int:
     ckpt = latest_checkpoint(args.restart)
     head = checkpoint_header(ckpt)
     step = head["step"]
+    note = unchecked_note(ckpt) if comm.rank == 0 else None
+    if note:
+        print(note, flush=True)
     try:
         stored = config_from_dict(head["config"], source=f"{ckpt} (config)")
     except ConfigError as exc:
@@ -427,14 +453,19 @@ def cmd_restart(args, comm) -> int:
 
 def cmd_info(args, comm) -> int:
     from .io.inspect import describe
+    from .io.schema import unchecked_note
 
     if comm.rank == 0:
         print(describe(args.file))
+        note = unchecked_note(args.file)
+        if note:
+            print(note)
     return 0
 
 
 def cmd_render(args, comm) -> int:
-    from .io.render import render_png
+    from .io.render import render_png, snapshot_of
+    from .io.schema import unchecked_note
 
     for value in args.size:
         if not MIN_SIZE <= value <= MAX_SIZE:
@@ -448,6 +479,9 @@ def cmd_render(args, comm) -> int:
         except ImportError as exc:
             raise CLIError(str(exc)) from None
         print(f"pdyn: wrote {out}")
+        note = unchecked_note(snapshot_of(Path(args.file)))
+        if note:
+            print(note)
     return 0
 
 

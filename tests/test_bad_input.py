@@ -268,6 +268,19 @@ def test_blocks_on_one_rank_are_explained(tmp_path, cli):
     assert code == 0 and "has no effect" not in out  # periodic: the blocks are used
 
 
+def test_allow_large_dt_without_dt_is_explained(tmp_path, cli):
+    """--allow-large-dt only allows a given dt above the limit: without one it has no effect,
+    and a note says so (it was accepted silently)."""
+    code, out, err = cli(["run", "--no-progress", "--steps", "2", "--scale", "0.05",
+                          "--allow-large-dt", "--snapshot-every", "0"])
+    assert code == 0 and err == ""
+    assert "pdyn: note: allow_large_dt = true has no effect without a dt (the default dt = " \
+           "0.0002478 s is the time-step limit itself)" in out
+    code, out, _ = cli(["run", "--no-progress", "--steps", "2", "--scale", "0.05",
+                        "--allow-large-dt", "--dt", "1e-4", "--snapshot-every", "0"])
+    assert code == 0 and "allow_large_dt" not in out
+
+
 def test_youngs_modulus_zero_names_the_field(tmp_path, cli):
     (tmp_path / "run.toml").write_text("steps = 5\n[contact]\nyoungs_modulus = 0\n")
     code, _, err = cli(["run", "run.toml", "--no-progress"])
@@ -624,6 +637,7 @@ def test_a_rate_the_region_cannot_take(tmp_path, cli, rate):
     (tmp_path / "run.toml").write_text(toml(doc))
     code, out, err = cli(["run", "run.toml", "--no-progress", "--snapshot-every", "0"])
     assert code == 0 and err == "", err
+    assert f"pdyn: note: insertion.rate = {rate!r}: " in out and "the region can hold" in out
     ins = Inserter(dict(doc["insertion"], density=2500.0, velocity=(0, 0, 0), total=0,
                         seed=0, outlet_lo=None), 0)
     assert 0 < ins.capacity < 1000

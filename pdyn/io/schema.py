@@ -268,6 +268,53 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
     return head
 
 
+#: format -> the first version whose datasets carry Fletcher-32 checksums
+CHECKSUMS_SINCE = {SNAPSHOT: 3, CHECKPOINT: 2}
+
+
+def unchecked(path, kind: str | tuple | None = None) -> list[str]:
+    """The datasets of the pdyn file ``path`` that carry no Fletcher-32 checksum although
+    their version writes one, so their data cannot be verified (a file rewritten by another
+    tool, say); a virtual dataset is looked at in its per-rank pieces (each opened once).
+    Checked as :func:`read_header`."""
+    path = Path(path)
+    with open_pdyn(path, kind) as f:
+        head = _check_structure(path, f)
+        if head["version"] < CHECKSUMS_SINCE[head["format"]]:
+            return []
+        pieces: dict = {}
+        out = []
+        try:
+            for key in head["shapes"]:
+                ds = f[key]
+                if not ds.is_virtual:
+                    ok = bool(ds.fletcher32)
+                else:
+                    ok = True
+                    for s in ds.virtual_sources():
+                        if s.file_name not in pieces:
+                            pieces[s.file_name] = h5py.File(path.parent / s.file_name, "r")
+                        ok &= bool(pieces[s.file_name][s.dset_name].fletcher32)
+                if not ok:
+                    out.append(key)
+        except (OSError, KeyError) as exc:
+            raise OutputFileError(f"{path}: cannot read its per-rank pieces ({exc})") from None
+        finally:
+            for piece in pieces.values():
+                piece.close()
+    return out
+
+
+def unchecked_note(path, kind: str | tuple | None = None) -> str | None:
+    """A note naming the datasets of ``path`` read without a checksum (:func:`unchecked`),
+    or None."""
+    keys = unchecked(path, kind)
+    if not keys:
+        return None
+    return (f"pdyn: note: {path}: {len(keys)} dataset(s) without a Fletcher-32 checksum, so "
+            f"their data cannot be verified: {', '.join(keys)}")
+
+
 def _short(value) -> str:
     if isinstance(value, bytes):
         value = value.decode(errors="replace")
