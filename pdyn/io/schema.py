@@ -345,10 +345,13 @@ def read_pdyn(path, kind: str | tuple | None = None, rows=None) -> tuple[dict, d
             keys += [f"exchange/{k}" for k in f["exchange"]]
         data = {k: read_dataset(f, k, rows if k.startswith("particles/") else None)
                 for k in keys}
+    # messages name a particle's row in the file, also when only some rows were read
+    at = None if rows is None else _row_ids(rows, head["n_particles"])
     for key in FINITE:
-        _values(path, key, data.get(key), np.isfinite, "not finite")
+        _values(path, key, data.get(key), np.isfinite, "not finite", _at(key, at))
     for key in POSITIVE:
-        _values(path, key, data.get(key), lambda a: np.isfinite(a) & (a > 0), "must be > 0")
+        _values(path, key, data.get(key), lambda a: np.isfinite(a) & (a > 0), "must be > 0",
+                _at(key, at))
     for key in IDS:
         ids = data.get(key)
         if ids is not None and len(np.unique(ids)) != len(ids):
@@ -358,11 +361,18 @@ def read_pdyn(path, kind: str | tuple | None = None, rows=None) -> tuple[dict, d
     if "particles/rank" in data:
         _values(path, "particles/rank", data["particles/rank"],
                 lambda a: (a >= 0) & (a < head["ranks"]), f"not a rank below {head['ranks']}")
-    _check_indices(path, head, data, rows)
+    _check_indices(path, head, data, rows, at)
     return head, data
 
 
-def _values(path, key, values, good, why) -> None:
+def _at(key: str, at):
+    """The file rows of the particle rows read (``at``), for a ``particles/*`` dataset."""
+    return at if key.startswith("particles/") else None
+
+
+def _values(path, key, values, good, why, at=None) -> None:
+    """Raise naming the first row of ``values`` (its row in the file: ``at[k]``) where
+    ``good`` is not True."""
     if values is None or values.size == 0:
         return
     ok = good(values)
@@ -370,7 +380,8 @@ def _values(path, key, values, good, why) -> None:
         ok = ok.all(axis=tuple(range(1, ok.ndim)))
     if not ok.all():
         k = int(np.flatnonzero(~ok)[0])
-        raise OutputFileError(f"{path}: {key}[{k}] = {_short(values[k].tolist())}: {why} "
+        row = k if at is None else int(at[k])
+        raise OutputFileError(f"{path}: {key}[{row}] = {_short(values[k].tolist())}: {why} "
                               "(damaged file)")
 
 
@@ -401,9 +412,9 @@ def _row_ids(rows, n: int) -> np.ndarray:
     return np.concatenate(parts) if parts else np.zeros(0, np.int64)
 
 
-def _check_indices(path, head: dict, data: dict, rows) -> None:
+def _check_indices(path, head: dict, data: dict, rows, at) -> None:
     """Every count and index read (module docstring), before anything uses them; ``rows``:
-    the particle rows read (None: all)."""
+    the particle rows read (None: all), ``at`` their rows in the file (None: the same)."""
     n_walls = head["shapes"].get("walls/id", (0,))[0]
     walls = data.get("walls/id")
     if walls is not None and not np.array_equal(walls, -1 - np.arange(n_walls)):
@@ -423,16 +434,16 @@ def _check_indices(path, head: dict, data: dict, rows) -> None:
         return
     bound = _id_bound(path, head)
     _values(path, "particles/gid", data["particles/gid"], lambda a: (a >= 0) & (a < bound),
-            f"not an id of this run (0 to {bound - 1})")
+            f"not an id of this run (0 to {bound - 1})", at)
     _values(path, "particles/flags", data["particles/flags"],
             lambda a: ((a & OWNED) != 0) & ((a & ~np.uint8(OWNED | FIXED)) == 0),
-            "not the flags of an owned sphere")
+            "not the flags of an owned sphere", at)
     for key, counter in COUNTED.items():
         if key in data:
-            _check_counted(path, key, data[key], counter, data[counter])
+            _check_counted(path, key, data[key], counter, data[counter], at)
     for key, check in KEYS.items():
         if key in data:
-            check(path, key, data, bound, n_walls)
+            check(path, key, data, bound, n_walls, at)
     if len(data["particles/pos"]):
         d = data["particles/pos"] - data["particles/build_pos"]
         moved = float(np.sqrt((d * d).sum(axis=1).max()))
@@ -444,7 +455,7 @@ def _check_indices(path, head: dict, data: dict, rows) -> None:
                               side="right") - 1
         _values(path, "particles/pos", data["particles/pos"],
                 lambda a: lattice.cell_of(a) == data["index/cell"][seg],
-                "not in the index cell of its row")
+                "not in the index cell of its row", at)
     _check_exchange(path, head, data)
 
 
@@ -479,29 +490,30 @@ def _id_bound(path, head: dict) -> int:
     return counts["next_gid"]
 
 
-def _check_counted(path, key: str, values, counter: str, counts) -> None:
+def _check_counted(path, key: str, values, counter: str, counts, at=None) -> None:
     """``counts`` of used slots within [0, slots of ``values``]; the slots from the count on
     are zero (nothing reads them, and bit-identical runs compare them)."""
     slots = values.shape[1]
     _values(path, counter, counts, lambda a: (a >= 0) & (a <= slots),
-            f"not a count of 0 to {slots} slots")
+            f"not a count of 0 to {slots} slots", at)
     used = np.arange(slots) < counts[:, None]
     width = int(np.prod(values.shape[2:], dtype=np.int64))
     empty = (values.reshape(len(values), slots, width) == 0).all(axis=2)
     _slots(path, key, values, used | empty,
-           lambda i, k: f"slot {k} is not empty, but {counter}[{i}] = {counts[i]}")
+           lambda i, k: f"slot {k} is not empty, but {counter} = {counts[i]}", at)
 
 
-def _slots(path, key: str, values, ok, why) -> None:
-    """Raise naming the first slot (row i, slot k) of ``values`` where ``ok`` is False and
-    ``why(i, k)``."""
+def _slots(path, key: str, values, ok, why, at=None) -> None:
+    """Raise naming the first slot (row i — in the file ``at[i]`` —, slot k) of ``values``
+    where ``ok`` is False and ``why(i, k)``."""
     if not ok.all():
         i, k = (int(x) for x in np.argwhere(~ok)[0])
-        raise OutputFileError(f"{path}: {key}[{i}, {k}] = {_short(values[i, k].tolist())}: "
+        row = i if at is None else int(at[i])
+        raise OutputFileError(f"{path}: {key}[{row}, {k}] = {_short(values[i, k].tolist())}: "
                               f"{why(i, k)} (damaged file)")
 
 
-def _history_keys(path, key: str, data: dict, bound: int, n_walls: int) -> None:
+def _history_keys(path, key: str, data: dict, bound: int, n_walls: int, at=None) -> None:
     """The contact history's keys (``HISTORY_WALL_KEY_BASE``): in the used slots a sphere of
     this run (not the particle itself) or one of the walls, strictly ascending."""
     keys = data[key]
@@ -513,10 +525,11 @@ def _history_keys(path, key: str, data: dict, bound: int, n_walls: int) -> None:
     rising[:, 1:] = keys[:, 1:] > keys[:, :-1]
     _slots(path, key, keys, ~used | (valid & rising),
            lambda i, k: "not a key of another sphere of this run or of a wall" if not valid[i, k]
-           else "keys must ascend")
+           else "keys must ascend", at)
 
 
-#: datasets of keys -> their check (path, key, data, id bound, walls): the contact history's
+#: datasets of keys -> their check (path, key, data, id bound, walls, file rows): the contact
+#: history's
 KEYS = {"particles/history_key": _history_keys}
 
 
