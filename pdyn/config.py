@@ -220,12 +220,19 @@ class InsertionConfig:
             object.__setattr__(self, "outlet_hi", ohi)
 
     def check_box(self, lo, hi) -> None:
-        """The region must lie inside the box ``lo``..``hi`` (m)."""
+        """The region must lie inside the box ``lo``..``hi`` (m), the outlet must overlap it
+        (else it would never remove a sphere)."""
+        lo, hi = [float(x) for x in lo], [float(x) for x in hi]
         for name, v, bad in (("region_lo", self.region_lo, lambda a: v[a] < lo[a]),
                              ("region_hi", self.region_hi, lambda a: v[a] > hi[a])):
             if any(bad(a) for a in range(3)):
                 raise ConfigError(f"insertion.{name} = {list(v)!r}: outside the box "
-                                  f"{list(lo)!r}..{list(hi)!r}")
+                                  f"{lo!r}..{hi!r}")
+        if self.outlet_lo is not None and not all(
+                self.outlet_lo[a] < hi[a] and self.outlet_hi[a] > lo[a] for a in range(3)):
+            raise ConfigError(f"insertion.outlet_lo = {list(self.outlet_lo)!r}: the outlet "
+                              f"..{list(self.outlet_hi)!r} lies outside the box "
+                              f"{lo!r}..{hi!r} (it would never remove a sphere)")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -8,8 +8,8 @@ holds everything the run needs to continue:
   build_pos; in a run that rotates also omega, torque and ``history_count``, a frictionless
   run has none): the owned spheres in full precision, rank-major, sorted within a rank by
   *index cell* (the cell of a lattice of about one cell per ``INDEX_PARTICLES`` particles
-  over the box, at least ``INDEX_CELLS``, attribute ``index_dims``; centres clamped into it),
-  then by id;
+  over the box, at least ``INDEX_CELLS`` (``pdyn.io.schema.index_lattice``), attribute
+  ``index_dims``; centres clamped into it), then by id;
 * ``records/<field>`` for each ragged field (the contact history ``history_key``,
   ``history_spring``: ``history_count`` records per particle, ``pdyn.dynamics.history``): the
   records of the particles, in the particles' row order;
@@ -49,13 +49,13 @@ from pathlib import Path
 
 import numpy as np
 
-from ..lattice import Lattice, lattice_dims
 from ..particles import CHECKPOINT as CHECKPOINTED
 from ..particles import FIELDS, WALL_KEY_BASE, ragged_groups
 from ..version import __version__
 from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, agree, attempt, move_after, step_files,
                    write_global)
-from .schema import read_header, read_pdyn
+from .runid import claim_folder
+from .schema import index_lattice, read_header, read_pdyn
 from .snapshot import PREFIX as SNAP_PREFIX
 from .snapshot import XDMF_NAME, common_attrs, owned_sorted, wall_arrays, write_series
 from .wallforces import FILE_NAME as WALL_FORCES
@@ -63,9 +63,6 @@ from .wallforces import keep_series
 
 PREFIX = "ckpt"
 HISTORY_COUNT = "history_count"
-#: about this many particles per index cell (and at least ``INDEX_CELLS`` cells)
-INDEX_PARTICLES = 512
-INDEX_CELLS = 64
 
 
 def config_json(config) -> str:
@@ -92,23 +89,19 @@ class CheckpointWriter:
         self.folder = Path(folder) / "checkpoints"
         self.every = int(every)
         self.written: list[Path] = []
+        self._claimed = False  # the folder records the run's id (pdyn.io.runid)
 
     def due(self, step: int) -> bool:
         return self.every > 0 and step % self.every == 0
 
     def __call__(self, sim) -> Path:
+        if not self._claimed:
+            claim_folder(self.folder.parent, getattr(sim, "run_id", None), sim.comm)
+            self._claimed = True
         path = self.folder / f"{PREFIX}_{sim.step_index:08d}.h5"
         write_checkpoint(sim, path)
         self.written.append(path)
         return path
-
-
-def index_lattice(box_lo, box_hi, n: int) -> Lattice:
-    """The index lattice of a checkpoint of ``n`` particles in the box (about one cell per
-    ``INDEX_PARTICLES`` particles, at least ``INDEX_CELLS``)."""
-    length = np.asarray(box_hi, float) - np.asarray(box_lo, float)
-    return Lattice.over(box_lo, box_hi,
-                        lattice_dims(length, max(INDEX_CELLS, n // INDEX_PARTICLES)))
 
 
 def write_checkpoint(sim, path: str | Path) -> Path:
@@ -159,7 +152,7 @@ def _index(parts) -> dict:
     """``index/*`` from every rank's (cells, counts, records per segment), rank-major."""
     cell = np.concatenate([p[0] for p in parts]).astype(np.int64)
     count = np.concatenate([p[1] for p in parts]).astype(np.int64)
-    start = np.concatenate(([0], np.cumsum(count)[:-1])).astype(np.int64)
+    start = (np.cumsum(count) - count).astype(np.int64)  # none for an empty checkpoint
     out = {"index/cell": cell, "index/start": start, "index/count": count}
     for c in parts[0][2]:
         out[f"index/{c}"] = np.concatenate([p[2][c] for p in parts]).astype(np.int64)
@@ -220,18 +213,10 @@ def _particles(path, head: dict, data: dict) -> dict:
     (:func:`canonical_records`)."""
     out = {k.split("/", 1)[1]: v for k, v in data.items()
            if k.startswith(("particles/", "records/"))}
-    if head["version"] < 7 and "history_key" in out:
+    if head["version"] < 7 and "history_key" in out:  # counts and keys checked by the reader
         count, slots = out[HISTORY_COUNT], out["history_key"].shape[1]
-        bad = (count < 0) | (count > slots)
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            raise OutputFileError(f"{path}: particles/{HISTORY_COUNT}[{k}] = {int(count[k])}: "
-                                  f"must be in 0..{slots} (damaged file)")
         used = np.arange(slots)[None, :] < count[:, None]
         keys = out["history_key"][used]
-        if (keys <= 0).any():
-            raise OutputFileError(f"{path}: particles/history_key holds a key <= 0 in a used "
-                                  "slot (damaged file)")
         out["history_key"] = keys
         out["history_spring"] = canonical_records(out["gid"], count, keys,
                                                   out["history_spring"][used])
@@ -265,18 +250,22 @@ def checkpoint_header(path: str | Path) -> dict:
 
 def latest_checkpoint(path: str | Path) -> Path:
     """``path`` itself if it is not a folder; for a run folder (or its ``checkpoints`` folder)
-    the newest checkpoint whose header reads cleanly."""
+    the newest checkpoint whose header reads cleanly — newest by the step it holds, not by
+    its name (of two holding one step, the one whose name says so)."""
     path = Path(path)
     if not path.is_dir():
         return path
     folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
-    for _, p in reversed(step_files(folder, PREFIX)):
+    found = []
+    for named, p in step_files(folder, PREFIX):
         try:
-            read_header(p, CHECKPOINT)
-            return p
+            step = read_header(p, CHECKPOINT)["step"]
         except OutputFileError:
             continue
-    raise OutputFileError(f"{path}: no readable checkpoint in this folder")
+        found.append((step, step == named, named, p))
+    if not found:
+        raise OutputFileError(f"{path}: no readable checkpoint in this folder")
+    return max(found)[3]
 
 
 def run_folder_of(checkpoint: str | Path) -> Path:

@@ -102,6 +102,25 @@ class StoreChanges:
     def added(self) -> np.ndarray:
         return np.concatenate((self.immigrated, self.ghosts_added))
 
+    def then(self, later: "StoreChanges") -> "StoreChanges":
+        """The net change of this one followed by ``later`` (both on one store), as one to
+        apply to the broad phase as it was before this one: a handle this one added and
+        ``later`` removed (an immigrant drained at the outlet, or sent on by a rebalance) was
+        never inserted, so it is in neither list; a slot ``later`` refills is added again."""
+        gone = later.removed
+        fresh = self.added
+        return StoreChanges(
+            rebuilt=self.rebuilt or later.rebuilt,
+            ghosts_removed=np.concatenate((self.ghosts_removed,
+                                           later.ghosts_removed[~np.isin(later.ghosts_removed,
+                                                                         fresh)])),
+            emigrated=np.concatenate((self.emigrated,
+                                      later.emigrated[~np.isin(later.emigrated, fresh)])),
+            immigrated=np.concatenate((self.immigrated[~np.isin(self.immigrated, gone)],
+                                       later.immigrated)),
+            ghosts_added=np.concatenate((self.ghosts_added[~np.isin(self.ghosts_added, gone)],
+                                         later.ghosts_added)))
+
 
 #: nothing changed (what a step between rebuilds returns)
 NO_CHANGES = StoreChanges()
@@ -496,13 +515,10 @@ class BlockExchange:
         leaving = dest != rank
         go, came = self._send_owned(owned[leaving], dest[leaving], peers, TAG_BALANCE)
         self.peers = self._neighbours()
-        back = np.isin(go, changes.immigrated)  # arrived in this step's migration: never
-        return StoreChanges(  # inserted into the broad phase, so not to be removed from it
-            rebuilt=True, ghosts_removed=changes.ghosts_removed,
-            emigrated=np.concatenate((changes.emigrated, go[~back])),
-            immigrated=np.concatenate((changes.immigrated[~np.isin(changes.immigrated, go)],
-                                       came)),
-            ghosts_added=changes.ghosts_added), True, len(go)
+        # a particle that arrived in this step's migration and leaves again was never in
+        # the broad phase: in neither list
+        return (changes.then(StoreChanges(rebuilt=True, emigrated=go, immigrated=came)), True,
+                len(go))
 
     # ------------------------------------------------------------------ ghosts
     def ghosts(self) -> StoreChanges:
