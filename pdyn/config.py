@@ -116,7 +116,7 @@ class ContactConfig:
     ``youngs_modulus`` · R_eff (N/m). ``hertz``: F = 4/3 · E* · √R_eff · δ^{3/2}, E* =
     E / (2 (1 − ν²)) from ``youngs_modulus`` E and ``poisson_ratio`` ν. Optional normal damping
     from the restitution coefficient e (1 = elastic; at least :data:`MIN_RESTITUTION`): a
-    dashpot proportional to the approach speed, so a contact at rest carries its elastic force
+    dashpot that vanishes with the approach speed, so a contact at rest carries its elastic force
     exactly (``pdyn.dynamics.laws``). Tangential friction
     (``friction`` μ, Coulomb; 0 = frictionless), ``rolling_friction`` μ_r (constant rolling
     torque) and ``poisson_ratio`` ν (Hertz–Mindlin's shear modulus), as LAMMPS names them
