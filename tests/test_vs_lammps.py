@@ -24,7 +24,7 @@ def vs_lammps():
 @pytest.mark.parametrize("first", ["mu0", "mu"])
 def test_paired_run_steps_both_alike_and_each_as_alone(vs_lammps, first):
     args = Namespace(pdyn_config="", friction=0.5, law="hooke", first=first, scale=0.01,
-                     steps=7, warmup=150, chunk=3)
+                     steps=7, warmup=150, chunk=3, solid_fraction=0.3)
     res = vs_lammps._paired_pdyn(args)
     assert res["steps"] == [157, 157] and res["chunks"] == 3  # chunks of 3, 3 and 1 steps
     assert res["wall_s"] > 0 and res["wall_s_mu0"] > 0 and res["chunk_ratio_median"] > 0
