@@ -24,11 +24,15 @@ from the store's fields (:meth:`ParticleStore.selection`): :class:`Packing` pack
 of fields into a float64 and an int64 matrix per particle plus, for ragged fields, a float64
 and an int64 matrix of records (the message format) and back.
 
-Ghosts carry the owner's bits, positions included: a periodic image is the owner's ``pos``
-with ``image``, the row of the box's shift table (``pdyn.domain.BlockGrid.shifts``; 0 = no
-shift) its position is to be read with. Kernels form a ghost partner's relative position as
-(x_j − x_i) + shift, whose bits are the exact negation of what the other side of the pair
-computes (``pdyn.dynamics.contact``).
+Ghosts carry the owner's bits. A periodic image comes in one of two forms, by the store's
+features: in a store that rotates (``exact_images``) it holds the owner's ``pos`` and
+``image``, the row of the box's shift table (``pdyn.domain.Box.shifts``; 0 = no shift) its
+position is to be read with, so kernels can form its relative position as (x_j − x_i) +
+shift, the exact negation of what the other side of the pair computes (the contact loop
+evaluates each frictional contact once, at one of two places: ``pdyn.dynamics.contact``);
+otherwise its ``pos`` is the owner's plus the shift, computed by the one packer (``image``
+0), which each side reads as it is (a kernel adding the shift per entry measured 1.15× the
+frictionless pass).
 Units are whatever the scene uses consistently (SI in the built-in scenes: m, kg, s).
 """
 
@@ -114,8 +118,9 @@ FIELDS: dict[str, Field] = {
     "history_spring": Field(np.float64, (3,), ghost=NEVER, migrate=True, checkpoint=True,
                             feature=ROTATION, counted_by="history_count"),
 }
-#: the field a ghost's periodic image is written to (the row of the shift table)
-IMAGE = "image"
+#: the field a ghost's periodic image is written to (the row of the shift table), and the one
+#: it shifts in a store without exact images
+IMAGE, SHIFTED = "image", "pos"
 
 #: the selections of a store's fields, by what they travel with (:meth:`ParticleStore.selection`)
 GHOST_CREATE, GHOST_UPDATE, MIGRATE, CHECKPOINT = (
@@ -252,6 +257,8 @@ class ParticleStore:
         capacity = max(int(capacity), 1)
         self.capacity = 0
         self.fields = fields_of(features)
+        #: periodic images hold the owner's position and their shift (module docstring)
+        self.exact_images = ROTATION in features
         self._selections = {kind: tuple(n for n, f in self.fields.items() if keep(f))
                             for kind, keep in _SELECT.items()}
         self._ragged = ragged_groups(self.fields)  # count field -> its ragged fields
@@ -516,20 +523,26 @@ def _move_rows(src, src_rows, dst, dst_rows):
 
 
 @njit(**JIT)
-def _move_fields(srcs, src_rows, dsts, dst_rows):
+def _move_fields(srcs, src_rows, dsts, dst_rows, shifted, sidx, shifts):
     """``dsts[f][dst_rows[t]] = srcs[f][src_rows[t]]`` for every t and every float field f
-    (tuples of (rows, width) arrays; rows None means row t): one walk over the rows instead of
-    one per field. A rank's ghost images of its own particles (position, velocity, spin every
-    step) took 0.28 ms this way against 0.55 field by field (the 97 336-sphere gas with
-    friction, 13 306 images, caches cold)."""
+    (tuples of (rows, width) arrays; rows None means row t), with ``shifts[sidx[t]]`` added to
+    field ``shifted`` (−1 or ``sidx`` None: none; a periodic image): one walk over the rows
+    instead of one per field. A rank's ghost images of its own particles (position, velocity,
+    spin every step) took 0.28 ms this way against 0.55 field by field (the 97 336-sphere gas
+    with friction, 13 306 images, caches cold)."""
     for t in range(srcs[0].shape[0] if src_rows is None else src_rows.shape[0]):
         i = t if src_rows is None else src_rows[t]
         j = t if dst_rows is None else dst_rows[t]
         for f in range(len(srcs)):
             src = srcs[f]
             dst = dsts[f]
-            for c in range(src.shape[1]):
-                dst[j, c] = src[i, c]
+            if sidx is None or f != shifted:
+                for c in range(src.shape[1]):
+                    dst[j, c] = src[i, c]
+            else:
+                s = sidx[t]
+                for c in range(src.shape[1]):
+                    dst[j, c] = src[i, c] + shifts[s, c]
 
 
 class Packing:
@@ -538,8 +551,8 @@ class Packing:
     ``(r, rwidth_f)`` and an int64 ``(r, rwidth_i)`` matrix of their records (``r`` the sum of
     their counts, which travel as an integer column): one format for ghosts and migrants.
 
-    ``pack`` gathers rows of the store (writing a ghost's periodic image into ``IMAGE`` when
-    asked), ``fields`` views received matrices as named arrays (for ``store.add``), ``write``
+    ``pack`` gathers rows of the store (with a ghost's periodic image: into ``IMAGE``, or
+    added to ``SHIFTED``), ``fields`` views received matrices as named arrays (for ``store.add``), ``write``
     scatters them into existing rows, ``copy`` moves rows within the store (a rank's images of
     its own particles: no message). Two kernels move the particles' columns:
     :func:`_move_fields` the float fields together, :func:`_move_rows` each integer field.
@@ -572,21 +585,33 @@ class Packing:
     def _store_floats(self, store) -> tuple:
         return tuple(_rows(store, name) for name, _ in self._floats)
 
-    def pack(self, store, handles, image=None) -> tuple:
+    def _shifted(self, store, image, shifts) -> tuple:
+        """(index of ``SHIFTED`` among the float fields or −1, ``image``, ``shifts``): the
+        shift added to the positions of periodic images in a store without exact images."""
+        names = [name for name, _ in self._floats]
+        if image is None or store.exact_images or SHIFTED not in names:
+            return -1, None, None
+        return (names.index(SHIFTED), np.ascontiguousarray(image, np.int64),
+                np.ascontiguousarray(shifts, float))
+
+    def pack(self, store, handles, image=None, shifts=None) -> tuple:
         """Rows ``handles`` of the selected fields as (floats, ints, record floats, record
-        ints); with ``image`` (one shift-table row per handle) that as each row's ``IMAGE``
-        (periodic ghosts)."""
+        ints); with ``image`` (one row of the box's table ``shifts`` per handle: periodic
+        ghosts) that row as each one's ``IMAGE`` in a store with exact images, else its shift
+        added to ``SHIFTED``."""
         handles = np.ascontiguousarray(handles, np.int64)
         n = handles.shape[0]
         out = {False: np.empty((n, self.width_f)), True: np.empty((n, self.width_i), np.int64)}
         for name, cols in self._integers:
             if name == IMAGE and image is not None:
-                out[True][:, cols] = np.asarray(image, np.int64).reshape(n, 1)
+                out[True][:, cols] = (np.asarray(image, np.int64).reshape(n, 1)
+                                      if store.exact_images else 0)
             else:
                 _move_rows(_rows(store, name), handles, out[True][:, cols], None)
         if self._floats:
             _move_fields(self._store_floats(store), handles,
-                         tuple(out[False][:, cols] for _, cols in self._floats), None)
+                         tuple(out[False][:, cols] for _, cols in self._floats), None,
+                         *self._shifted(store, image, shifts))
         records = self._pack_records(store, handles)
         return out[False], out[True], records[False], records[True]
 
@@ -615,22 +640,22 @@ class Packing:
             _move_rows(ibuf[:, cols], None, _rows(store, name), handles)
         if self._floats:
             _move_fields(tuple(fbuf[:, cols] for _, cols in self._floats), None,
-                         self._store_floats(store), handles)
+                         self._store_floats(store), handles, -1, None, None)
 
-    def copy(self, store, src, dst, image=None) -> None:
+    def copy(self, store, src, dst, image=None, shifts=None) -> None:
         """Rows ``src`` of the selected fields into rows ``dst`` of the same store (no ragged
-        fields), with ``image`` as in :meth:`pack`."""
+        fields), with ``image`` and ``shifts`` as in :meth:`pack`."""
         src = np.ascontiguousarray(src, np.int64)
         dst = np.ascontiguousarray(dst, np.int64)
         for name, _ in self._integers:
             field = _rows(store, name)
             if name == IMAGE and image is not None:
-                field[dst, 0] = np.asarray(image, field.dtype)
+                field[dst, 0] = np.asarray(image, field.dtype) if store.exact_images else 0
             else:
                 _move_rows(field, src, field, dst)
         if self._floats:
             fields = self._store_floats(store)
-            _move_fields(fields, src, fields, dst)
+            _move_fields(fields, src, fields, dst, *self._shifted(store, image, shifts))
 
 
 def _rows(store, name) -> np.ndarray:

@@ -214,13 +214,14 @@ def test_migrant_round_trip_is_exact():
 
 
 def test_ghost_images_carry_the_owner_position_and_their_shift():
-    """A ghost holds its owner's bits (position included) and the row of the shift table
-    its image is seen at; updates refresh the travelling fields in place."""
+    """In a store that rotates, a ghost holds its owner's bits (position included) and the row
+    of the shift table its image is seen at; updates refresh the travelling fields in
+    place."""
     s, h = _store()
     shifts = np.array([[0.0, 0.0, 0.0], [-5.0, 0.0, 0.0]])
     create, update = Packing(s.selection(GHOST_CREATE)), Packing(s.selection(GHOST_UPDATE))
     src, image = h[[0, 1]], np.array([1, 0])
-    ghosts = s.add(**create.fields(*create.pack(s, src, image)), flags=GHOST)
+    ghosts = s.add(**create.fields(*create.pack(s, src, image, shifts)), flags=GHOST)
     np.testing.assert_array_equal(s.pos[ghosts], s.pos[src])
     np.testing.assert_array_equal(s.image[ghosts], image)
     np.testing.assert_array_equal(placed_positions(s, shifts)[ghosts], s.pos[src] + shifts[image])
@@ -229,13 +230,32 @@ def test_ghost_images_carry_the_owner_position_and_their_shift():
     assert not s.history_count[ghosts].any()  # nor the history
     s.pos[src] += 1.0
     s.vel[src] *= 2.0
-    update.write(s, ghosts, *update.pack(s, src))
+    update.write(s, ghosts, *update.pack(s, src, image, shifts))
     np.testing.assert_array_equal(s.pos[ghosts], s.pos[src])
     np.testing.assert_array_equal(s.vel[ghosts], s.vel[src])
     s.pos[src] -= 3.0
-    update.copy(s, src, ghosts)  # local images: no message, same bits
+    update.copy(s, src, ghosts, image, shifts)  # local images: no message, same bits
     np.testing.assert_array_equal(s.pos[ghosts], s.pos[src])
     np.testing.assert_array_equal(s.image[ghosts], image)
+
+
+def test_ghost_images_without_rotation_are_shifted():
+    """A store without rotation keeps a periodic image at its place: the owner's position plus
+    the shift, computed by the packer on creation, update and local copy; its ``image`` 0."""
+    s, h = _store(features=())
+    shifts = np.array([[0.0, 0.0, 0.0], [-5.0, 0.0, 0.0]])
+    create, update = Packing(s.selection(GHOST_CREATE)), Packing(s.selection(GHOST_UPDATE))
+    src, image = h[[0, 1]], np.array([1, 0])
+    ghosts = s.add(**create.fields(*create.pack(s, src, image, shifts)), flags=GHOST)
+    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[image])
+    assert not s.image[ghosts].any()
+    np.testing.assert_array_equal(placed_positions(s, shifts)[ghosts], s.pos[ghosts])
+    s.pos[src] += 1.0
+    update.write(s, ghosts, *update.pack(s, src, image, shifts))
+    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[image])
+    s.pos[src] -= 3.0
+    update.copy(s, src, ghosts, image, shifts)
+    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[image])
 
 
 def test_a_new_field_is_one_schema_line(monkeypatch):

@@ -145,7 +145,7 @@ def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj,
 # the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
 def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split, partner,
-          mirror, code, pos, vel, rad, mass, gid, normal, force, omega, sites, record):
+          mirror, code, imaged, pos, vel, rad, mass, gid, normal, force, omega, sites, record):
     """The contact loop (module docstring). Without rotation (``omega`` None) it sets
     ``force`` of every row's sphere. With rotation ``sites`` = (last step's sites, their
     springs, their number, this step's sites and springs (written), ``slot`` (per entry:
@@ -179,6 +179,7 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
         if omega is not None:
             u_mid = np.uint64(mid[t])
         u_split = np.uint64(split[t])
+        row_imaged = imaged[t]
         for u in range(np.uint64(start[t]), np.uint64(start[t + 1])):
             own = True
             if omega is not None and u < u_mid:
@@ -188,7 +189,12 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
             j = np.uint64(partner[u])
             wjx = wjy = wjz = 0.0
             if u < u_split:
-                dx, dy, dz = relative_position(pos, i, j, shifts, code[u])
+                if omega is None:  # periodic images are at their place (pdyn.particles)
+                    dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
+                elif row_imaged:  # a row with a periodic image among its partners
+                    dx, dy, dz = relative_position(pos, i, j, shifts, code[u])
+                else:  # the same without the table, for most rows
+                    dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
                 rj = rad[j]
                 s = ri + rj
                 d2 = dx * dx + dy * dy + dz * dz
@@ -526,8 +532,9 @@ class ContactModel:
         if not self.rotating:
             n, e, _ = _pass(self.parameters, None, None, dt, gravity, shifts, lists.rows,
                             lists.start, lists.start, lists.split, lists.partner,
-                            lists.partner, lists.code, store.pos, store.vel, store.radius,
-                            store.mass, store.gid, store.normal, store.force, None, None, None)
+                            lists.partner, lists.code, lists.imaged, store.pos, store.vel,
+                            store.radius, store.mass, store.gid, store.normal, store.force, None,
+                            None, None)
             return n, e
         (old_site, old_spring, n_old), slot = self.history.prepare(store, lists)
         while True:  # the sites' buffers grow with the contacts
@@ -537,7 +544,8 @@ class ContactModel:
                      pair_torque, store.torque)
             n, e, k = _pass(self.parameters, self.tangential_model, self.rolling_model, dt,
                             gravity, shifts, lists.rows, lists.start, lists.mid, lists.split,
-                            lists.partner, lists.mirror, lists.code, store.pos, store.vel,
+                            lists.partner, lists.mirror, lists.code, lists.imaged, store.pos,
+                            store.vel,
                             store.radius, store.mass, store.gid, store.normal, store.force,
                             store.omega, sites, record)
             if k <= new_site.shape[0]:

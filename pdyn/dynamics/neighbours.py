@@ -187,6 +187,7 @@ class NeighbourList:
         self.split = np.zeros(0, np.int64)
         self.partner = np.zeros(0, np.int32)
         self.code = np.zeros(0, np.uint8)  # per entry: the partner image's shift-table row
+        self.imaged = np.zeros(0, np.bool_)  # per row: a partner is a periodic image
         self.linked = False  # ``mid`` and ``mirror`` below are built
         self.mid = np.zeros(0, np.int64)
         self.mirror = np.zeros(0, np.int32)
@@ -244,6 +245,8 @@ class NeighbourList:
             pairs, placed, radius, store.gid, store.normal, rows, row_of,
             np.ascontiguousarray(walls, np.int64), self.reach, exact, self._kept, self._key)
         self.code = store.image[self.partner]  # walls and owned partners: 0
+        images = np.concatenate(([0], np.cumsum(self.code != 0)))
+        self.imaged = images[self.start[1:]] > images[self.start[:-1]]  # rows with an image
         self.rows = rows
         self.linked = bool(linked)
         if linked:

@@ -37,9 +37,11 @@ Decomposition independence (bit-identical N-rank and 1-rank trajectories):
 * the rebuild steps are the same on every decomposition (the global largest displacement
   since the last rebuild is the same number), so periodic wrapping changes the same particles
   at the same steps;
-* ghosts carry the owner's bits, a periodic image its owner's position and the row of the
-  box's shift table it is to be read with (``image``; kernels add the shift to a difference
-  of positions, so both sides of a pair see exactly negated relative positions);
+* ghosts carry the owner's bits; a periodic image, in a run that rotates, its owner's
+  position and the row of the box's shift table it is to be read with (``image``; kernels
+  add the shift to a difference of positions, so both sides of a pair see exactly negated
+  relative positions), otherwise its owner's position plus the shift, computed by one
+  kernel (``pdyn.particles``);
 * the contact rule (``pdyn.dynamics.contact``): the force on each owned particle is the sum,
   in ascending partner global id, of f(i←j) computed from i's side; a contact between an owned
   particle and a ghost is evaluated on both ranks and each applies only its own half, so each
@@ -548,10 +550,10 @@ class BlockExchange:
             raise ExchangeError(f"ghost plan names ranks {sorted(unknown)} that are not "
                                 f"neighbours of rank {self.rank} (internal error)")
         packing = self.new_ghost
-        recv = self._trade(packing, {p: packing.pack(store, *plan.part(p))
+        recv = self._trade(packing, {p: packing.pack(store, *plan.part(p), plan.shifts)
                                      for p in self.peers}, TAG_CREATE)
         self.recv_counts = {p: len(recv[p][0]) for p in self.peers}
-        recv[self.rank] = packing.pack(store, *plan.part(self.rank))
+        recv[self.rank] = packing.pack(store, *plan.part(self.rank), plan.shifts)
         for p in self.peers + [self.rank]:
             self.recv_handles[p] = (store.add(**packing.fields(*recv[p]), flags=GHOST)
                                     if len(recv[p][0]) else _none())
@@ -559,12 +561,13 @@ class BlockExchange:
 
     def _update_ghosts(self) -> None:
         store, plan, packing = self.store, self.plan, self.ghost_state
-        recv = self._trade(packing, {p: packing.pack(store, plan.part(p)[0])
+        recv = self._trade(packing, {p: packing.pack(store, *plan.part(p), plan.shifts)
                                      for p in self.peers}, TAG_UPDATE, counts=self.recv_counts)
         for p in self.peers:
             packing.write(store, self.recv_handles[p], *recv[p])
         # periodic images of this rank's own particles: no message
-        packing.copy(store, plan.part(self.rank)[0], self.recv_handles[self.rank])
+        src, image = plan.part(self.rank)
+        packing.copy(store, src, self.recv_handles[self.rank], image, plan.shifts)
 
     # ------------------------------------------------------------------ load
     def stats(self) -> dict:
