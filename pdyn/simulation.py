@@ -47,6 +47,8 @@ from .scenarios import Scene, make_scene
 from .zorder import zorder
 
 
+NO_ROWS = np.zeros(0, np.int64)
+
 #: the default (and largest accepted) time step with Hertz contacts, as a fraction of the
 #: Rayleigh time of the smallest sphere ([EDEMtimestep])
 RAYLEIGH_FRACTION = 0.2
@@ -340,7 +342,7 @@ class Simulation:
         at the end of :meth:`run`; call it before reading the records between steps. It
         changes no result."""
         if self.contact.rotating:
-            self.contact.history.save(self.store, self.neighbours)
+            self.contact.save_history(self.store, self.neighbours)
 
     def _reorder(self) -> None:
         """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
@@ -412,12 +414,12 @@ class Simulation:
         return StoreChanges(rebuilt=True, emigrated=gone, immigrated=new)
 
     def _spin(self) -> tuple:
-        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius``), None
-        without rotation."""
+        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius`` and the rows
+        that touched something in the last force pass), None without rotation."""
         s = self.store
         if not self.contact.rotating:
-            return None, None, None
-        return s.omega, s.torque, s.radius
+            return None, None, None, NO_ROWS
+        return s.omega, s.torque, s.radius, self.contact.spinning_rows()
 
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""

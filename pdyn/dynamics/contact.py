@@ -58,7 +58,7 @@ from numba import njit
 
 from .._jit import JIT, JIT_IEEE
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
-from .history import ContactHistory
+from .history import ContactHistory, site_of
 from .laws import law_parameters, normal_force
 
 
@@ -145,13 +145,18 @@ def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj,
 # the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
 def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split, partner,
-          mirror, code, imaged, pos, vel, rad, mass, gid, normal, force, omega, sites, record):
+          mirror, code, imaged, ghostly, pos, vel, rad, mass, gid, normal, force, omega, sites,
+          record):
     """The contact loop (module docstring). Without rotation (``omega`` None) it sets
     ``force`` of every row's sphere. With rotation ``sites`` = (last step's sites, their
     springs, their number, this step's sites and springs (written), ``slot`` (per entry:
-    this step's site or −1, written for the entries evaluated here), the force on the lower
-    sphere and the torque on the higher sphere of each site, and the store's ``torque``);
-    :func:`_gather` then completes the forces and torques. ``record``
+    this step's site, written for the touching entries evaluated here; an entry whose slot
+    does not name a site of this step whose entry it is does not touch: :func:`site_of`),
+    the force on the lower
+    sphere and the torque on the higher sphere of each site, the store's ``torque``, and
+    ``hits`` per row: bit 1 set where a row has a touching lower-id partner, bit 2 where it
+    has a touching higher-id partner or wall); :func:`_gather` then completes the forces and
+    torques. ``record``
     (entries × 3, or None) receives the tangential force on the row's sphere of each site in
     its row. Returns (contacts of this rank's share, their elastic energy, sites: those written,
     or more than fit the site buffers, which then hold the first that fit — the caller grows
@@ -180,7 +185,10 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
             u_mid = np.uint64(mid[t])
         u_split = np.uint64(split[t])
         row_imaged = imaged[t]
-        for u in range(np.uint64(start[t]), np.uint64(start[t + 1])):
+        u_first = np.uint64(start[t])
+        if omega is not None and not ghostly[t]:  # every lower-id partner a row: none here
+            u_first = u_mid
+        for u in range(u_first, np.uint64(start[t + 1])):
             own = True
             if omega is not None and u < u_mid:
                 if mirror[u] >= 0:  # evaluated at its site in the partner's row
@@ -199,8 +207,6 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
                 s = ri + rj
                 d2 = dx * dx + dy * dy + dz * dz
                 if d2 > s * s:  # the shared exact predicate (broadphase._kernels.overlaps)
-                    if sites is not None:
-                        sites[5][u] = -1
                     continue
                 nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s)
                 if d2 == 0.0:
@@ -215,8 +221,6 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
                 delta = ri - plane_gap(xi, yi, zi, pos[j, 0], pos[j, 1], pos[j, 2],
                                        normal[j, 0], normal[j, 1], normal[j, 2])
                 if delta < 0.0:
-                    if sites is not None:
-                        sites[5][u] = -1
                     continue
                 rj, r_eff, m_eff = 0.0, ri, mi
                 dvx, dvy, dvz = vix, viy, viz
@@ -253,6 +257,10 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
                     energy += 0.5 * e
                     if gi < gid[j]:
                         n_contacts += 1
+                if sites is not None:
+                    sites[9][t] |= 2
+                    if u < u_split and mirror[u] >= 0:  # the partner's row gathers it
+                        sites[9][mirror[u]] |= 1
                 if sites is not None and k < cap:
                     sites[6][k, 0] = cfx  # force on the lower sphere (i)
                     sites[6][k, 1] = cfy
@@ -265,6 +273,8 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
                  tz) = _evaluate(law, tangential, rolling, -nx, -ny, -nz, delta, r_eff, m_eff,
                                  rj, ri, -dvx, -dvy, -dvz, wjx, wjy, wjz, wix, wiy, wiz, sx, sy,
                                  sz, dt)
+                if sites is not None:
+                    sites[9][t] |= 1
                 if sites is not None and k < cap:
                     sites[6][k, 0] = cfx  # force on the lower sphere (the ghost)
                     sites[6][k, 1] = cfy
@@ -296,25 +306,36 @@ def _pass(law, tangential, rolling, dt, gravity, shifts, rows, start, mid, split
 
 
 @njit(**JIT)
-def _gather(rows, start, mid, mirror, slot, pair_force, pair_torque, mass, gravity, force,
-            torque):
+def _gather(rows, start, mid, mirror, slot, sites, n_sites, pair_force, pair_torque, hits,
+            mass, gravity, force, torque, spinning, spinning_t):
     """Second pass with rotation: each row's lower-id partners in ascending id — the force
-    −(force on the partner) and the torque each pair's site (:func:`_pass`) left — then the
-    row's partial sums :func:`_pass` left in ``force`` and ``torque``, and gravity."""
+    −(force on the partner) and the torque each pair's site (:func:`_pass`) left; only rows
+    whose ``hits`` say they have one are scanned — then the row's partial sums :func:`_pass`
+    left in ``force`` and ``torque``, and gravity. Writes the handles of the rows that touch
+    something (the only ones whose torque may be nonzero) into ``spinning`` and their row
+    indices into ``spinning_t``, clears ``hits`` and returns how many."""
+    q = 0
     for t in range(np.uint64(rows.shape[0])):
         i = np.uint64(rows[t])
         fx = fy = fz = 0.0
         mx = my = mz = 0.0
-        for u in range(np.uint64(start[t]), np.uint64(mid[t])):
-            v = mirror[u]
-            k = slot[v] if v >= 0 else slot[u]
-            if k >= 0:
-                fx -= pair_force[k, 0]
-                fy -= pair_force[k, 1]
-                fz -= pair_force[k, 2]
-                mx += pair_torque[k, 0]
-                my += pair_torque[k, 1]
-                mz += pair_torque[k, 2]
+        h = hits[t]
+        if h & 1:
+            for u in range(np.uint64(start[t]), np.uint64(mid[t])):
+                v = mirror[u]
+                k = site_of(np.uint64(v) if v >= 0 else u, slot, sites, n_sites)
+                if k >= 0:
+                    fx -= pair_force[k, 0]
+                    fy -= pair_force[k, 1]
+                    fz -= pair_force[k, 2]
+                    mx += pair_torque[k, 0]
+                    my += pair_torque[k, 1]
+                    mz += pair_torque[k, 2]
+        if h:
+            spinning[q] = i
+            spinning_t[q] = t
+            q += 1
+            hits[t] = 0
         mi = mass[i]
         force[i, 0] = (fx + force[i, 0]) + mi * gravity[0]
         force[i, 1] = (fy + force[i, 1]) + mi * gravity[1]
@@ -322,6 +343,7 @@ def _gather(rows, start, mid, mirror, slot, pair_force, pair_torque, mass, gravi
         torque[i, 0] = mx + torque[i, 0]
         torque[i, 1] = my + torque[i, 1]
         torque[i, 2] = mz + torque[i, 2]
+    return q
 
 
 # ------------------------------------------------------------------ output
@@ -461,6 +483,10 @@ class ContactModel:
         self.tangential = np.zeros((0, 3))
         self.history = ContactHistory()  # with rotation: the sites between rebuilds
         self._pairs = (np.zeros((0, 3)), np.zeros((0, 3)))
+        self._hit_flags = np.zeros(0, np.uint8)
+        self.spinning = np.zeros(0, np.int64)  # rows that touched something in the last pass
+        self._spinning_t = np.zeros(0, np.int64)  # the same as row indices
+        self.n_spinning = 0
 
     @classmethod
     def from_config(cls, cfg) -> "ContactModel":
@@ -532,7 +558,7 @@ class ContactModel:
         if not self.rotating:
             n, e, _ = _pass(self.parameters, None, None, dt, gravity, shifts, lists.rows,
                             lists.start, lists.start, lists.split, lists.partner,
-                            lists.partner, lists.code, lists.imaged, store.pos, store.vel,
+                            lists.partner, lists.code, lists.imaged, lists.imaged, store.pos, store.vel,
                             store.radius, store.mass, store.gid, store.normal, store.force, None,
                             None, None)
             return n, e
@@ -540,21 +566,44 @@ class ContactModel:
         while True:  # the sites' buffers grow with the contacts
             new_site, new_spring = self.history.next_buffer()
             pair_force, pair_torque = self._pair_buffers(new_site.shape[0])
+            hits = self._hits(lists.rows.shape[0])
             sites = (old_site, old_spring, n_old, new_site, new_spring, slot, pair_force,
-                     pair_torque, store.torque)
+                     pair_torque, store.torque, hits)
             n, e, k = _pass(self.parameters, self.tangential_model, self.rolling_model, dt,
                             gravity, shifts, lists.rows, lists.start, lists.mid, lists.split,
-                            lists.partner, lists.mirror, lists.code, lists.imaged, store.pos,
-                            store.vel,
+                            lists.partner, lists.mirror, lists.code, lists.imaged,
+                            lists.ghostly, store.pos, store.vel,
                             store.radius, store.mass, store.gid, store.normal, store.force,
                             store.omega, sites, record)
             if k <= new_site.shape[0]:
                 break
+            hits[:] = 0
             self.history.reserve(k)
-        _gather(lists.rows, lists.start, lists.mid, lists.mirror, slot, pair_force, pair_torque,
-                store.mass, gravity, store.force, store.torque)
+        if self.spinning.shape[0] < lists.rows.shape[0]:
+            n = lists.rows.shape[0] + lists.rows.shape[0] // 4
+            self.spinning, self._spinning_t = np.empty(n, np.int64), np.empty(n, np.int64)
+        q = _gather(lists.rows, lists.start, lists.mid, lists.mirror, slot, new_site, k,
+                    pair_force, pair_torque, hits, store.mass, gravity, store.force,
+                    store.torque, self.spinning, self._spinning_t)
+        self.n_spinning = q
         self.history.advanced(k, lists)
         return n, e
+
+    def save_history(self, store, lists) -> None:
+        """With rotation: the contact history into the particles' records
+        (:meth:`ContactHistory.save`)."""
+        self.history.save(store, lists, self._spinning_t[:self.n_spinning])
+
+    def spinning_rows(self) -> np.ndarray:
+        """Handles of the rows that touched something in the last pass: the only ones whose
+        torque may be nonzero (the spin kicks integrate these)."""
+        return self.spinning[:self.n_spinning]
+
+    def _hits(self, rows: int) -> np.ndarray:
+        """The per-row flags of a pass (zero between passes: :func:`_gather` clears them)."""
+        if self._hit_flags.shape[0] < rows:
+            self._hit_flags = np.zeros(rows + rows // 4, np.uint8)
+        return self._hit_flags
 
     def _pair_buffers(self, sites: int) -> tuple:
         """The per-site force and torque of a pass (kept between passes, as large as the

@@ -11,7 +11,8 @@ rebuild it is handed over to the new lists by partner id.
   sphere's wall entry). A step reads last step's touching sites (ascending entry, with their
   springs) and writes this step's, two buffers in turn, while the pass streams through the
   lists in the same order: it touches only the contacts' springs, contiguously. ``slot``
-  (per entry) names this step's site of each entry the pass evaluated (−1: not touching).
+  (per entry) names this step's site of each touching entry the pass evaluated (written only
+  there: it counts where the site it names is that entry, :func:`site_of`).
 * **With the particles** (the ragged fields ``history_count`` / ``history_key`` /
   ``history_spring`` of ``pdyn.particles.FIELDS``): before the lists are rebuilt or particles
   move (migration, rebalancing, reordering, the outlet), :meth:`ContactHistory.save` writes
@@ -39,36 +40,52 @@ from ..particles import partner_key
 COUNT = "history_count"
 
 
+@njit(inline="always", **JIT)
+def site_of(u, slot, sites, n_sites):
+    """This step's site of entry ``u`` evaluated at it, or −1 where it does not touch: ``slot``
+    is written only for touching entries, so it names a site of this step (of the ``n_sites``
+    listed in ``sites``) only where that site is this entry."""
+    k = np.int64(slot[u])
+    if k >= 0 and k < n_sites and sites[k] == np.int64(u):
+        return k
+    return -1
+
+
 @njit(**JIT)
-def _site_of(u, mid_t, mirror, slot):
+def _entry_site(u, mid_t, mirror, slot, sites, n_sites):
     """This step's site (or −1) of entry ``u`` of a row whose higher-id partners start at
     ``mid_t``: a lower-id partner that is a row has its site at its mirror entry."""
     if u < mid_t and mirror[u] >= 0:
-        return slot[mirror[u]]
-    return slot[u]
+        return site_of(mirror[u], slot, sites, n_sites)
+    return site_of(u, slot, sites, n_sites)
 
 
 @njit(**JIT)
-def _count_records(rows, start, mid, partner, mirror, slot, counts):
-    """Records per row (its touching contacts, from the last pass's ``slot``); the total."""
+def _count_records(ts, start, mid, partner, mirror, slot, sites, n_sites, counts):
+    """Records of each row ``ts[r]`` (its touching contacts, from the last pass's sites) into
+    ``counts[r]``; the total."""
     total = 0
-    for t in range(rows.shape[0]):
+    for r in range(ts.shape[0]):
+        t = ts[r]
         c = 0
         for u in range(start[t], start[t + 1]):
-            if _site_of(u, mid[t], mirror, slot) >= 0:
+            if _entry_site(u, mid[t], mirror, slot, sites, n_sites) >= 0:
                 c += 1
-        counts[t] = c
+        counts[r] = c
         total += c
     return total
 
 
 @njit(**JIT)
-def _fill_records(rows, start, mid, partner, mirror, slot, gid, spring, keys, springs):
-    """Each row's records, in list order (ascending key): partner key and the site's spring."""
+def _fill_records(ts, start, mid, partner, mirror, slot, sites, n_sites, gid, spring, keys,
+                  springs):
+    """The records of the rows ``ts``, each in list order (ascending key): partner key and
+    the site's spring."""
     q = 0
-    for t in range(rows.shape[0]):
+    for r in range(ts.shape[0]):
+        t = ts[r]
         for u in range(start[t], start[t + 1]):
-            k = _site_of(u, mid[t], mirror, slot)
+            k = _entry_site(u, mid[t], mirror, slot, sites, n_sites)
             if k >= 0:
                 keys[q] = partner_key(gid[partner[u]])
                 springs[q, 0] = spring[k, 0]
@@ -122,7 +139,7 @@ class ContactHistory:
     def __init__(self):
         self._buffers = [_buffers(0), _buffers(0)]
         self.count = 0
-        self.slot = np.zeros(0, np.int32)  # per entry: this step's site, or -1
+        self.slot = np.zeros(0, np.int32)  # per entry: this step's site (where touching)
         self._follows = None  # (the lists, their build number) the sites refer to
         self._passed = None  # the same for the lists the last pass wrote ``slot`` for
         self.saved = True  # the particles' records hold what the sites hold
@@ -151,20 +168,21 @@ class ContactHistory:
         which puts the checkpoint's records back after its first pass)."""
         self.count, self._follows, self._passed, self.saved = 0, None, None, True
 
-    def save(self, store, lists) -> None:
+    def save(self, store, lists, touched) -> None:
         """Write the history into the records of the rows' spheres of ``lists`` (before the
-        lists are rebuilt or particles move in memory; idempotent)."""
+        lists are rebuilt or particles move in memory; idempotent); ``touched``: the rows (by
+        index) that touched something in the last pass — every other row has none."""
         if self.saved:
             return
         if self._passed != (lists, lists.builds):
             raise RuntimeError("contact history: save asked for lists no pass has evaluated")
-        counts = np.empty(lists.rows.size, np.int64)
-        total = _count_records(lists.rows, lists.start, lists.mid, lists.partner, lists.mirror,
-                               self.slot, counts)
+        counts = np.empty(touched.size, np.int64)
+        total = _count_records(touched, lists.start, lists.mid, lists.partner, lists.mirror,
+                               self.slot, self.site, self.count, counts)
         keys, springs = np.empty(total, np.int64), np.empty((total, 3))
-        _fill_records(lists.rows, lists.start, lists.mid, lists.partner, lists.mirror,
-                      self.slot, store.gid, self.spring, keys, springs)
-        store.set_records(COUNT, lists.rows, counts,
+        _fill_records(touched, lists.start, lists.mid, lists.partner, lists.mirror,
+                      self.slot, self.site, self.count, store.gid, self.spring, keys, springs)
+        store.set_records(COUNT, lists.rows[touched], counts,
                           {"history_key": keys, "history_spring": springs}, replace=True)
         self.saved = True
 

@@ -5,8 +5,10 @@ Step n → n+1: v½ = v + dt/2 · F/m;  x += dt · v½;  F(x, v½) from contacts
 v = v½ + dt/2 · F/m.
 Velocity-dependent (damping) forces see the half-step velocity, the usual DEM choice. In a run
 that rotates the angular velocity of each solid sphere is kicked with it, ω += dt/2 · T / I,
-I = 2/5 m r² (walls are never integrated: infinite inertia); without rotation ``omega`` and
-``torque`` are None and numba compiles the kicks without them.
+I = 2/5 m r² (walls are never integrated: infinite inertia), for the handles ``spinning``
+the contact pass names — those that touched something, the only ones whose torque may be
+nonzero (in a loose gas most spheres touch nothing); without rotation ``omega`` and ``torque``
+are None and numba compiles the kicks without them.
 """
 
 import numpy as np
@@ -28,22 +30,31 @@ def _kick_spin(omega, torque, mass, radius, h, half_dt):
 
 
 @njit(**JIT)
-def kick(vel, force, mass, handles, half_dt, omega, torque, radius):
-    """Half kick of the velocities (and, with ``omega``, the spins) of ``handles``."""
+def _kick_spins(omega, torque, mass, radius, spinning, half_dt):
+    """Half kick of the spins of ``spinning`` (none without ``omega``)."""
+    if omega is not None:
+        for t in range(np.uint64(spinning.shape[0])):
+            _kick_spin(omega, torque, mass, radius, np.uint64(spinning[t]), half_dt)
+
+
+@njit(**JIT)
+def kick(vel, force, mass, handles, half_dt, omega, torque, radius, spinning):
+    """Half kick of the velocities of ``handles`` (and, with ``omega``, the spins of
+    ``spinning``)."""
     for t in range(np.uint64(handles.shape[0])):
         h = np.uint64(handles[t])
         s = half_dt / mass[h]
         vel[h, 0] += s * force[h, 0]
         vel[h, 1] += s * force[h, 1]
         vel[h, 2] += s * force[h, 2]
-        if omega is not None:
-            _kick_spin(omega, torque, mass, radius, h, half_dt)
+    _kick_spins(omega, torque, mass, radius, spinning, half_dt)
 
 
 @njit(**JIT)
-def kick_drift(pos, vel, force, mass, build_pos, handles, half_dt, dt, omega, torque, radius):
+def kick_drift(pos, vel, force, mass, build_pos, handles, half_dt, dt, omega, torque, radius,
+               spinning):
     """First half kick then the drift of ``handles`` (and with ``omega`` the first half kick
-    of their spins).
+    of the spins of ``spinning``).
     Returns the largest squared displacement (m²) of this step and the largest since the
     positions ``build_pos`` of the last neighbour-list build, as one array for one reduction;
     each is inf if any is NaN (a maximum keeps it on every rank; ``pdyn.checks.StepGuard``
@@ -66,6 +77,5 @@ def kick_drift(pos, vel, force, mass, build_pos, handles, half_dt, dt, omega, to
             step2 = d2 if d2 == d2 else np.inf
         if not b2 <= drift2:
             drift2 = b2 if b2 == b2 else np.inf
-        if omega is not None:
-            _kick_spin(omega, torque, mass, radius, h, half_dt)
+    _kick_spins(omega, torque, mass, radius, spinning, half_dt)
     return np.array([step2, drift2])

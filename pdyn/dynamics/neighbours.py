@@ -16,7 +16,8 @@ Linked lists (``linked=True``, what a pass that evaluates each pair once needs) 
 row at ``mid``: the partners of lower global id first (``start[t]:mid[t]``), then those of
 higher id (``mid[t]:split[t]``); and link each lower entry to the entry of the same pair in
 its partner's row (``mirror``, where that partner is a row of these lists, else −1: a ghost,
-whose pair this rank evaluates from the ghost's side).
+whose pair this rank evaluates from the ghost's side), each higher entry to its partner's
+row (−1: a ghost).
 
 The lists stay valid while no particle has moved more than skin/2 since they were built (two
 particles then approach by at most one skin). The driver measures each particle's displacement
@@ -47,35 +48,53 @@ SKIN_FRACTION = 0.3
 
 
 @njit(**JIT)
-def _link(rows, start, split, partner, gid, row_of, mid, mirror):
-    """``mid`` (first entry of each row whose partner has a higher global id) and ``mirror``
-    (for an entry of row t with a lower-id partner that is a row: the entry of t's particle
-    among that row's higher-id partners; −1 otherwise). Returns the lower entries with a row
-    partner that found no mirror (0 for consistent lists)."""
+def _annotate(rows, start, split, partner, key, image, gid, row_of, linked, code, imaged,
+              mid, mirror, ghostly):
+    """Per entry ``code`` (the partner's ``image``) and per row ``imaged`` (an image among
+    the partners); with ``linked`` also ``mid`` (first entry whose partner has a higher
+    global id, from the entries' sorted ids ``key``), ``mirror`` (for an entry with a
+    lower-id partner that is a row, the entry of the row's sphere among that row's higher-id
+    partners; for an entry with a higher-id partner, that partner's row; −1 otherwise, walls
+    too) and ``ghostly`` (a lower-id partner that is no row here). Returns the lower entries
+    with a row partner that found no mirror (0 for consistent lists)."""
+    for t in range(rows.shape[0]):
+        found = False
+        for u in range(start[t], start[t + 1]):
+            c = image[partner[u]]
+            code[u] = c
+            found = found or c != 0
+        imaged[t] = found
+    if not linked:
+        return 0
     for t in range(rows.shape[0]):
         g = gid[rows[t]]
         u = start[t]
-        while u < split[t] and gid[partner[u]] < g:
+        while u < split[t] and key[u] < g:
             u += 1
         mid[t] = u
-        for v in range(start[t], u):
+        for v in range(start[t], start[t + 1]):
             mirror[v] = -1
-    missing = 0
     for t in range(rows.shape[0]):
         i = rows[t]
         for u in range(mid[t], split[t]):
             tj = row_of[partner[u]]
             if tj < 0:
                 continue
+            mirror[u] = tj
             v = start[tj]
             while v < mid[tj] and partner[v] != i:
                 v += 1
             if v < mid[tj]:
                 mirror[v] = u
+    missing = 0
     for t in range(rows.shape[0]):
+        lone = False
         for v in range(start[t], mid[t]):
-            if mirror[v] < 0 and row_of[partner[v]] >= 0:
-                missing += 1
+            if mirror[v] < 0:
+                lone = True
+                if row_of[partner[v]] >= 0:
+                    missing += 1
+        ghostly[t] = lone
     return missing
 
 
@@ -191,6 +210,7 @@ class NeighbourList:
         self.linked = False  # ``mid`` and ``mirror`` below are built
         self.mid = np.zeros(0, np.int64)
         self.mirror = np.zeros(0, np.int32)
+        self.ghostly = np.zeros(0, np.bool_)  # per row: a lower-id partner without a row
         self.builds = 0  # lists built so far (what per-entry state refers to)
         self._radius = np.zeros(0)
         # the build's scratch, kept between rebuilds: on the 97k gas, fresh pages (a page
@@ -244,19 +264,21 @@ class NeighbourList:
         self.start, self.split, self.partner, self._key = _build_rows(
             pairs, placed, radius, store.gid, store.normal, rows, row_of,
             np.ascontiguousarray(walls, np.int64), self.reach, exact, self._kept, self._key)
-        self.code = store.image[self.partner]  # walls and owned partners: 0
-        images = np.concatenate(([0], np.cumsum(self.code != 0)))
-        self.imaged = images[self.start[1:]] > images[self.start[:-1]]  # rows with an image
+        n, e = rows.size, self.partner.size
         self.rows = rows
         self.linked = bool(linked)
+        self.code = np.empty(e, np.uint8)
+        self.imaged = np.empty(n, np.bool_)
         if linked:
-            self.mid = np.empty(rows.size, np.int64)
-            self.mirror = np.empty(self.partner.size, np.int32)
-            missing = _link(rows, self.start, self.split, self.partner, store.gid, row_of,
-                            self.mid, self.mirror)
-            if missing:
-                raise RuntimeError(f"neighbour lists: {missing} pairs listed by one row and "
-                                   "not by its partner's (internal error)")
+            self.mid = np.empty(n, np.int64)
+            self.mirror = np.empty(e, np.int32)
+            self.ghostly = np.empty(n, np.bool_)
+        missing = _annotate(rows, self.start, self.split, self.partner, self._key, store.image,
+                            store.gid, row_of, self.linked, self.code, self.imaged, self.mid,
+                            self.mirror, self.ghostly)
+        if missing:
+            raise RuntimeError(f"neighbour lists: {missing} pairs listed by one row and not by "
+                               "its partner's (internal error)")
         self.builds += 1
 
     def entries(self) -> int:

@@ -11,7 +11,7 @@ import pytest
 from pdyn import Simulation
 from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
 from pdyn.dynamics.contact import _evaluate
-from pdyn.dynamics.history import partner_key
+from pdyn.dynamics.history import partner_key, site_of
 from tests.mpi.scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
 
 R, RHO, G = 0.01, 2500.0, 9.81
@@ -213,13 +213,13 @@ def _both_sides(sim, before):
     s, lists, c = sim.store, sim.neighbours, sim.contact
     force = np.zeros((lists.rows.size, 3))
     torque = np.zeros((lists.rows.size, 3))
-    slot = c.history.slot
+    hist = c.history
     for t, i in enumerate(lists.rows):
         for u in range(lists.start[t], lists.start[t + 1]):
             j = lists.partner[u]
             low = u < lists.mid[t]
             v = lists.mirror[u] if low and lists.mirror[u] >= 0 else u  # the pair's site
-            if slot[v] < 0:
+            if site_of.py_func(v, hist.slot, hist.site, hist.count) < 0:  # not touching
                 continue
             spring = before.get(v, np.zeros(3))
             if u < lists.split[t]:
