@@ -287,18 +287,25 @@ def lammps_gas(args, comm):
     return lmp
 
 
-def _timed_lammps(args) -> dict:
+def _run_lammps(lmp, comm, args) -> tuple[float, int, float]:
+    """``--warmup`` steps of the set-up LAMMPS ``lmp``, then ``--steps`` timed: (wall seconds
+    of the slowest rank, atoms, kinetic energy)."""
     from mpi4py import MPI
 
-    comm = MPI.COMM_WORLD
-    lmp = lammps_gas(args, comm)
     lmp.command(f"run {args.warmup}")
     comm.Barrier()
     t0 = time.perf_counter()
     lmp.command(f"run {args.steps}")
     wall = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
-    natoms = int(lmp.get_natoms())
-    ke = float(lmp.get_thermo("ke")) if hasattr(lmp, "get_thermo") else float("nan")
+    return wall, int(lmp.get_natoms()), float(lmp.get_thermo("ke"))
+
+
+def _timed_lammps(args) -> dict:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    lmp = lammps_gas(args, comm)
+    wall, natoms, ke = _run_lammps(lmp, comm, args)
     lmp.close()
     return {"code": "lammps", "particles": natoms, "wall_s": wall, "rank": comm.rank,
             "kinetic_energy": ke}
@@ -318,13 +325,7 @@ def _timed_lammps_bed(args) -> dict:
     for line in bed_scene.lammps_commands(p, bed, args.friction, skin):
         lmp.command(line)
     bed_scene.lammps_atoms(lmp, p, bed)
-    lmp.command(f"run {args.warmup}")
-    comm.Barrier()
-    t0 = time.perf_counter()
-    lmp.command(f"run {args.steps}")
-    wall = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
-    natoms = int(lmp.get_natoms())
-    ke = float(lmp.get_thermo("ke"))
+    wall, natoms, ke = _run_lammps(lmp, comm, args)
     if args.dump and comm.size == 1:
         local = int(lmp.extract_global("nlocal"))
         tag = np.asarray(lmp.numpy.extract_atom("id")[:local])

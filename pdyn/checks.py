@@ -323,7 +323,7 @@ def share_state(store, box, comm, *, contact_forces: bool, overlap: str = "refus
                                              "[particles] only; set \"allow\" to run anyway)")
     _agree(comm, _wall_offender(pos, rad, box, tolerance, gid), hint)
     both = store.handles_with(OWNED | GHOST, INFINITE)
-    seen = store.pos[both] + box.shifts()[store.image[both]]  # ghosts at their images
+    seen = store.pos[both]
     pairs = find_contacts(seen, store.radius[both])
     ia, ib = pairs[:, 0], pairs[:, 1]
     a, b = both[ia], both[ib]

@@ -24,15 +24,8 @@ from the store's fields (:meth:`ParticleStore.selection`): :class:`Packing` pack
 of fields into a float64 and an int64 matrix per particle plus, for ragged fields, a float64
 and an int64 matrix of records (the message format) and back.
 
-Ghosts carry the owner's bits. A periodic image comes in one of two forms, by the store's
-features: in a store that rotates (``exact_images``) it holds the owner's ``pos`` and
-``image``, the row of the box's shift table (``pdyn.domain.Box.shifts``; 0 = no shift) its
-position is to be read with, so kernels can form its relative position as (x_j − x_i) +
-shift, the exact negation of what the other side of the pair computes (the contact loop
-evaluates each frictional contact once, at one of two places: ``pdyn.dynamics.contact``);
-otherwise its ``pos`` is the owner's plus the shift, computed by the one packer (``image``
-0), which each side reads as it is (a kernel adding the shift per entry measured 1.15× the
-frictionless pass).
+Ghosts carry the owner's bits; a periodic image's position is the owner's plus the shift,
+computed by the one packer, so every rank sees it with the same bits.
 Units are whatever the scene uses consistently (SI in the built-in scenes: m, kg, s).
 """
 
@@ -101,16 +94,14 @@ FIELDS: dict[str, Field] = {
     "flags":  Field(np.uint8,   (),   ghost=NEVER,  migrate=True,  checkpoint=True),
     # position at the last neighbour-list rebuild (reset for every owned particle then)
     "build_pos": Field(np.float64, (3,), ghost=NEVER, migrate=False, checkpoint=True),
-    # a ghost's periodic image: row of the box's shift table (0: none; owned particles 0)
-    "image":  Field(np.uint8,   (),   ghost=CREATE, migrate=False, checkpoint=False),
     # rotation (rad/s, N·m): ghosts need the spin for the contact-point velocity
     "omega":  Field(np.float64, (3,), ghost=ALWAYS, migrate=True,  checkpoint=True,
                     feature=ROTATION),
     "torque": Field(np.float64, (3,), ghost=NEVER,  migrate=True,  checkpoint=True,
                     feature=ROTATION),
     # tangential contact history of an owned particle (pdyn.dynamics.history): one record per
-    # touching partner, ascending key (pdyn.dynamics.history.partner_key), with the contact's
-    # tangential spring (m) as its lower-id sphere sees it; both spheres of a pair hold it
+    # touching partner, ascending key (partner_key), with the particle's tangential spring (m)
+    # of that contact
     "history_count":  Field(np.int64,   (),   ghost=NEVER, migrate=True, checkpoint=True,
                             feature=ROTATION),
     "history_key":    Field(np.int64,   (),   ghost=NEVER, migrate=True, checkpoint=True,
@@ -118,9 +109,8 @@ FIELDS: dict[str, Field] = {
     "history_spring": Field(np.float64, (3,), ghost=NEVER, migrate=True, checkpoint=True,
                             feature=ROTATION, counted_by="history_count"),
 }
-#: the field a ghost's periodic image is written to (the row of the shift table), and the one
-#: it shifts in a store without exact images
-IMAGE, SHIFTED = "image", "pos"
+#: the field a periodic image shifts (ghost position = owner position + shift)
+SHIFTED = "pos"
 
 #: the selections of a store's fields, by what they travel with (:meth:`ParticleStore.selection`)
 GHOST_CREATE, GHOST_UPDATE, MIGRATE, CHECKPOINT = (
@@ -205,29 +195,6 @@ def _release_slots(handles, free, n_free, live, n_live, live_pos, flags):
 
 
 @njit(**JIT)
-def _place(pos, image, shifts, handles, out):
-    """``out[h] = pos[h] + shifts[image[h]]`` for the ``handles``."""
-    for t in range(handles.shape[0]):
-        h = handles[t]
-        s = image[h]
-        out[h, 0] = pos[h, 0] + shifts[s, 0]
-        out[h, 1] = pos[h, 1] + shifts[s, 1]
-        out[h, 2] = pos[h, 2] + shifts[s, 2]
-
-
-def placed_positions(store, shifts: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Where each live particle is seen (m): a ghost at its periodic image, ``pos +
-    shifts[image]`` (``shifts``: the box's table, ``pdyn.domain.Box.shifts``), every other
-    particle at ``pos``; into ``out`` (capacity × 3, reused when it fits) — what the broad
-    phase and the neighbour lists' exact test are given at a rebuild."""
-    if out is None or out.shape[0] != store.capacity:
-        out = np.zeros((store.capacity, 3))
-    _place(store.pos, store.image, np.ascontiguousarray(shifts, float),
-           np.ascontiguousarray(store.live, np.int64), out)
-    return out
-
-
-@njit(**JIT)
 def _gather_records(count, first, pool, handles, out):
     """The records of ``handles`` in handle order: ``pool[first[h]:first[h] + count[h]]``
     (rows of (records, width) arrays) into ``out``; returns how many."""
@@ -257,8 +224,6 @@ class ParticleStore:
         capacity = max(int(capacity), 1)
         self.capacity = 0
         self.fields = fields_of(features)
-        #: periodic images hold the owner's position and their shift (module docstring)
-        self.exact_images = ROTATION in features
         self._selections = {kind: tuple(n for n, f in self.fields.items() if keep(f))
                             for kind, keep in _SELECT.items()}
         self._ragged = ragged_groups(self.fields)  # count field -> its ragged fields
@@ -551,8 +516,8 @@ class Packing:
     ``(r, rwidth_f)`` and an int64 ``(r, rwidth_i)`` matrix of their records (``r`` the sum of
     their counts, which travel as an integer column): one format for ghosts and migrants.
 
-    ``pack`` gathers rows of the store (with a ghost's periodic image: into ``IMAGE``, or
-    added to ``SHIFTED``), ``fields`` views received matrices as named arrays (for ``store.add``), ``write``
+    ``pack`` gathers rows of the store (adding a periodic shift to ``SHIFTED`` when asked),
+    ``fields`` views received matrices as named arrays (for ``store.add``), ``write``
     scatters them into existing rows, ``copy`` moves rows within the store (a rank's images of
     its own particles: no message). Two kernels move the particles' columns:
     :func:`_move_fields` the float fields together, :func:`_move_rows` each integer field.
@@ -585,33 +550,26 @@ class Packing:
     def _store_floats(self, store) -> tuple:
         return tuple(_rows(store, name) for name, _ in self._floats)
 
-    def _shifted(self, store, image, shifts) -> tuple:
-        """(index of ``SHIFTED`` among the float fields or −1, ``image``, ``shifts``): the
-        shift added to the positions of periodic images in a store without exact images."""
+    def _shifted(self, sidx, shifts) -> tuple:
+        """(index of ``SHIFTED`` among the float fields or −1, ``sidx``, ``shifts``)."""
         names = [name for name, _ in self._floats]
-        if image is None or store.exact_images or SHIFTED not in names:
+        if sidx is None or SHIFTED not in names:
             return -1, None, None
-        return (names.index(SHIFTED), np.ascontiguousarray(image, np.int64),
+        return (names.index(SHIFTED), np.ascontiguousarray(sidx, np.int64),
                 np.ascontiguousarray(shifts, float))
 
-    def pack(self, store, handles, image=None, shifts=None) -> tuple:
+    def pack(self, store, handles, sidx=None, shifts=None) -> tuple:
         """Rows ``handles`` of the selected fields as (floats, ints, record floats, record
-        ints); with ``image`` (one row of the box's table ``shifts`` per handle: periodic
-        ghosts) that row as each one's ``IMAGE`` in a store with exact images, else its shift
-        added to ``SHIFTED``."""
+        ints); with ``sidx`` the image ``pos + shifts[sidx]`` (periodic ghosts)."""
         handles = np.ascontiguousarray(handles, np.int64)
         n = handles.shape[0]
         out = {False: np.empty((n, self.width_f)), True: np.empty((n, self.width_i), np.int64)}
         for name, cols in self._integers:
-            if name == IMAGE and image is not None:
-                out[True][:, cols] = (np.asarray(image, np.int64).reshape(n, 1)
-                                      if store.exact_images else 0)
-            else:
-                _move_rows(_rows(store, name), handles, out[True][:, cols], None)
+            _move_rows(_rows(store, name), handles, out[True][:, cols], None)
         if self._floats:
             _move_fields(self._store_floats(store), handles,
                          tuple(out[False][:, cols] for _, cols in self._floats), None,
-                         *self._shifted(store, image, shifts))
+                         *self._shifted(sidx, shifts))
         records = self._pack_records(store, handles)
         return out[False], out[True], records[False], records[True]
 
@@ -642,20 +600,17 @@ class Packing:
             _move_fields(tuple(fbuf[:, cols] for _, cols in self._floats), None,
                          self._store_floats(store), handles, -1, None, None)
 
-    def copy(self, store, src, dst, image=None, shifts=None) -> None:
+    def copy(self, store, src, dst, sidx=None, shifts=None) -> None:
         """Rows ``src`` of the selected fields into rows ``dst`` of the same store (no ragged
-        fields), with ``image`` and ``shifts`` as in :meth:`pack`."""
+        fields), with ``sidx`` shifted as in :meth:`pack`."""
         src = np.ascontiguousarray(src, np.int64)
         dst = np.ascontiguousarray(dst, np.int64)
         for name, _ in self._integers:
             field = _rows(store, name)
-            if name == IMAGE and image is not None:
-                field[dst, 0] = np.asarray(image, field.dtype) if store.exact_images else 0
-            else:
-                _move_rows(field, src, field, dst)
+            _move_rows(field, src, field, dst)
         if self._floats:
             fields = self._store_floats(store)
-            _move_fields(fields, src, fields, dst, *self._shifted(store, image, shifts))
+            _move_fields(fields, src, fields, dst, *self._shifted(sidx, shifts))
 
 
 def _rows(store, name) -> np.ndarray:

@@ -41,8 +41,7 @@ from .io.runid import new_run_id
 from .parallel import StoreChanges, get_comm, make_exchange
 from .parallel.balance import Balancer, block_work
 from .parallel.startup import GeneratedSource, ScatteredSource
-from .particles import (FIXED, GHOST, INFINITE, OWNED, ROTATION, ParticleStore,
-                        placed_positions)
+from .particles import FIXED, GHOST, INFINITE, OWNED, ROTATION, ParticleStore
 from .scenarios import Scene, make_scene
 from .zorder import zorder
 
@@ -165,8 +164,6 @@ class Simulation:
         self.n_contacts = 0
         self.elastic_energy = 0.0
         self.network = self.wall_load = None  # captured for output (``_capture``)
-        self.shifts = self.box.shifts()  # the periodic images a ghost's ``image`` names
-        self._placed = None  # positions the broad phase is bound to (ghosts at their images)
 
         self.setup_note = None  # what relaxing given particles did (pdyn.checks)
         source = restart.source if restart else self._source(scene)
@@ -333,7 +330,7 @@ class Simulation:
         """Contact forces (plus gravity) on the integrated particles, from the lists; with
         rotation also torques and the contact history."""
         self.n_contacts, self.elastic_energy = self.contact.forces(
-            self.store, self.neighbours, self.gravity, self.dt, self.shifts)
+            self.store, self.neighbours, self.gravity, self.dt)
 
     def sync_history(self) -> None:
         """With rotation: write the contact history the force pass keeps beside the lists into
@@ -375,16 +372,14 @@ class Simulation:
                 if removed.size:
                     bp.remove(removed)
             radius = lists.radii(store.radius, drift)
-            # ghosts where they are seen: at their periodic image
-            placed = self._placed = placed_positions(store, self.shifts, self._placed)
             if changes is None or lists.reach != reach:
-                bp.build(placed, radius, store.live)
+                bp.build(store.pos, radius, store.live)
             else:
                 added = changes.added
                 if added.size:
-                    bp.bind(placed, radius)  # the store may have grown
+                    bp.bind(store.pos, radius)  # the store may have grown
                     bp.insert(added)
-                bp.update(placed, radius)
+                bp.update(store.pos, radius)
             # lists with a skin take the pairs within reach (structures that test while they
             # emit never hold the candidates); skin 0 keeps the candidate query pdyn bench times
             exact = not lists.every_step
@@ -396,8 +391,7 @@ class Simulation:
                 rows = self._integrated()
             if rebuilt:
                 mark_built(store.pos, store.build_pos, rows)
-            lists.build(pairs, store, radius, rows, self._walls, exact, placed=placed,
-                        linked=self.contact.rotating)
+            lists.build(pairs, store, radius, rows, self._walls, exact)
 
     def _pour(self, insert: bool) -> StoreChanges:
         """At a rebuild step (owned spheres in their blocks, no ghosts): remove the spheres in
@@ -419,7 +413,7 @@ class Simulation:
         s = self.store
         if not self.contact.rotating:
             return None, None, None, NO_ROWS
-        return s.omega, s.torque, s.radius, self.contact.spinning_rows()
+        return s.omega, s.torque, s.radius, self.contact.spinning_rows(self.neighbours)
 
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""
@@ -569,7 +563,7 @@ class Simulation:
     def contact_pairs(self) -> np.ndarray:
         """Current contacts of this rank's integrated spheres with other spheres, as sorted
         global-id pairs (K, 2), each once."""
-        return touching_pairs(self.store, self.neighbours, self.shifts)
+        return touching_pairs(self.store, self.neighbours)
 
     def _capture(self, needs: set) -> None:
         """Keep the contact network (``sim.network``) or the wall contacts (``sim.wall_load``)
@@ -588,14 +582,14 @@ class Simulation:
         the rank that owns its lower-id sphere; :meth:`ContactModel.contact_list`). Snapshots
         write the one captured in the step (``sim.network``), which damping evaluated with
         the kernel's velocities."""
-        return self.contact.contact_list(self.store, self.neighbours, self.dt, self.shifts,
+        return self.contact.contact_list(self.store, self.neighbours, self.dt,
                                          tangential=self._tangential())
 
     def wall_contacts(self) -> dict:
         """This rank's sphere–wall contacts with their forces now (the wall-force series
         uses the ones captured in the step, ``sim.wall_load``)."""
-        return self.contact.contact_list(self.store, self.neighbours, self.dt, self.shifts,
-                                         spheres=False, tangential=self._tangential())
+        return self.contact.contact_list(self.store, self.neighbours, self.dt, spheres=False,
+                                         tangential=self._tangential())
 
     def _tangential(self):
         """The tangential force per neighbour-list entry for output: what the last force pass

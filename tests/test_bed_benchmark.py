@@ -1,26 +1,19 @@
 """``benchmarks/bed.py``, the settled bed of ``vs_lammps.py --scene bed``: its lattice start has
 no overlaps, and the damping ratio it gives LAMMPS is pdyn's for the same restitution."""
 
-import importlib.util
 import math
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from pdyn.dynamics.laws import damping_ratio
 
-BENCH = Path(__file__).resolve().parents[1] / "benchmarks"
+from .conftest import benchmark_script
 
 
 @pytest.fixture(scope="module")
 def bed():
-    sys.path.insert(0, str(BENCH))
-    spec = importlib.util.spec_from_file_location("bed_script", BENCH / "bed.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("bed")
 
 
 def test_poured_bed_is_free_of_overlaps_and_inside(bed):

@@ -2,22 +2,17 @@
 bed's bulk packing fraction and coordination number are those of a random packing, and a
 frictionless column's floor carries the whole weight."""
 
-import importlib.util
 import json
 import math
-from pathlib import Path
 
 import numpy as np
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "bulk_validation.py"
+from .conftest import benchmark_script
 
 
 def _module():
-    spec = importlib.util.spec_from_file_location("bulk_validation_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("bulk_validation")
 
 
 def test_measures_of_a_known_packing():

@@ -5,23 +5,18 @@ checkpoint continued gives the same bits. (The multi-rank identity of such packi
 ``tests/mpi/test_packings_mpi.py``; the benchmark itself runs every rank count under
 mpiexec.)"""
 
-import importlib.util
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from pdyn.parallel import SerialComm
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "packings.py"
+from .conftest import benchmark_script
 
 
 @pytest.fixture(scope="module")
 def packings():
-    spec = importlib.util.spec_from_file_location("packings_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("packings")
 
 
 @pytest.fixture(scope="module")

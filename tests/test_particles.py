@@ -6,8 +6,7 @@ import pytest
 
 from pdyn import particles
 from pdyn.particles import (ALWAYS, CHECKPOINT, FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE,
-                            INFINITE, MIGRATE, OWNED, ROTATION, Field, Packing, ParticleStore,
-                            placed_positions)
+                            INFINITE, MIGRATE, OWNED, ROTATION, Field, Packing, ParticleStore)
 
 HISTORY = ("history_key", "history_spring")
 
@@ -213,49 +212,24 @@ def test_migrant_round_trip_is_exact():
         np.testing.assert_array_equal(s.values(name, new), s.values(name, h[[2, 3]]), name)
 
 
-def test_ghost_images_carry_the_owner_position_and_their_shift():
-    """In a store that rotates, a ghost holds its owner's bits (position included) and the row
-    of the shift table its image is seen at; updates refresh the travelling fields in
-    place."""
+def test_ghost_images_are_shifted_and_updated_in_place():
     s, h = _store()
     shifts = np.array([[0.0, 0.0, 0.0], [-5.0, 0.0, 0.0]])
     create, update = Packing(s.selection(GHOST_CREATE)), Packing(s.selection(GHOST_UPDATE))
-    src, image = h[[0, 1]], np.array([1, 0])
-    ghosts = s.add(**create.fields(*create.pack(s, src, image, shifts)), flags=GHOST)
-    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src])
-    np.testing.assert_array_equal(s.image[ghosts], image)
-    np.testing.assert_array_equal(placed_positions(s, shifts)[ghosts], s.pos[src] + shifts[image])
+    src, sidx = h[[0, 1]], np.array([1, 0])
+    ghosts = s.add(**create.fields(*create.pack(s, src, sidx, shifts)), flags=GHOST)
+    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[sidx])
     np.testing.assert_array_equal(s.radius[ghosts], s.radius[src])
     np.testing.assert_array_equal(s.force[ghosts], 0.0)  # force never travels to ghosts
     assert not s.history_count[ghosts].any()  # nor the history
     s.pos[src] += 1.0
     s.vel[src] *= 2.0
-    update.write(s, ghosts, *update.pack(s, src, image, shifts))
-    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src])
+    update.write(s, ghosts, *update.pack(s, src, sidx, shifts))
+    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[sidx])
     np.testing.assert_array_equal(s.vel[ghosts], s.vel[src])
     s.pos[src] -= 3.0
-    update.copy(s, src, ghosts, image, shifts)  # local images: no message, same bits
-    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src])
-    np.testing.assert_array_equal(s.image[ghosts], image)
-
-
-def test_ghost_images_without_rotation_are_shifted():
-    """A store without rotation keeps a periodic image at its place: the owner's position plus
-    the shift, computed by the packer on creation, update and local copy; its ``image`` 0."""
-    s, h = _store(features=())
-    shifts = np.array([[0.0, 0.0, 0.0], [-5.0, 0.0, 0.0]])
-    create, update = Packing(s.selection(GHOST_CREATE)), Packing(s.selection(GHOST_UPDATE))
-    src, image = h[[0, 1]], np.array([1, 0])
-    ghosts = s.add(**create.fields(*create.pack(s, src, image, shifts)), flags=GHOST)
-    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[image])
-    assert not s.image[ghosts].any()
-    np.testing.assert_array_equal(placed_positions(s, shifts)[ghosts], s.pos[ghosts])
-    s.pos[src] += 1.0
-    update.write(s, ghosts, *update.pack(s, src, image, shifts))
-    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[image])
-    s.pos[src] -= 3.0
-    update.copy(s, src, ghosts, image, shifts)
-    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[image])
+    update.copy(s, src, ghosts, sidx, shifts)  # local images: no message, same bits
+    np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[sidx])
 
 
 def test_a_new_field_is_one_schema_line(monkeypatch):

@@ -32,8 +32,8 @@ mass):
   M_r = −μ_r R_eff F_n ω_r/|ω_r| with ω_r the part of ω_i − ω_j normal to n, on j −M_r (a
   constant torque can chatter about ω_r = 0 at rest: [Ai2011] §2.1).
 
-The contact loop evaluates each sphere pair once, from the side of its lower global id, and
-keeps one spring per contact (``pdyn.dynamics.history``).
+The contact loop evaluates each contact from each of its rows, each side with its own spring
+(``pdyn.dynamics.history``).
 
 Units: N, N·m, m, m/s, rad/s, kg, s.
 """
@@ -117,10 +117,20 @@ def _tangential_coefficients(law, tangential, delta, r_eff, m_eff):
 
 @njit(inline="always", **JIT)
 def tangential_force(law, tangential, sx, sy, sz, nx, ny, nz, vx, vy, vz, f_n, delta, r_eff,
-                     m_eff, dt):
+                     m_eff, dt, slid):
     """One contact's tangential step from i's side: old spring s (m), normal n (i → j),
-    contact-point velocity v_c (m/s) of i relative to j, normal force F_n ≥ 0 (N). Returns the
-    new spring and the tangential force on i (N), six scalars."""
+    contact-point velocity v_c (m/s) of i relative to j, normal force F_n ≥ 0 (N), whether the
+    contact ``slid`` (hit the Coulomb cap) last step. Returns the new spring, the tangential
+    force on i (N), six scalars, and whether it slides now.
+
+    ``slid`` changes how, not what, is computed: a contact that slid last step gets the cap
+    without a branch (both outcomes computed, one selected), one that stuck gets the branch.
+    In a granular gas a third of the contacts slide, which ones looks random to the
+    processor's branch predictor, and the branch comes at the end of the contact's longest
+    chain of dependent operations, so each wrong guess stalls the pass; from one step to the
+    next 96 % of the contacts keep their state (the 97 336-sphere gas after 300 steps: 1 424
+    changes in 36 478 evaluations). The results are the same bits either way: the dense gas's
+    step took 1.3× the time with the branch alone and 1.25× with the select alone."""
     v_n = vx * nx + vy * ny + vz * nz
     tx, ty, tz = vx - v_n * nx, vy - v_n * ny, vz - v_n * nz
     s_n = sx * nx + sy * ny + sz * nz
@@ -137,17 +147,27 @@ def tangential_force(law, tangential, sx, sy, sz, nx, ny, nz, vx, vy, vz, f_n, d
     fz = -kt * sz - ct * tz
     f2 = fx * fx + fy * fy + fz * fz
     cap = tangential.mu * f_n
-    # Coulomb: slide at the cap, the spring reset to give the capped force. Both outcomes are
-    # computed and one selected: whether a contact slides looks random to the branch
-    # predictor in a granular gas, and a wrong guess stalls the pass
-    sliding = f2 > cap * cap
-    q = cap / math.sqrt(f2) if sliding else 1.0
-    fx, fy, fz = q * fx, q * fy, q * fz
-    inv_kt = 1.0 / kt if kt > 0.0 else 0.0
-    sx = -(fx + ct * tx) * inv_kt if sliding else sx
-    sy = -(fy + ct * ty) * inv_kt if sliding else sy
-    sz = -(fz + ct * tz) * inv_kt if sliding else sz
-    return sx, sy, sz, fx, fy, fz
+    sliding = f2 > cap * cap  # Coulomb: slide at the cap; the spring gives the capped force
+    if slid:  # both outcomes, then a select: × 1.0 and the old spring where it sticks
+        q = cap / math.sqrt(f2)
+        q = q if sliding else 1.0
+        fx, fy, fz = q * fx, q * fy, q * fz
+        # k_t = 0 (Hertz at δ = 0) gives inf or NaN here under the pass's numpy error model,
+        # replaced just below
+        rx, ry, rz = -(fx + ct * tx) / kt, -(fy + ct * ty) / kt, -(fz + ct * tz) / kt
+        if not kt > 0.0:
+            rx = ry = rz = 0.0
+        sx = rx if sliding else sx
+        sy = ry if sliding else sy
+        sz = rz if sliding else sz
+    elif sliding:
+        q = cap / math.sqrt(f2)
+        fx, fy, fz = q * fx, q * fy, q * fz
+        if kt > 0.0:
+            sx, sy, sz = -(fx + ct * tx) / kt, -(fy + ct * ty) / kt, -(fz + ct * tz) / kt
+        else:
+            sx, sy, sz = 0.0, 0.0, 0.0
+    return sx, sy, sz, fx, fy, fz, sliding
 
 
 @njit(inline="always", **JIT)

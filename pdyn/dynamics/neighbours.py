@@ -9,15 +9,7 @@ that test while they emit never hold the candidate list): exactly the pairs with
 walls (infinite particles) whose plane is within r_i + skin, in wall order: the order in
 which the contact kernel (``pdyn.dynamics.contact``) sums forces. Rows, not pairs, are the
 unit: a row is where per-contact state keyed by the partner's global id can live, carried
-across steps and rebuilds. Each entry also names the shift-table row of its partner's image
-(``code``: a ghost's ``image``, 0 otherwise), with which the kernels form relative positions.
-
-Linked lists (``linked=True``, what a pass that evaluates each pair once needs) split each
-row at ``mid``: the partners of lower global id first (``start[t]:mid[t]``), then those of
-higher id (``mid[t]:split[t]``); and link each lower entry to the entry of the same pair in
-its partner's row (``mirror``, where that partner is a row of these lists, else −1: a ghost,
-whose pair this rank evaluates from the ghost's side), each higher entry to its partner's
-row (−1: a ghost).
+across steps and rebuilds.
 
 The lists stay valid while no particle has moved more than skin/2 since they were built (two
 particles then approach by at most one skin). The driver measures each particle's displacement
@@ -45,57 +37,6 @@ from ..broadphase._kernels import overlaps
 
 #: default skin as a fraction of the mean particle diameter (measured: README "Measured")
 SKIN_FRACTION = 0.3
-
-
-@njit(**JIT)
-def _annotate(rows, start, split, partner, key, image, gid, row_of, linked, code, imaged,
-              mid, mirror, ghostly):
-    """Per entry ``code`` (the partner's ``image``) and per row ``imaged`` (an image among
-    the partners); with ``linked`` also ``mid`` (first entry whose partner has a higher
-    global id, from the entries' sorted ids ``key``), ``mirror`` (for an entry with a
-    lower-id partner that is a row, the entry of the row's sphere among that row's higher-id
-    partners; for an entry with a higher-id partner, that partner's row; −1 otherwise, walls
-    too) and ``ghostly`` (a lower-id partner that is no row here). Returns the lower entries
-    with a row partner that found no mirror (0 for consistent lists)."""
-    for t in range(rows.shape[0]):
-        found = False
-        for u in range(start[t], start[t + 1]):
-            c = image[partner[u]]
-            code[u] = c
-            found = found or c != 0
-        imaged[t] = found
-    if not linked:
-        return 0
-    for t in range(rows.shape[0]):
-        g = gid[rows[t]]
-        u = start[t]
-        while u < split[t] and key[u] < g:
-            u += 1
-        mid[t] = u
-        for v in range(start[t], start[t + 1]):
-            mirror[v] = -1
-    for t in range(rows.shape[0]):
-        i = rows[t]
-        for u in range(mid[t], split[t]):
-            tj = row_of[partner[u]]
-            if tj < 0:
-                continue
-            mirror[u] = tj
-            v = start[tj]
-            while v < mid[tj] and partner[v] != i:
-                v += 1
-            if v < mid[tj]:
-                mirror[v] = u
-    missing = 0
-    for t in range(rows.shape[0]):
-        lone = False
-        for v in range(start[t], mid[t]):
-            if mirror[v] < 0:
-                lone = True
-                if row_of[partner[v]] >= 0:
-                    missing += 1
-        ghostly[t] = lone
-    return missing
 
 
 @njit(**JIT)
@@ -205,12 +146,6 @@ class NeighbourList:
         self.start = np.zeros(1, np.int64)
         self.split = np.zeros(0, np.int64)
         self.partner = np.zeros(0, np.int32)
-        self.code = np.zeros(0, np.uint8)  # per entry: the partner image's shift-table row
-        self.imaged = np.zeros(0, np.bool_)  # per row: a partner is a periodic image
-        self.linked = False  # ``mid`` and ``mirror`` below are built
-        self.mid = np.zeros(0, np.int64)
-        self.mirror = np.zeros(0, np.int32)
-        self.ghostly = np.zeros(0, np.bool_)  # per row: a lower-id partner without a row
         self.builds = 0  # lists built so far (what per-entry state refers to)
         self._radius = np.zeros(0)
         # the build's scratch, kept between rebuilds: on the 97k gas, fresh pages (a page
@@ -244,16 +179,11 @@ class NeighbourList:
         return self._radius
 
     def build(self, pairs: np.ndarray, store, radius: np.ndarray, rows: np.ndarray,
-              walls: np.ndarray, exact: bool = False, *, placed: np.ndarray | None = None,
-              linked: bool = False) -> None:
+              walls: np.ndarray, exact: bool = False) -> None:
         """Lists of ``rows`` from the broad phase's finite ``pairs`` on the radii :meth:`radii`
-        returned (passed as ``radius``) and the positions it was bound to (``placed``: ghosts
-        at their images, ``pdyn.particles.placed_positions``; default ``store.pos``, right
-        where no ghost is a periodic image) — candidates, or with ``exact`` pairs that passed
-        the exact test on those radii (``BroadPhase.contacts``) — and the wall handles
-        ``walls`` (summed in the order given); ``linked``: with ``mid`` and ``mirror`` (module
-        docstring)."""
-        placed = store.pos if placed is None else placed
+        returned (passed as ``radius``) — candidates, or with ``exact`` pairs that passed the
+        exact test on those radii (``BroadPhase.contacts``) — and the wall handles ``walls``
+        (summed in the order given)."""
         rows = np.ascontiguousarray(rows, np.int64)
         pairs = np.ascontiguousarray(pairs, np.int64)
         row_of = np.full(store.capacity, -1, np.int64)
@@ -262,25 +192,11 @@ class NeighbourList:
         if self._kept.shape[0] < m:  # scratch grows with headroom, never shrinks
             self._kept = np.empty(m + m // 4, np.int32)
         self.start, self.split, self.partner, self._key = _build_rows(
-            pairs, placed, radius, store.gid, store.normal, rows, row_of,
+            pairs, store.pos, radius, store.gid, store.normal, rows, row_of,
             np.ascontiguousarray(walls, np.int64), self.reach, exact, self._kept, self._key)
-        n, e = rows.size, self.partner.size
         self.rows = rows
-        self.linked = bool(linked)
-        self.code = np.empty(e, np.uint8)
-        self.imaged = np.empty(n, np.bool_)
-        if linked:
-            self.mid = np.empty(n, np.int64)
-            self.mirror = np.empty(e, np.int32)
-            self.ghostly = np.empty(n, np.bool_)
-        missing = _annotate(rows, self.start, self.split, self.partner, self._key, store.image,
-                            store.gid, row_of, self.linked, self.code, self.imaged, self.mid,
-                            self.mirror, self.ghostly)
-        if missing:
-            raise RuntimeError(f"neighbour lists: {missing} pairs listed by one row and not by "
-                               "its partner's (internal error)")
         self.builds += 1
 
     def entries(self) -> int:
-        """Partner entries over all rows (list memory: 4 bytes each, with rotation 8)."""
+        """Partner entries over all rows (list memory: 4 bytes each)."""
         return int(self.start[-1])

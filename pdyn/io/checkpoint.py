@@ -50,7 +50,7 @@ from pathlib import Path
 import numpy as np
 
 from ..particles import CHECKPOINT as CHECKPOINTED
-from ..particles import FIELDS, WALL_KEY_BASE, ragged_groups
+from ..particles import FIELDS, ragged_groups
 from ..version import __version__
 from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, agree, attempt, move_after, step_files,
                    write_global)
@@ -184,20 +184,6 @@ def read_checkpoint(path: str | Path) -> dict:
     return out
 
 
-def canonical_records(gid, count, keys, springs) -> np.ndarray:
-    """Springs of records kept as each sphere saw its contact (checkpoints before format 7:
-    one slot per side of a pair) as the contact's lower-id sphere sees it (format 7,
-    ``pdyn.dynamics.history``): a record of sphere g for a sphere partner of higher id keeps
-    its spring, one for a partner of lower id takes the negated spring, a wall record keeps
-    it."""
-    owner = np.repeat(np.asarray(gid, np.int64), np.asarray(count, np.int64))
-    partner = np.asarray(keys, np.int64) - 1
-    flip = (np.asarray(keys) < WALL_KEY_BASE) & (partner < owner)
-    out = np.array(springs, float, copy=True)
-    out[flip] *= -1.0
-    return out
-
-
 def _record_order(count: np.ndarray, order: np.ndarray) -> np.ndarray:
     """Indices of the records of particles with ``count`` records each (in row order) when the
     particles are taken in ``order``."""
@@ -209,8 +195,7 @@ def _record_order(count: np.ndarray, order: np.ndarray) -> np.ndarray:
 
 def _particles(path, head: dict, data: dict) -> dict:
     """The ``particles/*`` and ``records/*`` datasets read, by field name; a checkpoint's
-    contact history of 16 slots per particle (versions 5 and 6) as records
-    (:func:`canonical_records`)."""
+    contact history of 16 slots per particle (versions 5 and 6) as records."""
     out = {k.split("/", 1)[1]: v for k, v in data.items()
            if k.startswith(("particles/", "records/"))}
     if head["version"] < 7 and "history_key" in out:  # counts and keys checked by the reader
@@ -218,8 +203,7 @@ def _particles(path, head: dict, data: dict) -> dict:
         used = np.arange(slots)[None, :] < count[:, None]
         keys = out["history_key"][used]
         out["history_key"] = keys
-        out["history_spring"] = canonical_records(out["gid"], count, keys,
-                                                  out["history_spring"][used])
+        out["history_spring"] = out["history_spring"][used]
     return out
 
 

@@ -37,11 +37,7 @@ Decomposition independence (bit-identical N-rank and 1-rank trajectories):
 * the rebuild steps are the same on every decomposition (the global largest displacement
   since the last rebuild is the same number), so periodic wrapping changes the same particles
   at the same steps;
-* ghosts carry the owner's bits; a periodic image, in a run that rotates, its owner's
-  position and the row of the box's shift table it is to be read with (``image``; kernels
-  add the shift to a difference of positions, so both sides of a pair see exactly negated
-  relative positions), otherwise its owner's position plus the shift, computed by one
-  kernel (``pdyn.particles``);
+* ghosts carry the owner's bits, periodic images are ``x + shift`` computed by one kernel;
 * the contact rule (``pdyn.dynamics.contact``): the force on each owned particle is the sum,
   in ascending partner global id, of f(i←j) computed from i's side; a contact between an owned
   particle and a ghost is evaluated on both ranks and each applies only its own half, so each
@@ -566,8 +562,8 @@ class BlockExchange:
         for p in self.peers:
             packing.write(store, self.recv_handles[p], *recv[p])
         # periodic images of this rank's own particles: no message
-        src, image = plan.part(self.rank)
-        packing.copy(store, src, self.recv_handles[self.rank], image, plan.shifts)
+        src, sidx = plan.part(self.rank)
+        packing.copy(store, src, self.recv_handles[self.rank], sidx, plan.shifts)
 
     # ------------------------------------------------------------------ load
     def stats(self) -> dict:

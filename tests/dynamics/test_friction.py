@@ -1,7 +1,7 @@
 """Frictional contact with rotation and contact history (``pdyn.dynamics.friction``,
-``pdyn.dynamics.history``): the closed forms of a sphere on a plane, the pair's one spring kept
-by both spheres, history across rebuilds and reordering, any number of contacts per sphere,
-the recorded tangential forces, each pair evaluated once against both sides evaluated."""
+``pdyn.dynamics.history``): the closed forms of a sphere on a plane, the two copies of a pair's
+spring, history across rebuilds and reordering, any number of contacts per sphere, the
+recorded tangential forces, the spin kicks of the rows that touch something."""
 
 import math
 
@@ -10,8 +10,8 @@ import pytest
 
 from pdyn import Simulation
 from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
-from pdyn.dynamics.contact import _evaluate
-from pdyn.dynamics.history import partner_key, site_of
+from pdyn.dynamics.contact import ContactModel
+from pdyn.dynamics.history import partner_key
 from tests.mpi.scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
 
 R, RHO, G = 0.01, 2500.0, 9.81
@@ -80,9 +80,9 @@ def test_rolling_friction_stops_a_rolling_sphere():
     assert a == pytest.approx(5.0 / 7.0 * mu_r * G, rel=1e-2)
 
 
-def test_both_spheres_keep_the_pair_spring():
-    """A contact has one spring, as its lower-id sphere sees it; both spheres keep it in their
-    records, keyed by each other."""
+def test_pair_springs_are_exact_negatives():
+    """Both copies of a contact's spring (one per side, kept by each sphere's records) are
+    negatives of each other bit for bit, and keyed by the partner's id."""
     cfg = SimulationConfig(
         contact=ContactConfig(law="hertz", youngs_modulus=1e6, friction=0.4, restitution=0.8),
         box=BoxConfig(lo=(-5, -5, -5), hi=(5, 5, 5), boundary=("open",) * 3),
@@ -102,7 +102,7 @@ def test_both_spheres_keep_the_pair_spring():
             assert s.values("history_key", [a])[0] == partner_key(s.gid[b])
             assert s.values("history_key", [b])[0] == partner_key(s.gid[a])
             spring = s.values("history_spring", [a])[0]
-            assert np.array_equal(spring, s.values("history_spring", [b])[0]) and spring.any()
+            assert np.array_equal(spring, -s.values("history_spring", [b])[0]) and spring.any()
     assert seen > 10 and np.abs(s.omega[a]).max() > 0
 
 
@@ -206,60 +206,25 @@ def test_recorded_tangential_force_is_coulomb_while_sliding():
     np.testing.assert_allclose(ft[0], [-0.3 * f_n, 0, 0], rtol=1e-12, atol=1e-15)
 
 
-def _both_sides(sim, before):
-    """Force and torque on every row's sphere from evaluating each of its contacts from its
-    own side (with the pair's spring ``before`` the pass, {site entry: spring}, turned to that
-    side), summed in list order: the reference for the pass that evaluates each pair once."""
-    s, lists, c = sim.store, sim.neighbours, sim.contact
-    force = np.zeros((lists.rows.size, 3))
-    torque = np.zeros((lists.rows.size, 3))
-    hist = c.history
-    for t, i in enumerate(lists.rows):
-        for u in range(lists.start[t], lists.start[t + 1]):
-            j = lists.partner[u]
-            low = u < lists.mid[t]
-            v = lists.mirror[u] if low and lists.mirror[u] >= 0 else u  # the pair's site
-            if site_of.py_func(v, hist.slot, hist.site, hist.count) < 0:  # not touching
-                continue
-            spring = before.get(v, np.zeros(3))
-            if u < lists.split[t]:
-                d = s.pos[j] + sim.shifts[lists.code[u]] - s.pos[i]
-                dist = np.sqrt(d @ d)
-                n = d / dist
-                delta = s.radius[i] + s.radius[j] - dist
-                r_eff = s.radius[i] * s.radius[j] / (s.radius[i] + s.radius[j])
-                m_eff = s.mass[i] * s.mass[j] / (s.mass[i] + s.mass[j])
-                rj, wj, dv = s.radius[j], s.omega[j], s.vel[i] - s.vel[j]
-                sign = -1.0 if low else 1.0  # the lower-id sphere's spring, turned to i's side
-            else:
-                n = -s.normal[j]
-                delta = s.radius[i] - (s.pos[i] - s.pos[j]) @ s.normal[j]
-                r_eff, m_eff, rj, wj, dv, sign = s.radius[i], s.mass[i], 0.0, np.zeros(3), \
-                    s.vel[i], 1.0
-            out = _evaluate.py_func(c.parameters, c.tangential_model, c.rolling_model, *n,
-                                    delta, r_eff, m_eff, s.radius[i], rj, *dv, *s.omega[i], *wj,
-                                    *(sign * spring), sim.dt)
-            force[t] += out[2:5]
-            torque[t] += s.radius[i] * np.array(out[8:11]) + np.array(out[11:14])
-        force[t] += s.mass[i] * sim.gravity
-    return force, torque
-
-
-@pytest.mark.parametrize("boundary", [("wall",) * 3, ("periodic",) * 3])
-def test_each_pair_once_equals_both_sides(boundary):
-    """The pass that evaluates each contact once (at its lower-id sphere, or from a ghost's
-    side) gives every sphere the force and torque of evaluating its contacts from its own side,
-    to rounding (the sums are grouped differently); periodic images included."""
-    sim = Simulation(dense_polydisperse(boundary, n=200, law="hertz", friction=0.5))
-    sim.run(100)
-    hist = sim.contact.history
-    before = {int(u): sp.copy() for u, sp in zip(hist.site, hist.spring)}
-    assert len(before) > 50
-    sim._forces()  # the same lists: the pass reads ``before``
-    f, m = _both_sides(sim, before)
-    rows = sim.neighbours.rows
-    assert np.abs(sim.store.torque[rows]).max() > 0
-    np.testing.assert_allclose(sim.store.force[rows], f, rtol=1e-9,
-                               atol=1e-12 * np.abs(f).max())
-    np.testing.assert_allclose(sim.store.torque[rows], m, rtol=1e-9,
-                               atol=1e-12 * np.abs(m).max())
+def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
+    """The spin kicks integrate only the rows that touched something in the last pass, and
+    the pass leaves the torque of rows that touched nothing in this and the last step as it
+    is: after every step of a run with lists (contacts made and lost between rebuilds) every
+    other row's torque is exactly zero, and the run equals one that kicks every row."""
+    cfg = dense_polydisperse(("wall",) * 3, n=200, law="hertz", friction=0.5)
+    sparse = Simulation(cfg)
+    skipped = 0
+    for _ in range(150):
+        sparse.step()
+        rows = sparse.neighbours.rows
+        rest = np.setdiff1d(rows, sparse.contact.spinning_rows(sparse.neighbours))
+        assert not sparse.store.torque[rest].any()
+        skipped += rest.size
+    assert skipped > 150 * 20 and sparse.rebuilds > 3
+    sparse.sync_history()
+    monkeypatch.setattr(ContactModel, "spinning_rows", lambda self, lists: lists.rows)
+    dense = Simulation(cfg)
+    dense.run(150)
+    x, y = gather_fields(sparse, FRICTIONAL_STATE), gather_fields(dense, FRICTIONAL_STATE)
+    for name, u, v in zip(("gid",) + FRICTIONAL_STATE, x, y):
+        assert np.array_equal(u, v), name

@@ -19,13 +19,11 @@ PERIODIC = ("periodic",) * 3
 
 def brute_contacts(sim):
     """(sphere pairs, wall contacts) of the integrated particles by brute force over every
-    live sphere of the store (owned and ghosts: periodic images, each at its image), as
-    sorted gid pairs."""
+    live sphere of the store (owned and ghosts: periodic images), as sorted gid pairs."""
     s = sim.store
     rows = sim._integrated()
     live = np.setdiff1d(s.live, s.walls)
-    seen = s.pos[live] + sim.shifts[s.image[live]]
-    pairs = live[find_contacts(seen, s.radius[live], method="brute")]
+    pairs = live[find_contacts(s.pos[live], s.radius[live], method="brute")]
     mine = np.isin(pairs, rows).any(axis=1)
     spheres = np.unique(canonical_pairs(s.gid[pairs[mine]]), axis=0)
     walls = [(int(s.gid[i]), int(s.gid[w])) for i in rows for w in s.walls

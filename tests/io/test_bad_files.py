@@ -223,8 +223,7 @@ def test_snapshot_written_with_checksums(good):
 
 def as_slotted(src, dst, version=6, slots=16):
     """A copy of the format-7 checkpoint ``src`` in the layout of ``version`` 5 or 6: the
-    contact history in ``slots`` slots per particle, each sphere's spring as it saw the
-    contact (a pair's two copies exact negatives)."""
+    contact history in ``slots`` slots per particle."""
     shutil.copy(src, dst)
     with h5py.File(dst, "r+") as f:
         gid, count = f["particles/gid"][()], f["particles/history_count"][()]
@@ -235,8 +234,7 @@ def as_slotted(src, dst, version=6, slots=16):
         for row, c in enumerate(count):
             for r in range(c):
                 hkey[row, r] = keys[q]
-                lower = keys[q] < (1 << 62) and keys[q] - 1 < gid[row]
-                hspring[row, r] = -springs[q] if lower else springs[q]
+                hspring[row, r] = springs[q]
                 q += 1
         for k in ("records/history_key", "records/history_spring", "index/history_count"):
             del f[k]
@@ -269,9 +267,8 @@ def test_older_versions_still_read(tmp_path, good):
     checkpoints before version 5 are refused by version (version 2 lacks ``build_pos``, so it
     cannot continue the neighbour lists' rebuild schedule; version 3 lacks the index by cell,
     so a rank cannot read only its share; version 4 lacks the rotation and contact history).
-    Checkpoints of versions 5 and 6 (the history in 16 slots a sphere, each sphere's spring as
-    it saw the contact; version 5 with the rotation datasets always there) still read, as the
-    records of version 7 (one spring a contact, as its lower-id sphere sees it)."""
+    Checkpoints of versions 5 and 6 (the history in 16 slots a sphere; version 5 with the
+    rotation datasets always there) still read, as the records of version 7."""
     from pdyn.io import read_checkpoint, read_snapshot
 
     new = read_checkpoint(good[ROTATING])
