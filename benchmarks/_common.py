@@ -3,9 +3,18 @@ as one table (``pdyn.bench.format_table``), JSON output."""
 
 from __future__ import annotations
 
+import datetime
 import json
+import os
 import platform
+import sys
 import time
+from pathlib import Path
+
+#: when this benchmark process started (UTC): the "date of the run" its JSON records
+STARTED = datetime.datetime.now(datetime.timezone.utc)
+#: the machine's load averages (1, 5, 15 min) then: how busy the shared machine was
+LOAD_AT_START = os.getloadavg()
 
 
 def best_time(fn, repeat: int = 3, warmup: int = 1) -> tuple[float, object]:
@@ -35,9 +44,38 @@ def print_rows(rows, columns=None) -> list[dict]:
     return out
 
 
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``), or the platform's word for it."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor()
+
+
+def command_line() -> str:
+    """The command that runs this benchmark, as typed from the repository root."""
+    script = Path(sys.argv[0]).resolve()
+    try:
+        script = script.relative_to(Path(__file__).resolve().parents[1])
+    except ValueError:
+        pass
+    return " ".join(["python", str(script), *sys.argv[1:]])
+
+
 def write_json(path: str | None, payload: dict) -> None:
+    """Write ``payload`` with the machine, the command line, the run's start and end (UTC) and
+    the load averages then to ``path`` (nothing when None)."""
     if path:
-        payload = {"machine": platform.platform(), "python": platform.python_version(), **payload}
+        now = datetime.datetime.now(datetime.timezone.utc)
+        payload = {"machine": platform.platform(), "python": platform.python_version(),
+                   "cpu": cpu_model(), "cores": os.cpu_count(),
+                   "command": command_line(),
+                   "started": STARTED.isoformat(timespec="seconds"),
+                   "finished": now.isoformat(timespec="seconds"),
+                   "load_average": {"start": LOAD_AT_START, "end": os.getloadavg()}, **payload}
         with open(path, "w") as f:
             json.dump(payload, f, indent=2)
         print(f"wrote {path}")

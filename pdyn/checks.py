@@ -38,8 +38,11 @@ import math
 
 import numpy as np
 
+from . import scenarios
 from .broadphase import find_contacts
+from .domain import check_block_count, default_block_dims
 from .particles import GHOST, INFINITE, OWNED
+from .scenarios import BYTES_PER_PARTICLE, ROTATION_BYTES_PER_PARTICLE, SceneError
 
 #: relaxation sweeps before giving up (each moves every overlapping pair apart)
 RELAX_SWEEPS = 1000
@@ -52,6 +55,75 @@ class InitialStateError(ValueError):
 class RunawayError(RuntimeError):
     """A particle moved more than its radius in one step or stopped being finite (one line;
     raised on every rank in the same step)."""
+
+
+class MemoryEstimateError(SceneError):
+    """The run would need more memory than its node has available (one line, every rank)."""
+
+
+# ------------------------------------------------------------------ memory
+#: bytes of the block grid per block, on every rank (block -> rank map, bounds, curve keys and
+#: order, weights): 120-290 B measured with tracemalloc at 10^6 and 1.25·10^5 blocks
+BYTES_PER_BLOCK = 300
+#: bytes per candidate of an insertion step, on every rank (every rank draws them all: centre,
+#: radius, the draws, the verdicts and their reduction)
+BYTES_PER_CANDIDATE = 160
+
+
+def node_memory(comm) -> tuple[int, float | None]:
+    """(ranks on a node, bytes available on it) for the memory estimates, agreed by every rank
+    (the most ranks any node has, the least memory any rank sees; None: unknown), so every
+    rank reaches the same verdict. Collective."""
+    have = scenarios.available_memory()
+    if comm.size == 1:
+        return 1, have
+    node = int(comm.allreduce_max(int(comm.node_size)))
+    least = comm.allreduce_min(math.inf if have is None else float(have))
+    return node, None if math.isinf(least) else least
+
+
+def check_memory(node: tuple, ranks: int, box, config, *, particles: int, rotating: bool,
+                 inserter=None, restart: bool = False) -> None:
+    """One estimate, before set-up, of the large allocations a run on ``ranks`` ranks
+    implies — each rank's share of the ``particles`` (``scenarios.BYTES_PER_PARTICLE``, more
+    with ``rotating``) and of the spheres the insertion may pour, and on every rank the whole
+    block grid (``BYTES_PER_BLOCK``) and an insertion step's candidates
+    (``BYTES_PER_CANDIDATE``) — against the memory of a node shared by its ranks (``node``:
+    :func:`node_memory`). A block grid over the cap (``domain.check_block_count``) is refused
+    first, on any rank count. Deterministic given ``node``: every rank raises the same
+    :class:`MemoryEstimateError` (or ``DecompositionError``)."""
+    on_node, have = node
+    grid = ranks > 1 or bool(np.any(box.periodic))  # a block decomposition (else none)
+    if config.blocks is not None:
+        check_block_count(config.blocks, particles, ranks)
+    dims = config.blocks or default_block_dims(box, ranks, n_particles=particles)
+    blocks = math.prod(dims) if grid else 0
+    poured, candidates = inserter.most(box.lo, box.hi) if inserter is not None else (0, 0)
+    each = BYTES_PER_PARTICLE + (ROTATION_BYTES_PER_PARTICLE if rotating else 0)
+    ins = getattr(inserter, "p", {})
+    parts = {  # bytes on one rank, and what sets them
+        "particles": (particles * each / ranks,
+                      f"particles = {particles}" if restart or config.particles is not None
+                      else f"scale = {config.scale!r}"),
+        "block grid": (blocks * BYTES_PER_BLOCK, f"blocks = {list(dims)!r}"),
+        "insertion": (poured * each / ranks + candidates * BYTES_PER_CANDIDATE,
+                      f"insertion.total = {ins.get('total')!r}"
+                      if poured * each / ranks > candidates * BYTES_PER_CANDIDATE
+                      else f"insertion.region_hi = {list(ins.get('region_hi', ()))!r}"),
+    }
+    need = on_node * sum(b for b, _ in parts.values())
+    if have is None or need <= have:
+        return
+    field = max(parts.values())[1]
+    what = ", ".join(f"{k} {on_node * b / 2**30:.3g}" for k, (b, _) in parts.items() if b)
+    raise MemoryEstimateError(
+        f"{field}: the run would need about {need / 2**30:.3g} GiB on a node ({what} GiB: "
+        f"{particles} particles at {each} B each"
+        + (f", up to {poured} poured" if poured else "")
+        + (f", {blocks} blocks" if blocks else "")
+        + (f", {candidates} insertion candidates a step" if candidates else "")
+        + f"; {on_node} of the {ranks} rank(s) on a node), more than the "
+        f"{have / 2**30:.3g} GiB available")
 
 
 # ------------------------------------------------------------------ initial state
@@ -251,13 +323,15 @@ def share_state(store, box, comm, *, contact_forces: bool, overlap: str = "refus
                                              "[particles] only; set \"allow\" to run anyway)")
     _agree(comm, _wall_offender(pos, rad, box, tolerance, gid), hint)
     both = store.handles_with(OWNED | GHOST, INFINITE)
-    pairs = find_contacts(store.pos[both], store.radius[both])
-    a, b = both[pairs[:, 0]], both[pairs[:, 1]]
+    seen = store.pos[both]
+    pairs = find_contacts(seen, store.radius[both])
+    ia, ib = pairs[:, 0], pairs[:, 1]
+    a, b = both[ia], both[ib]
     ga, gb = store.gid[a], store.gid[b]
     lo = np.where(ga < gb, a, b)
     keep = (ga != gb) & ((store.flags[lo] & OWNED) != 0)  # each pair on its lower id's owner
     a, b = a[keep], b[keep]
-    d = store.pos[b] - store.pos[a]
+    d = seen[ib[keep]] - seen[ia[keep]]
     depth = store.radius[a] + store.radius[b] - np.sqrt(np.einsum("ij,ij->i", d, d))
     found = _pair_offender(np.minimum(ga[keep], gb[keep]), np.maximum(ga[keep], gb[keep]), depth,
                            np.minimum(store.radius[a], store.radius[b]), tolerance)
@@ -353,8 +427,10 @@ class StepGuard:
         if bad.any():
             h = moving[bad]
             h = int(h[np.argmin(store.gid[h])])
-            local = (int(store.gid[h]), float(np.sqrt(np.sum((self.dt * store.vel[h]) ** 2))),
-                     float(store.radius[h]), store.vel[h].tolist(), store.pos[h].tolist())
+            with np.errstate(over="ignore", invalid="ignore"):  # the message says inf
+                moved = float(np.sqrt(np.sum((self.dt * store.vel[h]) ** 2)))
+            local = (int(store.gid[h]), moved, float(store.radius[h]), store.vel[h].tolist(),
+                     store.pos[h].tolist())
         found = [x for x in self.comm.allgather(local) if x is not None]
         if not found:
             return  # a large sphere moved more than the smallest radius, not more than its own

@@ -325,12 +325,38 @@ def _blocks_note(sim, cfg) -> str | None:
     return None
 
 
+def _dt_note(sim, cfg) -> str | None:
+    """Why ``allow_large_dt`` has no effect: no dt given, the default is the limit itself."""
+    if cfg.allow_large_dt and cfg.dt is None and sim.scene.dt is None:
+        return (f"pdyn: note: allow_large_dt = true has no effect without a dt (the default "
+                f"dt = {sim.dt:.4g} s is the time-step limit itself)")
+    return None
+
+
+def _insertion_note(sim) -> str | None:
+    """A rate the insertion region cannot take: each insertion step pours at most what the
+    region holds (``Inserter.capacity``)."""
+    ins = sim.inserter
+    if ins is None:
+        return None
+    owed = ins.p["rate"] * ins.p["every"] * sim.dt
+    if owed <= ins.capacity:
+        return None
+    return (f"pdyn: note: insertion.rate = {ins.p['rate']!r}: {owed:.3g} spheres are owed at "
+            f"each insertion step (every {ins.p['every']} steps of {sim.dt:.4g} s), more than "
+            f"the {ins.capacity} the region can hold; each step pours at most that many")
+
+
 def _run(sim, cfg, comm, steps=None) -> int:
-    notes = [n for n in (sim.setup_note and f"pdyn: {sim.setup_note}", _blocks_note(sim, cfg))
-             if n]
+    notes = [n for n in (sim.setup_note and f"pdyn: {sim.setup_note}", _blocks_note(sim, cfg),
+                         _dt_note(sim, cfg), _insertion_note(sim)) if n]
     if comm.rank == 0 and notes:
         print("\n".join(notes), flush=True)
-    summary = sim.run(steps)
+    try:
+        summary = sim.run(steps)
+    except (KeyboardInterrupt, *_user_errors()) as exc:
+        exc.last_good = sim.last_good()  # every stop names where to continue from
+        raise
     summary["output"] = _output_note(sim, cfg)
     summary["chosen"] = _chosen(sim, comm)
     if comm.rank == 0:
@@ -362,6 +388,7 @@ def cmd_restart(args, comm) -> int:
     from .io import OutputFileError
     from .io.checkpoint import (checkpoint_header, latest_checkpoint, run_folder_of,
                                 set_aside_after)
+    from .io.schema import unchecked_note
     from .restart import from_checkpoint
 
     for opt, flag in (("config", "CONFIG"), ("scene", "--scene"), ("scale", "--scale"),
@@ -379,6 +406,9 @@ def cmd_restart(args, comm) -> int:
     ckpt = latest_checkpoint(args.restart)
     head = checkpoint_header(ckpt)
     step = head["step"]
+    note = unchecked_note(ckpt) if comm.rank == 0 else None
+    if note:
+        print(note, flush=True)
     try:
         stored = config_from_dict(head["config"], source=f"{ckpt} (config)")
     except ConfigError as exc:
@@ -423,14 +453,19 @@ def cmd_restart(args, comm) -> int:
 
 def cmd_info(args, comm) -> int:
     from .io.inspect import describe
+    from .io.schema import unchecked_note
 
     if comm.rank == 0:
         print(describe(args.file))
+        note = unchecked_note(args.file)
+        if note:
+            print(note)
     return 0
 
 
 def cmd_render(args, comm) -> int:
-    from .io.render import render_png
+    from .io.render import render_png, snapshot_of
+    from .io.schema import unchecked_note
 
     for value in args.size:
         if not MIN_SIZE <= value <= MAX_SIZE:
@@ -444,6 +479,9 @@ def cmd_render(args, comm) -> int:
         except ImportError as exc:
             raise CLIError(str(exc)) from None
         print(f"pdyn: wrote {out}")
+        note = unchecked_note(snapshot_of(Path(args.file)))
+        if note:
+            print(note)
     return 0
 
 
@@ -539,14 +577,22 @@ def _user_errors() -> tuple:
     from .checks import InitialStateError, RunawayError
     from .config import ConfigError
     from .domain import DecompositionError
-    from .dynamics.friction import HistoryOverflowError
     from .io import OutputFileError, OutputWriteError
     from .parallel.exchange import ExchangeError
     from .scenarios import SceneError
 
     return (ConfigError, SceneError, BroadPhaseError, ExchangeError, DecompositionError,
-            CLIError, OutputFileError, OutputWriteError, InitialStateError, RunawayError,
-            HistoryOverflowError)
+            CLIError, OutputFileError, OutputWriteError, InitialStateError, RunawayError)
+
+
+def _with_last_good(exc) -> str:
+    """The error's message on one line, naming the last good checkpoint if the run had
+    started (``Simulation.last_good``) and the message does not already."""
+    msg = " ".join(str(exc).split())
+    note = getattr(exc, "last_good", None)
+    if note and "last good" not in msg and "written by this run" not in msg:
+        msg = f"{msg}; {note}" if msg else f"; {note}"
+    return msg
 
 
 def main(argv=None) -> int:
@@ -554,6 +600,7 @@ def main(argv=None) -> int:
     import traceback
 
     from .broadphase import BroadPhaseError
+    from .interrupt import Stopped
     from .parallel import get_comm
 
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -562,6 +609,10 @@ def main(argv=None) -> int:
     try:
         args = _parser().parse_args(argv)
         return COMMANDS[args.command](args, comm)
+    except Stopped as exc:  # a signal, at the end of a step on every rank: where to continue
+        if comm.rank == 0:
+            print(f"pdyn: {exc}", file=sys.stderr, flush=True)
+        return exc.exit_code
     except _user_errors() as exc:
         # every rank raises these alike (a broad phase's error can be one rank's alone)
         alone = isinstance(exc, BroadPhaseError) and comm.size > 1
@@ -569,16 +620,18 @@ def main(argv=None) -> int:
             if debug:
                 traceback.print_exc()
             where = f"rank {comm.rank}: " if alone else ""
-            print(f"pdyn: error: {where}{' '.join(str(exc).split())}", file=sys.stderr,
-                  flush=True)
+            print(f"pdyn: error: {where}{_with_last_good(exc)}", file=sys.stderr, flush=True)
         if alone:
             comm.abort(EXIT_USAGE)
         return EXIT_USAGE
-    except KeyboardInterrupt:
-        print("pdyn: interrupted", file=sys.stderr)
+    except KeyboardInterrupt as exc:
+        print(f"pdyn: interrupted{_with_last_good(exc)}", file=sys.stderr)
         if comm.size > 1:
             comm.abort(130)
         return 130
+    except BrokenPipeError:  # stdout closed early (pdyn info FILE | head): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # a bug in pdyn: its traceback, and never leave other ranks waiting
         if comm.size > 1:
             traceback.print_exc()

@@ -19,6 +19,9 @@ import numpy as np
 from .domain import BOUNDARIES, CURVES
 
 CONTACT_LAWS = ("linear", "hertz")
+#: the smallest coefficient of restitution accepted: the damping ratio that gives e is bounded
+#: (``pdyn.dynamics.laws.MAX_DAMPING_RATIO``, whose e is 6.2e-4 linear, 5.2e-4 Hertz)
+MIN_RESTITUTION = 1e-3
 #: what to do with spheres that overlap each other or a wall at the start (``pdyn.checks``)
 INITIAL_OVERLAP = ("refuse", "allow", "relax")
 
@@ -110,8 +113,11 @@ def _array(name: str, value, shape_tail: tuple, *, positive=False) -> np.ndarray
 @dataclass(frozen=True, kw_only=True)
 class ContactConfig:
     """Contact law. ``linear``: F = k δ with k = ``stiffness`` if set, else
-    ``youngs_modulus`` · R_eff (N/m). ``hertz``: F = 4/3 · E · √R_eff · δ^{3/2}. Optional
-    normal damping from the restitution coefficient e (1 = elastic). Tangential friction
+    ``youngs_modulus`` · R_eff (N/m). ``hertz``: F = 4/3 · E* · √R_eff · δ^{3/2}, E* =
+    E / (2 (1 − ν²)) from ``youngs_modulus`` E and ``poisson_ratio`` ν. Optional normal damping
+    from the restitution coefficient e (1 = elastic; at least :data:`MIN_RESTITUTION`): a
+    dashpot that vanishes with the approach speed, so a contact at rest carries its elastic force
+    exactly (``pdyn.dynamics.laws``). Tangential friction
     (``friction`` μ, Coulomb; 0 = frictionless), ``rolling_friction`` μ_r (constant rolling
     torque) and ``poisson_ratio`` ν (Hertz–Mindlin's shear modulus), as LAMMPS names them
     (``pdyn.dynamics.friction``)."""
@@ -132,8 +138,9 @@ class ContactConfig:
             if self.law != "linear":
                 raise ConfigError(f"contact.stiffness = {self.stiffness!r}: only for law 'linear'")
         e = _finite("contact.restitution", self.restitution)
-        if not 0 < e <= 1:
-            raise ConfigError(f"contact.restitution = {self.restitution!r}: must be in (0, 1]")
+        if not MIN_RESTITUTION <= e <= 1:
+            raise ConfigError(f"contact.restitution = {self.restitution!r}: must be in "
+                              f"[{MIN_RESTITUTION:g}, 1] (the damping ratio is bounded)")
         _finite("contact.friction", self.friction, nonneg=True)
         _finite("contact.rolling_friction", self.rolling_friction, nonneg=True)
         nu = _finite("contact.poisson_ratio", self.poisson_ratio)
@@ -220,12 +227,19 @@ class InsertionConfig:
             object.__setattr__(self, "outlet_hi", ohi)
 
     def check_box(self, lo, hi) -> None:
-        """The region must lie inside the box ``lo``..``hi`` (m)."""
+        """The region must lie inside the box ``lo``..``hi`` (m), the outlet must overlap it
+        (else it would never remove a sphere)."""
+        lo, hi = [float(x) for x in lo], [float(x) for x in hi]
         for name, v, bad in (("region_lo", self.region_lo, lambda a: v[a] < lo[a]),
                              ("region_hi", self.region_hi, lambda a: v[a] > hi[a])):
             if any(bad(a) for a in range(3)):
                 raise ConfigError(f"insertion.{name} = {list(v)!r}: outside the box "
-                                  f"{list(lo)!r}..{list(hi)!r}")
+                                  f"{lo!r}..{hi!r}")
+        if self.outlet_lo is not None and not all(
+                self.outlet_lo[a] < hi[a] and self.outlet_hi[a] > lo[a] for a in range(3)):
+            raise ConfigError(f"insertion.outlet_lo = {list(self.outlet_lo)!r}: the outlet "
+                              f"..{list(self.outlet_hi)!r} lies outside the box "
+                              f"{lo!r}..{hi!r} (it would never remove a sphere)")
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -75,6 +75,15 @@ class Box:
                 nrm.append(n)
         return np.array(pts).reshape(-1, 3), np.array(nrm).reshape(-1, 3)
 
+    def shifts(self) -> np.ndarray:
+        """Periodic image shifts (S, 3): row 0 is zero, then ±L along periodic axes and their
+        combinations (S = 3^p for p periodic axes). A ghost's ``image`` is a row of it."""
+        opts = [(0.0, -self.length[a], self.length[a]) if self.periodic[a] else (0.0,)
+                for a in range(3)]
+        rows = [(x, y, z) for z in opts[2] for y in opts[1] for x in opts[0]]
+        rows.sort(key=lambda r: (r != (0.0, 0.0, 0.0)))
+        return np.array(rows, float).reshape(-1, 3)
+
     def outside(self, pos: np.ndarray, periodic: bool = True) -> np.ndarray:
         """Mask of centres outside the box along a non-open axis (with ``periodic=False``
         only along walled axes: a restart's unwrapped centres may lie past a periodic face)."""
@@ -230,6 +239,26 @@ def _block_limit(n_particles: int, nranks: int) -> int:
     return max(BLOCKS_PER_RANK * nranks, min(int(n_particles), MAX_BLOCKS))
 
 
+def check_block_count(dims, n_particles: int, nranks: int) -> None:
+    """Refuse (:class:`DecompositionError`) a block grid ``dims`` with fewer blocks than
+    ranks, or more than max(``BLOCKS_PER_RANK`` × ranks, min(particles, ``MAX_BLOCKS``)):
+    before any array of the grid is allocated (``BlockGrid.check_size``, and the set-up's
+    check on every rank count)."""
+    dims = [int(d) for d in dims]
+    nb = math.prod(dims)
+    if nranks > nb:
+        raise DecompositionError(
+            f"blocks = {dims!r}: {nb} blocks for {nranks} ranks; every rank "
+            "needs at least one block (use more blocks or fewer ranks)")
+    limit = _block_limit(n_particles, nranks)
+    if nb > limit:
+        raise DecompositionError(
+            f"blocks = {dims!r}: {nb} blocks for {int(n_particles)} particles "
+            f"on {nranks} rank(s); at most {limit} make sense (max({BLOCKS_PER_RANK} per "
+            f"rank, one per particle up to {MAX_BLOCKS}); more blocks stay empty and cost "
+            "memory and time at every rebuild)")
+
+
 class BlockGrid:
     """A regular grid of blocks over ``box`` and its block → rank map (no MPI).
 
@@ -290,13 +319,8 @@ class BlockGrid:
         return blo, bhi
 
     def shifts(self) -> np.ndarray:
-        """Periodic image shifts (S, 3): row 0 is zero, then ±L along periodic axes and their
-        combinations (S = 3^p for p periodic axes)."""
-        opts = [(0.0, -self.box.length[a], self.box.length[a]) if self.periodic[a] else (0.0,)
-                for a in range(3)]
-        rows = [(x, y, z) for z in opts[2] for y in opts[1] for x in opts[0]]
-        rows.sort(key=lambda r: (r != (0.0, 0.0, 0.0)))
-        return np.array(rows, float).reshape(-1, 3)
+        """The box's periodic image shifts (:meth:`Box.shifts`)."""
+        return self.box.shifts()
 
     def curve_order(self, curve: str = CURVES[0]) -> np.ndarray:
         """Block ids in the order of the space-filling ``curve`` (one of ``CURVES``)."""
@@ -311,18 +335,7 @@ class BlockGrid:
     def check_size(self, n_particles: int, nranks: int) -> None:
         """Refuse a grid with fewer blocks than ranks, or more than
         max(``BLOCKS_PER_RANK`` × ranks, min(particles, ``MAX_BLOCKS``)) blocks."""
-        nb = self.n_blocks
-        if nranks > nb:
-            raise DecompositionError(
-                f"blocks = {self.dims.tolist()!r}: {nb} blocks for {nranks} ranks; every rank "
-                "needs at least one block (use more blocks or fewer ranks)")
-        limit = _block_limit(n_particles, nranks)
-        if nb > limit:
-            raise DecompositionError(
-                f"blocks = {self.dims.tolist()!r}: {nb} blocks for {int(n_particles)} particles "
-                f"on {nranks} rank(s); at most {limit} make sense (max({BLOCKS_PER_RANK} per "
-                f"rank, one per particle up to {MAX_BLOCKS}); more blocks stay empty and cost "
-                "memory and time at every rebuild)")
+        check_block_count(self.dims.tolist(), n_particles, nranks)
 
     def assign(self, weights, nranks: int, curve: str = CURVES[0]) -> np.ndarray:
         """Cut the blocks, ordered along ``curve`` (``CURVES``), into ``nranks`` contiguous

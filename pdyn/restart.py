@@ -13,6 +13,11 @@ too wherever the N-rank run matches the 1-rank run). Centres are restored unwrap
 stays there, as in the uninterrupted run, and is wrapped at the next rebuild. On the same rank
 count every rank reads back the rows it wrote, under the checkpointed block → rank map, so each
 rank continues with what it held.
+
+A checkpoint is checked for what it is before it is used (:func:`check_identity`): the step
+it holds against its name, its run id against its folder's, and a rotating run's checkpoint
+for its rotation and contact-history datasets; the strict reader has range-checked every
+count and index in it (``pdyn.io.schema``).
 """
 
 from __future__ import annotations
@@ -22,11 +27,14 @@ from pathlib import Path
 import numpy as np
 
 from .config import ConfigError, config_from_dict
-from .io.checkpoint import read_checkpoint_rows
+from .dynamics.contact import ContactModel
+from .io.checkpoint import PREFIX, read_checkpoint_rows, run_folder_of
 from .io.hdf5 import OutputFileError
+from .io.runid import folder_run_id
 from .lattice import Lattice
 from .parallel import get_comm
 from .parallel.startup import block_lattice, blocks_box
+from .particles import ROTATION
 from .scenarios import Scene
 from .simulation import RestartState, Simulation
 
@@ -36,10 +44,12 @@ class CheckpointSource:
     ``BlockExchange.distribute``, as those of ``pdyn.parallel.startup``): block weights from
     the checkpoint's index (counts per index cell spread over the blocks), then each rank reads
     the rows it wrote (same rank count and block grid) or the segments of the index cells that
-    overlap its blocks — HDF5 hyperslabs, never the whole file."""
+    overlap its blocks — HDF5 hyperslabs, never the whole file. With ``comm``, a file error
+    on one rank is raised on every rank."""
 
-    def __init__(self, path: str | Path, head: dict, index: dict):
+    def __init__(self, path: str | Path, head: dict, index: dict, comm=None):
         self.path = Path(path)
+        self.comm = comm  # None: :meth:`take` is not collective
         self.n = int(head["n_particles"])
         self.r_mean = float(head["r_mean"])
         self.lattice = Lattice.over(head["box_lo"], head["box_hi"], head["index_dims"])
@@ -62,7 +72,17 @@ class CheckpointSource:
             cells = self.lattice.cells_overlapping(*blocks_box(grid, rank))
             pick = np.isin(self.cell, cells) & (self.count > 0)
             rows = _runs(self.start[pick], self.start[pick] + self.count[pick])
-        return read_checkpoint_rows(self.path, rows)[1]
+        # collective: a damaged row one rank reads stops every rank (none waits for it)
+        error, particles = None, None
+        try:
+            particles = read_checkpoint_rows(self.path, rows)[1]
+        except OutputFileError as exc:
+            error = str(exc)
+        if self.comm is not None and self.comm.size > 1:
+            error = next((e for e in self.comm.allgather(error) if e), None)
+        if error:
+            raise OutputFileError(error)
+        return particles
 
 
 def _runs(starts, stops) -> list[tuple[int, int]]:
@@ -76,28 +96,61 @@ def _runs(starts, stops) -> list[tuple[int, int]]:
     return [(a, b) for a, b in out]
 
 
+def check_identity(path: str | Path, head: dict, config) -> None:
+    """Refuse (:class:`OutputFileError`) a checkpoint that is not what its name and place say:
+    named ``ckpt_<step>.h5`` but holding another step; holding another run's id than its run
+    folder records (``pdyn.io.runid``; a file copied from another run); of a run whose stored
+    ``config`` rotates (friction or rolling friction) but without the rotation and
+    contact-history datasets (only a frictionless run's checkpoint starts them at zero)."""
+    path = Path(path)
+    stem = path.name.removesuffix(".h5")
+    digits = stem[len(PREFIX) + 1:]
+    if stem.startswith(f"{PREFIX}_") and digits.isdigit() and int(digits) != head["step"]:
+        raise OutputFileError(f"{path}: holds step {head['step']}, not the step {int(digits)} "
+                              "its name says (renamed or copied over?)")
+    home = run_folder_of(path)
+    ours = folder_run_id(home)
+    theirs = head.get("run_id")
+    if ours is not None and theirs is not None and ours != theirs:
+        raise OutputFileError(f"{path}: belongs to run {theirs} (scene {head['scene']!r}), not "
+                              f"to run {ours} of its folder {home} (copied from another run?)")
+    contact = config.contact or config_from_dict({"contact": head["contact"]}).contact
+    if ContactModel.from_config(contact).rotating and ROTATION not in head["features"]:
+        raise OutputFileError(
+            f"{path}: a checkpoint of a run with friction = {contact.friction!r}, rolling "
+            f"friction = {contact.rolling_friction!r} without its rotation and contact-history "
+            "datasets (damaged file; only a frictionless run's checkpoint has none)")
+
+
 def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
     """A :class:`~pdyn.simulation.Simulation` continuing the checkpointed run at ``path`` on
     ``comm`` (any number of ranks). ``changes`` override configuration fields (``output``,
     ``progress``, ``steps``, ``broadphase``, ...)."""
     comm = comm if comm is not None else get_comm()
     head, _, rest = read_checkpoint_rows(path)
+    insertion = head.get("insertion")  # {"params", "state"} of a pouring run, or None
     try:
         cfg = config_from_dict(head["config"], source=f"{path} (config)")
+        # the scene's contact law and insertion, used where the config gives none
+        config_from_dict({"contact": head["contact"]}, source=f"{path} (contact)")
+        if insertion:
+            config_from_dict({"insertion": insertion["params"]},
+                             source=f"{path} (insertion.params)")
     except ConfigError as exc:
         raise OutputFileError(f"{path}: its stored config is invalid here ({exc})") from None
+    check_identity(path, head, cfg)
     if changes:
         cfg = cfg.with_(**changes)
-    insertion = head.get("insertion")  # {"params", "state"} of a pouring run, or None
     scene = Scene(name=head["scene"], box_lo=head["box_lo"], box_hi=head["box_hi"],
                   boundary=head["boundary"], gravity=head["gravity"], contact=head["contact"],
                   dt=head["dt"], steps=head["steps_total"],
                   description=f"restarted from {Path(path).name} at step {head['step']}",
                   insertion=insertion["params"] if insertion else {})
-    restart = RestartState(source=CheckpointSource(path, head, rest), exchange=rest["exchange"],
-                           step=head["step"], dt=head["dt"], drift=head["drift"],
-                           r_mean=head["r_mean"],
-                           insertion=insertion["state"] if insertion else None)
+    restart = RestartState(source=CheckpointSource(path, head, rest, comm),
+                           exchange=rest["exchange"], step=head["step"], dt=head["dt"],
+                           drift=head["drift"], r_mean=head["r_mean"],
+                           insertion=insertion["state"] if insertion else None,
+                           run_id=head.get("run_id"), path=str(path))
     sim = Simulation(cfg, comm=comm, scene=scene, restart=restart)
     kept = sim.store.gid[sim.store.owned]
     n = sim.comm.allreduce_sum(int(kept.size))

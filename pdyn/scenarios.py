@@ -311,17 +311,20 @@ def available_memory() -> int | None:
     return min(known) if known else None
 
 
-def check_memory(name: str, scale: float, ranks: int = 1, rotating: bool = False) -> None:
-    """Refuse (SceneError) a scene whose estimated memory per rank (``SIZES`` × scale ×
-    ``BYTES_PER_PARTICLE`` (+ ``ROTATION_BYTES_PER_PARTICLE`` for a run with friction) /
-    ``ranks``: each rank generates its share) exceeds the memory available, before anything is
-    allocated."""
+def check_memory(name: str, scale: float, ranks: int = 1, rotating: bool = False,
+                 node_ranks: int = 1, available: float | None = None) -> None:
+    """Refuse (SceneError) a scene whose estimated memory on a node exceeds the memory
+    available there (``available`` bytes, default :func:`available_memory`), before anything
+    is allocated: ``SIZES`` × scale × ``BYTES_PER_PARTICLE`` (+
+    ``ROTATION_BYTES_PER_PARTICLE`` for a run with friction), each of ``ranks`` ranks holding
+    its share and ``node_ranks`` of them sharing the node. (A run checks all it allocates
+    again once its scene is known: ``pdyn.checks.check_memory``.)"""
     n = SIZES[name] * scale
     each = BYTES_PER_PARTICLE + (ROTATION_BYTES_PER_PARTICLE if rotating else 0)
-    need = n * each / max(int(ranks), 1)
-    have = available_memory()
+    need = n * each / max(int(ranks), 1) * max(int(node_ranks), 1)
+    have = available_memory() if available is None else available
     if have is not None and need > have:
-        per = f" per rank on {ranks} ranks" if ranks > 1 else ""
+        per = f" on a node of {node_ranks} of the {ranks} ranks" if ranks > 1 else ""
         raise SceneError(f"scale = {scale!r}: the {name!r} scene would hold about {n:.3g} "
                          f"particles and need about {need / 2**30:.3g} GiB of memory{per} "
                          f"({each} B each), more than the {have / 2**30:.3g} GiB "
@@ -329,17 +332,21 @@ def check_memory(name: str, scale: float, ranks: int = 1, rotating: bool = False
 
 
 def make_scene(name: str = DEFAULT_SCENE, *, scale: float = 1.0, seed: int = 0,
-               materialise: bool = True, ranks: int = 1, rotating: bool = False) -> Scene:
+               materialise: bool = True, ranks: int = 1, rotating: bool = False,
+               node_ranks: int = 1, available: float | None = None) -> Scene:
     """Generate the named scene deterministically from ``seed``; ``scale`` shrinks/grows it.
     With ``materialise=False`` a scene generated per cell keeps its cells undrawn (what a run
-    distributes: each of ``ranks`` ranks draws its share). Refuses (:class:`SceneError`) a
-    scale whose memory estimate (more with ``rotating``: a run with friction) exceeds the
-    memory available."""
+    distributes: each of ``ranks`` ranks draws its share, ``node_ranks`` of them on one
+    node). Refuses (:class:`SceneError`) a scale whose memory estimate (more with
+    ``rotating``: a run with friction) exceeds the memory available (``available`` bytes on
+    the node; default :func:`available_memory`)."""
     if name not in SCENES:
         raise SceneError(f"scene = {name!r}: unknown (choose from {', '.join(SCENES)})")
     if not (np.isfinite(scale) and scale > 0):
         raise SceneError(f"scale = {scale!r}: must be a positive finite number")
-    check_memory(name, scale, 1 if materialise else ranks, rotating)
+    if materialise:
+        ranks = node_ranks = 1  # this process draws it all
+    check_memory(name, scale, ranks, rotating, node_ranks, available)
     scene = SCENES[name](scale=float(scale), seed=int(seed))
     return scene.materialised() if materialise else scene
 

@@ -18,6 +18,7 @@ kernel.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from contextlib import contextmanager
@@ -26,32 +27,36 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from .broadphase import make_broadphase
-from .checks import InitialStateError, StepGuard, initial_state, share_state
+from .checks import (InitialStateError, StepGuard, check_memory, initial_state, node_memory,
+                     share_state)
 from .config import ConfigError, ContactConfig, InsertionConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
-from .dynamics.friction import HistoryOverflowError
 from .dynamics.insertion import Inserter
-from .dynamics.integrate import NO_SPIN, kick, kick_drift
+from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
-from .io import make_writers
+from .interrupt import StopRequest, Stopped, signal_name
+from .io import checkpoint_now, make_writers
+from .io.runid import new_run_id
 from .parallel import StoreChanges, get_comm, make_exchange
 from .parallel.balance import Balancer, block_work
 from .parallel.startup import GeneratedSource, ScatteredSource
-from .particles import FIXED, GHOST, HISTORY_SLOTS, INFINITE, OWNED, ROTATION, ParticleStore
+from .particles import FIXED, GHOST, INFINITE, OWNED, ROTATION, ParticleStore
 from .scenarios import Scene, make_scene
 from .zorder import zorder
 
+
+NO_ROWS = np.zeros(0, np.int64)
 
 #: the default (and largest accepted) time step with Hertz contacts, as a fraction of the
 #: Rayleigh time of the smallest sphere ([EDEMtimestep])
 RAYLEIGH_FRACTION = 0.2
 
 #: what a restart keeps from the checkpoint rather than from its first force pass: forces and
-#: torques (damping saw the half-step velocities, which are gone) and the contact history
-#: (the pass advances it by one step); those the run's store holds (a rotating run restarted
-#: from a checkpoint without rotation fields starts spin, torque and history at zero)
-RESTART_KEPT = ("force", "torque", "history_count", "history_key", "history_spring")
+#: torques (damping saw the half-step velocities, which are gone); those the run's store holds
+#: (the contact history is kept too: the first pass reads the checkpoint's records and does not
+#: change them, and the next pass reads them again)
+RESTART_KEPT = ("force", "torque")
 
 
 class PhaseTimers(dict):
@@ -66,13 +71,16 @@ class PhaseTimers(dict):
             self[phase] = self.get(phase, 0.0) + time.perf_counter() - t0
 
 
-def scene_from_config(config: SimulationConfig, ranks: int = 1) -> Scene:
+def scene_from_config(config: SimulationConfig, ranks: int = 1,
+                      node: tuple = (1, None)) -> Scene:
     """The initial state a config asks for: its ``[particles]`` or a named scene (generated per
-    cell scenes stay undrawn: each of ``ranks`` ranks draws its share)."""
+    cell scenes stay undrawn: each of ``ranks`` ranks draws its share; ``node``: the ranks on
+    a node and the bytes it has available, ``pdyn.checks.node_memory``)."""
     if config.particles is None:
         rotating = config.contact is not None and ContactModel.from_config(config.contact).rotating
         return make_scene(config.scene, scale=config.scale, seed=config.seed,
-                          materialise=False, ranks=ranks, rotating=rotating)
+                          materialise=False, ranks=ranks, rotating=rotating,
+                          node_ranks=node[0], available=node[1])
     p = config.particles
     return Scene(
         name="custom", box_lo=np.array(config.box.lo), box_hi=np.array(config.box.hi),
@@ -102,8 +110,9 @@ class RestartState:
     rank its checkpointed particles (a particle source, ``pdyn.parallel.startup``), the
     exchange's schedule (``exchange.state()``), the step, the time step (s), the largest
     displacement since the last rebuild ``drift`` (m), the run's mean radius ``r_mean`` (m,
-    the neighbour lists' default skin derives from it) and the inserter's state
-    (``Inserter.state()``, None without insertion)."""
+    the neighbour lists' default skin derives from it), the inserter's state
+    (``Inserter.state()``, None without insertion) and the run id (``pdyn.io.runid``; None:
+    a checkpoint from before run ids, the continued run gets a new one)."""
 
     source: object
     exchange: dict
@@ -112,6 +121,8 @@ class RestartState:
     drift: float
     r_mean: float
     insertion: dict | None = None
+    run_id: str | None = None
+    path: str | None = None  # the checkpoint file (the last good one until the run writes)
 
 
 class Simulation:
@@ -129,7 +140,8 @@ class Simulation:
                  scene: Scene | None = None, restart: RestartState | None = None):
         self.config = config = config or SimulationConfig()
         self.comm = comm if comm is not None else get_comm()
-        scene = scene if scene is not None else scene_from_config(config, self.comm.size)
+        node = node_memory(self.comm)  # the same on every rank: the same memory verdicts
+        scene = scene if scene is not None else scene_from_config(config, self.comm.size, node)
         self.scene = scene
         box = config.box
         self.box = Box(
@@ -142,6 +154,12 @@ class Simulation:
         self.contact = ContactModel.from_config(config.contact or ContactConfig(**scene.contact))
         self.steps = config.steps or scene.steps
         self.step_index = restart.step if restart else 0
+        # which run the files belong to (pdyn.io.runid): made once, kept through restarts
+        self.run_id = restart.run_id if restart and restart.run_id else self.comm.bcast(
+            new_run_id() if self.comm.rank == 0 else None)
+        self.restarted_from = restart.path if restart else None
+        self._stop = None  # the signals' flag while run() runs (pdyn.interrupt)
+        self.stop_signal = 0  # the signal every rank agreed to stop on (0: none)
         self.timers = PhaseTimers()
         self.n_contacts = 0
         self.elastic_energy = 0.0
@@ -150,11 +168,15 @@ class Simulation:
         self.setup_note = None  # what relaxing given particles did (pdyn.checks)
         source = restart.source if restart else self._source(scene)
         self.r_mean = restart.r_mean if restart else source.r_mean
+        self.inserter = self._inserter(source.n, restart)
+        # one memory estimate of what the config implies, before the large allocations
+        check_memory(node, self.comm.size, self.box, config, particles=source.n,
+                     inserter=self.inserter, rotating=self.contact.rotating,
+                     restart=restart is not None)
         # the rotation fields exist only when the contact model rotates
         self.store = ParticleStore(capacity=max(64, 2 * source.n // max(self.comm.size, 1)),
                                    features=(ROTATION,) if self.contact.rotating else ())
         self._add_walls()
-        self.inserter = self._inserter(source.n, restart)
         if self.inserter is not None and source.n == 0 and not restart:  # an empty box to pour into
             self.r_mean = float(np.mean(self.inserter.radii))
         skin = neighbour_skin(config.neighbour_skin, self.r_mean)
@@ -204,15 +226,12 @@ class Simulation:
         self._find_neighbours(None, rebuilt=restart is None, drift=drift)
         kept = ({k: getattr(self.store, k).copy() for k in RESTART_KEPT if k in self.store.fields}
                 if restart else {})
-        self._overflow_at = -1  # step of this rank's first full contact history
         with self.timers("contacts"):
             self._forces()
-        if self.contact.rotating:
-            self._check_history(self.comm.allreduce_max(float(self._overflow_at)))
-        for k, v in kept.items():  # the history must not advance twice in one step either
+        for k, v in kept.items():
             getattr(self.store, k)[:] = v
-        if kept:
-            self.contact.history.reset()  # the next pass reads the checkpoint's slots
+        if restart:  # the history must not advance twice in one step: the next pass reads
+            self.contact.history.reset()  # the checkpoint's records again
 
     # ------------------------------------------------------------------ setup helpers
     def _overlap_rules(self) -> dict:
@@ -309,29 +328,18 @@ class Simulation:
     # ------------------------------------------------------------------ the step
     def _forces(self) -> None:
         """Contact forces (plus gravity) on the integrated particles, from the lists; with
-        friction also torques and the contact history. A full history on this rank is kept in
-        ``_overflow`` (the step after sends it in its one reduction; :meth:`_check_history`)."""
-        self.n_contacts, self.elastic_energy, overflow = self.contact.forces(
+        rotation also torques and the contact history."""
+        self.n_contacts, self.elastic_energy = self.contact.forces(
             self.store, self.neighbours, self.gravity, self.dt)
-        if overflow > 0 and self._overflow_at < 0:
-            self._overflow_at = self.step_index
 
     def sync_history(self) -> None:
-        """With friction: write the contact history the force pass keeps per list entry
-        into the particles' slots (``history_count``, ``history_key``, ``history_spring``),
-        so the store holds the whole state. Done before the lists are rebuilt, before output
-        and at the end of :meth:`run`; call it before reading the slots between steps. It
+        """With rotation: write the contact history the force pass keeps beside the lists into
+        the particles' records (``history_count``, ``history_key``, ``history_spring``), so
+        the store holds the whole state. Done before the lists are rebuilt, before output and
+        at the end of :meth:`run`; call it before reading the records between steps. It
         changes no result."""
         if self.contact.rotating:
-            self.contact.history.save(self.store, self.neighbours)
-
-    def _check_history(self, overflow_at: float) -> None:
-        """Raise ``HistoryOverflowError`` on every rank if any rank's history overflowed
-        (``overflow_at``: the largest step at which one did over the ranks, −1: none)."""
-        if overflow_at >= 0:
-            raise HistoryOverflowError(
-                f"contact history: a sphere touches more than {HISTORY_SLOTS} partners "
-                f"(step {int(overflow_at)}); friction keeps at most that many springs")
+            self.contact.save_history(self.store, self.neighbours)
 
     def _reorder(self) -> None:
         """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
@@ -351,21 +359,23 @@ class Simulation:
     def _find_neighbours(self, changes: list[StoreChanges] | None, rebuilt: bool,
                          drift: float = 0.0) -> None:
         """The broad phase, brought up to date with the exchange's ``changes`` (None: built
-        afresh, e.g. after reordering), finds the pairs within the skin; the neighbour lists
-        are rebuilt from them. At a schedule rebuild (``rebuilt``) the integrated particles
-        are listed again and their build positions reset."""
+        afresh, e.g. after reordering; several: made one after the other, so they are applied
+        as their net change, ``StoreChanges.then``), finds the pairs within the skin; the
+        neighbour lists are rebuilt from them. At a schedule rebuild (``rebuilt``) the
+        integrated particles are listed again and their build positions reset."""
         store, bp, lists = self.store, self.broadphase, self.neighbours
         with self.timers("broadphase"):
             reach = lists.reach
             if changes is not None:  # removed handles first (their slots may be reused)
-                removed = np.concatenate([c.removed for c in changes])
+                changes = functools.reduce(StoreChanges.then, changes)
+                removed = changes.removed
                 if removed.size:
                     bp.remove(removed)
             radius = lists.radii(store.radius, drift)
             if changes is None or lists.reach != reach:
                 bp.build(store.pos, radius, store.live)
             else:
-                added = np.concatenate([c.added for c in changes])
+                added = changes.added
                 if added.size:
                     bp.bind(store.pos, radius)  # the store may have grown
                     bp.insert(added)
@@ -398,14 +408,12 @@ class Simulation:
         return StoreChanges(rebuilt=True, emigrated=gone, immigrated=new)
 
     def _spin(self) -> tuple:
-        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius``, the
-        handles whose torque may be nonzero and, where the last force pass left them, their
-        increments), or ``NO_SPIN`` without rotation."""
+        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius`` and the rows
+        that touched something in the last force pass), None without rotation."""
         s = self.store
         if not self.contact.rotating:
-            return NO_SPIN
-        return (s.omega, s.torque, s.radius) + self.contact.history.spin_kicks(
-            self.neighbours, 0.5 * self.dt)
+            return None, None, None, NO_ROWS
+        return s.omega, s.torque, s.radius, self.contact.spinning_rows(self.neighbours)
 
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""
@@ -418,22 +426,18 @@ class Simulation:
         with t("integrate"):
             moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                                lists.rows, half, self.dt, *self._spin())
-            extra = [float(self._overflow_at)] if self.contact.rotating else []
-            if self.comm.size > 1:
-                extra.append(float(self._n_owned))
-            if extra:
-                moved = np.append(moved, extra)
+            extra = [float(self._n_owned)] if self.comm.size > 1 else []
+            extra.append(float(self._stop.signum) if self._stop is not None else 0.0)
+            moved = np.append(moved, extra)
             # one reduction: this step's largest move (the guard), the largest drift since the
-            # last rebuild (the schedule), with friction whether a contact history overflowed
-            # in the last force pass, and on several ranks the largest owned count (the load
-            # record)
+            # last rebuild (the schedule), on several ranks the largest owned count (the load
+            # record), and whether a rank received a signal to stop (pdyn.interrupt)
             red = self.comm.allreduce_max(moved)
             step2, drift2 = red[0], red[1]
-            if self.contact.rotating:
-                self._check_history(red[2])
             self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
             if self.comm.size > 1:
-                self.balancer.observe(red[-1])
+                self.balancer.observe(red[-2], self.inserter and self.inserter.present)
+            self.stop_signal = int(red[-1])
         pour = self.inserter is not None and self.inserter.due(self.step_index + 1,
                                                                (self.step_index + 1) * self.dt)
         rebuild = lists.due(drift2) or pour  # new spheres enter lists and ghost plan
@@ -498,12 +502,16 @@ class Simulation:
         t0 = time.perf_counter()
         done = False
         try:
-            for _ in range(steps):
-                self.step()
-                if bar is not None:
-                    bar.update(1)
+            with StopRequest() as self._stop:  # a signal stops at the end of a step
+                for _ in range(steps):
+                    self.step()
+                    if bar is not None:
+                        bar.update(1)
+                    if self.stop_signal:
+                        raise self._stopped()
             done = True
         finally:
+            self._stop = None
             if bar is not None:
                 bar.leave = done  # after an error the bar is erased: the error is the last line
                 bar.close()
@@ -519,6 +527,25 @@ class Simulation:
         if self.load and self.comm.rank == 0:
             print(self.load, flush=True)
         return self.summary()
+
+    def _stopped(self) -> Stopped:
+        """Every rank agreed to stop on a signal at the end of this step: write a checkpoint
+        here (``pdyn.io.checkpoint_now``) and say where to continue from."""
+        path = checkpoint_now(self)
+        where = (f"checkpoint {path}; continue with: pdyn run --restart {path}" if path else
+                 "no checkpoint: the run writes no output (give --checkpoint-every); "
+                 + self.last_good())
+        return Stopped(f"stopped by {signal_name(self.stop_signal)} at the end of step "
+                       f"{self.step_index}; {where}", self.stop_signal)
+
+    def last_good(self) -> str:
+        """Where the run can continue from now: its newest checkpoint, else the checkpoint it
+        was restarted from (for every stop's message)."""
+        written = [w.written[-1] for w in self.writers
+                   if getattr(w, "name", None) == "checkpoint" and w.written]
+        last = written[-1] if written else self.restarted_from
+        return (f"last good checkpoint: {last}" if last else
+                "no checkpoint written by this run")
 
     # ------------------------------------------------------------------ observers
     def kinetic_energy(self) -> float:

@@ -11,6 +11,23 @@ import pytest
 from pdyn.cli import main
 
 
+BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
+
+
+def benchmark_script(name: str):
+    """The program ``benchmarks/<name>.py`` imported as a module (the folder on the path for
+    its own imports)."""
+    import importlib.util
+    import sys
+
+    if str(BENCHMARKS) not in sys.path:
+        sys.path.insert(0, str(BENCHMARKS))
+    spec = importlib.util.spec_from_file_location(f"{name}_script", BENCHMARKS / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def listing(folder: Path) -> dict:
     """Every file and folder below ``folder`` (links not followed) -> (size, mtime)."""
     out = {}

@@ -202,6 +202,11 @@ RUN_OPTIONS = [
     (["--blocks", "128", "128", "128", "--scene", "gas", "--scale", "0.01"],
      "blocks = [128, 128, 128]"),
     (["--blocks", "100000", "100000", "100000"], "blocks = [100000, 100000, 100000]"),
+    # the cap applies on every rank count, before the grid is allocated (also where one rank
+    # would not use it: 2 ranks were killed with 12.6 GB)
+    (["--blocks", "1000", "1000", "1000"], "blocks = [1000, 1000, 1000]: 1000000000 blocks "
+     "for 1000 particles on 1 rank(s); at most 1000 make sense"),
+    (["--blocks", "1290", "1290", "1290"], "blocks = [1290, 1290, 1290]: 2146689000 blocks"),
     (["--balance-every", "-1"], "balance_every = -1"), (["--balance-every", "x"], "--balance-every"),
     (["--snapshot-every", "-1"], "output.snapshot_every = -1"),
     (["--checkpoint-every", "-2"], "output.checkpoint_every = -2"),
@@ -261,6 +266,19 @@ def test_blocks_on_one_rank_are_explained(tmp_path, cli):
     code, out, err = cli(["run", "--no-progress", "--steps", "2", "--scene", "gas",
                           "--scale", "0.01", "--blocks", "2", "2", "2"])
     assert code == 0 and "has no effect" not in out  # periodic: the blocks are used
+
+
+def test_allow_large_dt_without_dt_is_explained(tmp_path, cli):
+    """--allow-large-dt only allows a given dt above the limit: without one it has no effect,
+    and a note says so (it was accepted silently)."""
+    code, out, err = cli(["run", "--no-progress", "--steps", "2", "--scale", "0.05",
+                          "--allow-large-dt", "--snapshot-every", "0"])
+    assert code == 0 and err == ""
+    assert "pdyn: note: allow_large_dt = true has no effect without a dt (the default dt = " \
+           "0.0002478 s is the time-step limit itself)" in out
+    code, out, _ = cli(["run", "--no-progress", "--steps", "2", "--scale", "0.05",
+                        "--allow-large-dt", "--dt", "1e-4", "--snapshot-every", "0"])
+    assert code == 0 and "allow_large_dt" not in out
 
 
 def test_youngs_modulus_zero_names_the_field(tmp_path, cli):
@@ -529,3 +547,111 @@ def test_blocks_sized_against_particles():
     with pytest.raises(DecompositionError, match="512 blocks for 50 particles on 1 rank"):
         g.assign(np.r_[np.full(50, 1.0), np.zeros(462)], 1)
     g.assign(np.zeros(512), 8)  # 64 per rank are always allowed
+
+
+# ------------------------------------------------------------------ memory and pouring limits
+class _Node:
+    """A communicator stand-in: ``size`` ranks, ``node_size`` of them on each node."""
+
+    def __init__(self, size, node_size):
+        self.size, self.node_size = size, node_size
+
+
+def test_memory_estimate_is_the_nodes(monkeypatch):
+    """Each of 4 ranks holds a quarter of the particles, but a node with all 4 holds all of
+    them: the estimate compares what the node's ranks need together with its memory (it used
+    to compare one rank's share, so 4 ranks accepted 4 times what fits)."""
+    from pdyn import scenarios
+    from pdyn.checks import MemoryEstimateError, check_memory, node_memory
+    from pdyn.config import SimulationConfig
+    from pdyn.domain import Box
+
+    box = Box(np.zeros(3), np.full(3, 10.0), ("wall",) * 3)
+    cfg = SimulationConfig(scale=1000.0)  # 10^6 particles: 572 MiB
+    need = 10**6 * scenarios.BYTES_PER_PARTICLE
+    for ranks, on_node in ((1, 1), (4, 1), (4, 4), (64, 4)):
+        check_memory((on_node, 1.2 * need * on_node / ranks), ranks, box, cfg,
+                     particles=10**6, rotating=False)
+        with pytest.raises(MemoryEstimateError, match=r"scale = 1000.0: the run would need "
+                           rf"about 0.\d+ GiB on a node .*; {on_node} of the {ranks} rank"):
+            check_memory((on_node, 0.8 * need * on_node / ranks), ranks, box, cfg,
+                         particles=10**6, rotating=False)
+    monkeypatch.setattr(scenarios, "available_memory", lambda: 12345.0)
+    assert node_memory(_Node(1, 1)) == (1, 12345.0)
+
+
+def test_memory_estimate_counts_the_block_grid_and_the_pour():
+    """The block grid (on every rank) and an insertion (the spheres it may pour, the
+    candidates of a step) are in the one estimate, each named when it dominates."""
+    from dataclasses import replace
+
+    from pdyn.checks import MemoryEstimateError, check_memory
+    from pdyn.config import InsertionConfig, SimulationConfig
+    from pdyn.domain import Box
+    from pdyn.dynamics.insertion import Inserter
+
+    box = Box(np.zeros(3), np.full(3, 10.0), ("periodic",) * 3)
+    cfg = SimulationConfig(scale=1.0, blocks=(32, 32, 32))  # on 512 ranks: 64 a rank
+    with pytest.raises(MemoryEstimateError, match=r"^blocks = \[32, 32, 32\]: .*32768 blocks"):
+        check_memory((1, 5e6), 512, box, cfg, particles=32768, rotating=False)
+    check_memory((1, 50e6), 512, box, cfg, particles=32768, rotating=False)
+    pour = InsertionConfig(region_lo=(0, 0, 0), region_hi=(1, 1, 1), rate=1e12,
+                           radius_min=0.01, radius_max=0.02)  # without a total, into 10^3 m^3
+    inserter = Inserter(vars(pour), 0)
+    cfg = SimulationConfig(scale=1.0, insertion=pour)
+    with pytest.raises(MemoryEstimateError, match=r"^insertion.total = 0: .* up to "
+                       r"176776695 poured"):
+        check_memory((1, 1e9), 1, box, cfg, particles=0, rotating=False, inserter=inserter)
+    inserter = Inserter(vars(replace(pour, region_hi=(10, 10, 10), total=1000)), 0)
+    with pytest.raises(MemoryEstimateError, match=r"^insertion.region_hi = \[10.0, 10.0, "
+                       r"10.0\]: .* 707106780 insertion candidates a step"):
+        check_memory((1, 1e9), 1, box, cfg, particles=0, rotating=False, inserter=inserter)
+
+
+def test_huge_block_grid_is_refused_before_it_is_allocated(monkeypatch):
+    """``--blocks 400 400 400`` used to be refused only after 1.2 GB of block arrays."""
+    from pdyn import domain
+    from pdyn.config import SimulationConfig
+    from pdyn.simulation import Simulation
+
+    made = []
+    real = domain.BlockGrid.__init__
+    monkeypatch.setattr(domain.BlockGrid, "__init__",
+                        lambda self, box, dims: (made.append(dims), real(self, box, dims)))
+    cfg = SimulationConfig(scene="gas", scale=0.01, blocks=(400, 400, 400), progress=False)
+    with pytest.raises(domain.DecompositionError, match=r"64000000 blocks for 1000 particles"):
+        Simulation(cfg)
+    assert made == []
+
+
+@pytest.mark.parametrize("rate", [1e12, 1e6])
+def test_a_rate_the_region_cannot_take(tmp_path, cli, rate):
+    """rate = 1e12 used to allocate 1.18 TiB of candidates (a traceback), rate = 1e6 into a
+    small region drew ever more candidates (the owed count grows): an insertion step draws
+    candidates for at most the spheres the region can hold, and pours that many at most."""
+    from pdyn.dynamics.insertion import TRIES, Inserter
+
+    doc = {"scene": "heap", "scale": 0.05, "steps": 300,
+           "insertion": dict(POUR, region_lo=[0.5, 0.5, 1.0], region_hi=[1.5, 1.5, 2.0],
+                             rate=rate, every=10)}
+    (tmp_path / "run.toml").write_text(toml(doc))
+    code, out, err = cli(["run", "run.toml", "--no-progress", "--snapshot-every", "0"])
+    assert code == 0 and err == "", err
+    assert f"pdyn: note: insertion.rate = {rate!r}: " in out and "the region can hold" in out
+    ins = Inserter(dict(doc["insertion"], density=2500.0, velocity=(0, 0, 0), total=0,
+                        seed=0, outlet_lo=None), 0)
+    assert 0 < ins.capacity < 1000
+    pos, r, quota = ins.candidates(1.0)
+    assert quota == int(rate) and len(r) == len(pos) == TRIES * ins.capacity
+
+
+def test_outlet_outside_the_box(tmp_path, cli):
+    """An outlet wholly outside the box would never remove a sphere: one line."""
+    doc = {"scene": "heap", "scale": 0.05, "steps": 5,
+           "insertion": dict(POUR, region_lo=[0.5, 0.5, 1.0], region_hi=[1.5, 1.5, 2.0],
+                             outlet_lo=[0.0, 0.0, -3.0], outlet_hi=[8.0, 8.0, -1.0])}
+    (tmp_path / "run.toml").write_text(toml(doc))
+    code, _, err = cli(["run", "run.toml", "--no-progress", "--output", "out"])
+    assert_user_error(code, err, "insertion.outlet_lo = [0.0, 0.0, -3.0]: the outlet ..[8.0, "
+                      "8.0, -1.0] lies outside the box", "never remove a sphere")
+    assert not (tmp_path / "out").exists()

@@ -206,3 +206,14 @@ def test_run_summary_says_what_auto_chose(tmp_path, capsys):
 def test_bench_rejects_unknown_structure(tmp_path, capsys):
     code, _, err = run_cli(["bench", "--structures", "nope"], tmp_path, capsys)
     assert code == 2 and "structures = 'nope'" in err
+
+
+def test_output_closed_early_is_no_error(tmp_path):
+    """``pdyn scenes | head -1``: the reader closes the pipe; pdyn ends quietly, no
+    traceback."""
+    proc = subprocess.Popen([sys.executable, "-m", "pdyn", "scenes"], cwd=tmp_path,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    proc.wait(timeout=120)
+    assert proc.returncode == 0 and err == "", err

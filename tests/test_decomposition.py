@@ -254,3 +254,37 @@ def test_short_periodic_axis_rejected_on_one_rank():
         progress=False, dt=1e-3)
     with pytest.raises(ExchangeError, match="shorter than two interaction ranges"):
         Simulation(cfg)
+
+
+def test_changes_made_one_after_another_apply_as_their_net_change():
+    """A migration (one particle leaves, its slot refilled by an immigrant, another arrives),
+    then an outlet (drains both immigrants, one slot refilled by a new sphere), then new
+    ghosts: applied to the broad phase as ``then``'s net change, its residents are the
+    store's particles — the immigrants it never held are neither removed nor inserted (one
+    list per change, removed first, stopped 2 and 4 ranks pouring onto an outlet)."""
+    from pdyn.broadphase import make_broadphase
+    from pdyn.parallel import StoreChanges
+
+    store = ParticleStore(capacity=16)
+    rng = np.random.default_rng(0)
+
+    def add(n, **kw):
+        return store.add(gid=np.arange(n) + 100 * len(store.live), pos=rng.uniform(0, 5, (n, 3)),
+                         radius=0.2, mass=1.0, **kw)
+    old = add(6)
+    bp = make_broadphase("brute")
+    bp.build(store.pos, store.radius, store.live)
+    store.remove(old[:1])
+    came = add(2)
+    assert old[0] in came  # the emigrant's slot holds an immigrant
+    migration = StoreChanges(rebuilt=True, emigrated=old[:1], immigrated=came)
+    store.remove(np.concatenate((came, old[1:2])))
+    new = add(1)
+    outlet = StoreChanges(rebuilt=True, emigrated=np.concatenate((came, old[1:2])),
+                          immigrated=new)
+    ghosts = StoreChanges(rebuilt=True, ghosts_added=add(2))
+    net = migration.then(outlet).then(ghosts)
+    bp.remove(net.removed)
+    bp.bind(store.pos, store.radius)
+    bp.insert(net.added)
+    assert sorted(bp.members.tolist()) == sorted(store.live.tolist())

@@ -5,6 +5,7 @@ must go stops the run without a half-written file. One rank here; every rank cou
 ``tests/mpi/test_faults_mpi.py``."""
 
 import math
+import signal
 
 import numpy as np
 import pytest
@@ -137,3 +138,126 @@ def test_full_disk(tiny_disk, cli):
         read_snapshot(p)
     for p in out.glob("checkpoints/ckpt_*.h5"):
         read_checkpoint(p)
+
+
+# ------------------------------------------------------------------ stopping a run
+class _Hook:
+    """A writer that does ``action()`` in the output phase of step ``at`` (a signal or a
+    failure arriving in the middle of a run, at a known step)."""
+
+    name = "hook"
+    written: list = []
+
+    def __init__(self, at, action):
+        self.at, self.action = at, action
+
+    def due(self, step):
+        return step == self.at
+
+    def __call__(self, sim):
+        self.action()
+
+
+@pytest.fixture
+def hook(monkeypatch):
+    """``hook(at, action)``: runs built from now on do ``action()`` after step ``at``."""
+    import pdyn.simulation
+
+    def install(at, action):
+        real = pdyn.simulation.make_writers
+        monkeypatch.setattr(pdyn.simulation, "make_writers",
+                            lambda output: real(output) + [_Hook(at, action)])
+    return install
+
+
+def _drop(folder, **out):
+    return SimulationConfig(scale=0.05, progress=False,
+                            output=OutputConfig(folder=str(folder), **out))
+
+
+@pytest.mark.parametrize("signum", [signal.SIGINT, signal.SIGTERM])
+def test_signal_stops_at_the_end_of_a_step_with_a_checkpoint(tmp_path, hook, signum):
+    """A signal in step 13 (taken into the next step's reduction): the run ends after step 14
+    with a checkpoint there — also without scheduled checkpoints — and says where; continued
+    from it, the run equals the uninterrupted one bit for bit."""
+    from pdyn.interrupt import Stopped
+    from pdyn.restart import from_checkpoint
+
+    ref = Simulation(_drop(tmp_path / "c"))
+    ref.run(40)
+    hook(13, lambda: signal.raise_signal(signum))
+    sim = Simulation(_drop(tmp_path / "a", snapshot_every=5))
+    with pytest.raises(Stopped) as err:
+        sim.run(40)
+    path = tmp_path / "a" / "checkpoints" / "ckpt_00000014.h5"
+    assert sim.step_index == 14 and err.value.exit_code == 128 + signum
+    name = "SIGINT (Ctrl-C)" if signum == signal.SIGINT else "SIGTERM"
+    assert str(err.value) == (f"stopped by {name} at the end of step 14; checkpoint {path}; "
+                              f"continue with: pdyn run --restart {path}")
+    cont = from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "b")))
+    cont.run(26)
+    for k in ("gid", "pos", "vel"):
+        a, b = (getattr(s.store, k)[s.store.owned[np.argsort(s.store.gid[s.store.owned])]]
+                for s in (ref, cont))
+        assert np.array_equal(a, b), k
+
+
+def test_signal_without_output_says_so(hook):
+    from pdyn.interrupt import Stopped
+
+    hook(3, lambda: signal.raise_signal(signal.SIGTERM))
+    with pytest.raises(Stopped, match=r"^stopped by SIGTERM at the end of step 4; no "
+                       r"checkpoint: the run writes no output \(give --checkpoint-every\); no "
+                       r"checkpoint written by this run$"):
+        Simulation(SimulationConfig(scale=0.05, progress=False)).run(10)
+
+
+def test_signal_handlers_are_restored_after_the_run(tmp_path):
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    Simulation(_drop(tmp_path)).run(3)
+    assert {s: signal.getsignal(s) for s in before} == before
+
+
+def test_ctrl_c_on_the_command_line(tmp_path, cli, hook):
+    """Exit code 130 and one line naming the checkpoint to continue from; the stderr line of a
+    second Ctrl-C (interrupting at once) names the last good checkpoint."""
+    hook(7, lambda: signal.raise_signal(signal.SIGINT))
+    code, _, err = cli(["run", "--scale", "0.05", "--steps", "50", "--no-progress",
+                        "--snapshot-every", "5", "--output", "out"])
+    assert code == 130 and err.strip().splitlines() == [
+        "pdyn: stopped by SIGINT (Ctrl-C) at the end of step 8; checkpoint "
+        "out/checkpoints/ckpt_00000008.h5; continue with: pdyn run --restart "
+        "out/checkpoints/ckpt_00000008.h5"]
+    read_checkpoint(tmp_path / "out" / "checkpoints" / "ckpt_00000008.h5")
+
+    def twice():
+        signal.raise_signal(signal.SIGINT)
+        signal.raise_signal(signal.SIGINT)
+
+    hook(13, twice)
+    code, _, err = cli(["run", "--restart", "out", "--steps", "30", "--no-progress",
+                        "--checkpoint-every", "4"])
+    assert code == 130 and err.strip().splitlines() == [  # the run's folder, resolved
+        f"pdyn: interrupted; last good checkpoint: {tmp_path}/out/checkpoints/ckpt_00000012.h5"]
+
+
+def test_every_stop_names_the_last_good_checkpoint(tmp_path, cli, hook):
+    """An error in the middle of a run names the checkpoint to continue from: the run's
+    newest, or the one it was restarted from, or none."""
+    from pdyn.io import OutputWriteError
+
+    def fail():
+        raise OutputWriteError("out/x: cannot write (No space left on device)")
+
+    hook(9, fail)
+    code, _, err = cli(["run", "--scale", "0.05", "--steps", "50", "--no-progress",
+                        "--checkpoint-every", "4", "--output", "out"])
+    assert_user_error(code, err, "cannot write (No space left on device); last good "
+                      "checkpoint: out/checkpoints/ckpt_00000008.h5")
+    hook(10, fail)
+    code, _, err = cli(["run", "--restart", "out", "--steps", "5", "--no-progress",
+                        "--output", "more"])
+    assert_user_error(code, err, "; last good checkpoint: out/checkpoints/ckpt_00000008.h5")
+    code, _, err = cli(["run", "--scale", "0.05", "--steps", "50", "--no-progress",
+                        "--snapshot-every", "0", "--output", "none"])
+    assert_user_error(code, err, "; no checkpoint written by this run")

@@ -64,6 +64,11 @@ def test_cli_run_on_two_ranks(tmp_path):
     (["--dt", "0.05", "--allow-large-dt"], "pdyn: error: step 7: particle 25 moved"),
     (["--scene", "gas", "--scale", "0.01", "--blocks", "64", "64", "64"],
      "pdyn: error: blocks = [64, 64, 64]: 262144 blocks for 1000 particles on 2 rank(s)"),
+    # refused before the grid is allocated (they were killed by the kernel at 12.6 GB)
+    (["--blocks", "1000", "1000", "1000"],
+     "pdyn: error: blocks = [1000, 1000, 1000]: 1000000000 blocks for 1000 particles on 2"),
+    (["--blocks", "1290", "1290", "1290"],
+     "pdyn: error: blocks = [1290, 1290, 1290]: 2146689000 blocks for 1000 particles on 2"),
 ])
 def test_cli_user_error_on_two_ranks(tmp_path, args, needle):
     """Under mpiexec a user error is one line (from rank 0) and exit code 2, not an abort."""
@@ -75,3 +80,48 @@ def test_cli_user_error_on_two_ranks(tmp_path, args, needle):
     assert res.returncode == 2, res.stderr[-3000:]
     assert res.stderr.strip().splitlines() == [res.stderr.strip()], res.stderr
     assert res.stderr.startswith(needle), res.stderr
+
+
+def test_sigterm_under_mpiexec_stops_every_rank_with_a_checkpoint(tmp_path):
+    """SIGTERM to ``mpiexec`` (what Slurm sends at the time limit; Hydra forwards it to every
+    rank): every rank stops at the end of the same step, a checkpoint is written there, exit
+    code 143 and one line naming it; continued from it on 2 ranks, the run equals the
+    uninterrupted 1-rank run bit for bit."""
+    import signal
+
+    import numpy as np
+
+    from pdyn.config import OutputConfig, SimulationConfig
+    from pdyn.io import read_checkpoint
+    from pdyn.simulation import Simulation
+
+    env = dict(os.environ, MPIR_CVAR_ENABLE_HEAVY_YIELD="1")
+    run = [str(MPIEXEC), "-n", "2", sys.executable, "-m", "pdyn", "run", "--no-progress"]
+    proc = subprocess.Popen(run + ["--scale", "0.05", "--steps", "1000000", "--snapshot-every",
+                                   "50", "--output", "out"], cwd=tmp_path, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    first = tmp_path / "out" / "snapshots" / "snap_00000050.h5"
+    deadline = time.monotonic() + 300  # a safety net against a hang, not a measurement
+    while not first.exists() and proc.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGTERM)
+    out, err = proc.communicate(timeout=300)
+    assert proc.returncode == 143, err[-3000:]
+    lines = [ln for ln in err.splitlines() if ln.startswith("pdyn:")]
+    assert len(lines) == 1 and lines[0].startswith("pdyn: stopped by SIGTERM at the end of step ")
+    step = int(lines[0].split("step ")[1].split(";")[0])
+    path = f"out/checkpoints/ckpt_{step:08d}.h5"
+    assert lines[0].endswith(f"checkpoint {path}; continue with: pdyn run --restart {path}")
+    assert step >= 50 and read_checkpoint(tmp_path / path)["ranks"] == 2
+    end = (step // 50 + 2) * 50  # a checkpoint step of the continued run
+    res = subprocess.run(run + ["--restart", "out", "--steps", str(end - step),
+                                "--checkpoint-every", "50"],
+                         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-3000:]
+    got = read_checkpoint(tmp_path / "out" / "checkpoints" / f"ckpt_{end:08d}.h5")
+    ref = Simulation(SimulationConfig(scale=0.05, progress=False, output=OutputConfig(
+        folder=str(tmp_path / "ref"), checkpoint_every=end)))
+    ref.run(end)
+    want = read_checkpoint(tmp_path / "ref" / "checkpoints" / f"ckpt_{end:08d}.h5")
+    for k in ("gid", "pos", "vel"):
+        assert np.array_equal(got[k], want[k]), k

@@ -1,13 +1,14 @@
 """The particle store (stable handles, O(1) insert/remove with a free list, growth,
-permutation) and the field schema that drives every packer."""
+permutation, ragged fields) and the field schema that drives every packer."""
 
 import numpy as np
 import pytest
 
 from pdyn import particles
 from pdyn.particles import (ALWAYS, CHECKPOINT, FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE,
-                            HISTORY_SLOTS, INFINITE, MIGRATE, OWNED, ROTATION, Field, Packing,
-                            ParticleStore)
+                            INFINITE, MIGRATE, OWNED, ROTATION, Field, Packing, ParticleStore)
+
+HISTORY = ("history_key", "history_spring")
 
 
 def _store(n=6, capacity=16, features=(ROTATION,)):
@@ -19,16 +20,39 @@ def _store(n=6, capacity=16, features=(ROTATION,)):
 
 
 def _rows(s, h):
-    return {name: getattr(s, name)[h].copy() for name in s.fields}
+    """Every field of the particles ``h`` (a ragged field: each one's records)."""
+    return {name: (getattr(s, name)[h].copy() if FIELDS[name].counted_by is None
+                   else [s.values(name, [k]) for k in h]) for name in s.fields}
+
+
+def _same(a, b, name):
+    if isinstance(a, list):
+        assert len(a) == len(b), name
+        for x, y in zip(a, b):
+            np.testing.assert_array_equal(x, y, name)
+    else:
+        np.testing.assert_array_equal(a, b, name)
+
+
+def _give_records(s, h, rng):
+    """Random history records (0-20 a particle, ascending keys) for ``h``."""
+    counts = rng.integers(0, 21, h.size)
+    keys = np.concatenate([np.sort(rng.choice(999, c, replace=False)) + 1 for c in counts])
+    s.set_records("history_count", h, counts, {"history_key": keys.astype(np.int64),
+                                               "history_spring": rng.normal(size=(keys.size, 3))})
+    return counts
 
 
 def test_handles_are_stable_across_removals():
     s, h = _store()
+    _give_records(s, h, np.random.default_rng(0))
     before = _rows(s, h)
     s.remove(h[[1, 4]])
     keep = [0, 2, 3, 5]
+    after = _rows(s, h[keep])
     for name in s.fields:
-        np.testing.assert_array_equal(getattr(s, name)[h[keep]], before[name][keep], name)
+        _same(after[name], [before[name][k] for k in keep] if isinstance(before[name], list)
+              else before[name][keep], name)
     assert sorted(s.live.tolist()) == sorted(h[keep].tolist())
     assert len(s) == 4
 
@@ -71,22 +95,20 @@ def test_bad_add_changes_nothing():
 
 def test_growth_keeps_data_and_handles():
     s, h = _store(n=10, capacity=10)
+    _give_records(s, h, np.random.default_rng(1))
     before = _rows(s, h)
     cap = s.capacity
     more = s.add(gid=np.arange(50) + 1000, radius=1.0, mass=1.0)
-    assert s.capacity > cap
+    assert s.capacity > cap and not s.history_count[more].any()
+    after = _rows(s, h)
     for name in s.fields:
-        np.testing.assert_array_equal(getattr(s, name)[h], before[name], name)
+        _same(after[name], before[name], name)
     assert len(set(more.tolist()) | set(h.tolist())) == 60 and len(s) == 60
 
 
 def test_permute_compacts_and_maps_old_to_new():
     s, h = _store(n=8)
-    rng = np.random.default_rng(1)
-    for k, c in zip(h, rng.integers(0, HISTORY_SLOTS + 1, h.size)):  # used slots only
-        s.history_count[k] = c
-        s.history_key[k, :c] = rng.integers(1, 99, c)
-        s.history_spring[k, :c] = rng.normal(size=(c, 3))
+    _give_records(s, h, np.random.default_rng(1))
     s.remove(h[[0, 5]])
     live = s.live.copy()
     before = _rows(s, live)
@@ -97,15 +119,37 @@ def test_permute_compacts_and_maps_old_to_new():
     assert (old_to_new[h[[0, 5]]] == -1).all()
     np.testing.assert_array_equal(np.sort(s.live), np.arange(n))
     assert set(s.fields) == set(FIELDS)
+    after = _rows(s, old_to_new[live])
     for name in s.fields:  # every particle moved with all its fields; freed slots are zero
-        np.testing.assert_array_equal(getattr(s, name)[old_to_new[live]], before[name], name)
-        assert not getattr(s, name)[n:].any(), name
+        _same(after[name], before[name], name)
+        if FIELDS[name].counted_by is None:
+            assert not getattr(s, name)[n:].any(), name
     assert s.add(gid=[99], radius=1.0, mass=1.0).tolist() == [n]  # free list was reset
-    s.history_count[s.live] = HISTORY_SLOTS  # a second permute clears what the first left
-    s.history_spring[s.live] = 1.0
-    s.remove(s.live[:3])
-    s.permute(s.live.copy())
-    assert not s.history_spring[s.live.size:].any()
+
+
+def test_ragged_records_grow_with_the_records_not_with_slots():
+    """A particle may hold any number of records; the pool holds what is given (a replace
+    rewrites it for the particles named and leaves the others none); bad counts change
+    nothing."""
+    s, h = _store(n=4)
+    rng = np.random.default_rng(2)
+    s.set_records("history_count", h[:1], [500],
+                  {"history_key": np.arange(1, 501), "history_spring": rng.normal(size=(500, 3))})
+    assert s.history_count[h[0]] == 500 and s.values("history_key", h[:1]).tolist() == list(
+        range(1, 501))
+    counts = _give_records(s, h[1:], rng)
+    assert s.history_key.shape[0] < 2 * (500 + counts.sum()) + 16
+    s.set_records("history_count", h[2:3], [2], {"history_key": np.array([7, 9]),
+                                                  "history_spring": np.ones((2, 3))},
+                  replace=True)
+    assert s.history_count[h].tolist() == [0, 0, 2, 0]
+    assert s.values("history_key", h).tolist() == [7, 9]
+    with pytest.raises(ValueError, match="history_count"):
+        s.set_records("history_count", h[:1], [3], {"history_key": np.zeros(2, np.int64),
+                                                     "history_spring": np.zeros((2, 3))})
+    with pytest.raises(ValueError, match="history_count"):
+        s.add(gid=[5], radius=1.0, mass=1.0, history_count=[2], history_key=[1, 2])
+    assert s.history_count[h].tolist() == [0, 0, 2, 0] and len(s) == 4
 
 
 def test_handles_with_selects_by_flags():
@@ -126,8 +170,10 @@ def test_selections_follow_the_schema():
     assert "normal" not in s.selection(CHECKPOINT)
     p = Packing(s.selection(MIGRATE))
     migrate = s.selection(MIGRATE)
-    assert p.width_f == sum(FIELDS[n].width for n in migrate if FIELDS[n].dtype == np.float64)
-    assert p.width_i == sum(FIELDS[n].width for n in migrate if FIELDS[n].dtype != np.float64)
+    fixed = [n for n in migrate if FIELDS[n].counted_by is None]
+    assert p.width_f == sum(FIELDS[n].width for n in fixed if FIELDS[n].dtype == np.float64)
+    assert p.width_i == sum(FIELDS[n].width for n in fixed if FIELDS[n].dtype != np.float64)
+    assert (p.rwidth_f, p.rwidth_i) == (3, 1)  # a spring and a key per history record
 
 
 def test_rotation_fields_only_in_a_store_with_the_feature():
@@ -137,6 +183,7 @@ def test_rotation_fields_only_in_a_store_with_the_feature():
     full, _ = _store()
     rotation = {n for n, f in FIELDS.items() if f.feature == ROTATION}
     assert rotation == {"omega", "torque", "history_count", "history_key", "history_spring"}
+    assert {n for n, f in FIELDS.items() if f.counted_by} == set(HISTORY)
     assert set(lean.fields) == set(FIELDS) - rotation and not hasattr(lean, "omega")
     for kind in (GHOST_CREATE, GHOST_UPDATE, MIGRATE, CHECKPOINT):
         assert lean.selection(kind) == tuple(n for n in full.selection(kind)
@@ -152,14 +199,17 @@ def test_rotation_fields_only_in_a_store_with_the_feature():
 
 
 def test_migrant_round_trip_is_exact():
+    """Every field a migrant carries arrives with the same bits, its records included."""
     s, h = _store()
+    _give_records(s, h, np.random.default_rng(3))
     s.force[h] = np.arange(3 * len(h)).reshape(-1, 3) * 0.1
     s.flags[h[2]] = OWNED | particles.FIXED
     p = Packing(s.selection(MIGRATE))
-    f, i = p.pack(s, h[[2, 3]])
-    new = s.add(**p.fields(f, i))
+    message = p.pack(s, h[[2, 3]])
+    assert message[2].shape[0] == s.history_count[h[[2, 3]]].sum()
+    new = s.add(**p.fields(*message))
     for name in s.selection(MIGRATE):
-        np.testing.assert_array_equal(getattr(s, name)[new], getattr(s, name)[h[[2, 3]]], name)
+        np.testing.assert_array_equal(s.values(name, new), s.values(name, h[[2, 3]]), name)
 
 
 def test_ghost_images_are_shifted_and_updated_in_place():
@@ -171,6 +221,7 @@ def test_ghost_images_are_shifted_and_updated_in_place():
     np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[sidx])
     np.testing.assert_array_equal(s.radius[ghosts], s.radius[src])
     np.testing.assert_array_equal(s.force[ghosts], 0.0)  # force never travels to ghosts
+    assert not s.history_count[ghosts].any()  # nor the history
     s.pos[src] += 1.0
     s.vel[src] *= 2.0
     update.write(s, ghosts, *update.pack(s, src, sidx, shifts))

@@ -2,23 +2,18 @@
 chunks in turn without disturbing each other, and the driver refuses ``--paired`` without a
 frictionless and a frictional coefficient."""
 
-import importlib.util
 from argparse import Namespace
-from pathlib import Path
 
 import pytest
 
 from pdyn.simulation import Simulation
 
-SCRIPT = Path(__file__).resolve().parents[1] / "benchmarks" / "vs_lammps.py"
+from .conftest import benchmark_script
 
 
 @pytest.fixture(scope="module")
 def vs_lammps():
-    spec = importlib.util.spec_from_file_location("vs_lammps_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return benchmark_script("vs_lammps")
 
 
 @pytest.mark.parametrize("first", ["mu0", "mu"])

@@ -1,30 +1,42 @@
-"""Contact forces from the neighbour lists: the exact overlap test, the force law, the sum.
+"""Contact forces from the neighbour lists: a loop over rows, partners and walls, the
+contact's sub-models chosen at compile time.
 
-One pass over the lists of ``pdyn.dynamics.neighbours`` (row by row, each row an owned,
-integrated particle i):
+The loop walks the lists of ``pdyn.dynamics.neighbours`` row by row, each row an owned,
+integrated sphere i, and for each listed partner:
 
-1. **Overlap**: each listed partner j is tested with the exact sphere predicate every broad
-   phase shares, |x_i − x_j|² ≤ (r_i + r_j)²; a wall with r_i − (distance to its plane) ≥ 0.
-   Partners that do not touch (yet) cost this test only.
-2. **Force law** (``pdyn.dynamics.laws``): one function per law, chosen once in Python; it sees
-   one contact from one side and returns the normal force on that side and the elastic energy.
-3. **Sum**: the force on i is the sum, in list order — partners in ascending global id, then
-   the walls in wall order — of f(i←j) computed from i's side (x_i, x_j, v_i, v_j; normal n
-   from i to j; force −F n), then gravity m_i g.
+1. **Geometry** (written once here, ``sphere_contact`` and ``wall_contact``): a sphere j with the exact
+   overlap predicate every broad phase shares, |x_j − x_i|² ≤ (r_i + r_j)² (a periodic image
+   at its place: ghosts carry the owner's position plus the shift); a wall by the overlap
+   δ = r_i − (distance of x_i from its plane). Partners that do not touch (yet) cost this
+   test only.
+2. **Sub-models** ([LAMMPSgranular]'s ``pair granular`` split): the normal law
+   (``pdyn.dynamics.laws``: ``Linear`` or ``Hertz``), then with friction the tangential
+   spring–dashpot with history (``pdyn.dynamics.friction.Tangential``) and with rolling
+   friction the rolling torque (``Rolling``), in one function per contact (:func:`_evaluate`).
+   Each is a parameter record (or None), and numba compiles one loop per combination with the
+   chosen parts inlined and the others pruned. Without rotation the loop is :func:`_pass`
+   (the normal law alone); with it :func:`_pass_rotating`, whose history
+   (``pdyn.dynamics.history``) is an input and output of the pass.
+3. **Sum**, in list order: f(i←j) computed from i's side for the partners in ascending
+   global id, then the walls in wall order, then gravity m_i g; with rotation also the torque
+   on i.
 
 Why this order ([CundallStrack1979] for the model; the rule is pdyn's): ghost copies carry the
 owner's bits, so whichever rank owns i computes the identical sum, whatever order the broad
 phase produced and wherever the memory order put the particles. N-rank runs therefore
-reproduce the 1-rank trajectory bit for bit, and a contact between an owned particle and a
-ghost is evaluated on both ranks, each applying only its own half. Each pair of owned
-particles is evaluated once from each side (full lists): f(j←i) = −f(i←j) exactly in IEEE
-arithmetic for these laws, so a half list could halve the force evaluations, but with the
-ordered gather of the shared pair forces that determinism needs it measured slower (3.7 vs
-3.3 ms a step on the 97 336-sphere gas), and so did the other half-list layouts tried
-(ARCHITECTURE.md, "Contacts and forces"). Walls have infinite mass and radius: R_eff = r_i,
-m_eff = m_i.
+reproduce the 1-rank trajectory bit for bit, and a contact between an owned sphere and a
+ghost is evaluated on both ranks, each applying only its own half. Each pair of owned spheres
+is evaluated from each side (full lists), each side with its own spring. Evaluating a
+frictional pair once and gathering its force into the other row in id order was built and
+measured: its pass alone took 0.9× the time on the same state, but in the running step it
+took 1.3× (the dilute gas) and 1.25× (the dense gas) the full step's time — the gather and
+the per-pair buffers cost more memory traffic than the evaluations they saved.
 
-Units: N, m, m/s, kg, J.
+Walls have infinite mass and radius: R_eff = r_i, m_eff = m_i. Contacts and elastic energy are
+this rank's share: a sphere contact where gid_i < gid_j (half of its energy from each side),
+every wall contact.
+
+Units: N, N·m, m, m/s, kg, J.
 """
 
 from __future__ import annotations
@@ -35,40 +47,92 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT, JIT_IEEE
-from ..broadphase import canonical_pairs
-from ..broadphase._kernels import overlaps
-from .friction import ContactHistory, frictional_forces, friction_parameters
+from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
+from .history import ContactHistory
 from .laws import law_parameters, normal_force
 
 
+# ------------------------------------------------------------------ geometry
 # The helpers take scalars, not arrays: the same helper taking the arrays and two handles (and
 # returning the touch flag in its tuple) made the whole kernel 6-10x slower (measured on the
 # 97 336-sphere gas: 22 vs 2.3 ms); with scalars it costs nothing.
-@njit(**JIT)
-def _sphere_contact(dx, dy, dz, d2, s, dvx, dvy, dvz, i_first):
-    """A touching pair seen from i, given x_j − x_i = (dx, dy, dz), its square d2, the sum of
-    radii s and v_i − v_j = (dvx, dvy, dvz): normal from i to j, overlap, normal approach
-    speed. Coincident centres get a fixed axis, antisymmetric in the pair (``i_first``: gid_i
-    < gid_j)."""
+@njit(inline="always", **JIT)
+def sphere_contact(dx, dy, dz, d2, s, gi, gj):
+    """A touching sphere pair seen from i, given x_j − x_i = (dx, dy, dz), its square d2, the
+    sum of radii s (m) and the ids gi, gj: the unit normal from i to j and the overlap δ.
+    Coincident centres get a fixed axis, antisymmetric in the pair (+x for the lower id)."""
     dist = math.sqrt(d2)
     if dist > 0.0:
         nx, ny, nz = dx / dist, dy / dist, dz / dist
     else:
-        nx, ny, nz = (1.0 if i_first else -1.0), 0.0, 0.0
-    return nx, ny, nz, max(s - dist, 0.0), dvx * nx + dvy * ny + dvz * nz
+        nx, ny, nz = (1.0 if gi < gj else -1.0), 0.0, 0.0
+    return nx, ny, nz, max(s - dist, 0.0)
 
 
+@njit(inline="always", **JIT)
+def wall_contact(x, y, z, r, pos, normal, w):
+    """Sphere (centre (x, y, z), radius r) against the half-space wall ``w`` (``pos[w]`` on
+    its plane, ``normal[w]`` inward): the unit normal from the sphere to the wall and the
+    overlap δ (m; negative: apart)."""
+    nx, ny, nz = -normal[w, 0], -normal[w, 1], -normal[w, 2]
+    return nx, ny, nz, r + ((x - pos[w, 0]) * nx + (y - pos[w, 1]) * ny + (z - pos[w, 2]) * nz)
+
+
+@njit(inline="always", **JIT)
+def plane_gap(x, y, z, px, py, pz, wx, wy, wz):
+    """Signed distance (m) of the centre (x, y, z) from the plane through (px, py, pz) with
+    unit normal (wx, wy, wz), positive on the side the normal points to."""
+    return (x - px) * wx + (y - py) * wy + (z - pz) * wz
+
+
+# ------------------------------------------------------------------ one contact
+@njit(inline="always", **JIT)
+def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy,
+              dvz, wix, wiy, wiz, wjx, wjy, wjz, sx, sy, sz, dt, slid):
+    """One touching contact seen from i (normal n from i to j, overlap δ, v_i − v_j, spins
+    ω_i, ω_j, lever arms r_i, r_j, spring s, whether it slid last step): the normal force
+    magnitude (> 0 repulsive) and elastic energy, the new spring, the tangential force on i,
+    the torque on i (tangential, r_i n × F_t, and rolling) and whether it slides. Without a
+    tangential or rolling part those are zero (and False)."""
+    tx = ty = tz = 0.0
+    mx = my = mz = 0.0
+    sliding = False
+    if tangential is not None:
+        # contact-point velocity of i relative to j: dv + (r_i ω_i + r_j ω_j) × n
+        wx = ri * wix + rj * wjx
+        wy = ri * wiy + rj * wjy
+        wz = ri * wiz + rj * wjz
+        vcx = dvx + (wy * nz - wz * ny)
+        vcy = dvy + (wz * nx - wx * nz)
+        vcz = dvz + (wx * ny - wy * nx)
+    f, e = normal_force(law, delta, dvx * nx + dvy * ny + dvz * nz, r_eff, m_eff, dt)
+    if tangential is not None:
+        sx, sy, sz, tx, ty, tz, sliding = tangential_force(
+            law, tangential, sx, sy, sz, nx, ny, nz, vcx, vcy, vcz, f, delta, r_eff, m_eff, dt,
+            slid)
+        mx = ri * (ny * tz - nz * ty)
+        my = ri * (nz * tx - nx * tz)
+        mz = ri * (nx * ty - ny * tx)
+    if rolling is not None:
+        rx, ry, rz = rolling_torque(rolling, nx, ny, nz, wix - wjx, wiy - wjy, wiz - wjz, f,
+                                    r_eff)
+        mx += rx
+        my += ry
+        mz += rz
+    return f, e, sx, sy, sz, tx, ty, tz, mx, my, mz, sliding
+
+
+# ------------------------------------------------------------------ the loop
 # Handles and list positions are cast to unsigned before indexing: numba then omits its
-# negative-index wraparound from every array access (with JIT_IEEE, 13-15 % less time for this
-# pass on the equilibrated 97 336-sphere gas for the handles, 0.93-0.94x again for the list
-# positions; forces bit for bit the same).
+# negative-index wraparound from every array access (with JIT_IEEE, 13-15 % less time for the
+# frictionless pass on the equilibrated 97 336-sphere gas for the handles, 0.93-0.94x again for
+# the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
-def _accumulate(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal, gravity,
-                force):
-    """Set ``force`` of each row's particle: its touching partners in list order, then its
-    touching walls, then gravity. Returns (contacts of this rank's share — a sphere contact
-    where gid_i < gid_j, every wall contact —, elastic energy of this rank's share: half of
-    each sphere contact, all of each wall contact)."""
+def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
+          force):
+    """The contact loop without rotation (module docstring): sets ``force`` of every row's
+    sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
+    share, their elastic energy)."""
     energy = 0.0
     n_contacts = 0
     for t in range(rows.shape[0]):
@@ -86,10 +150,10 @@ def _accumulate(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, 
             s = ri + rad[j]
             d2 = dx * dx + dy * dy + dz * dz
             if d2 <= s * s:  # the shared exact predicate (broadphase._kernels.overlaps)
-                nx, ny, nz, delta, v_n = _sphere_contact(
-                    dx, dy, dz, d2, s, vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1],
-                    vel[i, 2] - vel[j, 2], gi < gid[j])
+                nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s, gi, gid[j])
                 mj = mass[j]
+                v_n = ((vel[i, 0] - vel[j, 0]) * nx + (vel[i, 1] - vel[j, 1]) * ny
+                       + (vel[i, 2] - vel[j, 2]) * nz)
                 f, e = normal_force(law, delta, v_n, ri * rad[j] / s, mi * mj / (mi + mj), dt)
                 fx -= f * nx
                 fy -= f * ny
@@ -99,15 +163,13 @@ def _accumulate(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, 
                     n_contacts += 1
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls: half-spaces
             w = np.uint64(partner[u])
-            nx, ny, nz = normal[w, 0], normal[w, 1], normal[w, 2]
-            dist = (xi - pos[w, 0]) * nx + (yi - pos[w, 1]) * ny + (zi - pos[w, 2]) * nz
-            delta = ri - dist
+            nx, ny, nz, delta = wall_contact(xi, yi, zi, ri, pos, normal, w)
             if delta >= 0.0:
-                v_n = -(vel[i, 0] * nx + vel[i, 1] * ny + vel[i, 2] * nz)
+                v_n = vel[i, 0] * nx + vel[i, 1] * ny + vel[i, 2] * nz
                 f, e = normal_force(law, delta, v_n, ri, mi, dt)
-                fx += f * nx
-                fy += f * ny
-                fz += f * nz
+                fx -= f * nx
+                fy -= f * ny
+                fz -= f * nz
                 energy += e
                 n_contacts += 1
         force[i, 0] = fx + mi * gravity[0]
@@ -116,28 +178,148 @@ def _accumulate(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, 
     return n_contacts, energy
 
 
-# Output only (snapshots' contact network, the wall-force series): not called in the step, so
-# the per-step kernel above stays as it is.
+@njit(**JIT_IEEE)
+def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, pos, vel,
+                   rad, mass, gid, normal, force, omega, torque, history, spinning, spinning_t,
+                   record):
+    """The contact loop with rotation (module docstring): sets ``force`` and ``torque`` of every
+    row's sphere and advances ``history`` = (last step's touching entries (ascending), their
+    springs, whether each slid, their number, whether every row's torque must be written —
+    new lists —, this step's entries, springs and whether each slides (written)).
+    ``spinning`` receives the handles of the rows whose sphere touches something
+    (``spinning_t`` their indices), the only ones whose torque may be nonzero: a row that
+    touches nothing now has its torque written as zero only if it touched something last
+    step or the lists are new, as every other such row holds a zero already. ``record``
+    (entries × 3, or None) receives the tangential force on the row's sphere per touching
+    entry. Returns (contacts of this rank's share, their elastic energy, entries written — or
+    more than fit the buffers, which then hold the first that fit: the caller grows them and
+    runs the pass again, as it reads nothing it writes —, rows written into ``spinning``).
+
+    The loop of :func:`_pass` with the tangential and rolling parts and the history, a kernel
+    of its own: compiled from one source with the frictionless loop (every rotation part
+    behind a pruned ``None`` test, the same operations per contact) it took 1.4× this
+    kernel's time in the running step of the dense gas (for reasons not found), and the
+    frictionless loop 1.06× its own."""
+    old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
+        history
+    cap = new_entry.shape[0]
+    energy = 0.0
+    n_contacts = 0
+    p = 0
+    k = 0
+    q = 0
+    for t in range(rows.shape[0]):
+        i = np.uint64(rows[t])
+        k_row = k
+        while p < n_old and old_entry[p] < start[t]:
+            p += 1
+        p_row = p
+        xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
+        ri, mi, gi = rad[i], mass[i], gid[i]
+        # read with every row (a stream in memory order), not at each contact (a cache miss)
+        vix, viy, viz = vel[i, 0], vel[i, 1], vel[i, 2]
+        wix, wiy, wiz = omega[i, 0], omega[i, 1], omega[i, 2]
+        fx = fy = fz = 0.0
+        mx = my = mz = 0.0
+        u_split = np.uint64(split[t])
+        for u in range(np.uint64(start[t]), np.uint64(start[t + 1])):
+            j = np.uint64(partner[u])
+            if u < u_split:
+                dx = pos[j, 0] - xi
+                dy = pos[j, 1] - yi
+                dz = pos[j, 2] - zi
+                rj = rad[j]
+                s = ri + rj
+                d2 = dx * dx + dy * dy + dz * dz
+                if d2 > s * s:  # the shared exact predicate
+                    continue
+                nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s, gi, gid[j])
+                mj = mass[j]
+                r_eff, m_eff = ri * rj / s, mi * mj / (mi + mj)
+                dvx, dvy, dvz = vix - vel[j, 0], viy - vel[j, 1], viz - vel[j, 2]
+                wjx, wjy, wjz = omega[j, 0], omega[j, 1], omega[j, 2]
+            else:
+                nx, ny, nz, delta = wall_contact(xi, yi, zi, ri, pos, normal, j)
+                if delta < 0.0:
+                    continue
+                rj, r_eff, m_eff = 0.0, ri, mi
+                dvx, dvy, dvz = vix, viy, viz
+                wjx = wjy = wjz = 0.0
+            sx = sy = sz = 0.0
+            slid = False
+            while p < n_old and np.uint64(old_entry[p]) < u:  # ended contacts: springs go
+                p += 1
+            if p < n_old and np.uint64(old_entry[p]) == u:
+                sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
+                slid = old_slid[p] != 0
+            f, e, sx, sy, sz, tx, ty, tz, cx, cy, cz, sliding = _evaluate(
+                law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy,
+                dvz, wix, wiy, wiz, wjx, wjy, wjz, sx, sy, sz, dt, slid)
+            if k < cap:
+                new_entry[k] = u
+                new_spring[k, 0] = sx
+                new_spring[k, 1] = sy
+                new_spring[k, 2] = sz
+                new_slid[k] = sliding
+            k += 1
+            if record is not None:
+                record[u, 0] = tx
+                record[u, 1] = ty
+                record[u, 2] = tz
+            fx += tx - f * nx  # normal force on i: −F n
+            fy += ty - f * ny
+            fz += tz - f * nz
+            mx += cx
+            my += cy
+            mz += cz
+            if u >= u_split:
+                energy += e
+                n_contacts += 1
+            else:
+                energy += 0.5 * e
+                if gi < gid[j]:
+                    n_contacts += 1
+        force[i, 0] = fx + mi * gravity[0]
+        force[i, 1] = fy + mi * gravity[1]
+        force[i, 2] = fz + mi * gravity[2]
+        while p < n_old and old_entry[p] < start[t + 1]:  # the row's ended contacts
+            p += 1
+        touches = k > k_row
+        if touches:
+            spinning[q] = i
+            spinning_t[q] = t
+            q += 1
+        if touches or all_torques or p > p_row:
+            torque[i, 0] = mx
+            torque[i, 1] = my
+            torque[i, 2] = mz
+    return n_contacts, energy, k, q
+
+
+# ------------------------------------------------------------------ output
+# Output only (snapshots' contact network, the wall-force series): not called in the step.
 @njit(**JIT)
 def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
                   tangential, spheres):
     """Every touching contact of the rows, each once: sphere pairs from the row with the lower
     gid (when ``spheres``), then each row's walls. Returns ``(ids (K, 2), ends (2K, 3),
     f_n (K,), normal force (K, 3), tangential force (K, 3))``: ids = (gid_i, gid_j) with a
-    wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its plane),
-    forces on i from j — the same numbers ``_accumulate`` sums. ``tangential`` (entries, 3):
-    the tangential force on the row's particle per list entry, or 0 rows (none)."""
+    wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its plane), forces on i from j — the same numbers the contact loop computes.
+    ``tangential`` (entries, 3): the tangential force on the row's sphere per list entry, or 0
+    rows (none)."""
     k = 0
     for t in range(rows.shape[0]):  # count
         i = rows[t]
-        if spheres:
-            for u in range(start[t], split[t]):
-                j = partner[u]
-                if gid[i] < gid[j] and overlaps(pos, rad, i, j):
+        for u in range(start[t] if spheres else split[t], start[t + 1]):
+            j = partner[u]
+            if u < split[t]:
+                dx, dy, dz = pos[j, 0] - pos[i, 0], pos[j, 1] - pos[i, 1], pos[j, 2] - pos[i, 2]
+                s = rad[i] + rad[j]
+                if gid[i] < gid[j] and dx * dx + dy * dy + dz * dz <= s * s:
                     k += 1
-        for u in range(split[t], start[t + 1]):
-            w = partner[u]
-            if rad[i] - _plane_distance(pos, normal, i, w) >= 0.0:
+            elif rad[i] - plane_gap(pos[i, 0], pos[i, 1], pos[i, 2], pos[j, 0], pos[j, 1],
+                                    pos[j, 2], normal[j, 0], normal[j, 1],
+                                    normal[j, 2]) >= 0.0:
                 k += 1
     ids = np.empty((k, 2), np.int64)
     ends = np.empty((2 * k, 3))
@@ -145,54 +327,48 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
     fvec = np.empty((k, 3))
     tvec = np.zeros((k, 3))
     with_t = tangential.shape[0] > 0
-    c = 0
+    q = 0
     for t in range(rows.shape[0]):
         i = rows[t]
         ri, mi, gi = rad[i], mass[i], gid[i]
-        lo = start[t] if spheres else split[t]
-        for u in range(lo, start[t + 1]):
+        for u in range(start[t] if spheres else split[t], start[t + 1]):
             j = partner[u]
             if u < split[t]:
-                if gi > gid[j] or not overlaps(pos, rad, i, j):
-                    continue
-                dx = pos[j, 0] - pos[i, 0]
-                dy = pos[j, 1] - pos[i, 1]
-                dz = pos[j, 2] - pos[i, 2]
+                dx, dy, dz = pos[j, 0] - pos[i, 0], pos[j, 1] - pos[i, 1], pos[j, 2] - pos[i, 2]
                 s = ri + rad[j]
-                nx, ny, nz, delta, v_n = _sphere_contact(
-                    dx, dy, dz, dx * dx + dy * dy + dz * dz, s, vel[i, 0] - vel[j, 0],
-                    vel[i, 1] - vel[j, 1], vel[i, 2] - vel[j, 2], gi < gid[j])
+                d2 = dx * dx + dy * dy + dz * dz
+                if gi > gid[j] or d2 > s * s:
+                    continue
+                nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s, gi, gid[j])
+                v_n = ((vel[i, 0] - vel[j, 0]) * nx + (vel[i, 1] - vel[j, 1]) * ny
+                       + (vel[i, 2] - vel[j, 2]) * nz)
                 mj = mass[j]
                 f, e = normal_force(law, delta, v_n, ri * rad[j] / s, mi * mj / (mi + mj), dt)
-                ends[2 * c + 1] = pos[j]
+                ends[2 * q + 1, 0] = pos[i, 0] + dx
+                ends[2 * q + 1, 1] = pos[i, 1] + dy
+                ends[2 * q + 1, 2] = pos[i, 2] + dz
             else:
-                dist = _plane_distance(pos, normal, i, j)
+                dist = plane_gap(pos[i, 0], pos[i, 1], pos[i, 2], pos[j, 0], pos[j, 1],
+                                 pos[j, 2], normal[j, 0], normal[j, 1], normal[j, 2])
                 if ri - dist < 0.0:
                     continue
                 nx, ny, nz = -normal[j, 0], -normal[j, 1], -normal[j, 2]  # from i to the wall
                 v_n = vel[i, 0] * nx + vel[i, 1] * ny + vel[i, 2] * nz
                 f, e = normal_force(law, ri - dist, v_n, ri, mi, dt)
-                ends[2 * c + 1, 0] = pos[i, 0] + dist * nx
-                ends[2 * c + 1, 1] = pos[i, 1] + dist * ny
-                ends[2 * c + 1, 2] = pos[i, 2] + dist * nz
-            ids[c, 0] = gi
-            ids[c, 1] = gid[j]
-            ends[2 * c] = pos[i]
-            f_n[c] = f
-            fvec[c, 0] = -f * nx
-            fvec[c, 1] = -f * ny
-            fvec[c, 2] = -f * nz
+                ends[2 * q + 1, 0] = pos[i, 0] + dist * nx
+                ends[2 * q + 1, 1] = pos[i, 1] + dist * ny
+                ends[2 * q + 1, 2] = pos[i, 2] + dist * nz
+            ids[q, 0] = gi
+            ids[q, 1] = gid[j]
+            ends[2 * q] = pos[i]
+            f_n[q] = f
+            fvec[q, 0] = -f * nx
+            fvec[q, 1] = -f * ny
+            fvec[q, 2] = -f * nz
             if with_t:
-                tvec[c] = tangential[u]
-            c += 1
+                tvec[q] = tangential[u]
+            q += 1
     return ids, ends, f_n, fvec, tvec
-
-
-@njit(**JIT)
-def _plane_distance(pos, normal, i, w):
-    """Distance (m) of the centre of i from the plane of wall w, along its inward normal."""
-    return ((pos[i, 0] - pos[w, 0]) * normal[w, 0] + (pos[i, 1] - pos[w, 1]) * normal[w, 1]
-            + (pos[i, 2] - pos[w, 2]) * normal[w, 2])
 
 
 @njit(**JIT)
@@ -203,9 +379,12 @@ def _touching(rows, start, split, partner, pos, rad, gid):
     for t in range(rows.shape[0]):
         i = rows[t]
         for u in range(start[t], split[t]):
-            if overlaps(pos, rad, i, partner[u]):
+            j = partner[u]
+            dx, dy, dz = pos[j, 0] - pos[i, 0], pos[j, 1] - pos[i, 1], pos[j, 2] - pos[i, 2]
+            s = rad[i] + rad[j]
+            if dx * dx + dy * dy + dz * dz <= s * s:
                 out[k, 0] = gid[i]
-                out[k, 1] = gid[partner[u]]
+                out[k, 1] = gid[j]
                 k += 1
     return out[:k]
 
@@ -217,7 +396,7 @@ def touching_pairs(store, lists) -> np.ndarray:
                       store.radius, store.gid)
     if pairs.shape[0] == 0:
         return np.zeros((0, 2), np.int64)
-    return np.unique(canonical_pairs(pairs), axis=0)
+    return np.unique(np.sort(pairs, axis=1), axis=0)
 
 
 class ContactModel:
@@ -225,11 +404,12 @@ class ContactModel:
 
     ``law`` is ``"linear"`` (default) or ``"hertz"``; ``youngs_modulus`` E (Pa), ``stiffness``
     (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic); ``friction`` μ and
-    ``rolling_friction`` μ_r (0: no tangential force, no torque — the frictionless pass),
-    ``poisson_ratio`` ν (Hertz–Mindlin's tangential stiffness). With μ or μ_r > 0 the pass is
-    :mod:`pdyn.dynamics.friction` (torques, contact history) and :attr:`rotating` is true.
-    Set :attr:`recording` to have each pass leave the tangential force on the row's particle
-    per list entry in :attr:`tangential` (entries × 3, aligned with ``lists.partner``).
+    ``rolling_friction`` μ_r (0: no tangential force, no torque), ``poisson_ratio`` ν
+    (Hertz–Mindlin's tangential stiffness). With μ or μ_r > 0 the spheres rotate
+    (:attr:`rotating`) and the contact history is kept (:attr:`history`). Set
+    :attr:`recording` to have each pass leave the tangential force on the row's sphere of each
+    contact evaluated in its row in :attr:`tangential` (entries × 3, aligned with
+    ``lists.partner``).
     """
 
     def __init__(self, law: str = "linear", youngs_modulus: float = 1e6,
@@ -242,11 +422,16 @@ class ContactModel:
         self.restitution = float(restitution)
         self.poisson_ratio = float(poisson_ratio)
         self.parameters = law_parameters(law, self.E, self.k, self.restitution, poisson_ratio)
-        self.friction = friction_parameters(law, friction, rolling_friction, poisson_ratio)
+        self.tangential_model = tangential_model(law, friction, poisson_ratio)
+        self.rolling_model = rolling_model(rolling_friction)
         self.rotating = friction > 0.0 or rolling_friction > 0.0
         self.recording = False
         self.tangential = np.zeros((0, 3))
-        self.history = ContactHistory()  # with friction: the springs between rebuilds
+        self.history = ContactHistory()  # with rotation: the springs between rebuilds
+        self.spinning = np.zeros(0, np.int64)  # rows (handles) that touched in the last pass
+        self._spinning_t = np.zeros(0, np.int64)  # their indices
+        self.n_spinning = 0
+        self._spinning_of = None  # (the lists, their build number) of that pass
 
     @classmethod
     def from_config(cls, cfg) -> "ContactModel":
@@ -263,26 +448,6 @@ class ContactModel:
         k = self.parameters.stiffness(radius / 2.0, radius)
         return float(np.min(np.pi * np.sqrt(m_eff / k)))
 
-    def contact_list(self, store, lists, dt: float, *, spheres: bool = True,
-                     tangential: np.ndarray | None = None) -> dict:
-        """The touching contacts of the rows of ``lists`` with their forces as the force pass of
-        a step of ``dt`` s computed them, for output (not used by the step): ``id`` (K, 2)
-        int64 — (gid_i, gid_j), a sphere pair once (lower gid first), a wall's negative gid
-        second —, ``ends`` (2K, 3) m — x_i, then x_j or the
-        contact point on the wall —, ``force`` (K,) N — the normal force magnitude, > 0
-        repulsive —, ``normal_force`` and ``tangential_force`` (K, 3) N on i from j.
-        ``spheres=False``: wall contacts only (the cheap pass of the wall-force series).
-
-        ``tangential`` is where a tangential (friction) force enters: an (entries, 3) array,
-        aligned with ``lists.partner``, of the tangential force on each row's particle per
-        list entry; None: no friction, zeros."""
-        t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
-        ids, ends, f_n, fvec, tvec = _contact_list(
-            self.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner, store.pos,
-            store.vel, store.radius, store.mass, store.gid, store.normal, t, spheres)
-        return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
-                "tangential_force": tvec}
-
     def rayleigh_time(self, radius: np.ndarray, mass: np.ndarray) -> float:
         """Shortest Rayleigh time t_R = π r √(ρ/G) / (0.1631 ν + 0.8766) of the given spheres
         (s; ρ from mass and radius, G = E/(2(1 + ν)); inf for the linear law, whose E is no
@@ -295,22 +460,74 @@ class ContactModel:
         shear = self.E / (2.0 * (1.0 + nu))
         return float(np.min(np.pi * radius * np.sqrt(rho / shear) / (0.1631 * nu + 0.8766)))
 
-    def forces(self, store, lists, gravity: np.ndarray, dt: float) -> tuple[int, float, int]:
-        """Set ``store.force`` (and with friction ``store.torque``, advancing the contact
+    def contact_list(self, store, lists, dt: float, *, spheres: bool = True,
+                     tangential: np.ndarray | None = None) -> dict:
+        """The touching contacts of the rows of ``lists`` with their forces as the force pass of
+        a step of ``dt`` s computed them, for output (not used by the step): ``id`` (K, 2)
+        int64 — (gid_i, gid_j), a sphere pair once (lower gid first), a wall's negative gid
+        second —, ``ends`` (2K, 3) m — x_i, then x_j or the contact point on the wall —, ``force`` (K,) N — the normal force
+        magnitude, > 0 repulsive —, ``normal_force`` and ``tangential_force`` (K, 3) N on i
+        from j. ``spheres=False``: wall contacts only (the cheap pass of the wall-force
+        series).
+
+        ``tangential`` is where a tangential (friction) force enters: an (entries, 3) array,
+        aligned with ``lists.partner``, of the tangential force on each row's sphere per list
+        entry; None: no friction, zeros."""
+        t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
+        ids, ends, f_n, fvec, tvec = _contact_list(
+            self.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner,
+            store.pos, store.vel, store.radius, store.mass, store.gid, store.normal, t, spheres)
+        return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
+                "tangential_force": tvec}
+
+    def forces(self, store, lists, gravity: np.ndarray, dt: float) -> tuple[int, float]:
+        """Set ``store.force`` (and with rotation ``store.torque``, advancing the contact
         history by ``dt`` s) of the rows of the neighbour ``lists``
         (:class:`~pdyn.dynamics.neighbours.NeighbourList`); return (contacts, elastic energy)
-        of this rank's share and the contacts of its fullest row that found no history slot (0
-        without friction; the caller reduces it and raises :class:`HistoryOverflowError`). With
-        friction the history between rebuilds is kept in :attr:`history`; call
-        :meth:`ContactHistory.save` before the lists are rebuilt or particles move in memory."""
+        of this rank's share. With rotation the history between rebuilds is kept in
+        :attr:`history`; call :meth:`save_history` before the lists are rebuilt or particles
+        move."""
+        dt = float(dt)
+        record = None
+        if self.recording:
+            if self.tangential.shape[0] != lists.partner.shape[0]:
+                self.tangential = np.zeros((lists.partner.shape[0], 3))
+            else:
+                self.tangential[:] = 0.0
+            record = self.tangential
         if not self.rotating:
-            n, e = _accumulate(self.parameters, float(dt), lists.rows, lists.start, lists.split,
-                               lists.partner, store.pos, store.vel, store.radius, store.mass,
-                               store.gid, store.normal, gravity, store.force)
-            return n, e, 0
-        if self.recording and self.tangential.shape[0] != lists.partner.shape[0]:
-            self.tangential = np.zeros((lists.partner.shape[0], 3))
-        record = self.tangential if self.recording else None
-        return frictional_forces(self.parameters, self.friction, store, lists, gravity, dt,
-                                 record, self.history)
+            return _pass(self.parameters, dt, gravity, lists.rows, lists.start, lists.split,
+                         lists.partner, store.pos, store.vel, store.radius, store.mass, store.gid,
+                         store.normal, store.force)
+        old_entry, old_spring, old_slid, n_old, fresh = self.history.prepare(store, lists)
+        if self.spinning.shape[0] < lists.rows.shape[0]:
+            n = lists.rows.shape[0] + lists.rows.shape[0] // 4
+            self.spinning, self._spinning_t = np.empty(n, np.int64), np.empty(n, np.int64)
+        while True:  # the history's buffers grow with the contacts
+            new_entry, new_spring, new_slid = self.history.next_buffer()
+            n, e, k, q = _pass_rotating(
+                self.parameters, self.tangential_model, self.rolling_model, dt, gravity,
+                lists.rows, lists.start, lists.split, lists.partner, store.pos, store.vel,
+                store.radius, store.mass, store.gid, store.normal, store.force, store.omega,
+                store.torque, (old_entry, old_spring, old_slid, n_old, fresh, new_entry,
+                               new_spring, new_slid), self.spinning, self._spinning_t, record)
+            if k <= new_entry.shape[0]:
+                break
+            self.history.reserve(k)
+        self.history.advanced(k)
+        self.n_spinning = q
+        self._spinning_of = (lists, lists.builds)
+        return n, e
 
+    def save_history(self, store, lists) -> None:
+        """With rotation: the contact history into the particles' records
+        (:meth:`ContactHistory.save`)."""
+        self.history.save(store, lists, self._spinning_t[:self.n_spinning])
+
+    def spinning_rows(self, lists) -> np.ndarray:
+        """Handles of the rows of ``lists`` that touched something in the last pass over them:
+        the only ones whose torque may be nonzero (the spin kicks integrate these); every row
+        where no pass has run over these lists yet (a rebuild, a restart)."""
+        if self._spinning_of != (lists, lists.builds):
+            return lists.rows
+        return self.spinning[:self.n_spinning]

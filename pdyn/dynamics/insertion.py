@@ -4,8 +4,9 @@ Every ``every`` steps an *insertion step* tops the count up to ``floor(rate · t
 ``total``): candidates — radius uniform in [``radius_min``, ``radius_max``] (the size
 distribution), centre uniform in the region shrunk by that radius — are drawn from the
 inserter's own random stream (numpy's PCG64 seeded with ``seed``), ``TRIES`` per sphere still
-owed. A candidate is taken if it overlaps no sphere present and no candidate taken before it,
-until the quota is met; the rest are dropped (the quota carries over). Spheres get the next
+owed (for at most as many spheres as the region can hold: ``capacity``). A candidate is taken
+if it overlaps no sphere present and no candidate taken before it, until the quota is met;
+the rest are dropped (the quota carries over). Spheres get the next
 global ids in candidate order, ``velocity`` and mass ``density · 4/3 π r³``.
 
 Independent of the rank count by construction: every rank draws the same candidates; each
@@ -39,6 +40,16 @@ from .._jit import JIT
 
 #: candidates drawn per sphere still owed at an insertion step
 TRIES = 4
+#: the densest packing of equal spheres (Kepler's, π/√18): no box holds more spheres of radius
+#: r than this fraction of its volume over one sphere's (:func:`most_spheres`)
+PACKING = math.pi / math.sqrt(18.0)
+
+
+def most_spheres(lo, hi, radius: float) -> int:
+    """An upper bound of the spheres of ``radius`` (m) that fit in the box ``lo``..``hi``
+    (m): ``PACKING`` of its volume over one sphere's (at least 1)."""
+    volume = float(np.prod(np.asarray(hi, float) - np.asarray(lo, float)))
+    return max(int(PACKING * volume / (4.0 / 3.0 * math.pi * radius**3)), 1)
 
 
 @njit(**JIT)
@@ -127,6 +138,11 @@ class Inserter:
         return {"inserted": self.inserted, "removed": self.removed,
                 "next_gid": self.next_gid, "rng": self.rng.bit_generator.state}
 
+    @property
+    def present(self) -> int:
+        """Spheres present in the run now (global): every id given less those removed."""
+        return self.next_gid - self.removed
+
     def mass(self, radius):
         """kg of spheres of ``radius`` (m)."""
         return self.p["density"] * 4.0 / 3.0 * math.pi * np.asarray(radius, float) ** 3
@@ -147,11 +163,27 @@ class Inserter:
         """Is ``step`` (ending at ``time``) an insertion step?"""
         return step % int(self.p["every"]) == 0 and self.owed(time) > 0
 
+    @property
+    def capacity(self) -> int:
+        """The most spheres the region can hold (:func:`most_spheres` of ``radius_min``): an
+        insertion step never draws candidates for more, however many are owed (a rate the
+        region cannot take carries over without growing the draw)."""
+        return most_spheres(self.lo, self.hi, self.p["radius_min"])
+
+    def most(self, box_lo, box_hi) -> tuple[int, int]:
+        """For the run's memory estimate: (the most spheres it may still add — ``total``, and
+        never more than fit in the box ``box_lo``..``box_hi`` —, the most candidates an
+        insertion step draws)."""
+        poured = most_spheres(box_lo, box_hi, self.p["radius_min"])
+        if self.p["total"]:
+            poured = min(poured, max(int(self.p["total"]) - self.inserted, 0))
+        return poured, TRIES * self.capacity
+
     def candidates(self, time: float) -> tuple[np.ndarray, np.ndarray, int]:
-        """(centres, radii, quota): ``TRIES`` candidates per sphere owed at ``time``, drawn
-        from the stream (the same on every rank)."""
+        """(centres, radii, quota): ``TRIES`` candidates per sphere owed at ``time`` (for at
+        most :attr:`capacity` spheres), drawn from the stream (the same on every rank)."""
         quota = self.owed(time)
-        m = TRIES * quota
+        m = TRIES * min(quota, self.capacity)
         r0, r1 = self.p["radius_min"], self.p["radius_max"]
         r = r0 + (r1 - r0) * self.rng.random(m)
         u = self.rng.random((m, 3))

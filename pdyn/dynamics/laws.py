@@ -18,31 +18,73 @@ tangent stiffness (k, or 2 E* √(R_eff δ) for Hertz: c ∝ δ^{1/4}, [Tsuji199
 the coefficient of restitution of such a contact does not depend on the impact speed, only on
 ζ; with the clamp it is not the linear oscillator's closed form, so :func:`damping_ratio` finds
 the ζ that gives the asked e by integrating the dimensionless contact once (bisection on ζ):
-the restitution coefficient of the law is e to 1e-5, for both laws.
+the restitution coefficient of the law is e to 1e-5, for both laws. ζ is at most
+:data:`MAX_DAMPING_RATIO` (20: e ≥ 6.2e-4 linear, 5.2e-4 Hertz; the config asks e ≥ 1e-3).
 
 **The dashpot in a discrete step** (:func:`_dashpot`). Velocity Verlet samples the force at
-t_{n+1} from the positions there and the half-step velocities v_{n+1/2}, and that sample
-stands for the impulse of the window [t_{n+1/2}, t_{n+3/2}]. Two first-order errors follow if
-the dashpot is simply c v_{n+1/2}: the velocity lags the position by dt/2 (with ζ near 1
-that adds ~ζ ω dt of damping), and at the first touch the dashpot is on for the whole window
-although the contact began inside it. A heavily damped contact makes both large: at the
-default dt (t_c/20) the rebound came out 39 % (linear) and 18 % (Hertz) low for e = 0.1,
-depending on where in a step the impact fell. pdyn instead gives the sample the damping
-impulse of its window. The damping impulse over any stretch of a contact is a function of the
-overlaps at its ends, ∫ c(δ) δ' dt = D(δ_b) − D(δ_a) with D(δ) = ∫₀^δ c = C δ^{q+1}/(q + 1)
-(c = C δ^q, q = 0 linear, 1/4 Hertz), so the force is [D(δ_{n+3/2}) − D(δ_{n+1/2})]/dt with
-δ_{n+1/2} = δ − u dt/2 (u = v_n at the half step: exact for the drift just made) and
-δ_{n+3/2} = δ + (2 u* − u) dt/2, where u* is the approach speed at t_{n+1} solved implicitly
-for this contact alone, u* = (u − dt F_s/(2 m_eff)) / (1 + dt c/(2 m_eff)) (the speed the
-closing half-kick gives an isolated pair; F_s the elastic force) — in the bulk of a linear
-contact this is c u*, the dashpot at a velocity in sync with the position. At the first touch
-(δ < u dt: the overlap a step ago was negative) the window starts at the touch, so the sample
-is D(δ + u dt/2)/dt scaled by u*/u. Measured on one sphere hitting a wall at eight phases of
-the impact within a step (``benchmarks/restitution.py``, ``docs/validation.md``): the rebound
-is within 1.2 % (linear) and 0.4 % (Hertz) of the asked e for e in [0.1, 1] at the default dt
-(the plain dashpot: 32 %, 18 %), 0.2 % / 0.1 % at 40 steps per contact time (second order).
+t_{n+1} from the positions there and the half-step velocities v_{n+1/2}; the sample stands for
+the impulse of the window [t_{n+1/2}, t_{n+3/2}]. The law sees one contact — its overlap δ
+and approach speed u = v_n at the half step —, never the other forces on the pair. Four
+requirements fix the scheme.
+
+*Statics.* At rest every velocity is 0 (to rounding), so u = 0, while the spring is held by
+gravity and the other contacts. From (δ, u) alone that cannot be told from the turning point
+of an impact, so the damping force must vanish at u = 0 whatever δ, or every resting contact
+carries a wrong force. Every term of pdyn's damping force vanishes with u (below), so a
+contact at rest carries exactly its elastic force F_s(δ), for both laws and any e. (The
+earlier scheme predicted the speed at t_{n+1} from the contact's own spring,
+u* = (u − dt F_s/(2 m_eff))/(1 + ε): at rest it damped a separation that never came, its
+force was F_s/(1 + ε), and the spring stood at (1 + ε) times its load — 1.195 for e = 0.1,
+linear, default dt.)
+
+*The lag.* The plain dashpot c u_{n+1/2} (what LAMMPS' ``pair gran/*`` do with velocity
+Verlet, [LAMMPSgranular]) lags the position by dt/2: u_{n+1/2} = δ'(t_{n+1}) − (dt/2) δ'' +
+O(dt²). The modified equation ([WarmingHyett1974]: the differential equation the discrete
+scheme solves, to the next order in dt) of an isolated pair m_eff δ'' = −F_s − c u_{n+1/2} is
+
+    m_eff (1 − ε(δ)) δ'' = −F_s(δ) − c(δ) δ',   ε(δ) = c(δ) dt / (2 m_eff),
+
+the contact seen lighter by 1 − ε, or spring and dashpot both stiffer by 1 + ε. The stiffer
+spring F_s (1 + ε) depends on δ alone — a conservative force, no work over a contact — but it
+shortens the contact, and with the stiffer dashpot the rebound comes out low: 32 % (linear)
+and 18 % (Hertz) at e = 0.1 and the default dt. The spring part cannot be taken out without a
+standing force at rest (that is what the earlier predictor did), so the dashpot alone is
+corrected: it sees
+
+    u* = u / (1 + α ε + γ ε²).
+
+With F_s ∝ δ^a and c ∝ δ^q, the energy the modified contact dissipates, ∮ β (1 + ε) δ' dδ
+along the path in the potential of F_s (1 + ε), with β = c (1 − α ε), has no first-order term
+in ε when 1 − α = (2q + 1)/(a + 1 + q) (two Beta integrals over s = δ/δ_max, weak damping):
+α = (a − q)/(a + 1 + q). Linear law (a = 1, q = 0): α = 1/2, there for any damping, since e
+depends on ζ alone and the modified contact's ζ is ζ_β / √(1 − ε_β) = ζ (1 + O(ε²)) when
+β = c (1 − ε/2). Hertz (a = 3/2, q = 1/4): α = 5/11; the α that makes the measured e exact at
+e = 0.1 tends to it as dt → 0 (0.46 at 80 steps per contact time). γ, the second order, is
+fitted to the discrete impact: that best α exceeds the first-order one by 0.13–0.16 ε for
+Hertz (20 to 80 steps per contact time, impact speeds 0.1 to 10 m/s) and by −0.01 to 0.03 ε
+for the linear law, so γ = 0.15 (Hertz), 0 (linear): :data:`LINEAR_LAG`, :data:`HERTZ_LAG`.
+
+*The window.* The damping impulse over any stretch of a contact is a function of the overlaps
+at its ends, ∫ c(δ) δ' dt = D(δ_b) − D(δ_a), D(δ) = C δ^{q+1}/(q + 1) (c = C δ^q), so the
+sample is [D(δ_{n+3/2}) − D(δ_{n+1/2})]/dt with δ_{n+1/2} = δ − u dt/2 (exact for the drift
+just made) and δ_{n+3/2} = δ + (2 u* − u) dt/2, each clipped at 0 (a contact that ends inside
+the window); in the bulk of a linear contact that is c u*. At the first touch (δ < u dt: the
+overlap a step ago was negative) the window starts at the touch: D(δ + u dt/2)/dt · u*/u.
 The first-touch test keeps no state, so a touch exactly on a step boundary (to rounding) can
-be counted twice. An elastic contact (ζ = 0) has no dashpot: its force is unchanged.
+be counted twice.
+
+*Never reversing.* A dashpot stops relative motion but never reverses it: the damping force
+is at most m_eff |u| / dt, the force that stops the pair's approach within the step. It
+binds only for ε ≳ 2/3 (linear law, default dt: ζ ≳ 4, e ≲ 0.02), where it keeps the explicit
+update of u stable (its factor 1 − 2ε/(1 + α ε) would pass −1 at ε = 2 for the linear law).
+The γ term stops growing at ε = 1/√γ (2.6, where the cap binds already), so that the damping
+force never decreases as ε grows.
+
+Measured on one sphere hitting a wall at eight phases of the impact within a step
+(``benchmarks/restitution.py``, ``docs/validation.md``): the rebound is within 0.6 % (linear)
+and 0.5 % (Hertz) of the asked e for e in [0.1, 1] at the default dt (the plain dashpot: 32 %,
+18 %); a contact at rest carries its elastic force to 1e-10 (``tests/dynamics/
+test_statics.py``). An elastic contact (ζ = 0) has no dashpot: its force is unchanged.
 
 A law is chosen in Python once, by its parameter record (:class:`Linear` or :class:`Hertz`);
 :func:`normal_force` dispatches on the record's type, so numba compiles one force kernel per
@@ -93,18 +135,27 @@ def _rebound(exponent, zeta, steps):
     return 0.0
 
 
+#: the largest damping ratio :func:`damping_ratio` returns (the bisection's bracket): the
+#: clamped contact rebounds at e = 6.2e-4 (linear), 5.2e-4 (Hertz) with it; a smaller e is
+#: refused (``pdyn.config.MIN_RESTITUTION`` = 1e-3 lies above both)
+MAX_DAMPING_RATIO = 20.0
+
+
 @functools.lru_cache(maxsize=64)
 def damping_ratio(restitution: float, law: str = "linear") -> float:
     """ζ of the damped ``law`` (``"linear"`` or ``"hertz"``) whose coefficient of restitution
-    is ``restitution`` e (0 < e ≤ 1) with the force clamped at zero (bisection on ζ, the
-    rebound of the dimensionless contact integrated by :func:`_rebound`)."""
+    is ``restitution`` e (0 < e ≤ 1) with the force clamped at zero (bisection on ζ in
+    [0, :data:`MAX_DAMPING_RATIO`], the rebound of the dimensionless contact integrated by
+    :func:`_rebound`). ValueError if e is below what the largest ζ gives (or not a number)."""
     if restitution >= 1.0:
         return 0.0
     exponent = 1.5 if law == "hertz" else 1.0
-    lo, hi = 0.0, 1.0
-    while _rebound(exponent, hi, 2000) > restitution:
-        hi *= 2.0
-    for _ in range(40):
+    lo, hi = 0.0, MAX_DAMPING_RATIO
+    smallest = _rebound(exponent, hi, 2000)
+    if not restitution > smallest:
+        raise ValueError(f"restitution {restitution!r}: below {smallest:.3g}, the {law} "
+                         f"contact's rebound at the largest damping ratio {hi:g}")
+    for _ in range(45):
         mid = 0.5 * (lo + hi)
         if _rebound(exponent, mid, 2000) > restitution:
             lo = mid
@@ -138,22 +189,39 @@ class Hertz(NamedTuple):
         return 2.0 * self.E * np.sqrt(r_eff * 0.01 * radius)
 
 
+#: the lag correction of the dashpot per law: (α, γ) of u* = u / (1 + α ε + γ ε²),
+#: ε = c dt / (2 m_eff) (module docstring: α from the modified equation, γ fitted to the
+#: discrete impact); the γ term stops growing at ε = 1/√γ, so that the damping force never
+#: decreases as ε grows
+LINEAR_LAG = (0.5, 0.0)
+HERTZ_LAG = (5.0 / 11.0, 0.15)
+
+
 @njit(**JIT)
-def _dashpot(coef, q, delta, f_s, v_n, m_eff, dt):
+def _dashpot(coef, q, lag, delta, v_n, m_eff, dt):
     """Damping force (N, along the normal, on i) of the dashpot c(δ) = ``coef`` δ^``q`` for the
-    Verlet sample at overlap ``delta`` with half-step approach speed ``v_n`` and elastic force
-    ``f_s``: the damping impulse of the sample's window over ``dt`` (module docstring)."""
+    Verlet sample at overlap ``delta`` (m) with half-step approach speed ``v_n`` (m/s), pair
+    mass ``m_eff`` (kg), step ``dt`` (s): the damping impulse of the sample's window over
+    ``dt`` at the lag-corrected speed u* = u / (1 + α ε + γ ε²), ε = c dt / (2 m_eff),
+    (α, γ) = ``lag``, at most the impulse that stops the approach, m_eff |u| / dt (module
+    docstring). Exactly 0 at u = 0."""
     c = coef if q == 0.0 else coef * delta ** q
-    u = (v_n - 0.5 * dt * f_s / m_eff) / (1.0 + 0.5 * dt * c / m_eff)  # speed at t_{n+1}
+    eps = 0.5 * dt * c / m_eff
+    e2 = min(eps * eps, 1.0 / lag[1]) if lag[1] > 0.0 else 0.0
+    u = v_n / (1.0 + lag[0] * eps + lag[1] * e2)
     p = q + 1.0
     if v_n > 0.0 and delta < v_n * dt:  # first touch within the step just made
-        return coef / p * (delta + 0.5 * v_n * dt) ** p / dt * (u / v_n)
-    hi = delta + (u - 0.5 * v_n) * dt
-    lo = delta - 0.5 * v_n * dt
-    if q == 0.0 and hi >= 0.0 and lo >= 0.0:
-        return c * u  # D linear: the difference is c u dt, without the cancellation
-    hi, lo = max(hi, 0.0), max(lo, 0.0)
-    return coef / p * (hi ** p - lo ** p) / dt
+        f = coef / p * (delta + 0.5 * v_n * dt) ** p / dt * (u / v_n)
+    else:
+        hi = delta + (u - 0.5 * v_n) * dt
+        lo = delta - 0.5 * v_n * dt
+        if q == 0.0 and hi >= 0.0 and lo >= 0.0:
+            f = c * u  # D linear: the difference is c u* dt, without the cancellation
+        else:
+            hi, lo = max(hi, 0.0), max(lo, 0.0)
+            f = coef / p * (hi ** p - lo ** p) / dt
+    cap = m_eff * abs(v_n) / dt  # a dashpot stops the relative motion, never reverses it
+    return min(max(f, -cap), cap)
 
 
 @njit(**JIT)
@@ -163,7 +231,8 @@ def linear(law, delta, v_n, r_eff, m_eff, dt):
     f = k * delta
     energy = 0.5 * k * delta * delta
     if law.zeta > 0.0:
-        f += _dashpot(2.0 * law.zeta * math.sqrt(m_eff * k), 0.0, delta, f, v_n, m_eff, dt)
+        f += _dashpot(2.0 * law.zeta * math.sqrt(m_eff * k), 0.0, LINEAR_LAG, delta, v_n,
+                      m_eff, dt)
         if f < 0.0:  # never attractive
             f = 0.0
     return f, energy
@@ -177,7 +246,7 @@ def hertz(law, delta, v_n, r_eff, m_eff, dt):
     energy = 8.0 / 15.0 * law.E * s * delta * delta
     if law.zeta > 0.0:  # c = 2 ζ √(m_eff 2 E* √(R_eff δ)) = C δ^{1/4}
         coef = 2.0 * law.zeta * math.sqrt(2.0 * m_eff * law.E * math.sqrt(r_eff))
-        f += _dashpot(coef, 0.25, delta, f, v_n, m_eff, dt)
+        f += _dashpot(coef, 0.25, HERTZ_LAG, delta, v_n, m_eff, dt)
         if f < 0.0:  # never attractive
             f = 0.0
     return f, energy

@@ -85,7 +85,7 @@ def _build_rows(pairs, pos, rad, gid, normal, rows, row_of, walls, half, exact, 
     for t in range(n):
         split[t] = start[t] + count[t + 1]
         start[t + 1] = split[t] + n_walls[t]
-    partner = np.empty(start[n], np.int64)
+    partner = np.empty(start[n], np.int32)  # handles: 4 bytes an entry
     if key.shape[0] < start[n]:
         key = np.empty(start[n] + start[n] // 4, np.int64)
     fill = start[:n].copy()
@@ -145,12 +145,12 @@ class NeighbourList:
         self.rows = np.zeros(0, np.int64)
         self.start = np.zeros(1, np.int64)
         self.split = np.zeros(0, np.int64)
-        self.partner = np.zeros(0, np.int64)
+        self.partner = np.zeros(0, np.int32)
         self.builds = 0  # lists built so far (what per-entry state refers to)
         self._radius = np.zeros(0)
         # the build's scratch, kept between rebuilds: on the 97k gas, fresh pages (a page
         # fault each) were ~40 % of the build
-        self._kept = np.zeros(0, np.int64)
+        self._kept = np.zeros(0, np.int32)
         self._key = np.zeros(0, np.int64)
 
     @property
@@ -190,7 +190,7 @@ class NeighbourList:
         row_of[rows] = np.arange(rows.size)
         m = pairs.shape[0]
         if self._kept.shape[0] < m:  # scratch grows with headroom, never shrinks
-            self._kept = np.empty(m + m // 4, np.int64)
+            self._kept = np.empty(m + m // 4, np.int32)
         self.start, self.split, self.partner, self._key = _build_rows(
             pairs, store.pos, radius, store.gid, store.normal, rows, row_of,
             np.ascontiguousarray(walls, np.int64), self.reach, exact, self._kept, self._key)
@@ -198,5 +198,5 @@ class NeighbourList:
         self.builds += 1
 
     def entries(self) -> int:
-        """Partner entries over all rows (list memory: 8 bytes each)."""
+        """Partner entries over all rows (list memory: 4 bytes each)."""
         return int(self.start[-1])

@@ -3,6 +3,8 @@ series (CSV), inspection
 (``pdyn info``) and pictures (``pdyn render``, needs the optional ``vtk`` package). Files only:
 continuing a run from a checkpoint is ``pdyn.restart``, above the driver."""
 
+from pathlib import Path
+
 from .checkpoint import CheckpointWriter, latest_checkpoint, read_checkpoint, write_checkpoint
 from .hdf5 import OutputFileError, OutputWriteError
 from .snapshot import SnapshotWriter, read_snapshot
@@ -24,6 +26,28 @@ def make_writers(output) -> list:
     return writers
 
 
+def checkpoint_now(sim) -> Path | None:
+    """Write a checkpoint of ``sim`` at its current step into its output folder (a run
+    stopped between two scheduled checkpoints), unless its checkpoint writer wrote this
+    step's; flush the buffered wall-force rows first. Returns its path; None when the run
+    writes no output at all (nothing was asked to be written). Collective."""
+    out = sim.config.output
+    if not (out.snapshot_every or out.checkpoint_every or out.wall_forces):
+        return None
+    writer = next((w for w in sim.writers if isinstance(w, CheckpointWriter)), None)
+    if writer is None:
+        writer = CheckpointWriter(sim.config.output.folder, 0)  # never due by itself
+        sim.writers.append(writer)
+    path = writer.folder / f"ckpt_{sim.step_index:08d}.h5"
+    if writer.written and writer.written[-1] == path:
+        return path
+    for w in sim.writers:
+        if hasattr(w, "finish"):
+            w.finish(sim)
+    sim.sync_history()
+    return writer(sim)
+
+
 __all__ = ["CheckpointWriter", "OutputFileError", "OutputWriteError", "SnapshotWriter",
-           "WallForceWriter", "latest_checkpoint", "make_writers", "read_checkpoint",
+           "WallForceWriter", "checkpoint_now", "latest_checkpoint", "make_writers", "read_checkpoint",
            "read_snapshot", "read_wall_forces", "write_checkpoint"]

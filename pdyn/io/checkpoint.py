@@ -5,13 +5,17 @@ holds everything the run needs to continue:
 
 * ``particles/<field>`` for every field of the run's store the schema marks ``checkpoint``
   (``ParticleStore.selection(CHECKPOINT)``: gid, pos, vel, force, radius, mass, flags,
-  build_pos; in a run that rotates also omega, torque and the contact history
-  ``history_count``, ``history_key``, ``history_spring``, a frictionless run has none): the
-  owned spheres in full precision, rank-major, sorted within a rank by *index cell* (the cell
-  of a lattice of about one cell per ``INDEX_PARTICLES`` particles over the box, at least
-  ``INDEX_CELLS``, attribute ``index_dims``; centres clamped into it), then by id;
+  build_pos; in a run that rotates also omega, torque and ``history_count``, a frictionless
+  run has none): the owned spheres in full precision, rank-major, sorted within a rank by
+  *index cell* (the cell of a lattice of about one cell per ``INDEX_PARTICLES`` particles
+  over the box, at least ``INDEX_CELLS`` (``pdyn.io.schema.index_lattice``), attribute
+  ``index_dims``; centres clamped into it), then by id;
+* ``records/<field>`` for each ragged field (the contact history ``history_key``,
+  ``history_spring``: ``history_count`` records per particle, ``pdyn.dynamics.history``): the
+  records of the particles, in the particles' row order;
 * ``index/{cell, start, count}``: the segments of rows with one writing rank and one index
-  cell, in row order. A restart on another rank count reads on each rank only the segments of
+  cell, in row order, and ``index/history_count``: the records of each segment (so a rank
+  reads the records of its segments alone). A restart on another rank count reads on each rank only the segments of
   the cells that overlap its blocks (HDF5 hyperslabs; ``pdyn.restart``), and on the same rank
   count only the rows the rank wrote (``rows_per_rank``); ``build_pos`` (the
   position at the last neighbour-list rebuild) keeps the rebuild schedule: a restart rebuilds
@@ -45,21 +49,20 @@ from pathlib import Path
 
 import numpy as np
 
-from ..lattice import Lattice, lattice_dims
 from ..particles import CHECKPOINT as CHECKPOINTED
+from ..particles import FIELDS, ragged_groups
 from ..version import __version__
 from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, agree, attempt, move_after, step_files,
                    write_global)
-from .schema import read_header, read_pdyn
+from .runid import claim_folder
+from .schema import index_lattice, read_header, read_pdyn
 from .snapshot import PREFIX as SNAP_PREFIX
 from .snapshot import XDMF_NAME, common_attrs, owned_sorted, wall_arrays, write_series
 from .wallforces import FILE_NAME as WALL_FORCES
 from .wallforces import keep_series
 
 PREFIX = "ckpt"
-#: about this many particles per index cell (and at least ``INDEX_CELLS`` cells)
-INDEX_PARTICLES = 512
-INDEX_CELLS = 64
+HISTORY_COUNT = "history_count"
 
 
 def config_json(config) -> str:
@@ -86,23 +89,19 @@ class CheckpointWriter:
         self.folder = Path(folder) / "checkpoints"
         self.every = int(every)
         self.written: list[Path] = []
+        self._claimed = False  # the folder records the run's id (pdyn.io.runid)
 
     def due(self, step: int) -> bool:
         return self.every > 0 and step % self.every == 0
 
     def __call__(self, sim) -> Path:
+        if not self._claimed:
+            claim_folder(self.folder.parent, getattr(sim, "run_id", None), sim.comm)
+            self._claimed = True
         path = self.folder / f"{PREFIX}_{sim.step_index:08d}.h5"
         write_checkpoint(sim, path)
         self.written.append(path)
         return path
-
-
-def index_lattice(box_lo, box_hi, n: int) -> Lattice:
-    """The index lattice of a checkpoint of ``n`` particles in the box (about one cell per
-    ``INDEX_PARTICLES`` particles, at least ``INDEX_CELLS``)."""
-    length = np.asarray(box_hi, float) - np.asarray(box_lo, float)
-    return Lattice.over(box_lo, box_hi,
-                        lattice_dims(length, max(INDEX_CELLS, n // INDEX_PARTICLES)))
 
 
 def write_checkpoint(sim, path: str | Path) -> Path:
@@ -131,23 +130,33 @@ def write_checkpoint(sim, path: str | Path) -> Path:
     ex = sim.exchange.state()
     extra = wall_arrays(sim)
     extra.update({f"exchange/{k}": v for k, v in ex.items() if isinstance(v, np.ndarray)})
-    extra.update(_index(comm.allgather((cells, count))))
+    ragged = ragged_groups(store.selection(CHECKPOINTED))
+    bounds = np.concatenate(([0], np.cumsum(count))).astype(np.int64)
+    per_segment = {c: np.add.reduceat(getattr(store, c)[h], bounds[:-1]) if h.size else
+                   np.zeros(0, np.int64) for c in ragged}
+    extra.update(_index(comm.allgather((cells, count, per_segment))))
     attrs.update(exchange=json.dumps(
         {k: v for k, v in ex.items() if not isinstance(v, np.ndarray)}, default=_plain))
     if sim.inserter is not None:  # pouring: its parameters and state (counts, random stream)
         attrs["insertion"] = json.dumps({"params": sim.inserter.p,
                                          "state": sim.inserter.state()}, default=_plain)
-    arrays = {f"particles/{k}": getattr(store, k)[h] for k in store.selection(CHECKPOINTED)}
+    names = store.selection(CHECKPOINTED)
+    arrays = {f"particles/{k}": store.values(k, h) for k in names
+              if FIELDS[k].counted_by is None}
+    arrays.update({f"records/{k}": store.values(k, h) for k in names if FIELDS[k].counted_by})
     write_global(Path(path), comm, attrs, arrays, extra=extra)
     return Path(path)
 
 
 def _index(parts) -> dict:
-    """``index/*`` from every rank's (cells, counts), rank-major."""
+    """``index/*`` from every rank's (cells, counts, records per segment), rank-major."""
     cell = np.concatenate([p[0] for p in parts]).astype(np.int64)
     count = np.concatenate([p[1] for p in parts]).astype(np.int64)
-    start = np.concatenate(([0], np.cumsum(count)[:-1])).astype(np.int64)
-    return {"index/cell": cell, "index/start": start, "index/count": count}
+    start = (np.cumsum(count) - count).astype(np.int64)  # none for an empty checkpoint
+    out = {"index/cell": cell, "index/start": start, "index/count": count}
+    for c in parts[0][2]:
+        out[f"index/{c}"] = np.concatenate([p[2][c] for p in parts]).astype(np.int64)
+    return out
 
 
 def read_checkpoint(path: str | Path) -> dict:
@@ -155,7 +164,7 @@ def read_checkpoint(path: str | Path) -> dict:
     the rank that wrote each) and attributes, as a dict. Checked strictly
     (``pdyn.io.schema``); raises :class:`~pdyn.io.hdf5.OutputFileError`."""
     head, data = read_pdyn(path, CHECKPOINT)
-    fields = _particles(data)
+    fields = _particles(path, head, data)
     out = dict(fields)
     out.update({k: head[k] for k in ("step", "time", "dt", "n_particles", "ranks", "config",
                                      "contact", "gravity", "box_lo", "box_hi", "boundary",
@@ -165,14 +174,37 @@ def read_checkpoint(path: str | Path) -> dict:
     rows = head["rows_per_rank"]
     out["rank"] = np.repeat(np.arange(len(rows), dtype=np.int64), rows)  # who wrote each row
     order = np.argsort(out["gid"], kind="stable")
+    for c, names in ragged_groups(fields).items():  # each particle's records move with it
+        take = _record_order(out[c], order)
+        for k in names:
+            out[k] = out[k][take]
     for k in [*fields, "rank"]:
-        out[k] = out[k][order]
+        if FIELDS.get(k) is None or FIELDS[k].counted_by is None:
+            out[k] = out[k][order]
     return out
 
 
-def _particles(data: dict) -> dict:
-    """The ``particles/*`` datasets read, by field name."""
-    return {k.split("/", 1)[1]: v for k, v in data.items() if k.startswith("particles/")}
+def _record_order(count: np.ndarray, order: np.ndarray) -> np.ndarray:
+    """Indices of the records of particles with ``count`` records each (in row order) when the
+    particles are taken in ``order``."""
+    first = np.concatenate(([0], np.cumsum(count)))[:-1]
+    c = count[order]
+    return np.repeat(first[order] - np.concatenate(([0], np.cumsum(c)))[:-1], c) + np.arange(
+        int(c.sum()), dtype=np.int64)
+
+
+def _particles(path, head: dict, data: dict) -> dict:
+    """The ``particles/*`` and ``records/*`` datasets read, by field name; a checkpoint's
+    contact history of 16 slots per particle (versions 5 and 6) as records."""
+    out = {k.split("/", 1)[1]: v for k, v in data.items()
+           if k.startswith(("particles/", "records/"))}
+    if head["version"] < 7 and "history_key" in out:  # counts and keys checked by the reader
+        count, slots = out[HISTORY_COUNT], out["history_key"].shape[1]
+        used = np.arange(slots)[None, :] < count[:, None]
+        keys = out["history_key"][used]
+        out["history_key"] = keys
+        out["history_spring"] = out["history_spring"][used]
+    return out
 
 
 def _exchange(head: dict, data: dict) -> dict:
@@ -188,7 +220,7 @@ def read_checkpoint_rows(path: str | Path, rows=None) -> tuple[dict, dict, dict]
     holds to those rows, ``rest`` holds the exchange's state (``exchange``) and the index (``cell``,
     ``start``, ``count``). Checked as :func:`read_checkpoint`."""
     head, data = read_pdyn(path, CHECKPOINT, rows=[] if rows is None else rows)
-    particles = _particles(data)
+    particles = _particles(path, head, data)
     rest = {"exchange": _exchange(head, data)}
     rest.update({k: data[f"index/{k}"] for k in ("cell", "start", "count")})
     return head, particles, rest
@@ -202,18 +234,22 @@ def checkpoint_header(path: str | Path) -> dict:
 
 def latest_checkpoint(path: str | Path) -> Path:
     """``path`` itself if it is not a folder; for a run folder (or its ``checkpoints`` folder)
-    the newest checkpoint whose header reads cleanly."""
+    the newest checkpoint whose header reads cleanly — newest by the step it holds, not by
+    its name (of two holding one step, the one whose name says so)."""
     path = Path(path)
     if not path.is_dir():
         return path
     folder = path / "checkpoints" if (path / "checkpoints").is_dir() else path
-    for _, p in reversed(step_files(folder, PREFIX)):
+    found = []
+    for named, p in step_files(folder, PREFIX):
         try:
-            read_header(p, CHECKPOINT)
-            return p
+            step = read_header(p, CHECKPOINT)["step"]
         except OutputFileError:
             continue
-    raise OutputFileError(f"{path}: no readable checkpoint in this folder")
+        found.append((step, step == named, named, p))
+    if not found:
+        raise OutputFileError(f"{path}: no readable checkpoint in this folder")
+    return max(found)[3]
 
 
 def run_folder_of(checkpoint: str | Path) -> Path:

@@ -44,12 +44,14 @@ CHECKPOINT = "pdyn-checkpoint"
 #: table, so a rank reads only its share, and the ``drift`` and ``r_mean`` of the run;
 #: checkpoint 5: rotation and contact history ``omega``, ``torque``, ``history_count``,
 #: ``history_key``, ``history_spring``; checkpoint 6: those only when the run rotates (a
-#: frictionless run has none); snapshot 4: ``particles/angular_velocity``; snapshot 5: the
-#: contact network ``contacts/*``)
-VERSIONS = {SNAPSHOT: 5, CHECKPOINT: 6}
+#: frictionless run has none); checkpoint 7: the contact history as records of any number
+#: per particle (``records/*``, ``index/history_count``) instead of 16 slots, and the attribute
+#: ``run_id`` (``pdyn.io.runid``), as snapshot 6; snapshot 4: ``particles/angular_velocity``;
+#: snapshot 5: the contact network ``contacts/*``)
+VERSIONS = {SNAPSHOT: 6, CHECKPOINT: 7}
 #: format name -> versions this pdyn reads (older checkpoints cannot be read by share or
 #: continue the contact history)
-READABLE = {SNAPSHOT: (2, 3, 4, 5), CHECKPOINT: (5, 6)}
+READABLE = {SNAPSHOT: (2, 3, 4, 5, 6), CHECKPOINT: (5, 6, 7)}
 
 
 class OutputFileError(ValueError):
@@ -315,6 +317,9 @@ def read_dataset(f: h5py.File, key: str, rows=None) -> np.ndarray:
         raise OutputFileError(f"{f.filename}: dataset {key!r} missing (incomplete file)") from None
     if not isinstance(ds, h5py.Dataset):
         raise OutputFileError(f"{f.filename}: {key!r} is a group, expected a dataset")
+    if rows is not None and any(not 0 <= a <= b <= ds.shape[0] for a, b in rows):
+        raise OutputFileError(f"{f.filename}: rows {rows} asked of {key!r}, which has "
+                              f"{ds.shape[0]} (damaged index)")
     try:
         if rows is None:
             return ds[()]

@@ -31,7 +31,7 @@ def describe(path: str | Path) -> str:
     lines = [f"{path}: {kind} version {a['version']}"
              + (f", {len(rows)} per-rank pieces (virtual datasets)" if len(rows) > 1 else ""),
              f"  step {a['step']}, time {a['time']:.10g} s, dt {a['dt']:.6g} s, written by "
-             f"{a['ranks']} rank(s)",
+             f"{a['ranks']} rank(s)" + (f", run {a['run_id']}" if "run_id" in a else ""),
              f"  scene {a['scene']!r}, box {_fmt(a['box_lo'])} .. {_fmt(a['box_hi'])}, boundary "
              f"{', '.join(a['boundary'])}"]
     ids = data["particles/gid" if kind == CHECKPOINT else "particles/id"]

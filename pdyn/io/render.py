@@ -35,7 +35,8 @@ def _load(path: Path) -> dict:
     }
 
 
-def _resolve(path: Path) -> Path:
+def snapshot_of(path: Path) -> Path:
+    """``path``, or the newest snapshot of the run folder ``path``."""
     if path.is_dir():
         folder = path / "snapshots" if (path / "snapshots").is_dir() else path
         files = step_files(folder, "snap")
@@ -47,7 +48,7 @@ def _resolve(path: Path) -> Path:
 
 def render_png(path, out=None, *, color: str = "speed", size=(1200, 900)) -> Path:
     """Render the snapshot ``path`` (or a run folder's newest snapshot) to the PNG ``out``."""
-    path = _resolve(Path(path))
+    path = snapshot_of(Path(path))
     data = _load(path)  # bad files fail before VTK is needed
     out = Path(out) if out else path.with_suffix(".png")
     os.environ.setdefault("VTK_DEFAULT_OPENGL_WINDOW", "vtkEGLRenderWindow")

@@ -7,6 +7,15 @@ its type and range (``ATTRIBUTES``); every dataset, its type and shape, rows agr
 ``n_particles`` (``DATASETS``); and, when the data are read, the checksums
 (:func:`~pdyn.io.hdf5.read_dataset`) and the values: finite centres, velocities and forces,
 radii and masses > 0, unique ids, ranks within ``ranks``, finite walls.
+
+Every count and index a file holds is range-checked before anything uses it (a file with a
+valid checksum can still be forged, and Fletcher-32 does not see a 16-bit word turn from 0 to
+0xFFFF): ids within the run's ids, wall ids -1, -2, ...; row indices within the dataset they
+index (``ROW_INDICES``); counts of used slots within the slots, the unused slots zero
+(``COUNTED``, from the fields' ``counted_by``); keys valid (``KEYS``: the contact history's
+partner keys, the one format-specific rule); the checkpoint's index covering the rows once,
+per writing rank, on the lattice its size implies, each row in its cell; the exchange's block
+→ rank map within the ranks; the insertion state's counts consistent with the ids.
 """
 
 from __future__ import annotations
@@ -18,9 +27,16 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ..domain import BOUNDARIES
-from ..particles import FIELDS
+from ..domain import BLOCKS_PER_RANK, BOUNDARIES, MAX_BLOCKS
+from ..lattice import Lattice, lattice_dims
+from ..particles import FIELDS, FIXED, OWNED, WALL_KEY_BASE, ragged_groups
 from .hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError, open_pdyn, read_dataset
+from .runid import is_run_id
+
+#: a checkpoint's index lattice: about one cell per ``INDEX_PARTICLES`` particles, at least
+#: ``INDEX_CELLS`` (:func:`index_lattice`)
+INDEX_PARTICLES = 512
+INDEX_CELLS = 64
 
 
 class _Bad(ValueError):
@@ -91,9 +107,17 @@ def _dims(v):
     return a
 
 
-_COMMON = {"step": _integer, "time": _number, "dt": lambda v: _number(v, positive=True),
-           "ranks": lambda v: _integer(v, 1), "n_particles": _integer, "box_lo": _vector,
-           "box_hi": _vector, "boundary": _boundary, "scene": _text, "rows_per_rank": _counts}
+def _run_id(v):
+    v = _text(v)
+    if not is_run_id(v):
+        raise _Bad("expected 32 hexadecimal digits")
+    return v
+
+
+_COMMON = {"run_id": _run_id, "step": _integer, "time": _number,
+           "dt": lambda v: _number(v, positive=True), "ranks": lambda v: _integer(v, 1),
+           "n_particles": _integer, "box_lo": _vector, "box_hi": _vector,
+           "boundary": _boundary, "scene": _text, "rows_per_rank": _counts}
 #: format -> attribute -> check (returns the plain value or raises _Bad)
 ATTRIBUTES = {
     SNAPSHOT: _COMMON,
@@ -103,6 +127,8 @@ ATTRIBUTES = {
 }
 #: attributes read when present
 OPTIONAL = {"pdyn_version": _text, "insertion": _table}
+#: attributes a format holds from a version on: name -> {format: first version}
+ATTRIBUTES_SINCE = {"run_id": {SNAPSHOT: 6, CHECKPOINT: 7}}
 
 _WALLS = {"walls/id": ("i", ()), "walls/point": ("f", (3,)), "walls/normal": ("f", (3,)),
           "walls/quad_points": ("f", (3,)), "walls/quads": ("i", (4,))}
@@ -117,15 +143,27 @@ DATASETS = {
                     "contacts/normal_force": ("f", (3,)),
                     "contacts/tangential_force": ("f", (3,))},
                    **_WALLS),
-    CHECKPOINT: dict({f"particles/{k}": (np.dtype(f.dtype).kind, f.shape)
+    CHECKPOINT: dict({(f"records/{k}" if f.counted_by else f"particles/{k}"):
+                      (np.dtype(f.dtype).kind, f.shape)
                       for k, f in FIELDS.items() if f.checkpoint}, **_WALLS,
-                     **{f"index/{k}": ("i", ()) for k in ("cell", "start", "count")}),
+                     **{f"index/{k}": ("i", ()) for k in ("cell", "start", "count")},
+                     **{f"index/{c}": ("i", ()) for c, names in ragged_groups(FIELDS).items()
+                        if FIELDS[names[0]].checkpoint}),
 }
+#: checkpoint format 7 keeps a ragged field (``pdyn.particles.FIELDS``, ``counted_by``) as its
+#: records, ``records/<field>`` (rows: the records of the particles in particle order), with
+#: its count per particle ``particles/<count>`` and per index segment ``index/<count>``;
+#: versions 5 and 6 kept the contact history in 16 slots per particle: (n, 16) and (n, 16, 3)
+RAGGED_SINCE = 7
+HISTORY_SLOTS_V6 = 16
+_SLOTTED = {"particles/history_key": ("i", (HISTORY_SLOTS_V6,)),
+            "particles/history_spring": ("f", (HISTORY_SLOTS_V6, 3))}
 #: datasets whose values must be finite, and > 0
 FINITE = ("particles/position", "particles/velocity", "particles/pos", "particles/vel",
-          "particles/force", "particles/angular_velocity", "particles/omega",
-          "particles/torque", "particles/history_spring", "walls/point", "walls/normal",
-          "walls/quad_points", "contacts/points", "contacts/force", "contacts/normal_force",
+          "particles/force", "particles/build_pos", "particles/angular_velocity",
+          "particles/omega", "particles/torque", "particles/history_spring",
+          "records/history_spring", "walls/point", "walls/normal", "walls/quad_points",
+          "contacts/points", "contacts/force", "contacts/normal_force",
           "contacts/tangential_force")
 POSITIVE = ("particles/radius", "particles/mass")
 IDS = ("particles/id", "particles/gid")
@@ -134,18 +172,45 @@ SINCE = {"particles/angular_velocity": (SNAPSHOT, 4),
          **{k: (SNAPSHOT, 5) for k in DATASETS[SNAPSHOT] if k.startswith("contacts/")}}
 #: checkpoint datasets of a feature of the store (``pdyn.particles.FIELDS``): from checkpoint
 #: version 6 on present only when the run had the feature, all of a feature or none
-FEATURE_DATASETS = {f"particles/{k}": f.feature for k, f in FIELDS.items()
-                    if f.checkpoint and f.feature}
+FEATURE_DATASETS = {k: FIELDS[k.rsplit("/", 1)[1]].feature for k in DATASETS[CHECKPOINT]
+                    if k.split("/")[0] in ("particles", "records", "index")
+                    and k.rsplit("/", 1)[1] in FIELDS
+                    and FIELDS[k.rsplit("/", 1)[1]].feature}
 FEATURES_OPTIONAL_SINCE = 6
+
+#: datasets of row indices into another dataset: every value within that dataset's rows
+ROW_INDICES = {"contacts/lines": "contacts/points", "walls/quads": "walls/quad_points"}
+#: datasets of slots -> the dataset counting the used ones (``Field.counted_by``): every
+#: count within [0, slots], the slots from the count on zero
+COUNTED = {f"particles/{k}": f"particles/{f.counted_by}" for k, f in FIELDS.items()
+           if f.counted_by}
+#: the contact history's partner key of a wall with id g < 0 is ``HISTORY_WALL_KEY_BASE - g``,
+#: of a sphere with id g >= 0 ``g + 1`` (``pdyn.particles.partner_key``)
+HISTORY_WALL_KEY_BASE = WALL_KEY_BASE
+
+
+def index_lattice(box_lo, box_hi, n: int) -> Lattice:
+    """The index lattice of a checkpoint of ``n`` particles in the box (about one cell per
+    ``INDEX_PARTICLES`` particles, at least ``INDEX_CELLS``)."""
+    length = np.asarray(box_hi, float) - np.asarray(box_lo, float)
+    return Lattice.over(box_lo, box_hi,
+                        lattice_dims(length, max(INDEX_CELLS, n // INDEX_PARTICLES)))
 
 
 def expected(fmt: str, version: int, features=None) -> dict:
     """The datasets (as :data:`DATASETS`) a ``fmt`` file of ``version`` holds; of a checkpoint
     from version 6 on only the feature datasets of ``features`` (None: all)."""
     optional = fmt == CHECKPOINT and version >= FEATURES_OPTIONAL_SINCE and features is not None
-    return {k: v for k, v in DATASETS[fmt].items()
-            if (k not in SINCE or SINCE[k][0] != fmt or version >= SINCE[k][1])
-            and not (optional and k in FEATURE_DATASETS and FEATURE_DATASETS[k] not in features)}
+    out = {k: v for k, v in DATASETS[fmt].items()
+           if (k not in SINCE or SINCE[k][0] != fmt or version >= SINCE[k][1])
+           and not (optional and k in FEATURE_DATASETS and FEATURE_DATASETS[k] not in features)}
+    if fmt == CHECKPOINT and version < RAGGED_SINCE:  # the history in slots
+        slotted = "records/history_key" in out
+        out = {k: v for k, v in out.items()
+               if not k.startswith("records/") and k != "index/history_count"}
+        if slotted:
+            out.update(_SLOTTED)
+    return out
 
 
 def _features(f: h5py.File, fmt: str, version: int) -> tuple[str, ...]:
@@ -158,7 +223,9 @@ def _features(f: h5py.File, fmt: str, version: int) -> tuple[str, ...]:
     return tuple(sorted(held))
 
 
-def _rows(key: str, n: int, walls: int, segments: int, contacts: int) -> int:
+def _rows(key: str, n: int, walls: int, segments: int, contacts: int, records: int) -> int:
+    if key.startswith("records/"):
+        return records
     if key.startswith("index/"):
         return segments
     if key == "walls/quad_points":
@@ -179,7 +246,7 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
     head = {"format": fmt, "version": int(f.attrs["version"])}
     for name, check in list(ATTRIBUTES[fmt].items()) + list(OPTIONAL.items()):
         if name not in f.attrs:
-            if name in OPTIONAL:
+            if name in OPTIONAL or head["version"] < ATTRIBUTES_SINCE.get(name, {}).get(fmt, 0):
                 continue
             raise OutputFileError(f"{path}: attribute {name!r} missing (not a complete "
                                   f"{fmt} file)")
@@ -208,19 +275,68 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
                                   f"{_short(f.attrs.get('n_contacts'))}: {why} (damaged file)"
                                   ) from None
     head["shapes"] = {}
+    records = next((f[k].shape[0] for k in datasets if k.startswith("records/")
+                    and isinstance(f.get(k), h5py.Dataset) and f[k].ndim), 0)
     for key, (kinds, tail) in datasets.items():
         ds = f.get(key)
         if not isinstance(ds, h5py.Dataset):
             raise OutputFileError(f"{path}: dataset {key!r} missing (not a complete {fmt} "
                                   "file)")
-        want = (_rows(key, head["n_particles"], walls, segments, head.get("n_contacts", 0)),
-                ) + tail
+        want = (_rows(key, head["n_particles"], walls, segments, head.get("n_contacts", 0),
+                      records),) + tail
         if ds.dtype.kind not in kinds or ds.shape != want:
             raise OutputFileError(f"{path}: dataset {key} is {ds.dtype} {ds.shape}, expected "
                                   f"{'integers' if kinds == 'i' else 'numbers'} of shape "
                                   f"{want} (damaged file)")
         head["shapes"][key] = ds.shape
     return head
+
+
+#: format -> the first version whose datasets carry Fletcher-32 checksums
+CHECKSUMS_SINCE = {SNAPSHOT: 3, CHECKPOINT: 2}
+
+
+def unchecked(path, kind: str | tuple | None = None) -> list[str]:
+    """The datasets of the pdyn file ``path`` that carry no Fletcher-32 checksum although
+    their version writes one, so their data cannot be verified (a file rewritten by another
+    tool, say); a virtual dataset is looked at in its per-rank pieces (each opened once).
+    Checked as :func:`read_header`."""
+    path = Path(path)
+    with open_pdyn(path, kind) as f:
+        head = _check_structure(path, f)
+        if head["version"] < CHECKSUMS_SINCE[head["format"]]:
+            return []
+        pieces: dict = {}
+        out = []
+        try:
+            for key in head["shapes"]:
+                ds = f[key]
+                if not ds.is_virtual:
+                    ok = bool(ds.fletcher32)
+                else:
+                    ok = True
+                    for s in ds.virtual_sources():
+                        if s.file_name not in pieces:
+                            pieces[s.file_name] = h5py.File(path.parent / s.file_name, "r")
+                        ok &= bool(pieces[s.file_name][s.dset_name].fletcher32)
+                if not ok:
+                    out.append(key)
+        except (OSError, KeyError) as exc:
+            raise OutputFileError(f"{path}: cannot read its per-rank pieces ({exc})") from None
+        finally:
+            for piece in pieces.values():
+                piece.close()
+    return out
+
+
+def unchecked_note(path, kind: str | tuple | None = None) -> str | None:
+    """A note naming the datasets of ``path`` read without a checksum (:func:`unchecked`),
+    or None."""
+    keys = unchecked(path, kind)
+    if not keys:
+        return None
+    return (f"pdyn: note: {path}: {len(keys)} dataset(s) without a Fletcher-32 checksum, so "
+            f"their data cannot be verified: {', '.join(keys)}")
 
 
 def _short(value) -> str:
@@ -251,42 +367,330 @@ def read_pdyn(path, kind: str | tuple | None = None, rows=None) -> tuple[dict, d
         keys = list(head["shapes"])
         if isinstance(f.get("exchange"), h5py.Group):
             keys += [f"exchange/{k}" for k in f["exchange"]]
-        data = {k: read_dataset(f, k, rows if k.startswith("particles/") else None)
-                for k in keys}
+        data = {k: read_dataset(f, k) for k in keys if k.startswith("index/")}
+        ranges = _record_ranges(path, f, head, data, rows)
+        for k in keys:
+            if k.startswith("particles/"):
+                data[k] = read_dataset(f, k, rows)
+            elif k.startswith("records/"):
+                data[k] = read_dataset(f, k, ranges[FIELDS[k.split("/", 1)[1]].counted_by])
+            elif k not in data:
+                data[k] = read_dataset(f, k)
+    # messages name a particle's row in the file, also when only some rows were read
+    at = None if rows is None else _row_ids(rows, head["n_particles"])
     for key in FINITE:
-        _values(path, key, data.get(key), np.isfinite, "not finite")
+        _values(path, key, data.get(key), np.isfinite, "not finite", _at(key, at))
     for key in POSITIVE:
-        _values(path, key, data.get(key), lambda a: np.isfinite(a) & (a > 0), "must be > 0")
+        _values(path, key, data.get(key), lambda a: np.isfinite(a) & (a > 0), "must be > 0",
+                _at(key, at))
     for key in IDS:
         ids = data.get(key)
         if ids is not None and len(np.unique(ids)) != len(ids):
             raise OutputFileError(f"{path}: {key} holds an id twice (damaged file)")
     if "index/cell" in data:
         _check_index(path, head, data)
+    _check_records(path, head, data, rows)
     if "particles/rank" in data:
         _values(path, "particles/rank", data["particles/rank"],
                 lambda a: (a >= 0) & (a < head["ranks"]), f"not a rank below {head['ranks']}")
+    _check_indices(path, head, data, rows, at)
     return head, data
 
 
-def _values(path, key, values, good, why) -> None:
+def _record_ranges(path, f, head: dict, index: dict, rows) -> dict:
+    """{count field: the record ranges of the particle ``rows``} of a checkpoint's ragged
+    fields (None: all): from the records per index segment where the rows are whole segments
+    (what a restart reads), else from the counts of every particle."""
+    out = {}
+    for c, names in ragged_groups(FIELDS).items():
+        if f"index/{c}" not in index:
+            out[c] = None
+            continue
+        held = f[f"records/{names[0]}"].shape[0]
+        if int(index[f"index/{c}"].sum()) != held:
+            raise OutputFileError(f"{path}: index/{c} does not match the {held} records of "
+                                  f"records/{names[0]} (damaged file)")
+        if rows is None:
+            out[c] = None
+            continue
+        seg_start, seg_count = index["index/start"], index["index/count"]
+        per_seg = index[f"index/{c}"]
+        if per_seg.shape != seg_start.shape or (per_seg < 0).any():
+            raise OutputFileError(f"{path}: index/{c} does not give a count >= 0 for each of "
+                                  f"the {seg_start.size} index segments (damaged file)")
+        rec_start = np.concatenate(([0], np.cumsum(per_seg)))
+        ends = seg_start + seg_count
+        cum = None
+        ranges = []
+        for a, b in rows:
+            s0 = int(np.searchsorted(seg_start, a))
+            s1 = int(np.searchsorted(ends, b))
+            if (a < b and s0 < seg_start.size and s1 < ends.size and seg_start[s0] == a
+                    and ends[s1] == b):
+                ranges.append((int(rec_start[s0]), int(rec_start[s1 + 1])))
+                continue
+            if cum is None:  # rows that are not whole segments: from every particle's count
+                counts = read_dataset(f, f"particles/{c}")
+                if (counts < 0).any():
+                    k = int(np.flatnonzero(counts < 0)[0])
+                    raise OutputFileError(f"{path}: particles/{c}[{k}] = {int(counts[k])}: "
+                                          "must be >= 0 (damaged file)")
+                cum = np.concatenate(([0], np.cumsum(counts)))
+            ranges.append((int(cum[a]), int(cum[b])))
+        total = int(rec_start[-1])
+        if any(not 0 <= x <= y <= total for x, y in ranges):
+            raise OutputFileError(f"{path}: index/{c} does not match the records of the "
+                                  "particles (damaged file)")
+        out[c] = ranges
+    return out
+
+
+def _check_records(path, head: dict, data: dict, rows) -> None:
+    """A ragged field's counts are >= 0 and add up to its records read (and, for the whole
+    file, to the records per index segment)."""
+    for c, names in ragged_groups(FIELDS).items():
+        counts = data.get(f"particles/{c}")
+        recs = data.get(f"records/{names[0]}")
+        if counts is None or recs is None:
+            continue
+        _values(path, f"particles/{c}", counts, lambda a: a >= 0, "must be >= 0")
+        if int(counts.sum()) != recs.shape[0]:
+            raise OutputFileError(f"{path}: particles/{c} adds up to {int(counts.sum())} "
+                                  f"records, records/{names[0]} holds {recs.shape[0]} "
+                                  "(damaged file)")
+        per_seg = data.get(f"index/{c}")
+        if rows is None and per_seg is not None:
+            start, count = data["index/start"], data["index/count"]
+            sums = np.add.reduceat(counts, start) if count.all() and start.size else np.array(
+                [counts[a:a + n].sum() for a, n in zip(start, count)], np.int64)
+            if not np.array_equal(sums, per_seg):
+                raise OutputFileError(f"{path}: index/{c} does not match particles/{c} "
+                                      "(damaged file)")
+
+
+def _at(key: str, at):
+    """The file rows of the particle rows read (``at``), for a ``particles/*`` dataset."""
+    return at if key.startswith("particles/") else None
+
+
+def _values(path, key, values, good, why, at=None) -> None:
+    """Raise naming the first row of ``values`` (its row in the file: ``at[k]``) where
+    ``good`` is not True."""
     if values is None or values.size == 0:
         return
     ok = good(values)
-    if values.ndim > 1:
-        ok = ok.all(axis=tuple(range(1, values.ndim)))
+    if ok.ndim > 1:
+        ok = ok.all(axis=tuple(range(1, ok.ndim)))
     if not ok.all():
         k = int(np.flatnonzero(~ok)[0])
-        raise OutputFileError(f"{path}: {key}[{k}] = {_short(values[k].tolist())}: {why} "
+        row = k if at is None else int(at[k])
+        raise OutputFileError(f"{path}: {key}[{row}] = {_short(values[k].tolist())}: {why} "
                               "(damaged file)")
 
 
 def _check_index(path, head: dict, data: dict) -> None:
     """A checkpoint's index: segments of rows (``start``, ``count``) in cells of its
-    ``index_dims`` lattice, covering the rows exactly once in order."""
+    ``index_dims`` lattice — the lattice :func:`index_lattice` gives for its box and particle
+    count —, covering the rows exactly once in order, no segment across two writing ranks."""
     cell, start, count = (data[f"index/{k}"] for k in ("cell", "start", "count"))
+    want = index_lattice(head["box_lo"], head["box_hi"], head["n_particles"]).dims
+    if not np.array_equal(head["index_dims"], want):
+        raise OutputFileError(f"{path}: attribute index_dims = {head['index_dims'].tolist()}: "
+                              f"a checkpoint of {head['n_particles']} particles in its box has "
+                              f"an index of {want.tolist()} cells (damaged file)")
     ends = np.concatenate(([0], np.cumsum(count)))
+    rank_ends = np.cumsum(head["rows_per_rank"])[:-1]
     if ((count < 0).any() or ends[-1] != head["n_particles"] or not np.array_equal(start, ends[:-1])
-            or (cell < 0).any() or (cell >= np.prod(head["index_dims"])).any()):
+            or (cell < 0).any() or (cell >= np.prod(head["index_dims"])).any()
+            or not np.isin(rank_ends[rank_ends < ends[-1]], start).all()):
         raise OutputFileError(f"{path}: index/cell, index/start, index/count do not cover the "
                               f"{head['n_particles']} particles in order (damaged file)")
+
+
+def _row_ids(rows, n: int) -> np.ndarray:
+    """The row numbers read: all ``n`` (``rows`` None) or the ranges ``rows``."""
+    if rows is None:
+        return np.arange(n, dtype=np.int64)
+    parts = [np.arange(a, b, dtype=np.int64) for a, b in rows]
+    return np.concatenate(parts) if parts else np.zeros(0, np.int64)
+
+
+def _check_indices(path, head: dict, data: dict, rows, at) -> None:
+    """Every count and index read (module docstring), before anything uses them; ``rows``:
+    the particle rows read (None: all), ``at`` their rows in the file (None: the same)."""
+    n_walls = head["shapes"].get("walls/id", (0,))[0]
+    walls = data.get("walls/id")
+    if walls is not None and not np.array_equal(walls, -1 - np.arange(n_walls)):
+        raise OutputFileError(f"{path}: walls/id = {_short(walls)}: expected the wall ids -1, "
+                              "-2, ... in order (damaged file)")
+    for key, target in ROW_INDICES.items():
+        if key in data:
+            n = head["shapes"][target][0]
+            _values(path, key, data[key], lambda a: (a >= 0) & (a < n),
+                    f"not a row of {target} (0 to {n - 1})")
+    if head["format"] == SNAPSHOT:
+        _values(path, "particles/id", data["particles/id"], lambda a: a >= 0, "ids are >= 0")
+        if "contacts/id" in data:
+            _values(path, "contacts/id", data["contacts/id"],
+                    lambda a: (a[:, :1] >= 0) & (a[:, 1:] >= -n_walls) & (a[:, 1:] != a[:, :1]),
+                    f"not a sphere and a sphere or one of the {n_walls} walls")
+        return
+    bound = _id_bound(path, head)
+    _values(path, "particles/gid", data["particles/gid"], lambda a: (a >= 0) & (a < bound),
+            f"not an id of this run (0 to {bound - 1})", at)
+    _values(path, "particles/flags", data["particles/flags"],
+            lambda a: ((a & OWNED) != 0) & ((a & ~np.uint8(OWNED | FIXED)) == 0),
+            "not the flags of an owned sphere", at)
+    for key, counter in COUNTED.items():
+        if key in data:
+            _check_counted(path, key, data[key], counter, data[counter], at)
+    for key, check in KEYS.items():
+        if key in data:
+            check(path, key, data, bound, n_walls, at)
+    if len(data["particles/pos"]):
+        d = data["particles/pos"] - data["particles/build_pos"]
+        moved = float(np.sqrt((d * d).sum(axis=1).max()))
+        if moved > head["drift"]:
+            raise OutputFileError(f"{path}: attribute drift = {head['drift']!r}: a particle "
+                                  f"moved {moved!r} m since the last rebuild (damaged file)")
+        lattice = Lattice.over(head["box_lo"], head["box_hi"], head["index_dims"])
+        seg = np.searchsorted(data["index/start"], _row_ids(rows, head["n_particles"]),
+                              side="right") - 1
+        _values(path, "particles/pos", data["particles/pos"],
+                lambda a: lattice.cell_of(a) == data["index/cell"][seg],
+                "not in the index cell of its row", at)
+    _check_exchange(path, head, data)
+
+
+def _id_bound(path, head: dict) -> int:
+    """One more than the largest id a checkpoint may hold: the next id the insertion gives
+    (its state checked here), else the particle count (ids are 0 … n − 1 without
+    insertion)."""
+    ins = head.get("insertion")
+    if ins is None:
+        return head["n_particles"]
+
+    def bad(what, why):
+        raise OutputFileError(f"{path}: attribute insertion: {what}: {why} (damaged file)")
+
+    if set(ins) != {"params", "state"} or not all(isinstance(v, dict) for v in ins.values()):
+        bad(_short(json.dumps(ins)), "expected the tables params and state")
+    state = ins["state"]
+    counts = {}
+    for key in ("inserted", "removed", "next_gid"):
+        try:
+            counts[key] = _integer(state.get(key))
+        except _Bad as why:
+            bad(f"state.{key} = {_short(state.get(key))}", why)
+    try:
+        np.random.PCG64().state = state.get("rng")
+    except (TypeError, ValueError, KeyError, AttributeError):
+        bad(f"state.rng = {_short(state.get('rng'))}", "not the state of a PCG64 random stream")
+    if counts["next_gid"] - counts["removed"] != head["n_particles"] \
+            or counts["inserted"] > counts["next_gid"]:
+        bad(f"state.next_gid = {counts['next_gid']}, state.removed = {counts['removed']}",
+            f"the ids given less those removed must be the {head['n_particles']} particles held")
+    return counts["next_gid"]
+
+
+def _check_counted(path, key: str, values, counter: str, counts, at=None) -> None:
+    """``counts`` of used slots within [0, slots of ``values``]; the slots from the count on
+    are zero (nothing reads them, and bit-identical runs compare them)."""
+    slots = values.shape[1]
+    _values(path, counter, counts, lambda a: (a >= 0) & (a <= slots),
+            f"not a count of 0 to {slots} slots", at)
+    used = np.arange(slots) < counts[:, None]
+    width = int(np.prod(values.shape[2:], dtype=np.int64))
+    empty = (values.reshape(len(values), slots, width) == 0).all(axis=2)
+    _slots(path, key, values, used | empty,
+           lambda i, k: f"slot {k} is not empty, but {counter} = {counts[i]}", at)
+
+
+def _slots(path, key: str, values, ok, why, at=None) -> None:
+    """Raise naming the first slot (row i — in the file ``at[i]`` —, slot k) of ``values``
+    where ``ok`` is False and ``why(i, k)``."""
+    if not ok.all():
+        i, k = (int(x) for x in np.argwhere(~ok)[0])
+        row = i if at is None else int(at[i])
+        raise OutputFileError(f"{path}: {key}[{row}, {k}] = {_short(values[i, k].tolist())}: "
+                              f"{why(i, k)} (damaged file)")
+
+
+def _history_keys(path, key: str, data: dict, bound: int, n_walls: int, at=None) -> None:
+    """The contact history's keys (``HISTORY_WALL_KEY_BASE``): in the used slots a sphere of
+    this run (not the particle itself) or one of the walls, strictly ascending."""
+    keys = data[key]
+    used = np.arange(keys.shape[1]) < data[COUNTED[key]][:, None]
+    own = (data["particles/gid"] + 1)[:, None]
+    valid = (((keys >= 1) & (keys <= bound) & (keys != own))
+             | ((keys > HISTORY_WALL_KEY_BASE) & (keys <= HISTORY_WALL_KEY_BASE + n_walls)))
+    rising = np.ones_like(used)
+    rising[:, 1:] = keys[:, 1:] > keys[:, :-1]
+    _slots(path, key, keys, ~used | (valid & rising),
+           lambda i, k: "not a key of another sphere of this run or of a wall" if not valid[i, k]
+           else "keys must ascend", at)
+
+
+def _record_keys(path, key: str, data: dict, bound: int, n_walls: int, at=None) -> None:
+    """The contact history's records (format 7): each key a sphere of this run (not the
+    particle itself) or one of the walls, strictly ascending within a particle's records."""
+    keys = data[key]
+    counts = data["particles/history_count"]
+    own = np.repeat(data["particles/gid"] + 1, counts)
+    valid = (((keys >= 1) & (keys <= bound) & (keys != own))
+             | ((keys > HISTORY_WALL_KEY_BASE) & (keys <= HISTORY_WALL_KEY_BASE + n_walls)))
+    first = np.zeros(keys.shape[0], bool)
+    first[(np.cumsum(counts) - counts)[counts > 0]] = True
+    rising = np.ones(keys.shape[0], bool)
+    rising[1:] = keys[1:] > keys[:-1]
+    _values(path, key, keys, lambda a: valid, "not a key of another sphere of this run or of "
+            "a wall")
+    _values(path, key, keys, lambda a: rising | first, "keys must ascend within a particle")
+
+
+#: datasets of keys -> their check (path, key, data, id bound, walls, file rows): the contact
+#: history's (slots before format 7, records from it)
+KEYS = {"particles/history_key": _history_keys, "records/history_key": _record_keys}
+
+
+def _check_exchange(path, head: dict, data: dict) -> None:
+    """The exchange's state: its kind, ranks (the file's), skin, block grid (at most as many
+    blocks as any run may have) and block → rank map (every block a rank's, every rank at
+    least one block), the step of its last balance check (not after the file's step)."""
+    ex = head["exchange"]
+    key = None
+
+    def value(name, default=None):
+        nonlocal key
+        key = name
+        return ex.get(name, default)
+
+    try:
+        kind = value("kind")
+        if kind not in ("serial", "block"):
+            raise _Bad("expected 'serial' or 'block'")
+        ranks = _integer(value("ranks"), 1)
+        if ranks != head["ranks"]:
+            raise _Bad(f"not the file's ranks = {head['ranks']}")
+        # the lists are rebuilt when a particle has moved half the skin since the last build
+        if head["drift"] > 0.5 * _number(value("skin")) * (1.0 + 1e-9):
+            raise _Bad(f"less than twice the attribute drift = {head['drift']!r}")
+        if kind == "serial":
+            if ranks != 1:
+                raise _Bad("a serial exchange has one rank")
+            return
+        dims = _dims(value("dims"))
+        blocks = int(np.prod(dims))
+        if not ranks <= blocks <= max(BLOCKS_PER_RANK * ranks, MAX_BLOCKS):
+            raise _Bad(f"{blocks} blocks for {ranks} ranks")
+        if _integer(value("balanced_at", 0)) > head["step"]:
+            raise _Bad(f"after the step {head['step']}")
+    except _Bad as why:
+        raise OutputFileError(f"{path}: attribute exchange: {key} = {_short(ex.get(key))}: "
+                              f"{why} (damaged file)") from None
+    owner = data.get("exchange/owner")
+    if (owner is None or owner.dtype.kind not in "iu" or owner.shape != (blocks,)
+            or (owner < 0).any() or (owner >= ranks).any()
+            or len(np.unique(owner)) != ranks):
+        raise OutputFileError(f"{path}: exchange/owner is not a map of the {blocks} blocks to "
+                              f"the {ranks} ranks (damaged file)")

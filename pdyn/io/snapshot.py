@@ -27,8 +27,8 @@ A snapshot file holds (rank-major; within a rank sorted by id):
   lines (the ``contacts`` block of the sidecar); rank-major, within a rank sorted by ids;
 * attributes ``format = "pdyn-snapshot"``, ``version``, ``step``, ``time`` (s), ``dt`` (s),
   ``n_particles``, ``n_contacts``, ``ranks``, ``box_lo``, ``box_hi``, ``boundary``,
-  ``scene``. (Version 5 added the contacts, 4 ``particles/angular_velocity``; versions 2 to 4
-  are read without them.)
+  ``scene``, ``run_id`` (``pdyn.io.runid``). (Version 6 added the run id, 5 the contacts, 4
+  ``particles/angular_velocity``; versions 2 to 5 are read without them.)
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from pathlib import Path
 import numpy as np
 
 from .hdf5 import SNAPSHOT, VERSIONS, OutputFileError, step_files, write_global
+from .runid import claim_folder
 from .schema import read_header, read_pdyn
 from .xdmf import write_xdmf
 
@@ -89,12 +90,15 @@ def owned_sorted(sim) -> np.ndarray:
 
 
 def common_attrs(sim) -> dict:
-    return {
+    attrs = {
         "step": int(sim.step_index), "time": float(sim.time), "dt": float(sim.dt),
         "ranks": int(sim.comm.size), "box_lo": np.asarray(sim.box.lo, float),
         "box_hi": np.asarray(sim.box.hi, float), "boundary": list(sim.box.boundary),
         "scene": str(sim.scene.name),
     }
+    if getattr(sim, "run_id", None) is not None:  # pdyn.io.runid
+        attrs["run_id"] = sim.run_id
+    return attrs
 
 
 class SnapshotWriter:
@@ -110,12 +114,16 @@ class SnapshotWriter:
         self.every = int(every)
         self.written: list[Path] = []
         self._index: dict[str, dict] = {}  # file name -> entry for the XDMF sidecar
+        self._claimed = False  # the folder records the run's id (pdyn.io.runid)
 
     def due(self, step: int) -> bool:
         return self.every > 0 and step % self.every == 0
 
     def __call__(self, sim) -> Path:
         store, comm = sim.store, sim.comm
+        if not self._claimed:
+            claim_folder(self.run_folder, getattr(sim, "run_id", None), comm)
+            self._claimed = True
         h = owned_sorted(sim)
         path = self.folder / f"{PREFIX}_{sim.step_index:08d}.h5"
         n_total = comm.allreduce_sum(int(h.size))

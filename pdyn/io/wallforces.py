@@ -23,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from .hdf5 import OutputWriteError, agree, attempt, make_folder, write_bytes_atomic
+from .runid import claim_folder
 
 FILE_NAME = "wall_forces.csv"
 #: steps between appends to the file (at most; snapshots and checkpoints append too)
@@ -112,6 +113,7 @@ class WallForceWriter:
             make_folder(self.path.parent)
             write_bytes_atomic(self.path, ("\n".join(lines) + "\n").encode())
 
+        claim_folder(self.path.parent, getattr(sim, "run_id", None), sim.comm)
         agree(sim.comm, attempt(write) if sim.comm.rank == 0 else None)
         self.written = [self.path]
 

@@ -19,7 +19,8 @@ the decomposition).
 
 The time-averaged imbalance of the load line is the mean over steps of max/mean of the owned
 particle count, taken from the step's one reduction (``Simulation.step``): exact, since owned
-counts change only at rebuild steps, and free.
+counts change only at rebuild steps, and free; the mean follows the global count when
+spheres are poured in or drained (``Inserter.present``).
 """
 
 from __future__ import annotations
@@ -93,8 +94,11 @@ class Balancer:
         self.rebalances += int(moved_blocks)
         self.moved += int(sent)
 
-    def observe(self, max_owned: float) -> None:
-        """One step's largest owned count over the ranks."""
+    def observe(self, max_owned: float, n_particles: int | None = None) -> None:
+        """One step's largest owned count over the ranks; ``n_particles``: the global count
+        now, when it changes during the run (insertion, outlet)."""
+        if n_particles is not None:
+            self.mean_owned = n_particles / max(self.nranks, 1)
         self._sum += max_owned / self.mean_owned if self.mean_owned > 0 else 1.0
         self._steps += 1
 

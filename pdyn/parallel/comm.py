@@ -21,6 +21,7 @@ class SerialComm:
     rank = 0
     size = 1
     mpi = None
+    node_size = 1  # ranks sharing this rank's node (its memory)
 
     def allreduce_sum(self, x):
         return x
@@ -63,6 +64,7 @@ class MPIComm:
         self.comm = comm
         self.rank = comm.Get_rank()
         self.size = comm.Get_size()
+        self._node_size = None
 
     def allreduce_sum(self, x):
         """Sum of ``x`` over the ranks; a float64 array elementwise (one buffer reduction)."""
@@ -82,6 +84,16 @@ class MPIComm:
 
     def allreduce_min(self, x):
         return self.comm.allreduce(x, op=self.mpi.MIN)
+
+    @property
+    def node_size(self) -> int:
+        """The ranks on this rank's node, which share its memory (collective the first time:
+        MPI's shared-memory split)."""
+        if self._node_size is None:
+            local = self.comm.Split_type(self.mpi.COMM_TYPE_SHARED)
+            self._node_size = local.Get_size()
+            local.Free()
+        return self._node_size
 
     def bcast(self, x, root=0):
         return self.comm.bcast(x, root=root)

@@ -61,7 +61,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..domain import CURVES, BlockGrid, DecompositionError, default_block_dims, wrap_periodic
-from ..particles import GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MIGRATE, OWNED, Packing
+from ..particles import (FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MIGRATE, OWNED,
+                         Packing, ragged_groups)
 from .balance import imbalance
 from .ghosts import plan_ghosts
 from .migration import destinations
@@ -99,6 +100,25 @@ class StoreChanges:
     def added(self) -> np.ndarray:
         return np.concatenate((self.immigrated, self.ghosts_added))
 
+    def then(self, later: "StoreChanges") -> "StoreChanges":
+        """The net change of this one followed by ``later`` (both on one store), as one to
+        apply to the broad phase as it was before this one: a handle this one added and
+        ``later`` removed (an immigrant drained at the outlet, or sent on by a rebalance) was
+        never inserted, so it is in neither list; a slot ``later`` refills is added again."""
+        gone = later.removed
+        fresh = self.added
+        return StoreChanges(
+            rebuilt=self.rebuilt or later.rebuilt,
+            ghosts_removed=np.concatenate((self.ghosts_removed,
+                                           later.ghosts_removed[~np.isin(later.ghosts_removed,
+                                                                         fresh)])),
+            emigrated=np.concatenate((self.emigrated,
+                                      later.emigrated[~np.isin(later.emigrated, fresh)])),
+            immigrated=np.concatenate((self.immigrated[~np.isin(self.immigrated, gone)],
+                                       later.immigrated)),
+            ghosts_added=np.concatenate((self.ghosts_added[~np.isin(self.ghosts_added, gone)],
+                                         later.ghosts_added)))
+
 
 #: nothing changed (what a step between rebuilds returns)
 NO_CHANGES = StoreChanges()
@@ -117,13 +137,22 @@ def _default_skin(skin: float | None, r_mean: float) -> float:
 
 def _select(store, particles: dict, n: int, mine) -> dict:
     """The rows ``mine`` of each global per-particle array (scalars broadcast to ``n`` rows)
-    that ``store`` holds: a checkpoint's rotation fields are dropped in a run without
-    rotation (a run with rotation and a checkpoint without starts them at zero)."""
+    that ``store`` holds, a ragged field's records with their rows: a checkpoint's rotation
+    fields are dropped in a run without rotation (a run with rotation and a checkpoint without
+    starts them at zero)."""
     out = {}
     for name, values in particles.items():
         f = store.fields.get(name)
-        if f is not None:
+        if f is not None and f.counted_by is None:
             out[name] = np.broadcast_to(np.asarray(values, f.dtype), (n,) + f.shape)[mine]
+    for count, names in ragged_groups(k for k in particles if k in store.fields).items():
+        if count not in particles:
+            continue
+        keep = np.zeros(n, bool)
+        keep[mine] = True
+        keep = np.repeat(keep, np.broadcast_to(np.asarray(particles[count], np.int64), (n,)))
+        for name in names:
+            out[name] = np.asarray(particles[name], FIELDS[name].dtype)[keep]
     return out
 
 
@@ -350,24 +379,34 @@ class BlockExchange:
 
     def _trade(self, packing: Packing, send: dict, tag: int, counts=None,
                peers: list[int] | None = None) -> dict:
-        """Send ``send[p]`` (a packed (floats, ints) pair) to every peer ``p`` (the neighbour
-        ranks unless ``peers`` is given); returns the pairs received. ``counts`` (rows per
-        peer) skips the count round when known."""
+        """Send ``send[p]`` (a packed message: floats, ints, record floats, record ints;
+        :meth:`Packing.pack`) to every peer ``p`` (the neighbour ranks unless ``peers`` is
+        given); returns the messages received. ``counts`` (rows per peer) skips the count
+        round when known; the records (ragged fields) come with a count round of their own."""
         t0 = time.perf_counter()
         peers = self.peers if peers is None else peers
-        self.bytes_sent += sum(send[p][0].nbytes + send[p][1].nbytes for p in peers)
-        self.messages_sent += (2 if packing.width_i else 1) * len(peers)
-        f = self.comm.neighbour_exchange(peers, {p: send[p][0] for p in peers},
-                                         (packing.width_f,), np.float64, tag, counts=counts)
-        counts = {p: len(f[p]) for p in peers}
-        if packing.width_i:
-            i = self.comm.neighbour_exchange(peers, {p: send[p][1] for p in peers},
-                                             (packing.width_i,), np.int64, tag + 10,
-                                             counts=counts)
-        else:
-            i = {p: np.zeros((counts[p], 0), np.int64) for p in peers}
+        widths = (packing.width_f, packing.width_i, packing.rwidth_f, packing.rwidth_i)
+        dtypes = (np.float64, np.int64, np.float64, np.int64)
+        out = {p: [None] * 4 for p in peers}
+        for group in ((0, 1), (2, 3)):  # the particles' matrices, then the records'
+            rows = counts if group[0] == 0 else None
+            for a in group:
+                if widths[a] == 0:
+                    continue
+                self.bytes_sent += sum(send[p][a].nbytes for p in peers)
+                self.messages_sent += len(peers)
+                got = self.comm.neighbour_exchange(peers, {p: send[p][a] for p in peers},
+                                                   (widths[a],), dtypes[a], tag + 10 * a,
+                                                   counts=rows)
+                rows = {p: len(got[p]) for p in peers}
+                for p in peers:
+                    out[p][a] = got[p]
+            for a in group:
+                if widths[a] == 0:
+                    for p in peers:
+                        out[p][a] = np.zeros((rows[p] if rows else 0, 0), dtypes[a])
         self.comm_seconds += time.perf_counter() - t0
-        return {p: (f[p], i[p]) for p in peers}
+        return {p: tuple(v) for p, v in out.items()}
 
     def remap(self, old_to_new) -> None:
         """The store was permuted (``ParticleStore.permute``, e.g. ``Simulation._reorder``):
@@ -474,13 +513,10 @@ class BlockExchange:
         leaving = dest != rank
         go, came = self._send_owned(owned[leaving], dest[leaving], peers, TAG_BALANCE)
         self.peers = self._neighbours()
-        back = np.isin(go, changes.immigrated)  # arrived in this step's migration: never
-        return StoreChanges(  # inserted into the broad phase, so not to be removed from it
-            rebuilt=True, ghosts_removed=changes.ghosts_removed,
-            emigrated=np.concatenate((changes.emigrated, go[~back])),
-            immigrated=np.concatenate((changes.immigrated[~np.isin(changes.immigrated, go)],
-                                       came)),
-            ghosts_added=changes.ghosts_added), True, len(go)
+        # a particle that arrived in this step's migration and leaves again was never in
+        # the broad phase: in neither list
+        return (changes.then(StoreChanges(rebuilt=True, emigrated=go, immigrated=came)), True,
+                len(go))
 
     # ------------------------------------------------------------------ ghosts
     def ghosts(self) -> StoreChanges:
@@ -515,9 +551,8 @@ class BlockExchange:
         self.recv_counts = {p: len(recv[p][0]) for p in self.peers}
         recv[self.rank] = packing.pack(store, *plan.part(self.rank), plan.shifts)
         for p in self.peers + [self.rank]:
-            f, i = recv[p]
-            self.recv_handles[p] = (store.add(**packing.fields(f, i), flags=GHOST)
-                                    if len(f) else _none())
+            self.recv_handles[p] = (store.add(**packing.fields(*recv[p]), flags=GHOST)
+                                    if len(recv[p][0]) else _none())
         return np.concatenate([self.recv_handles[p] for p in self.peers + [self.rank]])
 
     def _update_ghosts(self) -> None:

@@ -86,21 +86,46 @@ def test_linear_law():
 
 
 def test_linear_dashpot_sees_the_velocity_at_the_sample():
-    """In a contact's bulk the dashpot is c u*, u* the approach speed at the sample solved for
-    this contact alone; at the first touch it carries the impulse from the touch on."""
+    """In a contact's bulk the dashpot is c u*, u* = u / (1 + ε/2) the half-step approach
+    speed corrected for its lag (ε = c dt / (2 m)); at the first touch it carries the impulse
+    from the touch on; as dt → 0 it is the classic c v."""
     zeta, k, m, dt, v = damping_ratio(0.5), 1e3, 2.0, 1e-3, 3.0
     c = 2 * zeta * math.sqrt(m * k)
+    u = v / (1 + 0.25 * dt * c / m)
     f_d, _ = normal_force(Linear(E=0.0, k=k, zeta=zeta), 0.01, v, 0.25, m, dt)
-    u = (v - 0.5 * dt * k * 0.01 / m) / (1 + 0.5 * dt * c / m)
     assert f_d == pytest.approx(k * 0.01 + c * u, rel=1e-12)
     # touching since a quarter step (δ = v dt/4): the window from the touch is 3/4 of a step
-    d = v * dt / 4
-    f_0, _ = normal_force(Linear(E=0.0, k=k, zeta=zeta), d, v, 0.25, m, dt)
-    u = (v - 0.5 * dt * k * d / m) / (1 + 0.5 * dt * c / m)
-    assert f_0 == pytest.approx(k * d + c * u * 0.75, rel=1e-12)
-    # dt → 0: the classic dashpot c v
+    f_0, _ = normal_force(Linear(E=0.0, k=k, zeta=zeta), v * dt / 4, v, 0.25, m, dt)
+    assert f_0 == pytest.approx(k * v * dt / 4 + c * u * 0.75, rel=1e-12)
     f_c, _ = normal_force(Linear(E=0.0, k=k, zeta=zeta), 0.01, v, 0.25, m, 1e-12)
     assert f_c == pytest.approx(k * 0.01 + c * v, rel=1e-9)
+
+
+@pytest.mark.parametrize("law", [Linear(E=1e6, k=0.0, zeta=damping_ratio(0.1)),
+                                 Hertz(E=1e6, zeta=damping_ratio(0.1, "hertz"))])
+def test_damped_contact_at_rest_is_elastic(law):
+    """Issue 30: with no approach speed the damped law returns the elastic force exactly,
+    whatever the overlap and the time step (the force of a contact at rest)."""
+    elastic = Linear(law.E, law.k, 0.0) if isinstance(law, Linear) else Hertz(law.E, 0.0)
+    for delta in (1e-9, 1e-6, 1e-3, 0.02):
+        for dt in (1e-7, 1e-5, 1e-3):
+            assert normal_force(law, delta, 0.0, 0.25, 1.5, dt) == normal_force(
+                elastic, delta, 0.0, 0.25, 1.5, dt)
+
+
+def test_dashpot_never_reverses_the_approach():
+    """However large ζ, one sample's damping force at most stops the pair's approach within the
+    step: m u / dt (without the cap the explicit update would overshoot)."""
+    law, m, dt, v = Linear(E=0.0, k=1e6, zeta=1e4), 2.0, 1e-3, 3.0
+    assert normal_force(law, 0.01, v, 0.25, m, dt)[0] == pytest.approx(1e4 + m * v / dt,
+                                                                       rel=1e-12)
+    assert normal_force(law, 0.01, -v, 0.25, m, dt)[0] == pytest.approx(1e4 - m * v / dt,
+                                                                        rel=1e-12)
+    assert normal_force(law, 0.001, -v, 0.25, m, dt)[0] == 0.0  # would pull: clamped
+    hertz = Hertz(E=1e9, zeta=1e4)
+    f_s = normal_force(Hertz(E=1e9, zeta=0.0), 0.01, v, 0.25, m, dt)[0]
+    assert normal_force(hertz, 0.01, v, 0.25, m, dt)[0] == pytest.approx(f_s + m * v / dt,
+                                                                         rel=1e-12)
 
 
 def test_hertz_law():

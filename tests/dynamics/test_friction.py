@@ -1,7 +1,7 @@
-"""Frictional contact with rotation and contact history (``pdyn.dynamics.friction``): the
-closed forms of a sphere on a plane, the two copies of a pair's spring, history across
-rebuilds and reordering, the slot limit, the recorded tangential forces, the merge of a row's
-slots with its list."""
+"""Frictional contact with rotation and contact history (``pdyn.dynamics.friction``,
+``pdyn.dynamics.history``): the closed forms of a sphere on a plane, the two copies of a pair's
+spring, history across rebuilds and reordering, any number of contacts per sphere, the
+recorded tangential forces, the spin kicks of the rows that touch something."""
 
 import math
 
@@ -10,11 +10,8 @@ import pytest
 
 from pdyn import Simulation
 from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
-from pdyn.dynamics.friction import (ContactHistory, HistoryOverflowError,
-                                    _accumulate_frictional, _load_slots, _save_slots,
-                                    friction_parameters, partner_key)
-from pdyn.dynamics.laws import law_parameters
-from pdyn.particles import HISTORY_SLOTS
+from pdyn.dynamics.contact import ContactModel
+from pdyn.dynamics.history import partner_key
 from tests.mpi.scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
 
 R, RHO, G = 0.01, 2500.0, 9.81
@@ -84,8 +81,8 @@ def test_rolling_friction_stops_a_rolling_sphere():
 
 
 def test_pair_springs_are_exact_negatives():
-    """Both copies of a contact's spring (one per side, kept by each particle) are negatives
-    of each other bit for bit, and keyed by the partner's id."""
+    """Both copies of a contact's spring (one per side, kept by each sphere's records) are
+    negatives of each other bit for bit, and keyed by the partner's id."""
     cfg = SimulationConfig(
         contact=ContactConfig(law="hertz", youngs_modulus=1e6, friction=0.4, restitution=0.8),
         box=BoxConfig(lo=(-5, -5, -5), hi=(5, 5, 5), boundary=("open",) * 3),
@@ -99,11 +96,13 @@ def test_pair_springs_are_exact_negatives():
     for _ in range(400):
         sim.step()
         sim.sync_history()
-        if s.history_key[a, 0]:
+        if s.history_count[a]:
             seen += 1
-            assert s.history_key[a, 0] == partner_key(s.gid[b])
-            assert s.history_key[b, 0] == partner_key(s.gid[a])
-            assert np.array_equal(s.history_spring[a, 0], -s.history_spring[b, 0])
+            assert s.history_count[a] == s.history_count[b] == 1
+            assert s.values("history_key", [a])[0] == partner_key(s.gid[b])
+            assert s.values("history_key", [b])[0] == partner_key(s.gid[a])
+            spring = s.values("history_spring", [a])[0]
+            assert np.array_equal(spring, -s.values("history_spring", [b])[0]) and spring.any()
     assert seen > 10 and np.abs(s.omega[a]).max() > 0
 
 
@@ -121,14 +120,14 @@ def test_history_survives_rebuilds_and_reordering():
     every, x = _state(neighbour_skin=0.0, reorder_every=0)
     lists, y = _state(reorder_every=5)
     assert lists.rebuilds > 5 and lists.rebuilds < lists.step_index
-    assert (x[5] != 0).sum() > 50
+    assert (x[FRICTIONAL_STATE.index("history_count") + 1] != 0).sum() > 50
     for name, u, v in zip(("gid",) + FRICTIONAL_STATE, x, y):
         assert np.array_equal(u, v), name
 
 
 def test_history_sync_changes_nothing_and_is_required():
-    """Saving the per-entry history into the particles' slots after every step changes no
-    bit of the run; lists rebuilt without that save are refused (the springs would be lost)."""
+    """Saving the history into the particles' records after every step changes no bit of the
+    run; lists rebuilt without that save are refused (the springs would be lost)."""
     cfg = dense_polydisperse(("wall",) * 3, n=200, law="hertz", friction=0.5)
     a, b = Simulation(cfg), Simulation(cfg)
     for _ in range(150):
@@ -136,102 +135,61 @@ def test_history_sync_changes_nothing_and_is_required():
         b.step()
         b.sync_history()
     a.sync_history()
-    for name in ("pos", "vel", "omega", "history_count", "history_key", "history_spring"):
-        assert np.array_equal(getattr(a.store, name), getattr(b.store, name)), name
+    x, y = gather_fields(a, FRICTIONAL_STATE), gather_fields(b, FRICTIONAL_STATE)
+    for name, u, v in zip(("gid",) + FRICTIONAL_STATE, x, y):
+        assert np.array_equal(u, v), name
     assert (a.store.history_count > 0).sum() > 20
-    a.step()  # the history advances past the slots again
+    a.step()  # the history advances past the records again
     a._find_neighbours(None, rebuilt=True)
     with pytest.raises(RuntimeError, match="saved"):
         a._forces()
 
 
-def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
-    """The spin kicks integrate only the rows that touched something in the last pass, with
-    the increments the pass left, and the pass leaves the torque of rows that touched nothing
-    in this and the last step as it is: after every step of a run with lists (contacts made
-    and lost between rebuilds) every other row's torque is exactly zero, and the run equals
-    one that kicks every row from its torque."""
-    cfg = dense_polydisperse(("wall",) * 3, n=200, law="hertz", friction=0.5)
-    sparse = Simulation(cfg)
-    skipped = 0
-    for _ in range(150):
-        sparse.step()
-        rows = sparse.neighbours.rows
-        spinning = sparse.contact.history.spin_rows(sparse.neighbours)
-        rest = np.setdiff1d(rows, spinning)
-        assert not sparse.store.torque[rest].any()
-        skipped += rest.size
-        # the pass left the kicks' increments dt/2 · T / I of those rows, bit for bit
-        handles, increment = sparse.contact.history.spin_kicks(sparse.neighbours,
-                                                               0.5 * sparse.dt)
-        st = sparse.store
-        inertia = 0.4 * st.mass[handles] * st.radius[handles] * st.radius[handles]
-        expected = (0.5 * sparse.dt / inertia)[:, None] * st.torque[handles]
-        assert np.array_equal(handles, spinning) and np.array_equal(increment, expected)
-    assert skipped > 150 * 20 and sparse.rebuilds > 3
-    sparse.sync_history()  # as run() does at its end
-    # the reference kicks every row, with increments computed by the kick from the torques
-    monkeypatch.setattr(ContactHistory, "spin_kicks",
-                        lambda self, lists, half_dt: (lists.rows, np.zeros((0, 3))))
-    dense = Simulation(cfg)
-    dense.run(150)
-    for name in FRICTIONAL_STATE:
-        assert np.array_equal(getattr(sparse.store, name), getattr(dense.store, name)), name
-
-
-@pytest.mark.parametrize("hint", [0, 1])
-def test_the_sliding_hint_changes_no_bit(monkeypatch, hint):
-    """The pass computes a contact's Coulomb cap with a branch if it stuck last step and
-    without one if it slid (``_tangential``): a run whose hints all say "stuck" (or all
-    "slid") ends with the same bits as the run with the real hints, in which contacts both
-    slid and stuck."""
-    cfg = dense_polydisperse(("wall",) * 3, n=200, law="hertz", friction=0.5)
-    real = Simulation(cfg)
-    slid = stuck = 0
-    for _ in range(150):
-        real.step()
-        flags = real.contact.history.slid
-        slid, stuck = slid + int(flags.sum()), stuck + int((flags == 0).sum())
-    real.sync_history()
-    assert slid > 100 and stuck > 100
-    prepare = ContactHistory.prepare
-
-    def forced(self, store, lists):
-        out = prepare(self, store, lists)
-        old = out[0]
-        old[2][:old[3]] = hint
-        return out
-
-    monkeypatch.setattr(ContactHistory, "prepare", forced)
-    other = Simulation(cfg)
-    other.run(150)
-    for name in FRICTIONAL_STATE:
-        assert np.array_equal(getattr(real.store, name), getattr(other.store, name)), name
-
-
-def test_too_many_partners_for_the_history_is_an_error():
-    """A big sphere touching more small spheres than it has history slots: one line."""
-    n = HISTORY_SLOTS + 4
-    phi = np.pi * (3.0 - np.sqrt(5.0)) * np.arange(n)  # Fibonacci sphere
+def crowd(n: int, gap: float = 1.25, speed: float = 0.5, **cfg):
+    """One sphere of radius 1 at the origin with ``n`` spheres of radius 0.2 around it on a
+    Fibonacci sphere of radius ``gap``, all moving towards it at ``speed`` (m/s): they hit it
+    at once and touch it, and their neighbours, for a contact time. Frictional linear contacts
+    with rolling friction, no gravity."""
+    phi = np.pi * (3.0 - np.sqrt(5.0)) * np.arange(n)
     z = 1.0 - 2.0 * (np.arange(n) + 0.5) / n
     rho = np.sqrt(1.0 - z * z)
     dirs = np.stack((rho * np.cos(phi), rho * np.sin(phi), z), axis=1)
-    pos = np.vstack(([0.0, 0.0, 0.0], 1.19 * dirs))
-    cfg = SimulationConfig(
-        contact=ContactConfig(youngs_modulus=1e5, friction=0.3),
+    rng = np.random.default_rng(n)
+    vel = -speed * dirs + rng.normal(0.0, 0.05, dirs.shape)
+    return SimulationConfig(
+        contact=ContactConfig(youngs_modulus=1e5, friction=0.3, rolling_friction=0.05,
+                              restitution=0.5),
         box=BoxConfig(lo=(-3, -3, -3), hi=(3, 3, 3), boundary=("open",) * 3),
-        particles=ParticlesConfig(positions=pos, radii=[1.0] + [0.2] * n, density=1000.0),
-        gravity=(0, 0, 0), progress=False, initial_overlap="allow")
-    with pytest.raises(HistoryOverflowError, match=f"more than {HISTORY_SLOTS} partners"):
-        Simulation(cfg)
-    # the same crowd arriving during the run: the step after the overflow stops it
-    apart = cfg.with_(particles=ParticlesConfig(
-        positions=np.vstack(([0.0, 0.0, 0.0], 1.3 * dirs)), velocities=np.vstack(
-            ([0.0, 0.0, 0.0], -0.5 * dirs)), radii=[1.0] + [0.2] * n, density=1000.0))
-    sim = Simulation(apart)
-    with pytest.raises(HistoryOverflowError, match=r"partners \(step \d+\)"):
-        sim.run(2000)
-    assert 0 < sim.step_index < 2000
+        particles=ParticlesConfig(positions=np.vstack(([0.0, 0.0, 0.0], gap * dirs)),
+                                  velocities=np.vstack(([0.0, 0.0, 0.0], vel)),
+                                  radii=[1.0] + [0.2] * n, density=1000.0),
+        gravity=(0, 0, 0), progress=False, initial_overlap="allow", **cfg)
+
+
+def test_a_sphere_keeps_a_spring_for_each_of_a_hundred_contacts():
+    """A big sphere hit at once by 120 small ones keeps a record for each contact (no cap),
+    through rebuilds: the run with lists rebuilt every step ends with the same bits as the one
+    with a skin."""
+    every = Simulation(crowd(120, neighbour_skin=0.0))
+    skin = Simulation(crowd(120))
+    most = 0
+    for _ in range(120):
+        every.step()
+        every.sync_history()
+        big = every.store.owned[every.store.gid[every.store.owned] == 0][0]
+        c = int(every.store.history_count[big])
+        if c > most:
+            most = c
+            keys = every.store.values("history_key", [big])
+            assert np.all(np.diff(keys) > 0)
+            assert np.abs(every.store.values("history_spring", [big])).max() > 0
+    assert most >= 100
+    skin.run(120)
+    every.run(0)
+    x, y = gather_fields(every, FRICTIONAL_STATE), gather_fields(skin, FRICTIONAL_STATE)
+    assert skin.rebuilds < skin.step_index
+    for name, u, v in zip(("gid",) + FRICTIONAL_STATE, x, y):
+        assert np.array_equal(u, v), name
 
 
 def test_recorded_tangential_force_is_coulomb_while_sliding():
@@ -248,50 +206,25 @@ def test_recorded_tangential_force_is_coulomb_while_sliding():
     np.testing.assert_allclose(ft[0], [-0.3 * f_n, 0, 0], rtol=1e-12, atol=1e-15)
 
 
-def _one_row(touching, hist):
-    """The frictional pass on row 0 with sphere partners 1, 2, 3 (those in ``touching``
-    overlap it) and old slots ``hist`` ({partner: spring}), through the history's three
-    kernels: the slots loaded per list entry, the pass, its entries saved into the slots;
-    returns {key: new spring}."""
-    pos = np.zeros((4, 3))
-    for j, axis in ((1, 0), (2, 1), (3, 2)):
-        pos[j, axis] = 0.9 if j in touching else 1.5
-    vel = np.array([[0.1, 0.2, -0.3], [-0.2, 0.1, 0.3], [0.3, -0.1, 0.2], [0.1, 0.3, -0.2]])
-    omega = np.array([[1.0, -2.0, 0.5], [0.3, 0.2, -1.0], [-0.5, 1.0, 0.2], [0.0, 0.4, 0.6]])
-    hcount = np.zeros(4, np.int64)
-    hkey = np.zeros((4, HISTORY_SLOTS), np.int64)
-    hspring = np.zeros((4, HISTORY_SLOTS, 3))
-    for q, j in enumerate(sorted(hist)):
-        hkey[0, q], hspring[0, q] = partner_key(j), hist[j]
-    hcount[0] = len(hist)
-    rows, start, partner, gid = np.array([0]), np.array([0, 3]), np.array([1, 2, 3]), np.arange(4)
-    old_e, old_s = np.zeros(3, np.int64), np.zeros((3, 3))
-    n_old = _load_slots(rows, start, partner, gid, hcount, hkey, hspring, old_e, old_s)
-    assert n_old == len(hist)
-    new_e, new_s = np.zeros(3, np.int64), np.zeros((3, 3))
-    law = law_parameters("linear", 0.0, 1000.0, 1.0, 0.3)
-    *_, k, _ = _accumulate_frictional(
-        law, friction_parameters("linear", 0.5, 0.0, 0.3), rows, start, np.array([3]),
-        partner, pos, vel, omega, np.full(4, 0.5), np.ones(4), gid, np.zeros((4, 3)),
-        np.zeros(3), 1e-3, np.zeros((4, 3)), np.zeros((4, 3)), old_e, old_s,
-        np.zeros(3, np.uint8), n_old, new_e, new_s, np.zeros(3, np.uint8), None, True,
-        np.zeros(1, np.int64), np.zeros((1, 3)))
-    assert k == len(touching) and list(new_e[:k]) == sorted(j - 1 for j in touching)
-    _save_slots(rows, start, partner, gid, new_e, new_s, k, hcount, hkey, hspring)
-    n = hcount[0]
-    assert n == k and not hkey[0, n:].any() and not hspring[0, n:].any()
-    return {int(k): tuple(s) for k, s in zip(hkey[0, :n], hspring[0, :n])}
-
-
-def test_history_merge_keeps_every_spring():
-    """The merge of a row's slots with its list: a new contact ahead of kept ones (partner 1 new,
-    2 and 3 kept: the kept slots must be read before the new one takes slot 0), a contact
-    that ends between kept ones; each spring is what the contact alone gives, bit for bit."""
-    old = {2: (1e-3, -2e-3, 5e-4), 3: (-4e-4, 1e-3, 2e-3)}
-    alone = {j: _one_row({j}, {j: old[j]} if j in old else {}) for j in (1, 2, 3)}
-    both = _one_row({1, 2, 3}, old)
-    assert both == {k: v for a in alone.values() for k, v in a.items()}
-    assert len(both) == 3
-    gap = _one_row({1, 3}, {1: (2e-4, 1e-4, 0.0), 2: old[2], 3: old[3]})
-    assert gap == {partner_key(1): _one_row({1}, {1: (2e-4, 1e-4, 0.0)})[partner_key(1)],
-                   partner_key(3): alone[3][partner_key(3)]}
+def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
+    """The spin kicks integrate only the rows that touched something in the last pass, and
+    the pass leaves the torque of rows that touched nothing in this and the last step as it
+    is: after every step of a run with lists (contacts made and lost between rebuilds) every
+    other row's torque is exactly zero, and the run equals one that kicks every row."""
+    cfg = dense_polydisperse(("wall",) * 3, n=200, law="hertz", friction=0.5)
+    sparse = Simulation(cfg)
+    skipped = 0
+    for _ in range(150):
+        sparse.step()
+        rows = sparse.neighbours.rows
+        rest = np.setdiff1d(rows, sparse.contact.spinning_rows(sparse.neighbours))
+        assert not sparse.store.torque[rest].any()
+        skipped += rest.size
+    assert skipped > 150 * 20 and sparse.rebuilds > 3
+    sparse.sync_history()
+    monkeypatch.setattr(ContactModel, "spinning_rows", lambda self, lists: lists.rows)
+    dense = Simulation(cfg)
+    dense.run(150)
+    x, y = gather_fields(sparse, FRICTIONAL_STATE), gather_fields(dense, FRICTIONAL_STATE)
+    for name, u, v in zip(("gid",) + FRICTIONAL_STATE, x, y):
+        assert np.array_equal(u, v), name

@@ -3,13 +3,16 @@
 and what is wrong with it, exit code 2, nothing written. Damaged data are caught by the
 Fletcher-32 checksums every dataset carries."""
 
+import json
 import shutil
+from pathlib import Path
 
 import h5py
 import numpy as np
 import pytest
 
-from pdyn.config import ContactConfig, OutputConfig, SimulationConfig
+from pdyn.config import ContactConfig, InsertionConfig, OutputConfig, SimulationConfig
+from pdyn.io import read_checkpoint, read_snapshot
 from pdyn.io.hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError
 from pdyn.io.schema import ATTRIBUTES, DATASETS, FEATURE_DATASETS
 from pdyn.simulation import Simulation
@@ -19,21 +22,33 @@ from ..conftest import assert_user_error, listing
 KINDS = {SNAPSHOT: 0, CHECKPOINT: 1}
 COMMANDS = {SNAPSHOT: ("info", "render"), CHECKPOINT: ("info", "render", "restart")}
 ROTATING = "rotating"  # the checkpoint of a run with friction (rotation datasets present)
+BLOCKS = "blocks"  # a periodic run's checkpoint: a block exchange with its block -> rank map
+POURING = "pouring"  # a checkpoint of a run pouring spheres in (the insertion state)
 
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory):
-    """A snapshot and a checkpoint of a short run (50 spheres), and a checkpoint of the same
-    run with friction."""
+    """A snapshot and a checkpoint of a short run (50 spheres), and checkpoints of the same
+    run with friction (in contact: the snapshot has contacts, the checkpoint contact
+    history), of a periodic run and of a pouring run."""
     out = {}
-    for name, contact in ((CHECKPOINT, None), (ROTATING, ContactConfig(friction=0.5))):
+    pour = InsertionConfig(region_lo=(0.3, 0.3, 0.5), region_hi=(2.2, 2.2, 1.5), rate=1000.0,
+                           radius_min=0.08, radius_max=0.12, total=60, every=10,
+                           velocity=(0.0, 0.0, -3.0), outlet_lo=(0, 0, 0),
+                           outlet_hi=(2.4, 2.4, 0.3))
+    for name, cfg, steps in (
+            (CHECKPOINT, SimulationConfig(scale=0.05), 10),
+            (ROTATING, SimulationConfig(scale=0.05, contact=ContactConfig(friction=0.5)), 250),
+            (BLOCKS, SimulationConfig(scene="gas", scale=0.001), 10),
+            (POURING, SimulationConfig(scene="heap", scale=0.03, insertion=pour), 300)):
         folder = tmp_path_factory.mktemp("good")
-        cfg = SimulationConfig(scale=0.05, progress=False, contact=contact,
-                               output=OutputConfig(folder=str(folder), snapshot_every=10,
-                                                   checkpoint_every=10))
-        Simulation(cfg).run(10)
-        out[name] = folder / "checkpoints" / "ckpt_00000010.h5"
-        out.setdefault(SNAPSHOT, folder / "snapshots" / "snap_00000010.h5")
+        cfg = cfg.with_(progress=False, output=OutputConfig(
+            folder=str(folder), snapshot_every=steps if name == ROTATING else 0,
+            checkpoint_every=steps))
+        Simulation(cfg).run(steps)
+        out[name] = folder / "checkpoints" / f"ckpt_{steps:08d}.h5"
+        if name == ROTATING:
+            out[SNAPSHOT] = folder / "snapshots" / f"snap_{steps:08d}.h5"
     return out
 
 
@@ -72,7 +87,7 @@ def _flip_bit(path, key="particles/position"):
 def _make(tmp_path, good, kind, damage):
     """A copy of the good file of ``kind`` (or the ``ROTATING`` checkpoint) damaged by
     ``damage(path)``."""
-    path = tmp_path / ("snap_00000010.h5" if kind == SNAPSHOT else "ckpt_00000010.h5")
+    path = tmp_path / good[kind].name
     shutil.copy(good[kind], path)
     damage(path)
     return path
@@ -206,20 +221,63 @@ def test_snapshot_written_with_checksums(good):
         assert "particles/pos" in f and not [k for k in FEATURE_DATASETS if k in f]
 
 
+def as_slotted(src, dst, version=6, slots=16):
+    """A copy of the format-7 checkpoint ``src`` in the layout of ``version`` 5 or 6: the
+    contact history in ``slots`` slots per particle."""
+    shutil.copy(src, dst)
+    with h5py.File(dst, "r+") as f:
+        gid, count = f["particles/gid"][()], f["particles/history_count"][()]
+        keys, springs = f["records/history_key"][()], f["records/history_spring"][()]
+        hkey = np.zeros((gid.size, slots), np.int64)
+        hspring = np.zeros((gid.size, slots, 3))
+        q = 0
+        for row, c in enumerate(count):
+            for r in range(c):
+                hkey[row, r] = keys[q]
+                hspring[row, r] = springs[q]
+                q += 1
+        for k in ("records/history_key", "records/history_spring", "index/history_count"):
+            del f[k]
+        f.create_dataset("particles/history_key", data=hkey, fletcher32=True)
+        f.create_dataset("particles/history_spring", data=hspring, fletcher32=True)
+        f.attrs["version"] = version
+    return dst
+
+
+def test_older_slots_are_range_checked(tmp_path, good):
+    """A format-6 checkpoint's slots: a count beyond the 16 slots, or a key left in an unused
+    slot, is one error naming the row, not a crash."""
+    old = as_slotted(good[ROTATING], tmp_path / "v6.h5")
+    with h5py.File(old, "r+") as f:
+        row = int(np.flatnonzero(f["particles/history_count"][()] == 0)[0])
+        _rewrite("particles/history_count", _at(row, 17))(f)
+    with pytest.raises(OutputFileError, match=r"history_count\[\d+\] = 17: not a count of 0 to "
+                       "16 slots"):
+        read_checkpoint(old)
+    old = as_slotted(good[ROTATING], tmp_path / "v6b.h5")
+    with h5py.File(old, "r+") as f:
+        row = int(np.flatnonzero(f["particles/history_count"][()] == 0)[0])
+        _rewrite("particles/history_key", _at((row, 3), 7))(f)
+    with pytest.raises(OutputFileError, match="slot 3 is not empty"):
+        read_checkpoint(old)
+
+
 def test_older_versions_still_read(tmp_path, good):
     """Snapshots of version 2 (no checksums) and 3 (no angular velocity) are still read;
     checkpoints before version 5 are refused by version (version 2 lacks ``build_pos``, so it
     cannot continue the neighbour lists' rebuild schedule; version 3 lacks the index by cell,
     so a rank cannot read only its share; version 4 lacks the rotation and contact history).
-    Checkpoints of version 5 (rotation datasets always there) still read."""
+    Checkpoints of versions 5 and 6 (the history in 16 slots a sphere; version 5 with the
+    rotation datasets always there) still read, as the records of version 7."""
     from pdyn.io import read_checkpoint, read_snapshot
 
+    new = read_checkpoint(good[ROTATING])
+    assert new["history_count"].sum() > 20
+    for version in (5, 6):
+        old = read_checkpoint(as_slotted(good[ROTATING], tmp_path / f"v{version}.h5", version))
+        for k in ("history_count", "history_key", "history_spring", "gid", "pos"):
+            np.testing.assert_array_equal(old[k], new[k], k)
     five = tmp_path / "five.h5"
-    shutil.copy(good[ROTATING], five)
-    with h5py.File(five, "r+") as f:
-        f.attrs["version"] = 5
-    np.testing.assert_array_equal(read_checkpoint(five)["history_key"],
-                                  read_checkpoint(good[ROTATING])["history_key"])
     shutil.copy(good[CHECKPOINT], five)
     with h5py.File(five, "r+") as f:
         f.attrs["version"] = 5
@@ -249,3 +307,306 @@ def test_older_versions_still_read(tmp_path, good):
             if old < 4:
                 del g["particles/angular_velocity"]
         assert np.array_equal(read(path)["radius"], read(src)["radius"])
+
+
+# ------------------------------------------------------------------ forged files
+# A file can hold any values under a valid checksum (edited, or a 16-bit word turned from 0
+# to 0xFFFF, which Fletcher-32 does not see): every count and index is range-checked before
+# anything uses it — one line, exit 2, nothing written, never a crash.
+
+def _rewrite(key, change):
+    """Replace the dataset ``key`` by ``change(values)`` (copied), with a valid checksum."""
+    def edit(f):
+        values = change(f[key][()].copy())
+        del f[key]
+        f.create_dataset(key, data=values, fletcher32=True)
+    return edit
+
+
+def _at(index, value):
+    def change(a):
+        a[index] = value
+        return a
+    return change
+
+
+def _json(name, change):
+    """Edit the JSON attribute ``name`` in place (``change(table)``)."""
+    def edit(f):
+        table = json.loads(f.attrs[name])
+        change(table)
+        f.attrs[name] = json.dumps(table)
+    return edit
+
+
+def _record_of(f, at_least=1):
+    """(row, gid, first record) of the first sphere of the rotating checkpoint holding at
+    least ``at_least`` contact-history records."""
+    count = f["particles/history_count"][()]
+    row = int(np.flatnonzero(count >= at_least)[0])
+    return row, int(f["particles/gid"][row]), int(count[:row].sum())
+
+
+def _history_count(value):
+    """Set the history count of the first sphere with records to ``value``."""
+    def edit(f):
+        _rewrite("particles/history_count", _at(_record_of(f)[0], value))(f)
+    return edit
+
+
+def _key(*keys):
+    """Replace the first keys of the first sphere with as many records by ``keys`` (functions
+    of its id)."""
+    def edit(f):
+        _, gid, first = _record_of(f, len(keys))
+        _rewrite("records/history_key",
+                 _at(slice(first, first + len(keys)), [k(gid) for k in keys]))(f)
+    return edit
+
+
+def _blind_word(path):
+    """Turn the three zero 16-bit words of a small history key into 0xFFFF (a negative key) in
+    the file's bytes: the Fletcher-32 sum does not change."""
+    with h5py.File(path, "r") as f:
+        first = _record_of(f)[2]
+        ds = f["records/history_key"]
+        assert ds.chunks[0] > first and 0 < ds[first] < 1 << 16
+        at = ds.id.get_chunk_info(0).byte_offset + first * 8 + 2
+    with open(path, "r+b") as fh:
+        fh.seek(at)
+        assert fh.read(6) == bytes(6)
+        fh.seek(at)
+        fh.write(b"\xff" * 6)
+
+
+def _swap_cells(f):
+    """Swap two spheres of different index cells (with their build positions)."""
+    cell, count = f["index/cell"][()], f["index/count"][()]
+    a, b = 0, int(count[0])  # the first rows of the first two segments
+    for key in ("particles/pos", "particles/build_pos"):
+        _rewrite(key, lambda v: v[np.r_[b, 1:b, a, b + 1:len(v)]])(f)
+    assert cell[0] != cell[1]
+
+
+def _rename_ids(f):
+    _rewrite("particles/gid", lambda a: a + len(a))(f)
+
+
+SNAP_FORGED = {
+    "contact line beyond its points": (_rewrite("contacts/lines", _at((0, 1), 10**6)),
+                                       "contacts/lines[0] = [0, 1000000]: not a row of "
+                                       "contacts/points"),
+    "wall quad beyond its points": (_rewrite("walls/quads", _at((2, 0), -1)),
+                                    "walls/quads[2]"),
+    "wall ids": (_rewrite("walls/id", _at(0, 5)), "walls/id = [5, -2"),
+    "contact with no wall": (_rewrite("contacts/id", _at((0, 1), -99)), "contacts/id[0]"),
+    "negative id": (_rewrite("particles/id", _at(4, -8)), "particles/id[4] = -8"),
+}
+CKPT_FORGED = {
+    # the contact history's records: counts, their sums, keys
+    "history count -3": (ROTATING, _history_count(-3), "history_count[", "= -3: must be >= 0"),
+    "history count 99": (ROTATING, _history_count(99), "particles/history_count adds up to"),
+    "records per segment": (ROTATING, _rewrite("index/history_count",
+                                               lambda a: a + np.arange(len(a))),
+                            "index/history_count does not match"),
+    "key negative under a valid checksum": (ROTATING, _blind_word,
+                                            "not a key of another sphere"),
+    "key of no sphere of the run": (ROTATING, _key(lambda g: 10**6),
+                                    "= 1000000: not a key of another sphere"),
+    "key of the sphere itself": (ROTATING, _key(lambda g: g + 1), "not a key of another sphere"),
+    "key of no wall": (ROTATING, _key(lambda g: (1 << 62) + 7),
+                       "not a key of another sphere of this run or of a wall"),
+    "keys descending": (ROTATING, _key(lambda g: 3 if g != 2 else 4,
+                                       lambda g: 1 if g != 0 else 2), "keys must ascend"),
+    # ids and flags
+    "id beyond the run's": (CHECKPOINT, _rename_ids, "particles/gid[0] = ",
+                            "not an id of this run (0 to 49)"),
+    "negative id": (CHECKPOINT, _rewrite("particles/gid", _at(3, -4)), "particles/gid[3] = -4"),
+    "ghost flags": (CHECKPOINT, _rewrite("particles/flags", _at(5, 2)),
+                    "particles/flags[5] = 2: not the flags of an owned sphere"),
+    "wall flags": (CHECKPOINT, _rewrite("particles/flags", _at(5, 5)), "particles/flags[5]"),
+    # the index: rows within the dataset, each in its cell, on the lattice of its size
+    "row in another cell": (CHECKPOINT, _swap_cells, "not in the index cell of its row"),
+    "index lattice": (CHECKPOINT, _set_attr("index_dims", [64, 64, 64]),
+                      "attribute index_dims = [64, 64, 64]: a checkpoint of 50 particles"),
+    "index beyond the rows": (CHECKPOINT, _rewrite("index/count", _at(0, 10**9)),
+                              "do not cover the 50 particles"),
+    # the rebuild schedule
+    "build position NaN": (CHECKPOINT, _rewrite("particles/build_pos", _at((2, 1), np.nan)),
+                           "particles/build_pos[2]", "not finite"),
+    "moved more than the drift": (CHECKPOINT, _rewrite("particles/build_pos",
+                                                       _at((2, 1), -40.0)),
+                                  "attribute drift = ", "since the last rebuild"),
+    "drift beyond half the skin": (CHECKPOINT, _set_attr("drift", 5.0),
+                                   "attribute exchange: skin = ", "twice the attribute drift"),
+    # the exchange's state and block -> rank map
+    "exchange kind": (CHECKPOINT, _json("exchange", lambda t: t.update(kind="x")),
+                      "attribute exchange: kind = 'x'"),
+    "exchange ranks": (CHECKPOINT, _json("exchange", lambda t: t.update(ranks=3)),
+                       "attribute exchange: ranks = 3: not the file's ranks = 1"),
+    "block owner beyond the ranks": (BLOCKS, _rewrite("exchange/owner", _at(0, 1)),
+                                     "exchange/owner is not a map of the"),
+    "block owner missing blocks": (BLOCKS, _rewrite("exchange/owner", lambda a: a[:-1]),
+                                   "exchange/owner is not a map of the"),
+    "block grid": (BLOCKS, _json("exchange", lambda t: t.update(dims=[1000, 1000, 1000])),
+                   "attribute exchange: dims = [1000, 1000, 1000]: 1000000000 blocks"),
+    "balance after the step": (BLOCKS, _json("exchange", lambda t: t.update(balanced_at=11)),
+                               "attribute exchange: balanced_at = 11: after the step 10"),
+    # the insertion's state
+    "insertion ids": (POURING, _json("insertion", lambda t: t["state"].update(next_gid=3)),
+                      "attribute insertion: state.next_gid = 3", "the ids given less those"),
+    "insertion stream": (POURING, _json("insertion", lambda t: t["state"].update(rng=[1])),
+                         "attribute insertion: state.rng = [1]: not the state of a PCG64"),
+    "insertion count": (POURING, _json("insertion", lambda t: t["state"].update(inserted=-2)),
+                        "attribute insertion: state.inserted = -2: must be >= 0"),
+    "insertion tables": (POURING, _json("insertion", lambda t: t.pop("state")),
+                         "expected the tables params and state"),
+}
+#: forged values only a restart reads (the tables a restart builds the run from)
+RESTART_FORGED = {
+    "contact table": (CHECKPOINT, _json("contact", lambda t: t.update(law="glue")),
+                      "its stored config is invalid here", "contact.law = 'glue'"),
+    "contact table key": (CHECKPOINT, _json("contact", lambda t: t.update(glue=1)),
+                          "its stored config is invalid here", "contact.glue = 1: unknown key"),
+    "insertion parameters": (POURING, _json("insertion", lambda t: t["params"].update(rate=-1)),
+                             "its stored config is invalid here", "insertion.rate = -1"),
+}
+
+
+@pytest.mark.parametrize("case", SNAP_FORGED)
+def test_forged_snapshot(tmp_path, cli, good, case):
+    forge, needle = SNAP_FORGED[case]
+    path = _make(tmp_path, good, SNAPSHOT, lambda p: _edit(p, forge))
+    for command in COMMANDS[SNAPSHOT]:
+        _check(cli, tmp_path, command, path, needle)
+
+
+@pytest.mark.parametrize("case", CKPT_FORGED)
+def test_forged_checkpoint(tmp_path, cli, good, case):
+    kind, forge, *needles = CKPT_FORGED[case]
+    path = _make(tmp_path, good, kind,
+                 forge if forge is _blind_word else lambda p: _edit(p, forge))
+    for command in COMMANDS[CHECKPOINT]:
+        _check(cli, tmp_path, command, path, *needles)
+
+
+@pytest.mark.parametrize("case", RESTART_FORGED)
+def test_forged_restart_table(tmp_path, cli, good, case):
+    kind, forge, *needles = RESTART_FORGED[case]
+    path = _make(tmp_path, good, kind, lambda p: _edit(p, forge))
+    _check(cli, tmp_path, "restart", path, *needles)
+
+
+def test_forged_files_start_from_good_ones(good):
+    """The forged cases change files that read: each forged file's fault is its own."""
+    for kind, path in good.items():
+        (read_snapshot if kind == SNAPSHOT else read_checkpoint)(path)
+    with h5py.File(good[ROTATING]) as f:
+        assert (f["particles/history_count"][()] > 1).any()  # contacts with history
+    with h5py.File(good[SNAPSHOT]) as f:
+        assert f.attrs["n_contacts"] > 0
+    with h5py.File(good[BLOCKS]) as f:
+        assert "exchange/owner" in f
+    assert 0 < read_checkpoint(good[POURING])["insertion"]["state"]["removed"]
+
+
+# ------------------------------------------------------------------ what a checkpoint is
+def _run(folder, steps, **cfg):
+    """A short run into ``folder`` with a checkpoint every 10 steps."""
+    base = SimulationConfig(scale=0.05, progress=False,
+                            output=OutputConfig(folder=str(folder), checkpoint_every=10))
+    Simulation(base.with_(**cfg)).run(steps)
+    return Path(folder)
+
+
+def test_restart_refuses_another_runs_checkpoint(tmp_path, cli):
+    """A ``drop`` run's checkpoint copied into a ``heap`` run's folder as the newest: the run
+    id it holds is not the folder's, so ``--restart RUN`` refuses it (before, the heap run's
+    later files moved aside and the drop run continued in the heap run's folder)."""
+    heap = _run(tmp_path / "heap", 20, scene="heap", scale=0.03)  # empty: pouring from step 50
+    drop = _run(tmp_path / "drop", 30)
+    shutil.copy(drop / "checkpoints" / "ckpt_00000030.h5", heap / "checkpoints")
+    theirs = (drop / "run_id").read_text().strip()
+    ours = (heap / "run_id").read_text().strip()
+    assert theirs != ours
+    before = listing(tmp_path)
+    code, _, err = cli(["run", "--restart", "heap", "--steps", "5", "--no-progress"])
+    assert_user_error(code, err, "ckpt_00000030.h5: belongs to run", theirs, "(scene 'drop')",
+                      f"not to run {ours} of its folder")
+    assert listing(tmp_path) == before
+    # its own checkpoints still continue it
+    code, out, err = cli(["run", "--restart", "heap/checkpoints/ckpt_00000020.h5", "--steps",
+                          "5", "--no-progress"])
+    assert code == 0, err
+    assert "restarted from heap/checkpoints/ckpt_00000020.h5 at step 20" in out
+
+
+def test_restart_takes_the_step_a_checkpoint_holds(tmp_path, cli):
+    """``ckpt_00000050.h5`` holding step 10: named alone it is refused; ``--restart RUN``
+    continues from the newest step held (30), not from the newest name."""
+    run = _run(tmp_path / "run", 30)
+    shutil.copy(run / "checkpoints" / "ckpt_00000010.h5", run / "checkpoints" / "ckpt_00000050.h5")
+    before = listing(tmp_path)
+    code, _, err = cli(["run", "--restart", "run/checkpoints/ckpt_00000050.h5", "--steps", "5",
+                        "--no-progress"])
+    assert_user_error(code, err, "ckpt_00000050.h5: holds step 10, not the step 50 its name "
+                      "says")
+    assert listing(tmp_path) == before
+    code, out, err = cli(["run", "--restart", "run", "--steps", "5", "--no-progress"])
+    assert code == 0, err
+    assert "restarted from run/checkpoints/ckpt_00000030.h5 at step 30" in out
+
+
+def test_restart_refuses_a_rotating_checkpoint_without_its_history(tmp_path, cli, good):
+    """A checkpoint whose stored config has friction but which lacks the rotation and
+    contact-history datasets is refused (it used to restart with spins and springs silently
+    zero); a frictionless run's checkpoint has none and starts them at zero (test_io)."""
+    def strip(p):
+        _edit(p, lambda f: [f.__delitem__(k) for k in FEATURE_DATASETS])
+
+    path = _make(tmp_path, good, ROTATING, strip)
+    _check(cli, tmp_path, "restart", path, "a checkpoint of a run with friction = 0.5",
+           "without its rotation and contact-history datasets")
+
+
+def test_checkpoint_before_run_ids_still_restarts(tmp_path, cli, good):
+    """Format 6 (no run id) is read: it restarts in a folder with a run id, and the continued
+    run gets an id of its own."""
+    run = _run(tmp_path / "run", 10)
+    path = run / "checkpoints" / "ckpt_00000010.h5"
+    with h5py.File(path, "r+") as f:
+        f.attrs["version"] = 6
+        del f.attrs["run_id"]
+    code, out, err = cli(["run", "--restart", str(path), "--steps", "10", "--no-progress"])
+    assert code == 0, err
+    assert read_checkpoint(run / "checkpoints" / "ckpt_00000020.h5")["step"] == 20
+    with h5py.File(path, "r+") as f:
+        f.attrs["version"] = 7  # a format-7 file must hold its run id
+    code, _, err = cli(["info", path])
+    assert_user_error(code, err, "attribute 'run_id' missing")
+
+
+# ------------------------------------------------------------------ notes
+@pytest.mark.parametrize("kind,key", [(SNAPSHOT, "particles/velocity"),
+                                      (CHECKPOINT, "particles/vel")])
+def test_dataset_without_checksum_is_read_with_a_note(tmp_path, cli, good, kind, key):
+    """A dataset rewritten without its Fletcher-32 filter (by another tool, say) still reads,
+    but not without a word: a note on stdout names it (info, restart, render)."""
+    def plain(f):
+        values = f[key][()]
+        del f[key]
+        f[key] = values  # contiguous, no checksum
+
+    path = _make(tmp_path, good, kind, lambda p: _edit(p, plain))
+    note = f"pdyn: note: {path.name}: 1 dataset(s) without a Fletcher-32 checksum, so their " \
+           f"data cannot be verified: {key}"
+    for command in COMMANDS[kind]:
+        if command == "render":
+            pytest.importorskip("vtkmodules.vtkRenderingOpenGL2")
+        code, out, err = cli(_args(command, path.name))
+        if command == "render" and code != 0 and "render window" in err.lower():
+            continue  # pragma: no cover - no offscreen OpenGL here
+        assert code == 0 and err == "", err
+        assert note in out.splitlines(), out
+    code, out, _ = cli(["info", good[kind]])
+    assert code == 0 and "Fletcher-32" not in out

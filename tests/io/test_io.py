@@ -176,25 +176,34 @@ def test_restart_rejects_centres_far_outside(tmp_path):
     Simulation(_periodic(tmp_path / "p", checkpoint_every=10)).run(10)
     path = tmp_path / "p" / "checkpoints" / "ckpt_00000010.h5"
     skin = read_checkpoint(path)["exchange"]["skin"]
-    with h5py.File(path, "r+") as f:
-        pos = f["particles/pos"][()]
-        pos[3, 1] = f.attrs["box_hi"][1] + 0.5 * skin  # allowed
-        f["particles/pos"][...] = pos
+    _move_past_top(path, 1, 0.5 * skin)  # allowed
     from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "q")))
-    with h5py.File(path, "r+") as f:
-        pos[3, 1] = f.attrs["box_hi"][1] + 2.0 * skin
-        f["particles/pos"][...] = pos
+    _move_past_top(path, 1, 2.0 * skin)
     with pytest.raises(ExchangeError, match="more than one skin"):
         from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "q")))
     Simulation(SimulationConfig(**SMALL, output=OutputConfig(folder=str(tmp_path / "w"),
                                                              checkpoint_every=10))).run(10)
     path = tmp_path / "w" / "checkpoints" / "ckpt_00000010.h5"
-    with h5py.File(path, "r+") as f:
-        pos = f["particles/pos"][()]
-        pos[0, 0] = f.attrs["box_hi"][0] + 1e-9
-        f["particles/pos"][...] = pos
+    _move_past_top(path, 0, 1e-9)
     with pytest.raises(InitialStateError, match="outside the box"):
         from_checkpoint(path, output=OutputConfig(folder=str(tmp_path / "v")))
+
+
+def _move_past_top(path, axis, by):
+    """Move a sphere of the checkpoint's top index cells along ``axis`` to ``by`` past the
+    box's top face, with its build position (so the file stays consistent: the index cell,
+    the drift since the last rebuild)."""
+    from pdyn.lattice import Lattice
+
+    with h5py.File(path, "r+") as f:
+        pos, build = f["particles/pos"][()], f["particles/build_pos"][()]
+        cell = Lattice.over(f.attrs["box_lo"], f.attrs["box_hi"], f.attrs["index_dims"])
+        top = f.attrs["index_dims"][axis] - 1
+        k = int(np.flatnonzero(np.floor((pos[:, axis] - cell.lo[axis]) / cell.edge[axis])
+                               >= top)[0])
+        pos[k, axis] = build[k, axis] = f.attrs["box_hi"][axis] + by
+        f["particles/pos"][...] = pos
+        f["particles/build_pos"][...] = build
 
 
 def test_checkpoint_holds_everything(tmp_path):
@@ -366,11 +375,13 @@ def test_info_describes_snapshot_and_checkpoint(tmp_path, capsys):
             "--checkpoint-every", "10"]
     assert cli(args, tmp_path, capsys)[0] == 0
     code, out, _ = cli(["info", "pdyn-output/snapshots/snap_00000010.h5"], tmp_path, capsys)
-    assert code == 0 and "pdyn-snapshot version 5" in out and "50 particles" in out
-    assert " contacts (" in out and "sphere pairs" in out
+    run = (tmp_path / "pdyn-output" / "run_id").read_text().strip()
+    assert code == 0 and "pdyn-snapshot version 6" in out and "50 particles" in out
+    assert " contacts (" in out and "sphere pairs" in out and f"run {run}" in out
     assert "step 10" in out and "6 walls" in out and "particles/velocity" in out
     code, out, _ = cli(["info", "pdyn-output/checkpoints/ckpt_00000010.h5"], tmp_path, capsys)
-    assert code == 0 and "pdyn-checkpoint version 6" in out and "config:" in out
+    assert code == 0 and "pdyn-checkpoint version 7" in out and "config:" in out
+    assert f"run {run}" in out
 
 
 def test_render_writes_png(tmp_path, capsys):

@@ -3,6 +3,7 @@
 import numpy as np
 
 from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
+from pdyn.particles import FIELDS
 from pdyn.scenarios import place_spheres
 
 
@@ -33,12 +34,25 @@ def owned_state(sim):
 
 def gather_fields(sim, names):
     """Global arrays of the store fields ``names`` (``gid`` first) of the owned spheres,
-    sorted by gid, on every rank (small scenes only)."""
-    h = sim.store.owned
-    parts = sim.comm.allgather([getattr(sim.store, k)[h] for k in ("gid",) + tuple(names)])
+    sorted by gid, on every rank (small scenes only); a ragged field (the contact history's
+    records) as the records of the spheres in gid order, concatenated."""
+    h = sim.store.owned[np.argsort(sim.store.gid[sim.store.owned], kind="stable")]
+    parts = sim.comm.allgather([sim.store.values(k, h) for k in ("gid",) + tuple(names)]
+                               + [sim.store.history_count[h] if "history_key" in names
+                                  else None])
     g = np.concatenate([p[0] for p in parts])
     o = np.argsort(g, kind="stable")
-    return [g[o]] + [np.concatenate([p[k] for p in parts])[o] for k in range(1, len(names) + 1)]
+    out = [g[o]]
+    for k, name in enumerate(names, start=1):
+        if FIELDS[name].counted_by is None:
+            out.append(np.concatenate([p[k] for p in parts])[o])
+            continue
+        pieces = []  # each sphere's records, the spheres in gid order
+        for p in parts:
+            ends = np.cumsum(p[-1])
+            pieces += [p[k][e - c:e] for c, e in zip(p[-1], ends)]
+        out.append(np.concatenate([pieces[i] for i in o]) if pieces else p[k][:0])
+    return out
 
 
 #: the state of a frictional run: rotation and contact history included

@@ -92,3 +92,102 @@ def test_overlapping_start_everywhere(comm):
                                               masses=cfg.particles.masses))
     msg = same_error_everywhere(comm, InitialStateError, lambda: Simulation(cfg, comm=comm))
     assert msg.startswith("particles 3 and 7 overlap")
+
+
+def test_damaged_rows_of_one_rank_stop_every_rank(comm, shared_dir):
+    """A restart on the same rank count reads on each rank the rows it wrote: a bad value in
+    the last rank's rows (valid checksum) is one error on every rank, not one rank leaving
+    while the others wait for it."""
+    import h5py
+
+    from pdyn.config import OutputConfig
+    from pdyn.io import OutputFileError
+    from pdyn.restart import from_checkpoint
+
+    cfg = dense_polydisperse(("wall",) * 3, n=200, dt=2e-3).with_(
+        output=OutputConfig(folder=str(shared_dir / "a"), checkpoint_every=10))
+    Simulation(cfg, comm=comm).run(10)
+    path = shared_dir / "a" / "checkpoints" / "ckpt_00000010.h5"
+    if comm.rank == 0:
+        last = path if comm.size == 1 else path.with_name(f"ckpt_00000010.r{comm.size - 1:04d}.h5")
+        with h5py.File(last, "r+") as f:
+            vel = f["particles/vel"][()]
+            vel[-1, 2] = np.inf
+            del f["particles/vel"]
+            f.create_dataset("particles/vel", data=vel, fletcher32=True)
+    comm.barrier()
+    msg = same_error_everywhere(comm, OutputFileError, lambda: from_checkpoint(
+        path, comm=comm, output=OutputConfig(folder=str(shared_dir / "b"))))
+    assert "particles/vel[" in msg and "not finite" in msg
+
+
+def test_memory_estimate_is_the_nodes_on_every_rank_count(comm, monkeypatch):
+    """10 000 spheres need 6 MB; with 4 MB available on the node they do not fit however many
+    of its ranks share them (each rank's share was compared with the node's memory, so 2
+    ranks accepted them): the same error on every rank at every rank count, the ranks of this
+    node counted."""
+    from pdyn import scenarios
+    from pdyn.config import SimulationConfig
+
+    assert comm.node_size == comm.size  # the tests run on one machine
+    monkeypatch.setattr(scenarios, "available_memory", lambda: 4e6)
+    cfg = SimulationConfig(scale=10.0, progress=False)
+    msg = same_error_everywhere(comm, scenarios.SceneError, lambda: Simulation(cfg, comm=comm))
+    assert msg.startswith("scale = 10.0: ") and "more than the 0.00373 GiB available" in msg
+    monkeypatch.setattr(scenarios, "available_memory", lambda: 7e6)
+    Simulation(cfg, comm=comm)
+
+
+def _forge(path, key, change):
+    """Rewrite the dataset ``key`` of the HDF5 file ``path`` as ``change(values)`` with a
+    valid checksum."""
+    import h5py
+
+    with h5py.File(path, "r+") as f:
+        values = change(f[key][()].copy())
+        del f[key]
+        f.create_dataset(key, data=values, fletcher32=True)
+
+
+def _set(index, value):
+    def change(a):
+        a[index] = value
+        return a
+    return change
+
+
+@pytest.mark.parametrize("case", ["history count", "history key", "id", "block owner"])
+def test_forged_checkpoint_is_one_error_on_every_rank(comm, shared_dir, case):
+    """Forged counts and indices (valid checksums) in the rows the last rank wrote, or in the
+    block map every rank reads: restarting on this rank count, every rank raises the same
+    error naming the row of the file."""
+    from pdyn.config import OutputConfig
+    from pdyn.io import OutputFileError
+    from pdyn.io.checkpoint import checkpoint_header
+    from pdyn.restart import from_checkpoint
+
+    cfg = dense_polydisperse(("periodic",) * 3, n=200, seed=4, dt=2e-3, friction=0.5).with_(
+        output=OutputConfig(folder=str(shared_dir / "a"), checkpoint_every=20))
+    Simulation(cfg, comm=comm).run(20)
+    path = shared_dir / "a" / "checkpoints" / "ckpt_00000020.h5"
+    first = int(checkpoint_header(path)["rows_per_rank"][:-1].sum())  # the last rank's
+    comm.barrier()  # every rank has read it
+    if comm.rank == 0:
+        piece = path if comm.size == 1 else path.with_name(
+            f"ckpt_00000020.r{comm.size - 1:04d}.h5")
+        if case == "history count":
+            _forge(piece, "particles/history_count", _set(0, 99))
+        elif case == "history key":
+            _forge(piece, "records/history_key", _set(0, -1))
+        elif case == "id":
+            _forge(piece, "particles/gid", _set(0, 10**6))
+        else:
+            _forge(path, "exchange/owner", _set(0, comm.size + 5))
+    comm.barrier()
+    msg = same_error_everywhere(comm, OutputFileError, lambda: from_checkpoint(
+        path, comm=comm, output=OutputConfig(folder=str(shared_dir / "b"))))
+    assert msg.startswith(f"{path}: "), msg
+    assert {"history count": "particles/history_count adds up to",
+            "history key": "= -1: not a key of another sphere",
+            "id": f"particles/gid[{first}] = 1000000: not an id of this run (0 to 199)",
+            "block owner": "exchange/owner is not a map of the"}[case] in msg, msg

@@ -11,6 +11,7 @@ import pytest
 from pdyn.broadphase import REGISTRY
 from pdyn.checks import InitialStateError, RunawayError
 from pdyn.config import BoxConfig, ParticlesConfig, SimulationConfig
+from pdyn.domain import DecompositionError
 from pdyn.parallel import BlockExchange, ExchangeError, SerialComm, get_comm
 from pdyn.simulation import Simulation
 
@@ -189,8 +190,9 @@ def test_fewer_blocks_than_ranks_is_an_error_everywhere(comm):
     if comm.size == 1:
         pytest.skip("needs more than one rank")
     cfg = dense_polydisperse(BOUNDARIES["walled"], n=100, blocks=(1, 1, 1))
-    with pytest.raises(ExchangeError, match="blocks"):
-        Simulation(cfg, comm=comm)
+    with pytest.raises(DecompositionError, match=rf"blocks = \[1, 1, 1\]: 1 blocks for "
+                       rf"{comm.size} ranks; every rank needs at least one block"):
+        Simulation(cfg, comm=comm)  # refused before any block array (pdyn.checks)
 
 
 def test_short_periodic_axis_is_an_error_everywhere(comm):

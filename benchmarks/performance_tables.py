@@ -1,0 +1,149 @@
+"""Write ``docs/performance.md`` from the JSON files of benchmark runs: one table per run,
+headed by the run's exact command and date (both recorded in the JSON by ``_common``).
+
+    python benchmarks/vs_lammps.py --friction 0 0.5 --rounds 3 --json gas03.json
+    python benchmarks/vs_lammps.py --solid-fraction 0.5 --friction 0 0.5 --rounds 3 \\
+        --json gas05.json
+    python benchmarks/vs_lammps.py --scene bed --friction 0 0.5 --rounds 3 --json bed.json
+    python benchmarks/memory.py --scene gas --solid-fraction 0.5 --friction 0 0.5 \\
+        --codes pdyn lammps --ranks 1 --scale 1 --steps 100 --json memory.json
+    python benchmarks/performance_tables.py gas03.json gas05.json bed.json memory.json
+
+Tables: ``vs_lammps.py`` runs (the gas by solid fraction, then the bed) give, per rank count
+and μ, both codes' median ns per particle-step, pdyn / LAMMPS (median and range of the
+rounds' ratios), each code's time with μ over its frictionless time in the same round, and the
+speed-up from 1 rank; ``memory.py`` runs give each code's peak resident memory above its
+baseline, per sphere. The JSON files are kept next to the page (``docs/performance/``) so it
+can be rewritten without running anything (``--render-only``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+HEADER = """# Performance
+
+pdyn against LAMMPS on the same scenes, same machine, same runs. Every table below is written
+by `python benchmarks/performance_tables.py` from the JSON its command wrote (kept in
+[`performance/`](performance/)); do not edit them by hand — rerun the command and the script.
+Times are wall clock of the slowest rank, medians over the rounds; ratios are per round, as the
+machine is shared and its speed drifts between runs minutes apart.
+"""
+
+
+def _f(x, fmt: str = ".2f") -> str:
+    """``x`` formatted, or a dash where the run has no such number."""
+    return "–" if x is None else format(x, fmt)
+
+
+def _when(d: dict) -> str:
+    return (f"{d['started'].replace('T', ' ').replace('+00:00', '')} – "
+            f"{d['finished'].split('T')[1].replace('+00:00', '')} UTC")
+
+
+def _head(d: dict, title: str, what: str) -> list[str]:
+    load = d.get("load_average")
+    busy = (f"; load average {load['start'][0]:.1f} at the start, {load['end'][0]:.1f} at "
+            "the end" if load else "")
+    return [f"## {title}", "", what, "", "```", d["command"], "```", "",
+            f"Run {_when(d)} on {d.get('cpu', '?')} ({d.get('cores', '?')} cores, shared"
+            f"{busy}), {d['machine']}.", ""]
+
+
+def vs_lammps_table(d: dict) -> list[str]:
+    a = d["args"]
+    steps = a["steps"]
+    if d.get("scene", "gas") == "bed":
+        title = "The settled polydisperse bed"
+        what = (f"ns per particle-step of {steps} steps of the settled bed (radii uniform in "
+                "[1, 2] mm, Hertz, e = 0.5, periodic in x and y, a floor, gravity; "
+                "`benchmarks/bed.py`) from rest, the same positions in both codes; μ is the "
+                "Coulomb coefficient of the timed run.")
+    else:
+        title = f"The periodic gas at solid fraction {a['solid_fraction']:g}"
+        what = (f"ns per particle-step of {steps} steps of the periodic gas (97 336 spheres "
+                f"d = 1 m at solid fraction {a['solid_fraction']:g}, "
+                f"{', '.join(law.capitalize() for law in a['law'])} contacts, no damping), the same positions and velocities in both codes.")
+    out = _head(d, title, what)
+    out += ["| ranks | μ | spheres | pdyn ns | LAMMPS ns | pdyn / LAMMPS (range) | pdyn μ / μ 0 "
+            "| LAMMPS μ / μ 0 | pdyn speed-up | LAMMPS speed-up |",
+            "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in d["rows"]:
+        ratio = (f"**{r['ratio']:.2f}** ({r['ratio_min']:.2f}–{r['ratio_max']:.2f})"
+                 if "ratio" in r else "–")
+        out.append(f"| {r['ranks']} | {r['friction']:g} | {r['particles']} | "
+                   f"{r['pdyn_ns']:.1f} | {_f(r.get('lammps_ns'), '.1f')} | {ratio} | "
+                   f"{_f(r.get('vs_mu0'))} | {_f(r.get('lammps_vs_mu0'))} | "
+                   f"{_f(r.get('pdyn_speedup'))} | {_f(r.get('lammps_speedup'))} |")
+    return out + [""]
+
+
+def memory_table(d: dict) -> list[str]:
+    a = d["args"]
+    gas = a["scene"] == "gas"
+    scene = f"gas at solid fraction {a['solid_fraction']:g}" if gas else f"{a['scene']} scene"
+    what = (f"Peak resident memory of one rank above the baseline (the same run with "
+            f"{'64 spheres' if gas else 'one sphere'}), per sphere: the {scene} at scale "
+            f"{a['scale']:g}, {a['steps']} steps; KB = 1000 bytes.")
+    out = _head(d, "Memory per sphere above the baseline", what)
+    out += ["| code | μ | ranks | spheres | peak MiB | baseline MiB | above MiB | KB per sphere |",
+            "|---|---|---|---|---|---|---|---|"]
+    for r in d["rows"]:
+        out.append(f"| {r['code']} | {r['friction']:g} | {r['ranks']} | {r['spheres']} | "
+                   f"{r['peak MiB']:.0f} | {r['baseline MiB']:.0f} | {r['above MiB']:.1f} | "
+                   f"**{r['B/sphere'] / 1000:.2f}** |")
+    return out + [""]
+
+
+def _order(d: dict) -> tuple:
+    if d["benchmark"] == "memory":
+        return (2, 0)
+    if d.get("scene") == "bed":
+        return (1, 0)
+    return (0, d["args"]["solid_fraction"])
+
+
+def render(runs: list[dict]) -> str:
+    lines = [HEADER]
+    for d in sorted(runs, key=_order):
+        lines += memory_table(d) if d["benchmark"] == "memory" else vs_lammps_table(d)
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def main(argv=None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("json", nargs="*", help="JSON files of vs_lammps.py and memory.py runs")
+    p.add_argument("--out", default=str(ROOT / "docs" / "performance.md"))
+    p.add_argument("--render-only", action="store_true",
+                   help="rewrite the page from the JSON files kept in docs/performance/")
+    args = p.parse_args(argv)
+    keep = Path(args.out).with_suffix("")
+    if args.render_only:
+        files = sorted(keep.glob("*.json"))
+    else:
+        if not args.json:
+            p.error("give the JSON files (or --render-only)")
+        keep.mkdir(parents=True, exist_ok=True)
+        files = []
+        for f in map(Path, args.json):
+            target = keep / f.name
+            if f.resolve() != target.resolve():
+                shutil.copyfile(f, target)
+            files.append(target)
+    runs = []
+    for f in files:
+        d = json.loads(f.read_text())
+        if d.get("benchmark") not in ("vs_lammps", "memory"):
+            sys.exit(f"performance_tables: {f}: not a vs_lammps.py or memory.py run")
+        runs.append(d)
+    Path(args.out).write_text(render(runs))
+    print(f"wrote {args.out} ({len(runs)} tables)")
+
+
+if __name__ == "__main__":
+    main()

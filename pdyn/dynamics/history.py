@@ -1,0 +1,189 @@
+"""The tangential contact history: a spring per touching contact and side, of any number per
+sphere.
+
+Each side of a contact keeps its own spring (the row that evaluates it, ``pdyn.dynamics.
+contact``); the two copies are exact negatives, except for a pair seen through a periodic
+image, whose shifted positions round differently on each side. Two homes, as LAMMPS'
+``fix neigh/history`` keeps them ([Thompson2022]): during the steps between two rebuilds of
+the neighbour lists the history lives beside the lists, and at a rebuild it is handed over to
+the new lists by partner id.
+
+* **Beside the lists** (:class:`ContactHistory`): last step's touching entries (ascending,
+  with their springs) and this step's, two buffers in turn; the pass merges them as both
+  stream by in list order, so a step reads and writes only the contacts' springs,
+  contiguously. The buffers follow the contacts (a pass that finds more than they hold grows
+  them and runs again), not the list entries.
+* **With the particles** (the ragged fields ``history_count`` / ``history_key`` /
+  ``history_spring`` of ``pdyn.particles.FIELDS``): before the lists are rebuilt or particles
+  move (migration, rebalancing, reordering, the outlet), :meth:`ContactHistory.save` writes
+  for every row's sphere one record per touching contact — the partner's key
+  (``pdyn.particles.partner_key``, ascending in list order) and its spring — into the store,
+  where reordering, migration and checkpoints carry it like any field; the first pass over
+  new lists loads its entries from them (one merge per row).
+
+Memory follows the contacts: 32 bytes a contact and side per buffer beside the lists, and a
+record of 32 bytes per contact and side while saved.
+
+Units: m (springs).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from .._jit import JIT
+from ..particles import partner_key
+
+#: the store's count field of the history records (``pdyn.particles.FIELDS``)
+COUNT = "history_count"
+
+
+@njit(**JIT)
+def _count_records(ts, start, entry, n):
+    """Touching entries (of the ``n`` ascending ``entry``) of each row ``ts[r]``, and which of
+    ``entry`` starts each row's run: (counts, firsts)."""
+    counts = np.zeros(ts.shape[0], np.int64)
+    firsts = np.zeros(ts.shape[0], np.int64)
+    q = 0
+    for r in range(ts.shape[0]):
+        t = ts[r]
+        while q < n and entry[q] < start[t]:
+            q += 1
+        firsts[r] = q
+        while q < n and entry[q] < start[t + 1]:
+            counts[r] += 1
+            q += 1
+    return counts, firsts
+
+
+@njit(**JIT)
+def _fill_records(counts, firsts, entry, spring, partner, gid, keys, springs):
+    """The records of the rows: partner key and spring of each touching entry, in list
+    order."""
+    q = 0
+    for r in range(counts.shape[0]):
+        for c in range(counts[r]):
+            e = firsts[r] + c
+            keys[q] = partner_key(gid[partner[entry[e]]])
+            springs[q, 0] = spring[e, 0]
+            springs[q, 1] = spring[e, 1]
+            springs[q, 2] = spring[e, 2]
+            q += 1
+
+
+@njit(**JIT)
+def _load_entries(rows, start, partner, gid, count, first, keys, springs, entry, spring):
+    """The list entries of the rows whose partner has a record with the row's sphere (keys
+    ascend in list order: one merge per row), with those springs, into ``entry`` /
+    ``spring``; returns how many."""
+    k = 0
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        n = count[i]
+        a = first[i]
+        q = 0
+        for u in range(start[t], start[t + 1]):
+            if q >= n:
+                break
+            key = partner_key(gid[partner[u]])
+            while q < n and keys[a + q] < key:
+                q += 1
+            if q < n and keys[a + q] == key:
+                entry[k] = u
+                spring[k, 0] = springs[a + q, 0]
+                spring[k, 1] = springs[a + q, 1]
+                spring[k, 2] = springs[a + q, 2]
+                k += 1
+                q += 1
+    return k
+
+
+def _buffers(n: int) -> tuple:
+    """One buffer: ``n`` list entries (int64), springs (m, (n, 3)) and whether each contact
+    slid (uint8: a hint for the next pass, ``pdyn.dynamics.friction.tangential_force``; not
+    saved)."""
+    return np.zeros(n, np.int64), np.zeros((n, 3)), np.zeros(n, np.uint8)
+
+
+class ContactHistory:
+    """The contact history between rebuilds (module docstring): last step's touching entries
+    (``entry``, ascending, of the lists it follows) with their ``spring``, and the buffer the
+    next pass writes. :meth:`save` writes it into the particles' records, :meth:`prepare`
+    loads it from them for lists it does not follow yet."""
+
+    def __init__(self):
+        self._buffers = [_buffers(0), _buffers(0)]
+        self.count = 0
+        self._follows = None  # (the lists, their build number) the entries refer to
+        self.saved = True  # the particles' records hold what the entries hold
+
+    @property
+    def entry(self) -> np.ndarray:
+        return self._buffers[0][0][:self.count]
+
+    @property
+    def spring(self) -> np.ndarray:
+        return self._buffers[0][1][:self.count]
+
+    def reserve(self, n: int) -> None:
+        """The buffer the next pass writes holds at least ``n`` entries (a quarter more, so
+        growth is rare)."""
+        if self._buffers[1][0].shape[0] < n:
+            self._buffers[1] = _buffers(max(64, n + n // 4))
+
+    def next_buffer(self) -> tuple:
+        """The buffer the next pass writes (entries, springs, slid)."""
+        return self._buffers[1]
+
+    def reset(self) -> None:
+        """Forget the entries: the next pass loads them from the particles' records (a
+        restart, which puts the checkpoint's records back after its first pass)."""
+        self.count, self._follows, self.saved = 0, None, True
+
+    def save(self, store, lists, touched) -> None:
+        """Write the history into the records of the rows' spheres of ``lists`` (before the
+        lists are rebuilt or particles move in memory; idempotent); ``touched``: the rows (by
+        index, ascending) that touched something in the last pass — the others have none."""
+        if self.saved:
+            return
+        if self._follows != (lists, lists.builds):
+            raise RuntimeError("contact history: save asked for lists no pass has evaluated")
+        counts, firsts = _count_records(touched, lists.start, self.entry, self.count)
+        total = int(counts.sum())
+        keys, springs = np.empty(total, np.int64), np.empty((total, 3))
+        _fill_records(counts, firsts, self.entry, self.spring, lists.partner, store.gid, keys,
+                      springs)
+        store.set_records(COUNT, lists.rows[touched], counts,
+                          {"history_key": keys, "history_spring": springs}, replace=True)
+        self.saved = True
+
+    def prepare(self, store, lists) -> tuple:
+        """Last step's entries, springs, slid flags and count for a pass over ``lists``, loaded
+        from the records when the lists are new, and whether they are (every row's torque must then be
+        written); the buffer the pass writes (:meth:`next_buffer`) then holds a quarter more
+        entries than last step's."""
+        fresh = self._follows != (lists, lists.builds)
+        if fresh:
+            if not self.saved:
+                raise RuntimeError("contact history: the neighbour lists were rebuilt before "
+                                   "the history was saved into the particles (save first)")
+            count, first, pools = store.ragged(COUNT)
+            n = int(count[lists.rows].sum())  # at most this many entries have a record
+            if self._buffers[0][0].shape[0] < n:
+                self._buffers[0] = _buffers(n + n // 4)
+            entry, spring, slid = self._buffers[0]
+            self.count = _load_entries(lists.rows, lists.start, lists.partner, store.gid, count,
+                                       first, pools["history_key"], pools["history_spring"],
+                                       entry, spring)
+            slid[:self.count] = 0  # not kept in the records: a hint only
+            self._follows = (lists, lists.builds)
+        self.reserve(self.count + self.count // 4)
+        entry, spring, slid = self._buffers[0]
+        return entry, spring, slid, self.count, fresh
+
+    def advanced(self, count: int) -> None:
+        """The pass wrote ``count`` entries into the second buffer: it becomes the history."""
+        self._buffers.reverse()
+        self.count = count
+        self.saved = False
