@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from .domain import BOUNDARIES, CURVES
+from .walls import CYLINDER_INSIDE, CYLINDER_OUTSIDE, PLANE
 
 CONTACT_LAWS = ("linear", "hertz")
 #: the smallest coefficient of restitution accepted: the damping ratio that gives e is bounded
@@ -304,6 +305,96 @@ class ParticlesConfig:
             object.__setattr__(self, name, arr)
 
 
+WALL_TYPES = ("plane", "cylinder")
+
+
+@dataclass(frozen=True, kw_only=True)
+class WallConfig:
+    """A wall beyond the box faces (``[[walls]]``; geometry and equations in ``docs/walls.md``,
+    code in ``pdyn.walls``). ``type = "plane"``: ``point`` on it and ``normal`` toward the
+    spheres (any direction). ``type = "cylinder"``: ``point`` on its axis, ``axis``, ``radius``
+    (m), spheres ``inside`` (true) or outside; infinite along the axis. Either may translate
+    at ``velocity`` (m/s: its point is point + velocity · t); a cylinder may turn about its
+    axis at ``angular_velocity`` (rad/s, right-handed about ``axis``): the surface velocity
+    drags the spheres through friction. Errors name ``walls[k].<field>``."""
+
+    type: str
+    point: tuple
+    normal: tuple | None = None  # plane: toward the spheres
+    axis: tuple | None = None  # cylinder
+    radius: float | None = None  # cylinder, m
+    inside: bool = True  # cylinder: spheres inside
+    velocity: tuple = (0.0, 0.0, 0.0)  # m/s
+    angular_velocity: float = 0.0  # rad/s about the cylinder's axis
+
+    def __post_init__(self):
+        _choice("walls.type", self.type, WALL_TYPES)
+        object.__setattr__(self, "point", _vector("walls.point", self.point))
+        object.__setattr__(self, "velocity", _vector("walls.velocity", self.velocity))
+        _finite("walls.angular_velocity", self.angular_velocity)
+        direction = "normal" if self.type == "plane" else "axis"
+        other = "axis" if self.type == "plane" else "normal"
+        if getattr(self, other) is not None:
+            raise ConfigError(f"walls.{other} = {_short(getattr(self, other))}: not a field of "
+                              f"a {self.type} (give {direction})")
+        if getattr(self, direction) is None:
+            raise ConfigError(f"walls.{direction}: required for a {self.type}")
+        d = _vector(f"walls.{direction}", getattr(self, direction))
+        if not math.hypot(*d) > 0.0:
+            raise ConfigError(f"walls.{direction} = {list(d)!r}: must not be zero")
+        object.__setattr__(self, direction, d)
+        if self.type == "plane":
+            for name, default in (("radius", None), ("inside", True),
+                                  ("angular_velocity", 0.0)):
+                if getattr(self, name) != default:
+                    raise ConfigError(f"walls.{name} = {getattr(self, name)!r}: only for "
+                                      "cylinders")
+        else:
+            if self.radius is None:
+                raise ConfigError("walls.radius: required for a cylinder")
+            _finite("walls.radius", self.radius, positive=True)
+            if not isinstance(self.inside, bool):
+                raise ConfigError(f"walls.inside = {self.inside!r}: expected true or false")
+
+    def spec(self) -> dict:
+        """The wall as ``pdyn.walls.WallSet`` takes it."""
+        kind = PLANE if self.type == "plane" else (CYLINDER_INSIDE if self.inside
+                                                   else CYLINDER_OUTSIDE)
+        return {"kind": kind, "point": self.point,
+                "normal": self.normal if self.type == "plane" else self.axis,
+                "radius": float(self.radius or 0.0), "velocity": self.velocity,
+                "angular_velocity": float(self.angular_velocity)}
+
+
+def wall_configs(walls) -> tuple:
+    """``walls`` (a list of tables or :class:`WallConfig`) as WallConfigs, each error naming
+    ``walls[k].<field>``."""
+    if not isinstance(walls, (list, tuple)):
+        raise ConfigError(f"walls = {_short(walls)}: expected a list of tables [[walls]]")
+    out = []
+    known = _known(WallConfig)
+    for k, w in enumerate(walls):
+        if isinstance(w, WallConfig):
+            out.append(w)
+            continue
+        if not isinstance(w, dict):
+            raise ConfigError(f"walls[{k}] = {_short(w)}: expected a table [[walls]]")
+        bad = sorted(set(w) - known)
+        if bad:
+            hint = ("; finite cylinders are not supported yet (an infinite one: omit length)"
+                    if bad[0] == "length" else "")
+            raise ConfigError(f"walls[{k}].{bad[0]} = {_short(w[bad[0]])}: unknown key "
+                              f"(known: {', '.join(sorted(known))}){hint}")
+        if "type" not in w or "point" not in w:
+            raise ConfigError(f"walls[{k}].{'type' if 'type' not in w else 'point'}: required "
+                              "in [[walls]]")
+        try:
+            out.append(WallConfig(**w))
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace("walls.", f"walls[{k}].", 1)) from None
+    return tuple(out)
+
+
 @dataclass(frozen=True, kw_only=True)
 class SimulationConfig:
     """Everything a run needs. ``None`` fields take the scene's suggestion."""
@@ -323,6 +414,7 @@ class SimulationConfig:
     box: BoxConfig | None = None
     particles: ParticlesConfig | None = None
     insertion: InsertionConfig | None = None  # spheres poured in during the run
+    walls: tuple = ()  # [[walls]]: planes and cylinders besides the box faces (WallConfig)
     blocks: tuple | None = None  # block grid for the MPI decomposition
     # dynamic load balancing (pdyn.parallel.balance): check at the first rebuild step at least
     # balance_every steps after the last check (0 = never), move blocks when the ranks' work
@@ -361,6 +453,7 @@ class SimulationConfig:
         _check_broadphase_params(REGISTRY[self.broadphase], self.broadphase_params)
         if self.gravity is not None:
             object.__setattr__(self, "gravity", _vector("gravity", self.gravity))
+        object.__setattr__(self, "walls", wall_configs(self.walls))
         if self.blocks is not None:
             if not isinstance(self.blocks, (list, tuple)) or len(self.blocks) != 3:
                 raise ConfigError(f"blocks = {self.blocks!r}: expected 3 integers")
@@ -461,6 +554,8 @@ def config_from_dict(data: dict, *, source: str = "config") -> SimulationConfig:
             if missing:
                 raise ConfigError(f"{name}.{missing[0]}: required in [{name}]")
             top[name] = cls(**sec)
+    if "walls" in top:
+        top["walls"] = wall_configs(top["walls"])
     for key in ("gravity", "blocks"):
         if key in top and isinstance(top[key], list):
             top[key] = tuple(top[key])

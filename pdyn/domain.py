@@ -51,6 +51,9 @@ class Box:
     lo: np.ndarray
     hi: np.ndarray
     boundary: tuple  # per axis: "wall" | "periodic" | "open"
+    #: walls beyond the faces (``pdyn.walls.WallSet`` specs at the start, with ``name``), for
+    #: the initial checks
+    shapes: tuple = ()
 
     @property
     def length(self) -> np.ndarray:

@@ -49,6 +49,7 @@ class Scene:
     description: str = ""
     given_masses: np.ndarray | None = None  # kg, given by a config or a checkpoint (else density)
     cells: Cells | None = None  # generated per lattice cell instead of the arrays
+    walls: tuple = ()  # walls beyond the box faces, as [[walls]] tables (pdyn.walls)
 
     def masses_of(self, radius) -> np.ndarray:
         """Masses (kg) of spheres of ``radius`` at the scene's density."""
@@ -268,17 +269,60 @@ def schornbaum(scale=1.0, seed=0):
     )
 
 
+def drum(scale=1.0, seed=0, froude=0.01):
+    """A rotating drum: ~2000 frictional spheres (r 3.7-4.3 mm) in a cylinder turning about x.
+
+    The cylinder (radius 0.1 m, axis x, spheres inside; ``pdyn.walls``) turns at Ω with
+    Froude number Fr = Ω² R / g = ``froude`` (0.01: Ω = 0.99 rad/s, the rolling regime);
+    periodic along x over 9 lattice spacings × ``scale`` (at least 3). The spheres start on a
+    simple cubic lattice (spacing 8.8 mm, jittered by ±0.09 mm) in the lowest 55 % of the
+    cross-section, at rest, and fall into the turning drum; glass-like density, linear
+    contacts (k = 1000 N/m between spheres), e = 0.5, μ = 0.5, μ_r = 0.02.
+    """
+    big, r, a = 0.1, 0.004, 0.0088
+    nx = max(int(round(9 * scale)), 3)
+    length = nx * a
+    omega = float(np.sqrt(froude * 9.81 / big))
+    m = int(np.ceil(big / a))
+    g = (np.arange(-m, m + 1) + 0.5) * a
+    y, z = np.meshgrid(g, g, indexing="ij")
+    inside = np.hypot(y, z) < big - 1.3 * r
+    y, z = y[inside], z[inside]
+    order = np.lexsort((y, z))  # lowest rows first
+    keep = order[:222]  # sites per cross-section: 222 x 9 = 1998 spheres at scale 1
+    yz = np.column_stack((y[keep], z[keep]))
+    pos = np.concatenate([np.column_stack((np.full(len(yz), (i + 0.5) * a), yz))
+                          for i in range(nx)])
+    rng = np.random.default_rng(seed)
+    pos = pos + rng.uniform(-0.00009, 0.00009, pos.shape)
+    radii = rng.uniform(0.925 * r, 1.075 * r, len(pos))
+    return Scene(
+        name="drum", box_lo=np.array([0.0, -big - 0.01, -big - 0.01]),
+        box_hi=np.array([length, big + 0.01, big + 0.01]),
+        boundary=("periodic", "open", "open"), positions=pos, velocities=np.zeros_like(pos),
+        radii=radii, density=2500.0, gravity=np.array([0.0, 0.0, -9.81]),
+        contact={"youngs_modulus": 5e5, "restitution": 0.5, "friction": 0.5,
+                 "rolling_friction": 0.02},
+        walls=({"type": "cylinder", "point": [0.0, 0.0, 0.0], "axis": [1.0, 0.0, 0.0],
+                "radius": big, "inside": True, "angular_velocity": omega},),
+        steps=30000,
+        description=f"rotating drum: {len(pos)} spheres (r 3.7-4.3 mm) in a cylinder R = 0.1 m "
+        f"turning at {omega:.3g} rad/s (Froude {froude:g}), periodic along its axis",
+    )
+
+
 SCENES = {
     f.__name__: f
     for f in (drop, box, heap, gas, reference, inhomogeneous, very_inhomogeneous, checkerboard,
-              polydisperse, more_polydisperse, very_polydisperse, schornbaum)
+              polydisperse, more_polydisperse, very_polydisperse, schornbaum, drum)
 }
 DEFAULT_SCENE = "drop"
 #: particles of each scene at scale 1 (the scene's count — for ``heap`` the count poured — is
 #: about this times ``scale``)
 SIZES = {"drop": 1000, "box": 2000, "heap": 2000, "gas": 97336, "reference": 100000,
          "inhomogeneous": 100000, "very_inhomogeneous": 80000, "checkerboard": 1000000, "polydisperse": 50000,
-         "more_polydisperse": 80000, "very_polydisperse": 40000, "schornbaum": 10000}
+         "more_polydisperse": 80000, "very_polydisperse": 40000, "schornbaum": 10000,
+         "drum": 2000}
 #: peak memory of a run per particle on one rank (B): measured as the growth of the peak
 #: resident size of ``pdyn run --scale S --steps 2`` from S = 1 to 100 and 400 (579 and 576 B)
 BYTES_PER_PARTICLE = 600

@@ -29,7 +29,8 @@ import numpy as np
 from .broadphase import make_broadphase
 from .checks import (InitialStateError, StepGuard, check_memory, initial_state, node_memory,
                      share_state)
-from .config import ConfigError, ContactConfig, InsertionConfig, SimulationConfig
+from .config import (ConfigError, ContactConfig, InsertionConfig, SimulationConfig,
+                     wall_configs)
 from .domain import Box
 from .dynamics.contact import ContactModel, touching_pairs
 from .dynamics.insertion import Inserter
@@ -43,6 +44,7 @@ from .parallel.balance import Balancer, block_work
 from .parallel.startup import GeneratedSource, ScatteredSource
 from .particles import FIXED, GHOST, INFINITE, OWNED, ROTATION, ParticleStore
 from .scenarios import Scene, make_scene
+from .walls import WallSet
 from .zorder import zorder
 
 
@@ -144,11 +146,14 @@ class Simulation:
         scene = scene if scene is not None else scene_from_config(config, self.comm.size, node)
         self.scene = scene
         box = config.box
-        self.box = Box(
-            np.array(box.lo if box else scene.box_lo, float),
-            np.array(box.hi if box else scene.box_hi, float),
-            tuple(box.boundary if box else scene.boundary),
-        )
+        lo = np.array(box.lo if box else scene.box_lo, float)
+        hi = np.array(box.hi if box else scene.box_hi, float)
+        boundary = tuple(box.boundary if box else scene.boundary)
+        # the box faces, then the scene's walls and the config's (pdyn.walls)
+        walls = wall_configs(scene.walls) + config.walls
+        self.wallset = WallSet(*Box(lo, hi, boundary).walls(), [w.spec() for w in walls])
+        self.box = Box(lo, hi, boundary, tuple(
+            {**w.spec(), "name": f"walls[{k}] ({w.type})"} for k, w in enumerate(walls)))
         self.gravity = np.array(config.gravity if config.gravity is not None else scene.gravity,
                                 float)
         self.contact = ContactModel.from_config(config.contact or ContactConfig(**scene.contact))
@@ -216,6 +221,9 @@ class Simulation:
         if self.reorder_every:
             self._reorder()
         self._walls = self._wall_order()
+        self._move_walls(self.step_index)
+        self.wallset.set_reach(self.neighbours.skin)
+        self._wall_rebuilds = self.wallset.rebuild_every(self.neighbours.skin, self.dt)
         self.exchange.ghosts()
         if restart or scene.cells is not None:  # this rank's share plus its ghosts
             share_state(self.store, self.box, self.comm, restart=restart is not None,
@@ -259,12 +267,19 @@ class Simulation:
         return ScatteredSource(particles, self.comm, self.box)
 
     def _add_walls(self) -> None:
-        pts, nrm = self.box.walls()
-        if len(pts):
-            self.store.add(
-                gid=-1 - np.arange(len(pts), dtype=np.int64), pos=pts, normal=nrm,
-                radius=np.inf, mass=np.inf, flags=INFINITE | FIXED,
-            )
+        """The box faces and the configured walls (``self.wallset``) as infinite particles;
+        the contact model reads their table."""
+        ws = self.wallset
+        if len(ws):
+            self.store.add(gid=ws.gid, pos=ws.points(0.0), normal=ws.normals, radius=np.inf,
+                           mass=np.inf, flags=INFINITE | FIXED)
+        self.contact.walls = ws.table
+
+    def _move_walls(self, step: int) -> None:
+        """Translating walls to their place at ``step`` (p₀ + v · step·dt: from the step
+        count, so every rank and a restart get the same bits)."""
+        if self.wallset.translating:
+            self.store.pos[self._walls] = self.wallset.points(step * self.dt)
 
     def _inserter(self, n_particles: int, restart: RestartState | None) -> Inserter | None:
         """The run's insertion (config's ``[insertion]``, else the scene's), continuing a
@@ -391,7 +406,7 @@ class Simulation:
                 rows = self._integrated()
             if rebuilt:
                 mark_built(store.pos, store.build_pos, rows)
-            lists.build(pairs, store, radius, rows, self._walls, exact)
+            lists.build(pairs, store, radius, rows, self._walls, exact, self.wallset.table)
 
     def _pour(self, insert: bool) -> StoreChanges:
         """At a rebuild step (owned spheres in their blocks, no ghosts): remove the spheres in
@@ -440,7 +455,10 @@ class Simulation:
             self.stop_signal = int(red[-1])
         pour = self.inserter is not None and self.inserter.due(self.step_index + 1,
                                                                (self.step_index + 1) * self.dt)
-        rebuild = lists.due(drift2) or pour  # new spheres enter lists and ghost plan
+        self._move_walls(self.step_index + 1)
+        k = self._wall_rebuilds  # translating walls: rebuild before one moves skin/2
+        rebuild = (lists.due(drift2) or pour  # new spheres enter lists and ghost plan
+                   or (k > 0 and (self.step_index + 1) % k == 0))
         if rebuild or lists.every_step:
             self.sync_history()  # before particles move in memory and the lists change
         balance = rebuild and self.balancer.due(self.step_index + 1)

@@ -15,7 +15,7 @@ LAYERS = [
     ("pdyn._jit", "pdyn.version", "pdyn.interrupt"),  # numba options; version; signals
     ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
-    ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios"),  # data, no geometry of ranks
+    ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios", "pdyn.walls"),  # data; wall geometry
     ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection
     ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io", "pdyn.checks"),  # the pieces
     ("pdyn.simulation",),  # the driver

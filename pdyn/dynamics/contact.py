@@ -4,10 +4,12 @@ contact's sub-models chosen at compile time.
 The loop walks the lists of ``pdyn.dynamics.neighbours`` row by row, each row an owned,
 integrated sphere i, and for each listed partner:
 
-1. **Geometry** (written once here, ``sphere_contact`` and ``wall_contact``): a sphere j with the exact
-   overlap predicate every broad phase shares, |x_j − x_i|² ≤ (r_i + r_j)² (a periodic image
-   at its place: ghosts carry the owner's position plus the shift); a wall by the overlap
-   δ = r_i − (distance of x_i from its plane). Partners that do not touch (yet) cost this
+1. **Geometry** (written once, ``sphere_contact`` here and ``pdyn.walls.wall_contact``): a
+   sphere j with the exact overlap predicate every broad phase shares, |x_j − x_i|² ≤
+   (r_i + r_j)² (a periodic image at its place: ghosts carry the owner's position plus the
+   shift); a wall (plane or cylinder, by a kind code in the wall table) by the overlap
+   δ = r_i − (distance of x_i from its surface), its surface velocity entering the relative
+   velocity. Partners that do not touch (yet) cost this
    test only.
 2. **Sub-models** ([LAMMPSgranular]'s ``pair granular`` split): the normal law
    (``pdyn.dynamics.laws``: ``Linear`` or ``Hertz``), then with friction the tangential
@@ -47,6 +49,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT, JIT_IEEE
+from ..walls import WallSet, wall_contact, wall_spin
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
 from .laws import law_parameters, normal_force
@@ -67,22 +70,6 @@ def sphere_contact(dx, dy, dz, d2, s, gi, gj):
     else:
         nx, ny, nz = (1.0 if gi < gj else -1.0), 0.0, 0.0
     return nx, ny, nz, max(s - dist, 0.0)
-
-
-@njit(inline="always", **JIT)
-def wall_contact(x, y, z, r, pos, normal, w):
-    """Sphere (centre (x, y, z), radius r) against the half-space wall ``w`` (``pos[w]`` on
-    its plane, ``normal[w]`` inward): the unit normal from the sphere to the wall and the
-    overlap δ (m; negative: apart)."""
-    nx, ny, nz = -normal[w, 0], -normal[w, 1], -normal[w, 2]
-    return nx, ny, nz, r + ((x - pos[w, 0]) * nx + (y - pos[w, 1]) * ny + (z - pos[w, 2]) * nz)
-
-
-@njit(inline="always", **JIT)
-def plane_gap(x, y, z, px, py, pz, wx, wy, wz):
-    """Signed distance (m) of the centre (x, y, z) from the plane through (px, py, pz) with
-    unit normal (wx, wy, wz), positive on the side the normal points to."""
-    return (x - px) * wx + (y - py) * wy + (z - pz) * wz
 
 
 # ------------------------------------------------------------------ one contact
@@ -129,7 +116,7 @@ def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj,
 # the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
 def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
-          force):
+          walls, force):
     """The contact loop without rotation (module docstring): sets ``force`` of every row's
     sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
     share, their elastic energy)."""
@@ -161,11 +148,12 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
                 energy += 0.5 * e
                 if gi < gid[j]:
                     n_contacts += 1
-        for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls: half-spaces
+        for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
             w = np.uint64(partner[u])
-            nx, ny, nz, delta = wall_contact(xi, yi, zi, ri, pos, normal, w)
+            nx, ny, nz, delta, ux, uy, uz = wall_contact(xi, yi, zi, ri, pos, normal, walls, w,
+                                                         np.uint64(-1 - gid[w]))
             if delta >= 0.0:
-                v_n = vel[i, 0] * nx + vel[i, 1] * ny + vel[i, 2] * nz
+                v_n = (vel[i, 0] - ux) * nx + (vel[i, 1] - uy) * ny + (vel[i, 2] - uz) * nz
                 f, e = normal_force(law, delta, v_n, ri, mi, dt)
                 fx -= f * nx
                 fy -= f * ny
@@ -180,8 +168,8 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
 
 @njit(**JIT_IEEE)
 def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, pos, vel,
-                   rad, mass, gid, normal, force, omega, torque, history, spinning, spinning_t,
-                   record):
+                   rad, mass, gid, normal, walls, force, omega, torque, history, spinning,
+                   spinning_t, record):
     """The contact loop with rotation (module docstring): sets ``force`` and ``torque`` of every
     row's sphere and advances ``history`` = (last step's touching entries (ascending), their
     springs, whether each slid, their number, whether every row's torque must be written —
@@ -239,12 +227,14 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 dvx, dvy, dvz = vix - vel[j, 0], viy - vel[j, 1], viz - vel[j, 2]
                 wjx, wjy, wjz = omega[j, 0], omega[j, 1], omega[j, 2]
             else:
-                nx, ny, nz, delta = wall_contact(xi, yi, zi, ri, pos, normal, j)
+                g = np.uint64(-1 - gid[j])
+                nx, ny, nz, delta, ux, uy, uz = wall_contact(xi, yi, zi, ri, pos, normal, walls,
+                                                             j, g)
                 if delta < 0.0:
                     continue
                 rj, r_eff, m_eff = 0.0, ri, mi
-                dvx, dvy, dvz = vix, viy, viz
-                wjx = wjy = wjz = 0.0
+                dvx, dvy, dvz = vix - ux, viy - uy, viz - uz  # the wall's surface velocity
+                wjx, wjy, wjz = wall_spin(walls, g, normal, j)
             sx = sy = sz = 0.0
             slid = False
             while p < n_old and np.uint64(old_entry[p]) < u:  # ended contacts: springs go
@@ -300,11 +290,11 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
 # Output only (snapshots' contact network, the wall-force series): not called in the step.
 @njit(**JIT)
 def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
-                  tangential, spheres):
+                  walls, tangential, spheres):
     """Every touching contact of the rows, each once: sphere pairs from the row with the lower
     gid (when ``spheres``), then each row's walls. Returns ``(ids (K, 2), ends (2K, 3),
     f_n (K,), normal force (K, 3), tangential force (K, 3))``: ids = (gid_i, gid_j) with a
-    wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its plane), forces on i from j — the same numbers the contact loop computes.
+    wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its surface), forces on i from j — the same numbers the contact loop computes.
     ``tangential`` (entries, 3): the tangential force on the row's sphere per list entry, or 0
     rows (none)."""
     k = 0
@@ -317,9 +307,8 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
                 s = rad[i] + rad[j]
                 if gid[i] < gid[j] and dx * dx + dy * dy + dz * dz <= s * s:
                     k += 1
-            elif rad[i] - plane_gap(pos[i, 0], pos[i, 1], pos[i, 2], pos[j, 0], pos[j, 1],
-                                    pos[j, 2], normal[j, 0], normal[j, 1],
-                                    normal[j, 2]) >= 0.0:
+            elif wall_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
+                              -1 - gid[j])[3] >= 0.0:
                 k += 1
     ids = np.empty((k, 2), np.int64)
     ends = np.empty((2 * k, 3))
@@ -348,13 +337,13 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
                 ends[2 * q + 1, 1] = pos[i, 1] + dy
                 ends[2 * q + 1, 2] = pos[i, 2] + dz
             else:
-                dist = plane_gap(pos[i, 0], pos[i, 1], pos[i, 2], pos[j, 0], pos[j, 1],
-                                 pos[j, 2], normal[j, 0], normal[j, 1], normal[j, 2])
-                if ri - dist < 0.0:
+                nx, ny, nz, delta, ux, uy, uz = wall_contact(pos[i, 0], pos[i, 1], pos[i, 2], ri,
+                                                             pos, normal, walls, j, -1 - gid[j])
+                if delta < 0.0:
                     continue
-                nx, ny, nz = -normal[j, 0], -normal[j, 1], -normal[j, 2]  # from i to the wall
-                v_n = vel[i, 0] * nx + vel[i, 1] * ny + vel[i, 2] * nz
-                f, e = normal_force(law, ri - dist, v_n, ri, mi, dt)
+                dist = ri - delta  # the centre's distance from the wall's surface
+                v_n = (vel[i, 0] - ux) * nx + (vel[i, 1] - uy) * ny + (vel[i, 2] - uz) * nz
+                f, e = normal_force(law, delta, v_n, ri, mi, dt)
                 ends[2 * q + 1, 0] = pos[i, 0] + dist * nx
                 ends[2 * q + 1, 1] = pos[i, 1] + dist * ny
                 ends[2 * q + 1, 2] = pos[i, 2] + dist * nz
@@ -426,6 +415,7 @@ class ContactModel:
         self.rolling_model = rolling_model(rolling_friction)
         self.rotating = friction > 0.0 or rolling_friction > 0.0
         self.recording = False
+        self.walls = None  # the wall table (pdyn.walls.WallSet.table); None: planes at rest
         self.tangential = np.zeros((0, 3))
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
         self.spinning = np.zeros(0, np.int64)  # rows (handles) that touched in the last pass
@@ -476,7 +466,8 @@ class ContactModel:
         t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
         ids, ends, f_n, fvec, tvec = _contact_list(
             self.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner,
-            store.pos, store.vel, store.radius, store.mass, store.gid, store.normal, t, spheres)
+            store.pos, store.vel, store.radius, store.mass, store.gid, store.normal,
+            self.wall_table(store), t, spheres)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 
@@ -498,7 +489,8 @@ class ContactModel:
         if not self.rotating:
             return _pass(self.parameters, dt, gravity, lists.rows, lists.start, lists.split,
                          lists.partner, store.pos, store.vel, store.radius, store.mass, store.gid,
-                         store.normal, store.force)
+                         store.normal, self.wall_table(store), store.force)
+        walls = self.wall_table(store)
         old_entry, old_spring, old_slid, n_old, fresh = self.history.prepare(store, lists)
         if self.spinning.shape[0] < lists.rows.shape[0]:
             n = lists.rows.shape[0] + lists.rows.shape[0] // 4
@@ -508,7 +500,7 @@ class ContactModel:
             n, e, k, q = _pass_rotating(
                 self.parameters, self.tangential_model, self.rolling_model, dt, gravity,
                 lists.rows, lists.start, lists.split, lists.partner, store.pos, store.vel,
-                store.radius, store.mass, store.gid, store.normal, store.force, store.omega,
+                store.radius, store.mass, store.gid, store.normal, walls, store.force, store.omega,
                 store.torque, (old_entry, old_spring, old_slid, n_old, fresh, new_entry,
                                new_spring, new_slid), self.spinning, self._spinning_t, record)
             if k <= new_entry.shape[0]:
@@ -518,6 +510,14 @@ class ContactModel:
         self.n_spinning = q
         self._spinning_of = (lists, lists.builds)
         return n, e
+
+    def wall_table(self, store) -> np.ndarray:
+        """The wall table the kernels read (:attr:`walls`, or planes at rest for the walls of
+        ``store`` when none was given)."""
+        if self.walls is None or self.walls.shape[0] < store.walls.shape[0]:
+            n = store.walls.shape[0]
+            return WallSet(np.zeros((n, 3)), np.zeros((n, 3))).table
+        return self.walls
 
     def save_history(self, store, lists) -> None:
         """With rotation: the contact history into the particles' records

@@ -34,26 +34,31 @@ from numba import njit
 
 from .._jit import JIT
 from ..broadphase._kernels import overlaps
+from ..walls import REACH, WallSet, wall_contact
 
 #: default skin as a fraction of the mean particle diameter (measured: README "Measured")
 SKIN_FRACTION = 0.3
 
 
 @njit(**JIT)
-def _plane_gap(pos, normal, i, w):
-    """Signed distance (m) of the centre of i from the plane of wall w (inward normal)."""
-    return ((pos[i, 0] - pos[w, 0]) * normal[w, 0] + (pos[i, 1] - pos[w, 1]) * normal[w, 1]
-            + (pos[i, 2] - pos[w, 2]) * normal[w, 2])
+def _wall_within(pos, rad, gid, normal, table, i, w, half):
+    """Is the centre of i within ``rad[i] + half`` (plus the wall's own reach, a translating
+    wall's motion until the next rebuild) of wall w's surface?"""
+    g = -1 - gid[w]
+    delta = wall_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, table, w, g)[3]
+    return -delta <= half + table[g, REACH]
 
 
 @njit(**JIT)
-def _build_rows(pairs, pos, rad, gid, normal, rows, row_of, walls, half, exact, kept, key):
+def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, exact, kept,
+                key):
     """The lists of ``rows`` from ``pairs`` (M, 2) on enlarged radii ``rad``: candidates, cut
     here by the exact predicate, or (``exact``) pairs that already passed it.
 
     Returns ``(start, split, partner, key)``: row t's sphere partners are ``partner[start[t]:
     split[t]]`` in ascending global id, its walls ``partner[split[t]:start[t + 1]]`` in the
-    order of ``walls`` (plane within ``rad[i] + half``). ``row_of[h]`` is the row of handle h
+    order of ``walls`` (surface within ``rad[i] + half``, more for a translating wall;
+    ``table``: the wall table, ``pdyn.walls``). ``row_of[h]`` is the row of handle h
     or −1. ``kept`` (≥ M) and ``key`` are scratch the caller keeps between builds (``key`` is
     replaced by a larger one, returned, when it holds fewer than the entries). One pass over
     the pairs keeps those within reach; the rows are filled from those and each (short) row
@@ -77,7 +82,7 @@ def _build_rows(pairs, pos, rad, gid, normal, rows, row_of, walls, half, exact, 
     n_walls = np.zeros(n, np.int64)
     for t in range(n):
         for w in range(walls.shape[0]):
-            if _plane_gap(pos, normal, rows[t], walls[w]) <= rad[rows[t]] + half:
+            if _wall_within(pos, rad, gid, normal, table, rows[t], walls[w], half):
                 n_walls[t] += 1
     start = np.empty(n + 1, np.int64)
     split = np.empty(n, np.int64)
@@ -112,7 +117,7 @@ def _build_rows(pairs, pos, rad, gid, normal, rows, row_of, walls, half, exact, 
             key[v + 1] = g
         u = split[t]
         for w in range(walls.shape[0]):
-            if _plane_gap(pos, normal, rows[t], walls[w]) <= rad[rows[t]] + half:
+            if _wall_within(pos, rad, gid, normal, table, rows[t], walls[w], half):
                 partner[u] = walls[w]
                 u += 1
     return start, split, partner, key
@@ -179,11 +184,11 @@ class NeighbourList:
         return self._radius
 
     def build(self, pairs: np.ndarray, store, radius: np.ndarray, rows: np.ndarray,
-              walls: np.ndarray, exact: bool = False) -> None:
+              walls: np.ndarray, exact: bool = False, table: np.ndarray | None = None) -> None:
         """Lists of ``rows`` from the broad phase's finite ``pairs`` on the radii :meth:`radii`
         returned (passed as ``radius``) — candidates, or with ``exact`` pairs that passed the
         exact test on those radii (``BroadPhase.contacts``) — and the wall handles ``walls``
-        (summed in the order given)."""
+        (summed in the order given; ``table``: the wall table, default planes at rest)."""
         rows = np.ascontiguousarray(rows, np.int64)
         pairs = np.ascontiguousarray(pairs, np.int64)
         row_of = np.full(store.capacity, -1, np.int64)
@@ -192,7 +197,9 @@ class NeighbourList:
         if self._kept.shape[0] < m:  # scratch grows with headroom, never shrinks
             self._kept = np.empty(m + m // 4, np.int32)
         self.start, self.split, self.partner, self._key = _build_rows(
-            pairs, store.pos, radius, store.gid, store.normal, rows, row_of,
+            pairs, store.pos, radius, store.gid, store.normal,
+            WallSet(np.zeros((len(walls), 3)), np.zeros((len(walls), 3))).table
+            if table is None else table, rows, row_of,
             np.ascontiguousarray(walls, np.int64), self.reach, exact, self._kept, self._key)
         self.rows = rows
         self.builds += 1
