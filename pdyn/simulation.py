@@ -149,8 +149,11 @@ class Simulation:
         lo = np.array(box.lo if box else scene.box_lo, float)
         hi = np.array(box.hi if box else scene.box_hi, float)
         boundary = tuple(box.boundary if box else scene.boundary)
-        # the box faces, then the scene's walls and the config's (pdyn.walls)
-        walls = wall_configs(scene.walls) + config.walls
+        # the box faces, then the scene's walls and the config's (pdyn.walls); the config
+        # keeps them all, so checkpoints hold them
+        if scene.walls:
+            self.config = config = config.with_(walls=wall_configs(scene.walls) + config.walls)
+        walls = config.walls
         self.wallset = WallSet(*Box(lo, hi, boundary).walls(), [w.spec() for w in walls])
         self.box = Box(lo, hi, boundary, tuple(
             {**w.spec(), "name": f"walls[{k}] ({w.type})"} for k, w in enumerate(walls)))

@@ -79,6 +79,10 @@ def wall_arrays(sim) -> dict:
     w = store.walls
     w = w[np.argsort(-store.gid[w], kind="stable")]  # wall ids -1, -2, ...
     qp, q = wall_quads(store.pos[w], store.normal[w], sim.box.lo, sim.box.hi)
+    table = getattr(getattr(sim, "wallset", None), "table", None)
+    if table is not None:  # a cylinder is no plane: its quad collapses onto its axis point
+        cyl = np.flatnonzero(table[:len(w), 0] != 0)  # pdyn.walls: kind PLANE = 0
+        qp[(4 * cyl[:, None] + np.arange(4)).ravel()] = np.repeat(store.pos[w][cyl], 4, axis=0)
     return {"walls/id": store.gid[w], "walls/point": store.pos[w], "walls/normal": store.normal[w],
             "walls/quad_points": qp, "walls/quads": q}
 

@@ -4,7 +4,9 @@ One row per step: ``step``, ``time`` (s), then for each wall (in id order −1, 
 three components (N) of the total force the spheres exert on it — minus the sum of the
 forces the walls exert on the spheres in contact, normal and tangential (the numbers of the
 contact network, ``ContactModel.contact_list``). Columns are named after the wall: ``x_lo``
-is the wall at the low end of x (inward normal +x), ``z_hi`` the top, others ``wall<k>``;
+is the wall at the low end of x (inward normal +x), ``z_hi`` the top, others — tilted
+planes, every configured ``[[walls]]`` entry (a cylinder's force is the net force on it) —
+``wall<k>`` with k = −id;
 e.g. ``z_lo_fz`` is the floor's vertical load. Numbers are written with 17 significant
 digits, so they read back to the same bits (``numpy.genfromtxt(path, delimiter=",", names=True)``,
 ``pandas.read_csv``).
@@ -30,14 +32,15 @@ FILE_NAME = "wall_forces.csv"
 FLUSH = 1000
 
 
-def wall_names(normals: np.ndarray) -> list[str]:
+def wall_names(normals: np.ndarray, n_box: int | None = None) -> list[str]:
     """A column name per wall from its inward normal: ``x_lo`` for +x, ``z_hi`` for −z,
-    ``wall<k>`` for any other direction."""
+    ``wall<k>`` (k = −id) for any other direction and for every wall after the first
+    ``n_box`` (the box faces; the configured ``[[walls]]`` follow them)."""
     names = []
     for k, n in enumerate(np.asarray(normals, float)):
         a = int(np.argmax(np.abs(n)))
-        names.append(f"{'xyz'[a]}_{'lo' if n[a] > 0 else 'hi'}"
-                     if np.count_nonzero(n) == 1 else f"wall{k + 1}")
+        face = np.count_nonzero(n) == 1 and (n_box is None or k < n_box)
+        names.append(f"{'xyz'[a]}_{'lo' if n[a] > 0 else 'hi'}" if face else f"wall{k + 1}")
     return names
 
 
@@ -95,8 +98,9 @@ class WallForceWriter:
         walls = sim.store.walls
         walls = walls[np.argsort(-sim.store.gid[walls], kind="stable")]
         self.wall_ids = sim.store.gid[walls].copy()
-        header = ["step", "time"] + [f"{w}_f{a}" for w in wall_names(sim.store.normal[walls])
-                                     for a in "xyz"]
+        n_box = getattr(getattr(sim, "wallset", None), "n_box", None)
+        header = ["step", "time"] + [f"{w}_f{a}" for w in wall_names(sim.store.normal[walls],
+                                                                      n_box) for a in "xyz"]
         self._started = True
 
         def write():
