@@ -514,10 +514,10 @@ class ContactModel:
     def wall_table(self, store) -> np.ndarray:
         """The wall table the kernels read (:attr:`walls`, or planes at rest for the walls of
         ``store`` when none was given)."""
-        if self.walls is None or self.walls.shape[0] < store.walls.shape[0]:
-            n = store.walls.shape[0]
-            return WallSet(np.zeros((n, 3)), np.zeros((n, 3))).table
-        return self.walls
+        if self.walls is not None:  # (a step reads it as is: no scan of the store)
+            return self.walls
+        n = store.walls.shape[0]
+        return WallSet(np.zeros((n, 3)), np.zeros((n, 3))).table
 
     def save_history(self, store, lists) -> None:
         """With rotation: the contact history into the particles' records
