@@ -180,3 +180,50 @@ def test_sphere_starting_inside_a_wall_is_refused():
     with pytest.raises(InitialStateError, match=r"walls\[0\] \(cylinder\)"):
         one_sphere([0, 0, 0.5], [{"type": "cylinder", "point": [0, 0, 0], "axis": [0, 1, 0],
                                   "radius": 0.2}])
+
+
+@pytest.mark.parametrize("walls,head", [
+    ('type = "cylinder"\npoint = [0.0, 0.0, 0.0]\naxis = [1.0, 0.0, 0.0]\nradius = 0.0',
+     "pdyn: error: walls[0].radius = 0.0: must be > 0"),
+    ('type = "plane"\npoint = [0.0, 0.0, 3.0]\nnormal = [0.0, 0.0, 1.0]',
+     "pdyn: error: particle 1 overlaps the wall walls[0] (plane)")])
+def test_cli_refuses_bad_walls_with_one_line_and_writes_nothing(tmp_path, capsys, walls, head):
+    from pdyn.cli import main
+
+    (tmp_path / "run.toml").write_text(f'scene = "drop"\n[[walls]]\n{walls}\n')
+    code = main(["run", str(tmp_path / "run.toml"), "--steps", "5", "--no-progress",
+                 "--output", str(tmp_path / "out")])
+    err = capsys.readouterr().err.strip()
+    assert code == 2 and err.startswith(head) and "\n" not in err
+    assert not (tmp_path / "out").exists()
+
+
+def test_snapshots_show_moving_walls_where_they_are_and_wall_forces_name_them(tmp_path):
+    """A snapshot holds a translating plane's quad at its place of the moment (and a
+    cylinder's collapsed onto its axis point); ``wall_forces.csv`` names configured walls
+    ``wall<k>``, the box faces as before."""
+    from pdyn.config import OutputConfig
+    from pdyn.io import read_snapshot
+
+    sim = Simulation(SimulationConfig(
+        contact=ContactConfig(youngs_modulus=E, restitution=0.5),
+        box=BoxConfig(lo=(-0.2, -0.2, -0.2), hi=(0.2, 0.2, 0.2),
+                      boundary=("open", "open", "wall")),
+        particles=ParticlesConfig(positions=[[0.0, 0.17, 0.12]], radii=[R], density=RHO),
+        walls=[{"type": "plane", "point": [0, 0, 0], "normal": [0, 0.6, 0.8],
+                "velocity": [0.0, 0.0, 0.1]},
+               {"type": "cylinder", "point": [0, 0, 0], "axis": [1, 0, 0], "radius": 0.15,
+                "inside": False}],
+        gravity=(0.0, 0.0, -G), progress=False,
+        output=OutputConfig(folder=str(tmp_path), snapshot_every=10, wall_forces=True)))
+    sim.run(10)
+    snap = read_snapshot(tmp_path / "snapshots" / "snap_00000010.h5")
+    w = snap["walls"]
+    assert w["id"].tolist() == [-1, -2, -3, -4]
+    assert w["point"][2].tolist() == [0.0, 0.0, 0.1 * (10 * sim.dt)]
+    quad = w["quad_points"][8:12]
+    assert np.abs((quad - w["point"][2]) @ np.array([0, 0.6, 0.8])).max() < 1e-12
+    assert (w["quad_points"][12:16] == 0.0).all()
+    head = (tmp_path / "wall_forces.csv").read_text().splitlines()[0].split(",")
+    assert head == ["step", "time"] + [f"{n}_f{a}" for n in ("z_lo", "z_hi", "wall3", "wall4")
+                                       for a in "xyz"]
