@@ -274,7 +274,8 @@ def drum(scale=1.0, seed=0, froude=0.01):
 
     The cylinder (radius 0.1 m, axis x, spheres inside; ``pdyn.walls``) turns at Ω with
     Froude number Fr = Ω² R / g = ``froude`` (0.01: Ω = 0.99 rad/s, the rolling regime);
-    periodic along x over 9 lattice spacings × ``scale`` (at least 3). The spheres start on a
+    periodic along x over 9 lattice spacings × ``scale`` (at least 3; below scale 1/3 the
+    slabs hold fewer spheres, so the count stays 1998 × ``scale``). The spheres start on a
     simple cubic lattice (spacing 8.8 mm, jittered by ±0.09 mm) in the lowest 55 % of the
     cross-section, at rest, and fall into the turning drum; glass-like density, linear
     contacts (k = 1000 N/m between spheres), e = 0.5, μ = 0.5, μ_r = 0.02.
@@ -289,7 +290,7 @@ def drum(scale=1.0, seed=0, froude=0.01):
     inside = np.hypot(y, z) < big - 1.3 * r
     y, z = y[inside], z[inside]
     order = np.lexsort((y, z))  # lowest rows first
-    keep = order[:222]  # sites per cross-section: 222 x 9 = 1998 spheres at scale 1
+    keep = order[:max(1, int(round(1998 * scale / nx)))]  # 222 per slab at scale >= 1/3
     yz = np.column_stack((y[keep], z[keep]))
     pos = np.concatenate([np.column_stack((np.full(len(yz), (i + 0.5) * a), yz))
                           for i in range(nx)])
