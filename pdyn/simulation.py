@@ -150,9 +150,11 @@ class Simulation:
         hi = np.array(box.hi if box else scene.box_hi, float)
         boundary = tuple(box.boundary if box else scene.boundary)
         # the box faces, then the scene's walls and the config's (pdyn.walls); the config
-        # keeps them all, so checkpoints hold them
-        if scene.walls:
-            self.config = config = config.with_(walls=wall_configs(scene.walls) + config.walls)
+        # keeps them all, so checkpoints hold them (once: a config that holds them already,
+        # a run's own, is kept as it is)
+        own = wall_configs(scene.walls)
+        if own and config.walls[:len(own)] != own:
+            self.config = config = config.with_(walls=own + config.walls)
         walls = config.walls
         self.wallset = WallSet(*Box(lo, hi, boundary).walls(), [w.spec() for w in walls])
         self.box = Box(lo, hi, boundary, tuple(
