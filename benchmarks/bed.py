@@ -189,7 +189,7 @@ def _rebound(zeta: float, steps: int = 2000) -> float:
 def hertz_damping_ratio(restitution: float) -> float:
     """ζ of pdyn's damped Hertz contact (dashpot 2 ζ √(m* · 2 E* √(R* δ)), force clamped at
     0) whose restitution coefficient is ``restitution``: bisection on ζ. This is the definition
-    in pdyn's README; recomputed here so the benchmark needs only pdyn's public API."""
+    in docs/contacts.md; recomputed here so the benchmark needs only pdyn's public API."""
     if restitution >= 1.0:
         return 0.0
     lo, hi = 0.0, 1.0

@@ -113,8 +113,8 @@ def test_readme_names_the_test_commands():
 
 
 def test_cited_sources_exist():
-    """Every ``[Key2020]`` cited in the documents and the code is an entry of
-    docs/references.md."""
+    """Every source key (author and year in brackets) cited in the documents and the code is an
+    entry of docs/references.md."""
     defined = set(re.findall(r"^- \*\*\[([^\]]+)\]\*\*", REFERENCES.read_text(), re.M))
     key = re.compile(r"\[([A-Z][A-Za-z]*\d{4}[a-z]*|mesapd-\w+|LAMMPSgranular|KratosDEMbench"
                      r"|EDEMtimestep)\]")
@@ -133,3 +133,43 @@ def test_no_file_cites_the_workspace():
             if path.suffix in (".md", ".py", ".toml", ".sbatch", ".txt", "")
             and bad.search(path.read_text(errors="replace"))]
     assert not hits, f"files citing the workspace: {hits}"
+
+
+def test_hertz_modulus_as_stated():
+    """The config's docstring and the contacts page give Hertz's E* as the code computes it."""
+    from pdyn.config import ContactConfig
+    from pdyn.dynamics.laws import effective_modulus
+
+    formula = "E* = E / (2 (1 − ν²))"
+    assert formula.replace("E* = ", "") in " ".join(ContactConfig.__doc__.split())
+    assert formula in (ROOT / "docs" / "contacts.md").read_text()
+    assert effective_modulus(3.0, 0.5) == 3.0 / (2.0 * (1.0 - 0.25))
+
+
+def test_hash_grid_advice_follows_auto():
+    """``hash_grid``'s "more than ~N times the cubic mean radius" is ``auto``'s rule."""
+    from pdyn.broadphase import auto, hash_grid
+
+    for text in (hash_grid.__doc__, hash_grid.HashGrid.__doc__,
+                 (ROOT / "docs" / "structures.md").read_text()):
+        said = re.findall(r"~(\d+(?:\.\d+)?) times the cubic mean radius", " ".join(text.split()))
+        assert said and all(float(s) == auto.SPREAD_MAX for s in said)
+
+
+def test_formats_as_stated():
+    """The format versions the documents name are the ones pdyn writes and reads."""
+    from pdyn.io.hdf5 import CHECKPOINT, READABLE, SNAPSHOT, VERSIONS
+
+    snap, ckpt = VERSIONS[SNAPSHOT], VERSIONS[CHECKPOINT]
+    changelog = " ".join((ROOT / "CHANGELOG.md").read_text().split())
+    assert f"**snapshot format {snap}** and **checkpoint format {ckpt}**" in changelog
+    readable = (f"snapshots of formats {min(READABLE[SNAPSHOT])}–{max(READABLE[SNAPSHOT])} and "
+                f"checkpoints of formats {min(READABLE[CHECKPOINT])}–{max(READABLE[CHECKPOINT])}")
+    assert readable in changelog
+    assert (f"pdyn writes snapshot format {snap} and checkpoint format {ckpt}"
+            in " ".join((ROOT / "docs" / "output.md").read_text().split()))
+    for table in ("## Snapshot formats", "## Checkpoint formats"):
+        part = (ROOT / "CHANGELOG.md").read_text().split(table, 1)[1].split("\n## ")[0]
+        rows = re.findall(r"^\| (\d+) \|", part, re.M)
+        newest = snap if "Snapshot" in table else ckpt
+        assert rows and int(rows[0]) == newest
