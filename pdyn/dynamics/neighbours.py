@@ -35,7 +35,8 @@ from numba import njit
 from .._jit import JIT
 from ..broadphase._kernels import overlaps
 
-#: default skin as a fraction of the mean particle diameter (measured: README "Measured")
+#: default skin as a fraction of the mean particle diameter (the fastest of 0.1-0.4 on the
+#: drop and gas scenes)
 SKIN_FRACTION = 0.3
 
 
