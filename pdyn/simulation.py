@@ -151,7 +151,9 @@ class Simulation:
         )
         self.gravity = np.array(config.gravity if config.gravity is not None else scene.gravity,
                                 float)
-        self.contact = ContactModel.from_config(config.contact or ContactConfig(**scene.contact))
+        # the contact configuration the run uses (its config's, else the scene's), checkpointed whole
+        self.contact_config = config.contact or ContactConfig(**scene.contact)
+        self.contact = ContactModel.from_config(self.contact_config)
         self.steps = config.steps or scene.steps
         self.step_index = restart.step if restart else 0
         # which run the files belong to (pdyn.io.runid): made once, kept through restarts

@@ -26,7 +26,8 @@ holds everything the run needs to continue:
   restart, kept here so ``pdyn info``/``render`` show the container);
 * attributes: ``step``, ``time``, ``dt`` (s), ``config`` (the run's configuration as JSON, its
   ``particles`` table left out: the arrays above replace it), the effective ``gravity`` and
-  ``contact`` law (JSON), the box, ``scene``, ``ranks``, ``exchange`` (JSON: the plain values
+  ``contact`` configuration (JSON: every field of the ``ContactConfig`` the run used, its
+  config's or its scene's; before this, only law, modulus, stiffness and restitution), the box, ``scene``, ``ranks``, ``exchange`` (JSON: the plain values
   of the exchange's state ``exchange.state()``: the skin, the block grid; its arrays, the
   block → rank map, are the datasets ``exchange/<name>``), ``seed``; ``rows_per_rank`` tells
   which rank owned each row; ``drift`` (m), the largest displacement since the last rebuild
@@ -116,10 +117,7 @@ def write_checkpoint(sim, path: str | Path) -> Path:
     cells, count = np.unique(cell, return_counts=True)
     d = store.pos[h] - store.build_pos[h]
     drift = comm.allreduce_max(float(np.sqrt((d * d).sum(axis=1).max())) if h.size else 0.0)
-    c = sim.contact
-    contact = {"law": c.law, "youngs_modulus": c.E, "restitution": c.restitution}
-    if c.k > 0:
-        contact["stiffness"] = c.k
+    contact = {k: v for k, v in dataclasses.asdict(sim.contact_config).items() if v is not None}
     attrs = dict(
         common_attrs(sim), format=CHECKPOINT, version=VERSIONS[CHECKPOINT],
         n_particles=n, config=config_json(sim.config),
