@@ -68,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"snapshot interval in steps, 0 = none (default {DEFAULT_SNAPSHOT_EVERY})")
     run.add_argument("--checkpoint-every", type=int,
                      help="checkpoint interval in steps, 0 = none (default 0)")
+    run.add_argument("--thermo-every", type=int, metavar="STEPS",
+                     help="a thermo line (energies, contacts, overlap) every STEPS steps on "
+                     "stdout and in thermo.csv, 0 = none (default 0)")
     run.add_argument("--wall-forces", action="store_true",
                      help="write the total force on each wall every step (wall_forces.csv)")
     overlap = run.add_mutually_exclusive_group()
@@ -139,6 +142,8 @@ def _output_options(args) -> dict:
         out["snapshot_every"] = args.snapshot_every
     if args.checkpoint_every is not None:
         out["checkpoint_every"] = args.checkpoint_every
+    if args.thermo_every is not None:
+        out["thermo_every"] = args.thermo_every
     if args.overwrite:
         out["overwrite"] = True
     if getattr(args, "wall_forces", False):
@@ -199,7 +204,7 @@ def check_output_folder(cfg, *, resuming: bool = False) -> None:
     from .config import ConfigError
 
     out = cfg.output
-    if not (out.snapshot_every or out.checkpoint_every or out.wall_forces):
+    if not out.writes_files:
         return
     folder = Path(out.folder)
     name = f"output.folder = {out.folder!r}"
@@ -222,7 +227,7 @@ def check_output_folder(cfg, *, resuming: bool = False) -> None:
             raise ConfigError(f"{name}: its {sub!r} is not writable")
     if resuming or out.overwrite:
         return
-    if (folder / "wall_forces.csv").exists() or any(
+    if any((folder / f).exists() for f in ("wall_forces.csv", "thermo.csv")) or any(
             (folder / sub).is_dir() and any((folder / sub).iterdir())
             for sub in ("snapshots", "checkpoints")):
         raise ConfigError(f"{name}: holds an earlier run (use --overwrite to replace it)")
@@ -240,7 +245,8 @@ def clear_output_folder(cfg) -> None:
             if (folder / sub).is_dir():
                 shutil.rmtree(folder / sub)
         (folder / "snapshots.xmf").unlink(missing_ok=True)
-        (folder / "wall_forces.csv").unlink(missing_ok=True)
+        for series in ("wall_forces.csv", "thermo.csv"):
+            (folder / series).unlink(missing_ok=True)
     except OSError as exc:
         raise OutputWriteError(f"{folder}: cannot remove the earlier run ({exc.strerror or exc})"
                                ) from None
