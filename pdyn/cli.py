@@ -1,5 +1,5 @@
 """Command line: ``pdyn run [CONFIG.toml] [options]``, ``pdyn scenes``, ``info``, ``render``,
-``bench``.
+``plot``, ``bench``.
 
 A thin layer over :class:`pdyn.config.SimulationConfig`: options override the TOML file, which
 overrides the defaults. One error path for every command: anything the user can cause (config,
@@ -97,6 +97,12 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--size", type=int, nargs=2, metavar=("W", "H"), default=(1200, 900),
                         help=f"picture size in pixels, {MIN_SIZE} to {MAX_SIZE} each "
                         "(default 1200 900)")
+    plot = sub.add_parser("plot", parents=[common],
+                          help="PNG plots of a run's thermo.csv and wall_forces.csv (needs "
+                          "the 'matplotlib' package)")
+    plot.add_argument("run", help="run folder (holding thermo.csv)")
+    plot.add_argument("-o", "--out", metavar="DIR", help="folder for the PNG files "
+                      "(default: the run folder)")
     bench = sub.add_parser(
         "bench", parents=[common], help="which broad phase for which scene: Koch's table for one scene, or the "
         "whole report (--report)",
@@ -491,6 +497,19 @@ def cmd_render(args, comm) -> int:
     return 0
 
 
+def cmd_plot(args, comm) -> int:
+    from .io.plot import plot_run
+
+    if comm.rank == 0:
+        try:
+            files = plot_run(args.run, args.out)
+        except ImportError as exc:
+            raise CLIError(str(exc)) from None
+        for f in files:
+            print(f"pdyn: wrote {f}")
+    return 0
+
+
 def cmd_scenes(args, comm) -> int:
     from .scenarios import DEFAULT_SCENE, describe_scenes
 
@@ -574,7 +593,7 @@ def cmd_bench(args, comm) -> int:
 
 
 COMMANDS = {"run": cmd_run, "scenes": cmd_scenes, "bench": cmd_bench, "info": cmd_info,
-            "render": cmd_render}
+            "render": cmd_render, "plot": cmd_plot}
 
 
 def _user_errors() -> tuple:

@@ -124,3 +124,53 @@ def test_bad_thermo_every_is_refused(tmp_path, capsys, value):
     err = capsys.readouterr().err
     assert_user_error(code, err, "thermo", value)
     assert not list(tmp_path.iterdir())
+
+
+# ------------------------------------------------------------------ pdyn plot
+def _cli(args, cwd, capsys):
+    old = os.getcwd()
+    os.chdir(cwd)
+    try:
+        code = main(args)
+    finally:
+        os.chdir(old)
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_plot_draws_the_series(tmp_path, capsys):
+    pytest.importorskip("matplotlib")
+    Simulation(pile(tmp_path / "run", thermo_every=20, wall_forces=True)).run(200)
+    code, out, _ = _cli(["plot", "run"], tmp_path, capsys)
+    assert code == 0
+    names = ("thermo_energy.png", "thermo_contacts.png", "thermo_overlap.png",
+             "wall_forces.png")
+    for name in names:
+        data = (tmp_path / "run" / name).read_bytes()
+        assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, name
+        assert name in out
+    code, out, _ = _cli(["plot", "run", "-o", "pics"], tmp_path, capsys)
+    assert code == 0 and sorted(p.name for p in (tmp_path / "pics").iterdir()) == sorted(names)
+
+
+def test_plot_refuses_a_folder_without_thermo(tmp_path, capsys):
+    (tmp_path / "run").mkdir()
+    code, _, err = _cli(["plot", "run"], tmp_path, capsys)
+    assert_user_error(code, err, "thermo.csv", "run")
+
+
+def test_plot_without_matplotlib(tmp_path, capsys, monkeypatch):
+    import builtins
+
+    Simulation(pile(tmp_path / "run", thermo_every=50)).run(100)
+    real = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.startswith("matplotlib"):
+            raise ImportError(name)
+        return real(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    code, _, err = _cli(["plot", "run"], tmp_path, capsys)
+    assert_user_error(code, err, "matplotlib", "pdyn[plot]")
+    assert not list((tmp_path / "run").glob("*.png"))
