@@ -19,6 +19,7 @@ from pdyn.simulation import Simulation
 
 from ..conftest import assert_user_error
 from ..mpi.scenes import walled_pile
+from .test_io import cli
 
 
 def pile(folder, **out):
@@ -114,34 +115,17 @@ def test_cli_thermo_and_restart(tmp_path, capsys):
 
 @pytest.mark.parametrize("value", ["-3", "x", "1.5"])
 def test_bad_thermo_every_is_refused(tmp_path, capsys, value):
-    old = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        code = main(["run", "--scene", "box", "--scale", "0.1", "--steps", "5",
-                     "--thermo-every", value])
-    finally:
-        os.chdir(old)
-    err = capsys.readouterr().err
+    code, _, err = cli(["run", "--scene", "box", "--scale", "0.1", "--steps", "5",
+                        "--thermo-every", value], tmp_path, capsys)
     assert_user_error(code, err, "thermo", value)
     assert not list(tmp_path.iterdir())
 
 
 # ------------------------------------------------------------------ pdyn plot
-def _cli(args, cwd, capsys):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        code = main(args)
-    finally:
-        os.chdir(old)
-    out = capsys.readouterr()
-    return code, out.out, out.err
-
-
 def test_plot_draws_the_series(tmp_path, capsys):
     pytest.importorskip("matplotlib")
     Simulation(pile(tmp_path / "run", thermo_every=20, wall_forces=True)).run(200)
-    code, out, _ = _cli(["plot", "run"], tmp_path, capsys)
+    code, out, _ = cli(["plot", "run"], tmp_path, capsys)
     assert code == 0
     names = ("thermo_energy.png", "thermo_contacts.png", "thermo_overlap.png",
              "wall_forces.png")
@@ -149,13 +133,13 @@ def test_plot_draws_the_series(tmp_path, capsys):
         data = (tmp_path / "run" / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, name
         assert name in out
-    code, out, _ = _cli(["plot", "run", "-o", "pics"], tmp_path, capsys)
+    code, out, _ = cli(["plot", "run", "-o", "pics"], tmp_path, capsys)
     assert code == 0 and sorted(p.name for p in (tmp_path / "pics").iterdir()) == sorted(names)
 
 
 def test_plot_refuses_a_folder_without_thermo(tmp_path, capsys):
     (tmp_path / "run").mkdir()
-    code, _, err = _cli(["plot", "run"], tmp_path, capsys)
+    code, _, err = cli(["plot", "run"], tmp_path, capsys)
     assert_user_error(code, err, "thermo.csv", "run")
 
 
@@ -171,6 +155,6 @@ def test_plot_without_matplotlib(tmp_path, capsys, monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    code, _, err = _cli(["plot", "run"], tmp_path, capsys)
+    code, _, err = cli(["plot", "run"], tmp_path, capsys)
     assert_user_error(code, err, "matplotlib", "pdyn[plot]")
     assert not list((tmp_path / "run").glob("*.png"))
