@@ -48,6 +48,7 @@ from .zorder import zorder
 
 
 NO_ROWS = np.zeros(0, np.int64)
+NO_NEEDS = frozenset()
 
 #: the default (and largest accepted) time step with Hertz contacts, as a fraction of the
 #: Rayleigh time of the smallest sphere ([EDEMtimestep])
@@ -149,7 +150,7 @@ class Decisions(NamedTuple):
     balance: bool
     reorder: bool
     lists: bool
-    writers: tuple
+    writers: list
     needs: frozenset
 
 
@@ -169,15 +170,15 @@ class Schedule:
         """The decisions of step ``step`` (the index after it), given the largest squared
         drift since the last rebuild ``drift2`` (m²)."""
         pour = self.inserter is not None and self.inserter.due(step, step * self.dt)
-        rebuild = bool(self.lists.due(drift2) or pour)  # new spheres enter lists and plan
-        reorder = bool(rebuild and self.reorder_every
-                       and step - 1 - self.reordered_at >= self.reorder_every)
+        rebuild = pour or bool(self.lists.due(drift2))  # new spheres enter lists and plan
+        reorder = (rebuild and self.reorder_every > 0
+                   and step - 1 - self.reordered_at >= self.reorder_every)
         if reorder:
             self.reordered_at = step - 1
-        writers = tuple(w for w in self.writers if w.due(step))
-        return Decisions(step, rebuild, pour, bool(rebuild and self.balancer.due(step)),
-                         reorder, rebuild or self.lists.every_step, writers,
-                         frozenset().union(*(w.needs for w in writers)))
+        writers = [w for w in self.writers if w.due(step)]
+        needs = frozenset().union(*[w.needs for w in writers]) if writers else NO_NEEDS
+        return Decisions(step, rebuild, pour, rebuild and self.balancer.due(step), reorder,
+                         rebuild or self.lists.every_step, writers, needs)
 
 
 class Simulation:
@@ -419,8 +420,11 @@ class Simulation:
         store, lists = self.store, self.neighbours
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                            lists.rows, half, self.dt, *self._spin())
-        stop = float(self._stop.signum) if self._stop is not None else 0.0
-        red = Reduction(*self.comm.allreduce_max(np.append(moved, (self._n_owned, stop))))
+        mine = self._reduce_buffer
+        mine[:2] = moved
+        mine[2] = self._n_owned
+        mine[3] = self._stop.signum if self._stop is not None else 0.0
+        red = Reduction(*self.comm.allreduce_max(mine).tolist())
         self.guard.check(math.sqrt(red.move2), lists.rows, self.step_index + 1)
         if self.comm.size > 1:
             self.balancer.observe(red.owned, self.inserter and self.inserter.present)
@@ -685,6 +689,7 @@ def _particles(sim, restart):
     if sim.inserter is not None:
         sim.exchange.admit(float(sim.inserter.radii.max()))
     sim._n_owned = int(sim.store.owned.size)
+    sim._reduce_buffer = np.zeros(len(Reduction._fields))  # this rank's part of the reduction
     return source, drift
 
 
