@@ -1,5 +1,5 @@
 """Command line: ``pdyn run [CONFIG.toml] [options]``, ``pdyn scenes``, ``info``, ``render``,
-``bench``.
+``plot``, ``bench``.
 
 A thin layer over :class:`pdyn.config.SimulationConfig`: options override the TOML file, which
 overrides the defaults. One error path for every command: anything the user can cause (config,
@@ -68,6 +68,9 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"snapshot interval in steps, 0 = none (default {DEFAULT_SNAPSHOT_EVERY})")
     run.add_argument("--checkpoint-every", type=int,
                      help="checkpoint interval in steps, 0 = none (default 0)")
+    run.add_argument("--thermo-every", type=int, metavar="STEPS",
+                     help="a thermo line (energies, contacts, overlap) every STEPS steps on "
+                     "stdout and in thermo.csv, 0 = none (default 0)")
     run.add_argument("--wall-forces", action="store_true",
                      help="write the total force on each wall every step (wall_forces.csv)")
     overlap = run.add_mutually_exclusive_group()
@@ -94,6 +97,12 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--size", type=int, nargs=2, metavar=("W", "H"), default=(1200, 900),
                         help=f"picture size in pixels, {MIN_SIZE} to {MAX_SIZE} each "
                         "(default 1200 900)")
+    plot = sub.add_parser("plot", parents=[common],
+                          help="PNG plots of a run's thermo.csv and wall_forces.csv (needs "
+                          "the 'matplotlib' package)")
+    plot.add_argument("run", help="run folder (holding thermo.csv)")
+    plot.add_argument("-o", "--out", metavar="DIR", help="folder for the PNG files "
+                      "(default: the run folder)")
     bench = sub.add_parser(
         "bench", parents=[common], help="which broad phase for which scene: Koch's table for one scene, or the "
         "whole report (--report)",
@@ -139,6 +148,8 @@ def _output_options(args) -> dict:
         out["snapshot_every"] = args.snapshot_every
     if args.checkpoint_every is not None:
         out["checkpoint_every"] = args.checkpoint_every
+    if args.thermo_every is not None:
+        out["thermo_every"] = args.thermo_every
     if args.overwrite:
         out["overwrite"] = True
     if getattr(args, "wall_forces", False):
@@ -199,7 +210,7 @@ def check_output_folder(cfg, *, resuming: bool = False) -> None:
     from .config import ConfigError
 
     out = cfg.output
-    if not (out.snapshot_every or out.checkpoint_every or out.wall_forces):
+    if not out.writes_files:
         return
     folder = Path(out.folder)
     name = f"output.folder = {out.folder!r}"
@@ -222,7 +233,7 @@ def check_output_folder(cfg, *, resuming: bool = False) -> None:
             raise ConfigError(f"{name}: its {sub!r} is not writable")
     if resuming or out.overwrite:
         return
-    if (folder / "wall_forces.csv").exists() or any(
+    if any((folder / f).exists() for f in ("wall_forces.csv", "thermo.csv")) or any(
             (folder / sub).is_dir() and any((folder / sub).iterdir())
             for sub in ("snapshots", "checkpoints")):
         raise ConfigError(f"{name}: holds an earlier run (use --overwrite to replace it)")
@@ -240,7 +251,8 @@ def clear_output_folder(cfg) -> None:
             if (folder / sub).is_dir():
                 shutil.rmtree(folder / sub)
         (folder / "snapshots.xmf").unlink(missing_ok=True)
-        (folder / "wall_forces.csv").unlink(missing_ok=True)
+        for series in ("wall_forces.csv", "thermo.csv"):
+            (folder / series).unlink(missing_ok=True)
     except OSError as exc:
         raise OutputWriteError(f"{folder}: cannot remove the earlier run ({exc.strerror or exc})"
                                ) from None
@@ -485,6 +497,19 @@ def cmd_render(args, comm) -> int:
     return 0
 
 
+def cmd_plot(args, comm) -> int:
+    from .io.plot import plot_run
+
+    if comm.rank == 0:
+        try:
+            files = plot_run(args.run, args.out)
+        except ImportError as exc:
+            raise CLIError(str(exc)) from None
+        for f in files:
+            print(f"pdyn: wrote {f}")
+    return 0
+
+
 def cmd_scenes(args, comm) -> int:
     from .scenarios import DEFAULT_SCENE, describe_scenes
 
@@ -568,7 +593,7 @@ def cmd_bench(args, comm) -> int:
 
 
 COMMANDS = {"run": cmd_run, "scenes": cmd_scenes, "bench": cmd_bench, "info": cmd_info,
-            "render": cmd_render}
+            "render": cmd_render, "plot": cmd_plot}
 
 
 def _user_errors() -> tuple:

@@ -152,19 +152,28 @@ class ContactConfig:
 @dataclass(frozen=True, kw_only=True)
 class OutputConfig:
     """Where and how often to write. 0 disables a writer. ``wall_forces``: the total force on
-    each wall every step, ``folder/wall_forces.csv``."""
+    each wall every step, ``folder/wall_forces.csv``. ``thermo_every``: every N steps a thermo
+    line on stdout and a row of ``folder/thermo.csv`` (``pdyn.io.thermo``; default 0: off)."""
 
     folder: str = "pdyn-output"
     snapshot_every: int = 0
     checkpoint_every: int = 0
     overwrite: bool = False
     wall_forces: bool = False
+    thermo_every: int = 0
+
+    @property
+    def writes_files(self) -> bool:
+        """Does the run write anything into ``folder``?"""
+        return bool(self.snapshot_every or self.checkpoint_every or self.wall_forces
+                    or self.thermo_every)
 
     def __post_init__(self):
         if not isinstance(self.folder, str) or not self.folder:
             raise ConfigError(f"output.folder = {self.folder!r}: expected a folder path")
         _int("output.snapshot_every", self.snapshot_every, minimum=0)
         _int("output.checkpoint_every", self.checkpoint_every, minimum=0)
+        _int("output.thermo_every", self.thermo_every, minimum=0)
         for name in ("overwrite", "wall_forces"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(f"output.{name} = {getattr(self, name)!r}: expected true or "
