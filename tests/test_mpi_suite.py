@@ -1,9 +1,10 @@
-"""Runs the multi-rank tests (``tests/mpi``) under the venv's real ``mpiexec`` with 1, 2 and
-4 ranks (oversubscribed is fine), so a plain ``python -m pytest`` covers them, plus the abort
-test: an exception on one rank ends the job with a non-zero exit within seconds, and a CLI run
-on two ranks."""
+"""Runs the multi-rank tests (``tests/mpi``) under the venv's real ``mpiexec`` with 2 and 4
+ranks (oversubscribed is fine), so a plain ``python -m pytest`` covers them, plus the abort
+test: an exception on one rank ends the job through ``MPI_Abort`` with a non-zero exit, and a
+CLI run on two ranks."""
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -27,8 +28,10 @@ def _mpiexec(n, *args, timeout):
                           timeout=timeout)
 
 
-@pytest.mark.parametrize("ranks", [1, 2, 4])
+@pytest.mark.parametrize("ranks", [2, 4])
 def test_mpi_suite(ranks):
+    """``tests/mpi`` on 2 and 4 ranks. Not on 1: there ``get_comm`` is the serial stand-in, so
+    each comparison with the 1-rank run would compare a run with itself."""
     res = _mpiexec(ranks, "-m", "pytest", "--with-mpi", "-q", "-p", "no:cacheprovider",
                    "tests/mpi", timeout=600)
     tail = (res.stdout + res.stderr)[-4000:]
@@ -37,13 +40,20 @@ def test_mpi_suite(ranks):
 
 
 def test_exception_on_one_rank_aborts_job():
-    t0 = time.monotonic()
-    res = _mpiexec(2, "-m", "tests.mpi.fail_on_one_rank", timeout=60)
-    elapsed = time.monotonic() - t0
+    """An exception on the last rank after its fifth step ends the whole job through
+    ``MPI_Abort`` (called by that rank), so the other rank is not left waiting in the sixth
+    step's collective: it finishes no step the failing rank did not take part in, and the job
+    exits non-zero on its own (the timeout guards against a hang; it measures nothing)."""
+    res = _mpiexec(2, "-m", "tests.mpi.fail_on_one_rank", timeout=120)
     assert res.returncode != 0
     assert "injected failure on rank 1" in res.stderr
+    assert "application called MPI_Abort(MPI_COMM_WORLD, 1) - process 1" in res.stderr, \
+        res.stderr[-3000:]
     assert "finished without failure" not in res.stderr
-    assert elapsed < 30, f"job took {elapsed:.1f} s to end"
+    finished = {r: [int(s) for s in re.findall(rf"^rank {r} finished step (\d+)$", res.stderr,
+                                               re.M)] for r in (0, 1)}
+    assert finished[1] == [1, 2, 3, 4, 5], res.stderr[-3000:]
+    assert max(finished[0], default=0) <= 5, res.stderr[-3000:]
 
 
 def test_cli_run_on_two_ranks(tmp_path):

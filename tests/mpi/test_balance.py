@@ -1,4 +1,4 @@
-"""Dynamic load balancing under real mpiexec (2 and 4 ranks; also runs on 1): blocks forced to
+"""Dynamic load balancing under real mpiexec (2 and 4 ranks): blocks forced to
 move every few steps lose and duplicate no particle, go through the broad phase's O(1)
 insert/remove, change no bit of the trajectory, and a rank may own no particle at all.
 

@@ -1,6 +1,6 @@
-"""Insertion on several ranks: the same spheres, with the same global ids, are poured in on 1,
-2 and 4 ranks (each by the rank owning its place), and the whole trajectory — outlet included —
-is the 1-rank one bit for bit."""
+"""Insertion on several ranks: the same spheres, with the same global ids, are poured in on 2
+and 4 ranks (each by the rank owning its place) as on 1, and the whole trajectory — outlet
+included — is the 1-rank one bit for bit."""
 
 import numpy as np
 import pytest

@@ -1,4 +1,4 @@
-"""Output on several ranks (run under mpiexec by tests/test_mpi_suite.py; also runs on 1):
+"""Output on several ranks (run under mpiexec at 2 and 4 ranks by tests/test_mpi_suite.py):
 per-rank pieces joined by virtual datasets read back as one global array, the XDMF series opens
 in VTK's reader with the right points, arrays and times, restart is bit-identical on the same
 rank count and keeps ids and counts across rank counts."""

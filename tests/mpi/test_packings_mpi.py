@@ -1,5 +1,5 @@
-"""Dense polydisperse frictional packings on several ranks (run under mpiexec by
-tests/test_mpi_suite.py; also runs on 1): big spheres settling among small ones under gravity
+"""Dense polydisperse frictional packings on several ranks (run under mpiexec at 2 and
+4 ranks by tests/test_mpi_suite.py): big spheres settling among small ones under gravity
 at size ratios 1:3 and 1:10, each big one touching dozens of small ones, give the 1-rank
 trajectory bit for bit — spins, torques and contact history included — and a checkpoint
 written on N ranks continues on one rank (and one written on one rank on N ranks) as the

@@ -1,4 +1,4 @@
-"""Block decomposition under real mpiexec (2 and 4 ranks; also runs on 1): no particle lost or
+"""Block decomposition under real mpiexec (2 and 4 ranks): no particle lost or
 duplicated, N-rank trajectories bit-identical to the 1-rank run, large particles, O(1)
 migration through the broad phase, collective configuration errors.
 
