@@ -28,11 +28,17 @@ def _mpiexec(n, *args, timeout):
                           timeout=timeout)
 
 
-@pytest.mark.parametrize("ranks", [2, 4])
-def test_mpi_suite(ranks):
-    """``tests/mpi`` on 2 and 4 ranks. Not on 1: there ``get_comm`` is the serial stand-in, so
-    each comparison with the 1-rank run would compare a run with itself."""
-    res = _mpiexec(ranks, "-m", "pytest", "--with-mpi", "-q", "-p", "no:cacheprovider",
+@pytest.mark.parametrize("ranks,select", [
+    (2, "not slow"),
+    pytest.param(2, "slow", marks=pytest.mark.slow),
+    pytest.param(4, None, marks=pytest.mark.slow),
+], ids=["2-fast", "2-slow", "4"])
+def test_mpi_suite(ranks, select):
+    """``tests/mpi`` on 2 ranks (its fast tests in the fast lane, its slow ones beside them) and
+    all of it on 4. Not on 1: there ``get_comm`` is the serial stand-in, so each comparison
+    with the 1-rank run would compare a run with itself."""
+    marks = ["-m", select] if select else []
+    res = _mpiexec(ranks, "-m", "pytest", "--with-mpi", "-q", "-p", "no:cacheprovider", *marks,
                    "tests/mpi", timeout=600)
     tail = (res.stdout + res.stderr)[-4000:]
     assert res.returncode == 0, tail
@@ -71,15 +77,20 @@ def test_cli_run_on_two_ranks(tmp_path):
 
 @pytest.mark.parametrize("args,needle", [
     (["--steps", "-1"], "pdyn: error: steps = -1: must be >= 1"),
-    (["--dt", "0.05", "--allow-large-dt"], "pdyn: error: step 7: particle 25 moved"),
-    (["--scene", "gas", "--scale", "0.01", "--blocks", "64", "64", "64"],
-     "pdyn: error: blocks = [64, 64, 64]: 262144 blocks for 1000 particles on 2 rank(s)"),
+    # the rest in the full run: a start of mpiexec each
+    pytest.param(["--dt", "0.05", "--allow-large-dt"], "pdyn: error: step 7: particle 25 moved",
+                 marks=pytest.mark.slow),
+    pytest.param(["--scene", "gas", "--scale", "0.01", "--blocks", "64", "64", "64"],
+                 "pdyn: error: blocks = [64, 64, 64]: 262144 blocks for 1000 particles on 2 "
+                 "rank(s)", marks=pytest.mark.slow),
     # refused before the grid is allocated (they were killed by the kernel at 12.6 GB)
-    (["--blocks", "1000", "1000", "1000"],
-     "pdyn: error: blocks = [1000, 1000, 1000]: 1000000000 blocks for 1000 particles on 2"),
-    (["--blocks", "1290", "1290", "1290"],
-     "pdyn: error: blocks = [1290, 1290, 1290]: 2146689000 blocks for 1000 particles on 2"),
-])
+    pytest.param(["--blocks", "1000", "1000", "1000"],
+                 "pdyn: error: blocks = [1000, 1000, 1000]: 1000000000 blocks for 1000 "
+                 "particles on 2", marks=pytest.mark.slow),
+    pytest.param(["--blocks", "1290", "1290", "1290"],
+                 "pdyn: error: blocks = [1290, 1290, 1290]: 2146689000 blocks for 1000 "
+                 "particles on 2", marks=pytest.mark.slow),
+], ids=["steps", "runaway", "blocks-64", "blocks-1000", "blocks-1290"])
 def test_cli_user_error_on_two_ranks(tmp_path, args, needle):
     """Under mpiexec a user error is one line (from rank 0) and exit code 2, not an abort."""
     res = subprocess.run(
@@ -92,6 +103,7 @@ def test_cli_user_error_on_two_ranks(tmp_path, args, needle):
     assert res.stderr.startswith(needle), res.stderr
 
 
+@pytest.mark.slow  # a run until its first snapshot, a restart and the 1-rank reference
 def test_sigterm_under_mpiexec_stops_every_rank_with_a_checkpoint(tmp_path):
     """SIGTERM to ``mpiexec`` (what Slurm sends at the time limit; Hydra forwards it to every
     rank): every rank stops at the end of the same step, a checkpoint is written there, exit

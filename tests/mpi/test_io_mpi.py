@@ -96,7 +96,9 @@ def dense_periodic(folder, **out):
         output=OutputConfig(folder=str(folder), **out))
 
 
-@pytest.mark.parametrize("scene", ["drop", "dense_walled", "dense_periodic", "frictional"])
+@pytest.mark.parametrize("scene", ["drop", pytest.param("dense_walled", marks=pytest.mark.slow),
+                                   pytest.param("dense_periodic", marks=pytest.mark.slow),
+                                   "frictional"])
 def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
     """Continued from the step-50 checkpoint, the run equals the uninterrupted one bit for bit
     (with friction: spins, torques and contact history too)."""
@@ -136,6 +138,7 @@ def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
                           np.sort(cont.store.gid[cont.store.owned]))
 
 
+@pytest.mark.slow  # the fast lane has test_restart_on_other_rank_count
 def test_periodic_restart_on_other_rank_count(comm, shared_dir):
     """A periodic checkpoint with centres past a face, continued on another rank count: same
     ids and count, the same contacts (and here the same trajectory)."""

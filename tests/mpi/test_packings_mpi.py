@@ -16,7 +16,9 @@ from pdyn.simulation import Simulation
 
 from .scenes import FRICTIONAL_STATE, gather_fields
 
-pytestmark = pytest.mark.mpi
+#: 600 to 1200 steps of 700 spheres on N ranks and on one; the fast lane's frictional
+#: identity is test_parallel's
+pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
 #: steps to run: the spheres have fallen and piled up (a big sphere touching ~30 small ones at
 #: 1:3, ~60 at 1:10)
