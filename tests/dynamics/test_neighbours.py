@@ -48,7 +48,8 @@ def drift(sim):
     return float(np.sqrt((d * d).sum(axis=1)).max())
 
 
-@pytest.mark.parametrize("boundary", [WALLED, PERIODIC], ids=["walled", "periodic"])
+@pytest.mark.parametrize("boundary", [pytest.param(WALLED, marks=pytest.mark.slow), PERIODIC],
+                         ids=["walled", "periodic"])
 def test_lists_hold_every_contact_until_the_next_rebuild(boundary):
     """300 steps of a dense, fast scene with a thin skin: at every step the contacts found
     through the lists equal brute force, while particles moved up to (nearly) half the skin

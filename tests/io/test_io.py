@@ -353,7 +353,8 @@ def test_restart_from_an_older_checkpoint_keeps_later_files(tmp_path, cli):
 
 
 # ------------------------------------------------------------------ crash safety
-@pytest.mark.parametrize("victim", ["snapshots", "checkpoints"])
+@pytest.mark.parametrize("victim", [pytest.param("snapshots", marks=pytest.mark.slow),
+                                    "checkpoints"])
 def test_sigkill_during_a_write(tmp_path, victim):
     """Kill the run (SIGKILL) while a snapshot or a checkpoint is half written (its .tmp
     exists): every complete file still reads strictly, and --restart from the folder continues
