@@ -29,8 +29,8 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import (BroadPhaseError, filter_overlapping, overlaps, run_pair_kernel, set_add,
-                       set_remove)
+from ._kernels import (BroadPhaseError, brute_pairs, filter_overlapping, overlaps, run_pair_kernel,
+                       set_add, set_remove)
 
 
 def _as_positions(positions) -> np.ndarray:
@@ -308,22 +308,6 @@ class BroadPhase:
         return {}
 
 
-@njit(**JIT)
-def _brute_pairs(out, pos, rad, members):
-    k = 0
-    n = members.shape[0]
-    for a in range(n):
-        i = members[a]
-        for b in range(a + 1, n):
-            j = members[b]
-            if overlaps(pos, rad, i, j):
-                if k < out.shape[0]:
-                    out[k, 0] = i
-                    out[k, 1] = j
-                k += 1
-    return k
-
-
 class BruteForce(BroadPhase):
     """All pairs, O(N²): the oracle every other structure is tested against.
 
@@ -348,4 +332,4 @@ class BruteForce(BroadPhase):
 
     def _pairs(self):
         self._candidates = self._n * (self._n - 1) // 2
-        return run_pair_kernel(_brute_pairs, self._pos, self._rad, self.members, guess=4 * self._n)
+        return run_pair_kernel(brute_pairs, self._pos, self._rad, self.members, guess=4 * self._n)

@@ -45,7 +45,7 @@ from ._arena import (TOP, UNIT, aligned, alloc, bump, free, grown, has_block, ha
                      new_state, run_resumable, size_class)
 from ._kernels import HALF_STENCIL, run_pair_kernel
 from .base import BroadPhase, BroadPhaseError
-from .spatial_hash import MIN_TABLE, CellSizing, _cell_of, _extent, check_table_size, next_prime
+from .spatial_hash import MIN_TABLE, CellSizing, cell_of, extent, check_table_size, next_prime
 
 #: pool segment of a newly used cell (Ihmsen's k), the class-0 block of the pool arena
 K0 = 2
@@ -104,7 +104,7 @@ def _build_kernel(c, pos, members, inv):
     m = table.shape[0]
     for t in range(n):
         h = members[t]
-        kx, ky, kz = _cell_of(pos, h, inv)
+        kx, ky, kz = cell_of(pos, h, inv)
         hcell[h, 0], hcell[h, 1], hcell[h, 2] = kx, ky, kz
         b, _ = _bucket_tag(kx, ky, kz, m)
         u = table[b]
@@ -215,7 +215,7 @@ def _insert_kernel(c, pos, handles, first, inv):
     table, used, used_st, pool, pool_st, slot, hcell = c
     for t in range(first, handles.shape[0]):
         h = handles[t]
-        kx, ky, kz = _cell_of(pos, h, inv)
+        kx, ky, kz = cell_of(pos, h, inv)
         if not _has_room_for(table, used, used_st, pool, pool_st, kx, ky, kz):
             return t
         _add(table, used, used_st, pool, pool_st, slot, hcell, h, kx, ky, kz)
@@ -237,7 +237,7 @@ def _update_kernel(c, pos, members, first, inv):
     moved = 0
     for t in range(first, members.shape[0]):
         h = members[t]
-        kx, ky, kz = _cell_of(pos, h, inv)
+        kx, ky, kz = cell_of(pos, h, inv)
         if hcell[h, 0] != kx or hcell[h, 1] != ky or hcell[h, 2] != kz:
             if not _relabel(table, used, hcell, h, kx, ky, kz):
                 if not _has_room_for(table, used, used_st, pool, pool_st, kx, ky, kz):
@@ -401,7 +401,7 @@ def _row_major_keys(pos, members, inv):
     lo = np.full(3, np.iinfo(np.int64).max)
     hi = np.full(3, np.iinfo(np.int64).min)
     for t in range(n):
-        kx, ky, kz = _cell_of(pos, members[t], inv)
+        kx, ky, kz = cell_of(pos, members[t], inv)
         cells[t, 0], cells[t, 1], cells[t, 2] = kx, ky, kz
         for a in range(3):
             if cells[t, a] < lo[a]:
@@ -492,7 +492,7 @@ class CompactHash(BroadPhase):
         members = self.members
         self._ensure_slots()
         self._c.slot[:] = -1
-        dmax, scale = _extent(self._pos, self._rad, members)
+        dmax, scale = extent(self._pos, self._rad, members)
         self._sizing.choose(dmax, scale)
         n = members.shape[0]
         m = self.table_size or next_prime(max(MIN_TABLE, int(self.table_factor * n)))
@@ -509,7 +509,7 @@ class CompactHash(BroadPhase):
         self.counters["rebuilds"] += 1
 
     def _needs_rebuild(self, handles) -> bool:
-        dmax, scale = _extent(self._pos, self._rad, handles)
+        dmax, scale = extent(self._pos, self._rad, handles)
         if dmax > self._sizing.dlim or scale > self._sizing.slim:
             return True
         # the table was sized table_factor·N: re-size once N has doubled (amortised O(1))
@@ -533,7 +533,7 @@ class CompactHash(BroadPhase):
     def _update(self):
         self._ensure_slots()
         members = self.members
-        dmax, scale = _extent(self._pos, self._rad, members)
+        dmax, scale = extent(self._pos, self._rad, members)
         if not self._sizing.valid(dmax, scale):
             self._build(None)
             return

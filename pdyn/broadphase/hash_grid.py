@@ -59,8 +59,8 @@ from ._hashed_grids import (C_CAP, C_CELL, C_CLS, C_COUNT, C_GRID, C_OCC, C_STAR
                             G_OCCBASE, G_OCCCAP, G_RMAX, O_CELL, O_CONT, O_GRID, O_SLOT, P_C0,
                             P_DENSITY, P_F, P_LOGF, S_MAX_M, S_MOVED, Hierarchy, cell_hash,
                             cell_of_level, eff_size, level, offset_table)
-from ._kernels import run_pair_kernel
-from .base import BroadPhase, BroadPhaseError, _brute_pairs
+from ._kernels import brute_pairs, run_pair_kernel
+from .base import BroadPhase, BroadPhaseError
 
 # events returned by the mutating kernels: done; an arena needs room; a grid must double, a new
 # grid must be created, the hierarchy needs its first cell size (arg: grid, level, -)
@@ -533,7 +533,7 @@ class HashGrid(BroadPhase):
         guess = max(2 * self._candidates, 4 * self._n) + 16
         if not self._active:
             self._candidates = self._n * (self._n - 1) // 2
-            return run_pair_kernel(_brute_pairs, self._pos, self._rad, self.members.copy(),
+            return run_pair_kernel(brute_pairs, self._pos, self._rad, self.members.copy(),
                                    guess=guess)
         hg = self._hg
         n, nct = self._n, hg.ct.shape[0]

@@ -45,7 +45,7 @@ def _hash(kx, ky, kz, m):
 
 
 @njit(**JIT)
-def _cell_of(pos, h, inv):
+def cell_of(pos, h, inv):
     """Integer spatial cell of particle ``h`` (caller guarantees |x|·inv < COORD_LIMIT)."""
     return (
         np.int64(np.floor(pos[h, 0] * inv)),
@@ -74,7 +74,7 @@ def _extent_kernel(pos, rad, members):
     return d, s, bad
 
 
-def _extent(pos, rad, members) -> tuple[float, float]:
+def extent(pos, rad, members) -> tuple[float, float]:
     """(largest diameter, largest |coordinate|) over ``members``; rejects NaN/inf positions
     (``update`` receives arrays the base class has not validated)."""
     d, s, bad = _extent_kernel(pos, rad, members)
@@ -178,7 +178,7 @@ def _hash_sort(pos, members, inv, m):
     cells = np.empty((n, 3), np.int64)
     start = np.zeros(m + 1, np.int64)
     for t in range(n):
-        kx, ky, kz = _cell_of(pos, members[t], inv)
+        kx, ky, kz = cell_of(pos, members[t], inv)
         cells[t, 0], cells[t, 1], cells[t, 2] = kx, ky, kz
         b = _hash(kx, ky, kz, m)
         bucket[t] = b
@@ -263,7 +263,7 @@ class SpatialHash(BroadPhase):
     def _build(self, handles):
         self._dirty = True
         if self._sizing.user is not None:  # reject a too small cell_size at once
-            self._sizing.propose(*_extent(self._pos, self._rad, handles))
+            self._sizing.propose(*extent(self._pos, self._rad, handles))
 
     def _insert(self, handles):
         self._build(handles)
@@ -276,7 +276,7 @@ class SpatialHash(BroadPhase):
 
     def _table(self):
         members = self.members
-        dmax, scale = _extent(self._pos, self._rad, members)
+        dmax, scale = extent(self._pos, self._rad, members)
         cell = self._sizing.choose(dmax, scale)
         m = self.table_size or next_prime(max(MIN_TABLE, 2 * members.size))
         self._start, self._entries = _hash_sort(self._pos, members, 1.0 / cell, m)
