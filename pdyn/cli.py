@@ -36,7 +36,17 @@ class _Parser(argparse.ArgumentParser):
         raise CLIError(f"{message} (see '{self.prog} --help')")
 
 
+def _structures_help() -> str:
+    """The broad-phase structures and their parameters (``pdyn.broadphase.params``)."""
+    from .broadphase import REGISTRY
+    from .broadphase.params import describe
+
+    return ("broad-phase structures (--broadphase, --structures) and their parameters "
+            "([broadphase_params] in a config):\n" + describe(REGISTRY))
+
+
 def _parser() -> argparse.ArgumentParser:
+    structures = _structures_help()
     p = _Parser(prog="pdyn", description="Particle dynamics of spheres with pluggable "
                 "broad-phase structures (MPI-parallel).")
     p.add_argument("--debug", action="store_true",
@@ -46,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="print the traceback of every error, also of bad input")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", parents=[common],
-                         help="run a simulation (default: the built-in 'drop' scene)")
+                         help="run a simulation (default: the built-in 'drop' scene)",
+                         epilog=structures, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("config", nargs="?", help="TOML config file (optional)")
     run.add_argument("--scene", help="built-in scene name (see 'pdyn scenes')")
     run.add_argument("--scale", type=float, help="scale the scene's particle count")
@@ -55,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
                      "contact time / 20, with Hertz at most 0.2 Rayleigh times)")
     run.add_argument("--allow-large-dt", action="store_true",
                      help="accept a --dt above the time-step limit")
-    run.add_argument("--broadphase", help="broad-phase structure name")
+    run.add_argument("--broadphase", help="broad-phase structure name (listed below; default "
+                     "auto)")
     run.add_argument("--seed", type=int, help="seed of the scene generator")
     run.add_argument("--blocks", type=int, nargs=3, metavar=("BX", "BY", "BZ"),
                      help="block grid of the MPI decomposition (default: ~32 blocks per rank)")
@@ -102,7 +114,8 @@ def _parser() -> argparse.ArgumentParser:
         "simulation of one scene (Koch's table: ms per step of the whole step, of collision "
         "detection and of the update, candidate pairs, memory) beside the peers a Python user "
         "would reach for. With --report DIR: the series of the source theses for every "
-        "structure and peer, written as JSON, Markdown and PNG plots.")
+        "structure and peer, written as JSON, Markdown and PNG plots.", epilog=structures,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     bench.add_argument("--scene", default="reference",
                        help="built-in scene of the single table (default: reference)")
     bench.add_argument("--scale", type=float, default=0.1,

@@ -29,8 +29,9 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import (BroadPhaseError, brute_pairs, filter_overlapping, overlaps, run_pair_kernel,
-                       set_add, set_remove)
+from ._kernels import (BroadPhaseError, brute_pairs, filter_overlapping, run_pair_kernel, set_add,
+                       set_remove)
+from .params import settings
 
 
 def _as_positions(positions) -> np.ndarray:
@@ -101,11 +102,12 @@ class BroadPhase:
     #: sets ``_candidates`` to the number of pairs it tested (see the module docstring)
     filters = False
 
-    def __init__(self, **params):
-        if params:
-            raise BroadPhaseError(
-                f"{self.name}: unknown parameter(s) {sorted(params)}"
-            )
+    #: the parameters it takes, name -> ``params.Param`` (``pdyn.broadphase.params``)
+    params: dict = {}
+
+    def __init__(self, **given):
+        #: the parameters, checked against ``params``, defaults filled in
+        self.settings = settings(type(self), given)
         self._pos = np.zeros((0, 3))
         self._rad = np.zeros(0)
         self._resident = np.zeros(0, np.uint8)

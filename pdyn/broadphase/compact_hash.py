@@ -44,8 +44,9 @@ from ..cell_index import teschner_hash
 from ._arena import (TOP, UNIT, aligned, alloc, bump, free, grown, has_block, has_room,
                      new_state, run_resumable, size_class)
 from ._kernels import HALF_STENCIL, run_pair_kernel
-from .base import BroadPhase, BroadPhaseError
-from .spatial_hash import MIN_TABLE, CellSizing, cell_of, extent, check_table_size, next_prime
+from .base import BroadPhase
+from .params import CELL_SIZE, TABLE_SIZE, Param
+from .spatial_hash import MIN_TABLE, CellSizing, cell_of, extent, next_prime
 
 #: pool segment of a newly used cell (Ihmsen's k), the class-0 block of the pool arena
 K0 = 2
@@ -440,22 +441,15 @@ class CompactHash(BroadPhase):
 
     name = "compact_hash"
 
-    def __init__(
-        self, cell_size: float | None = None, table_size: int | None = None,
-        table_factor: float = TABLE_FACTOR, **params,
-    ):
-        super().__init__(**params)
-        try:
-            ok = bool(np.isfinite(table_factor) and 0.25 <= table_factor <= 64)
-        except TypeError:
-            ok = False
-        if not ok:
-            raise BroadPhaseError(
-                f"{self.name}: table_factor = {table_factor!r}: must be in [0.25, 64]"
-            )
-        self.table_factor = float(table_factor)
-        self._sizing = CellSizing(self.name, cell_size)
-        self.table_size = check_table_size(self.name, table_size)
+    params = {"cell_size": CELL_SIZE, "table_size": TABLE_SIZE,
+              "table_factor": Param("number", TABLE_FACTOR, "table entries per particle when "
+                                    "table_size is not given", lo=0.25, hi=64.0)}
+
+    def __init__(self, **given):
+        super().__init__(**given)
+        self.table_factor = self.settings["table_factor"]
+        self._sizing = CellSizing(self.name, self.settings["cell_size"])
+        self.table_size = self.settings["table_size"]
         self._c = self._new_cells(MIN_TABLE, 0, 0, np.zeros(0, np.int64),
                                   np.zeros((0, 3), np.int64))
         self._counters = np.zeros(3, np.int64)

@@ -30,6 +30,7 @@ from .._jit import JIT
 from ..cell_index import teschner_hash
 from ._kernels import HALF_STENCIL, run_pair_kernel, safe_cell_size
 from .base import BroadPhase, BroadPhaseError
+from .params import CELL_SIZE, TABLE_SIZE
 
 #: largest |cell coordinate| allowed, far from int64 overflow even after ±1 stencil offsets
 COORD_LIMIT = 2.0 ** 60
@@ -103,19 +104,6 @@ def next_prime(n: int) -> int:
         n += 1
 
 
-def check_table_size(name: str, table_size) -> int | None:
-    """``table_size`` parameter: None or an integer >= 1 (else a BroadPhaseError naming it)."""
-    if table_size is None:
-        return None
-    try:
-        ok = float(table_size) == int(table_size) and int(table_size) >= 1
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        raise BroadPhaseError(f"{name}: table_size = {table_size!r}: must be an integer >= 1")
-    return int(table_size)
-
-
 class CellSizing:
     """Chooses the cell edge and remembers for which particles it stays exact.
 
@@ -126,11 +114,8 @@ class CellSizing:
     (still exact, more candidates) and a user ``cell_size`` is rejected.
     """
 
-    def __init__(self, name: str, cell_size):
-        if cell_size is not None and not (np.isfinite(cell_size) and cell_size > 0):
-            raise BroadPhaseError(
-                f"{name}: cell_size = {cell_size!r}: must be a positive finite number"
-            )
+    def __init__(self, name: str, cell_size: float | None):
+        """``cell_size``: the structure's parameter, checked (``params.CELL_SIZE``)."""
         self.name = name
         self.user = None if cell_size is None else float(cell_size)
         self.cell = 1.0
@@ -250,10 +235,12 @@ class SpatialHash(BroadPhase):
 
     name = "spatial_hash"
 
-    def __init__(self, cell_size: float | None = None, table_size: int | None = None, **params):
-        super().__init__(**params)
-        self._sizing = CellSizing(self.name, cell_size)
-        self.table_size = check_table_size(self.name, table_size)
+    params = {"cell_size": CELL_SIZE, "table_size": TABLE_SIZE}
+
+    def __init__(self, **given):
+        super().__init__(**given)
+        self._sizing = CellSizing(self.name, self.settings["cell_size"])
+        self.table_size = self.settings["table_size"]
         self._dirty = True
         self._start = np.zeros(MIN_TABLE + 1, np.int64)
         self._entries = np.zeros((0, 4), np.int64)
