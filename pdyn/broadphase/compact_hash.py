@@ -429,10 +429,7 @@ class CompactHash(BroadPhase):
     """Ihmsen's compact hashing ([Ihmsen2011] Sec. 4.5): handle table → compact list of used
     cells.
 
-    Parameters: ``cell_size`` (default: largest diameter; rejected if smaller),
-    ``table_size`` (handles; default: the prime ≥ ``table_factor`` · N, re-sized when N
-    doubles; a fixed value is kept, however small — collisions cost time, never exactness),
-    ``table_factor`` (default 4).
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``).
 
     Choose it for large/unbounded domains and coherent motion (update moves only particles that
     changed cell); memory O(N + table). Prefer ``linked_cells`` for small dense boxes and

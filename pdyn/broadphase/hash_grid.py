@@ -291,11 +291,7 @@ class HashGrid(BroadPhase):
     """Hierarchical hash grid ([Schornbaum2009]; [mesapd-HashGrids]): use it when radii span
     more than a factor of ~4 or the scene is clustered; O(1) insert/remove, incremental update.
 
-    Parameters: ``hierarchy_factor`` f > 1 (2), ``initial_cells_per_axis`` power of two >= 4
-    (16), ``minimal_grid_density`` > 0 cells per object before a grid doubles (5),
-    ``update`` "incremental" (Alg. 2) or "rebuild" (clear and reinsert),
-    ``activation_threshold`` all-pairs up to this many residents (32), ``cell_capacity`` initial
-    container capacity (16), ``max_cells_per_axis`` power of two growth limit (512).
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``).
     """
 
     name = "hash_grid"

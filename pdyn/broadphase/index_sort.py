@@ -403,11 +403,7 @@ class IndexSort(_SortedCells):
     residents' bounding box, one entry per cell in a dense table. Rebuilt from scratch (O(N +
     cells)) on the next query after any change; insert/remove are O(1) bookkeeping.
 
-    Parameters: ``cell_size`` (default: largest diameter; rejected if smaller), ``max_cells``
-    (bound on the dense table; cells grow to respect it), ``max_candidates`` (default 2**26:
-    a query that would yield more candidate pairs raises ``BroadPhaseError`` instead of
-    exhausting memory, as happens when the cell budget forces huge cells on a sparse scene).
-    Choose it for compact, homogeneous, monodisperse scenes where the domain is not much larger
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``). Choose it for compact, homogeneous, monodisperse scenes where the domain is not much larger
     than the particle cloud; for sparse or inhomogeneous domains use ``zindex_sort`` or
     ``hash_grid``.
     """
@@ -497,9 +493,7 @@ class ZIndexSort(_SortedCells):
     remove compacts it (O(N) per call: batch them); update recomputes keys and insertion-sorts
     (~O(N) when few particles change cell).
 
-    Parameters: ``cell_size`` (default: largest diameter; rejected if smaller), ``lookup``
-    ("hash" | "search"), ``resort`` ("insertion" | "merge"), ``max_candidates`` (as for
-    ``index_sort``; only reachable when 1e9-scale extents force huge cells). Choose it for
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``). Choose it for
     monodisperse scenes in sparse, inhomogeneous or very large domains (no dense grid, cells
     stay small) and when particles move little per step; for compact homogeneous scenes
     ``index_sort`` or ``linked_cells`` are faster (benchmarks/structures.py: ~2x on Koch's

@@ -97,10 +97,8 @@ def _cell_count(extent: np.ndarray, cell: float) -> float:
 
 
 class LinkedCells(BroadPhase):
-    """Dense uniform grid with a half stencil. Parameters: ``cell_size`` (default: largest
-    diameter; rejected if smaller), ``max_cells`` (memory bound; cells grow to respect it),
-    ``max_candidates`` (a ``candidate_pairs`` call with more candidate pairs than this is a
-    clear error, not an OOM crash; ``contacts`` tests while it emits and keeps no candidates)."""
+    """Dense uniform grid with a half stencil; ``contacts`` tests while it emits and keeps no
+    candidates. Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``)."""
 
     name = "linked_cells"
 

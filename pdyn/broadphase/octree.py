@@ -609,11 +609,7 @@ class Octree(BroadPhase):
     """Octree with stored adjacency and split/collapse updates ([Koch2020] Sec. 2.4, 3.1;
     [WindolphUschakov2023] Sec. 4).
 
-    Parameters: ``max_ids`` (default 11, Koch's value): a leaf splits when an insertion would
-    give it more; ``max_depth`` (default 10, Koch's Table 3 setting): depth limit, further
-    lowered so that no leaf is smaller than the largest diameter; ``update``:
-    ``"incremental"`` (default: move only particles that left their leaf, collapse subtrees
-    that emptied) or ``"rebuild"`` (clear and reinsert on every ``update``).
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``).
 
     Best for very inhomogeneous scenes (dense clusters in a large empty domain); prefer
     ``linked_cells`` for homogeneous ones and ``hash_grid`` for wide size ranges.
@@ -621,10 +617,14 @@ class Octree(BroadPhase):
 
     name = "octree"
 
-    params = {"max_ids": Param("integer", 11, "items a leaf holds before it splits", lo=1),
-              "max_depth": Param("integer", 10, "deepest level of the tree", lo=0,
-                                 hi=DEPTH_LIMIT),
-              "update": UPDATE}
+    params = {
+        "max_ids": Param("integer", 11, "a leaf splits when an insertion would give it more "
+                         "items (11: [Koch2020])", lo=1),
+        "max_depth": Param("integer", 10, "depth limit, further lowered so that no leaf is "
+                           "smaller than the largest diameter (10: [Koch2020] Table 3)", lo=0,
+                           hi=DEPTH_LIMIT),
+        "update": UPDATE,
+    }
 
     def __init__(self, **given):
         super().__init__(**given)

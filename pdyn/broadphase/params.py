@@ -59,11 +59,13 @@ CELL_SIZE = Param("number", None, "cell edge (m); default the largest diameter, 
 MAX_CELLS = Param("integer", None, "bound on the dense cell table; cells grow to respect it",
                   lo=1)
 MAX_CANDIDATES_PARAM = Param("integer", MAX_CANDIDATES, "a query that would hand out more "
-                             "candidate pairs raises instead of exhausting memory", lo=1)
-TABLE_SIZE = Param("integer", None, "hash table entries; default from the particle count, a "
-                   "given size is kept", lo=1)
-UPDATE = Param("choice", "incremental", "incremental update or clear and reinsert",
-               choices=("incremental", "rebuild"))
+                             "candidate pairs raises instead of exhausting memory (huge cells "
+                             "on a sparse scene)", lo=1)
+TABLE_SIZE = Param("integer", None, "hash table entries; default a prime above a multiple of "
+                   "the particle count, re-sized as it grows; a given size is kept, however "
+                   "small (collisions cost time, never exactness)", lo=1)
+UPDATE = Param("choice", "incremental", "incremental: move only what left its cell or leaf; "
+               "rebuild: clear and reinsert at every update", choices=("incremental", "rebuild"))
 
 
 def checked(cls, given: dict) -> dict:

@@ -224,9 +224,7 @@ def _hash_pairs(out, start, entries, stencil, counters):
 class SpatialHash(BroadPhase):
     """Teschner/Ihmsen spatial hashing (Sec. 4.4): unbounded grid hashed into ~2N buckets.
 
-    Parameters: ``cell_size`` (default: largest diameter; rejected if smaller),
-    ``table_size`` (buckets; default: the prime ≥ 2 N, re-chosen on each rebuild; a fixed
-    value is kept, however small — collisions cost time, never exactness).
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``).
 
     Choose it for unbounded/sparse domains with near-uniform radii and much motion between
     queries; ``compact_hash`` when few particles change cell per step, ``linked_cells`` for
