@@ -41,8 +41,8 @@ def _structures_help() -> str:
     from .broadphase import REGISTRY
     from .broadphase.params import describe
 
-    return ("broad-phase structures (--broadphase, --structures) and their parameters "
-            "([broadphase_params] in a config):\n" + describe(REGISTRY))
+    return ("broad-phase structures and their parameters ([broadphase_params] in a config):\n"
+            + describe(REGISTRY))
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -16,7 +16,7 @@ about the same weight ([EiblRude2019]: at set-up the particle count, during a ru
 work, ``pdyn.parallel.balance``; empty blocks weigh a little, so they spread too). Every rank
 computes the same map from the same weights, so no message is needed to agree on it. The grid
 is fine — ``DEFAULT_BLOCKS_PER_RANK`` blocks per rank — so that whole blocks can be moved to
-balance a scene whose particles gather in a small part of the box (see ARCHITECTURE.md).
+balance a scene whose particles gather in a small part of the box (docs/parallel.md).
 Nothing here talks MPI; ``pdyn.parallel`` does.
 """
 

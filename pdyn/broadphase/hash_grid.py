@@ -16,11 +16,8 @@ grid keeps a list of its occupied cells, also with O(1) swap-removal (Sec. 3.4-3
 doubles its cells per axis when cells/objects would drop below ``minimal_grid_density`` (Sec.
 3.4, mesa_pd ``minimalGridDensity``) and never shrinks (Sec. 3.5). The default is 5, not
 mesa_pd's 8: every step reads the cell table at the occupied cells' neighbours, so once the
-table outgrows the cache a doubling costs more than the hash collisions it saves. Koch's
-sparse box (equal spheres, one per cell, static), CPU ms per step at 8 / 5, two runs (one at
-3.2·10⁵), 2026-11-23: 4·10⁴ spheres 4.8 / 3.7 (128³ cells at 8, 64³ at 5), 6.5·10⁴ 5.5 / 5.5,
-3.2·10⁵ 50 / 37 (256³ against 128³). 64³ against 128³ cells: 4.2 / 4.6 at 4.5·10⁴ spheres, 5.5 / 5.0
-at 5.5·10⁴, hence 5 (the two cross at about 5 cells per object). Below
+table outgrows the cache a doubling costs more than the hash collisions it saves (on Koch's
+sparse static box the step times of the two table sizes cross at about 5 cells per object). Below
 ``activation_threshold`` (32) residents plain all-pairs is used; once exceeded the grids are
 built and stay (Sec. 3.7). Update (Sec. 2.6, Alg. 2): ``update="incremental"`` re-hashes every
 object and moves it only if its cell (or size class) changed; ``update="rebuild"`` clears all
@@ -38,9 +35,10 @@ Exactness with round-off: an object's size used for the grid choice is enlarged 
 adjacent lattice cells even at 1e9 coordinates, and so that ``|x| / c < 2^47`` (no int64
 overflow in the hash). Walls (infinite radius) are kept by the base class.
 
-When to choose it: use ``hash_grid`` when radii span more than a factor of ~4 or the scene is
-clustered/inhomogeneous ([Koch2020] Sec. 4.1.7-4.1.8, Tables 6-7); for monodisperse,
-homogeneous scenes ``linked_cells`` is usually faster (Koch Table 1).
+When to choose it: use ``hash_grid`` when the largest radius is more than ~3 times the cubic
+mean radius (``auto.SPREAD_MAX``: a single-level grid then tests ~spread³ times the candidates;
+[Koch2020] Sec. 4.1.7-4.1.8, Tables 6-7), or the scene is sparse or clustered and stepped many
+times; for monodisperse, homogeneous scenes ``index_sort`` is faster (``docs/report``).
 """
 
 from __future__ import annotations
@@ -288,8 +286,9 @@ def _clear_grids(hg, which):
 
 # ------------------------------------------------------------------ the structure
 class HashGrid(BroadPhase):
-    """Hierarchical hash grid ([Schornbaum2009]; [mesapd-HashGrids]): use it when radii span
-    more than a factor of ~4 or the scene is clustered; O(1) insert/remove, incremental update.
+    """Hierarchical hash grid ([Schornbaum2009]; [mesapd-HashGrids]): use it when the largest
+    radius is more than ~3 times the cubic mean radius or the scene is sparse or clustered;
+    O(1) insert/remove, incremental update.
 
     Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``).
     """

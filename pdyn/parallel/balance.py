@@ -32,7 +32,7 @@ from .._jit import JIT
 
 #: work of one neighbour-list entry relative to one particle: the contact pass takes ~6 ns an
 #: entry, everything else a particle costs (integration, ghosts, migration, rebuilds) ~30 ns
-#: (1-rank ``gas`` step, 61.9 ns a particle with ~5 entries each; docs/time-step-log.md)
+#: (the 1-rank ``gas`` step, ~5 entries a particle)
 CONTACT_COST = 0.2
 
 

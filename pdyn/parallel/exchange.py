@@ -21,7 +21,7 @@ rebuilds when any particle has moved more than skin/2 since the last rebuild (on
 re-planned: ``ghosts`` only sends the fields of existing ghosts that travel on every exchange
 (plan/execute, as Cabana's ``Halo``, [Slattery2022]). At a rebuild step all ghosts are
 removed (O(1) each), owned centres are wrapped into the periodic box, particles that left this
-rank's blocks migrate to the owners of their new blocks (``migration.py``), a new ghost plan is
+rank's blocks migrate to the owners of their new blocks (``BlockGrid.rank_of``), a new ghost plan is
 made (``ghosts.py``) and the new ghosts are inserted. At some rebuild steps the driver then
 asks for a rebalance (``balance.py``): between migration and the new ghost plan, so whole
 blocks move with their particles to their new owners through the same O(1) remove/insert and
