@@ -25,6 +25,7 @@ import numpy as np
 
 from .placement import (Cells, SceneError, lattice_cells, place_spheres, placed_cells,
                         uniform_cells)
+from .values import BadValue, number
 
 
 @dataclass
@@ -340,8 +341,10 @@ def make_scene(name: str = DEFAULT_SCENE, *, scale: float = 1.0, seed: int = 0,
     the node; default :func:`available_memory`)."""
     if name not in SCENES:
         raise SceneError(f"scene = {name!r}: unknown (choose from {', '.join(SCENES)})")
-    if not (np.isfinite(scale) and scale > 0):
-        raise SceneError(f"scale = {scale!r}: must be a positive finite number")
+    try:
+        number("scale", scale, above=0)
+    except BadValue as exc:
+        raise SceneError(str(exc)) from None
     if materialise:
         ranks = node_ranks = 1  # this process draws it all
     check_memory(name, scale, ranks, rotating, node_ranks, available)

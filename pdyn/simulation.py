@@ -35,7 +35,7 @@ from .domain import Box
 from .dynamics.contact import ContactModel, contact_stats, touching_pairs
 from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
-from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
+from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList, mark_built
 from .interrupt import StopRequest, Stopped, signal_name
 from .io import CONTACT_FORCES, OutputView, checkpoint_now, make_writers
 from .io.runid import new_run_id
@@ -93,11 +93,11 @@ def scene_from_config(config: SimulationConfig, ranks: int = 1,
 
 
 def neighbour_skin(skin: float | None, r_mean: float) -> float:
-    """The neighbour lists' skin (m): ``skin``, or ``SKIN_FRACTION`` mean diameters (``r_mean``
+    """The neighbour lists' skin (m): ``skin``, or ``SKIN_DIAMETERS`` mean diameters (``r_mean``
     the mean radius of all particles, the same on every rank)."""
     if skin is not None:
         return float(skin)
-    return SKIN_FRACTION * 2.0 * float(r_mean)
+    return SKIN_DIAMETERS * 2.0 * float(r_mean)
 
 
 def scene_particles(scene: Scene) -> dict:

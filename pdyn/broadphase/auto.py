@@ -60,6 +60,7 @@ from .giants import GiantsApart, giant_radius
 from .hash_grid import HashGrid
 from .index_sort import IndexSort, ZIndexSort
 from .sweep_prune import SweepPrune
+from .params import Param, settings
 
 #: largest / cubic mean radius above which the hierarchy of grids wins: at Koch's
 #: ``polydisperse`` (1.5) ``index_sort`` is 2x faster than ``hash_grid``, at
@@ -264,12 +265,12 @@ class Auto:
 
     name = "auto"
 
-    def __init__(self, usage: str = "steps", **params):
-        if params:
-            raise BroadPhaseError(f"{self.name}: unknown parameter(s) {sorted(params)}")
-        if usage not in USAGES:
-            raise BroadPhaseError(f"usage = {usage!r}: must be 'steps' or 'once'")
-        self.usage = usage
+    params = {"usage": Param("choice", "steps", "steps: a simulation (built once, updated "
+                             "every step); once: one build and one query", choices=USAGES)}
+
+    def __init__(self, **given):
+        self.settings = settings(type(self), given)
+        self.usage = self.settings["usage"]
         self._bp = None
         self._bound = None
         self.chosen: str | None = None

@@ -149,7 +149,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
             dz = pos[j, 2] - zi
             s = ri + rad[j]
             d2 = dx * dx + dy * dy + dz * dz
-            if d2 <= s * s:  # the shared exact predicate (broadphase._kernels.overlaps)
+            if d2 <= s * s:  # the shared exact predicate (pdyn.broadphase.overlaps)
                 nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s, gi, gid[j])
                 mj = mass[j]
                 v_n = ((vel[i, 0] - vel[j, 0]) * nx + (vel[i, 1] - vel[j, 1]) * ny

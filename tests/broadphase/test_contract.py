@@ -244,3 +244,31 @@ def test_bad_input_is_a_clear_error(method):
 def test_unknown_structure_is_a_clear_error():
     with pytest.raises(BroadPhaseError, match="nope"):
         make_broadphase("nope")
+
+
+def test_each_parameter_is_declared_once():
+    """One ``Param`` per parameter name over all structures, and no constructor names or
+    defaults a parameter itself: the structures' ``params`` tables are the one declaration."""
+    seen = {}
+    for cls in REGISTRY.values():
+        for key, param in cls.params.items():
+            assert seen.setdefault(key, param) is param, f"{key} declared twice"
+        for klass in cls.__mro__[:-1]:
+            init = vars(klass).get("__init__")
+            if init is not None:
+                named = [q.name for q in inspect.signature(init).parameters.values()
+                         if q.name != "self" and q.kind != inspect.Parameter.VAR_KEYWORD]
+                assert named == [], f"{klass.__name__}.__init__ declares {named}"
+
+
+@pytest.mark.parametrize("method", [m for m in METHODS if REGISTRY[m].params])
+def test_config_and_constructor_check_parameters_alike(method):
+    from pdyn.config import ConfigError, SimulationConfig
+
+    for key in REGISTRY[method].params:
+        with pytest.raises(BroadPhaseError) as direct:
+            make_broadphase(method, **{key: "x"})
+        with pytest.raises(ConfigError) as config:
+            SimulationConfig(broadphase=method, broadphase_params={key: "x"})
+        assert str(config.value) == f"broadphase_params.{direct.value}"
+        assert f"{key} = 'x': " in str(direct.value)
