@@ -17,13 +17,11 @@ Making it (:func:`settled_bed`): centres on a simple cubic lattice of spacing 2.
 radii (cells of 4.2 mm, ``n`` per row filling the width), filled layer by layer from the floor
 up, each sphere jittered inside its cell (seeded by ``seed``: the same bed on every run and
 machine, up to the floating point of the settling run), at rest; pdyn then runs with the
-scene's friction (μ = 0.5; no sphere of the settled bed touches more than 12 others, so the
-16 contacts today's history keeps per sphere suffice; ``--settle-friction 0`` settles without
-friction) at its default time step in chunks of 1000 steps until the kinetic energy per sphere
+scene's friction (μ = 0.5; ``--settle-friction 0`` settles without friction) at its default time step in chunks of 1000 steps until the kinetic energy per sphere
 is below 10⁻⁴ m̄ g r_min (m̄ the mean mass). The settled centres, radii, box and dt are cached in
 ``benchmarks/.cache/bed_<key>.npz``, the key a hash of every parameter, so later runs start
 from the file; the cache directory is ignored by git. At scale 1 settling took 36 000 steps,
-31 min on the shared 2-core machine (17 min of CPU time), 2026-11-26.
+about half an hour on a 2-core machine.
 
 The benchmark starts both codes from those centres with zero velocities (and no tangential
 springs). :func:`lammps_commands` is the LAMMPS model of the same contact law.
@@ -191,7 +189,7 @@ def _rebound(zeta: float, steps: int = 2000) -> float:
 def hertz_damping_ratio(restitution: float) -> float:
     """ζ of pdyn's damped Hertz contact (dashpot 2 ζ √(m* · 2 E* √(R* δ)), force clamped at
     0) whose restitution coefficient is ``restitution``: bisection on ζ. This is the definition
-    in pdyn's README; recomputed here so the benchmark needs only pdyn's public API."""
+    in docs/contacts.md; recomputed here so the benchmark needs only pdyn's public API."""
     if restitution >= 1.0:
         return 0.0
     lo, hi = 0.0, 1.0

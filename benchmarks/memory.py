@@ -23,8 +23,8 @@ scene's spheres (bytes). The LAMMPS worker sets up the model ``vs_lammps.py`` ti
 (``atom_style sphere``, ``gran/hooke`` or with μ > 0 ``gran/hooke/history``, neighbour skin
 0.2 m) but reads the spheres from a data file the driver writes (``read_data``), as a LAMMPS
 user would: creating them from Python lists, as ``vs_lammps.py`` does, put 59 MiB above the
-baseline of the frictionless 97 336-sphere dense gas instead of 33 (2026-11-27), the lists'
-Python objects counted as LAMMPS' memory.
+baseline of the frictionless 97 336-sphere dense gas instead of 33, the lists' Python objects
+counted as LAMMPS' memory.
 """
 
 from __future__ import annotations

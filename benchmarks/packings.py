@@ -1,5 +1,5 @@
 """Polydisperse frictional packings on 1, 2 and 4 ranks: spheres that touch far more than 16
-others, run to rest, the same bits on every rank count and across a restart (issue 30).
+others, run to rest, the same bits on every rank count and across a restart.
 
 Scenes (SI units; density 2500 kg/m³, Hertz–Mindlin contacts with E = 10 MPa, ν = 0.3,
 restitution 0.5, sliding friction μ = 0.5, gravity 9.81 m/s², pdyn's default time step):
@@ -13,11 +13,10 @@ restitution 0.5, sliding friction μ = 0.5, gravity 9.81 m/s², pdyn's default t
   uniform in [r, q r] (``[insertion]``'s own distribution) one sphere in nine at 1:10 is
   below 2 r, so the large ones touch mostly large ones — poured the same way, uniform radii
   gave at most 15 (1:3) and 17 (1:10) contacts a sphere in a trial of this program.
-* ``user7.5``: the scene of the report on issue 30 — one sphere of r = 0.15 m among 11 900 of
+* ``user7.5``: a user's scene — one sphere of r = 0.15 m among 11 900 of
   r = 0.02 m (size ratio 7.5), no rolling friction, in a walled box with a 1 m × 1 m floor,
   2 m tall so random non-overlapping placement (``pdyn.scenarios.place_spheres``, solid
-  fraction 0.2) succeeds; the spheres fall and settle. With at most 16 contacts a sphere it
-  stopped with "a sphere touches more than 16 partners".
+  fraction 0.2) succeeds; the spheres fall and settle.
 
 Each scene runs to rest on the first of ``--ranks`` (default 1 2 4): in chunks of 0.01 s of
 simulated time until every sphere is poured and the rms speed sqrt(2 KE / M) is below

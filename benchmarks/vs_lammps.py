@@ -48,8 +48,7 @@ and 5·10⁻⁷ (Hertz) — the spring rule.
 bed of ``benchmarks/bed.py`` — 80 000 spheres at ``--scale 1``, radii uniform in [1, 2] mm,
 2500 kg/m³, Hertz contacts with E = 2·10⁷ Pa, ν = 0.3, restitution 0.5 and Coulomb μ = 0.5
 (sphere–sphere and sphere–floor), gravity, periodic in x and y over a floor — settled once in
-pdyn (with μ = 0.5: 36 000 steps; no sphere touches more than 12 others, below the 16
-contacts today's friction keeps per sphere) and cached in ``benchmarks/.cache/``, so repeated runs start
+pdyn (with μ = 0.5: 36 000 steps) and cached in ``benchmarks/.cache/``, so repeated runs start
 from the file. Each run starts both codes from the cached centres at rest, warms up 20 steps
 and times ``--steps`` (300) at pdyn's default dt (t_c/20 = 9.1 µs); ``--friction 0 0.5`` times
 the same bed without and with friction (default 0.5). pdyn is given the spheres as arrays
@@ -76,7 +75,7 @@ LAMMPS takes the normal velocity along a half-step normal and puts the tangentia
 torque at the contact point (r_i − δ/2 from the centre), pdyn at r_i: differences of order
 δ/r ≈ 10⁻³; ``coeff_restitution`` reaches at most α = √5, so only ζ < 0.913 (e ≥ 0.136)
 maps. ``--check`` runs both codes once on 1 rank and compares the beds: on the 1 600-sphere
-bed (``--scale 0.02``), 20 + 300 steps from rest, measured 2026-11-27: the kinetic energies agree
+bed (``--scale 0.02``), 20 + 300 steps from rest: the kinetic energies agree
 to 3·10⁻⁴ (μ = 0) and 8·10⁻³ (μ = 0.5), the mean overlaps to 1.6 % and 1.1 %, the contacts
 per sphere (3.62 and 4.41) to 0.6 % and 0.05 %; a sphere's centre differs between the codes
 by 2·10⁻⁴ smallest radii rms (at most 1.2·10⁻³) while the spheres moved 2.7·10⁻² radii rms

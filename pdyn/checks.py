@@ -155,8 +155,7 @@ def _inside(pos, box, kinds, ids=None):
     """(id, None, message) of the first centre (lowest id; ``ids`` default the row numbers)
     outside the box along an axis of ``kinds``, else None."""
     lo, hi = np.asarray(box.lo, float), np.asarray(box.hi, float)
-    axes = np.array([b in kinds for b in box.boundary])
-    out = (((pos < lo) | (pos > hi)) & axes).any(axis=1)
+    out = box.outside(pos, kinds)
     if not out.any():
         return None
     k, gid = _first(out, ids)

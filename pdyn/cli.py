@@ -1,5 +1,5 @@
 """Command line: ``pdyn run [CONFIG.toml] [options]``, ``pdyn scenes``, ``info``, ``render``,
-``bench``.
+``plot``, ``bench``.
 
 A thin layer over :class:`pdyn.config.SimulationConfig`: options override the TOML file, which
 overrides the defaults. One error path for every command: anything the user can cause (config,
@@ -16,6 +16,7 @@ import argparse
 import os
 import shutil
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 EXIT_USAGE = 2
@@ -35,7 +36,17 @@ class _Parser(argparse.ArgumentParser):
         raise CLIError(f"{message} (see '{self.prog} --help')")
 
 
+def _structures_help() -> str:
+    """The broad-phase structures and their parameters (``pdyn.broadphase.params``)."""
+    from .broadphase import REGISTRY
+    from .broadphase.params import describe
+
+    return ("broad-phase structures and their parameters ([broadphase_params] in a config):\n"
+            + describe(REGISTRY))
+
+
 def _parser() -> argparse.ArgumentParser:
+    structures = _structures_help()
     p = _Parser(prog="pdyn", description="Particle dynamics of spheres with pluggable "
                 "broad-phase structures (MPI-parallel).")
     p.add_argument("--debug", action="store_true",
@@ -45,7 +56,8 @@ def _parser() -> argparse.ArgumentParser:
                         help="print the traceback of every error, also of bad input")
     sub = p.add_subparsers(dest="command", required=True)
     run = sub.add_parser("run", parents=[common],
-                         help="run a simulation (default: the built-in 'drop' scene)")
+                         help="run a simulation (default: the built-in 'drop' scene)",
+                         epilog=structures, formatter_class=argparse.RawDescriptionHelpFormatter)
     run.add_argument("config", nargs="?", help="TOML config file (optional)")
     run.add_argument("--scene", help="built-in scene name (see 'pdyn scenes')")
     run.add_argument("--scale", type=float, help="scale the scene's particle count")
@@ -54,7 +66,8 @@ def _parser() -> argparse.ArgumentParser:
                      "contact time / 20, with Hertz at most 0.2 Rayleigh times)")
     run.add_argument("--allow-large-dt", action="store_true",
                      help="accept a --dt above the time-step limit")
-    run.add_argument("--broadphase", help="broad-phase structure name")
+    run.add_argument("--broadphase", help="broad-phase structure name (listed below; default "
+                     "auto)")
     run.add_argument("--seed", type=int, help="seed of the scene generator")
     run.add_argument("--blocks", type=int, nargs=3, metavar=("BX", "BY", "BZ"),
                      help="block grid of the MPI decomposition (default: ~32 blocks per rank)")
@@ -68,6 +81,9 @@ def _parser() -> argparse.ArgumentParser:
                      help=f"snapshot interval in steps, 0 = none (default {DEFAULT_SNAPSHOT_EVERY})")
     run.add_argument("--checkpoint-every", type=int,
                      help="checkpoint interval in steps, 0 = none (default 0)")
+    run.add_argument("--thermo-every", type=int, metavar="STEPS",
+                     help="a thermo line (energies, contacts, overlap) every STEPS steps on "
+                     "stdout and in thermo.csv, 0 = none (default 0)")
     run.add_argument("--wall-forces", action="store_true",
                      help="write the total force on each wall every step (wall_forces.csv)")
     overlap = run.add_mutually_exclusive_group()
@@ -94,6 +110,12 @@ def _parser() -> argparse.ArgumentParser:
     render.add_argument("--size", type=int, nargs=2, metavar=("W", "H"), default=(1200, 900),
                         help=f"picture size in pixels, {MIN_SIZE} to {MAX_SIZE} each "
                         "(default 1200 900)")
+    plot = sub.add_parser("plot", parents=[common],
+                          help="PNG plots of a run's thermo.csv and wall_forces.csv (needs "
+                          "the 'matplotlib' package)")
+    plot.add_argument("run", help="run folder (holding thermo.csv)")
+    plot.add_argument("-o", "--out", metavar="DIR", help="folder for the PNG files "
+                      "(default: the run folder)")
     bench = sub.add_parser(
         "bench", parents=[common], help="which broad phase for which scene: Koch's table for one scene, or the "
         "whole report (--report)",
@@ -101,7 +123,8 @@ def _parser() -> argparse.ArgumentParser:
         "simulation of one scene (Koch's table: ms per step of the whole step, of collision "
         "detection and of the update, candidate pairs, memory) beside the peers a Python user "
         "would reach for. With --report DIR: the series of the source theses for every "
-        "structure and peer, written as JSON, Markdown and PNG plots.")
+        "structure and peer, written as JSON, Markdown and PNG plots.", epilog=structures,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
     bench.add_argument("--scene", default="reference",
                        help="built-in scene of the single table (default: reference)")
     bench.add_argument("--scale", type=float, default=0.1,
@@ -132,48 +155,78 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
-def _output_options(args) -> dict:
-    """The ``[output]`` fields set on the command line (other than the folder)."""
-    out = {}
-    if args.snapshot_every is not None:
-        out["snapshot_every"] = args.snapshot_every
-    if args.checkpoint_every is not None:
-        out["checkpoint_every"] = args.checkpoint_every
-    if args.overwrite:
-        out["overwrite"] = True
-    if getattr(args, "wall_forces", False):
-        out["wall_forces"] = True
-    return out
+@dataclass(frozen=True)
+class Option:
+    """A ``pdyn run`` option that sets a config field: ``dest`` (argparse), ``field`` (``name``
+    or ``output.name``), ``value`` a flag sets (None: the option's own value), and what
+    ``--restart`` does with it: ``"apply"``, ``"keep"`` (refused: the checkpoint holds it),
+    ``"refuse"`` (refused: a restart continues a checked state) or ``"own"`` (its own rule)."""
+
+    dest: str
+    field: str
+    value: object = None
+    restart: str = "apply"
+
+    @property
+    def flag(self) -> str:
+        return "--" + self.dest.replace("_", "-")
+
+
+#: every option of ``pdyn run`` that sets a config field, for a run and for a restart
+OPTIONS = (
+    Option("scene", "scene", restart="keep"),
+    Option("scale", "scale", restart="keep"),
+    Option("seed", "seed", restart="keep"),
+    Option("dt", "dt", restart="keep"),
+    Option("steps", "steps", restart="own"),  # a restart's further steps
+    Option("broadphase", "broadphase"),
+    Option("skin", "neighbour_skin"),
+    Option("balance_every", "balance_every"),
+    Option("blocks", "blocks"),
+    Option("no_progress", "progress", value=False),
+    Option("allow_large_dt", "allow_large_dt", value=True, restart="refuse"),
+    Option("allow_overlap", "initial_overlap", value="allow", restart="refuse"),
+    Option("relax_overlap", "initial_overlap", value="relax", restart="refuse"),
+    Option("output", "output.folder", restart="own"),  # a restart's default: its run folder
+    Option("snapshot_every", "output.snapshot_every"),
+    Option("checkpoint_every", "output.checkpoint_every"),
+    Option("thermo_every", "output.thermo_every"),
+    Option("overwrite", "output.overwrite", value=True),
+    Option("wall_forces", "output.wall_forces", value=True),
+)
+
+
+def _given(args, option: Option):
+    """The option's value on the command line, or None when it is not given."""
+    v = getattr(args, option.dest, None)
+    if v is None or v is False:
+        return None
+    return option.value if option.value is not None else (tuple(v) if isinstance(v, list) else v)
+
+
+def option_changes(args, restart: bool = False) -> tuple[dict, dict]:
+    """(top-level fields, ``[output]`` fields) the command-line options set; with ``restart``
+    only those a restart applies (:data:`OPTIONS`)."""
+    top, out = {}, {}
+    for option in OPTIONS:
+        v = _given(args, option)
+        if v is None or (restart and option.restart != "apply"):
+            continue
+        section, _, name = option.field.rpartition(".")
+        (out if section == "output" else top)[name] = v
+    return top, out
 
 
 def build_config(args):
     """Merge defaults, the TOML file and the command-line options into a validated config."""
+    from dataclasses import replace
+
     from .config import OutputConfig, SimulationConfig, load_config
 
     cfg = load_config(args.config) if args.config else SimulationConfig(
         output=OutputConfig(snapshot_every=DEFAULT_SNAPSHOT_EVERY))
-    changes = {}
-    for opt, key in (("scene", "scene"), ("scale", "scale"), ("steps", "steps"), ("dt", "dt"),
-                     ("broadphase", "broadphase"), ("seed", "seed"),
-                     ("skin", "neighbour_skin"), ("balance_every", "balance_every")):
-        v = getattr(args, opt)
-        if v is not None:
-            changes[key] = v
-    if args.blocks is not None:
-        changes["blocks"] = tuple(args.blocks)
-    if args.no_progress:
-        changes["progress"] = False
-    if args.allow_large_dt:
-        changes["allow_large_dt"] = True
-    if args.allow_overlap or args.relax_overlap:
-        changes["initial_overlap"] = "allow" if args.allow_overlap else "relax"
-    out = {}
-    if args.output is not None:
-        out["folder"] = args.output
-    out.update(_output_options(args))
+    changes, out = option_changes(args)
     if out:
-        from dataclasses import replace
-
         changes["output"] = replace(cfg.output, **out)
     return cfg.with_(**changes) if changes else cfg
 
@@ -199,7 +252,7 @@ def check_output_folder(cfg, *, resuming: bool = False) -> None:
     from .config import ConfigError
 
     out = cfg.output
-    if not (out.snapshot_every or out.checkpoint_every or out.wall_forces):
+    if not out.writes_files:
         return
     folder = Path(out.folder)
     name = f"output.folder = {out.folder!r}"
@@ -222,7 +275,7 @@ def check_output_folder(cfg, *, resuming: bool = False) -> None:
             raise ConfigError(f"{name}: its {sub!r} is not writable")
     if resuming or out.overwrite:
         return
-    if (folder / "wall_forces.csv").exists() or any(
+    if any((folder / f).exists() for f in ("wall_forces.csv", "thermo.csv")) or any(
             (folder / sub).is_dir() and any((folder / sub).iterdir())
             for sub in ("snapshots", "checkpoints")):
         raise ConfigError(f"{name}: holds an earlier run (use --overwrite to replace it)")
@@ -240,7 +293,8 @@ def clear_output_folder(cfg) -> None:
             if (folder / sub).is_dir():
                 shutil.rmtree(folder / sub)
         (folder / "snapshots.xmf").unlink(missing_ok=True)
-        (folder / "wall_forces.csv").unlink(missing_ok=True)
+        for series in ("wall_forces.csv", "thermo.csv"):
+            (folder / series).unlink(missing_ok=True)
     except OSError as exc:
         raise OutputWriteError(f"{folder}: cannot remove the earlier run ({exc.strerror or exc})"
                                ) from None
@@ -391,15 +445,16 @@ def cmd_restart(args, comm) -> int:
     from .io.schema import unchecked_note
     from .restart import from_checkpoint
 
-    for opt, flag in (("config", "CONFIG"), ("scene", "--scene"), ("scale", "--scale"),
-                      ("seed", "--seed"), ("dt", "--dt")):
-        if getattr(args, opt) is not None:
-            raise CLIError(f"{flag} = {getattr(args, opt)!r}: cannot be changed with --restart "
-                           "(the checkpoint holds the run's configuration)")
-    for opt in ("allow_overlap", "relax_overlap", "allow_large_dt"):
-        if getattr(args, opt):
-            raise CLIError(f"--{opt.replace('_', '-')}: does not apply to --restart (a "
-                           "restart continues a checked state)")
+    kept = "cannot be changed with --restart (the checkpoint holds the run's configuration)"
+    if args.config is not None:
+        raise CLIError(f"CONFIG = {args.config!r}: {kept}")
+    for option in OPTIONS:
+        v = _given(args, option)
+        if v is not None and option.restart == "keep":
+            raise CLIError(f"{option.flag} = {v!r}: {kept}")
+        if v is not None and option.restart == "refuse":
+            raise CLIError(f"{option.flag}: does not apply to --restart (a restart continues a "
+                           "checked state)")
     if args.steps is not None and args.steps < 1:
         raise CLIError(f"--steps = {args.steps}: must be >= 1 with --restart (further steps to "
                        "run); nothing was changed")
@@ -422,19 +477,9 @@ def cmd_restart(args, comm) -> int:
                            "for further steps")
     home = run_folder_of(ckpt)
     same = args.output is None or Path(args.output).resolve() == home
-    out = {"folder": str(home) if args.output is None else args.output}
-    out.update(_output_options(args))
-    changes = {"output": replace(stored.output, **out)}
-    if args.blocks is not None:
-        changes["blocks"] = tuple(args.blocks)
-    if args.no_progress:
-        changes["progress"] = False
-    if args.broadphase is not None:
-        changes["broadphase"] = args.broadphase
-    if args.skin is not None:
-        changes["neighbour_skin"] = args.skin
-    if args.balance_every is not None:
-        changes["balance_every"] = args.balance_every
+    changes, out = option_changes(args, restart=True)
+    out["folder"] = str(home) if args.output is None else args.output
+    changes["output"] = replace(stored.output, **out)
     cfg = stored.with_(**changes)
     _on_root(comm, lambda: check_output_folder(cfg, resuming=same))
     sim = from_checkpoint(ckpt, comm=comm, **changes)
@@ -482,6 +527,19 @@ def cmd_render(args, comm) -> int:
         note = unchecked_note(snapshot_of(Path(args.file)))
         if note:
             print(note)
+    return 0
+
+
+def cmd_plot(args, comm) -> int:
+    from .io.plot import plot_run
+
+    if comm.rank == 0:
+        try:
+            files = plot_run(args.run, args.out)
+        except ImportError as exc:
+            raise CLIError(str(exc)) from None
+        for f in files:
+            print(f"pdyn: wrote {f}")
     return 0
 
 
@@ -568,7 +626,7 @@ def cmd_bench(args, comm) -> int:
 
 
 COMMANDS = {"run": cmd_run, "scenes": cmd_scenes, "bench": cmd_bench, "info": cmd_info,
-            "render": cmd_render}
+            "render": cmd_render, "plot": cmd_plot}
 
 
 def _user_errors() -> tuple:

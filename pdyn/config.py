@@ -7,7 +7,7 @@ path, e.g. ``contact.restitution``) and the offending value, on one line.
 
 from __future__ import annotations
 
-import inspect
+import functools
 import math
 import tomllib
 from dataclasses import MISSING, dataclass, field, fields, replace
@@ -17,6 +17,8 @@ from typing import Any
 import numpy as np
 
 from .domain import BOUNDARIES, CURVES
+from .values import (BadValue, array, choice, choices, flag, integer, integers, number, short,
+                     vector)
 from .walls import CYLINDER_INSIDE, CYLINDER_OUTSIDE, PLANE
 
 CONTACT_LAWS = ("linear", "hertz")
@@ -31,84 +33,18 @@ class ConfigError(ValueError):
     """Invalid configuration value; ``str(err)`` is a one-line message naming field and value."""
 
 
-def _finite(name: str, value, *, positive=False, nonneg=False, lo=None, hi=None) -> float:
-    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
-        raise ConfigError(f"{name} = {value!r}: expected a number")
-    v = float(value)
-    if not math.isfinite(v):
-        raise ConfigError(f"{name} = {value!r}: must be finite")
-    if positive and not v > 0:
-        raise ConfigError(f"{name} = {value!r}: must be > 0")
-    if nonneg and v < 0:
-        raise ConfigError(f"{name} = {value!r}: must be >= 0")
-    if lo is not None and v < lo:
-        raise ConfigError(f"{name} = {value!r}: must be >= {lo}")
-    if hi is not None and v > hi:
-        raise ConfigError(f"{name} = {value!r}: must be <= {hi}")
-    return v
+def _config_errors(post_init):
+    """``__post_init__`` with a failed value check (:class:`pdyn.values.BadValue`) raised as
+    :class:`ConfigError`."""
 
+    @functools.wraps(post_init)
+    def checked(self):
+        try:
+            post_init(self)
+        except BadValue as exc:
+            raise ConfigError(str(exc)) from None
 
-def _int(name: str, value, *, minimum=None) -> int:
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
-        raise ConfigError(f"{name} = {value!r}: expected an integer")
-    if minimum is not None and value < minimum:
-        raise ConfigError(f"{name} = {value!r}: must be >= {minimum}")
-    return int(value)
-
-
-def _choice(name: str, value, choices) -> str:
-    if not isinstance(value, str) or value not in choices:
-        raise ConfigError(f"{name} = {value!r}: choose from {', '.join(choices)}")
-    return value
-
-
-def _has_bool(value) -> bool:
-    """True if a (nested) list holds a boolean: numpy would read it as 0 or 1."""
-    if isinstance(value, (list, tuple)):
-        return any(_has_bool(v) for v in value)
-    return isinstance(value, (bool, np.bool_))
-
-
-def _numbers(name: str, value, what: str) -> np.ndarray:
-    """``value`` as a float array, refusing strings, booleans and ragged lists."""
-    try:
-        arr = np.asarray(value)
-    except ValueError:  # ragged nested lists
-        raise ConfigError(f"{name}: expected {what}") from None
-    if arr.dtype.kind not in "iuf" or _has_bool(value):
-        raise ConfigError(f"{name} = {_short(value)}: expected {what}")
-    return arr.astype(float)
-
-
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
-
-
-def _vector(name: str, value, n: int = 3) -> tuple:
-    arr = _numbers(name, value, f"{n} numbers")
-    if arr.shape != (n,):
-        raise ConfigError(f"{name} = {_short(value)}: expected {n} numbers")
-    if not np.isfinite(arr).all():
-        raise ConfigError(f"{name} = {value!r}: must be finite")
-    return tuple(float(x) for x in arr)
-
-
-def _array(name: str, value, shape_tail: tuple, *, positive=False) -> np.ndarray:
-    arr = _numbers(name, value, "an array of numbers")
-    if arr.ndim != 1 + len(shape_tail) or arr.shape[1:] != shape_tail:
-        raise ConfigError(f"{name}: expected shape (N{''.join(', %d' % s for s in shape_tail)}),"
-                          f" got {arr.shape}")
-    bad = ~np.isfinite(arr)
-    if bad.any():
-        idx = np.argwhere(bad)[0]
-        raise ConfigError(f"{name}[{idx[0]}] = {float(arr[tuple(idx)])!r}: must be finite")
-    if positive:
-        badp = ~(arr > 0)
-        if badp.any():
-            idx = np.argwhere(badp)[0]
-            raise ConfigError(f"{name}[{idx[0]}] = {float(arr[tuple(idx)])!r}: must be > 0")
-    return arr
+    return checked
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -131,45 +67,49 @@ class ContactConfig:
     poisson_ratio: float = 0.3  # ν
     rolling_friction: float = 0.0  # μ_r, dimensionless (torque μ_r R_eff F_n)
 
+    @_config_errors
     def __post_init__(self):
-        _choice("contact.law", self.law, CONTACT_LAWS)
-        _finite("contact.youngs_modulus", self.youngs_modulus, nonneg=True)
+        choice("contact.law", self.law, CONTACT_LAWS)
+        number("contact.youngs_modulus", self.youngs_modulus, lo=0)
         if self.stiffness is not None:
-            _finite("contact.stiffness", self.stiffness, positive=True)
+            number("contact.stiffness", self.stiffness, above=0)
             if self.law != "linear":
                 raise ConfigError(f"contact.stiffness = {self.stiffness!r}: only for law 'linear'")
-        e = _finite("contact.restitution", self.restitution)
-        if not MIN_RESTITUTION <= e <= 1:
-            raise ConfigError(f"contact.restitution = {self.restitution!r}: must be in "
-                              f"[{MIN_RESTITUTION:g}, 1] (the damping ratio is bounded)")
-        _finite("contact.friction", self.friction, nonneg=True)
-        _finite("contact.rolling_friction", self.rolling_friction, nonneg=True)
-        nu = _finite("contact.poisson_ratio", self.poisson_ratio)
-        if not -1.0 < nu <= 0.5:
-            raise ConfigError(f"contact.poisson_ratio = {self.poisson_ratio!r}: must be in "
-                              "(-1, 0.5]")
+        number("contact.restitution", self.restitution, lo=MIN_RESTITUTION, hi=1,
+               note="the damping ratio is bounded")
+        number("contact.friction", self.friction, lo=0)
+        number("contact.rolling_friction", self.rolling_friction, lo=0)
+        number("contact.poisson_ratio", self.poisson_ratio, above=-1, hi=0.5)
 
 
 @dataclass(frozen=True, kw_only=True)
 class OutputConfig:
     """Where and how often to write. 0 disables a writer. ``wall_forces``: the total force on
-    each wall every step, ``folder/wall_forces.csv``."""
+    each wall every step, ``folder/wall_forces.csv``. ``thermo_every``: every N steps a thermo
+    line on stdout and a row of ``folder/thermo.csv`` (``pdyn.io.thermo``; default 0: off)."""
 
     folder: str = "pdyn-output"
     snapshot_every: int = 0
     checkpoint_every: int = 0
     overwrite: bool = False
     wall_forces: bool = False
+    thermo_every: int = 0
 
+    @property
+    def writes_files(self) -> bool:
+        """Does the run write anything into ``folder``?"""
+        return bool(self.snapshot_every or self.checkpoint_every or self.wall_forces
+                    or self.thermo_every)
+
+    @_config_errors
     def __post_init__(self):
         if not isinstance(self.folder, str) or not self.folder:
             raise ConfigError(f"output.folder = {self.folder!r}: expected a folder path")
-        _int("output.snapshot_every", self.snapshot_every, minimum=0)
-        _int("output.checkpoint_every", self.checkpoint_every, minimum=0)
+        integer("output.snapshot_every", self.snapshot_every, lo=0)
+        integer("output.checkpoint_every", self.checkpoint_every, lo=0)
+        integer("output.thermo_every", self.thermo_every, lo=0)
         for name in ("overwrite", "wall_forces"):
-            if not isinstance(getattr(self, name), bool):
-                raise ConfigError(f"output.{name} = {getattr(self, name)!r}: expected true or "
-                                  "false")
+            flag(f"output.{name}", getattr(self, name))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -193,12 +133,13 @@ class InsertionConfig:
     outlet_lo: tuple | None = None
     outlet_hi: tuple | None = None
 
+    @_config_errors
     def __post_init__(self):
-        lo = _vector("insertion.region_lo", self.region_lo)
-        hi = _vector("insertion.region_hi", self.region_hi)
-        _finite("insertion.rate", self.rate, positive=True)
-        r0 = _finite("insertion.radius_min", self.radius_min, positive=True)
-        r1 = _finite("insertion.radius_max", self.radius_max, positive=True)
+        lo = vector("insertion.region_lo", self.region_lo)
+        hi = vector("insertion.region_hi", self.region_hi)
+        number("insertion.rate", self.rate, above=0)
+        r0 = number("insertion.radius_min", self.radius_min, above=0)
+        r1 = number("insertion.radius_max", self.radius_max, above=0)
         if r1 < r0:
             raise ConfigError(f"insertion.radius_max = {self.radius_max!r}: must be >= "
                               f"insertion.radius_min = {self.radius_min!r}")
@@ -207,11 +148,11 @@ class InsertionConfig:
                 raise ConfigError(f"insertion.region_hi = {list(hi)!r}: the region must be at "
                                   f"least 2 radius_max = {2.0 * r1!r} m wide along "
                                   f"{'xyz'[a]} (region_lo = {list(lo)!r})")
-        _finite("insertion.density", self.density, positive=True)
-        object.__setattr__(self, "velocity", _vector("insertion.velocity", self.velocity))
-        _int("insertion.total", self.total, minimum=0)
-        _int("insertion.every", self.every, minimum=1)
-        _int("insertion.seed", self.seed, minimum=0)
+        number("insertion.density", self.density, above=0)
+        object.__setattr__(self, "velocity", vector("insertion.velocity", self.velocity))
+        integer("insertion.total", self.total, lo=0)
+        integer("insertion.every", self.every, lo=1)
+        integer("insertion.seed", self.seed, lo=0)
         object.__setattr__(self, "region_lo", lo)
         object.__setattr__(self, "region_hi", hi)
         if (self.outlet_lo is None) != (self.outlet_hi is None):
@@ -219,8 +160,8 @@ class InsertionConfig:
             raise ConfigError(f"insertion.{given} = {getattr(self, given)!r}: give both "
                               "outlet_lo and outlet_hi")
         if self.outlet_lo is not None:
-            olo = _vector("insertion.outlet_lo", self.outlet_lo)
-            ohi = _vector("insertion.outlet_hi", self.outlet_hi)
+            olo = vector("insertion.outlet_lo", self.outlet_lo)
+            ohi = vector("insertion.outlet_hi", self.outlet_hi)
             if not all(ohi[a] > olo[a] for a in range(3)):
                 raise ConfigError(f"insertion.outlet_hi = {list(ohi)!r}: must exceed "
                                   f"insertion.outlet_lo = {list(olo)!r}")
@@ -251,9 +192,10 @@ class BoxConfig:
     hi: tuple = (1.0, 1.0, 1.0)
     boundary: tuple = ("wall", "wall", "wall")
 
+    @_config_errors
     def __post_init__(self):
-        lo = _vector("box.lo", self.lo)
-        hi = _vector("box.hi", self.hi)
+        lo = vector("box.lo", self.lo)
+        hi = vector("box.hi", self.hi)
         object.__setattr__(self, "lo", lo)
         object.__setattr__(self, "hi", hi)
         for a in range(3):
@@ -262,12 +204,7 @@ class BoxConfig:
             if not math.isfinite(hi[a] - lo[a]):
                 raise ConfigError(f"box.hi = {list(hi)!r}: the box is too large (its length "
                                   f"along {'xyz'[a]} overflows)")
-        b = tuple(self.boundary) if isinstance(self.boundary, (list, tuple)) else (self.boundary,)
-        if len(b) != 3 or any(not isinstance(x, str) or x not in BOUNDARIES for x in b):
-            raise ConfigError(
-                f"box.boundary = {self.boundary!r}: expected 3 of {', '.join(BOUNDARIES)}"
-            )
-        object.__setattr__(self, "boundary", b)
+        object.__setattr__(self, "boundary", choices("box.boundary", self.boundary, BOUNDARIES))
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -281,23 +218,24 @@ class ParticlesConfig:
     masses: Any = None
     density: float | None = None
 
+    @_config_errors
     def __post_init__(self):
-        pos = _array("particles.positions", self.positions, (3,))
+        pos = array("particles.positions", self.positions, (3,))
         n = pos.shape[0]
-        rad = _array("particles.radii", self.radii, (), positive=True)
+        rad = array("particles.radii", self.radii, (), positive=True)
         if rad.shape[0] != n:
             raise ConfigError(f"particles.radii: {rad.shape[0]} values for {n} positions")
         vel = (np.zeros((n, 3)) if self.velocities is None
-               else _array("particles.velocities", self.velocities, (3,)))
+               else array("particles.velocities", self.velocities, (3,)))
         if vel.shape[0] != n:
             raise ConfigError(f"particles.velocities: {vel.shape[0]} rows for {n} positions")
         if self.masses is not None:
-            mass = _array("particles.masses", self.masses, (), positive=True)
+            mass = array("particles.masses", self.masses, (), positive=True)
             if mass.shape[0] != n:
                 raise ConfigError(f"particles.masses: {mass.shape[0]} values for {n} positions")
         else:
-            rho = _finite("particles.density", 1000.0 if self.density is None else self.density,
-                          positive=True)
+            rho = number("particles.density", 1000.0 if self.density is None else self.density,
+                          above=0)
             mass = rho * 4.0 / 3.0 * np.pi * rad**3
         for name, arr in (("positions", pos), ("radii", rad), ("velocities", vel),
                           ("masses", mass)):
@@ -327,34 +265,33 @@ class WallConfig:
     velocity: tuple = (0.0, 0.0, 0.0)  # m/s
     angular_velocity: float = 0.0  # rad/s about the cylinder's axis
 
+    @_config_errors
     def __post_init__(self):
-        _choice("walls.type", self.type, WALL_TYPES)
-        object.__setattr__(self, "point", _vector("walls.point", self.point))
-        object.__setattr__(self, "velocity", _vector("walls.velocity", self.velocity))
-        _finite("walls.angular_velocity", self.angular_velocity)
+        choice("walls.type", self.type, WALL_TYPES)
+        object.__setattr__(self, "point", vector("walls.point", self.point))
+        object.__setattr__(self, "velocity", vector("walls.velocity", self.velocity))
+        number("walls.angular_velocity", self.angular_velocity)
         direction = "normal" if self.type == "plane" else "axis"
         other = "axis" if self.type == "plane" else "normal"
         if getattr(self, other) is not None:
-            raise ConfigError(f"walls.{other} = {_short(getattr(self, other))}: not a field of "
-                              f"a {self.type} (give {direction})")
+            raise BadValue(f"walls.{other}", getattr(self, other),
+                           f"not a field of a {self.type} (give {direction})")
         if getattr(self, direction) is None:
             raise ConfigError(f"walls.{direction}: required for a {self.type}")
-        d = _vector(f"walls.{direction}", getattr(self, direction))
+        d = vector(f"walls.{direction}", getattr(self, direction))
         if not math.hypot(*d) > 0.0:
-            raise ConfigError(f"walls.{direction} = {list(d)!r}: must not be zero")
+            raise BadValue(f"walls.{direction}", list(d), "must not be zero")
         object.__setattr__(self, direction, d)
         if self.type == "plane":
             for name, default in (("radius", None), ("inside", True),
                                   ("angular_velocity", 0.0)):
                 if getattr(self, name) != default:
-                    raise ConfigError(f"walls.{name} = {getattr(self, name)!r}: only for "
-                                      "cylinders")
+                    raise BadValue(f"walls.{name}", getattr(self, name), "only for cylinders")
         else:
             if self.radius is None:
                 raise ConfigError("walls.radius: required for a cylinder")
-            _finite("walls.radius", self.radius, positive=True)
-            if not isinstance(self.inside, bool):
-                raise ConfigError(f"walls.inside = {self.inside!r}: expected true or false")
+            number("walls.radius", self.radius, above=0)
+            flag("walls.inside", self.inside)
 
     def spec(self) -> dict:
         """The wall as ``pdyn.walls.WallSet`` takes it."""
@@ -370,7 +307,7 @@ def wall_configs(walls) -> tuple:
     """``walls`` (a list of tables or :class:`WallConfig`) as WallConfigs, each error naming
     ``walls[k].<field>``."""
     if not isinstance(walls, (list, tuple)):
-        raise ConfigError(f"walls = {_short(walls)}: expected a list of tables [[walls]]")
+        raise ConfigError(f"walls = {short(walls)}: expected a list of tables [[walls]]")
     out = []
     known = _known(WallConfig)
     for k, w in enumerate(walls):
@@ -378,12 +315,12 @@ def wall_configs(walls) -> tuple:
             out.append(w)
             continue
         if not isinstance(w, dict):
-            raise ConfigError(f"walls[{k}] = {_short(w)}: expected a table [[walls]]")
+            raise ConfigError(f"walls[{k}] = {short(w)}: expected a table [[walls]]")
         bad = sorted(set(w) - known)
         if bad:
             hint = ("; finite cylinders are not supported yet (an infinite one: omit length)"
                     if bad[0] == "length" else "")
-            raise ConfigError(f"walls[{k}].{bad[0]} = {_short(w[bad[0]])}: unknown key "
+            raise ConfigError(f"walls[{k}].{bad[0]} = {short(w[bad[0]])}: unknown key "
                               f"(known: {', '.join(sorted(known))}){hint}")
         if "type" not in w or "point" not in w:
             raise ConfigError(f"walls[{k}].{'type' if 'type' not in w else 'point'}: required "
@@ -430,6 +367,7 @@ class SimulationConfig:
     output: OutputConfig = field(default_factory=OutputConfig)
     progress: bool = True
 
+    @_config_errors
     def __post_init__(self):
         from .broadphase import REGISTRY
         from .scenarios import SCENES
@@ -437,90 +375,56 @@ class SimulationConfig:
         if self.particles is None and (not isinstance(self.scene, str)
                                        or self.scene not in SCENES):
             raise ConfigError(f"scene = {self.scene!r}: unknown (choose from {', '.join(SCENES)})")
-        _finite("scale", self.scale, positive=True)
-        _int("seed", self.seed, minimum=0)
+        number("scale", self.scale, above=0)
+        integer("seed", self.seed, lo=0)
         if self.steps is not None:
-            _int("steps", self.steps, minimum=1)
+            integer("steps", self.steps, lo=1)
         if self.dt is not None:
-            _finite("dt", self.dt, positive=True)
-        _finite("dt_safety", self.dt_safety, lo=1.0)
-        if not isinstance(self.allow_large_dt, bool):
-            raise ConfigError(f"allow_large_dt = {self.allow_large_dt!r}: expected true or false")
+            number("dt", self.dt, above=0)
+        number("dt_safety", self.dt_safety, lo=1.0)
+        flag("allow_large_dt", self.allow_large_dt)
         if not isinstance(self.broadphase, str) or self.broadphase not in REGISTRY:
             raise ConfigError(
                 f"broadphase = {self.broadphase!r}: unknown (choose from {', '.join(REGISTRY)})"
             )
         _check_broadphase_params(REGISTRY[self.broadphase], self.broadphase_params)
         if self.gravity is not None:
-            object.__setattr__(self, "gravity", _vector("gravity", self.gravity))
+            object.__setattr__(self, "gravity", vector("gravity", self.gravity))
         object.__setattr__(self, "walls", wall_configs(self.walls))
         if self.blocks is not None:
-            if not isinstance(self.blocks, (list, tuple)) or len(self.blocks) != 3:
-                raise ConfigError(f"blocks = {self.blocks!r}: expected 3 integers")
-            b = tuple(_int(f"blocks[{a}]", x, minimum=1) for a, x in enumerate(self.blocks))
+            b = tuple(integers("blocks", self.blocks, 3, lo=1).tolist())
             if math.prod(b) > 2**31:
                 raise ConfigError(f"blocks = {list(b)!r}: {math.prod(b)} blocks; far too many")
             object.__setattr__(self, "blocks", b)
-        _int("balance_every", self.balance_every, minimum=0)
-        _finite("balance_threshold", self.balance_threshold, lo=1.0)
-        _choice("balance_curve", self.balance_curve, CURVES)
-        _int("reorder_every", self.reorder_every, minimum=0)
-        _choice("initial_overlap", self.initial_overlap, INITIAL_OVERLAP)
-        _finite("overlap_tolerance", self.overlap_tolerance, nonneg=True, hi=1.0)
+        integer("balance_every", self.balance_every, lo=0)
+        number("balance_threshold", self.balance_threshold, lo=1.0)
+        choice("balance_curve", self.balance_curve, CURVES)
+        integer("reorder_every", self.reorder_every, lo=0)
+        choice("initial_overlap", self.initial_overlap, INITIAL_OVERLAP)
+        number("overlap_tolerance", self.overlap_tolerance, lo=0, hi=1.0)
         if self.neighbour_skin is not None:
-            _finite("neighbour_skin", self.neighbour_skin, nonneg=True)
+            number("neighbour_skin", self.neighbour_skin, lo=0)
         if self.particles is not None and self.box is None:
             raise ConfigError("box: required with [particles] (give lo, hi, boundary)")
-        if not isinstance(self.progress, bool):
-            raise ConfigError(f"progress = {self.progress!r}: expected true or false")
+        flag("progress", self.progress)
 
     def with_(self, **changes) -> "SimulationConfig":
         """A copy with some fields changed (validated again)."""
         return replace(self, **changes)
 
 
-#: how a broad-phase parameter's annotation (``pdyn.broadphase`` constructors) is checked
-_PARAM_KINDS = {"float": "number", "int": "integer", "str": "string"}
-
-
 def _check_broadphase_params(cls, params) -> None:
-    """Types of ``broadphase_params`` from the structure's constructor annotations (a number, an
-    integer or a string, ``| None`` allowing none; booleans are never numbers), then the
-    structure's own range checks, each error naming ``broadphase_params.<name>`` and the value.
-    """
-    from .broadphase import BroadPhaseError
+    """``broadphase_params`` against the structure's parameter table
+    (``pdyn.broadphase.params``), each error naming ``broadphase_params.<name>`` and the
+    value."""
+    from .broadphase.params import checked
 
     if not isinstance(params, dict):
         raise ConfigError(f"broadphase_params = {params!r}: expected a table")
-    annotations = {}
-    for klass in reversed(cls.__mro__):
-        if "__init__" in vars(klass):
-            for p in inspect.signature(vars(klass)["__init__"]).parameters.values():
-                if isinstance(p.annotation, str):
-                    annotations[p.name] = p.annotation
-    for key, value in params.items():
-        name = f"broadphase_params.{key}"
-        if key not in annotations:
-            known = ", ".join(sorted(annotations)) or "none"
-            raise ConfigError(f"{name} = {value!r}: unknown parameter of {cls.name} "
-                              f"(known: {known})")
-        kinds = [k.strip() for k in annotations[key].split("|")]
-        if value is None and "None" in kinds:
-            continue
-        kind = _PARAM_KINDS.get(kinds[0])
-        if kind == "number":
-            _finite(name, value)
-        elif kind == "integer":
-            _int(name, value)
-        elif kind == "string" and not isinstance(value, str):
-            raise ConfigError(f"{name} = {value!r}: expected a string")
     try:
-        cls(**params)
-    except BroadPhaseError as exc:
-        text = str(exc).removeprefix(f"{cls.name}: ")
-        key = next((k for k in params if text.startswith(f"{k} =")), None)
-        raise ConfigError(f"broadphase_params.{text}" if key else f"broadphase_params: {text}"
-                          ) from None
+        checked(cls, params)
+    except BadValue as exc:
+        raise ConfigError(f"broadphase_params.{exc}") from None
 
 
 _SECTIONS = {"contact": ContactConfig, "output": OutputConfig, "box": BoxConfig,

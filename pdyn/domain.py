@@ -16,7 +16,7 @@ about the same weight ([EiblRude2019]: at set-up the particle count, during a ru
 work, ``pdyn.parallel.balance``; empty blocks weigh a little, so they spread too). Every rank
 computes the same map from the same weights, so no message is needed to agree on it. The grid
 is fine — ``DEFAULT_BLOCKS_PER_RANK`` blocks per rank — so that whole blocks can be moved to
-balance a scene whose particles gather in a small part of the box (see ARCHITECTURE.md).
+balance a scene whose particles gather in a small part of the box (docs/parallel.md).
 Nothing here talks MPI; ``pdyn.parallel`` does.
 """
 
@@ -87,13 +87,14 @@ class Box:
         rows.sort(key=lambda r: (r != (0.0, 0.0, 0.0)))
         return np.array(rows, float).reshape(-1, 3)
 
-    def outside(self, pos: np.ndarray, periodic: bool = True) -> np.ndarray:
-        """Mask of centres outside the box along a non-open axis (with ``periodic=False``
-        only along walled axes: a restart's unwrapped centres may lie past a periodic face)."""
-        closed = np.array([b == "wall" or (periodic and b == "periodic")
-                           for b in self.boundary])
-        out = (pos < np.asarray(self.lo)) | (pos > np.asarray(self.hi))
-        return (out & closed).any(axis=1)
+    def outside(self, pos: np.ndarray, kinds=("wall", "periodic"),
+                margin: float = 0.0) -> np.ndarray:
+        """Mask of centres more than ``margin`` (m) outside the box along an axis whose
+        boundary is one of ``kinds`` (default: the walled and periodic ones). The one
+        box-containment test: initial-state checks, a restart's unwrapped centres."""
+        axes = np.array([b in kinds for b in self.boundary])
+        out = ((pos < np.asarray(self.lo) - margin) | (pos > np.asarray(self.hi) + margin))
+        return (out & axes).any(axis=1)
 
 
 # ------------------------------------------------------------------ block decomposition
@@ -140,19 +141,6 @@ def _wrap(pos, handles, lo, hi, length, periodic):
         if m:
             moved += 1
     return moved
-
-
-@njit(**JIT)
-def _box_dist2(y, lo, hi):
-    d2 = 0.0
-    for a in range(3):
-        if y[a] < lo[a]:
-            d = lo[a] - y[a]
-            d2 += d * d
-        elif y[a] > hi[a]:
-            d = y[a] - hi[a]
-            d2 += d * d
-    return d2
 
 
 @njit(**JIT)
@@ -303,6 +291,11 @@ class BlockGrid:
         _block_ids(pos, np.ascontiguousarray(handles, np.int64), self.lo, self.inv_edge,
                    self.dims, out)
         return out
+
+    def rank_of(self, pos, handles=None) -> np.ndarray:
+        """The rank owning each centre (``pos[handles]``; all rows when ``handles`` is None):
+        the owner of its block. The one place a sphere's rank is computed."""
+        return self.owner[self.block_of(pos, handles)]
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """(lo, hi) of every block (nb, 3); edge blocks of non-periodic axes reach ∓∞.

@@ -25,6 +25,7 @@ import numpy as np
 
 from .placement import (Cells, SceneError, lattice_cells, place_spheres, placed_cells,
                         uniform_cells)
+from .values import BadValue, number
 
 
 @dataclass
@@ -327,11 +328,9 @@ SIZES = {"drop": 1000, "box": 2000, "heap": 2000, "gas": 97336, "reference": 100
 #: peak memory of a run per particle on one rank (B): measured as the growth of the peak
 #: resident size of ``pdyn run --scale S --steps 2`` from S = 1 to 100 and 400 (579 and 576 B)
 BYTES_PER_PARTICLE = 600
-#: what friction (rotation and the contact history) adds per particle (B): the peak resident
-#: size of ``pdyn run`` of the gas scene for 2 steps grew by 851 B per particle from scale 1 to
-#: 4 without friction and by 1699 B with ``friction = 0.5`` (2026-11-23); re-measured after the
-#: history moved next to the lists and the index sort's pair query changed (same day, 21:50
-#: UTC): 517 and 1048 B, so 600 + 850 stays an upper bound
+#: what friction (rotation and the contact history) adds per particle (B): an upper bound of the
+#: growth of the peak resident size of a 2-step ``pdyn run`` of the gas scene per particle
+#: with ``friction = 0.5`` over the same run without
 ROTATION_BYTES_PER_PARTICLE = 850
 
 
@@ -387,8 +386,10 @@ def make_scene(name: str = DEFAULT_SCENE, *, scale: float = 1.0, seed: int = 0,
     the node; default :func:`available_memory`)."""
     if name not in SCENES:
         raise SceneError(f"scene = {name!r}: unknown (choose from {', '.join(SCENES)})")
-    if not (np.isfinite(scale) and scale > 0):
-        raise SceneError(f"scale = {scale!r}: must be a positive finite number")
+    try:
+        number("scale", scale, above=0)
+    except BadValue as exc:
+        raise SceneError(str(exc)) from None
     if materialise:
         ranks = node_ranks = 1  # this process draws it all
     check_memory(name, scale, ranks, rotating, node_ranks, available)

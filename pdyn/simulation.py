@@ -23,6 +23,7 @@ import math
 import time
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -32,23 +33,24 @@ from .checks import (InitialStateError, StepGuard, check_memory, initial_state, 
 from .config import (ConfigError, ContactConfig, InsertionConfig, SimulationConfig,
                      wall_configs)
 from .domain import Box
-from .dynamics.contact import ContactModel, touching_pairs
+from .dynamics.contact import ContactModel, contact_stats, touching_pairs
 from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
-from .dynamics.neighbours import SKIN_FRACTION, NeighbourList, mark_built
+from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList, mark_built
 from .interrupt import StopRequest, Stopped, signal_name
-from .io import checkpoint_now, make_writers
+from .io import CONTACT_FORCES, OutputView, checkpoint_now, make_writers
 from .io.runid import new_run_id
 from .parallel import StoreChanges, get_comm, make_exchange
 from .parallel.balance import Balancer, block_work
 from .parallel.startup import GeneratedSource, ScatteredSource
 from .particles import FIXED, GHOST, INFINITE, OWNED, ROTATION, ParticleStore
 from .scenarios import Scene, make_scene
-from .walls import WallSet
+from .walls import KIND, WallSet
 from .zorder import zorder
 
 
 NO_ROWS = np.zeros(0, np.int64)
+NO_NEEDS = frozenset()
 
 #: the default (and largest accepted) time step with Hertz contacts, as a fraction of the
 #: Rayleigh time of the smallest sphere ([EDEMtimestep])
@@ -93,11 +95,11 @@ def scene_from_config(config: SimulationConfig, ranks: int = 1,
 
 
 def neighbour_skin(skin: float | None, r_mean: float) -> float:
-    """The neighbour lists' skin (m): ``skin``, or ``SKIN_FRACTION`` mean diameters (``r_mean``
+    """The neighbour lists' skin (m): ``skin``, or ``SKIN_DIAMETERS`` mean diameters (``r_mean``
     the mean radius of all particles, the same on every rank)."""
     if skin is not None:
         return float(skin)
-    return SKIN_FRACTION * 2.0 * float(r_mean)
+    return SKIN_DIAMETERS * 2.0 * float(r_mean)
 
 
 def scene_particles(scene: Scene) -> dict:
@@ -127,6 +129,62 @@ class RestartState:
     path: str | None = None  # the checkpoint file (the last good one until the run writes)
 
 
+class Reduction(NamedTuple):
+    """The step's one ``allreduce_max``: the largest squared move of the step (m², the
+    guard), the largest squared drift since the last rebuild (m², the schedule), the largest
+    owned count (the load record) and the signal a rank received to stop (pdyn.interrupt)."""
+
+    move2: float
+    drift2: float
+    owned: float
+    stop: float
+
+
+class Decisions(NamedTuple):
+    """What step ``step`` does besides the work of every step: rebuild (migrate, ghost plan,
+    broad phase, lists), pour (an insertion step), balance, reorder memory, rebuild the lists
+    (``lists``: a rebuild, or every step with skin 0), the ``writers`` due at its end and
+    what they ``needs`` (``pdyn.io.OutputView``)."""
+
+    step: int
+    rebuild: bool
+    pour: bool
+    balance: bool
+    reorder: bool
+    lists: bool
+    writers: list
+    needs: frozenset
+
+
+class Schedule:
+    """Decides each step from the step's drift: rebuild when the lists are due
+    (``NeighbourList.due``) or spheres are poured in, balance and reorder at the first
+    rebuild step ``every`` steps after the last, the writers due; with translating walls
+    also at every multiple of ``wall_every`` steps (``WallSet.rebuild_every``: no wall moves
+    more than half the skin between rebuilds). The same decisions on every rank count."""
+
+    def __init__(self, lists, inserter, balancer, reorder_every: int, reordered_at: int,
+                 writers: list, dt: float, wall_every: int = 0):
+        self.lists, self.inserter, self.balancer = lists, inserter, balancer
+        self.reorder_every, self.reordered_at = reorder_every, reordered_at
+        self.writers, self.dt, self.wall_every = writers, dt, wall_every
+
+    def decide(self, step: int, drift2: float) -> Decisions:
+        """The decisions of step ``step`` (the index after it), given the largest squared
+        drift since the last rebuild ``drift2`` (m²)."""
+        pour = self.inserter is not None and self.inserter.due(step, step * self.dt)
+        rebuild = (pour or bool(self.lists.due(drift2))  # new spheres enter lists and plan
+                   or (self.wall_every > 0 and step % self.wall_every == 0))  # moving walls
+        reorder = (rebuild and self.reorder_every > 0
+                   and step - 1 - self.reordered_at >= self.reorder_every)
+        if reorder:
+            self.reordered_at = step - 1
+        writers = [w for w in self.writers if w.due(step)]
+        needs = frozenset().union(*[w.needs for w in writers]) if writers else NO_NEEDS
+        return Decisions(step, rebuild, pour, rebuild and self.balancer.due(step), reorder,
+                         rebuild or self.lists.every_step, writers, needs)
+
+
 class Simulation:
     """An elastic/damped sphere simulation of one scene on this rank.
 
@@ -140,111 +198,8 @@ class Simulation:
 
     def __init__(self, config: SimulationConfig | None = None, *, comm=None,
                  scene: Scene | None = None, restart: RestartState | None = None):
-        self.config = config = config or SimulationConfig()
-        self.comm = comm if comm is not None else get_comm()
-        node = node_memory(self.comm)  # the same on every rank: the same memory verdicts
-        scene = scene if scene is not None else scene_from_config(config, self.comm.size, node)
-        self.scene = scene
-        box = config.box
-        lo = np.array(box.lo if box else scene.box_lo, float)
-        hi = np.array(box.hi if box else scene.box_hi, float)
-        boundary = tuple(box.boundary if box else scene.boundary)
-        # the box faces, then the scene's walls and the config's (pdyn.walls); the config
-        # keeps them all, so checkpoints hold them (once: a config that holds them already,
-        # a run's own, is kept as it is)
-        own = wall_configs(scene.walls)
-        if own and config.walls[:len(own)] != own:
-            self.config = config = config.with_(walls=own + config.walls)
-        walls = config.walls
-        self.wallset = WallSet(*Box(lo, hi, boundary).walls(), [w.spec() for w in walls])
-        self.box = Box(lo, hi, boundary, tuple(
-            {**w.spec(), "name": f"walls[{k}] ({w.type})"} for k, w in enumerate(walls)))
-        self.gravity = np.array(config.gravity if config.gravity is not None else scene.gravity,
-                                float)
-        self.contact = ContactModel.from_config(config.contact or ContactConfig(**scene.contact))
-        self.steps = config.steps or scene.steps
-        self.step_index = restart.step if restart else 0
-        # which run the files belong to (pdyn.io.runid): made once, kept through restarts
-        self.run_id = restart.run_id if restart and restart.run_id else self.comm.bcast(
-            new_run_id() if self.comm.rank == 0 else None)
-        self.restarted_from = restart.path if restart else None
-        self._stop = None  # the signals' flag while run() runs (pdyn.interrupt)
-        self.stop_signal = 0  # the signal every rank agreed to stop on (0: none)
-        self.timers = PhaseTimers()
-        self.n_contacts = 0
-        self.elastic_energy = 0.0
-        self.network = self.wall_load = None  # captured for output (``_capture``)
-
-        self.setup_note = None  # what relaxing given particles did (pdyn.checks)
-        source = restart.source if restart else self._source(scene)
-        self.r_mean = restart.r_mean if restart else source.r_mean
-        self.inserter = self._inserter(source.n, restart)
-        # one memory estimate of what the config implies, before the large allocations
-        check_memory(node, self.comm.size, self.box, config, particles=source.n,
-                     inserter=self.inserter, rotating=self.contact.rotating,
-                     restart=restart is not None)
-        # the rotation fields exist only when the contact model rotates
-        self.store = ParticleStore(capacity=max(64, 2 * source.n // max(self.comm.size, 1)),
-                                   features=(ROTATION,) if self.contact.rotating else ())
-        self._add_walls()
-        if self.inserter is not None and source.n == 0 and not restart:  # an empty box to pour into
-            self.r_mean = float(np.mean(self.inserter.radii))
-        skin = neighbour_skin(config.neighbour_skin, self.r_mean)
-        n_particles = source.n  # global
-        self.exchange = make_exchange(self.store, self.box, self.comm, dims=config.blocks,
-                                      skin=skin or None, n_particles=n_particles,
-                                      curve=config.balance_curve)
-        # a restart continues the exchange's plan and keeps centres unwrapped (distribute
-        # checks them against the skin along periodic axes); particles may have moved up to
-        # ``drift`` since the last rebuild, so the first plan and lists reach that much farther
-        drift = restart.drift if restart else 0.0
-        if restart:
-            self.exchange.restore(restart.exchange, drift=drift)
-        self.exchange.distribute(source, wrap=restart is None)
-        if self.inserter is not None:
-            self.exchange.admit(float(self.inserter.radii.max()))
-        self.neighbours = NeighbourList(skin, rebuild_skin=self.exchange.skin)
-        self.rebuilds = 0
-        # the schedule continues a checkpoint's; one rank has nothing to balance
-        self.balancer = Balancer(
-            config.balance_every if self.comm.size > 1 else 0,
-            config.balance_threshold, config.balance_curve, self.comm.size, n_particles,
-            last=getattr(self.exchange, "balanced_at", 0) if restart else self.step_index)
-        if self.balancer.every:
-            self.timers["balance"] = 0.0  # a row of the phase table even if never due
-        self._n_owned = int(self.store.owned.size)
-        self.dt = restart.dt if restart else self._time_step()
-        self.time = self.step_index * self.dt
-        self.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
-        self.writers = make_writers(config.output)  # snapshots, checkpoints (pdyn.io)
-        self.guard = StepGuard(self.store, self.comm, self.dt, self._contact_time(),
-                               config.dt_safety, self.writers)
-        if self.inserter is not None:  # the smallest sphere may be one still to come
-            self.guard.r_min = min(self.guard.r_min, float(self.inserter.radii.min()))
-        self.reorder_every = config.reorder_every
-        self._reordered_at = self.step_index
-        if self.reorder_every:
-            self._reorder()
-        self._walls = self._wall_order()
-        self._move_walls(self.step_index)
-        self.wallset.set_reach(self.neighbours.skin)
-        self._wall_rebuilds = self.wallset.rebuild_every(self.neighbours.skin, self.dt)
-        self.exchange.ghosts()
-        if restart or scene.cells is not None:  # this rank's share plus its ghosts
-            share_state(self.store, self.box, self.comm, restart=restart is not None,
-                        **self._overlap_rules())
-        # a restart keeps the checkpoint's build positions (its schedule continues) and its
-        # forces (damping saw the half-step velocity, which is gone); contacts and elastic
-        # energy are counted either way
-        self._find_neighbours(None, rebuilt=restart is None, drift=drift)
-        kept = ({k: getattr(self.store, k).copy() for k in RESTART_KEPT if k in self.store.fields}
-                if restart else {})
-        with self.timers("contacts"):
-            self._forces()
-        for k, v in kept.items():
-            getattr(self.store, k)[:] = v
-        if restart:  # the history must not advance twice in one step: the next pass reads
-            self.contact.history.reset()  # the checkpoint's records again
+        build(self, config or SimulationConfig(), comm if comm is not None else get_comm(),
+              scene, restart)
 
     # ------------------------------------------------------------------ setup helpers
     def _overlap_rules(self) -> dict:
@@ -346,11 +301,13 @@ class Simulation:
         return np.ascontiguousarray(walls[np.argsort(-self.store.gid[walls], kind="stable")])
 
     # ------------------------------------------------------------------ the step
-    def _forces(self) -> None:
+    def _forces(self, record: bool = False) -> None:
         """Contact forces (plus gravity) on the integrated particles, from the lists; with
-        rotation also torques and the contact history."""
+        rotation also torques and the contact history (``record``: and each entry's
+        tangential force, for output)."""
         self.n_contacts, self.elastic_energy = self.contact.forces(
-            self.store, self.neighbours, self.gravity, self.dt)
+            self.store, self.neighbours, self.gravity, self.dt,
+            record=record or self.record_tangential)
 
     def sync_history(self) -> None:
         """With rotation: write the contact history the force pass keeps beside the lists into
@@ -374,7 +331,6 @@ class Simulation:
             old_to_new = store.permute(np.concatenate((store.walls,
                                                        zorder(store.pos, others, cell))))
             self.exchange.remap(old_to_new)
-        self._reordered_at = self.step_index
 
     def _find_neighbours(self, changes: list[StoreChanges] | None, rebuilt: bool,
                          drift: float = 0.0) -> None:
@@ -441,76 +397,95 @@ class Simulation:
         return np.flatnonzero(((f & OWNED) != 0) & ((f & (INFINITE | FIXED)) == 0))
 
     def step(self) -> None:
-        """Advance one time step ``dt``."""
+        """Advance one time step ``dt``: kick–drift, the schedule's decisions (translating
+        walls to their new place), exchange, ghosts, [lists], contacts, kick, writers."""
         store, t, half, lists = self.store, self.timers, 0.5 * self.dt, self.neighbours
         with t("integrate"):
-            moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
-                               lists.rows, half, self.dt, *self._spin())
-            extra = [float(self._n_owned)] if self.comm.size > 1 else []
-            extra.append(float(self._stop.signum) if self._stop is not None else 0.0)
-            moved = np.append(moved, extra)
-            # one reduction: this step's largest move (the guard), the largest drift since the
-            # last rebuild (the schedule), on several ranks the largest owned count (the load
-            # record), and whether a rank received a signal to stop (pdyn.interrupt)
-            red = self.comm.allreduce_max(moved)
-            step2, drift2 = red[0], red[1]
-            self.guard.check(math.sqrt(step2), lists.rows, self.step_index + 1)  # pdyn.checks
-            if self.comm.size > 1:
-                self.balancer.observe(red[-2], self.inserter and self.inserter.present)
-            self.stop_signal = int(red[-1])
-        pour = self.inserter is not None and self.inserter.due(self.step_index + 1,
-                                                               (self.step_index + 1) * self.dt)
-        self._move_walls(self.step_index + 1)
-        k = self._wall_rebuilds  # translating walls: rebuild before one moves skin/2
-        rebuild = (lists.due(drift2) or pour  # new spheres enter lists and ghost plan
-                   or (k > 0 and (self.step_index + 1) % k == 0))
-        if rebuild or lists.every_step:
+            red = self._kick_drift(half)
+        do = self.schedule.decide(self.step_index + 1, red.drift2)
+        self._move_walls(do.step)
+        if do.lists:
             self.sync_history()  # before particles move in memory and the lists change
-        balance = rebuild and self.balancer.due(self.step_index + 1)
-        if balance:
-            with t("balance"):  # the work of the interval that ends, on its lists
-                work = block_work(self.exchange.grid, store.pos, lists.rows, lists.start)
-        with t("migrate"):
-            changes = self.exchange.migrate(rebuild, self.dt)
-        if balance:
-            with t("balance"):
-                changes, moved, sent = self.exchange.rebalance(
-                    changes, work, self.balancer.threshold, self.balancer.curve,
-                    self.step_index + 1)
-                self.balancer.checked(self.step_index + 1, moved, sent)
-        changes = [changes]
-        if rebuild and self.inserter is not None:
-            with t("migrate"):
-                changes.append(self._pour(pour))
-        if rebuild:
-            self._n_owned = int(store.owned.size)
-            self.rebuilds += 1
-            if self.reorder_every and self.step_index - self._reordered_at >= self.reorder_every:
-                with t("reorder"):
-                    self._reorder()
-                    self._walls = self._wall_order()
-                changes = None  # the broad phase is built afresh
+        changes = self._exchange(do)
         with t("ghosts"):
             ghosts = self.exchange.ghosts()
-        if rebuild or lists.every_step:
-            self._find_neighbours(None if changes is None else changes + [ghosts], rebuild)
-        needs = {getattr(w, "needs", None) for w in self.writers if w.due(self.step_index + 1)}
-        recording = self.contact.recording  # friction: keep the tangential forces this step
-        self.contact.recording = recording or bool(needs - {None})
-        with t("contacts"):
-            self._forces()
+        if do.lists:
+            self._find_neighbours(None if changes is None else changes + [ghosts], do.rebuild)
+        with t("contacts"):  # friction: the tangential forces recorded for contact output
+            self._forces(record=bool(do.needs & CONTACT_FORCES))
         with t("output"):
-            self._capture(needs)
-        self.contact.recording = recording
+            self._capture(do.needs)
         with t("integrate"):
             kick(store.vel, store.force, store.mass, lists.rows, half, *self._spin())
         self.step_index += 1
         self.time = self.step_index * self.dt
-        for w in self.writers:
-            if w.due(self.step_index):
-                with t("output"):
-                    self.sync_history()
-                    w(self)
+        if do.writers:
+            with t("output"):
+                self.sync_history()
+                view = self.view(do.needs)
+                for w in do.writers:
+                    w(view)
+
+    def _kick_drift(self, half: float) -> Reduction:
+        """The first half-kick and the drift, then the step's one reduction; the step guard
+        (``pdyn.checks``), the load record and the stop signal take their parts."""
+        store, lists = self.store, self.neighbours
+        moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
+                           lists.rows, half, self.dt, *self._spin())
+        mine = self._reduce_buffer
+        mine[:2] = moved
+        mine[2] = self._n_owned
+        mine[3] = self._stop.signum if self._stop is not None else 0.0
+        red = Reduction(*self.comm.allreduce_max(mine).tolist())
+        self.guard.check(math.sqrt(red.move2), lists.rows, self.step_index + 1)
+        if self.comm.size > 1:
+            self.balancer.observe(red.owned, self.inserter and self.inserter.present)
+        self.stop_signal = int(red.stop)
+        return red
+
+    def _exchange(self, do: Decisions) -> list[StoreChanges] | None:
+        """Migrate (at a rebuild: wrap, send leavers, drop ghosts), balance, pour and
+        reorder as ``do`` says; the store's changes, one after the other (None: memory was
+        reordered, the broad phase is built afresh)."""
+        t, store, lists = self.timers, self.store, self.neighbours
+        if do.balance:
+            with t("balance"):  # the work of the interval that ends, on its lists
+                work = block_work(self.exchange.grid, store.pos, lists.rows, lists.start)
+        with t("migrate"):
+            changes = [self.exchange.migrate(do.rebuild, self.dt)]
+        if do.balance:
+            with t("balance"):
+                changes[0], moved, sent = self.exchange.rebalance(
+                    changes[0], work, self.balancer.threshold, self.balancer.curve, do.step)
+                self.balancer.checked(do.step, moved, sent)
+        if do.rebuild and self.inserter is not None:
+            with t("migrate"):
+                changes.append(self._pour(do.pour))
+        if do.rebuild:
+            self._n_owned = int(store.owned.size)
+            self.rebuilds += 1
+        if do.reorder:
+            with t("reorder"):
+                self._reorder()
+                self._walls = self._wall_order()
+            return None
+        return changes
+
+    def view(self, needs=frozenset()) -> OutputView:
+        """What a writer may read now (``pdyn.io.OutputView``), with what ``needs`` asks
+        for: ``state`` the exchange's and the inserter's state, ``network``, ``walls`` and
+        ``thermo`` what :meth:`_capture` kept of the step."""
+        state = "state" in needs
+        ins = self.inserter
+        return OutputView(
+            step=self.step_index, time=self.time, dt=self.dt, comm=self.comm,
+            store=self.store, box=self.box, scene=self.scene.name, run_id=self.run_id,
+            first_step=self.first_step, config=self.config, contact=self.contact_config,
+            gravity=self.gravity, steps_total=self.steps, r_mean=self.r_mean,
+            network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
+            exchange=self.exchange.state() if state else None,
+            insertion=({"params": ins.p, "state": ins.state()} if state and ins else None),
+            wall_kinds=self.wallset.table[:, KIND], n_box=self.wallset.n_box)
 
     def run(self, steps: int | None = None, progress: bool | None = None) -> dict:
         """Advance ``steps`` (default: the configured number); return :meth:`summary`."""
@@ -542,7 +517,7 @@ class Simulation:
         for w in self.writers:  # buffered output (the wall-force series)
             if hasattr(w, "finish"):
                 with self.timers("output"):
-                    w.finish(self)
+                    w.finish(self.view())
         self.wall_time = time.perf_counter() - t0
         self.steps_run = steps
         self.load = self.exchange.load_summary(  # collective; a line on rank 0 (N > 1 only)
@@ -554,7 +529,8 @@ class Simulation:
     def _stopped(self) -> Stopped:
         """Every rank agreed to stop on a signal at the end of this step: write a checkpoint
         here (``pdyn.io.checkpoint_now``) and say where to continue from."""
-        path = checkpoint_now(self)
+        self.sync_history()
+        path = checkpoint_now(self.writers, self.view({"state"}))
         where = (f"checkpoint {path}; continue with: pdyn run --restart {path}" if path else
                  "no checkpoint: the run writes no output (give --checkpoint-every); "
                  + self.last_good())
@@ -588,12 +564,16 @@ class Simulation:
         global-id pairs (K, 2), each once."""
         return touching_pairs(self.store, self.neighbours)
 
-    def _capture(self, needs: set) -> None:
-        """Keep the contact network (``sim.network``) or the wall contacts (``sim.wall_load``)
-        when a writer due at the end of this step asks for them (``needs``, their ``needs``
-        attributes): evaluated right after the contact kernel, with the velocities it saw,
-        so they are the forces applied — after the closing half-kick, damping would see other
-        velocities (and on several ranks ghosts keep the half-step ones)."""
+    def _capture(self, needs: frozenset) -> None:
+        """Keep the contact network (``sim.network``), the wall contacts (``sim.wall_load``)
+        or the contact statistics (``sim.contact_stats``) when a writer due at the end of this
+        step asks for them (``needs``, their ``needs`` attributes): evaluated right after the
+        contact kernel, with the velocities it saw, so they are the forces applied — after
+        the closing half-kick, damping would see other velocities (and on several ranks
+        ghosts keep the half-step ones)."""
+        self.contact_stats = (contact_stats(self.store, self.neighbours,
+                                            self.contact.wall_table(self.store))
+                              if "thermo" in needs else None)
         self.network = self.contact_network() if "network" in needs else None
         if "walls" in needs:
             n = self.network
@@ -616,11 +596,11 @@ class Simulation:
 
     def _tangential(self):
         """The tangential force per neighbour-list entry for output: what the last force pass
-        recorded (``ContactModel.recording``: on in a step whose writers need contacts, or
-        when a user sets it); None (zeros) without friction or record. The one place friction's per-contact
-        history enters the contact network and wall forces."""
+        recorded (``ContactModel.recorded``: in a step whose writers need contacts, or every
+        step with ``sim.record_tangential``); None (zeros) without friction or record. The one
+        place friction's per-contact history enters the contact network and wall forces."""
         c = self.contact
-        if c.rotating and c.recording and c.tangential.shape[0] == self.neighbours.entries():
+        if c.rotating and c.recorded and c.tangential.shape[0] == self.neighbours.entries():
             return c.tangential
         return None
 
@@ -647,3 +627,145 @@ class Simulation:
             "kinetic_energy": self.kinetic_energy(),
             "timers": dict(self.timers),
         }
+
+
+def build(sim: Simulation, config: SimulationConfig, comm, scene: Scene | None,
+          restart: RestartState | None) -> None:
+    """Set up ``sim``: its frame (scene, box, gravity, contact law, ids), its particles (store,
+    walls, exchange), its schedule (lists, balancer, dt, guard, writers) and the first force
+    pass (a restart keeps the checkpoint's forces)."""
+    _frame(sim, config, comm, scene, restart)
+    source, drift = _particles(sim, restart)
+    _schedule(sim, source.n, restart)
+    _first_pass(sim, restart, drift)
+
+
+def _frame(sim, config, comm, scene, restart) -> None:
+    """Scene, box and walls (``sim.wallset``, ``pdyn.walls``), gravity, contact model, step
+    count, run id, timers and counters."""
+    sim.config, sim.comm = config, comm
+    sim.node = node_memory(comm)  # the same on every rank: the same memory verdicts
+    sim.scene = scene = scene if scene is not None else scene_from_config(config, comm.size,
+                                                                          sim.node)
+    box = config.box
+    lo = np.array(box.lo if box else scene.box_lo, float)
+    hi = np.array(box.hi if box else scene.box_hi, float)
+    boundary = tuple(box.boundary if box else scene.boundary)
+    # the box faces, then the scene's walls and the config's (pdyn.walls); the config keeps
+    # them all, so checkpoints hold them (once: a config that holds them already, a run's
+    # own, is kept as it is)
+    own = wall_configs(scene.walls)
+    if own and config.walls[:len(own)] != own:
+        sim.config = config = config.with_(walls=own + config.walls)
+    sim.wallset = WallSet(*Box(lo, hi, boundary).walls(), [w.spec() for w in config.walls])
+    sim.box = Box(lo, hi, boundary, tuple(
+        {**w.spec(), "name": f"walls[{k}] ({w.type})"} for k, w in enumerate(config.walls)))
+    sim.gravity = np.array(config.gravity if config.gravity is not None else scene.gravity,
+                           float)
+    # the contact configuration the run uses (its config's, else the scene's), checkpointed whole
+    sim.contact_config = config.contact or ContactConfig(**scene.contact)
+    sim.contact = ContactModel.from_config(sim.contact_config)
+    sim.record_tangential = False  # True: every force pass records tangential forces
+    sim.steps = config.steps or scene.steps
+    sim.step_index = sim.first_step = restart.step if restart else 0
+    # which run the files belong to (pdyn.io.runid): made once, kept through restarts
+    sim.run_id = restart.run_id if restart and restart.run_id else comm.bcast(
+        new_run_id() if comm.rank == 0 else None)
+    sim.restarted_from = restart.path if restart else None
+    sim._stop = None  # the signals' flag while run() runs (pdyn.interrupt)
+    sim.stop_signal = 0  # the signal every rank agreed to stop on (0: none)
+    sim.timers = PhaseTimers()
+    sim.n_contacts = 0
+    sim.elastic_energy = 0.0
+    sim.network = sim.wall_load = sim.contact_stats = None  # captured for output (_capture)
+    sim.rebuilds = 0
+    sim.setup_note = None  # what relaxing given particles did (pdyn.checks)
+
+
+def _particles(sim, restart):
+    """The particle source, the store with its walls, the exchange holding this rank's share;
+    returns (source, drift since the last rebuild)."""
+    config, comm = sim.config, sim.comm
+    source = restart.source if restart else sim._source(sim.scene)
+    sim.r_mean = restart.r_mean if restart else source.r_mean
+    sim.inserter = sim._inserter(source.n, restart)
+    # one memory estimate of what the config implies, before the large allocations
+    check_memory(sim.node, comm.size, sim.box, config, particles=source.n,
+                 inserter=sim.inserter, rotating=sim.contact.rotating,
+                 restart=restart is not None)
+    # the rotation fields exist only when the contact model rotates
+    sim.store = ParticleStore(capacity=max(64, 2 * source.n // max(comm.size, 1)),
+                              features=(ROTATION,) if sim.contact.rotating else ())
+    sim._add_walls()
+    if sim.inserter is not None and source.n == 0 and not restart:  # an empty box to pour into
+        sim.r_mean = float(np.mean(sim.inserter.radii))
+    sim.skin = neighbour_skin(config.neighbour_skin, sim.r_mean)
+    sim.exchange = make_exchange(sim.store, sim.box, comm, dims=config.blocks,
+                                 skin=sim.skin or None, n_particles=source.n,
+                                 curve=config.balance_curve)
+    # a restart continues the exchange's plan and keeps centres unwrapped (distribute
+    # checks them against the skin along periodic axes); particles may have moved up to
+    # ``drift`` since the last rebuild, so the first plan and lists reach that much farther
+    drift = restart.drift if restart else 0.0
+    if restart:
+        sim.exchange.restore(restart.exchange, drift=drift)
+    sim.exchange.distribute(source, wrap=restart is None)
+    if sim.inserter is not None:
+        sim.exchange.admit(float(sim.inserter.radii.max()))
+    sim._n_owned = int(sim.store.owned.size)
+    sim._reduce_buffer = np.zeros(len(Reduction._fields))  # this rank's part of the reduction
+    return source, drift
+
+
+def _schedule(sim, n_particles: int, restart) -> None:
+    """Neighbour lists, balancer, time step, broad phase, writers, step guard and the
+    schedule that paces them."""
+    config, comm = sim.config, sim.comm
+    sim.neighbours = NeighbourList(sim.skin, rebuild_skin=sim.exchange.skin)
+    # the schedule continues a checkpoint's; one rank has nothing to balance
+    sim.balancer = Balancer(
+        config.balance_every if comm.size > 1 else 0,
+        config.balance_threshold, config.balance_curve, comm.size, n_particles,
+        last=getattr(sim.exchange, "balanced_at", 0) if restart else sim.step_index)
+    if sim.balancer.every:
+        sim.timers["balance"] = 0.0  # a row of the phase table even if never due
+    sim.dt = restart.dt if restart else sim._time_step()
+    sim.time = sim.step_index * sim.dt
+    sim.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
+    sim.writers = make_writers(config.output)  # snapshots, checkpoints, series (pdyn.io)
+    sim.guard = StepGuard(sim.store, comm, sim.dt, sim._contact_time(), config.dt_safety,
+                          sim.writers)
+    if sim.inserter is not None:  # the smallest sphere may be one still to come
+        sim.guard.r_min = min(sim.guard.r_min, float(sim.inserter.radii.min()))
+    sim.reorder_every = config.reorder_every
+    # translating walls: the lists reach half the skin farther for them, and a rebuild comes
+    # before one has moved that far
+    sim.wallset.set_reach(sim.neighbours.skin)
+    sim.schedule = Schedule(sim.neighbours, sim.inserter, sim.balancer, sim.reorder_every,
+                            sim.step_index, sim.writers, sim.dt,
+                            sim.wallset.rebuild_every(sim.neighbours.skin, sim.dt))
+
+
+def _first_pass(sim, restart, drift: float) -> None:
+    """Reorder, ghosts, the initial-state checks of a rank's share, the first lists and
+    force pass."""
+    if sim.reorder_every:
+        sim._reorder()
+    sim._walls = sim._wall_order()
+    sim._move_walls(sim.step_index)
+    sim.exchange.ghosts()
+    if restart or sim.scene.cells is not None:  # this rank's share plus its ghosts
+        share_state(sim.store, sim.box, sim.comm, restart=restart is not None,
+                    **sim._overlap_rules())
+    # a restart keeps the checkpoint's build positions (its schedule continues) and its
+    # forces (damping saw the half-step velocity, which is gone); contacts and elastic
+    # energy are counted either way
+    sim._find_neighbours(None, rebuilt=restart is None, drift=drift)
+    kept = ({k: getattr(sim.store, k).copy() for k in RESTART_KEPT if k in sim.store.fields}
+            if restart else {})
+    with sim.timers("contacts"):
+        sim._forces()
+    for k, v in kept.items():
+        getattr(sim.store, k)[:] = v
+    if restart:  # the history must not advance twice in one step: the next pass reads
+        sim.contact.history.reset()  # the checkpoint's records again

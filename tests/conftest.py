@@ -14,6 +14,13 @@ from pdyn.cli import main
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
 
+def pytest_report_header(config):
+    """One line naming the fast lane (tests/lanes.py), unless a selection is already given."""
+    if not config.option.markexpr:
+        return ('pdyn: development loop: python -m pytest -m "not slow" (tests/lanes.py); '
+                "everything, as CI: python -m pytest")
+
+
 def benchmark_script(name: str):
     """The program ``benchmarks/<name>.py`` imported as a module (the folder on the path for
     its own imports)."""

@@ -79,6 +79,7 @@ FIELDS = {
     "output.checkpoint_every": ("x", INF, -1),
     "output.overwrite": ("yes", NAN, None),
     "output.wall_forces": ("yes", NAN, None),
+    "output.thermo_every": ("x", INF, -1),
     "box.lo": ("x", [0.0, NAN, 0.0], [2.0, 0.0, 0.0]),
     "box.hi": ("x", [1.0, INF, 1.0], [-1.0, 1.0, 1.0]),
     "box.boundary": (5, NAN, ["wall", "sticky", "wall"]),

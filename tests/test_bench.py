@@ -21,6 +21,7 @@ TINY = {"koch_scale": 0.004, "koch_scale_checkerboard": 0.001, "koch_steps": 2,
         "budget": 5.0, "peer_timeout": 5.0, "peers": ["scipy cKDTree"]}
 
 
+@pytest.mark.slow  # every series and eight structures: ~8 s of CPU
 def test_report_writes_json_markdown_and_plots(tmp_path):
     structures = ["linked_cells", "octree", "hash_grid", "index_sort", "zindex_sort",
                   "sweep_prune", "brute", "auto"]
@@ -60,6 +61,23 @@ def test_report_writes_json_markdown_and_plots(tmp_path):
     render(tmp_path / "stopped")
     head = (tmp_path / "stopped" / "report.md").read_text().split("## Headline")[0]
     assert "stopped before its end. Series not measured: " + ", ".join(SERIES[1:]) in head
+
+
+def test_report_of_two_series(tmp_path):
+    """The fast lane's report: two of the series on three structures write their JSON, their
+    Markdown sections and their plot (the whole report is the test above)."""
+    series = ["update_strategies", "full_step"]
+    res = run(tmp_path, quick=True, series=series, structures=["brute", "linked_cells", "auto"],
+              progress=False, sizes=TINY, command="pdyn bench --series update_strategies full_step")
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert set(series) <= set(data) and not {"headline", "koch_scenes"} & set(data)
+    assert data["runs"]["full_step"]["command"] == res["command"]
+    md = (tmp_path / "report.md").read_text()
+    for heading in ("## Update strategies", "### motion 20 %", "## The full time step",
+                    "### neighbour lists (default skin)"):
+        assert heading in md, heading
+    assert res["plots"] == ["full_step.png"]
+    assert (tmp_path / "full_step.png").read_bytes()[:4] == b"\x89PNG"
 
 
 def test_stopwatch_splits_update_and_query():

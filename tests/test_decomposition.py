@@ -133,15 +133,14 @@ def test_neighbour_ranks_symmetric_and_periodic():
 def _neighbours_by_all_pairs(g, rank, reach):
     """The oracle: every block of ``rank`` against every block, every periodic shift."""
     blo, bhi = g.bounds()
+    shifts = g.shifts()[:, None, :]
+    lo, hi = blo[None] + shifts, bhi[None] + shifts  # (shift, block, axis): every image
     out = set()
     for b in g.blocks_of_rank(rank):
-        for c in range(g.n_blocks):
-            for s in g.shifts():
-                lo, hi = blo[c] + s, bhi[c] + s
-                gap = np.maximum(np.maximum(lo - bhi[b], blo[b] - hi), 0.0)
-                gap[~np.isfinite(gap)] = 0.0
-                if (gap ** 2).sum() <= reach ** 2 and g.owner[c] != rank:
-                    out.add(int(g.owner[c]))
+        gap = np.maximum(np.maximum(lo - bhi[b], blo[b] - hi), 0.0)
+        gap[~np.isfinite(gap)] = 0.0
+        near = ((gap ** 2).sum(axis=2) <= reach ** 2).any(axis=0) & (g.owner != rank)
+        out.update(int(o) for o in g.owner[near])
     return out
 
 

@@ -146,6 +146,7 @@ class _Hook:
     failure arriving in the middle of a run, at a known step)."""
 
     name = "hook"
+    needs = frozenset()
     written: list = []
 
     def __init__(self, at, action):
@@ -154,7 +155,7 @@ class _Hook:
     def due(self, step):
         return step == self.at
 
-    def __call__(self, sim):
+    def __call__(self, view):
         self.action()
 
 

@@ -27,7 +27,16 @@ JOBSCRIPTS = ROOT / "jobscripts"
 PACKAGES = ["slurmctld", "slurmd", "slurm-client"]
 TOOLS = ["slurmctld", "slurmd", "sbatch", "squeue", "sinfo", "scontrol"]
 
-pytestmark = pytest.mark.slow
+
+def test_jobscripts_are_valid_bash():
+    """The fast lane's check of the jobscripts (the full run submits them to SLURM below):
+    bash parses each one."""
+    scripts = sorted(JOBSCRIPTS.glob("*.sbatch"))
+    assert [p.name for p in scripts] == ["run.sbatch", "scaling.sbatch"]
+    for script in scripts:
+        res = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True,
+                             timeout=30)
+        assert res.returncode == 0, f"{script.name}: {res.stderr}"
 
 
 def _which_all() -> bool:
@@ -182,6 +191,7 @@ def _submit_and_wait(env, workdir: Path, script: Path, extra_env: dict, timeout=
     return job, info
 
 
+@pytest.mark.slow  # a SLURM started for the test
 def test_run_jobscript(slurm, tmp_path):
     env, _, _ = slurm
     job, info = _submit_and_wait(env, tmp_path, JOBSCRIPTS / "run.sbatch", {
@@ -194,6 +204,7 @@ def test_run_jobscript(slurm, tmp_path):
     assert out.rstrip().endswith("pdyn job done"), out
 
 
+@pytest.mark.slow
 def test_scaling_jobscript(slurm, tmp_path):
     env, _, _ = slurm
     job, info = _submit_and_wait(env, tmp_path, JOBSCRIPTS / "scaling.sbatch", {

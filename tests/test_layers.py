@@ -12,7 +12,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pdyn"
 
 #: bottom to top; a name stands for the module or package and everything below it
 LAYERS = [
-    ("pdyn._jit", "pdyn.version", "pdyn.interrupt"),  # numba options; version; signals
+    ("pdyn._jit", "pdyn.version", "pdyn.interrupt", "pdyn.values"),  # numba options; version;
+    # signals; value checks
     ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
     ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios", "pdyn.walls"),  # data; wall geometry
@@ -140,3 +141,60 @@ def test_the_checks_catch_an_upward_import_and_a_cycle(tmp_path):
     assert violations(g) == [
         f"pdyn.io.checkpoint (layer {io}) imports pdyn.simulation (layer {sim})"]
     assert cycles(g) == [["pdyn.io", "pdyn.io.checkpoint", "pdyn.simulation", "pdyn.io"]]
+
+
+def private_imports(name: str, path: Path, known) -> list[str]:
+    """Imports in ``name`` of a private name (``_x``) from another module of the package, or
+    of a private module (``pkg._m``) from outside ``pkg``: what is shared must be public in the
+    module that owns it."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    bad = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            targets = [(a.name, None) for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join(anchor + ([base] if base else []))
+            targets = [(f"{base}.{a.name}", None) if f"{base}.{a.name}" in known
+                       else (base, a.name) for a in node.names]
+        else:
+            continue
+        for module, item in targets:
+            if not module.startswith("pdyn"):
+                continue
+            if item and item.startswith("_") and not item.startswith("__") and module != name:
+                bad.append(f"{name} imports {item} from {module}")
+            parts = module.split(".")
+            for k, part in enumerate(parts):
+                owner = ".".join(parts[:k])
+                if part.startswith("_") and not part.startswith("__") and not (
+                        name == owner or name.startswith(owner + ".")):
+                    bad.append(f"{name} imports the private module {module}")
+                    break
+    return bad
+
+
+def test_no_private_cross_module_import():
+    known = modules()
+    assert [b for name, path in known.items() for b in private_imports(name, path, known)] == []
+
+
+def test_the_check_catches_a_private_import(tmp_path):
+    pkg = tmp_path / "pdyn"
+    (pkg / "broadphase").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "_jit.py").write_text("")
+    (pkg / "domain.py").write_text("def _helper():\n    pass\n")
+    (pkg / "broadphase" / "__init__.py").write_text("")
+    (pkg / "broadphase" / "_kernels.py").write_text("from .._jit import x\n")
+    (pkg / "broadphase" / "base.py").write_text("from ._kernels import y\n")
+    (pkg / "ghosts.py").write_text(
+        "def f():\n    from .domain import _helper\n    from .broadphase._kernels import y\n")
+    known = modules(pkg)
+    found = {name: private_imports(name, path, known) for name, path in known.items()}
+    assert found["pdyn.broadphase._kernels"] == [] and found["pdyn.broadphase.base"] == []
+    assert found["pdyn.ghosts"] == ["pdyn.ghosts imports _helper from pdyn.domain",
+                                    "pdyn.ghosts imports the private module "
+                                    "pdyn.broadphase._kernels"]

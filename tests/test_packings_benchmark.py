@@ -46,6 +46,7 @@ def test_quick_packing_comes_to_rest_with_many_contacts(packings, at_rest):
     assert count.max() == r["most_contacts"] and sphere.sum() == round(r["mean_Z"] * 300)
 
 
+@pytest.mark.slow  # the run to rest twice more (the fast lane's restarts are tests/io's)
 def test_quick_packing_restart_is_bit_identical(packings, at_rest, tmp_path):
     steps = at_rest["steps"]
     half = steps // 2

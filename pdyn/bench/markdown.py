@@ -9,7 +9,7 @@ import math
 from . import theses
 from .measure import MORE_STEPS
 
-#: how close ``auto`` must be to the fastest structure (issue 15)
+#: how close ``auto`` must be to the fastest structure
 AUTO_WITHIN = 1.2
 
 

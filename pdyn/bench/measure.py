@@ -134,7 +134,7 @@ def simulations(scene, structures, steps: int, extra: dict | None = None, rounds
             "candidates": int(np.median(run["cand"])) if run["cand"] else None,
             "memory_bytes": int(sim.broadphase.stats()["memory_bytes"]),
             "contacts": run["contacts"][-1] if run["contacts"] else None,
-            "chosen": chosen(sim.broadphase._bp),
+            "chosen": chosen(sim.broadphase),
         }
         if ref is None or len(run["contacts"]) > len(ref):
             ref = run["contacts"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kernels import canonical_pairs, filter_overlapping
+from ._kernels import canonical_pairs, filter_overlapping, overlaps
 from .base import BroadPhase, BroadPhaseError, BruteForce
 from .linked_cells import LinkedCells
 from .index_sort import IndexSort, ZIndexSort
@@ -67,5 +67,5 @@ def find_contacts(positions, radii, method: str = "auto", **params) -> np.ndarra
 
 __all__ = [
     "REGISTRY", "BroadPhase", "BroadPhaseError", "make_broadphase", "find_contacts",
-    "canonical_pairs", "filter_overlapping",
+    "canonical_pairs", "filter_overlapping", "overlaps",
 ]

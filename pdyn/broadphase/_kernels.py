@@ -224,3 +224,21 @@ def max_radius(rad, handles):
         if r > m:
             m = r
     return m
+
+
+@njit(**JIT)
+def brute_pairs(out, pos, rad, members):
+    """Every overlapping pair of ``members``, all pairs tested (``BruteForce``; ``hash_grid``
+    below its activation threshold)."""
+    k = 0
+    n = members.shape[0]
+    for a in range(n):
+        i = members[a]
+        for b in range(a + 1, n):
+            j = members[b]
+            if overlaps(pos, rad, i, j):
+                if k < out.shape[0]:
+                    out[k, 0] = i
+                    out[k, 1] = j
+                k += 1
+    return k

@@ -1,149 +1,52 @@
 """``auto``: picks a broad-phase structure from cheap statistics of the residents and delegates
 every call to it, so it is exactly as exact as the structure it picked.
 
-Statistics (one O(N) pass over the finite residents, plus strided samples of at most
-``SAMPLE`` radii for the cubic mean and ``OCCUPANCY_SAMPLE`` centres for the occupancy; walls
-are ignored; 0.08 ms for 10⁴ residents, 0.6 ms for 10⁵, best of 50 on the development
-machine, where ``find_contacts`` takes 0.8 and 6 ms on Koch's sparse box):
+Statistics (one O(N) pass over the finite residents plus strided samples; walls ignored):
 
-* ``spread`` = largest radius / cubic mean radius (mean of r³, cube root). A single-level grid
-  sizes its cells by the largest diameter, so it tests ~``spread³`` times more candidates than
-  a hierarchy whose grids fit each size ([Koch2020] Sec. 4.1.6-4.1.8; [Schornbaum2009] Sec.
-  2.3-2.4). A mean of r³ is stable where a median of a few size classes jumps between them
-  (Koch's ``polydisperse``: 1.5; ``more_polydisperse``: 6.2; ``very_polydisperse``: 13-16).
-* ``cells_per_particle`` = cells a dense grid of edge = largest diameter needs over the
-  residents' bounding box, per resident. Dense grids (``linked_cells``, ``index_sort``) cap
-  their table at ``8 N`` cells and enlarge cells beyond that (candidates grow as the cube of
-  the enlargement), and ``linked_cells`` visits every cell ([Ihmsen2011] Sec. 4.2: "memory
-  scales with the domain").
-* ``occupied`` = fraction of occupied cells of a coarse grid of about N / 8 cells over the
-  bounding box: ~1 for a homogeneous scene, 0.5 for Koch's checkerboard, a few per cent when
-  the particles crowd into a corner of an empty box.
-* ``axis_overlaps`` = N · largest diameter / longest extent: how many particles' extents
-  overlap one particle's along the longest axis (what sweep and prune sweeps).
-* ``giants`` = how many spheres are larger than ``GIANT_FACTOR`` × the cubic mean radius of
-  the others (``giant_threshold``: the radius above which they are), 0 if more than
-  ``GIANTS_MAX`` (a few O(N) passes over the radii; ``giants.py``).
-* ``motion`` (not a build's: seen at the first update after it) = median over a strided
-  sample of at most ``MOTION_SAMPLE`` residents of the displacement since the build, in
-  diameters; the median ignores the few that jumped (a periodic wrap, a slot reused).
+* ``spread`` = largest radius / cubic mean radius. A single-level grid sizes its cells by the
+  largest diameter, so it tests ~``spread³`` times the candidates of a hierarchy of grids
+  ([Koch2020] §4.1.6-4.1.8; [Schornbaum2009] §2.3-2.4); a mean of r³ does not jump between
+  size classes as a median does.
+* ``cells_per_particle`` = cells of a dense grid (edge = largest diameter) over the residents'
+  bounding box, per resident: dense tables are capped at ``8 N`` cells and enlarge their cells
+  beyond that ([Ihmsen2011] §4.2: "memory scales with the domain").
+* ``occupied`` = occupied fraction of a coarse grid of ~N / 8 cells: ~1 homogeneous, 0.5 for
+  Koch's checkerboard, a few per cent for particles crowded into a corner.
+* ``axis_overlaps`` = N · largest diameter / longest extent: what sweep and prune sweeps.
+* ``giants`` = spheres larger than ``GIANT_FACTOR`` × the cubic mean radius of the others
+  (0 if more than ``GIANTS_MAX``; ``giants.py``).
+* ``motion`` (seen at the first update after a build) = median displacement since the build
+  over a strided sample, in diameters; the median ignores the few that jumped (a wrap).
 
-Choice (thresholds from ``pdyn bench --report`` runs on the 2-core development machine on
-2026-11-23, wall-clock ms per step unless said otherwise; ``usage`` is "steps" for a
-simulation, "once" for ``find_contacts``):
+Rules (``usage`` is "steps" in a simulation, "once" in ``find_contacts``); the thresholds are
+the constants below, each with its reason; ``pdyn bench --report`` and
+``benchmarks/auto_motion.py`` / ``benchmarks/giant_among_small.py`` measure them:
 
-0. ``usage="once"`` and ``giants`` > 0: giants apart (``giants.py``), ``chosen`` =
-   "<structure>+giants": each giant tested against every resident (~1.6 ns per test), the
-   others in the structure rules 1-6 pick from their own statistics. CPU ms from scratch
-   (``find_contacts``, 2026-11-23): Koch's ``very_polydisperse`` (one r = 180 among 39 999
-   of r = 0.5; ``benchmarks/giant_among_small.py``, medians): 5.8-7.9 < ``hash_grid`` 55-76
-   < ``linked_cells`` 771-1267; at 3.2·10⁵ spheres 46 < 928 < 63 700. Best of 3-5 below:
-   10⁵ spheres r = 0.5 in 100³ with G giants of r
-   5-20: G = 1-16 16-19 < ``hash_grid`` 131-140; 64: 27 < 144; 256: 58 < 168; 1024: 348 >
-   312 (the G·N tests dominate), hence ``GIANTS_MAX`` = 32 (at most 32 tests per sphere, a
-   third of an index sort's build or less). One or eight spheres q times the others' radius
-   among 10⁵, against the plain pick: q = 1.5 0.90-1.04x (no gain), 2 1.04-1.19x, 2.5-3
-   1.11-1.33x (``index_sort`` with cells q times wider), 4 6.5-7.9x (``hash_grid``), hence
-   ``GIANT_FACTOR`` = 2. No other scene of Koch's has giants: ``more_polydisperse``'s 320 of
-   r = 20 (and, at factor 2, the 2880 of r = 2.5) are more than 32; taken apart anyway they
-   cost 427 ms against ``hash_grid``'s 122. A simulation (``usage="steps"``) keeps rules 1-4:
-   giants apart rebuilds both parts at the first query after any change (not incremental).
-1. ``spread > SPREAD_MAX`` (= 3): ``hash_grid``, one grid per size class. Koch's
-   ``polydisperse`` (spread 1.5, 5·10⁴ spheres): ``index_sort`` 16.8 < ``linked_cells`` 20.9
-   < ``hash_grid`` 36.1; ``more_polydisperse`` (6.2, 8·10⁴): ``hash_grid`` 71 < ``zindex_sort``
-   580, the dense grids refuse (> 2²⁶ candidates); ``very_polydisperse`` (16, 4·10⁴):
-   ``hash_grid`` 9.5, every single-level grid refuses or runs out of memory.
-2. else ``cells_per_particle <= DENSE_CELLS`` (= 16; for ``usage="steps"``
-   ``STEPS_DENSE_CELLS`` = 64; for ``usage="once"`` any, rule 5) and ``occupied >=
-   OCCUPIED_MIN`` (= 0.4): ``index_sort`` (both usages). Koch's ``reference`` (9.7 cells per particle, 10⁵ spheres):
-   ``index_sort`` 25.0 < ``hash_grid`` 26.8 < ``zindex_sort`` 35.7 < ``linked_cells`` 37.3;
-   10⁶ equal spheres at solid fraction 0.3 (1.8), from scratch: ``index_sort`` 319 ms <
-   ``zindex_sort`` 389 < ``linked_cells`` 513 < ``hash_grid`` 2552; Schornbaum's scene (2.2,
-   objects moving 20 % of their size per step), 10⁵ objects, the whole step (``pdyn bench
-   --scene schornbaum --scale 10``, CPU ms): ``index_sort`` 40 < ``hash_grid`` 64.
-   Except (``usage="steps"``) a dense, nearly monodisperse scene that moves slowly:
-   ``cells_per_particle <= MOTION_CELLS`` (= 2), ``spread <= MOTION_SPREAD`` (= 1.2) and
-   ``motion < MOTION_MAX`` (= 0.02 diameters per update): ``hash_grid``, whose incremental
-   update then moves few objects and which hands only touching pairs to the contact kernel,
-   where the index sort re-sorts every particle and hands on all its candidates. The whole
-   step without neighbour lists, ~10⁵ spheres, velocities scaled so the median motion per
-   step is 0.15 / 0.46 / 1.5 / 2.3 / 3.1 / 4.6 % of a diameter, ``hash_grid`` / ``index_sort``
-   (``benchmarks/auto_motion.py``, CPU ms per step, 2026-11-23): ``gas`` (1.7 cells per
-   particle, few contacts) 0.57 0.58 0.67 1.04 1.11 1.36; ``packed`` (the gas's lattice at
-   0.998 diameters, ~6 contacts per sphere) 0.65 0.61 0.73 0.92 0.98 1.01; Schornbaum's
-   scene (2.2 cells per particle, 2 overlaps per object) at 0.25 / 0.5 / 1 / 2.5 / 5 / 10 %
-   1.18 1.11 1.15 1.26 1.40 1.58, hence 2 % (Schornbaum's objects, overlapping deeply, pay
-   1.1-1.2x below it; the structures alone, ``docs/report``'s 1 % series, median 0.5 %:
-   auto's hash grid at 1.02-1.18x of the fastest). Spread: the gas with radii 0.5·U(1 - w,
-   1 + w), motion 0.15 %: spread 1.10 0.46, 1.19 0.47, 1.26 0.92; Koch's ``polydisperse``
-   (1.5) above. Since ``index_sort``'s pair query walks stencil rows as ranges (about 0.4x its
-   earlier time), the same benchmark (21:35 UTC, idle) reads ``gas`` 1.04 1.04 1.17 1.46 1.51
-   1.62, ``packed`` 0.93 0.85 1.07 1.19 1.21 1.24, Schornbaum's scene at 0.25-10 % 1.28 1.28
-   1.32 1.44 1.57 1.79, and the report's 1 % series had the hash grid at 1.15-1.43x
-   ``index_sort``: Schornbaum's scene (2.1-2.2 cells per particle) now goes to
-   ``index_sort`` at any motion, hence ``MOTION_CELLS`` = 2 (was 4); the gas (1.7) and the
-   packed lattice (0.94) keep the switch below 2 % (the gas at 1.04x, within noise).
-   With the default neighbour lists the structure runs only at list rebuilds, the motion
-   per update is that since the last rebuild, and every structure's step was within 10 %
-   of the others'.
-3. else, ``usage="steps"`` and ``axis_overlaps < SWEEP_OVERLAPS`` (= 1): ``sweep_prune`` up
-   to ``SWEEP_N_MAX`` (= 2.5·10⁵) residents, above it ``index_sort`` if ``occupied >=
-   OCCUPIED_MIN`` (else rule 4). Schornbaum's scene with 10⁵x smaller objects (0.0075
-   overlaps): ``sweep_prune`` 2.8-5.6x faster than ``zindex_sort`` at 10³-3·10⁴ objects;
-   Koch's 1024³ box (10-80 overlaps): 1-6x slower. The bound is a crossover with N, not
-   noise: ``sweep_prune`` / ``index_sort`` on the small objects, CPU ms per step (``trajectory``,
-   0.3-0.5 s per structure, one or two runs, 2026-11-23): 10⁵ 5.3-5.8 / 11.1-11.7, 2·10⁵
-   13.6-13.9 / 23.5-24.1, 2.5·10⁵ 18.4 / 30.6, 3·10⁵ 47.3-48.3 / 37.6-40.3, 4·10⁵ 64.9 / 51.8,
-   6·10⁵ 101 / 88, 10⁶ 182 / 104: the sweep's 52-74 ns per object jump to 158-182 between
-   2.5·10⁵ and 3·10⁵, where its gathers of centres and radii in end order (2N random reads per
-   step) leave the cache; ``index_sort`` stays at 104-147 ns. ``hash_grid``, rule 4's pick, took
-   76-312 ms there.
-4. else ``usage="steps"``: ``hash_grid`` (sparse or clustered: the dense table would be mostly
-   empty or its cells enlarged). ``inhomogeneous`` 10⁵ (1240 cells per particle):
-   ``hash_grid`` 14.8 < ``zindex_sort`` 16.8 < ``index_sort`` 146; ``very_inhomogeneous``
-   8·10⁴: 11.6 < 13.8. Koch's ``checkerboard`` (63 cells per particle, occupied 0.5) went
-   here until ``index_sort``'s pair query walked stencil rows as ranges (2.5·10⁵: ``hash_grid``
-   34.9 < ``zindex_sort`` 45.1 < ``index_sort`` 47.0); since then, at 10⁶ (``docs/report``,
-   21:22 UTC, CPU ms per step) ``index_sort`` 167 total / 91 detection / 74 MB against
-   ``hash_grid`` 159 / 117 / 466 MB — within 1.05x in total and the fastest detection —, hence
-   rule 2's ``STEPS_DENSE_CELLS`` = 64 (was 16). Also
-   sparse and homogeneous: Koch's static 1024³ box (occupied ≥ 0.99, 1.7·10³-10⁵ cells per
-   particle), update + query + exact test per step, CPU ms: 10⁴ spheres ``hash_grid`` 1.75 <
-   ``index_sort`` 3.2; 4·10⁴ 8.4 ~ 8.0; 1.6·10⁵ 22.6 < 29.8; 6.4·10⁵ 84 < 178 (an earlier
-   report timed the index sorts' query without the exact test their candidates still need,
-   and saw ``index_sort`` ahead; ``docs/report`` now times both with it). With the hash
-   grid's old ``minimal_grid_density`` of 8, its table doubled to 128³ cells at 32 768
-   spheres and it took 1.26-1.35x ``zindex_sort``'s time there; at the default of 5
-   (``hash_grid.py``) ``hash_grid`` / the fastest other at 2, 3, 4, 5, 6, 8, 16, 32·10⁴
-   (``trajectory``, 0.3 s per structure, two runs): 0.86-0.87, 0.81-0.85, 1.00-1.01,
-   0.95-0.97, 0.77-0.81, 0.79-0.88, 0.71-0.93, 0.82-0.87.
-5. ``usage="once"`` and ``occupied >= OCCUPIED_MIN`` however sparse: ``index_sort``. Its
-   capped table enlarges the cells of a sparse homogeneous scene, but they stay nearly empty;
-   Koch's 1024³ box from scratch at 1.6-6.4·10⁵ spheres: ``index_sort`` 18-80 ms <
-   ``zindex_sort`` 95-395 (a hash lookup per neighbour cell, mostly empty) < ``hash_grid``
-   190-1040; at 10⁴-8·10⁴ ``index_sort`` and ``zindex_sort`` are within 1.2x. Where a dense
-   grid would need more than ``DENSE_CELLS`` cells per particle, its table gets
-   ``SPARSE_TABLE`` (= 32) cells per particle instead of the default 8 (smaller cells, fewer
-   candidates; 128 bytes per particle): the same box from scratch, 10⁴ / 4·10⁴ / 1.6·10⁵ /
-   6.4·10⁵ spheres, CPU ms at 8, 16, 32, 64 cells per particle: 2.0 1.4 1.2 1.2 / 8.9 8.3 7.8
-   5.8 / 35.9 24.0 22.4 21.0 / 116 108 96 123; the small spheres of ``very_polydisperse``
-   (4·10⁴): 7.8 6.1 5.1 3.8.
-6. else (``usage="once"``, clustered): ``zindex_sort``, cells of the largest diameter and
-   O(N) memory whatever the domain, where a capped dense table would make the clusters' cells
-   huge (``inhomogeneous`` with ``index_sort``: 3·10⁷ candidates, ``zindex_sort`` 10⁵).
+0. ``once`` with giants: the giants are tested against every resident, the rest go to the
+   structure rules 1-6 pick for them (``chosen`` = "<structure>+giants"): one giant among many
+   small spheres would otherwise make every cell as wide as the giant.
+1. ``spread > SPREAD_MAX``: ``hash_grid``, one grid per size class.
+2. else ``cells_per_particle <= DENSE_CELLS`` (``STEPS_DENSE_CELLS`` for "steps"; any for
+   "once") and ``occupied >= OCCUPIED_MIN``: ``index_sort``, the fastest dense grid. Except
+   ("steps") a dense, nearly monodisperse scene that moves slowly (``cells_per_particle <=
+   MOTION_CELLS``, ``spread <= MOTION_SPREAD``, ``motion < MOTION_MAX``): ``hash_grid``, whose
+   incremental update then moves few objects where the index sort re-sorts every particle.
+3. else ("steps") ``axis_overlaps < SWEEP_OVERLAPS``: ``sweep_prune`` up to ``SWEEP_N_MAX``
+   residents, above it ``index_sort`` if ``occupied >= OCCUPIED_MIN`` (else rule 4).
+4. else ("steps"): ``hash_grid`` (sparse or clustered: a dense table would be mostly empty or
+   its cells enlarged).
+5. "once" and ``occupied >= OCCUPIED_MIN`` however sparse: ``index_sort``, with
+   ``SPARSE_TABLE`` cells per particle when a dense grid would need more than ``DENSE_CELLS``
+   (smaller cells, fewer candidates).
+6. else ("once", clustered): ``zindex_sort``: O(N) memory whatever the domain, where a capped
+   dense table would make the clusters' cells huge.
 
-When to decide: at every ``build`` (from that build's residents and the last ``motion``
-measured, if any); ``insert``, ``remove`` and ``update`` go to the structure chosen at the
-last build (a first ``insert`` without a build decides from the inserted residents; giants
-apart keeps its threshold and rebuilds both parts at the next query), except the first
-``update`` after a build whose pick depends on the motion (rule 2): it measures ``motion``
-(O(``MOTION_SAMPLE``): the build kept the sample's positions, as the bound array is
-overwritten in place) and, if the pick changes, builds the new pick from the residents of the
-moment instead of updating (``switches`` counts it). The simulation builds at start and at
-every Z-curve reordering (every ``reorder_every`` steps), so a scene whose character changes
-is re-judged then. Each MPI rank decides from its own residents; the choice never changes
-results (every structure yields the same pairs and the contact kernel orders them by global
-id).
+When to decide: at every ``build``; ``insert``, ``remove`` and ``update`` go to the structure
+chosen then, except the first ``update`` after a build whose pick depends on the motion
+(rule 2): it measures ``motion`` and, if the pick changes, builds the new pick from the
+residents of the moment (``switches`` counts it). The simulation builds at start and at every
+reordering, so a scene whose character changes is re-judged then. Each MPI rank decides from
+its own residents; the choice never changes results (every structure yields the same pairs).
 """
 
 from __future__ import annotations
@@ -157,10 +60,14 @@ from .giants import GiantsApart, giant_radius
 from .hash_grid import HashGrid
 from .index_sort import IndexSort, ZIndexSort
 from .sweep_prune import SweepPrune
+from .params import Param, settings
 
-#: largest / cubic mean radius above which the hierarchy of grids wins
+#: largest / cubic mean radius above which the hierarchy of grids wins: at Koch's
+#: ``polydisperse`` (1.5) ``index_sort`` is 2x faster than ``hash_grid``, at
+#: ``more_polydisperse`` (6.2) the dense grids refuse (> 2²⁶ candidates)
 SPREAD_MAX = 3.0
 #: dense-grid cells (edge = largest diameter) per particle up to which a dense table pays
+#: (Koch's ``reference``, 9.7: ``index_sort`` fastest; his sparse scenes, > 10³: ``hash_grid``)
 DENSE_CELLS = 16.0
 #: the same bound for a simulation (``usage="steps"``, rule 2): a capped table's wider cells
 #: still beat the hash grid there (Koch's checkerboard, 63 cells per particle)
@@ -177,16 +84,20 @@ SWEEP_N_MAX = 250_000
 SPARSE_TABLE = 32
 #: particles per cell of the coarse occupancy grid
 COARSE_PER_CELL = 8
-#: a giant is larger than this many times the cubic mean radius of the others
+#: a giant is larger than this many times the cubic mean radius of the others: below 2x,
+#: taking it apart gains nothing over the plain pick
 GIANT_FACTOR = 2.0
-#: at most this many giants are tested apart (each costs one exact test per resident)
+#: at most this many giants are tested apart: each costs one exact test per resident, and at
+#: ~10³ giants those G·N tests cost more than the hash grid
 GIANTS_MAX = 32
 #: radii sampled (strided) for the cubic mean
 SAMPLE = 4096
 #: median displacement per update, in diameters, below which a dense monodisperse scene
-#: simulated step by step goes to the hash grid (rule 2)
+#: simulated step by step goes to the hash grid (rule 2): its incremental update moves few
+#: objects then; above it the hash grid's step grows past the index sort's
 MOTION_MAX = 0.02
-#: largest spread and cells per particle of a scene rule 2 hands to the hash grid when slow
+#: largest spread and cells per particle of a scene rule 2 hands to the hash grid when slow:
+#: Schornbaum's scene (2.1-2.2 cells per particle) is faster with ``index_sort`` at any motion
 MOTION_SPREAD = 1.2
 MOTION_CELLS = 2.0
 #: residents sampled (strided) at a build to measure the motion at the first update
@@ -354,12 +265,12 @@ class Auto:
 
     name = "auto"
 
-    def __init__(self, usage: str = "steps", **params):
-        if params:
-            raise BroadPhaseError(f"{self.name}: unknown parameter(s) {sorted(params)}")
-        if usage not in USAGES:
-            raise BroadPhaseError(f"usage = {usage!r}: must be 'steps' or 'once'")
-        self.usage = usage
+    params = {"usage": Param("choice", "steps", "steps: a simulation (built once, updated "
+                             "every step); once: one build and one query", choices=USAGES)}
+
+    def __init__(self, **given):
+        self.settings = settings(type(self), given)
+        self.usage = self.settings["usage"]
         self._bp = None
         self._bound = None
         self.chosen: str | None = None

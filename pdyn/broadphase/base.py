@@ -29,8 +29,9 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import (BroadPhaseError, filter_overlapping, overlaps, run_pair_kernel, set_add,
+from ._kernels import (BroadPhaseError, brute_pairs, filter_overlapping, run_pair_kernel, set_add,
                        set_remove)
+from .params import settings
 
 
 def _as_positions(positions) -> np.ndarray:
@@ -101,11 +102,12 @@ class BroadPhase:
     #: sets ``_candidates`` to the number of pairs it tested (see the module docstring)
     filters = False
 
-    def __init__(self, **params):
-        if params:
-            raise BroadPhaseError(
-                f"{self.name}: unknown parameter(s) {sorted(params)}"
-            )
+    #: the parameters it takes, name -> ``params.Param`` (``pdyn.broadphase.params``)
+    params: dict = {}
+
+    def __init__(self, **given):
+        #: the parameters, checked against ``params``, defaults filled in
+        self.settings = settings(type(self), given)
         self._pos = np.zeros((0, 3))
         self._rad = np.zeros(0)
         self._resident = np.zeros(0, np.uint8)
@@ -308,22 +310,6 @@ class BroadPhase:
         return {}
 
 
-@njit(**JIT)
-def _brute_pairs(out, pos, rad, members):
-    k = 0
-    n = members.shape[0]
-    for a in range(n):
-        i = members[a]
-        for b in range(a + 1, n):
-            j = members[b]
-            if overlaps(pos, rad, i, j):
-                if k < out.shape[0]:
-                    out[k, 0] = i
-                    out[k, 1] = j
-                k += 1
-    return k
-
-
 class BruteForce(BroadPhase):
     """All pairs, O(N²): the oracle every other structure is tested against.
 
@@ -348,4 +334,4 @@ class BruteForce(BroadPhase):
 
     def _pairs(self):
         self._candidates = self._n * (self._n - 1) // 2
-        return run_pair_kernel(_brute_pairs, self._pos, self._rad, self.members, guess=4 * self._n)
+        return run_pair_kernel(brute_pairs, self._pos, self._rad, self.members, guess=4 * self._n)

@@ -44,8 +44,9 @@ from ..cell_index import teschner_hash
 from ._arena import (TOP, UNIT, aligned, alloc, bump, free, grown, has_block, has_room,
                      new_state, run_resumable, size_class)
 from ._kernels import HALF_STENCIL, run_pair_kernel
-from .base import BroadPhase, BroadPhaseError
-from .spatial_hash import MIN_TABLE, CellSizing, _cell_of, _extent, check_table_size, next_prime
+from .base import BroadPhase
+from .params import CELL_SIZE, TABLE_SIZE, Param
+from .spatial_hash import MIN_TABLE, CellSizing, cell_of, extent, next_prime
 
 #: pool segment of a newly used cell (Ihmsen's k), the class-0 block of the pool arena
 K0 = 2
@@ -104,7 +105,7 @@ def _build_kernel(c, pos, members, inv):
     m = table.shape[0]
     for t in range(n):
         h = members[t]
-        kx, ky, kz = _cell_of(pos, h, inv)
+        kx, ky, kz = cell_of(pos, h, inv)
         hcell[h, 0], hcell[h, 1], hcell[h, 2] = kx, ky, kz
         b, _ = _bucket_tag(kx, ky, kz, m)
         u = table[b]
@@ -215,7 +216,7 @@ def _insert_kernel(c, pos, handles, first, inv):
     table, used, used_st, pool, pool_st, slot, hcell = c
     for t in range(first, handles.shape[0]):
         h = handles[t]
-        kx, ky, kz = _cell_of(pos, h, inv)
+        kx, ky, kz = cell_of(pos, h, inv)
         if not _has_room_for(table, used, used_st, pool, pool_st, kx, ky, kz):
             return t
         _add(table, used, used_st, pool, pool_st, slot, hcell, h, kx, ky, kz)
@@ -237,7 +238,7 @@ def _update_kernel(c, pos, members, first, inv):
     moved = 0
     for t in range(first, members.shape[0]):
         h = members[t]
-        kx, ky, kz = _cell_of(pos, h, inv)
+        kx, ky, kz = cell_of(pos, h, inv)
         if hcell[h, 0] != kx or hcell[h, 1] != ky or hcell[h, 2] != kz:
             if not _relabel(table, used, hcell, h, kx, ky, kz):
                 if not _has_room_for(table, used, used_st, pool, pool_st, kx, ky, kz):
@@ -401,7 +402,7 @@ def _row_major_keys(pos, members, inv):
     lo = np.full(3, np.iinfo(np.int64).max)
     hi = np.full(3, np.iinfo(np.int64).min)
     for t in range(n):
-        kx, ky, kz = _cell_of(pos, members[t], inv)
+        kx, ky, kz = cell_of(pos, members[t], inv)
         cells[t, 0], cells[t, 1], cells[t, 2] = kx, ky, kz
         for a in range(3):
             if cells[t, a] < lo[a]:
@@ -428,10 +429,7 @@ class CompactHash(BroadPhase):
     """Ihmsen's compact hashing ([Ihmsen2011] Sec. 4.5): handle table → compact list of used
     cells.
 
-    Parameters: ``cell_size`` (default: largest diameter; rejected if smaller),
-    ``table_size`` (handles; default: the prime ≥ ``table_factor`` · N, re-sized when N
-    doubles; a fixed value is kept, however small — collisions cost time, never exactness),
-    ``table_factor`` (default 4).
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``).
 
     Choose it for large/unbounded domains and coherent motion (update moves only particles that
     changed cell); memory O(N + table). Prefer ``linked_cells`` for small dense boxes and
@@ -440,22 +438,15 @@ class CompactHash(BroadPhase):
 
     name = "compact_hash"
 
-    def __init__(
-        self, cell_size: float | None = None, table_size: int | None = None,
-        table_factor: float = TABLE_FACTOR, **params,
-    ):
-        super().__init__(**params)
-        try:
-            ok = bool(np.isfinite(table_factor) and 0.25 <= table_factor <= 64)
-        except TypeError:
-            ok = False
-        if not ok:
-            raise BroadPhaseError(
-                f"{self.name}: table_factor = {table_factor!r}: must be in [0.25, 64]"
-            )
-        self.table_factor = float(table_factor)
-        self._sizing = CellSizing(self.name, cell_size)
-        self.table_size = check_table_size(self.name, table_size)
+    params = {"cell_size": CELL_SIZE, "table_size": TABLE_SIZE,
+              "table_factor": Param("number", TABLE_FACTOR, "table entries per particle when "
+                                    "table_size is not given", lo=0.25, hi=64.0)}
+
+    def __init__(self, **given):
+        super().__init__(**given)
+        self.table_factor = self.settings["table_factor"]
+        self._sizing = CellSizing(self.name, self.settings["cell_size"])
+        self.table_size = self.settings["table_size"]
         self._c = self._new_cells(MIN_TABLE, 0, 0, np.zeros(0, np.int64),
                                   np.zeros((0, 3), np.int64))
         self._counters = np.zeros(3, np.int64)
@@ -492,7 +483,7 @@ class CompactHash(BroadPhase):
         members = self.members
         self._ensure_slots()
         self._c.slot[:] = -1
-        dmax, scale = _extent(self._pos, self._rad, members)
+        dmax, scale = extent(self._pos, self._rad, members)
         self._sizing.choose(dmax, scale)
         n = members.shape[0]
         m = self.table_size or next_prime(max(MIN_TABLE, int(self.table_factor * n)))
@@ -509,7 +500,7 @@ class CompactHash(BroadPhase):
         self.counters["rebuilds"] += 1
 
     def _needs_rebuild(self, handles) -> bool:
-        dmax, scale = _extent(self._pos, self._rad, handles)
+        dmax, scale = extent(self._pos, self._rad, handles)
         if dmax > self._sizing.dlim or scale > self._sizing.slim:
             return True
         # the table was sized table_factor·N: re-size once N has doubled (amortised O(1))
@@ -533,7 +524,7 @@ class CompactHash(BroadPhase):
     def _update(self):
         self._ensure_slots()
         members = self.members
-        dmax, scale = _extent(self._pos, self._rad, members)
+        dmax, scale = extent(self._pos, self._rad, members)
         if not self._sizing.valid(dmax, scale):
             self._build(None)
             return

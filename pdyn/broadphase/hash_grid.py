@@ -16,11 +16,8 @@ grid keeps a list of its occupied cells, also with O(1) swap-removal (Sec. 3.4-3
 doubles its cells per axis when cells/objects would drop below ``minimal_grid_density`` (Sec.
 3.4, mesa_pd ``minimalGridDensity``) and never shrinks (Sec. 3.5). The default is 5, not
 mesa_pd's 8: every step reads the cell table at the occupied cells' neighbours, so once the
-table outgrows the cache a doubling costs more than the hash collisions it saves. Koch's
-sparse box (equal spheres, one per cell, static), CPU ms per step at 8 / 5, two runs (one at
-3.2·10⁵), 2026-11-23: 4·10⁴ spheres 4.8 / 3.7 (128³ cells at 8, 64³ at 5), 6.5·10⁴ 5.5 / 5.5,
-3.2·10⁵ 50 / 37 (256³ against 128³). 64³ against 128³ cells: 4.2 / 4.6 at 4.5·10⁴ spheres, 5.5 / 5.0
-at 5.5·10⁴, hence 5 (the two cross at about 5 cells per object). Below
+table outgrows the cache a doubling costs more than the hash collisions it saves (on Koch's
+sparse static box the step times of the two table sizes cross at about 5 cells per object). Below
 ``activation_threshold`` (32) residents plain all-pairs is used; once exceeded the grids are
 built and stay (Sec. 3.7). Update (Sec. 2.6, Alg. 2): ``update="incremental"`` re-hashes every
 object and moves it only if its cell (or size class) changed; ``update="rebuild"`` clears all
@@ -38,9 +35,10 @@ Exactness with round-off: an object's size used for the grid choice is enlarged 
 adjacent lattice cells even at 1e9 coordinates, and so that ``|x| / c < 2^47`` (no int64
 overflow in the hash). Walls (infinite radius) are kept by the base class.
 
-When to choose it: use ``hash_grid`` when radii span more than a factor of ~4 or the scene is
-clustered/inhomogeneous ([Koch2020] Sec. 4.1.7-4.1.8, Tables 6-7); for monodisperse,
-homogeneous scenes ``linked_cells`` is usually faster (Koch Table 1).
+When to choose it: use ``hash_grid`` when the largest radius is more than ~3 times the cubic
+mean radius (``auto.SPREAD_MAX``: a single-level grid then tests ~spread³ times the candidates;
+[Koch2020] Sec. 4.1.7-4.1.8, Tables 6-7), or the scene is sparse or clustered and stepped many
+times; for monodisperse, homogeneous scenes ``index_sort`` is faster (``docs/report``).
 """
 
 from __future__ import annotations
@@ -59,8 +57,10 @@ from ._hashed_grids import (C_CAP, C_CELL, C_CLS, C_COUNT, C_GRID, C_OCC, C_STAR
                             G_OCCBASE, G_OCCCAP, G_RMAX, O_CELL, O_CONT, O_GRID, O_SLOT, P_C0,
                             P_DENSITY, P_F, P_LOGF, S_MAX_M, S_MOVED, Hierarchy, cell_hash,
                             cell_of_level, eff_size, level, offset_table)
-from ._kernels import run_pair_kernel
-from .base import BroadPhase, BroadPhaseError, _brute_pairs
+from ._kernels import brute_pairs, run_pair_kernel
+from ..values import BadValue
+from .base import BroadPhase, BroadPhaseError
+from .params import UPDATE, Param
 
 # events returned by the mutating kernels: done; an arena needs room; a grid must double, a new
 # grid must be created, the hierarchy needs its first cell size (arg: grid, level, -)
@@ -285,67 +285,48 @@ def _clear_grids(hg, which):
 
 
 # ------------------------------------------------------------------ the structure
-def _power_of_two(v) -> bool:
-    if isinstance(v, bool) or not isinstance(v, (int, np.integer)):
-        return False
-    return v > 0 and (v & (v - 1)) == 0
-
-
-def _is_number(v) -> bool:
-    return not isinstance(v, bool) and isinstance(v, (int, float, np.integer, np.floating))
-
-
 class HashGrid(BroadPhase):
-    """Hierarchical hash grid ([Schornbaum2009]; [mesapd-HashGrids]): use it when radii span
-    more than a factor of ~4 or the scene is clustered; O(1) insert/remove, incremental update.
+    """Hierarchical hash grid ([Schornbaum2009]; [mesapd-HashGrids]): use it when the largest
+    radius is more than ~3 times the cubic mean radius or the scene is sparse or clustered;
+    O(1) insert/remove, incremental update.
 
-    Parameters: ``hierarchy_factor`` f > 1 (2), ``initial_cells_per_axis`` power of two >= 4
-    (16), ``minimal_grid_density`` > 0 cells per object before a grid doubles (5),
-    ``update`` "incremental" (Alg. 2) or "rebuild" (clear and reinsert),
-    ``activation_threshold`` all-pairs up to this many residents (32), ``cell_capacity`` initial
-    container capacity (16), ``max_cells_per_axis`` power of two growth limit (512).
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``).
     """
 
     name = "hash_grid"
     filters = True
 
-    def __init__(self, hierarchy_factor: float = 2.0, initial_cells_per_axis: int = 16,
-                 minimal_grid_density: float = 5.0, update: str = "incremental",
-                 activation_threshold: int = 32, cell_capacity: int = 16,
-                 max_cells_per_axis: int = 512, **params):
-        super().__init__(**params)
-        f = hierarchy_factor
-        if not (_is_number(f) and math.isfinite(f) and f > 1):
-            raise BroadPhaseError(f"hierarchy_factor = {f!r}: must be a finite number > 1")
-        if not (_power_of_two(initial_cells_per_axis) and initial_cells_per_axis >= 4):
-            raise BroadPhaseError(
-                f"initial_cells_per_axis = {initial_cells_per_axis!r}: must be a power of two >= 4"
-            )
-        d = minimal_grid_density
-        if not (_is_number(d) and math.isfinite(d) and d > 0):
-            raise BroadPhaseError(f"minimal_grid_density = {d!r}: must be a finite number > 0")
-        if update not in ("incremental", "rebuild"):
-            raise BroadPhaseError(f"update = {update!r}: must be 'incremental' or 'rebuild'")
-        if isinstance(activation_threshold, bool) or not isinstance(
-                activation_threshold, (int, np.integer)) or activation_threshold < 0:
-            raise BroadPhaseError(
-                f"activation_threshold = {activation_threshold!r}: must be an integer >= 0"
-            )
-        if isinstance(cell_capacity, bool) or not isinstance(cell_capacity, (int, np.integer)) \
-                or cell_capacity < 1:
-            raise BroadPhaseError(f"cell_capacity = {cell_capacity!r}: must be an integer >= 1")
-        if not (_power_of_two(max_cells_per_axis) and max_cells_per_axis >= initial_cells_per_axis):
-            raise BroadPhaseError(
-                f"max_cells_per_axis = {max_cells_per_axis!r}: must be a power of two >= "
-                f"initial_cells_per_axis ({initial_cells_per_axis})"
-            )
-        self.hierarchy_factor = float(f)
-        self.initial_cells_per_axis = int(initial_cells_per_axis)
-        self.minimal_grid_density = float(d)
-        self.update_strategy = update
-        self.activation_threshold = int(activation_threshold)
-        self.cell_capacity = int(cell_capacity)
-        self.max_cells_per_axis = int(max_cells_per_axis)
+    params = {
+        "hierarchy_factor": Param("number", 2.0, "size ratio f of successive grids", above=1),
+        "initial_cells_per_axis": Param("integer", 16, "cells per axis of a new grid", lo=4,
+                                        power_of_two=True),
+        "minimal_grid_density": Param("number", 5.0, "cells per object before a grid doubles",
+                                      above=0),
+        "update": UPDATE,
+        "activation_threshold": Param("integer", 32, "all pairs up to this many residents",
+                                      lo=0),
+        "cell_capacity": Param("integer", 16, "initial container capacity", lo=1),
+        "max_cells_per_axis": Param("integer", 512, "growth limit of a grid, at least "
+                                    "initial_cells_per_axis", lo=4, power_of_two=True),
+    }
+
+    @staticmethod
+    def check_relations(p: dict) -> None:
+        """A grid may not start larger than it may grow."""
+        if p["max_cells_per_axis"] < p["initial_cells_per_axis"]:
+            raise BadValue("max_cells_per_axis", p["max_cells_per_axis"], "must be >= "
+                           f"initial_cells_per_axis ({p['initial_cells_per_axis']})")
+
+    def __init__(self, **given):
+        super().__init__(**given)
+        p = self.settings
+        self.hierarchy_factor = p["hierarchy_factor"]
+        self.initial_cells_per_axis = p["initial_cells_per_axis"]
+        self.minimal_grid_density = p["minimal_grid_density"]
+        self.update_strategy = p["update"]
+        self.activation_threshold = p["activation_threshold"]
+        self.cell_capacity = p["cell_capacity"]
+        self.max_cells_per_axis = p["max_cells_per_axis"]
         self._m0 = self.initial_cells_per_axis.bit_length() - 1
         self._max_m = self.max_cells_per_axis.bit_length() - 1
         self._reset()
@@ -533,7 +514,7 @@ class HashGrid(BroadPhase):
         guess = max(2 * self._candidates, 4 * self._n) + 16
         if not self._active:
             self._candidates = self._n * (self._n - 1) // 2
-            return run_pair_kernel(_brute_pairs, self._pos, self._rad, self.members.copy(),
+            return run_pair_kernel(brute_pairs, self._pos, self._rad, self.members.copy(),
                                    guess=guess)
         hg = self._hg
         n, nct = self._n, hg.ct.shape[0]

@@ -45,10 +45,11 @@ from numba import njit
 from .._jit import JIT
 from ..cell_index import clamped_cell
 from ..zorder import LEVELS, compact_bits, morton3, spread_bits
-from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, emit_between, emit_within,
-                       gather, max_radius, run_pair_kernel, safe_cell_size)
+from ._kernels import (HALF_STENCIL, bounding_box, emit_between, emit_within, gather, max_radius,
+                       run_pair_kernel, safe_cell_size)
 from ._sort import compact, insertion_sort, key_before, merge_tail, radix_sort
 from .base import BroadPhase, BroadPhaseError
+from .params import CELL_SIZE, MAX_CANDIDATES_PARAM, MAX_CELLS, Param
 
 #: ceiling on the dense table a user-set ``cell_size`` may produce for ``index_sort``
 CELL_LIMIT = 1 << 27
@@ -313,11 +314,6 @@ def _pairs_morton(out, ukeys, ustart, nu, items, dims, stencil, table, mode, bit
 
 
 # ------------------------------------------------------------------ classes
-def _check_cell_size(cell_size):
-    if cell_size is not None and not (np.isfinite(cell_size) and cell_size > 0):
-        raise BroadPhaseError(f"cell_size = {cell_size!r}: must be a positive finite number")
-
-
 def _required_cell(cell_size, dmax: float) -> float:
     if cell_size is not None and cell_size < dmax:
         raise BroadPhaseError(
@@ -347,14 +343,10 @@ class _SortedCells(BroadPhase):
 
     morton = False
 
-    def __init__(self, cell_size: float | None = None, max_candidates: int = MAX_CANDIDATES,
-                 **params):
-        super().__init__(**params)
-        _check_cell_size(cell_size)
-        if not (float(max_candidates) >= 1):
-            raise BroadPhaseError(f"max_candidates = {max_candidates!r}: must be >= 1")
-        self.cell_size = cell_size
-        self.max_candidates = int(max_candidates)
+    def __init__(self, **given):
+        super().__init__(**given)
+        self.cell_size = self.settings["cell_size"]
+        self.max_candidates = self.settings["max_candidates"]
         self._keys = np.zeros(0, np.int64)
         self._items = np.zeros(0, np.int64)
         self._ukeys = np.zeros(0, np.int64)
@@ -411,23 +403,19 @@ class IndexSort(_SortedCells):
     residents' bounding box, one entry per cell in a dense table. Rebuilt from scratch (O(N +
     cells)) on the next query after any change; insert/remove are O(1) bookkeeping.
 
-    Parameters: ``cell_size`` (default: largest diameter; rejected if smaller), ``max_cells``
-    (bound on the dense table; cells grow to respect it), ``max_candidates`` (default 2**26:
-    a query that would yield more candidate pairs raises ``BroadPhaseError`` instead of
-    exhausting memory, as happens when the cell budget forces huge cells on a sparse scene).
-    Choose it for compact, homogeneous, monodisperse scenes where the domain is not much larger
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``). Choose it for compact, homogeneous, monodisperse scenes where the domain is not much larger
     than the particle cloud; for sparse or inhomogeneous domains use ``zindex_sort`` or
     ``hash_grid``.
     """
 
     name = "index_sort"
 
-    def __init__(self, cell_size: float | None = None, max_cells: int | None = None,
-                 max_candidates: int = 1 << 26, **params):
-        super().__init__(cell_size=cell_size, max_candidates=max_candidates, **params)
-        if max_cells is not None and not (float(max_cells) >= 1):
-            raise BroadPhaseError(f"max_cells = {max_cells!r}: must be >= 1")
-        self.max_cells = None if max_cells is None else int(max_cells)
+    params = {"cell_size": CELL_SIZE, "max_cells": MAX_CELLS,
+              "max_candidates": MAX_CANDIDATES_PARAM}
+
+    def __init__(self, **given):
+        super().__init__(**given)
+        self.max_cells = self.settings["max_cells"]
         self._dirty = True
 
     def _build(self, handles):
@@ -505,9 +493,7 @@ class ZIndexSort(_SortedCells):
     remove compacts it (O(N) per call: batch them); update recomputes keys and insertion-sorts
     (~O(N) when few particles change cell).
 
-    Parameters: ``cell_size`` (default: largest diameter; rejected if smaller), ``lookup``
-    ("hash" | "search"), ``resort`` ("insertion" | "merge"), ``max_candidates`` (as for
-    ``index_sort``; only reachable when 1e9-scale extents force huge cells). Choose it for
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``). Choose it for
     monodisperse scenes in sparse, inhomogeneous or very large domains (no dense grid, cells
     stay small) and when particles move little per step; for compact homogeneous scenes
     ``index_sort`` or ``linked_cells`` are faster (benchmarks/structures.py: ~2x on Koch's
@@ -517,16 +503,17 @@ class ZIndexSort(_SortedCells):
     name = "zindex_sort"
     morton = True
 
-    def __init__(self, cell_size: float | None = None, lookup: str = "hash",
-                 resort: str = "insertion", max_candidates: int = 1 << 26, **params):
-        super().__init__(cell_size=cell_size, max_candidates=max_candidates, **params)
-        if lookup not in ("hash", "search"):
-            raise BroadPhaseError(f"lookup = {lookup!r}: must be 'hash' or 'search'")
-        if resort not in ("insertion", "merge"):
-            raise BroadPhaseError(f"resort = {resort!r}: must be 'insertion' or 'merge'")
-        self.resort = resort
-        self.lookup = lookup
-        self._mode = HASH if lookup == "hash" else SEARCH
+    params = {"cell_size": CELL_SIZE, "max_candidates": MAX_CANDIDATES_PARAM,
+              "lookup": Param("choice", "hash", "how a used cell is found: hash table or "
+                              "binary search", choices=("hash", "search")),
+              "resort": Param("choice", "insertion", "how the order is kept after moves",
+                              choices=("insertion", "merge"))}
+
+    def __init__(self, **given):
+        super().__init__(**given)
+        self.resort = self.settings["resort"]
+        self.lookup = self.settings["lookup"]
+        self._mode = HASH if self.lookup == "hash" else SEARCH
         self._hkeys = np.zeros(0, np.int64)  # key by handle (capacity-sized scratch)
         self._n_items = 0
         self._n_sorted = 0

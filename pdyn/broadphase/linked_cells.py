@@ -20,9 +20,10 @@ from numba import njit
 
 from .._jit import JIT
 from ..cell_index import clamped_cell
-from ._kernels import (HALF_STENCIL, MAX_CANDIDATES, bounding_box, emit_between, emit_within,
-                       gather, max_radius, run_pair_kernel, safe_cell_size)
+from ._kernels import (HALF_STENCIL, bounding_box, emit_between, emit_within, gather, max_radius,
+                       run_pair_kernel, safe_cell_size)
 from .base import BroadPhase, BroadPhaseError
+from .params import CELL_SIZE, MAX_CANDIDATES_PARAM, MAX_CELLS
 
 #: hard ceiling on the number of cells a user-set ``cell_size`` may produce (~1 GiB of offsets)
 CELL_LIMIT = 1 << 27
@@ -96,25 +97,19 @@ def _cell_count(extent: np.ndarray, cell: float) -> float:
 
 
 class LinkedCells(BroadPhase):
-    """Dense uniform grid with a half stencil. Parameters: ``cell_size`` (default: largest
-    diameter; rejected if smaller), ``max_cells`` (memory bound; cells grow to respect it),
-    ``max_candidates`` (a ``candidate_pairs`` call with more candidate pairs than this is a
-    clear error, not an OOM crash; ``contacts`` tests while it emits and keeps no candidates)."""
+    """Dense uniform grid with a half stencil; ``contacts`` tests while it emits and keeps no
+    candidates. Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``)."""
 
     name = "linked_cells"
 
-    def __init__(self, cell_size: float | None = None, max_cells: int | None = None,
-                 max_candidates: int = MAX_CANDIDATES, **params):
-        super().__init__(**params)
-        if cell_size is not None and not (np.isfinite(cell_size) and cell_size > 0):
-            raise BroadPhaseError(f"cell_size = {cell_size!r}: must be a positive finite number")
-        if max_cells is not None and int(max_cells) < 1:
-            raise BroadPhaseError(f"max_cells = {max_cells!r}: must be >= 1")
-        if not (float(max_candidates) >= 1):
-            raise BroadPhaseError(f"max_candidates = {max_candidates!r}: must be >= 1")
-        self.max_candidates = int(max_candidates)
-        self.cell_size = cell_size
-        self.max_cells = max_cells
+    params = {"cell_size": CELL_SIZE, "max_cells": MAX_CELLS,
+              "max_candidates": MAX_CANDIDATES_PARAM}
+
+    def __init__(self, **given):
+        super().__init__(**given)
+        self.cell_size = self.settings["cell_size"]
+        self.max_cells = self.settings["max_cells"]
+        self.max_candidates = self.settings["max_candidates"]
         self._dirty = True
         self._start = np.zeros(1, np.int64)
         self._items = np.zeros(0, np.int64)

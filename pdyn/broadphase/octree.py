@@ -51,6 +51,7 @@ from ._arena import (TOP, UNIT, alloc, bump, free, grown, has_block, has_room, n
                      reset, run_resumable, size_class)
 from ._kernels import bounding_box, max_radius, run_pair_kernel, safe_cell_size
 from .base import BroadPhase, BroadPhaseError
+from .params import UPDATE, Param
 
 # ------------------------------------------------------------------ node table columns
 PARENT, CHILD, DEPTH, CX, CY, CZ, COUNT, IBEG, ICAP, ILEN, ABEG, ACAP, ALEN, MARK = range(14)
@@ -608,11 +609,7 @@ class Octree(BroadPhase):
     """Octree with stored adjacency and split/collapse updates ([Koch2020] Sec. 2.4, 3.1;
     [WindolphUschakov2023] Sec. 4).
 
-    Parameters: ``max_ids`` (default 11, Koch's value): a leaf splits when an insertion would
-    give it more; ``max_depth`` (default 10, Koch's Table 3 setting): depth limit, further
-    lowered so that no leaf is smaller than the largest diameter; ``update``:
-    ``"incremental"`` (default: move only particles that left their leaf, collapse subtrees
-    that emptied) or ``"rebuild"`` (clear and reinsert on every ``update``).
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``).
 
     Best for very inhomogeneous scenes (dense clusters in a large empty domain); prefer
     ``linked_cells`` for homogeneous ones and ``hash_grid`` for wide size ranges.
@@ -620,24 +617,20 @@ class Octree(BroadPhase):
 
     name = "octree"
 
-    def __init__(self, max_ids: int = 11, max_depth: int = 10, update: str = "incremental",
-                 **params):
-        super().__init__(**params)
-        if isinstance(max_ids, bool) or not isinstance(max_ids, (int, np.integer)) or max_ids < 1:
-            raise BroadPhaseError(f"max_ids = {max_ids!r}: must be an integer >= 1")
-        if (
-            isinstance(max_depth, bool)
-            or not isinstance(max_depth, (int, np.integer))
-            or not 0 <= max_depth <= DEPTH_LIMIT
-        ):
-            raise BroadPhaseError(
-                f"max_depth = {max_depth!r}: must be an integer in [0, {DEPTH_LIMIT}]"
-            )
-        if update not in ("incremental", "rebuild"):
-            raise BroadPhaseError(f"update = {update!r}: must be 'incremental' or 'rebuild'")
-        self.max_ids = int(max_ids)
-        self.max_depth = int(max_depth)
-        self.update_strategy = update
+    params = {
+        "max_ids": Param("integer", 11, "a leaf splits when an insertion would give it more "
+                         "items (11: [Koch2020])", lo=1),
+        "max_depth": Param("integer", 10, "depth limit, further lowered so that no leaf is "
+                           "smaller than the largest diameter (10: [Koch2020] Table 3)", lo=0,
+                           hi=DEPTH_LIMIT),
+        "update": UPDATE,
+    }
+
+    def __init__(self, **given):
+        super().__init__(**given)
+        self.max_ids = self.settings["max_ids"]
+        self.max_depth = self.settings["max_depth"]
+        self.update_strategy = self.settings["update"]
         self._minblock = 1 << max(1, math.ceil(math.log2(self.max_ids + 1)))
         self._rebuilds = 0
         self._t = self._new_tree(64, 256, 1024, np.full((0, 2), -1, np.int64))

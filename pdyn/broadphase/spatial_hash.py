@@ -30,6 +30,7 @@ from .._jit import JIT
 from ..cell_index import teschner_hash
 from ._kernels import HALF_STENCIL, run_pair_kernel, safe_cell_size
 from .base import BroadPhase, BroadPhaseError
+from .params import CELL_SIZE, TABLE_SIZE
 
 #: largest |cell coordinate| allowed, far from int64 overflow even after ±1 stencil offsets
 COORD_LIMIT = 2.0 ** 60
@@ -45,7 +46,7 @@ def _hash(kx, ky, kz, m):
 
 
 @njit(**JIT)
-def _cell_of(pos, h, inv):
+def cell_of(pos, h, inv):
     """Integer spatial cell of particle ``h`` (caller guarantees |x|·inv < COORD_LIMIT)."""
     return (
         np.int64(np.floor(pos[h, 0] * inv)),
@@ -74,7 +75,7 @@ def _extent_kernel(pos, rad, members):
     return d, s, bad
 
 
-def _extent(pos, rad, members) -> tuple[float, float]:
+def extent(pos, rad, members) -> tuple[float, float]:
     """(largest diameter, largest |coordinate|) over ``members``; rejects NaN/inf positions
     (``update`` receives arrays the base class has not validated)."""
     d, s, bad = _extent_kernel(pos, rad, members)
@@ -103,19 +104,6 @@ def next_prime(n: int) -> int:
         n += 1
 
 
-def check_table_size(name: str, table_size) -> int | None:
-    """``table_size`` parameter: None or an integer >= 1 (else a BroadPhaseError naming it)."""
-    if table_size is None:
-        return None
-    try:
-        ok = float(table_size) == int(table_size) and int(table_size) >= 1
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        raise BroadPhaseError(f"{name}: table_size = {table_size!r}: must be an integer >= 1")
-    return int(table_size)
-
-
 class CellSizing:
     """Chooses the cell edge and remembers for which particles it stays exact.
 
@@ -126,11 +114,8 @@ class CellSizing:
     (still exact, more candidates) and a user ``cell_size`` is rejected.
     """
 
-    def __init__(self, name: str, cell_size):
-        if cell_size is not None and not (np.isfinite(cell_size) and cell_size > 0):
-            raise BroadPhaseError(
-                f"{name}: cell_size = {cell_size!r}: must be a positive finite number"
-            )
+    def __init__(self, name: str, cell_size: float | None):
+        """``cell_size``: the structure's parameter, checked (``params.CELL_SIZE``)."""
         self.name = name
         self.user = None if cell_size is None else float(cell_size)
         self.cell = 1.0
@@ -178,7 +163,7 @@ def _hash_sort(pos, members, inv, m):
     cells = np.empty((n, 3), np.int64)
     start = np.zeros(m + 1, np.int64)
     for t in range(n):
-        kx, ky, kz = _cell_of(pos, members[t], inv)
+        kx, ky, kz = cell_of(pos, members[t], inv)
         cells[t, 0], cells[t, 1], cells[t, 2] = kx, ky, kz
         b = _hash(kx, ky, kz, m)
         bucket[t] = b
@@ -239,9 +224,7 @@ def _hash_pairs(out, start, entries, stencil, counters):
 class SpatialHash(BroadPhase):
     """Teschner/Ihmsen spatial hashing (Sec. 4.4): unbounded grid hashed into ~2N buckets.
 
-    Parameters: ``cell_size`` (default: largest diameter; rejected if smaller),
-    ``table_size`` (buckets; default: the prime ≥ 2 N, re-chosen on each rebuild; a fixed
-    value is kept, however small — collisions cost time, never exactness).
+    Parameters: ``params`` (kinds, ranges, defaults, meanings: ``pdyn run --help``).
 
     Choose it for unbounded/sparse domains with near-uniform radii and much motion between
     queries; ``compact_hash`` when few particles change cell per step, ``linked_cells`` for
@@ -250,10 +233,12 @@ class SpatialHash(BroadPhase):
 
     name = "spatial_hash"
 
-    def __init__(self, cell_size: float | None = None, table_size: int | None = None, **params):
-        super().__init__(**params)
-        self._sizing = CellSizing(self.name, cell_size)
-        self.table_size = check_table_size(self.name, table_size)
+    params = {"cell_size": CELL_SIZE, "table_size": TABLE_SIZE}
+
+    def __init__(self, **given):
+        super().__init__(**given)
+        self._sizing = CellSizing(self.name, self.settings["cell_size"])
+        self.table_size = self.settings["table_size"]
         self._dirty = True
         self._start = np.zeros(MIN_TABLE + 1, np.int64)
         self._entries = np.zeros((0, 4), np.int64)
@@ -263,7 +248,7 @@ class SpatialHash(BroadPhase):
     def _build(self, handles):
         self._dirty = True
         if self._sizing.user is not None:  # reject a too small cell_size at once
-            self._sizing.propose(*_extent(self._pos, self._rad, handles))
+            self._sizing.propose(*extent(self._pos, self._rad, handles))
 
     def _insert(self, handles):
         self._build(handles)
@@ -276,7 +261,7 @@ class SpatialHash(BroadPhase):
 
     def _table(self):
         members = self.members
-        dmax, scale = _extent(self._pos, self._rad, members)
+        dmax, scale = extent(self._pos, self._rad, members)
         cell = self._sizing.choose(dmax, scale)
         m = self.table_size or next_prime(max(MIN_TABLE, 2 * members.size))
         self._start, self._entries = _hash_sort(self._pos, members, 1.0 / cell, m)

@@ -136,7 +136,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
             dz = pos[j, 2] - zi
             s = ri + rad[j]
             d2 = dx * dx + dy * dy + dz * dz
-            if d2 <= s * s:  # the shared exact predicate (broadphase._kernels.overlaps)
+            if d2 <= s * s:  # the shared exact predicate (pdyn.broadphase.overlaps)
                 nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s, gi, gid[j])
                 mj = mass[j]
                 v_n = ((vel[i, 0] - vel[j, 0]) * nx + (vel[i, 1] - vel[j, 1]) * ny
@@ -388,6 +388,48 @@ def touching_pairs(store, lists) -> np.ndarray:
     return np.unique(np.sort(pairs, axis=1), axis=0)
 
 
+@njit(**JIT)
+def _stats(rows, start, split, partner, pos, rad, gid, normal, walls):
+    """Over the rows' touching entries: contacts counted once (a sphere pair from the row
+    with the lower gid, every wall contact), sphere–sphere contact ends, and the largest
+    overlap over the row sphere's radius."""
+    once = 0
+    ends = 0
+    worst = 0.0
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        xi, yi, zi, ri = pos[i, 0], pos[i, 1], pos[i, 2], rad[i]
+        for u in range(start[t], split[t]):
+            j = partner[u]
+            dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
+            s = ri + rad[j]
+            d2 = dx * dx + dy * dy + dz * dz
+            if d2 <= s * s:  # the shared exact predicate, as the force pass
+                delta = sphere_contact(dx, dy, dz, d2, s, gid[i], gid[j])[3]
+                ends += 1
+                once += gid[i] < gid[j]
+                worst = max(worst, delta / ri)
+        for u in range(split[t], start[t + 1]):
+            w = partner[u]
+            delta = wall_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w])[3]
+            if delta >= 0.0:
+                once += 1
+                worst = max(worst, delta / ri)
+    return once, ends, worst
+
+
+def contact_stats(store, lists, walls) -> tuple[int, int, float]:
+    """This rank's share of the touching contacts now (as the force pass counts them: a
+    sphere pair once, on the rank of its lower-id sphere; wall contacts), the sphere–sphere
+    contact ends of its rows (each pair twice over all ranks: the coordination) and the
+    largest overlap / radius of its rows' contacts (the radius of the row's sphere, so over
+    both sides that of the smaller one). Integers and a maximum: the same on any rank
+    count. ``walls``: the wall table (``ContactModel.wall_table``)."""
+    once, ends, worst = _stats(lists.rows, lists.start, lists.split, lists.partner, store.pos,
+                               store.radius, store.gid, store.normal, walls)
+    return int(once), int(ends), float(worst)
+
+
 class ContactModel:
     """A contact law with its parameters, and the force evaluation over a particle store.
 
@@ -395,10 +437,10 @@ class ContactModel:
     (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic); ``friction`` μ and
     ``rolling_friction`` μ_r (0: no tangential force, no torque), ``poisson_ratio`` ν
     (Hertz–Mindlin's tangential stiffness). With μ or μ_r > 0 the spheres rotate
-    (:attr:`rotating`) and the contact history is kept (:attr:`history`). Set
-    :attr:`recording` to have each pass leave the tangential force on the row's sphere of each
-    contact evaluated in its row in :attr:`tangential` (entries × 3, aligned with
-    ``lists.partner``).
+    (:attr:`rotating`) and the contact history is kept (:attr:`history`). A pass told to
+    ``record`` leaves the tangential force on the row's sphere of each contact evaluated in
+    its row in :attr:`tangential` (entries × 3, aligned with ``lists.partner``;
+    :attr:`recorded` says whether the last pass did).
     """
 
     def __init__(self, law: str = "linear", youngs_modulus: float = 1e6,
@@ -414,7 +456,7 @@ class ContactModel:
         self.tangential_model = tangential_model(law, friction, poisson_ratio)
         self.rolling_model = rolling_model(rolling_friction)
         self.rotating = friction > 0.0 or rolling_friction > 0.0
-        self.recording = False
+        self.recorded = False  # the last pass recorded tangential forces
         self.walls = None  # the wall table (pdyn.walls.WallSet.table); None: planes at rest
         self.tangential = np.zeros((0, 3))
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
@@ -471,16 +513,18 @@ class ContactModel:
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 
-    def forces(self, store, lists, gravity: np.ndarray, dt: float) -> tuple[int, float]:
+    def forces(self, store, lists, gravity: np.ndarray, dt: float,
+               record: bool = False) -> tuple[int, float]:
         """Set ``store.force`` (and with rotation ``store.torque``, advancing the contact
         history by ``dt`` s) of the rows of the neighbour ``lists``
         (:class:`~pdyn.dynamics.neighbours.NeighbourList`); return (contacts, elastic energy)
         of this rank's share. With rotation the history between rebuilds is kept in
         :attr:`history`; call :meth:`save_history` before the lists are rebuilt or particles
-        move."""
+        move. ``record``: keep each entry's tangential force in :attr:`tangential`."""
         dt = float(dt)
+        self.recorded = bool(record)
         record = None
-        if self.recording:
+        if self.recorded:
             if self.tangential.shape[0] != lists.partner.shape[0]:
                 self.tangential = np.zeros((lists.partner.shape[0], 3))
             else:

@@ -31,11 +31,10 @@ requirements fix the scheme.
 gravity and the other contacts. From (δ, u) alone that cannot be told from the turning point
 of an impact, so the damping force must vanish at u = 0 whatever δ, or every resting contact
 carries a wrong force. Every term of pdyn's damping force vanishes with u (below), so a
-contact at rest carries exactly its elastic force F_s(δ), for both laws and any e. (The
-earlier scheme predicted the speed at t_{n+1} from the contact's own spring,
-u* = (u − dt F_s/(2 m_eff))/(1 + ε): at rest it damped a separation that never came, its
-force was F_s/(1 + ε), and the spring stood at (1 + ε) times its load — 1.195 for e = 0.1,
-linear, default dt.)
+contact at rest carries exactly its elastic force F_s(δ), for both laws and any e. (A scheme
+that predicts the speed at t_{n+1} from the contact's own spring, u* = (u − dt F_s/(2 m_eff))
+/(1 + ε), fails this: at rest it damps a separation that never comes, its force is
+F_s/(1 + ε), and the spring stands at (1 + ε) times its load.)
 
 *The lag.* The plain dashpot c u_{n+1/2} (what LAMMPS' ``pair gran/*`` do with velocity
 Verlet, [LAMMPSgranular]) lags the position by dt/2: u_{n+1/2} = δ'(t_{n+1}) − (dt/2) δ'' +

@@ -26,7 +26,8 @@ holds everything the run needs to continue:
   restart, kept here so ``pdyn info``/``render`` show the container);
 * attributes: ``step``, ``time``, ``dt`` (s), ``config`` (the run's configuration as JSON, its
   ``particles`` table left out: the arrays above replace it), the effective ``gravity`` and
-  ``contact`` law (JSON), the box, ``scene``, ``ranks``, ``exchange`` (JSON: the plain values
+  ``contact`` configuration (JSON: every field of the ``ContactConfig`` the run used, its
+  config's or its scene's), the box, ``scene``, ``ranks``, ``exchange`` (JSON: the plain values
   of the exchange's state ``exchange.state()``: the skin, the block grid; its arrays, the
   block → rank map, are the datasets ``exchange/<name>``), ``seed``; ``rows_per_rank`` tells
   which rank owned each row; ``drift`` (m), the largest displacement since the last rebuild
@@ -58,6 +59,7 @@ from .runid import claim_folder
 from .schema import index_lattice, read_header, read_pdyn
 from .snapshot import PREFIX as SNAP_PREFIX
 from .snapshot import XDMF_NAME, common_attrs, owned_sorted, wall_arrays, write_series
+from .thermo import FILE_NAME as THERMO
 from .wallforces import FILE_NAME as WALL_FORCES
 from .wallforces import keep_series
 
@@ -84,6 +86,7 @@ class CheckpointWriter:
     """Writes a checkpoint every ``every`` steps into ``folder/checkpoints``."""
 
     name = "checkpoint"
+    needs = frozenset({"state"})  # the exchange's and the inserter's state
 
     def __init__(self, folder: str | Path, every: int):
         self.folder = Path(folder) / "checkpoints"
@@ -94,41 +97,40 @@ class CheckpointWriter:
     def due(self, step: int) -> bool:
         return self.every > 0 and step % self.every == 0
 
-    def __call__(self, sim) -> Path:
+    def __call__(self, view) -> Path:
         if not self._claimed:
-            claim_folder(self.folder.parent, getattr(sim, "run_id", None), sim.comm)
+            claim_folder(self.folder.parent, view.run_id, view.comm)
             self._claimed = True
-        path = self.folder / f"{PREFIX}_{sim.step_index:08d}.h5"
-        write_checkpoint(sim, path)
+        path = self.folder / f"{PREFIX}_{view.step:08d}.h5"
+        write_checkpoint(view, path)
         self.written.append(path)
         return path
 
 
-def write_checkpoint(sim, path: str | Path) -> Path:
-    """Write ``sim``'s full state to ``path`` (collective over ``sim.comm``)."""
-    store, comm = sim.store, sim.comm
-    h = owned_sorted(sim)
+def write_checkpoint(view, path: str | Path) -> Path:
+    """Write the run's full state (``view``: an ``OutputView`` with ``state``) to ``path``
+    (collective over ``view.comm``)."""
+    store, comm = view.store, view.comm
+    h = owned_sorted(view)
     n = comm.allreduce_sum(int(h.size))
-    lattice = index_lattice(sim.box.lo, sim.box.hi, n)
+    lattice = index_lattice(view.box.lo, view.box.hi, n)
     cell = lattice.cell_of(store.pos[h])
     order = np.argsort(cell, kind="stable")
     h, cell = h[order], cell[order]
     cells, count = np.unique(cell, return_counts=True)
     d = store.pos[h] - store.build_pos[h]
     drift = comm.allreduce_max(float(np.sqrt((d * d).sum(axis=1).max())) if h.size else 0.0)
-    c = sim.contact
-    contact = {"law": c.law, "youngs_modulus": c.E, "restitution": c.restitution}
-    if c.k > 0:
-        contact["stiffness"] = c.k
+    contact = {k: v for k, v in dataclasses.asdict(view.contact).items() if v is not None}
     attrs = dict(
-        common_attrs(sim), format=CHECKPOINT, version=VERSIONS[CHECKPOINT],
-        n_particles=n, config=config_json(sim.config),
-        gravity=np.asarray(sim.gravity, float), contact=json.dumps(contact),
-        seed=int(sim.config.seed), steps_total=int(sim.steps), pdyn_version=__version__,
-        drift=float(drift), r_mean=float(sim.r_mean), index_dims=lattice.dims,
+        common_attrs(view), format=CHECKPOINT, version=VERSIONS[CHECKPOINT],
+        n_particles=n, config=config_json(view.config),
+        gravity=np.asarray(view.gravity, float), contact=json.dumps(contact),
+        seed=int(view.config.seed), steps_total=int(view.steps_total),
+        pdyn_version=__version__, drift=float(drift), r_mean=float(view.r_mean),
+        index_dims=lattice.dims,
     )
-    ex = sim.exchange.state()
-    extra = wall_arrays(sim)
+    ex = view.exchange
+    extra = wall_arrays(view)
     extra.update({f"exchange/{k}": v for k, v in ex.items() if isinstance(v, np.ndarray)})
     ragged = ragged_groups(store.selection(CHECKPOINTED))
     bounds = np.concatenate(([0], np.cumsum(count))).astype(np.int64)
@@ -137,9 +139,8 @@ def write_checkpoint(sim, path: str | Path) -> Path:
     extra.update(_index(comm.allgather((cells, count, per_segment))))
     attrs.update(exchange=json.dumps(
         {k: v for k, v in ex.items() if not isinstance(v, np.ndarray)}, default=_plain))
-    if sim.inserter is not None:  # pouring: its parameters and state (counts, random stream)
-        attrs["insertion"] = json.dumps({"params": sim.inserter.p,
-                                         "state": sim.inserter.state()}, default=_plain)
+    if view.insertion is not None:  # pouring: its parameters and state (counts, random stream)
+        attrs["insertion"] = json.dumps(view.insertion, default=_plain)
     names = store.selection(CHECKPOINTED)
     arrays = {f"particles/{k}": store.values(k, h) for k in names
               if FIELDS[k].counted_by is None}
@@ -276,7 +277,8 @@ def set_aside_after(run_folder, step: int, comm) -> Path | None:
             dest = base.with_name(f"{base.name}_{k}")
         moved = (move_after(run_folder / "snapshots", SNAP_PREFIX, step, dest / "snapshots")
                  + move_after(run_folder / "checkpoints", PREFIX, step, dest / "checkpoints")
-                 + keep_series(run_folder / WALL_FORCES, step, dest))
+                 + keep_series(run_folder / WALL_FORCES, step, dest)
+                 + keep_series(run_folder / THERMO, step, dest))
         if moved:
             write_series(dest)
             used.append(dest)

@@ -21,7 +21,6 @@ per writing rank, on the lattice its size implies, each row in its cell; the exc
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 import h5py
@@ -30,6 +29,8 @@ import numpy as np
 from ..domain import BLOCKS_PER_RANK, BOUNDARIES, MAX_BLOCKS
 from ..lattice import Lattice, lattice_dims
 from ..particles import FIELDS, FIXED, OWNED, WALL_KEY_BASE, ragged_groups
+from ..values import (BadValue, choices, integer, integers, number, short, text,
+                      vector)
 from .hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError, open_pdyn, read_dataset
 from .runid import is_run_id
 
@@ -39,94 +40,47 @@ INDEX_PARTICLES = 512
 INDEX_CELLS = 64
 
 
-class _Bad(ValueError):
-    """An attribute value that fails its check (the reason)."""
-
-
-def _integer(v, minimum=0):
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
-        raise _Bad("expected an integer")
-    if v < minimum:
-        raise _Bad(f"must be >= {minimum}")
-    return int(v)
-
-
-def _number(v, positive=False):
-    if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, float, np.integer,
-                                                             np.floating)):
-        raise _Bad("expected a number")
-    v = float(v)
-    if not math.isfinite(v) or v < 0 or (positive and v == 0):
-        raise _Bad("must be finite and > 0" if positive else "must be finite and >= 0")
-    return v
-
-
-def _text(v):
-    if isinstance(v, bytes):
-        v = v.decode(errors="replace")
-    if not isinstance(v, str):
-        raise _Bad("expected a string")
-    return v
-
-
-def _vector(v):
-    a = np.asarray(v)
-    if a.shape != (3,) or a.dtype.kind not in "iuf" or not np.isfinite(a).all():
-        raise _Bad("expected 3 finite numbers")
-    return a.astype(float)
-
-
-def _table(v):
+def _table(name, v) -> dict:
     try:
-        out = json.loads(_text(v))
+        out = json.loads(text(name, v))
     except json.JSONDecodeError as exc:
-        raise _Bad(f"not JSON ({exc.msg})") from None
+        raise BadValue(name, v, f"not JSON ({exc.msg})") from None
     if not isinstance(out, dict):
-        raise _Bad("expected a JSON object")
+        raise BadValue(name, v, "expected a JSON object")
     return out
 
 
-def _boundary(v):
-    b = tuple(_text(x) for x in np.atleast_1d(v))
-    if len(b) != 3 or any(x not in BOUNDARIES for x in b):
-        raise _Bad(f"expected 3 of {', '.join(BOUNDARIES)}")
-    return b
-
-
-def _counts(v):
-    a = np.atleast_1d(np.asarray(v))
-    if a.ndim != 1 or a.dtype.kind not in "iu" or (a < 0).any():
-        raise _Bad("expected counts >= 0")
-    return a.astype(np.int64)
-
-
-def _dims(v):
-    a = _counts(v)
-    if a.shape != (3,) or (a < 1).any():
-        raise _Bad("expected 3 integers >= 1")
-    return a
-
-
-def _run_id(v):
-    v = _text(v)
+def _run_id(name, v) -> str:
+    v = text(name, v)
     if not is_run_id(v):
-        raise _Bad("expected 32 hexadecimal digits")
+        raise BadValue(name, v, "expected 32 hexadecimal digits")
     return v
 
 
-_COMMON = {"run_id": _run_id, "step": _integer, "time": _number,
-           "dt": lambda v: _number(v, positive=True), "ranks": lambda v: _integer(v, 1),
-           "n_particles": _integer, "box_lo": _vector, "box_hi": _vector,
-           "boundary": _boundary, "scene": _text, "rows_per_rank": _counts}
-#: format -> attribute -> check (returns the plain value or raises _Bad)
+def _count(name, v) -> int:
+    return integer(name, v, lo=0)
+
+
+def _amount(name, v) -> float:
+    return number(name, v, lo=0)
+
+
+_COMMON = {"run_id": _run_id, "step": _count, "time": _amount,
+           "dt": lambda k, v: number(k, v, above=0), "ranks": lambda k, v: integer(k, v, lo=1),
+           "n_particles": _count, "box_lo": lambda k, v: np.array(vector(k, v)),
+           "box_hi": lambda k, v: np.array(vector(k, v)),
+           "boundary": lambda k, v: choices(k, v, BOUNDARIES), "scene": text,
+           "rows_per_rank": lambda k, v: integers(k, v, lo=0)}
+#: format -> attribute -> check(name, value): the plain value, or raises ``BadValue``
 ATTRIBUTES = {
     SNAPSHOT: _COMMON,
-    CHECKPOINT: dict(_COMMON, config=_table, contact=_table, gravity=_vector, seed=_integer,
-                     steps_total=_integer, exchange=_table, drift=_number, r_mean=_number,
-                     index_dims=_dims),
+    CHECKPOINT: dict(_COMMON, config=_table, contact=_table,
+                     gravity=lambda k, v: np.array(vector(k, v)), seed=_count,
+                     steps_total=_count, exchange=_table, drift=_amount, r_mean=_amount,
+                     index_dims=lambda k, v: integers(k, v, 3, lo=1)),
 }
 #: attributes read when present
-OPTIONAL = {"pdyn_version": _text, "insertion": _table}
+OPTIONAL = {"pdyn_version": text, "insertion": _table}
 #: attributes a format holds from a version on: name -> {format: first version}
 ATTRIBUTES_SINCE = {"run_id": {SNAPSHOT: 6, CHECKPOINT: 7}}
 
@@ -251,10 +205,9 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
             raise OutputFileError(f"{path}: attribute {name!r} missing (not a complete "
                                   f"{fmt} file)")
         try:
-            head[name] = check(f.attrs[name])
-        except _Bad as why:
-            raise OutputFileError(f"{path}: attribute {name} = {_short(f.attrs[name])}: {why} "
-                                  "(damaged file)") from None
+            head[name] = check(name, f.attrs[name])
+        except BadValue as exc:
+            raise OutputFileError(f"{path}: attribute {exc} (damaged file)") from None
     if not (head["box_hi"] > head["box_lo"]).all():
         raise OutputFileError(f"{path}: attribute box_hi = {head['box_hi'].tolist()} does not "
                               f"exceed box_lo = {head['box_lo'].tolist()} (damaged file)")
@@ -269,11 +222,9 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
     datasets = expected(fmt, head["version"], head["features"])
     if "contacts/id" in datasets:
         try:
-            head["n_contacts"] = _integer(f.attrs.get("n_contacts"))
-        except _Bad as why:
-            raise OutputFileError(f"{path}: attribute n_contacts = "
-                                  f"{_short(f.attrs.get('n_contacts'))}: {why} (damaged file)"
-                                  ) from None
+            head["n_contacts"] = _count("n_contacts", f.attrs.get("n_contacts"))
+        except BadValue as exc:
+            raise OutputFileError(f"{path}: attribute {exc} (damaged file)") from None
     head["shapes"] = {}
     records = next((f[k].shape[0] for k in datasets if k.startswith("records/")
                     and isinstance(f.get(k), h5py.Dataset) and f[k].ndim), 0)
@@ -337,15 +288,6 @@ def unchecked_note(path, kind: str | tuple | None = None) -> str | None:
         return None
     return (f"pdyn: note: {path}: {len(keys)} dataset(s) without a Fletcher-32 checksum, so "
             f"their data cannot be verified: {', '.join(keys)}")
-
-
-def _short(value) -> str:
-    if isinstance(value, bytes):
-        value = value.decode(errors="replace")
-    if isinstance(value, (np.ndarray, np.generic)):
-        value = value.tolist()
-    text = " ".join(repr(value).split())
-    return text if len(text) <= 60 else text[:57] + "..."
 
 
 def read_header(path, kind: str | tuple | None = None) -> dict:
@@ -484,7 +426,7 @@ def _values(path, key, values, good, why, at=None) -> None:
     if not ok.all():
         k = int(np.flatnonzero(~ok)[0])
         row = k if at is None else int(at[k])
-        raise OutputFileError(f"{path}: {key}[{row}] = {_short(values[k].tolist())}: {why} "
+        raise OutputFileError(f"{path}: {key}[{row}] = {short(values[k].tolist())}: {why} "
                               "(damaged file)")
 
 
@@ -521,7 +463,7 @@ def _check_indices(path, head: dict, data: dict, rows, at) -> None:
     n_walls = head["shapes"].get("walls/id", (0,))[0]
     walls = data.get("walls/id")
     if walls is not None and not np.array_equal(walls, -1 - np.arange(n_walls)):
-        raise OutputFileError(f"{path}: walls/id = {_short(walls)}: expected the wall ids -1, "
+        raise OutputFileError(f"{path}: walls/id = {short(walls)}: expected the wall ids -1, "
                               "-2, ... in order (damaged file)")
     for key, target in ROW_INDICES.items():
         if key in data:
@@ -574,18 +516,18 @@ def _id_bound(path, head: dict) -> int:
         raise OutputFileError(f"{path}: attribute insertion: {what}: {why} (damaged file)")
 
     if set(ins) != {"params", "state"} or not all(isinstance(v, dict) for v in ins.values()):
-        bad(_short(json.dumps(ins)), "expected the tables params and state")
+        bad(short(json.dumps(ins)), "expected the tables params and state")
     state = ins["state"]
     counts = {}
     for key in ("inserted", "removed", "next_gid"):
         try:
-            counts[key] = _integer(state.get(key))
-        except _Bad as why:
-            bad(f"state.{key} = {_short(state.get(key))}", why)
+            counts[key] = _count(f"state.{key}", state.get(key))
+        except BadValue as exc:
+            bad(f"state.{key} = {short(exc.value)}", exc.why)
     try:
         np.random.PCG64().state = state.get("rng")
     except (TypeError, ValueError, KeyError, AttributeError):
-        bad(f"state.rng = {_short(state.get('rng'))}", "not the state of a PCG64 random stream")
+        bad(f"state.rng = {short(state.get('rng'))}", "not the state of a PCG64 random stream")
     if counts["next_gid"] - counts["removed"] != head["n_particles"] \
             or counts["inserted"] > counts["next_gid"]:
         bad(f"state.next_gid = {counts['next_gid']}, state.removed = {counts['removed']}",
@@ -612,7 +554,7 @@ def _slots(path, key: str, values, ok, why, at=None) -> None:
     if not ok.all():
         i, k = (int(x) for x in np.argwhere(~ok)[0])
         row = i if at is None else int(at[i])
-        raise OutputFileError(f"{path}: {key}[{row}, {k}] = {_short(values[i, k].tolist())}: "
+        raise OutputFileError(f"{path}: {key}[{row}, {k}] = {short(values[i, k].tolist())}: "
                               f"{why(i, k)} (damaged file)")
 
 
@@ -658,36 +600,30 @@ def _check_exchange(path, head: dict, data: dict) -> None:
     blocks as any run may have) and block → rank map (every block a rank's, every rank at
     least one block), the step of its last balance check (not after the file's step)."""
     ex = head["exchange"]
-    key = None
-
-    def value(name, default=None):
-        nonlocal key
-        key = name
-        return ex.get(name, default)
-
     try:
-        kind = value("kind")
+        kind = ex.get("kind")
         if kind not in ("serial", "block"):
-            raise _Bad("expected 'serial' or 'block'")
-        ranks = _integer(value("ranks"), 1)
+            raise BadValue("kind", kind, "expected 'serial' or 'block'")
+        ranks = integer("ranks", ex.get("ranks"), lo=1)
         if ranks != head["ranks"]:
-            raise _Bad(f"not the file's ranks = {head['ranks']}")
+            raise BadValue("ranks", ranks, f"not the file's ranks = {head['ranks']}")
         # the lists are rebuilt when a particle has moved half the skin since the last build
-        if head["drift"] > 0.5 * _number(value("skin")) * (1.0 + 1e-9):
-            raise _Bad(f"less than twice the attribute drift = {head['drift']!r}")
+        skin = _amount("skin", ex.get("skin"))
+        if head["drift"] > 0.5 * skin * (1.0 + 1e-9):
+            raise BadValue("skin", ex.get("skin"),
+                           f"less than twice the attribute drift = {head['drift']!r}")
         if kind == "serial":
             if ranks != 1:
-                raise _Bad("a serial exchange has one rank")
+                raise BadValue("ranks", ranks, "a serial exchange has one rank")
             return
-        dims = _dims(value("dims"))
+        dims = integers("dims", ex.get("dims"), 3, lo=1)
         blocks = int(np.prod(dims))
         if not ranks <= blocks <= max(BLOCKS_PER_RANK * ranks, MAX_BLOCKS):
-            raise _Bad(f"{blocks} blocks for {ranks} ranks")
-        if _integer(value("balanced_at", 0)) > head["step"]:
-            raise _Bad(f"after the step {head['step']}")
-    except _Bad as why:
-        raise OutputFileError(f"{path}: attribute exchange: {key} = {_short(ex.get(key))}: "
-                              f"{why} (damaged file)") from None
+            raise BadValue("dims", ex.get("dims"), f"{blocks} blocks for {ranks} ranks")
+        if _count("balanced_at", ex.get("balanced_at", 0)) > head["step"]:
+            raise BadValue("balanced_at", ex.get("balanced_at"), f"after the step {head['step']}")
+    except BadValue as exc:
+        raise OutputFileError(f"{path}: attribute exchange: {exc} (damaged file)") from None
     owner = data.get("exchange/owner")
     if (owner is None or owner.dtype.kind not in "iu" or owner.shape != (blocks,)
             or (owner < 0).any() or (owner >= ranks).any()

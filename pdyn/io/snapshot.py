@@ -40,6 +40,7 @@ import numpy as np
 from .hdf5 import SNAPSHOT, VERSIONS, OutputFileError, step_files, write_global
 from .runid import claim_folder
 from .schema import read_header, read_pdyn
+from ..walls import PLANE
 from .xdmf import write_xdmf
 
 PREFIX = "snap"
@@ -74,34 +75,35 @@ def wall_quads(points: np.ndarray, normals: np.ndarray, lo, hi) -> tuple[np.ndar
     return pts, np.arange(4 * len(points), dtype=np.int64).reshape(-1, 4)
 
 
-def wall_arrays(sim) -> dict:
-    store = sim.store
+def wall_arrays(view) -> dict:
+    """The walls' datasets of a snapshot or checkpoint (``view``: an ``OutputView``)."""
+    store = view.store
     w = store.walls
     w = w[np.argsort(-store.gid[w], kind="stable")]  # wall ids -1, -2, ...
-    qp, q = wall_quads(store.pos[w], store.normal[w], sim.box.lo, sim.box.hi)
-    table = getattr(getattr(sim, "wallset", None), "table", None)
-    if table is not None:  # a cylinder is no plane: its quad collapses onto its axis point
-        cyl = np.flatnonzero(table[:len(w), 0] != 0)  # pdyn.walls: kind PLANE = 0
+    qp, q = wall_quads(store.pos[w], store.normal[w], view.box.lo, view.box.hi)
+    if view.wall_kinds is not None:  # a cylinder is no plane: its quad collapses to its point
+        cyl = np.flatnonzero(view.wall_kinds[:len(w)] != PLANE)
         qp[(4 * cyl[:, None] + np.arange(4)).ravel()] = np.repeat(store.pos[w][cyl], 4, axis=0)
     return {"walls/id": store.gid[w], "walls/point": store.pos[w], "walls/normal": store.normal[w],
             "walls/quad_points": qp, "walls/quads": q}
 
 
-def owned_sorted(sim) -> np.ndarray:
+def owned_sorted(view) -> np.ndarray:
     """This rank's owned sphere handles sorted by global id."""
-    h = sim.store.owned
-    return h[np.argsort(sim.store.gid[h], kind="stable")]
+    h = view.store.owned
+    return h[np.argsort(view.store.gid[h], kind="stable")]
 
 
-def common_attrs(sim) -> dict:
+def common_attrs(view) -> dict:
+    """The attributes snapshots and checkpoints share."""
     attrs = {
-        "step": int(sim.step_index), "time": float(sim.time), "dt": float(sim.dt),
-        "ranks": int(sim.comm.size), "box_lo": np.asarray(sim.box.lo, float),
-        "box_hi": np.asarray(sim.box.hi, float), "boundary": list(sim.box.boundary),
-        "scene": str(sim.scene.name),
+        "step": int(view.step), "time": float(view.time), "dt": float(view.dt),
+        "ranks": int(view.comm.size), "box_lo": np.asarray(view.box.lo, float),
+        "box_hi": np.asarray(view.box.hi, float), "boundary": list(view.box.boundary),
+        "scene": str(view.scene),
     }
-    if getattr(sim, "run_id", None) is not None:  # pdyn.io.runid
-        attrs["run_id"] = sim.run_id
+    if view.run_id is not None:  # pdyn.io.runid
+        attrs["run_id"] = view.run_id
     return attrs
 
 
@@ -110,7 +112,7 @@ class SnapshotWriter:
     sidecar ``folder/snapshots.xmf`` listing every complete snapshot in the folder."""
 
     name = "snapshot"
-    needs = "network"  # the driver captures the contact network in the step (sim.network)
+    needs = frozenset({"network"})  # the contact network of the step
 
     def __init__(self, folder: str | Path, every: int):
         self.run_folder = Path(folder)
@@ -123,15 +125,15 @@ class SnapshotWriter:
     def due(self, step: int) -> bool:
         return self.every > 0 and step % self.every == 0
 
-    def __call__(self, sim) -> Path:
-        store, comm = sim.store, sim.comm
+    def __call__(self, view) -> Path:
+        store, comm = view.store, view.comm
         if not self._claimed:
-            claim_folder(self.run_folder, getattr(sim, "run_id", None), comm)
+            claim_folder(self.run_folder, view.run_id, comm)
             self._claimed = True
-        h = owned_sorted(sim)
-        path = self.folder / f"{PREFIX}_{sim.step_index:08d}.h5"
+        h = owned_sorted(view)
+        path = self.folder / f"{PREFIX}_{view.step:08d}.h5"
         n_total = comm.allreduce_sum(int(h.size))
-        attrs = dict(common_attrs(sim), format=SNAPSHOT, version=VERSIONS[SNAPSHOT],
+        attrs = dict(common_attrs(view), format=SNAPSHOT, version=VERSIONS[SNAPSHOT],
                      n_particles=n_total)
         arrays = {
             "particles/id": store.gid[h], "particles/position": store.pos[h],
@@ -140,8 +142,8 @@ class SnapshotWriter:
             # zeros in a run without rotation: the format does not depend on the run
             "particles/angular_velocity": store.values("omega", h),
         }
-        walls = wall_arrays(sim)
-        net = sim.network if sim.network is not None else sim.contact_network()
+        walls = wall_arrays(view)
+        net = view.network
         order = np.lexsort((net["id"][:, 1], net["id"][:, 0]))
         ends = net["ends"].reshape(-1, 2, 3)[order].reshape(-1, 3)
         arrays.update({"contacts/id": net["id"][order], "contacts/points": ends})
@@ -152,8 +154,8 @@ class SnapshotWriter:
         walls["contacts/lines"] = np.arange(2 * k_total, dtype=np.int64).reshape(-1, 2)
 
         def index():
-            self._index[path.name] = {"file": path.name, "step": sim.step_index,
-                                      "time": sim.time, "n": n_total,
+            self._index[path.name] = {"file": path.name, "step": view.step,
+                                      "time": view.time, "n": n_total,
                                       "n_walls": len(walls["walls/id"]), "n_contacts": k_total}
             self.update_xdmf()
 

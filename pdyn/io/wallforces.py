@@ -64,7 +64,7 @@ class WallForceWriter:
     steps) and at :meth:`finish`."""
 
     name = "wall_forces"
-    needs = "walls"  # the driver captures the wall contacts in every step (sim.wall_load)
+    needs = frozenset({"walls"})  # the wall contacts of every step
 
     def __init__(self, folder: str | Path, flush_at=None):
         self.path = Path(folder) / FILE_NAME
@@ -78,50 +78,33 @@ class WallForceWriter:
     def due(self, step: int) -> bool:
         return True
 
-    def __call__(self, sim) -> None:
+    def __call__(self, view) -> None:
         if not self._started:
-            self._start(sim, sim.step_index - 1)
-        c = sim.wall_load
-        self._steps.append(sim.step_index)
-        self._times.append(sim.time)
+            self._start(view)
+        c = view.wall_load
+        self._steps.append(view.step)
+        self._times.append(view.time)
         self._rows.append((c["id"], c["normal_force"], c["tangential_force"]))
-        if sim.step_index % FLUSH == 0 or self.flush_at(sim.step_index):
-            self.flush(sim)
+        if view.step % FLUSH == 0 or self.flush_at(view.step):
+            self.flush(view)
 
-    def finish(self, sim) -> None:
+    def finish(self, view) -> None:
         """Append what is buffered (end of a run)."""
-        self.flush(sim)
+        self.flush(view)
 
-    def _start(self, sim, step: int) -> None:
-        """Start the file (a fresh run: a header) or continue it after ``step`` (a restart:
-        the rows up to ``step`` kept)."""
-        walls = sim.store.walls
-        walls = walls[np.argsort(-sim.store.gid[walls], kind="stable")]
-        self.wall_ids = sim.store.gid[walls].copy()
-        n_box = getattr(getattr(sim, "wallset", None), "n_box", None)
-        header = ["step", "time"] + [f"{w}_f{a}" for w in wall_names(sim.store.normal[walls],
-                                                                      n_box) for a in "xyz"]
+    def _start(self, view) -> None:
+        """Start the file: a header, and after a restart the rows up to its step."""
+        walls = view.store.walls
+        walls = walls[np.argsort(-view.store.gid[walls], kind="stable")]
+        self.wall_ids = view.store.gid[walls].copy()
+        header = ["step", "time"] + [f"{w}_f{a}" for w in wall_names(view.store.normal[walls],
+                                                                      view.n_box)
+                                     for a in "xyz"]
         self._started = True
-
-        def write():
-            lines = [",".join(header)]
-            if step > 0 and self.path.exists():
-                try:
-                    old = self.path.read_text().splitlines()
-                except (OSError, UnicodeDecodeError) as exc:
-                    raise OutputWriteError(f"{self.path}: cannot read it to continue ({exc})"
-                                           ) from None
-                lines += [ln for ln in old[1:] if ln.split(",", 1)[0].isdigit()
-                          and ln.count(",") == len(header) - 1
-                          and int(ln.split(",", 1)[0]) <= step]
-            make_folder(self.path.parent)
-            write_bytes_atomic(self.path, ("\n".join(lines) + "\n").encode())
-
-        claim_folder(self.path.parent, getattr(sim, "run_id", None), sim.comm)
-        agree(sim.comm, attempt(write) if sim.comm.rank == 0 else None)
+        start_series(self.path, header, view.first_step, view)
         self.written = [self.path]
 
-    def flush(self, sim) -> None:
+    def flush(self, view) -> None:
         """Gather the buffered rows on rank 0 and append them (collective)."""
         if not self._steps:
             return
@@ -131,7 +114,7 @@ class WallForceWriter:
         mine = (np.repeat(steps, counts), ids[:, 0], ids[:, 1], -(f_n + f_t))  # on the walls
         times = np.array(self._times)
         self._steps, self._times, self._rows = [], [], []
-        parts = sim.comm.gather(mine, root=0)
+        parts = view.comm.gather(mine, root=0)
 
         def append():
             cat = [np.concatenate([p[k] for p in parts]) for k in range(4)]
@@ -140,14 +123,40 @@ class WallForceWriter:
             text = "".join(fmt % (s, t, *row) for s, t, row in
                            zip(steps.tolist(), times.tolist(), totals.reshape(len(steps), -1)
                                .tolist()))
-            try:
-                with open(self.path, "a") as f:
-                    f.write(text)
-            except OSError as exc:
-                raise OutputWriteError(f"{self.path}: cannot append ({exc.strerror or exc})"
-                                       ) from None
+            append_text(self.path, text)
 
-        agree(sim.comm, attempt(append) if sim.comm.rank == 0 else None)
+        agree(view.comm, attempt(append) if view.comm.rank == 0 else None)
+
+
+def start_series(path: Path, header: list[str], step: int, view) -> None:
+    """Start the CSV series ``path`` with its ``header``, keeping the rows of an earlier run
+    up to ``step`` (a restart at ``step`` > 0; the file as it was went to ``superseded/``,
+    :func:`keep_series`). Rank 0 writes; collective."""
+
+    def write():
+        lines = [",".join(header)]
+        if step > 0 and path.exists():
+            try:
+                old = path.read_text().splitlines()
+            except (OSError, UnicodeDecodeError) as exc:
+                raise OutputWriteError(f"{path}: cannot read it to continue ({exc})") from None
+            lines += [ln for ln in old[1:] if ln.split(",", 1)[0].isdigit()
+                      and ln.count(",") == len(header) - 1
+                      and int(ln.split(",", 1)[0]) <= step]
+        make_folder(path.parent)
+        write_bytes_atomic(path, ("\n".join(lines) + "\n").encode())
+
+    claim_folder(path.parent, view.run_id, view.comm)
+    agree(view.comm, attempt(write) if view.comm.rank == 0 else None)
+
+
+def append_text(path: Path, text: str) -> None:
+    """Append ``text`` to ``path`` (rank 0's part of a series' append)."""
+    try:
+        with open(path, "a") as f:
+            f.write(text)
+    except OSError as exc:
+        raise OutputWriteError(f"{path}: cannot append ({exc.strerror or exc})") from None
 
 
 def keep_series(path: Path, step: int, dest: Path) -> list[Path]:
@@ -170,8 +179,9 @@ def keep_series(path: Path, step: int, dest: Path) -> list[Path]:
     return [dest / path.name]
 
 
-def read_wall_forces(path: str | Path) -> tuple[list[str], np.ndarray]:
-    """(column names, rows as a float array) of a ``wall_forces.csv``."""
+def read_series(path: str | Path) -> tuple[list[str], np.ndarray]:
+    """(column names, rows as a float array) of a CSV series (``wall_forces.csv``,
+    ``thermo.csv``)."""
     lines = Path(path).read_text().splitlines()
     names = lines[0].split(",")
     rows = np.array([[float(x) for x in ln.split(",")] for ln in lines[1:] if ln],
@@ -179,4 +189,7 @@ def read_wall_forces(path: str | Path) -> tuple[list[str], np.ndarray]:
     return names, rows
 
 
-__all__ = ["FILE_NAME", "WallForceWriter", "read_wall_forces", "wall_names"]
+read_wall_forces = read_series
+
+
+__all__ = ["FILE_NAME", "WallForceWriter", "read_series", "read_wall_forces", "wall_names"]

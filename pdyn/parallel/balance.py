@@ -29,21 +29,18 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ..domain import _block_ids
 
 #: work of one neighbour-list entry relative to one particle: the contact pass takes ~6 ns an
 #: entry, everything else a particle costs (integration, ghosts, migration, rebuilds) ~30 ns
-#: (1-rank ``gas`` step, 61.9 ns a particle with ~5 entries each; docs/time-step-log.md)
+#: (the 1-rank ``gas`` step, ~5 entries a particle)
 CONTACT_COST = 0.2
 
 
 @njit(**JIT)
-def _block_work(pos, rows, start, lo, inv_edge, dims, contact_cost, out):
-    """Add the work of each row's particle (1 + ``contact_cost`` × its list length) to the
-    block of its centre."""
-    blocks = np.empty(rows.shape[0], np.int64)
-    _block_ids(pos, rows, lo, inv_edge, dims, blocks)
-    for t in range(rows.shape[0]):
+def _block_work(blocks, start, contact_cost, out):
+    """Add the work of each row's particle (1 + ``contact_cost`` × its list length) to its
+    block ``blocks[t]``."""
+    for t in range(blocks.shape[0]):
         out[blocks[t]] += 1.0 + contact_cost * (start[t + 1] - start[t])
 
 
@@ -51,8 +48,8 @@ def block_work(grid, pos, rows, start, contact_cost: float = CONTACT_COST) -> np
     """This rank's measured work per block (``grid.n_blocks`` floats): the neighbour-list
     ``rows`` (owned handles) with their ``start`` offsets, by the block of ``pos[row]``."""
     out = np.zeros(grid.n_blocks)
-    _block_work(pos, np.ascontiguousarray(rows, np.int64), np.ascontiguousarray(start, np.int64),
-                grid.lo, grid.inv_edge, grid.dims, float(contact_cost), out)
+    _block_work(grid.block_of(pos, rows), np.ascontiguousarray(start, np.int64),
+                float(contact_cost), out)
     return out
 
 

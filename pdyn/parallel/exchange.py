@@ -21,7 +21,7 @@ rebuilds when any particle has moved more than skin/2 since the last rebuild (on
 re-planned: ``ghosts`` only sends the fields of existing ghosts that travel on every exchange
 (plan/execute, as Cabana's ``Halo``, [Slattery2022]). At a rebuild step all ghosts are
 removed (O(1) each), owned centres are wrapped into the periodic box, particles that left this
-rank's blocks migrate to the owners of their new blocks (``migration.py``), a new ghost plan is
+rank's blocks migrate to the owners of their new blocks (``BlockGrid.rank_of``), a new ghost plan is
 made (``ghosts.py``) and the new ghosts are inserted. At some rebuild steps the driver then
 asks for a rebalance (``balance.py``): between migration and the new ghost plan, so whole
 blocks move with their particles to their new owners through the same O(1) remove/insert and
@@ -65,15 +65,15 @@ from ..particles import (FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MI
                          Packing, ragged_groups)
 from .balance import imbalance
 from .ghosts import plan_ghosts
-from .migration import destinations
 
 TAG_MIGRATE = 100
 TAG_CREATE = 200
 TAG_UPDATE = 300
 TAG_BALANCE = 400
 
-#: default Verlet skin as a fraction of the mean radius, when the neighbour lists set none
-SKIN_FRACTION = 0.5
+#: default skin of the ghost plan, in mean particle radii, when the neighbour lists set none
+#: (skin 0)
+PLAN_SKIN_RADII = 0.5
 
 
 def _none() -> np.ndarray:
@@ -124,15 +124,9 @@ class StoreChanges:
 NO_CHANGES = StoreChanges()
 
 
-def _outside_periodic(box, pos, margin: float) -> np.ndarray:
-    """Mask of centres more than ``margin`` outside the box along a periodic axis."""
-    out = (pos < np.asarray(box.lo) - margin) | (pos > np.asarray(box.hi) + margin)
-    return (out & box.periodic).any(axis=1)
-
-
 def _default_skin(skin: float | None, r_mean: float) -> float:
-    """``skin`` (m), or ``SKIN_FRACTION`` × the mean radius ``r_mean`` of all particles."""
-    return float(skin) if skin is not None else SKIN_FRACTION * float(r_mean)
+    """``skin`` (m), or ``PLAN_SKIN_RADII`` × the mean radius ``r_mean`` of all particles."""
+    return float(skin) if skin is not None else PLAN_SKIN_RADII * float(r_mean)
 
 
 def _select(store, particles: dict, n: int, mine) -> dict:
@@ -163,7 +157,7 @@ class ExchangeError(RuntimeError):
 
 class SerialExchange:
     """One rank owns everything, no periodic axis: no ghosts, no migration, no messages.
-    ``skin`` (m, default ``SKIN_FRACTION`` × mean radius) still paces the schedule the driver
+    ``skin`` (m, default ``PLAN_SKIN_RADII`` × mean radius) still paces the schedule the driver
     keeps (memory reordering happens at rebuild steps)."""
 
     def __init__(self, store, skin: float | None = None):
@@ -217,7 +211,7 @@ class BlockExchange:
 
     ``dims`` (default :func:`pdyn.domain.default_block_dims` for ``n_particles``) is the block
     grid; ``skin``
-    (default ``SKIN_FRACTION`` × mean radius) the Verlet skin (m): the neighbour lists' skin,
+    (default ``PLAN_SKIN_RADII`` × mean radius) the Verlet skin (m): the neighbour lists' skin,
     since the two share one rebuild schedule.
     """
 
@@ -302,14 +296,14 @@ class BlockExchange:
         if wrap:
             wrap_periodic(box, pos, everyone)
         elif n:
-            far = _outside_periodic(box, pos, self.skin)
+            far = box.outside(pos, ("periodic",), self.skin)
             if far.any():
                 k = int(np.flatnonzero(far)[0])
                 message = (f"particle {int(particles['gid'][k])} at {pos[k].tolist()}: more "
                            f"than one skin ({self.skin:.6g} m) outside the periodic box "
                            f"{list(box.lo)}..{list(box.hi)} (damaged checkpoint?)")
         self._fail(message)
-        mine = np.ones(n, bool) if same else grid.owner[grid.block_of(pos, everyone)] == self.rank
+        mine = np.ones(n, bool) if same else grid.rank_of(pos) == self.rank
         self.peers = self._neighbours()
         self._rebuild = True
         return self.store.add(**_select(self.store, dict(particles, pos=pos), n, mine))
@@ -337,7 +331,7 @@ class BlockExchange:
     def owner_of(self, pos) -> np.ndarray:
         """The rank owning each centre ``pos`` (N, 3; inside the box): the owner of its block
         (where a sphere inserted there belongs)."""
-        return self.grid.owner[self.grid.block_of(pos)]
+        return self.grid.rank_of(pos)
 
     def admit(self, radius: float) -> None:
         """Spheres up to ``radius`` (m) will be inserted during the run: widen the plan's
@@ -455,7 +449,7 @@ class BlockExchange:
         store, grid = self.store, self.grid
         if self.size == 1:
             return _none(), _none()
-        dest = destinations(store, owned, grid)
+        dest = grid.rank_of(store.pos, owned)
         leaving = dest != self.rank
         message = None
         bad = ~np.isfinite(store.pos[owned]).all(axis=1)
@@ -509,7 +503,7 @@ class BlockExchange:
         peers = sorted(set(new[(old == rank) & (new != rank)].tolist())
                        | set(old[(new == rank) & (old != rank)].tolist()))
         owned = self._owned()
-        dest = new[grid.block_of(self.store.pos, owned)]
+        dest = grid.rank_of(self.store.pos, owned)  # the new map
         leaving = dest != rank
         go, came = self._send_owned(owned[leaving], dest[leaving], peers, TAG_BALANCE)
         self.peers = self._neighbours()
@@ -606,7 +600,7 @@ class BlockExchange:
 def make_exchange(store, box, comm, *, dims=None, skin: float | None = None,
                   n_particles: int | None = None, curve: str = CURVES[0]):
     """The exchange for ``store`` in ``box`` over ``comm`` with Verlet ``skin`` (m; default
-    ``SKIN_FRACTION`` × mean radius): :class:`SerialExchange` for one rank without periodic
+    ``PLAN_SKIN_RADII`` × mean radius): :class:`SerialExchange` for one rank without periodic
     axes, else :class:`BlockExchange` (default grid sized for ``n_particles``, blocks ordered
     along ``curve``)."""
     if comm.size == 1 and not box.periodic.any():

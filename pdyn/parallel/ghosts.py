@@ -28,7 +28,20 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ..domain import _box_dist2
+
+
+@njit(**JIT)
+def _box_dist2(y, lo, hi):
+    """Squared distance (m²) from the point ``y`` to the box ``lo``..``hi`` (0 inside)."""
+    d2 = 0.0
+    for a in range(3):
+        if y[a] < lo[a]:
+            d = lo[a] - y[a]
+            d2 += d * d
+        elif y[a] > hi[a]:
+            d = y[a] - hi[a]
+            d2 += d * d
+    return d2
 
 
 @njit(**JIT)

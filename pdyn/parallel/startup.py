@@ -64,7 +64,7 @@ class ScatteredSource:
     def __init__(self, particles: dict | None, comm, box):
         self.comm, self.box = comm, box
         self.particles = particles if comm.rank == 0 else None
-        self._blocks = None
+        self._pos = None  # wrapped centres (rank 0, once the grid is known)
         if self.particles is not None:
             r = np.asarray(self.particles["radius"], float)
             n = len(self.particles["pos"])
@@ -81,8 +81,8 @@ class ScatteredSource:
     def block_weights(self, grid) -> np.ndarray:
         counts = None
         if self.particles is not None:
-            self._blocks = grid.block_of(self._wrapped())
-            counts = np.bincount(self._blocks, minlength=grid.n_blocks)
+            self._pos = self._wrapped()
+            counts = np.bincount(grid.block_of(self._pos), minlength=grid.n_blocks)
         return self.comm.bcast(counts)
 
     def take(self, grid, rank: int, same: bool = False) -> dict:
@@ -90,7 +90,7 @@ class ScatteredSource:
             return self.particles
         parts = None
         if self.particles is not None:
-            owner = grid.owner[self._blocks]
+            owner = grid.rank_of(self._pos)
             n = len(owner)
             parts = [{k: _rows(v, n, owner == r) for k, v in self.particles.items()}
                      for r in range(self.comm.size)]

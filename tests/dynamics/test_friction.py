@@ -193,10 +193,10 @@ def test_a_sphere_keeps_a_spring_for_each_of_a_hundred_contacts():
 
 
 def test_recorded_tangential_force_is_coulomb_while_sliding():
-    """With ``recording`` the pass leaves the tangential force per list entry: a sliding
+    """A pass told to record leaves the tangential force per list entry: a sliding
     sphere's wall entry holds −μ F_n along the slip."""
     sim = on_floor(vel=(1.0, 0, 0), mu=0.3)
-    sim.contact.recording = True
+    sim.record_tangential = True
     sim.run(200)
     lists = sim.neighbours
     ft = sim.contact.tangential[lists.split[0]:lists.start[1]]

@@ -48,7 +48,8 @@ def drift(sim):
     return float(np.sqrt((d * d).sum(axis=1)).max())
 
 
-@pytest.mark.parametrize("boundary", [WALLED, PERIODIC], ids=["walled", "periodic"])
+@pytest.mark.parametrize("boundary", [pytest.param(WALLED, marks=pytest.mark.slow), PERIODIC],
+                         ids=["walled", "periodic"])
 def test_lists_hold_every_contact_until_the_next_rebuild(boundary):
     """300 steps of a dense, fast scene with a thin skin: at every step the contacts found
     through the lists equal brute force, while particles moved up to (nearly) half the skin
@@ -193,14 +194,14 @@ def test_skin_on_the_command_line():
 
 
 def test_default_skin_and_one_schedule():
-    """The default skin is SKIN_FRACTION mean diameters and the exchange plans with it; with
+    """The default skin is SKIN_DIAMETERS mean diameters and the exchange plans with it; with
     lists off the plan keeps its own skin (half a mean radius)."""
-    from pdyn.dynamics.neighbours import SKIN_FRACTION
+    from pdyn.dynamics.neighbours import SKIN_DIAMETERS
 
     cfg = dense_polydisperse(PERIODIC, n=100)
     sim = Simulation(cfg)
     mean_d = 2.0 * np.mean(cfg.particles.radii)
-    assert sim.neighbours.skin == pytest.approx(SKIN_FRACTION * mean_d, rel=1e-12)
+    assert sim.neighbours.skin == pytest.approx(SKIN_DIAMETERS * mean_d, rel=1e-12)
     assert sim.exchange.skin == sim.neighbours.skin == sim.neighbours.rebuild_skin
     off = Simulation(cfg.with_(neighbour_skin=0.0))
     assert off.neighbours.every_step

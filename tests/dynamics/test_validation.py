@@ -75,6 +75,7 @@ def reference():
     return psi_reference(PSI1 + [10.0, 14.0])
 
 
+@pytest.mark.slow  # a reference at half the step
 def test_psi_reference_is_converged_and_meets_the_sliding_limit(reference):
     """The tiny-step reference: halving its step changes Ψ₂ by < 1e-6; beyond the onset of
     sliding throughout it is the rigid-body line Ψ₂ = Ψ₁ − 7 to 1e-6; below it differs from
@@ -127,6 +128,7 @@ def mindlin():
     return psi_mindlin_deresiewicz(PSI1 + [10.0, 14.0])
 
 
+@pytest.mark.slow  # a reference with twice the springs at half the step
 def test_mindlin_deresiewicz_reference_is_converged_with_its_limits(mindlin):
     """The theory's Ψ₂(Ψ₁): twice the springs and half the step change it by < 5e-5 (measured
     2.2e-5); it slides throughout from Ψ₁ ≈ 5.9 (on Ψ₂ = Ψ₁ − 7 to 1e-6 from Ψ₁ = 6: before
@@ -142,6 +144,7 @@ def test_mindlin_deresiewicz_reference_is_converged_with_its_limits(mindlin):
     assert stuck[1] / stuck[0] == pytest.approx(8.0, rel=1e-9)
 
 
+@pytest.mark.slow  # both references on a grid of 113 points
 def test_pdyn_model_against_mindlin_deresiewicz(reference, mindlin):
     """How far pdyn's contact model is from the theory: its contact sticks or slides as a
     whole, with no slipping annulus, so below sliding throughout its Ψ₂ lies above the

@@ -138,6 +138,34 @@ def test_restart_adds_or_drops_the_rotation_fields(tmp_path):
     back.run(5)
 
 
+def test_restart_keeps_the_scenes_friction(tmp_path):
+    """A run whose scene, not its config, sets friction checkpoints its whole contact
+    configuration: the restart rotates too and continues bit for bit."""
+    from dataclasses import replace
+
+    from pdyn.scenarios import make_scene
+
+    scene = make_scene("heap", scale=0.05)
+    scene = replace(scene, contact=dict(scene.contact, friction=0.5, rolling_friction=0.01,
+                                        poisson_ratio=0.25),
+                    insertion=dict(scene.insertion, rate=2000.0, every=20,
+                                   velocity=(0.0, 0.0, -6.0)))  # contacts within 500 steps
+    out = OutputConfig(folder=str(tmp_path / "a"), checkpoint_every=350)
+    ref = Simulation(SimulationConfig(**SMALL, output=out), scene=scene)
+    assert ref.config.contact is None and ref.contact.rotating
+    ref.run(600)
+    first = tmp_path / "a" / "checkpoints" / "ckpt_00000350.h5"
+    assert read_checkpoint(first)["contact"]["friction"] == 0.5
+    cont = from_checkpoint(first, output=OutputConfig(folder=str(tmp_path / "b")))
+    assert cont.contact.rotating and cont.contact_config == ref.contact_config
+    cont.run(250)
+    assert_identical(state(ref), state(cont))
+    h, g = ref.store.owned, cont.store.owned
+    assert np.array_equal(ref.store.omega[h][np.argsort(ref.store.gid[h])],
+                          cont.store.omega[g][np.argsort(cont.store.gid[g])])
+    assert np.abs(ref.store.omega[h]).max() > 0
+
+
 def _periodic(folder, **out):
     from ..mpi.scenes import dense_polydisperse
 
@@ -325,7 +353,8 @@ def test_restart_from_an_older_checkpoint_keeps_later_files(tmp_path, cli):
 
 
 # ------------------------------------------------------------------ crash safety
-@pytest.mark.parametrize("victim", ["snapshots", "checkpoints"])
+@pytest.mark.parametrize("victim", [pytest.param("snapshots", marks=pytest.mark.slow),
+                                    "checkpoints"])
 def test_sigkill_during_a_write(tmp_path, victim):
     """Kill the run (SIGKILL) while a snapshot or a checkpoint is half written (its .tmp
     exists): every complete file still reads strictly, and --restart from the folder continues

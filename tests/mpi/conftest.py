@@ -1,7 +1,7 @@
 """Multi-rank tests: run with ``mpiexec -n N python -m mpi4py -m pytest --with-mpi tests/mpi``
-(``tests/test_mpi_suite.py`` does so for N = 2 and 4). Without ``--with-mpi`` pytest-mpi skips
-them. A failure on any rank aborts the whole job (HOOMD's habit) instead of leaving the other
-ranks waiting in a collective."""
+(``tests/test_mpi_suite.py`` does so for each N of its ``ranks`` parameter). Without
+``--with-mpi`` pytest-mpi skips them. A failure on any rank aborts the whole job (HOOMD's habit)
+instead of leaving the other ranks waiting in a collective."""
 
 import sys
 import tempfile

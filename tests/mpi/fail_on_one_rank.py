@@ -1,6 +1,8 @@
 """Raise on the last rank in the middle of a run (for the abort test): under
-``mpiexec -n N python -m mpi4py -m tests.mpi.fail_on_one_rank`` the whole job must end with a non-zero
-exit within seconds, the other ranks not left waiting in a collective."""
+``mpiexec -n N python -m mpi4py -m tests.mpi.fail_on_one_rank`` the whole job must end with a
+non-zero exit through ``MPI_Abort``, the other ranks not left waiting in a collective. Every rank
+writes ``rank R finished step S`` to stderr after each step, so the test can count how far the
+others went."""
 
 import sys
 
@@ -14,4 +16,5 @@ for step in range(1000):
     if step == 5 and comm.rank == comm.size - 1:
         raise RuntimeError(f"injected failure on rank {comm.rank}")
     sim.step()
+    print(f"rank {comm.rank} finished step {sim.step_index}", file=sys.stderr, flush=True)
 print("finished without failure", file=sys.stderr)

@@ -1,4 +1,4 @@
-"""Dynamic load balancing under real mpiexec (2 and 4 ranks; also runs on 1): blocks forced to
+"""Dynamic load balancing under real mpiexec (2 and 4 ranks): blocks forced to
 move every few steps lose and duplicate no particle, go through the broad phase's O(1)
 insert/remove, change no bit of the trajectory, and a rank may own no particle at all.
 
@@ -20,6 +20,7 @@ pytestmark = pytest.mark.mpi
 FORCED = dict(balance_every=1, balance_threshold=1.0)
 
 
+@pytest.mark.slow  # 150 steps, each gathering the state
 @pytest.mark.parametrize("boundary", [("wall",) * 3, ("periodic", "wall", "periodic")])
 def test_forced_rebalancing_every_few_steps(comm, boundary):
     """A fast dense scene, rebalanced at every rebuild (~every 5 steps) along the Hilbert and
@@ -46,6 +47,7 @@ def test_forced_rebalancing_every_few_steps(comm, boundary):
     assert np.array_equal(p, p1) and np.array_equal(v, v1)
 
 
+@pytest.mark.slow  # 400 steps; the fast lane has test_startup's ranks without particles
 def test_a_rank_with_no_particles(comm):
     """Fewer spheres than ranks (a pair colliding and one more), rebalanced at every rebuild:
     some rank owns nothing for the whole run, the run goes on and matches 1 rank."""

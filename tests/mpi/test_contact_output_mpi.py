@@ -14,7 +14,8 @@ from pdyn.simulation import Simulation
 
 from .scenes import walled_pile
 
-pytestmark = pytest.mark.mpi
+#: 900 steps on N ranks and on one
+pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
 
 def _run(folder, comm):

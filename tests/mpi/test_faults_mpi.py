@@ -1,4 +1,4 @@
-"""The same outcome on every rank count (run under mpiexec at 1, 2 and 4 ranks by
+"""The same outcome on every rank count (run under mpiexec at 2 and 4 ranks by
 tests/test_mpi_suite.py): a run that blows up, a NaN, a write failure on one rank, an absurd
 block grid and an overlapping initial state are each one error that every rank raises, with the
 same message, in the same step."""

@@ -1,6 +1,6 @@
-"""Insertion on several ranks: the same spheres, with the same global ids, are poured in on 1,
-2 and 4 ranks (each by the rank owning its place), and the whole trajectory — outlet included —
-is the 1-rank one bit for bit."""
+"""Insertion on several ranks: the same spheres, with the same global ids, are poured in on 2
+and 4 ranks (each by the rank owning its place) as on 1, and the whole trajectory — outlet
+included — is the 1-rank one bit for bit."""
 
 import numpy as np
 import pytest
@@ -26,6 +26,7 @@ def _heap():
     return SimulationConfig(scene="heap", scale=0.05, insertion=ins, progress=False)
 
 
+@pytest.mark.slow  # 1200 steps on N ranks and on one
 def test_poured_spheres_do_not_depend_on_ranks(comm):
     sim = Simulation(_heap(), comm=comm)
     sim.run(1200)
@@ -64,6 +65,7 @@ def _outlet_pour(folder=None, friction=0.5, broadphase="auto", seed=2):
 @pytest.mark.parametrize("kind", [{}, {"friction": 0.0, "broadphase": "linked_cells",
                                             "seed": 4}],
                          ids=["frictional", "frictionless-linked-cells"])
+@pytest.mark.slow  # 600 steps on N ranks and on one, 300 more after a restart
 def test_outlet_pour_with_balancing_equals_one_rank_and_restarts(comm, shared_dir, kind):
     """Pouring onto an outlet with blocks rebalanced every 10 steps: spheres drained right
     after migrating or moving with their block (the broad phase never held them) used to

@@ -1,4 +1,4 @@
-"""Output on several ranks (run under mpiexec by tests/test_mpi_suite.py; also runs on 1):
+"""Output on several ranks (run under mpiexec at 2 and 4 ranks by tests/test_mpi_suite.py):
 per-rank pieces joined by virtual datasets read back as one global array, the XDMF series opens
 in VTK's reader with the right points, arrays and times, restart is bit-identical on the same
 rank count and keeps ids and counts across rank counts."""
@@ -96,7 +96,9 @@ def dense_periodic(folder, **out):
         output=OutputConfig(folder=str(folder), **out))
 
 
-@pytest.mark.parametrize("scene", ["drop", "dense_walled", "dense_periodic", "frictional"])
+@pytest.mark.parametrize("scene", ["drop", pytest.param("dense_walled", marks=pytest.mark.slow),
+                                   pytest.param("dense_periodic", marks=pytest.mark.slow),
+                                   "frictional"])
 def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
     """Continued from the step-50 checkpoint, the run equals the uninterrupted one bit for bit
     (with friction: spins, torques and contact history too)."""
@@ -136,6 +138,7 @@ def test_restart_bit_identical_same_ranks(comm, shared_dir, scene):
                           np.sort(cont.store.gid[cont.store.owned]))
 
 
+@pytest.mark.slow  # the fast lane has test_restart_on_other_rank_count
 def test_periodic_restart_on_other_rank_count(comm, shared_dir):
     """A periodic checkpoint with centres past a face, continued on another rank count: same
     ids and count, the same contacts (and here the same trajectory)."""

@@ -1,5 +1,5 @@
-"""Dense polydisperse frictional packings on several ranks (run under mpiexec by
-tests/test_mpi_suite.py; also runs on 1): big spheres settling among small ones under gravity
+"""Dense polydisperse frictional packings on several ranks (run under mpiexec at 2 and
+4 ranks by tests/test_mpi_suite.py): big spheres settling among small ones under gravity
 at size ratios 1:3 and 1:10, each big one touching dozens of small ones, give the 1-rank
 trajectory bit for bit — spins, torques and contact history included — and a checkpoint
 written on N ranks continues on one rank (and one written on one rank on N ranks) as the
@@ -16,7 +16,9 @@ from pdyn.simulation import Simulation
 
 from .scenes import FRICTIONAL_STATE, gather_fields
 
-pytestmark = pytest.mark.mpi
+#: 600 to 1200 steps of 700 spheres on N ranks and on one; the fast lane's frictional
+#: identity is test_parallel's
+pytestmark = [pytest.mark.mpi, pytest.mark.slow]
 
 #: steps to run: the spheres have fallen and piled up (a big sphere touching ~30 small ones at
 #: 1:3, ~60 at 1:10)

@@ -1,4 +1,4 @@
-"""Block decomposition under real mpiexec (2 and 4 ranks; also runs on 1): no particle lost or
+"""Block decomposition under real mpiexec (2 and 4 ranks): no particle lost or
 duplicated, N-rank trajectories bit-identical to the 1-rank run, large particles, O(1)
 migration through the broad phase, collective configuration errors.
 
@@ -32,6 +32,7 @@ def comm():
     return get_comm()
 
 
+@pytest.mark.slow  # 500 steps each (the fast lane compares the ids with 1 rank at the end)
 @pytest.mark.parametrize("kind", ["periodic", "walled", "mixed"])
 def test_ids_conserved_every_step(comm, kind):
     """500 steps of a dense, fast scene: the global id set never changes, no id twice, and
@@ -59,9 +60,12 @@ def test_ids_conserved_every_step(comm, kind):
             assert wraps[a, 0] > 0 and wraps[a, 1] > 0, f"no wrap both ways along {'xyz'[a]}"
 
 
-@pytest.mark.parametrize("skin", [None, 0.0], ids=["lists", "every_step"])
-@pytest.mark.parametrize("bp", [b for b in ("linked_cells", "hash_grid") if b in REGISTRY])
-@pytest.mark.parametrize("kind", ["periodic", "walled"])
+@pytest.mark.parametrize("skin", [None, pytest.param(0.0, marks=pytest.mark.slow)],
+                         ids=["lists", "every_step"])
+@pytest.mark.parametrize("bp", [b if b == "linked_cells" else
+                                pytest.param(b, marks=pytest.mark.slow)
+                                for b in ("linked_cells", "hash_grid") if b in REGISTRY])
+@pytest.mark.parametrize("kind", ["periodic", pytest.param("walled", marks=pytest.mark.slow)])
 def test_trajectory_bit_identical_to_one_rank(comm, bp, kind, skin):
     """200 steps of a dense polydisperse scene, rebalanced every 20 steps: positions and
     velocities on N ranks equal the 1-rank run bit for bit, with neighbour lists (default skin)
@@ -82,8 +86,8 @@ def test_trajectory_bit_identical_to_one_rank(comm, bp, kind, skin):
     assert np.array_equal(p, p1) and np.array_equal(v, v1), f"max |dx| {dp:g}, |dv| {dv:g}"
 
 
-@pytest.mark.parametrize("law", ["linear", "hertz"])
-@pytest.mark.parametrize("kind", ["periodic", "walled"])
+@pytest.mark.parametrize("law", ["linear", pytest.param("hertz", marks=pytest.mark.slow)])
+@pytest.mark.parametrize("kind", [pytest.param("periodic", marks=pytest.mark.slow), "walled"])
 def test_frictional_trajectory_bit_identical_to_one_rank(comm, kind, law):
     """With friction and rolling resistance: positions, velocities, spins, torques and the
     contact history on N ranks equal the 1-rank run bit for bit after 200 steps (history

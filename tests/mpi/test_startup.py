@@ -1,5 +1,5 @@
 """Start-up and restart by share: every rank creates or reads only the particles of its own
-blocks, and the state does not depend on the rank count (1, 2 and 4 ranks give the 1-rank
+blocks, and the state does not depend on the rank count (2 and 4 ranks give the 1-rank
 state bit for bit)."""
 
 import numpy as np

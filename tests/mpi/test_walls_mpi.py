@@ -33,6 +33,7 @@ def drum_with_piston(**cfg):
         gravity=tuple(s.gravity), progress=False, **cfg)
 
 
+@pytest.mark.slow  # 300 steps on N ranks and on one; the fast lane has the restart below
 def test_moving_walls_bit_identical_to_one_rank(comm):
     cfg = drum_with_piston(reorder_every=20, balance_every=20, balance_threshold=1.0)
     sim = Simulation(cfg, comm=comm)

@@ -1,0 +1,139 @@
+"""Thermo output, as LAMMPS' ``thermo``: every N steps a line on stdout (rank 0) and a row of
+``thermo.csv`` in the run folder.
+
+Columns: ``step``, ``time`` (s), ``kinetic_energy`` (J, Σ ½ m v² of the owned spheres),
+``rotational_energy`` (J, Σ ½ I ω², I = 2/5 m r²; 0 without rotation), ``contacts`` (touching
+contacts: sphere pairs once, sphere–wall contacts), ``coordination`` (mean sphere–sphere
+contacts per sphere, 2 pairs / spheres), ``max_overlap`` (largest overlap over the radius of
+the smaller sphere, walls included); stdout adds ``steps/s`` since the last line. The CSV
+holds every float as its ``repr`` (reads back to the same bits) and the same bytes on any rank
+count: counts are integers, the overlap a maximum, and each energy is the correctly rounded
+sum of all spheres' terms — every rank reduces its terms to an exact expansion (Shewchuk's
+partials, as ``math.fsum``), rank 0 sums all expansions with ``math.fsum`` — whatever the
+order. A restart keeps the rows up to its step (the file as it was goes to ``superseded/``,
+as ``wall_forces.csv`` does).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+from numba import njit
+
+from .._jit import JIT
+from .wallforces import append_text, start_series
+from .wallforces import read_series as read_thermo
+
+FILE_NAME = "thermo.csv"
+COLUMNS = ("step", "time", "kinetic_energy", "rotational_energy", "contacts", "coordination",
+           "max_overlap")
+#: the stdout columns: name and width (LAMMPS-style right-aligned table)
+SCREEN = (("Step", 10), ("Time", 13), ("KinEng", 13), ("RotEng", 13), ("Contacts", 9),
+          ("Coord", 8), ("MaxOverlap", 11), ("Steps/s", 9))
+#: room for the partials of a float64 sum (nonoverlapping: at most ~40 over the exponent range)
+MAX_PARTIALS = 128
+
+
+@njit(**JIT)
+def _grow(partials, n, x):
+    """Add ``x`` to the exact expansion ``partials[:n]`` (Shewchuk); returns its new length."""
+    i = 0
+    for k in range(n):
+        y = partials[k]
+        if abs(x) < abs(y):
+            x, y = y, x
+        hi = x + y
+        lo = y - (hi - x)
+        if lo != 0.0:
+            partials[i] = lo
+            i += 1
+        x = hi
+    partials[i] = x
+    return i + 1
+
+
+@njit(**JIT)
+def _energy_partials(h, vel, mass, omega, radius, spin):
+    """Exact expansions of Σ ½ m v² and (``spin``) Σ ⅕ m r² ω² over the spheres ``h``."""
+    kin = np.zeros(MAX_PARTIALS)
+    rot = np.zeros(MAX_PARTIALS)
+    nk = 0
+    nr = 0
+    for i in h:
+        v2 = vel[i, 0] * vel[i, 0] + vel[i, 1] * vel[i, 1] + vel[i, 2] * vel[i, 2]
+        nk = _grow(kin, nk, 0.5 * mass[i] * v2)
+        if spin:
+            w2 = omega[i, 0] * omega[i, 0] + omega[i, 1] * omega[i, 1] + omega[i, 2] * omega[i, 2]
+            nr = _grow(rot, nr, 0.2 * mass[i] * radius[i] * radius[i] * w2)
+    return kin[:nk].copy(), rot[:nr].copy()
+
+
+def thermo_row(view) -> tuple | None:
+    """The thermo columns (``COLUMNS``) of the run at ``view`` (an ``OutputView`` with
+    ``thermo``) on rank 0, None on the others. Collective."""
+    store, comm = view.store, view.comm
+    h = store.owned
+    spin = "omega" in store.fields
+    omega = store.omega if spin else np.zeros((1, 3))
+    kin, rot = _energy_partials(h, store.vel, store.mass, omega, store.radius, spin)
+    parts = comm.gather((kin, rot, int(h.size)) + tuple(view.contacts), root=0)
+    if comm.rank != 0:
+        return None
+    ke, re = (math.fsum(np.concatenate([p[k] for p in parts]).tolist()) for k in (0, 1))
+    n, once, ends = (sum(p[k] for p in parts) for k in (2, 3, 4))
+    return (int(view.step), float(view.time), ke, re, once, ends / n if n else 0.0,
+            max(p[5] for p in parts))
+
+
+def _say(line: str) -> None:
+    """A line on stdout that does not break a progress bar (tqdm redraws it below)."""
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        print(line, flush=True)
+        return
+    tqdm.write(line, file=sys.stdout)
+    sys.stdout.flush()
+
+
+class ThermoWriter:
+    """Every ``every`` steps: a thermo line on stdout (a header line first) and a row of
+    ``folder/thermo.csv`` (rank 0)."""
+
+    name = "thermo"
+    needs = frozenset({"thermo"})  # the contact statistics of the step
+
+    def __init__(self, folder: str | Path, every: int, say=_say):
+        self.path = Path(folder) / FILE_NAME
+        self.every = int(every)
+        self.say = say
+        self.written: list[Path] = []  # the file, once started
+        self._last = (None, time.perf_counter())  # (step, time) of the last line
+
+    def due(self, step: int) -> bool:
+        return self.every > 0 and step % self.every == 0
+
+    def __call__(self, view) -> None:
+        if not self.written:
+            start_series(self.path, list(COLUMNS), view.first_step, view)
+            self.written = [self.path]
+            if view.comm.rank == 0:
+                self.say(" ".join(f"{name:>{w}}" for name, w in SCREEN))
+            self._last = (view.first_step, self._last[1])
+        row = thermo_row(view)
+        if row is None:
+            return
+        append_text(self.path, ",".join(repr(x) for x in row) + "\n")
+        now = time.perf_counter()
+        rate = (row[0] - self._last[0]) / max(now - self._last[1], 1e-12)
+        self._last = (row[0], now)
+        cells = (f"{row[0]:>10d}", f"{row[1]:>13.6g}", f"{row[2]:>13.6g}", f"{row[3]:>13.6g}",
+                 f"{row[4]:>9d}", f"{row[5]:>8.4g}", f"{row[6]:>11.4g}", f"{rate:>9.1f}")
+        self.say(" ".join(cells))
+
+
+__all__ = ["FILE_NAME", "ThermoWriter", "read_thermo", "thermo_row"]

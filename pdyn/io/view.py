@@ -1,0 +1,55 @@
+"""What a writer may read: a plain read-only record of the run at the end of a step."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+
+@dataclass(frozen=True)
+class OutputView:
+    """The run at the end of step ``step`` as the driver hands it to its writers (a writer
+    declares ``due(step)`` and ``needs``, a set of the names below it asks the driver to
+    fill in, and reads nothing else; it never sees the simulation).
+
+    ``time`` and ``dt`` (s); ``comm`` the run's communicator; ``store`` this rank's
+    particle store (read only); ``box`` (``pdyn.domain.Box``); ``scene`` its name; ``run_id``
+    (``pdyn.io.runid``); ``first_step`` the step this process started from (a restart's,
+    else 0); ``config`` the ``SimulationConfig``; ``contact`` the ``ContactConfig`` the run
+    uses (its config's or its scene's); ``gravity`` (m/s²); ``steps_total`` the run's
+    planned steps; ``r_mean`` the run's mean radius (m). Filled in when a due writer needs
+    them: ``network`` / ``walls`` this rank's contact network / wall contacts of the step
+    (``ContactModel.contact_list``); ``state`` the exchange's state (``exchange``) and the
+    inserter's parameters and state (``insertion``, None without insertion); ``thermo``
+    this rank's contact statistics (``contacts``: ``pdyn.dynamics.contact.contact_stats``,
+    its contacts counted once, its sphere–sphere contact ends and the largest overlap /
+    radius). ``wall_kinds`` the kind code of each wall in id order −1, −2, … (``pdyn.walls``:
+    0 a plane, 1 / 2 a cylinder with the spheres inside / outside) and ``n_box`` how many of
+    them are box faces (the configured ``[[walls]]`` follow); None: box faces only."""
+
+    step: int
+    time: float
+    dt: float
+    comm: object
+    store: object
+    box: object
+    scene: str
+    run_id: str | None
+    first_step: int
+    config: object
+    contact: object
+    gravity: np.ndarray
+    steps_total: int
+    r_mean: float
+    network: dict | None = None
+    wall_load: dict | None = None
+    exchange: dict | None = None
+    insertion: dict | None = None
+    contacts: tuple | None = None
+    wall_kinds: np.ndarray | None = None
+    n_box: int | None = None
+
+
+#: the needs that ask for the contacts' forces (the force pass records tangential forces)
+CONTACT_FORCES = frozenset({"network", "walls"})
