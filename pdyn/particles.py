@@ -365,6 +365,32 @@ class ParticleStore:
         count[handles] = counts
         self._pool_used[count_name] = used + total
 
+    def replace_records(self, count_name: str, handles, counts) -> dict:
+        """Leave ``handles`` ``counts`` records each of the ragged fields counted by
+        ``count_name`` and every other particle none, in pools of exactly those rows (the old
+        pools are dropped first); returns ``{name: pool}`` for the caller to fill, in handle
+        order (what a history save does, without a copy of the records beside the pools)."""
+        handles = np.ascontiguousarray(handles, np.int64)
+        counts = np.ascontiguousarray(counts, np.int64)
+        self.clear_records(count_name)
+        total = int(counts.sum())
+        for n in self._ragged[count_name]:
+            f = self.fields[n]
+            setattr(self, n, np.empty((total,) + f.shape, f.dtype))
+        self._first[count_name][handles] = np.cumsum(counts) - counts
+        getattr(self, count_name)[handles] = counts
+        self._pool_used[count_name] = total
+        return {n: getattr(self, n) for n in self._ragged[count_name]}
+
+    def clear_records(self, count_name: str) -> None:
+        """No particle holds records of the ragged fields counted by ``count_name``; their
+        pools are released."""
+        getattr(self, count_name)[:] = 0
+        self._pool_used[count_name] = 0
+        for n in self._ragged[count_name]:
+            f = self.fields[n]
+            setattr(self, n, np.zeros((0,) + f.shape, f.dtype))
+
     # ------------------------------------------------------------------ insert / remove
     def add(self, n: int | None = None, **fields) -> np.ndarray:
         """Insert particles; return their handles (O(1) amortised each).

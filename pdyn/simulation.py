@@ -233,7 +233,7 @@ class Simulation:
         for k, v in kept.items():
             getattr(self.store, k)[:] = v
         if restart:  # the history must not advance twice in one step: the next pass reads
-            self.contact.history.reset()  # the checkpoint's records again
+            self.contact.history.rewind()  # the checkpoint's history again
 
     # ------------------------------------------------------------------ setup helpers
     def _overlap_rules(self) -> dict:
