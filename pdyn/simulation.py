@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from ._malloc import keep_threshold
 from .broadphase import make_broadphase
 from .checks import (InitialStateError, StepGuard, check_memory, initial_state, node_memory,
                      share_state)
@@ -139,7 +138,6 @@ class Simulation:
 
     def __init__(self, config: SimulationConfig | None = None, *, comm=None,
                  scene: Scene | None = None, restart: RestartState | None = None):
-        keep_threshold()  # freed arrays go back to the system (pdyn._malloc)
         self.config = config = config or SimulationConfig()
         self.comm = comm if comm is not None else get_comm()
         node = node_memory(self.comm)  # the same on every rank: the same memory verdicts
