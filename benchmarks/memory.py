@@ -14,8 +14,9 @@ advances ``--steps`` steps and reports the peak resident set size of every rank
 set-up included). The baseline is the same run at ``--baseline-scale`` (the box: one sphere;
 the gas: its smallest lattice, 4³ = 64 spheres): the interpreter, numpy, numba's compiled
 kernels and MPI for pdyn; the interpreter, the LAMMPS library and its fixed allocations
-(neighbour-list pages and the like) for LAMMPS. A first, discarded baseline run per code fills
-numba's cache (a process that compiles kernels peaks tens of MiB higher). The table gives, per
+(neighbour-list pages and the like) for LAMMPS. A first, discarded baseline run per code (for
+pdyn per μ: frictionless and frictional runs compile different kernels) fills numba's cache (a
+process that compiles kernels peaks tens of MiB higher). The table gives, per
 code, μ and rank count, the largest rank's peak above the baseline, its ratio to the 1-rank
 figure (the share of a rank on N ranks would ideally be 1/N; ghosts and the cells a rank draws
 beyond its blocks add to it) and ``B/sphere``, that excess times the rank count over the
@@ -156,8 +157,9 @@ def _launch(cmd: list, code: str, mu: float, ranks: int, scale: float) -> dict:
 
 
 def driver(args) -> None:
-    for code in args.codes:  # a first run fills numba's cache: compiling inflates the peak
-        _run(args, code, max(args.friction), 1, args.baseline_scale)
+    for code in args.codes:  # a first run per μ fills numba's cache: compiling inflates the peak
+        for mu in args.friction if code == "pdyn" else [max(args.friction)]:
+            _run(args, code, mu, 1, args.baseline_scale)
     results = []
     for code in args.codes:
         for mu in args.friction:

@@ -238,7 +238,7 @@ class ParticleStore:
         self._n_free = 0
         self._n_live = 0
         self._hwm = 0
-        self._scratch: dict = {}  # permute's buffers by (dtype, width)
+        self._scratch = np.zeros(0, np.uint8)  # permute's buffer (bytes), while it runs
         self._grow(capacity)
 
     # ------------------------------------------------------------------ capacity
@@ -264,7 +264,7 @@ class ParticleStore:
             self._set_per_slot(name, arr)
         for name, fill in (("_free", 0), ("_live", 0), ("_live_pos", -1)):
             old = getattr(self, name)
-            arr = np.full(new, fill, np.int64)
+            arr = np.full(new, fill, np.int64) if fill else np.zeros(new, np.int64)  # untouched
             arr[: self.capacity] = old
             setattr(self, name, arr)
         self.capacity = new
@@ -365,6 +365,32 @@ class ParticleStore:
         count[handles] = counts
         self._pool_used[count_name] = used + total
 
+    def replace_records(self, count_name: str, handles, counts) -> dict:
+        """Leave ``handles`` ``counts`` records each of the ragged fields counted by
+        ``count_name`` and every other particle none, in pools of exactly those rows (the old
+        pools are dropped first); returns ``{name: pool}`` for the caller to fill, in handle
+        order (what a history save does, without a copy of the records beside the pools)."""
+        handles = np.ascontiguousarray(handles, np.int64)
+        counts = np.ascontiguousarray(counts, np.int64)
+        self.clear_records(count_name)
+        total = int(counts.sum())
+        for n in self._ragged[count_name]:
+            f = self.fields[n]
+            setattr(self, n, np.empty((total,) + f.shape, f.dtype))
+        self._first[count_name][handles] = np.cumsum(counts) - counts
+        getattr(self, count_name)[handles] = counts
+        self._pool_used[count_name] = total
+        return {n: getattr(self, n) for n in self._ragged[count_name]}
+
+    def clear_records(self, count_name: str) -> None:
+        """No particle holds records of the ragged fields counted by ``count_name``; their
+        pools are released."""
+        getattr(self, count_name)[:] = 0
+        self._pool_used[count_name] = 0
+        for n in self._ragged[count_name]:
+            f = self.fields[n]
+            setattr(self, n, np.zeros((0,) + f.shape, f.dtype))
+
     # ------------------------------------------------------------------ insert / remove
     def add(self, n: int | None = None, **fields) -> np.ndarray:
         """Insert particles; return their handles (O(1) amortised each).
@@ -438,15 +464,16 @@ class ParticleStore:
         old_to_new = np.full(self.capacity, -1, np.int64)
         old_to_new[order] = np.arange(n)
         used = self._hwm  # slots at and above the high-water mark are still zero
+        self._reserve_scratch(n * max(a[0].nbytes for _, a in self._per_slot()))
         for name, arr in self._per_slot():
-            # one compiled gather into a kept buffer: numpy's arr[order] (new arrays and their
-            # page faults each time) moved the 97 336-sphere gas's fields in 12.5 ms a
-            # reordering, this in 4.6-5.3 (two runs; with friction 23 and 15 ms)
+            # one compiled gather into one buffer for all fields: numpy's arr[order] (a new
+            # array per field) moved the 97 336-sphere gas's fields in 12.5 ms a reordering
             rows = arr.reshape(arr.shape[0], -1)
             buf = self._permute_scratch(rows.dtype, rows.shape[1], n)
             _move_rows(rows, order, buf, None)
             rows[:n] = buf[:n]
             rows[n:used] = 0
+        self._scratch = np.zeros(0, np.uint8)  # needed again only at the next reordering
         self._live[:n] = np.arange(n)
         self._live_pos[:] = -1
         self._live_pos[:n] = np.arange(n)
@@ -455,13 +482,19 @@ class ParticleStore:
         self._n_free = 0
         return old_to_new
 
+    def _reserve_scratch(self, nbytes: int) -> None:
+        """:meth:`permute`'s buffer holds at least ``nbytes`` (a quarter more when it
+        grows); released when the permutation is done (reorderings are rebuild steps at least
+        ``reorder_every`` apart: its fresh pages are not worth keeping it between them)."""
+        if self._scratch.shape[0] < nbytes:
+            self._scratch = np.zeros(0, np.uint8)
+            self._scratch = np.empty(nbytes + nbytes // 4, np.uint8)
+
     def _permute_scratch(self, dtype, width: int, n: int) -> np.ndarray:
-        """A kept (≥ n, width) buffer of ``dtype`` for :meth:`permute` (fresh pages each
-        reordering cost a page fault per 4 KiB)."""
-        buf = self._scratch.get((dtype.str, width))
-        if buf is None or buf.shape[0] < n:
-            buf = self._scratch[(dtype.str, width)] = np.empty((n + n // 4, width), dtype)
-        return buf
+        """The buffer as an (n, width) array of ``dtype`` (one buffer for every field: they
+        are moved one after the other)."""
+        self._reserve_scratch(n * width * dtype.itemsize)
+        return self._scratch[:n * width * dtype.itemsize].view(dtype).reshape(n, width)
 
     # ------------------------------------------------------------------ summaries
     def kinetic_energy(self) -> float:

@@ -768,4 +768,4 @@ def _first_pass(sim, restart, drift: float) -> None:
     for k, v in kept.items():
         getattr(sim.store, k)[:] = v
     if restart:  # the history must not advance twice in one step: the next pass reads
-        sim.contact.history.reset()  # the checkpoint's records again
+        sim.contact.history.rewind()  # the checkpoint's history again

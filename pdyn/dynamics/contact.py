@@ -566,7 +566,7 @@ class ContactModel:
     def save_history(self, store, lists) -> None:
         """With rotation: the contact history into the particles' records
         (:meth:`ContactHistory.save`)."""
-        self.history.save(store, lists, self._spinning_t[:self.n_spinning])
+        self.history.save(store, lists)
 
     def spinning_rows(self, lists) -> np.ndarray:
         """Handles of the rows of ``lists`` that touched something in the last pass over them:

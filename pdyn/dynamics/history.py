@@ -21,8 +21,9 @@ the new lists by partner id.
   where reordering, migration and checkpoints carry it like any field; the first pass over
   new lists loads its entries from them (one merge per row).
 
-Memory follows the contacts: 32 bytes a contact and side per buffer beside the lists, and a
-record of 32 bytes per contact and side while saved.
+Memory follows the contacts, and the history lives in one home at a time: 29 bytes a contact
+and side per buffer beside the lists between rebuilds (the records released), a record of 32
+bytes per contact and side while saved (the buffers released).
 
 Units: m (springs).
 """
@@ -100,21 +101,31 @@ def _load_entries(rows, start, partner, gid, count, first, keys, springs, entry,
 
 
 def _buffers(n: int) -> tuple:
-    """One buffer: ``n`` list entries (int64), springs (m, (n, 3)) and whether each contact
-    slid (uint8: a hint for the next pass, ``pdyn.dynamics.friction.tangential_force``; not
-    saved)."""
-    return np.zeros(n, np.int64), np.zeros((n, 3)), np.zeros(n, np.uint8)
+    """One buffer: ``n`` list entries (int32: entries index the lists' int32 partners),
+    springs (m, (n, 3)) and whether each contact slid (uint8: a hint for the next pass,
+    ``pdyn.dynamics.friction.tangential_force``; not saved)."""
+    return np.zeros(n, np.int32), np.zeros((n, 3)), np.zeros(n, np.uint8)
+
+
+#: entries a buffer holds beyond the contacts it must hold: an eighth more (a quarter more
+#: when it grows), so growth is rare and a pass that finds more contacts than fit is rarer
+HEADROOM = 8
+
+#: the most list entries the int32 entry numbers address
+MAX_ENTRIES = 2**31 - 1
 
 
 class ContactHistory:
     """The contact history between rebuilds (module docstring): last step's touching entries
     (``entry``, ascending, of the lists it follows) with their ``spring``, and the buffer the
     next pass writes. :meth:`save` writes it into the particles' records, :meth:`prepare`
-    loads it from them for lists it does not follow yet."""
+    loads it from them for lists it does not follow yet. The history lives in one home at a
+    time: a save releases the buffers, a load the records."""
 
     def __init__(self):
         self._buffers = [_buffers(0), _buffers(0)]
         self.count = 0
+        self._previous = 0  # the entries of the buffer the last pass read
         self._follows = None  # (the lists, their build number) the entries refer to
         self.saved = True  # the particles' records hold what the entries hold
 
@@ -127,63 +138,74 @@ class ContactHistory:
         return self._buffers[0][1][:self.count]
 
     def reserve(self, n: int) -> None:
-        """The buffer the next pass writes holds at least ``n`` entries (a quarter more, so
-        growth is rare)."""
+        """The buffer the next pass writes holds at least ``n`` entries (a quarter more when it
+        grows; the old one is released first)."""
         if self._buffers[1][0].shape[0] < n:
+            self._buffers[1] = _buffers(0)
             self._buffers[1] = _buffers(max(64, n + n // 4))
 
     def next_buffer(self) -> tuple:
         """The buffer the next pass writes (entries, springs, slid)."""
         return self._buffers[1]
 
-    def reset(self) -> None:
-        """Forget the entries: the next pass loads them from the particles' records (a
-        restart, which puts the checkpoint's records back after its first pass)."""
-        self.count, self._follows, self.saved = 0, None, True
+    def rewind(self) -> None:
+        """Undo the last pass: its input, still in the other buffer, is the history again (a
+        restart keeps the checkpoint's state through its first pass)."""
+        self._buffers.reverse()
+        self.count = self._previous
 
-    def save(self, store, lists, touched) -> None:
+    def save(self, store, lists) -> None:
         """Write the history into the records of the rows' spheres of ``lists`` (before the
-        lists are rebuilt or particles move in memory; idempotent); ``touched``: the rows (by
-        index, ascending) that touched something in the last pass — the others have none."""
+        lists are rebuilt or particles move in memory; idempotent) and release the buffers:
+        the next pass loads it from the records."""
         if self.saved:
             return
         if self._follows != (lists, lists.builds):
             raise RuntimeError("contact history: save asked for lists no pass has evaluated")
-        counts, firsts = _count_records(touched, lists.start, self.entry, self.count)
-        total = int(counts.sum())
-        keys, springs = np.empty(total, np.int64), np.empty((total, 3))
-        _fill_records(counts, firsts, self.entry, self.spring, lists.partner, store.gid, keys,
-                      springs)
-        store.set_records(COUNT, lists.rows[touched], counts,
-                          {"history_key": keys, "history_spring": springs}, replace=True)
+        self._buffers[1] = _buffers(0)  # the next pass's buffer: nothing to keep
+        counts, firsts = _count_records(np.arange(lists.rows.shape[0]), lists.start,
+                                        self.entry, self.count)
+        held = np.flatnonzero(counts)
+        pools = store.replace_records(COUNT, lists.rows[held], counts[held])
+        _fill_records(counts[held], firsts[held], self.entry, self.spring, lists.partner,
+                      store.gid, pools["history_key"], pools["history_spring"])
+        self._buffers[0] = _buffers(0)
+        self.count = self._previous = 0
+        self._follows = None
         self.saved = True
 
     def prepare(self, store, lists) -> tuple:
         """Last step's entries, springs, slid flags and count for a pass over ``lists``, loaded
-        from the records when the lists are new, and whether they are (every row's torque must then be
-        written); the buffer the pass writes (:meth:`next_buffer`) then holds a quarter more
-        entries than last step's."""
+        from the records when the lists are new (the records are then released), and whether
+        they are (every row's torque must then be written); the buffer the pass writes
+        (:meth:`next_buffer`) then holds an eighth more entries than last step's."""
         fresh = self._follows != (lists, lists.builds)
         if fresh:
             if not self.saved:
                 raise RuntimeError("contact history: the neighbour lists were rebuilt before "
                                    "the history was saved into the particles (save first)")
+            if lists.entries() > MAX_ENTRIES:
+                raise ValueError(f"contact history: {lists.entries()} list entries on this "
+                                 f"rank, more than {MAX_ENTRIES} (give it more ranks)")
             count, first, pools = store.ragged(COUNT)
             n = int(count[lists.rows].sum())  # at most this many entries have a record
             if self._buffers[0][0].shape[0] < n:
-                self._buffers[0] = _buffers(n + n // 4)
+                self._buffers[0] = _buffers(0)
+                self._buffers[0] = _buffers(n + n // HEADROOM)
             entry, spring, slid = self._buffers[0]
             self.count = _load_entries(lists.rows, lists.start, lists.partner, store.gid, count,
                                        first, pools["history_key"], pools["history_spring"],
                                        entry, spring)
             slid[:self.count] = 0  # not kept in the records: a hint only
+            store.clear_records(COUNT)
+            self.saved = False
             self._follows = (lists, lists.builds)
-        self.reserve(self.count + self.count // 4)
+        self.reserve(self.count + self.count // HEADROOM)
         entry, spring, slid = self._buffers[0]
         return entry, spring, slid, self.count, fresh
 
     def advanced(self, count: int) -> None:
         """The pass wrote ``count`` entries into the second buffer: it becomes the history."""
         self._buffers.reverse()
-        self.count = count
+        self._previous, self.count = self.count, count
         self.saved = False

@@ -36,6 +36,9 @@ from .._jit import JIT
 from ..broadphase import overlaps
 from ..walls import REACH, WallSet, wall_contact
 
+NO_ENTRIES = np.zeros(0, np.int64)
+NO_PARTNERS = np.zeros(0, np.int32)
+
 #: default skin of the neighbour lists, in mean particle diameters (the fastest of 0.1-0.4 on
 #: the drop and gas scenes)
 SKIN_DIAMETERS = 0.3
@@ -51,19 +54,18 @@ def _wall_within(pos, rad, gid, normal, table, i, w, half):
 
 
 @njit(**JIT)
-def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, exact, kept,
-                key):
+def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, exact, kept):
     """The lists of ``rows`` from ``pairs`` (M, 2) on enlarged radii ``rad``: candidates, cut
     here by the exact predicate, or (``exact``) pairs that already passed it.
 
-    Returns ``(start, split, partner, key)``: row t's sphere partners are ``partner[start[t]:
+    Returns ``(start, split, partner)``: row t's sphere partners are ``partner[start[t]:
     split[t]]`` in ascending global id, its walls ``partner[split[t]:start[t + 1]]`` in the
     order of ``walls`` (surface within ``rad[i] + half``, more for a translating wall;
-    ``table``: the wall table, ``pdyn.walls``). ``row_of[h]`` is the row of handle h
-    or −1. ``kept`` (≥ M) and ``key`` are scratch the caller keeps between builds (``key`` is
-    replaced by a larger one, returned, when it holds fewer than the entries). One pass over
-    the pairs keeps those within reach; the rows are filled from those and each (short) row
-    is insertion-sorted by partner gid."""
+    ``table``: the wall table, ``pdyn.walls``). ``row_of[h]`` is the row of handle h or −1.
+    ``kept`` (≥ M; unused with ``exact``) is scratch the caller keeps between builds.
+    One pass over the pairs keeps those within reach (with ``exact``: all that touch a row);
+    the rows are filled from those and each (short) row is insertion-sorted by partner gid,
+    its keys gathered into a buffer of the longest row's length."""
     n = rows.shape[0]
     m = pairs.shape[0]
     count = np.zeros(n + 1, np.int64)
@@ -74,54 +76,59 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
         ti = row_of[i]
         tj = row_of[j]
         if (ti >= 0 or tj >= 0) and (exact or overlaps(pos, rad, i, j)):
-            kept[k] = q
+            if not exact:
+                kept[k] = q
             k += 1
             if ti >= 0:
                 count[ti + 1] += 1
             if tj >= 0:
                 count[tj + 1] += 1
-    n_walls = np.zeros(n, np.int64)
-    for t in range(n):
-        for w in range(walls.shape[0]):
-            if _wall_within(pos, rad, gid, normal, table, rows[t], walls[w], half):
-                n_walls[t] += 1
     start = np.empty(n + 1, np.int64)
     split = np.empty(n, np.int64)
     start[0] = 0
+    longest = 0
     for t in range(n):
+        n_walls = 0
+        for w in range(walls.shape[0]):
+            if _wall_within(pos, rad, gid, normal, table, rows[t], walls[w], half):
+                n_walls += 1
         split[t] = start[t] + count[t + 1]
-        start[t + 1] = split[t] + n_walls[t]
+        start[t + 1] = split[t] + n_walls
+        longest = max(longest, count[t + 1])
     partner = np.empty(start[n], np.int32)  # handles: 4 bytes an entry
-    if key.shape[0] < start[n]:
-        key = np.empty(start[n] + start[n] // 4, np.int64)
-    fill = start[:n].copy()
-    for r in range(k):
-        q = kept[r]
+    fill = count  # no longer needed: where each row's next partner goes
+    for t in range(n):
+        fill[t] = start[t]
+    for r in range(k if not exact else m):
+        q = r if exact else kept[r]
+        if exact and row_of[pairs[q, 0]] < 0 and row_of[pairs[q, 1]] < 0:
+            continue
         for a in range(2):
             t = row_of[pairs[q, a]]
             if t >= 0:
-                u = fill[t]
-                partner[u] = pairs[q, 1 - a]
-                key[u] = gid[pairs[q, 1 - a]]
-                fill[t] = u + 1
+                partner[fill[t]] = pairs[q, 1 - a]
+                fill[t] += 1
+    key = np.empty(longest, np.int64)
     for t in range(n):
         s = start[t]
+        for u in range(s, split[t]):
+            key[u - s] = gid[partner[u]]
         for u in range(s + 1, split[t]):
             p = partner[u]
-            g = key[u]
+            g = key[u - s]
             v = u - 1
-            while v >= s and key[v] > g:
+            while v >= s and key[v - s] > g:
                 partner[v + 1] = partner[v]
-                key[v + 1] = key[v]
+                key[v + 1 - s] = key[v - s]
                 v -= 1
             partner[v + 1] = p
-            key[v + 1] = g
+            key[v + 1 - s] = g
         u = split[t]
         for w in range(walls.shape[0]):
             if _wall_within(pos, rad, gid, normal, table, rows[t], walls[w], half):
                 partner[u] = walls[w]
                 u += 1
-    return start, split, partner, key
+    return start, split, partner
 
 
 @njit(**JIT)
@@ -154,10 +161,9 @@ class NeighbourList:
         self.partner = np.zeros(0, np.int32)
         self.builds = 0  # lists built so far (what per-entry state refers to)
         self._radius = np.zeros(0)
-        # the build's scratch, kept between rebuilds: on the 97k gas, fresh pages (a page
-        # fault each) were ~40 % of the build
+        # the build's scratch (candidates only), kept between rebuilds: on the 97k gas, fresh
+        # pages (a page fault each) were ~40 % of the build
         self._kept = np.zeros(0, np.int32)
-        self._key = np.zeros(0, np.int64)
 
     @property
     def every_step(self) -> bool:
@@ -192,16 +198,18 @@ class NeighbourList:
         (summed in the order given; ``table``: the wall table, default planes at rest)."""
         rows = np.ascontiguousarray(rows, np.int64)
         pairs = np.ascontiguousarray(pairs, np.int64)
-        row_of = np.full(store.capacity, -1, np.int64)
-        row_of[rows] = np.arange(rows.size)
+        # the old lists go before the new ones are made (the history was saved from them)
+        self.start, self.split, self.partner = np.zeros(1, np.int64), NO_ENTRIES, NO_PARTNERS
+        row_of = np.full(store.capacity, -1, np.int32)
+        row_of[rows] = np.arange(rows.size, dtype=np.int32)
         m = pairs.shape[0]
-        if self._kept.shape[0] < m:  # scratch grows with headroom, never shrinks
+        if not exact and self._kept.shape[0] < m:  # scratch grows with headroom, never shrinks
             self._kept = np.empty(m + m // 4, np.int32)
-        self.start, self.split, self.partner, self._key = _build_rows(
+        self.start, self.split, self.partner = _build_rows(
             pairs, store.pos, radius, store.gid, store.normal,
             WallSet(np.zeros((len(walls), 3)), np.zeros((len(walls), 3))).table
             if table is None else table, rows, row_of,
-            np.ascontiguousarray(walls, np.int64), self.reach, exact, self._kept, self._key)
+            np.ascontiguousarray(walls, np.int64), self.reach, exact, self._kept)
         self.rows = rows
         self.builds += 1
 

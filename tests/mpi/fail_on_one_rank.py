@@ -16,5 +16,7 @@ for step in range(1000):
     if step == 5 and comm.rank == comm.size - 1:
         raise RuntimeError(f"injected failure on rank {comm.rank}")
     sim.step()
-    print(f"rank {comm.rank} finished step {sim.step_index}", file=sys.stderr, flush=True)
+    # one write per line (print writes text and newline apart: the ranks' lines interleave)
+    sys.stderr.write(f"rank {comm.rank} finished step {sim.step_index};\n")
+    sys.stderr.flush()
 print("finished without failure", file=sys.stderr)
