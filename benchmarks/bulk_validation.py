@@ -464,7 +464,7 @@ def main(argv=None) -> None:
               f"λ = {c['lambda_widths']:.3g} widths, K = {c['K']:.3g} "
               f"({c['seconds']:.0f} s)", flush=True)
     seconds = time.perf_counter() - t0
-    files = output(args, beds, columns, command_line(), STARTED.strftime("%Y-%m-%d %H:%M UTC"),
+    files = output(args, beds, columns, command_line(), STARTED.strftime("%Y-%m-%d"),
                    seconds)
     write_json(args.json, {"benchmark": "bulk_validation", "size": size,
                            "material": MATERIAL, "published": [
@@ -499,7 +499,7 @@ def render(args) -> None:
     started = datetime.datetime.fromisoformat(d["started"])
     finished = datetime.datetime.fromisoformat(d["finished"])
     output(args, d["beds"], d["columns"], d["command"],
-           started.strftime("%Y-%m-%d %H:%M UTC"), (finished - started).total_seconds())
+           started.strftime("%Y-%m-%d"), (finished - started).total_seconds())
 
 if __name__ == "__main__":
     main()

@@ -80,7 +80,7 @@ def _runs(res) -> list[str]:
         if s in res:
             changed = "; ".join(f"{k} = {v['used']} (full run: {v['full']})"
                                 for k, v in r["reduced"].items())
-            groups.setdefault((r["command"], r["mode"], r["date"], changed), []).append(s)
+            groups.setdefault((r["command"], r["mode"], _day(r["date"]), changed), []).append(s)
     if len(groups) < 2:
         return []
     out = ["The series were measured in separate runs on this machine (compare ratios within "
@@ -92,6 +92,11 @@ def _runs(res) -> list[str]:
     return out + [""]
 
 
+def _day(date: str) -> str:
+    """The day of a run's date (YYYY-MM-DD): tables are stamped with the day, not the hour."""
+    return date.split(" ")[0]
+
+
 def _header(res) -> list[str]:
     mb, ma = res["machine_before"], res.get("machine_after", {})
     missing = [s for s in res.get("series", []) if s not in res]
@@ -101,7 +106,7 @@ def _header(res) -> list[str]:
         "# Which broad-phase structure for which scene",
         "",
         f"`{res.get('command') or 'pdyn bench --report'}` — {res['mode']} run, "
-        f"{mb['date']}, {took}."
+        f"{_day(mb['date'])}, {took}."
         + (f" Series not measured: {', '.join(missing)}." if missing else ""),
         "",
         *_runs(res),

@@ -122,4 +122,4 @@ def machine() -> dict:
     return {"cpu": cpu, "cores": os.cpu_count(), "memory_GiB": round(mem, 1),
             "platform": platform.platform(), "python": platform.python_version(),
             "load_average": [round(x, 2) for x in os.getloadavg()],
-            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")}
+            "date": datetime.now(timezone.utc).strftime("%Y-%m-%d")}
