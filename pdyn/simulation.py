@@ -234,6 +234,7 @@ class Simulation:
             self.store.add(gid=ws.gid, pos=ws.points(0.0), normal=ws.normals, radius=np.inf,
                            mass=np.inf, flags=INFINITE | FIXED)
         self.contact.walls = ws.table
+        self.contact.mesh = ws.bundle
 
     def _move_walls(self, step: int) -> None:
         """Translating walls to their place at ``step`` (p₀ + v · step·dt: from the step
@@ -367,7 +368,8 @@ class Simulation:
                 rows = self._integrated()
             if rebuilt:
                 mark_built(store.pos, store.build_pos, rows)
-            lists.build(pairs, store, radius, rows, self._walls, exact, self.wallset.table)
+            lists.build(pairs, store, radius, rows, self._walls, exact, self.wallset.table,
+                        self.wallset.bundle)
 
     def _pour(self, insert: bool) -> StoreChanges:
         """At a rebuild step (owned spheres in their blocks, no ghosts): remove the spheres in
@@ -572,7 +574,8 @@ class Simulation:
         the closing half-kick, damping would see other velocities (and on several ranks
         ghosts keep the half-step ones)."""
         self.contact_stats = (contact_stats(self.store, self.neighbours,
-                                            self.contact.wall_table(self.store))
+                                            self.contact.wall_table(self.store),
+                                            self.contact.mesh)
                               if "thermo" in needs else None)
         self.network = self.contact_network() if "network" in needs else None
         if "walls" in needs:

@@ -31,8 +31,9 @@ import numpy as np
 from numba import njit
 
 from ._jit import JIT
+from .mesh import mesh_contact, pack
 
-PLANE, CYLINDER_INSIDE, CYLINDER_OUTSIDE = 0, 1, 2
+PLANE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, MESH = 0, 1, 2, 3
 #: columns of the wall table
 KIND, RADIUS, VX, VY, VZ, OMEGA, X0, Y0, Z0, REACH = range(10)
 WIDTH = 10
@@ -44,6 +45,8 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
     the unit normal from the sphere to the wall, the overlap δ (m; negative: apart) and the
     wall's surface velocity at the contact (m/s)."""
     kind = table[g, KIND]
+    if kind == MESH:  # its triangles are separate entries (:func:`entry_contact`)
+        return 0.0, 0.0, 1.0, -np.inf, 0.0, 0.0, 0.0
     if kind == PLANE:
         nx, ny, nz = -normal[w, 0], -normal[w, 1], -normal[w, 2]
         delta = r + ((x - pos[w, 0]) * nx + (y - pos[w, 1]) * ny + (z - pos[w, 2]) * nz)
@@ -73,6 +76,17 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
 
 
 @njit(inline="always", **JIT)
+def entry_contact(x, y, z, r, pos, normal, table, w, g, f, mesh):
+    """:func:`wall_contact` of a list entry: wall handle ``w`` (table row ``g``), or with
+    ``f`` ≥ 0 triangle f of the mesh ``w`` (``pdyn.mesh.mesh_contact``; ``mesh`` the run's
+    mesh bundle) — normal, overlap (−inf: not a contact to keep) and surface velocity."""
+    if f >= 0:
+        nx, ny, nz, delta = mesh_contact(x, y, z, r, pos[w, 0], pos[w, 1], pos[w, 2], f, mesh)
+        return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
+    return wall_contact(x, y, z, r, pos, normal, table, w, g)
+
+
+@njit(inline="always", **JIT)
 def wall_spin(table, g, normal, w):
     """The wall's angular velocity (rad/s): Ω â for a cylinder, zero for a plane."""
     if table[g, KIND] == PLANE:
@@ -98,7 +112,9 @@ class WallSet:
 
     ``specs``: dicts with ``kind`` (``PLANE``, ``CYLINDER_INSIDE``, ``CYLINDER_OUTSIDE``),
     ``point``, ``normal`` (plane normal or cylinder axis; normalised here), ``radius``,
-    ``velocity``, ``angular_velocity``."""
+    ``velocity``, ``angular_velocity``; a mesh (kind ``MESH``) gives ``mesh`` (a
+    :class:`pdyn.mesh.Mesh`) instead of point and normal. :attr:`bundle` packs the meshes
+    (``pdyn.mesh.pack``), :attr:`meshes` lists them."""
 
     def __init__(self, box_points, box_normals, specs=()):
         box_points = np.asarray(box_points, float).reshape(-1, 3)
@@ -109,7 +125,13 @@ class WallSet:
         self.normals = np.zeros((n, 3))
         self.table[:self.n_box, X0:Z0 + 1] = box_points
         self.normals[:self.n_box] = box_normals
+        self.meshes, rows = [], []
         for k, s in enumerate(specs, self.n_box):
+            if s["kind"] == MESH:
+                self.meshes.append(s["mesh"])
+                rows.append(k)
+                s = {**s, "point": (0.0, 0.0, 0.0), "normal": (0.0, 0.0, 1.0),
+                     "velocity": tuple(s["mesh"].velocity)}
             a = np.asarray(s["normal"], float)
             self.normals[k] = a / np.linalg.norm(a)
             self.table[k, KIND] = s["kind"]
@@ -118,6 +140,7 @@ class WallSet:
             self.table[k, OMEGA] = s.get("angular_velocity", 0.0)
             self.table[k, X0:Z0 + 1] = s["point"]
         self.gid = -1 - np.arange(n, dtype=np.int64)
+        self.bundle = pack(self.meshes, rows)
         self.speed = float(np.max(np.linalg.norm(self.table[:, VX:VZ + 1], axis=1), initial=0.0))
 
     def __len__(self) -> int:
@@ -149,4 +172,5 @@ class WallSet:
         return [f"wall{k + 1}" for k in range(self.n_box, len(self))]
 
 
-__all__ = ["PLANE", "CYLINDER_INSIDE", "CYLINDER_OUTSIDE", "WallSet", "wall_contact", "gaps"]
+__all__ = ["PLANE", "CYLINDER_INSIDE", "CYLINDER_OUTSIDE", "MESH", "WallSet", "wall_contact",
+           "entry_contact", "gaps"]

@@ -49,7 +49,8 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT, JIT_IEEE
-from ..walls import WallSet, wall_contact, wall_spin
+from ..mesh import NO_MESH
+from ..walls import WallSet, entry_contact, wall_spin
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
 from .laws import law_parameters, normal_force
@@ -116,12 +117,14 @@ def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj,
 # the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
 def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
-          walls, force):
+          walls, force, facet, mesh):
     """The contact loop without rotation (module docstring): sets ``force`` of every row's
     sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
-    share, their elastic energy)."""
+    share, their elastic energy). ``facet``/``mesh``: the entries' mesh triangles and the
+    mesh bundle (``pdyn.walls.entry_contact``)."""
     energy = 0.0
     n_contacts = 0
+    meshes = facet.shape[0] > 0
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
@@ -150,8 +153,9 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
                     n_contacts += 1
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
             w = np.uint64(partner[u])
-            nx, ny, nz, delta, ux, uy, uz = wall_contact(xi, yi, zi, ri, pos, normal, walls, w,
-                                                         np.uint64(-1 - gid[w]))
+            nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls, w,
+                                                          np.uint64(-1 - gid[w]),
+                                                          facet[u] if meshes else -1, mesh)
             if delta >= 0.0:
                 v_n = (vel[i, 0] - ux) * nx + (vel[i, 1] - uy) * ny + (vel[i, 2] - uz) * nz
                 f, e = normal_force(law, delta, v_n, ri, mi, dt)
@@ -169,7 +173,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
 @njit(**JIT_IEEE)
 def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, pos, vel,
                    rad, mass, gid, normal, walls, force, omega, torque, history, spinning,
-                   spinning_t, record):
+                   spinning_t, record, facet, mesh):
     """The contact loop with rotation (module docstring): sets ``force`` and ``torque`` of every
     row's sphere and advances ``history`` = (last step's touching entries (ascending), their
     springs, whether each slid, their number, whether every row's torque must be written —
@@ -191,6 +195,7 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
     cap = new_entry.shape[0]
+    meshes = facet.shape[0] > 0
     energy = 0.0
     n_contacts = 0
     p = 0
@@ -228,8 +233,9 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 wjx, wjy, wjz = omega[j, 0], omega[j, 1], omega[j, 2]
             else:
                 g = np.uint64(-1 - gid[j])
-                nx, ny, nz, delta, ux, uy, uz = wall_contact(xi, yi, zi, ri, pos, normal, walls,
-                                                             j, g)
+                nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls,
+                                                              j, g, facet[u] if meshes else -1,
+                                                              mesh)
                 if delta < 0.0:
                     continue
                 rj, r_eff, m_eff = 0.0, ri, mi
@@ -290,13 +296,14 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
 # Output only (snapshots' contact network, the wall-force series): not called in the step.
 @njit(**JIT)
 def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
-                  walls, tangential, spheres):
+                  walls, tangential, spheres, facet, mesh):
     """Every touching contact of the rows, each once: sphere pairs from the row with the lower
     gid (when ``spheres``), then each row's walls. Returns ``(ids (K, 2), ends (2K, 3),
     f_n (K,), normal force (K, 3), tangential force (K, 3))``: ids = (gid_i, gid_j) with a
     wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its surface), forces on i from j — the same numbers the contact loop computes.
     ``tangential`` (entries, 3): the tangential force on the row's sphere per list entry, or 0
-    rows (none)."""
+    rows (none). ``facet``/``mesh`` as for :func:`_pass`."""
+    meshes = facet.shape[0] > 0
     k = 0
     for t in range(rows.shape[0]):  # count
         i = rows[t]
@@ -307,8 +314,8 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
                 s = rad[i] + rad[j]
                 if gid[i] < gid[j] and dx * dx + dy * dy + dz * dz <= s * s:
                     k += 1
-            elif wall_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
-                              -1 - gid[j])[3] >= 0.0:
+            elif entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
+                               -1 - gid[j], facet[u] if meshes else -1, mesh)[3] >= 0.0:
                 k += 1
     ids = np.empty((k, 2), np.int64)
     ends = np.empty((2 * k, 3))
@@ -337,8 +344,9 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
                 ends[2 * q + 1, 1] = pos[i, 1] + dy
                 ends[2 * q + 1, 2] = pos[i, 2] + dz
             else:
-                nx, ny, nz, delta, ux, uy, uz = wall_contact(pos[i, 0], pos[i, 1], pos[i, 2], ri,
-                                                             pos, normal, walls, j, -1 - gid[j])
+                nx, ny, nz, delta, ux, uy, uz = entry_contact(
+                    pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j, -1 - gid[j],
+                    facet[u] if meshes else -1, mesh)
                 if delta < 0.0:
                     continue
                 dist = ri - delta  # the centre's distance from the wall's surface
@@ -389,10 +397,11 @@ def touching_pairs(store, lists) -> np.ndarray:
 
 
 @njit(**JIT)
-def _stats(rows, start, split, partner, pos, rad, gid, normal, walls):
+def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, facet, mesh):
     """Over the rows' touching entries: contacts counted once (a sphere pair from the row
     with the lower gid, every wall contact), sphere–sphere contact ends, and the largest
     overlap over the row sphere's radius."""
+    meshes = facet.shape[0] > 0
     once = 0
     ends = 0
     worst = 0.0
@@ -411,22 +420,25 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls):
                 worst = max(worst, delta / ri)
         for u in range(split[t], start[t + 1]):
             w = partner[u]
-            delta = wall_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w])[3]
+            delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w],
+                                  facet[u] if meshes else -1, mesh)[3]
             if delta >= 0.0:
                 once += 1
                 worst = max(worst, delta / ri)
     return once, ends, worst
 
 
-def contact_stats(store, lists, walls) -> tuple[int, int, float]:
+def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
     """This rank's share of the touching contacts now (as the force pass counts them: a
     sphere pair once, on the rank of its lower-id sphere; wall contacts), the sphere–sphere
     contact ends of its rows (each pair twice over all ranks: the coordination) and the
     largest overlap / radius of its rows' contacts (the radius of the row's sphere, so over
     both sides that of the smaller one). Integers and a maximum: the same on any rank
-    count. ``walls``: the wall table (``ContactModel.wall_table``)."""
+    count. ``walls``: the wall table (``ContactModel.wall_table``), ``mesh`` the mesh bundle
+    (``ContactModel.mesh``)."""
     once, ends, worst = _stats(lists.rows, lists.start, lists.split, lists.partner, store.pos,
-                               store.radius, store.gid, store.normal, walls)
+                               store.radius, store.gid, store.normal, walls, lists.facet,
+                               NO_MESH if mesh is None else mesh)
     return int(once), int(ends), float(worst)
 
 
@@ -458,6 +470,7 @@ class ContactModel:
         self.rotating = friction > 0.0 or rolling_friction > 0.0
         self.recorded = False  # the last pass recorded tangential forces
         self.walls = None  # the wall table (pdyn.walls.WallSet.table); None: planes at rest
+        self.mesh = NO_MESH  # the meshes' bundle (pdyn.walls.WallSet.bundle)
         self.tangential = np.zeros((0, 3))
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
         self.spinning = np.zeros(0, np.int64)  # rows (handles) that touched in the last pass
@@ -509,7 +522,7 @@ class ContactModel:
         ids, ends, f_n, fvec, tvec = _contact_list(
             self.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner,
             store.pos, store.vel, store.radius, store.mass, store.gid, store.normal,
-            self.wall_table(store), t, spheres)
+            self.wall_table(store), t, spheres, lists.facet, self.mesh)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 
@@ -533,7 +546,8 @@ class ContactModel:
         if not self.rotating:
             return _pass(self.parameters, dt, gravity, lists.rows, lists.start, lists.split,
                          lists.partner, store.pos, store.vel, store.radius, store.mass, store.gid,
-                         store.normal, self.wall_table(store), store.force)
+                         store.normal, self.wall_table(store), store.force, lists.facet,
+                         self.mesh)
         walls = self.wall_table(store)
         old_entry, old_spring, old_slid, n_old, fresh = self.history.prepare(store, lists)
         if self.spinning.shape[0] < lists.rows.shape[0]:
@@ -546,7 +560,8 @@ class ContactModel:
                 lists.rows, lists.start, lists.split, lists.partner, store.pos, store.vel,
                 store.radius, store.mass, store.gid, store.normal, walls, store.force, store.omega,
                 store.torque, (old_entry, old_spring, old_slid, n_old, fresh, new_entry,
-                               new_spring, new_slid), self.spinning, self._spinning_t, record)
+                               new_spring, new_slid), self.spinning, self._spinning_t, record,
+                lists.facet, self.mesh)
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
