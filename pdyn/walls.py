@@ -13,6 +13,9 @@ at t = 0 and the extra reach the neighbour lists give it. Geometry is written on
 * ``cylinder`` inside (kind 1) / outside (kind 2), axis point p, unit axis â, radius R:
   d = x − p, q = d − (d·â) â, ρ = |q|; inside g = R − ρ, normal q/ρ; outside g = ρ − R,
   normal −q/ρ; δ = r − g. Infinite along its axis.
+* ``mesh`` (kind 3): triangles (``pdyn.mesh``); the wall's point is the mesh's translation
+  and each triangle within reach is a list entry of its own (:func:`entry_contact`), so
+  :func:`wall_contact` gives a mesh no contact.
 * Motion ([LAMMPS] ``fix wall/gran`` ``wiggle``/``shear``/``rotate``; mesa_pd's moving
   bodies): a translating wall's point is p(t) = p₀ + v t, computed from the step count
   (t = step·dt), never accumulated, so every rank and a restart get the same bits; a
