@@ -48,7 +48,7 @@ from ._jit import JIT
 
 #: relative width of the border of a feature (module docstring)
 EPS = 1e-12
-FACE, EDGE, VERTEX = 0, 1, 2
+FACE, EDGE, VERTEX, NONE = 0, 1, 2, -1
 
 
 class MeshError(ValueError):
@@ -90,20 +90,16 @@ def _over_face(px, py, pz, f, verts, tri, tedge, tm, elen):
     return True
 
 
-@njit(inline="always", **JIT)
-def closest_feature(px, py, pz, f, mesh):
-    """Closest point c of triangle f to p and its feature: (feature, id, cx, cy, cz, d²)
-    with feature ``FACE`` (id f), ``EDGE`` (edge id) or ``VERTEX`` (welded vertex id)."""
-    verts, tri, tnorm, tedge, tm, elen, ev = mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], \
-        mesh[5], mesh[6]
-    if _over_face(px, py, pz, f, verts, tri, tedge, tm, elen):
-        a = tri[f, 0]
-        h = ((px - verts[a, 0]) * tnorm[f, 0] + (py - verts[a, 1]) * tnorm[f, 1]
-             + (pz - verts[a, 2]) * tnorm[f, 2])
-        return FACE, f, px - h * tnorm[f, 0], py - h * tnorm[f, 1], pz - h * tnorm[f, 2], h * h
+@njit(**JIT)
+def _boundary_feature(px, py, pz, f, verts, tedge, ev, s0, s1, s2, t0, t1, t2):
+    """The nearest point of triangle f's border to p (p not over its face; ``s``/``t`` its
+    edge tests and their tolerances): (feature, id, cx, cy, cz, d²). It lies on an edge p is
+    outside of (or near)."""
     best = np.inf
     kind, ident, cx, cy, cz = VERTEX, -1, 0.0, 0.0, 0.0
     for k in range(3):
+        if (s0 < t0) if k == 0 else ((s1 < t1) if k == 1 else (s2 < t2)):
+            continue
         u, qx, qy, qz, fk, ik = _edge_point(px, py, pz, verts, ev, tedge[f, k])
         d2 = (px - qx) ** 2 + (py - qy) ** 2 + (pz - qz) ** 2
         if d2 < best:
@@ -112,11 +108,37 @@ def closest_feature(px, py, pz, f, mesh):
 
 
 @njit(inline="always", **JIT)
-def _edge_kept(px, py, pz, f, e, mesh):
+def closest_feature(px, py, pz, f, verts, tri, tnorm, tedge, tm, elen, ev, cut):
+    """Closest point c of triangle f to p and its feature: (feature, id, cx, cy, cz, d²)
+    with feature ``FACE`` (id f), ``EDGE`` (edge id) or ``VERTEX`` (welded vertex id); or,
+    when p is surely farther than ``cut`` (m), ``NONE`` with d² a lower bound (h² plus the
+    largest in-plane distance outside an edge, squared). The arrays are the bundle's first
+    seven (:func:`pack`), passed one by one and taken from the bundle once per kernel: a
+    tuple of arrays costs a reference count each time one is taken from it, and a call with
+    arrays its arguments (measured: each ten times this test's cost); the border's search,
+    rarely needed, is a call."""
+    a = tri[f, 0]
+    h = ((px - verts[a, 0]) * tnorm[f, 0] + (py - verts[a, 1]) * tnorm[f, 1]
+         + (pz - verts[a, 2]) * tnorm[f, 2])
+    s0 = _side(px, py, pz, f, 0, verts, tri, tm)
+    s1 = _side(px, py, pz, f, 1, verts, tri, tm)
+    s2 = _side(px, py, pz, f, 2, verts, tri, tm)
+    t0 = -EPS * elen[tedge[f, 0]]
+    t1 = -EPS * elen[tedge[f, 1]]
+    t2 = -EPS * elen[tedge[f, 2]]
+    if s0 < t0 and s1 < t1 and s2 < t2:  # over the face
+        return FACE, f, px - h * tnorm[f, 0], py - h * tnorm[f, 1], pz - h * tnorm[f, 2], h * h
+    out = max(s0, s1, s2, 0.0)
+    bound = h * h + out * out
+    if bound > cut * cut:
+        return NONE, -1, 0.0, 0.0, 0.0, bound
+    return _boundary_feature(px, py, pz, f, verts, tedge, ev, s0, s1, s2, t0, t1, t2)
+
+
+@njit(**JIT)
+def _edge_kept(px, py, pz, f, e, verts, tri, tedge, tm, elen, estart, etri):
     """Is the edge contact of edge e seen from triangle f the one to keep: x outside every
     adjacent triangle across e, and f the lowest-numbered of them?"""
-    verts, tri, tedge, tm, elen, estart, etri = mesh[0], mesh[1], mesh[3], mesh[4], mesh[5], \
-        mesh[7], mesh[8]
     if etri[estart[e]] != f:
         return False
     tol = -EPS * elen[e]
@@ -128,13 +150,11 @@ def _edge_kept(px, py, pz, f, e, mesh):
     return True
 
 
-@njit(inline="always", **JIT)
-def _vertex_kept(px, py, pz, f, v, mesh):
+@njit(**JIT)
+def _vertex_kept(px, py, pz, f, v, verts, tri, tedge, tm, elen, ev, vstart, vtri):
     """Is the vertex contact of vertex v seen from triangle f the one to keep: no adjacent
     triangle with x over its face, x behind v along every edge out of v, f the
     lowest-numbered adjacent triangle?"""
-    verts, tri, tedge, tm, elen, ev, vstart, vtri = mesh[0], mesh[1], mesh[3], mesh[4], \
-        mesh[5], mesh[6], mesh[9], mesh[10]
     if vtri[vstart[v]] != f:
         return False
     for q in range(vstart[v], vstart[v + 1]):
@@ -151,31 +171,36 @@ def _vertex_kept(px, py, pz, f, v, mesh):
 
 
 @njit(inline="always", **JIT)
-def mesh_contact(x, y, z, r, ox, oy, oz, f, mesh):
+def mesh_contact(x, y, z, r, ox, oy, oz, f, verts, tri, tnorm, tedge, tm, elen, ev, estart,
+                 etri, vstart, vtri):
     """Sphere (centre (x, y, z), radius r) against triangle f of a mesh translated by
     (ox, oy, oz): the unit normal from the sphere to the mesh and the overlap δ (m; −inf when
-    this triangle's feature is not the contact to keep, negative when apart)."""
+    this triangle's feature is not the contact to keep, negative when apart). The arrays are
+    the bundle's first eleven (:func:`pack`, ``*bundle[:11]``)."""
     px, py, pz = x - ox, y - oy, z - oz
-    kind, ident, cx, cy, cz, d2 = closest_feature(px, py, pz, f, mesh)
+    kind, ident, cx, cy, cz, d2 = closest_feature(px, py, pz, f, verts, tri, tnorm, tedge, tm,
+                                                  elen, ev, r)
     dist = math.sqrt(d2)
-    if dist > r:
+    if kind == NONE or dist > r:
         return 0.0, 0.0, 1.0, r - dist
     if kind == EDGE:
-        if not _edge_kept(px, py, pz, f, ident, mesh):
+        if not _edge_kept(px, py, pz, f, ident, verts, tri, tedge, tm, elen, estart, etri):
             return 0.0, 0.0, 1.0, -np.inf
     elif kind == VERTEX:
-        if not _vertex_kept(px, py, pz, f, ident, mesh):
+        if not _vertex_kept(px, py, pz, f, ident, verts, tri, tedge, tm, elen, ev, vstart,
+                            vtri):
             return 0.0, 0.0, 1.0, -np.inf
     if dist > 0.0:
         return (cx - px) / dist, (cy - py) / dist, (cz - pz) / dist, r - dist
-    tn = mesh[2]
-    return -tn[f, 0], -tn[f, 1], -tn[f, 2], r  # centre on the surface: against the normal
+    return -tnorm[f, 0], -tnorm[f, 1], -tnorm[f, 2], r  # centre on the surface
 
 
-@njit(**JIT)
-def _distance(px, py, pz, f, mesh):
-    """Distance (m) of p from triangle f (its closest feature's point)."""
-    return math.sqrt(closest_feature(px, py, pz, f, mesh)[5])
+@njit(inline="always", **JIT)
+def _distance(px, py, pz, f, verts, tri, tnorm, tedge, tm, elen, ev, cut):
+    """Distance (m) of p from triangle f (its closest feature's point), or a lower bound of it
+    above ``cut``."""
+    return math.sqrt(closest_feature(px, py, pz, f, verts, tri, tnorm, tedge, tm, elen, ev,
+                                     cut)[5])
 
 
 # ------------------------------------------------------------------ grid (kernels)
@@ -232,6 +257,8 @@ def query(px, py, pz, reach, m, mesh, mark, stamp, out, n_out):
     frame), each once (``mark[f] == stamp`` once taken); returns the new count (out must hold
     every triangle of the mesh)."""
     gf, gi, cstart, ctri = mesh[12], mesh[13], mesh[14], mesh[15]
+    verts, tri, tnorm, tedge, tm, elen, ev = mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], \
+        mesh[5], mesh[6]
     h = gf[m, 3]
     i0, i1 = _axis_range(px, reach, gf[m, 0], h, gi[m, 0])
     j0, j1 = _axis_range(py, reach, gf[m, 1], h, gi[m, 1])
@@ -246,7 +273,8 @@ def query(px, py, pz, reach, m, mesh, mark, stamp, out, n_out):
                     if mark[f] == stamp:
                         continue
                     mark[f] = stamp
-                    if _distance(px, py, pz, f, mesh) <= reach:
+                    if _distance(px, py, pz, f, verts, tri, tnorm, tedge, tm, elen, ev,
+                                 reach) <= reach:
                         out[n_out] = f
                         n_out += 1
     return n_out
@@ -402,6 +430,8 @@ def _gaps(pos, mesh):
     mark = np.full(n_tri, -1, np.int64)
     buf = np.empty(n_tri, np.int64)
     gf = mesh[12]
+    verts, tri, tnorm, tedge, tm, elen, ev = mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], \
+        mesh[5], mesh[6]
     out = np.empty(pos.shape[0])
     stamp = 0
     for i in range(pos.shape[0]):
@@ -415,7 +445,8 @@ def _gaps(pos, mesh):
                 if got > 0:
                     for q in range(got):
                         best = min(best, _distance(pos[i, 0], pos[i, 1], pos[i, 2], buf[q],
-                                                   mesh))
+                                                   verts, tri, tnorm, tedge, tm, elen, ev,
+                                                   np.inf))
                     break
                 reach *= 2.0
                 if reach > 1e300:
@@ -498,5 +529,5 @@ def grid_surface(n: int, size: float, lift=None, jitter: float = 0.0,
 #: the bundle of no mesh
 NO_MESH = pack([])
 
-__all__ = ["Mesh", "NO_MESH", "grid_surface", "MeshError", "mesh_contact", "closest_feature", "candidates", "pack",
+__all__ = ["Mesh", "NO_MESH", "FACE", "EDGE", "VERTEX", "NONE", "grid_surface", "MeshError", "mesh_contact", "closest_feature", "candidates", "pack",
            "EPS"]

@@ -79,14 +79,25 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
 
 
 @njit(inline="always", **JIT)
-def entry_contact(x, y, z, r, pos, normal, table, w, g, f, mesh):
+def entry_contact(x, y, z, r, pos, normal, table, w, g, f, mv, mt, mn, me, mm, ml, mev, mes,
+                  met, mvs, mvt):
     """:func:`wall_contact` of a list entry: wall handle ``w`` (table row ``g``), or with
-    ``f`` ≥ 0 triangle f of the mesh ``w`` (``pdyn.mesh.mesh_contact``; ``mesh`` the run's
-    mesh bundle) — normal, overlap (−inf: not a contact to keep) and surface velocity."""
+    ``f`` ≥ 0 triangle f of the mesh ``w`` (``pdyn.mesh.mesh_contact``; ``mv`` … ``mvt``
+    the run's mesh bundle's first eleven arrays, :func:`mesh_arrays`) — normal, overlap
+    (−inf: not a contact to keep) and surface velocity."""
     if f >= 0:
-        nx, ny, nz, delta = mesh_contact(x, y, z, r, pos[w, 0], pos[w, 1], pos[w, 2], f, mesh)
+        nx, ny, nz, delta = mesh_contact(x, y, z, r, pos[w, 0], pos[w, 1], pos[w, 2], f, mv, mt,
+                                         mn, me, mm, ml, mev, mes, met, mvs, mvt)
         return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
     return wall_contact(x, y, z, r, pos, normal, table, w, g)
+
+
+@njit(inline="always", **JIT)
+def mesh_arrays(mesh):
+    """The eleven arrays of a mesh bundle that :func:`entry_contact` takes (take them once per
+    kernel, outside its loops)."""
+    return (mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], mesh[5], mesh[6], mesh[7], mesh[8],
+            mesh[9], mesh[10])
 
 
 @njit(inline="always", **JIT)

@@ -50,7 +50,7 @@ from numba import njit
 
 from .._jit import JIT, JIT_IEEE
 from ..mesh import NO_MESH
-from ..walls import WallSet, entry_contact, wall_spin
+from ..walls import WallSet, entry_contact, mesh_arrays, wall_spin
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
 from .laws import law_parameters, normal_force
@@ -125,6 +125,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
     energy = 0.0
     n_contacts = 0
     meshes = facet.shape[0] > 0
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
@@ -155,7 +156,9 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
             w = np.uint64(partner[u])
             nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls, w,
                                                           np.uint64(-1 - gid[w]),
-                                                          facet[u] if meshes else -1, mesh)
+                                                          facet[u] if meshes else -1, mv, mt,
+                                                          mn, me, mm, ml, mev, mes, met, mvs,
+                                                          mvt)
             if delta >= 0.0:
                 v_n = (vel[i, 0] - ux) * nx + (vel[i, 1] - uy) * ny + (vel[i, 2] - uz) * nz
                 f, e = normal_force(law, delta, v_n, ri, mi, dt)
@@ -196,6 +199,7 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
         history
     cap = new_entry.shape[0]
     meshes = facet.shape[0] > 0
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)
     energy = 0.0
     n_contacts = 0
     p = 0
@@ -235,7 +239,8 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 g = np.uint64(-1 - gid[j])
                 nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls,
                                                               j, g, facet[u] if meshes else -1,
-                                                              mesh)
+                                                              mv, mt, mn, me, mm, ml, mev, mes,
+                                                              met, mvs, mvt)
                 if delta < 0.0:
                     continue
                 rj, r_eff, m_eff = 0.0, ri, mi
@@ -304,6 +309,7 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
     ``tangential`` (entries, 3): the tangential force on the row's sphere per list entry, or 0
     rows (none). ``facet``/``mesh`` as for :func:`_pass`."""
     meshes = facet.shape[0] > 0
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)
     k = 0
     for t in range(rows.shape[0]):  # count
         i = rows[t]
@@ -315,7 +321,8 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
                 if gid[i] < gid[j] and dx * dx + dy * dy + dz * dz <= s * s:
                     k += 1
             elif entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
-                               -1 - gid[j], facet[u] if meshes else -1, mesh)[3] >= 0.0:
+                               -1 - gid[j], facet[u] if meshes else -1, mv, mt, mn, me, mm,
+                               ml, mev, mes, met, mvs, mvt)[3] >= 0.0:
                 k += 1
     ids = np.empty((k, 2), np.int64)
     ends = np.empty((2 * k, 3))
@@ -346,7 +353,8 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
             else:
                 nx, ny, nz, delta, ux, uy, uz = entry_contact(
                     pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j, -1 - gid[j],
-                    facet[u] if meshes else -1, mesh)
+                    facet[u] if meshes else -1, mv, mt, mn, me, mm, ml, mev, mes, met, mvs,
+                    mvt)
                 if delta < 0.0:
                     continue
                 dist = ri - delta  # the centre's distance from the wall's surface
@@ -402,6 +410,7 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, facet, mes
     with the lower gid, every wall contact), sphere–sphere contact ends, and the largest
     overlap over the row sphere's radius."""
     meshes = facet.shape[0] > 0
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)
     once = 0
     ends = 0
     worst = 0.0
@@ -421,7 +430,8 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, facet, mes
         for u in range(split[t], start[t + 1]):
             w = partner[u]
             delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w],
-                                  facet[u] if meshes else -1, mesh)[3]
+                                  facet[u] if meshes else -1, mv, mt, mn, me, mm, ml, mev, mes, met, mvs,
+                    mvt)[3]
             if delta >= 0.0:
                 once += 1
                 worst = max(worst, delta / ri)

@@ -238,7 +238,7 @@ class NeighbourList:
         if mesh[1].shape[0] == 0 or rows.shape[0] == 0:
             return np.zeros(rows.shape[0] + 1, np.int64), NO_ENTRIES, NO_PARTNERS
         handles = walls[mesh_rows]
-        extra = self.reach + table[mesh_rows, REACH]
+        extra = np.ascontiguousarray(table[mesh_rows, REACH])  # (``radius`` holds the skin/2)
         origin = np.ascontiguousarray(store.pos[handles])
         mstart, mfacet = candidates(rows, store.pos, radius, extra, mesh, origin)
         return mstart, mfacet, handles[mesh[11]].astype(np.int32)

@@ -23,7 +23,7 @@ def contacts_of(mesh, p, r):
     b = pack([mesh], [0])
     out = []
     for f in range(len(mesh)):
-        nx, ny, nz, delta = mesh_contact(p[0], p[1], p[2], r, 0.0, 0.0, 0.0, f, b)
+        nx, ny, nz, delta = mesh_contact(p[0], p[1], p[2], r, 0.0, 0.0, 0.0, f, *b[:11])
         if delta >= 0.0:
             out.append((f, np.array([nx, ny, nz]), delta))
     return out
@@ -136,14 +136,14 @@ def test_v_gives_two_face_contacts_and_a_ridge_one_edge_contact():
             got = contacts_of(mesh, p, 0.3)
             assert len(got) == 1
             f, n, delta = got[0]
-            kind, ident = closest_feature(*p, f, pack([mesh], [0]))[:2]
+            kind, ident = closest_feature(*p, f, *pack([mesh], [0])[:7], np.inf)[:2]
             assert kind == EDGE
             assert np.allclose(n, -p * [1, 0, 1] / np.hypot(p[0], p[2]), atol=1e-12)
             assert delta == pytest.approx(0.3 - np.hypot(p[0], p[2]))
             q = np.array([0.3, 0.1, 0.0])
             got = contacts_of(mesh, q, 0.3)
             assert len(got) == 1
-            assert closest_feature(*q, got[0][0], pack([mesh], [0]))[0] == FACE
+            assert closest_feature(*q, got[0][0], *pack([mesh], [0])[:7], np.inf)[0] == FACE
 
 
 def test_convex_corner_gives_one_vertex_contact():
@@ -153,7 +153,7 @@ def test_convex_corner_gives_one_vertex_contact():
     mesh = Mesh.from_arrays(v, t)
     got = contacts_of(mesh, [0.0, 0.0, 1.2], 0.3)
     assert len(got) == 1
-    assert closest_feature(0.0, 0.0, 1.2, got[0][0], pack([mesh], [0]))[0] == VERTEX
+    assert closest_feature(0.0, 0.0, 1.2, got[0][0], *pack([mesh], [0])[:7], np.inf)[0] == VERTEX
     assert np.allclose(got[0][1], [0, 0, -1]) and got[0][2] == pytest.approx(0.1)
 
 
@@ -276,7 +276,7 @@ def test_grid_candidates_are_exactly_the_triangles_within_reach():
         for i in range(m):
             p = pos[i] - origin[0]
             want = [f for f in range(n)
-                    if math.sqrt(closest_feature(*p, f, b)[5]) <= rad[i] + extra[0]]
+                    if math.sqrt(closest_feature(*p, f, *b[:7], np.inf)[5]) <= rad[i] + extra[0]]
             assert got[start[i]:start[i + 1]].tolist() == want
 
 
