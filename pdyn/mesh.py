@@ -529,5 +529,5 @@ def grid_surface(n: int, size: float, lift=None, jitter: float = 0.0,
 #: the bundle of no mesh
 NO_MESH = pack([])
 
-__all__ = ["Mesh", "NO_MESH", "FACE", "EDGE", "VERTEX", "NONE", "grid_surface", "MeshError", "mesh_contact", "closest_feature", "candidates", "pack",
-           "EPS"]
+__all__ = ["Mesh", "MeshError", "NO_MESH", "FACE", "EDGE", "VERTEX", "NONE", "grid_surface",
+           "mesh_contact", "closest_feature", "candidates", "pack", "EPS"]

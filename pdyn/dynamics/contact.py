@@ -430,8 +430,8 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, facet, mes
         for u in range(split[t], start[t + 1]):
             w = partner[u]
             delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w],
-                                  facet[u] if meshes else -1, mv, mt, mn, me, mm, ml, mev, mes, met, mvs,
-                    mvt)[3]
+                                  facet[u] if meshes else -1, mv, mt, mn, me, mm, ml, mev,
+                                  mes, met, mvs, mvt)[3]
             if delta >= 0.0:
                 once += 1
                 worst = max(worst, delta / ri)
