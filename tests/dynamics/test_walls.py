@@ -151,7 +151,6 @@ def test_walls_from_toml_and_their_refusals():
                                                                "normal": [0, -0.5, 0.866]}]})
     assert cfg.walls[0].radius == 0.5 and cfg.walls[1].normal == (0.0, -0.5, 0.866)
     bad = [({**good, "colour": 1}, "walls[0].colour = 1: unknown key"),
-           ({**good, "length": 1.0}, "walls[0].length = 1.0: unknown key"),
            ({**good, "axis": [0, 0, 0]}, "walls[0].axis = [0.0, 0.0, 0.0]: must not be zero"),
            ({**good, "radius": 0.0}, "walls[0].radius = 0.0: must be > 0"),
            ({**good, "radius": -1}, "walls[0].radius = -1: must be > 0"),
@@ -226,4 +225,5 @@ def test_snapshots_show_moving_walls_where_they_are_and_wall_forces_name_them(tm
     assert (w["quad_points"][12:16] == 0.0).all()
     head = (tmp_path / "wall_forces.csv").read_text().splitlines()[0].split(",")
     assert head == ["step", "time"] + [f"{n}_f{a}" for n in ("z_lo", "z_hi", "wall3", "wall4")
-                                       for a in "xyz"]
+                                       for a in "xyz"] + [f"{n}_t{a}" for n in ("wall3", "wall4")
+                                                          for a in "xyz"]

@@ -64,4 +64,5 @@ def test_restart_with_moving_walls_is_bit_identical(comm, shared_dir):
     if comm.rank == 0:
         head = (out / "a" / "wall_forces.csv").read_text().splitlines()[0].split(",")
         assert head[:5] == ["step", "time", "wall1_fx", "wall1_fy", "wall1_fz"]
-        assert head[-3:] == ["wall2_fx", "wall2_fy", "wall2_fz"] and len(head) == 8
+        assert head[5:8] == ["wall2_fx", "wall2_fy", "wall2_fz"] and len(head) == 14
+        assert head[-3:] == ["wall2_tx", "wall2_ty", "wall2_tz"]
