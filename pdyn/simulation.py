@@ -485,7 +485,8 @@ class Simulation:
             network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
             exchange=self.exchange.state() if state else None,
             insertion=({"params": ins.p, "state": ins.state()} if state and ins else None),
-            wall_kinds=self.wallset.table[:, KIND], n_box=self.wallset.n_box)
+            wall_kinds=self.wallset.table[:, KIND], n_box=self.wallset.n_box,
+            wall_table=self.wallset.table)
 
     def run(self, steps: int | None = None, progress: bool | None = None) -> dict:
         """Advance ``steps`` (default: the configured number); return :meth:`summary`."""

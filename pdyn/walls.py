@@ -17,7 +17,7 @@ at t = 0 and the extra reach the neighbour lists give it. Geometry is written on
   toward the surface), and beyond its ends its two rims, circles of radius R at d·â = ±L/2,
   act as edges: the closest point c = p + e â + R q̂ of the rim (e = ±L/2), gap |c − x|,
   normal (c − x)/|c − x| — equal to the tube's at d·â = ±L/2, so a sphere sliding over a
-  rim feels a continuous force (LIGGGHTS' mesh edges, the same rule).
+  rim feels a continuous force (the closest-point rule of triangle-mesh walls' edges).
 * Motion ([LAMMPS] ``fix wall/gran`` ``wiggle``/``shear``/``rotate``; mesa_pd's moving
   bodies): a translating wall's point is p(t) = p₀ + v t, computed from the step count
   (t = step·dt), never accumulated, so every rank and a restart get the same bits; a
