@@ -38,10 +38,10 @@ def test_sphere_resting_on_a_plane_off_its_point(tmp_path):
 
 
 def test_turning_drum_torque_is_the_sum_of_its_contacts_moments(tmp_path):
-    """The drum scene (a third of it, thrown at 0.3 m/s): at a snapshot's step the torque
-    column of the cylinder is Σ (c − p) × (−(F_n + F_t)) over the snapshot's contacts with
-    it (c: the contact point on the cylinder, p its axis point), and the drum's spheres
-    resist its turning (τ·â opposes Ω)."""
+    """The drum scene (a third of it, thrown at 0.3 m/s, 6000 steps): at a snapshot's step
+    the torque column of the cylinder is Σ (c − p) × (−(F_n + F_t)) over the snapshot's
+    contacts with it (c: the contact point on the cylinder, p its axis point), and the
+    drum's spheres resist its turning (τ·â opposes Ω)."""
     s = make_scene("drum", scale=1 / 3)
     v = np.random.default_rng(5).normal(0.0, 0.3, s.positions.shape)
     sim = Simulation(SimulationConfig(
@@ -49,14 +49,14 @@ def test_turning_drum_torque_is_the_sum_of_its_contacts_moments(tmp_path):
                                   density=s.density),
         box=BoxConfig(lo=s.box_lo, hi=s.box_hi, boundary=s.boundary),
         contact=ContactConfig(**s.contact), walls=list(s.walls), gravity=tuple(s.gravity),
-        progress=False, output=OutputConfig(folder=str(tmp_path), snapshot_every=400,
+        progress=False, output=OutputConfig(folder=str(tmp_path), snapshot_every=6000,
                                             wall_forces=True)))
-    sim.run(400)
+    sim.run(6000)
     names, rows = read_wall_forces(tmp_path / "wall_forces.csv")
-    snap = read_snapshot(tmp_path / "snapshots" / "snap_00000400.h5")
+    snap = read_snapshot(tmp_path / "snapshots" / "snap_00006000.h5")
     c = snap["contacts"]
     on = np.flatnonzero(c["id"][:, 1] == -1)
-    assert len(on) > 20
+    assert len(on) > 10
     p = snap["walls"]["point"][0]
     want = np.zeros(3)
     for k in on:  # one by one: the moments of the contacts
