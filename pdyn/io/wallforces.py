@@ -11,9 +11,9 @@ e.g. ``z_lo_fz`` is the floor's vertical load. After the forces, for each config
 the three components (N·m) of the torque of those forces about the wall's point (its point
 of the step for a translating wall: a cylinder's axis point, a plane's point), ``wall<k>_tx``
 …: the sum over its contacts of (c − p) × F, c the contact point on the wall's surface and
-F the force on the wall there — a turning drum's driving torque is −τ·â. Numbers are written with 17 significant
-digits, so they read back to the same bits (``numpy.genfromtxt(path, delimiter=",", names=True)``,
-``pandas.read_csv``).
+F the force on the wall there — a turning drum's driving torque is −τ·â. Numbers are
+written with 17 significant digits, so they read back to the same bits
+(``numpy.genfromtxt(path, delimiter=",", names=True)``, ``pandas.read_csv``).
 
 Independent of the rank count bit for bit: each rank contributes its wall contacts (sphere id,
 wall id, force), rank 0 gathers them and sums each wall's in ascending sphere id — the same
