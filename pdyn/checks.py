@@ -254,7 +254,8 @@ def _wall_overlaps(pos, rad, box):
             cols += [rad - (pos[:, a] - box.lo[a]), rad - (box.hi[a] - pos[:, a])]
             names += [f"{'xyz'[a]} = {float(box.lo[a]):g}", f"{'xyz'[a]} = {float(box.hi[a]):g}"]
     for w in box.shapes:  # configured planes and cylinders (pdyn.walls)
-        cols.append(rad - gaps(pos, w["point"], w["normal"], w["kind"], w["radius"]))
+        cols.append(rad - gaps(pos, w["point"], w["normal"], w["kind"], w["radius"],
+                                w.get("length", np.inf)))
         names.append(w["name"])
     return (np.column_stack(cols) if cols else np.zeros((pos.shape[0], 0))), names
 

@@ -251,7 +251,8 @@ class WallConfig:
     """A wall beyond the box faces (``[[walls]]``; geometry and equations in ``docs/walls.md``,
     code in ``pdyn.walls``). ``type = "plane"``: ``point`` on it and ``normal`` toward the
     spheres (any direction). ``type = "cylinder"``: ``point`` on its axis, ``axis``, ``radius``
-    (m), spheres ``inside`` (true) or outside; infinite along the axis. Either may translate
+    (m), spheres ``inside`` (true) or outside; infinite along the axis, or an open tube of
+    ``length`` (m) centred on ``point`` whose both faces and rims act. Either may translate
     at ``velocity`` (m/s: its point is point + velocity · t); a cylinder may turn about its
     axis at ``angular_velocity`` (rad/s, right-handed about ``axis``): the surface velocity
     drags the spheres through friction. Errors name ``walls[k].<field>``."""
@@ -264,6 +265,7 @@ class WallConfig:
     inside: bool = True  # cylinder: spheres inside
     velocity: tuple = (0.0, 0.0, 0.0)  # m/s
     angular_velocity: float = 0.0  # rad/s about the cylinder's axis
+    length: float | None = None  # cylinder, m, centred on point; None: infinite
 
     @_config_errors
     def __post_init__(self):
@@ -284,7 +286,7 @@ class WallConfig:
         object.__setattr__(self, direction, d)
         if self.type == "plane":
             for name, default in (("radius", None), ("inside", True),
-                                  ("angular_velocity", 0.0)):
+                                  ("angular_velocity", 0.0), ("length", None)):
                 if getattr(self, name) != default:
                     raise BadValue(f"walls.{name}", getattr(self, name), "only for cylinders")
         else:
@@ -292,6 +294,11 @@ class WallConfig:
                 raise ConfigError("walls.radius: required for a cylinder")
             number("walls.radius", self.radius, above=0)
             flag("walls.inside", self.inside)
+            if self.length is not None:
+                number("walls.length", self.length, above=0)
+                if not self.inside:
+                    raise BadValue("walls.inside", self.inside, "a finite cylinder is an open "
+                                   "tube whose both faces act (omit inside)")
 
     def spec(self) -> dict:
         """The wall as ``pdyn.walls.WallSet`` takes it."""
@@ -300,7 +307,8 @@ class WallConfig:
         return {"kind": kind, "point": self.point,
                 "normal": self.normal if self.type == "plane" else self.axis,
                 "radius": float(self.radius or 0.0), "velocity": self.velocity,
-                "angular_velocity": float(self.angular_velocity)}
+                "angular_velocity": float(self.angular_velocity),
+                "length": math.inf if self.length is None else float(self.length)}
 
 
 def wall_configs(walls) -> tuple:
@@ -318,10 +326,8 @@ def wall_configs(walls) -> tuple:
             raise ConfigError(f"walls[{k}] = {short(w)}: expected a table [[walls]]")
         bad = sorted(set(w) - known)
         if bad:
-            hint = ("; finite cylinders are not supported yet (an infinite one: omit length)"
-                    if bad[0] == "length" else "")
             raise ConfigError(f"walls[{k}].{bad[0]} = {short(w[bad[0]])}: unknown key "
-                              f"(known: {', '.join(sorted(known))}){hint}")
+                              f"(known: {', '.join(sorted(known))})")
         if "type" not in w or "point" not in w:
             raise ConfigError(f"walls[{k}].{'type' if 'type' not in w else 'point'}: required "
                               "in [[walls]]")

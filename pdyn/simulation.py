@@ -485,7 +485,8 @@ class Simulation:
             network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
             exchange=self.exchange.state() if state else None,
             insertion=({"params": ins.p, "state": ins.state()} if state and ins else None),
-            wall_kinds=self.wallset.table[:, KIND], n_box=self.wallset.n_box)
+            wall_kinds=self.wallset.table[:, KIND], n_box=self.wallset.n_box,
+            wall_table=self.wallset.table)
 
     def run(self, steps: int | None = None, progress: bool | None = None) -> dict:
         """Advance ``steps`` (default: the configured number); return :meth:`summary`."""
@@ -577,8 +578,12 @@ class Simulation:
         self.network = self.contact_network() if "network" in needs else None
         if "walls" in needs:
             n = self.network
-            self.wall_load = (self.wall_contacts() if n is None else
-                              {k: v[n["id"][:, 1] < 0] for k, v in n.items() if k != "ends"})
+            if n is None:
+                self.wall_load = self.wall_contacts()
+            else:
+                w = n["id"][:, 1] < 0
+                self.wall_load = {k: v[w] for k, v in n.items() if k != "ends"}
+                self.wall_load["ends"] = n["ends"].reshape(-1, 2, 3)[w].reshape(-1, 3)
 
     def contact_network(self) -> dict:
         """This rank's share of the touching contacts with their forces now (each contact on

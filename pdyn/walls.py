@@ -12,7 +12,12 @@ at t = 0 and the extra reach the neighbour lists give it. Geometry is written on
   spheres); overlap δ = r − g; contact normal (sphere → wall) −n̂.
 * ``cylinder`` inside (kind 1) / outside (kind 2), axis point p, unit axis â, radius R:
   d = x − p, q = d − (d·â) â, ρ = |q|; inside g = R − ρ, normal q/ρ; outside g = ρ − R,
-  normal −q/ρ; δ = r − g. Infinite along its axis.
+  normal −q/ρ; δ = r − g. Infinite along its axis, or of a finite ``length`` L centred on
+  p (|d·â| ≤ L/2): an open tube, a thin shell whose both faces act (g = |R − ρ|, normal
+  toward the surface), and beyond its ends its two rims, circles of radius R at d·â = ±L/2,
+  act as edges: the closest point c = p + e â + R q̂ of the rim (e = ±L/2), gap |c − x|,
+  normal (c − x)/|c − x| — equal to the tube's at d·â = ±L/2, so a sphere sliding over a
+  rim feels a continuous force (the closest-point rule of triangle-mesh walls' edges).
 * Motion ([LAMMPS] ``fix wall/gran`` ``wiggle``/``shear``/``rotate``; mesa_pd's moving
   bodies): a translating wall's point is p(t) = p₀ + v t, computed from the step count
   (t = step·dt), never accumulated, so every rank and a restart get the same bits; a
@@ -34,8 +39,8 @@ from ._jit import JIT
 
 PLANE, CYLINDER_INSIDE, CYLINDER_OUTSIDE = 0, 1, 2
 #: columns of the wall table
-KIND, RADIUS, VX, VY, VZ, OMEGA, X0, Y0, Z0, REACH = range(10)
-WIDTH = 10
+KIND, RADIUS, VX, VY, VZ, OMEGA, X0, Y0, Z0, REACH, HALF = range(11)
+WIDTH = 11
 
 
 @njit(inline="always", **JIT)
@@ -67,6 +72,19 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
     ux = table[g, VX] + spin * (ay * qz - az * qy)
     uy = table[g, VY] + spin * (az * qx - ax * qz)
     uz = table[g, VZ] + spin * (ax * qy - ay * qx)
+    half = table[g, HALF]
+    if half < math.inf:  # a finite tube: both faces, and its rims beyond its ends
+        if abs(s) <= half:
+            if rho <= big_r:
+                return qx, qy, qz, r - (big_r - rho), ux, uy, uz
+            return -qx, -qy, -qz, r - (rho - big_r), ux, uy, uz
+        e = half - s if s > 0.0 else -half - s  # from the centre to the rim's plane, along â
+        cx, cy, cz = e * ax + (big_r - rho) * qx, e * ay + (big_r - rho) * qy, \
+            e * az + (big_r - rho) * qz  # c − x: to the rim's closest point
+        dist = math.sqrt(cx * cx + cy * cy + cz * cz)
+        if dist == 0.0:  # a centre on the rim: the radial direction
+            return qx, qy, qz, r, ux, uy, uz
+        return cx / dist, cy / dist, cz / dist, r - dist, ux, uy, uz
     if kind == CYLINDER_INSIDE:
         return qx, qy, qz, r - (big_r - rho), ux, uy, uz
     return -qx, -qy, -qz, r - (rho - big_r), ux, uy, uz
@@ -81,14 +99,20 @@ def wall_spin(table, g, normal, w):
     return om * normal[w, 0], om * normal[w, 1], om * normal[w, 2]
 
 
-def gaps(pos: np.ndarray, point, normal, kind: int, radius: float) -> np.ndarray:
+def gaps(pos: np.ndarray, point, normal, kind: int, radius: float,
+         length: float = math.inf) -> np.ndarray:
     """Distance (m) of each centre ``pos`` (N, 3) from one wall's surface, positive on the
-    spheres' side (numpy; for checks and pictures)."""
+    spheres' side (a finite tube of ``length``: the distance from its shell or rims, >= 0)
+    (numpy; for checks and pictures)."""
     d = np.asarray(pos, float) - np.asarray(point, float)
     n = np.asarray(normal, float)
     if kind == PLANE:
         return d @ n
-    rho = np.linalg.norm(d - np.outer(d @ n, n), axis=1)
+    s = d @ n
+    rho = np.linalg.norm(d - np.outer(s, n), axis=1)
+    if length < math.inf:
+        beyond = np.maximum(np.abs(s) - 0.5 * length, 0.0)
+        return np.hypot(beyond, radius - rho)
     return radius - rho if kind == CYLINDER_INSIDE else rho - radius
 
 
@@ -98,7 +122,8 @@ class WallSet:
 
     ``specs``: dicts with ``kind`` (``PLANE``, ``CYLINDER_INSIDE``, ``CYLINDER_OUTSIDE``),
     ``point``, ``normal`` (plane normal or cylinder axis; normalised here), ``radius``,
-    ``velocity``, ``angular_velocity``."""
+    ``velocity``, ``angular_velocity``, ``length`` (a cylinder's, centred on its point;
+    absent or inf: infinite)."""
 
     def __init__(self, box_points, box_normals, specs=()):
         box_points = np.asarray(box_points, float).reshape(-1, 3)
@@ -108,6 +133,7 @@ class WallSet:
         self.table = np.zeros((n, WIDTH))
         self.normals = np.zeros((n, 3))
         self.table[:self.n_box, X0:Z0 + 1] = box_points
+        self.table[:, HALF] = math.inf
         self.normals[:self.n_box] = box_normals
         for k, s in enumerate(specs, self.n_box):
             a = np.asarray(s["normal"], float)
@@ -117,6 +143,7 @@ class WallSet:
             self.table[k, VX:VZ + 1] = s.get("velocity", (0.0, 0.0, 0.0))
             self.table[k, OMEGA] = s.get("angular_velocity", 0.0)
             self.table[k, X0:Z0 + 1] = s["point"]
+            self.table[k, HALF] = 0.5 * s.get("length", math.inf)
         self.gid = -1 - np.arange(n, dtype=np.int64)
         self.speed = float(np.max(np.linalg.norm(self.table[:, VX:VZ + 1], axis=1), initial=0.0))
 
