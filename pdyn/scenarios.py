@@ -325,7 +325,7 @@ def hopper(scale=1.0, seed=0, orifice=6.0, slope=15.0, opens=0.3):
     hopper. The outlet (``[insertion]`` with rate 0) removes every sphere whose centre is
     below z_out = r cos(slope) — below it a sphere could only touch the planes' continuation
     across the orifice, never the bottom itself — from t = ``opens`` (s) on: the hopper opens.
-    Radii uniform in 0.475-0.525 cm, glass density, linear contacts (E = 3 MPa: k = 7500 N/m
+    Radii uniform in 0.475-0.525 cm, glass density, linear contacts (E = 4.5 MPa: k = 11 250 N/m
     between spheres), e = 0.5, μ = 0.5. ``scale`` multiplies the count and the silo's width by
     its cube root (the fill's height follows); the orifice stays D. ``benchmarks/beverloo.py``
     fits Beverloo's law to the discharge rate over orifice sizes.
@@ -359,12 +359,12 @@ def hopper(scale=1.0, seed=0, orifice=6.0, slope=15.0, opens=0.3):
         name="hopper", box_lo=lo, box_hi=hi, boundary=("wall",) * 3, positions=pos,
         velocities=np.zeros_like(pos), radii=radii, density=2500.0,
         gravity=np.array([0.0, 0.0, -9.81]),
-        contact={"youngs_modulus": 3e6, "restitution": 0.5, "friction": 0.5}, walls=walls,
+        contact={"youngs_modulus": 4.5e6, "restitution": 0.5, "friction": 0.5}, walls=walls,
         insertion={"region_lo": (0.0, 0.0, hi[2] - 2.2 * rmax), "region_hi": tuple(hi),
                    "rate": 0.0, "radius_min": rmin, "radius_max": rmax, "density": 2500.0,
                    "outlet_lo": tuple(lo), "outlet_hi": (width, width, r * k_),
                    "outlet_start": float(opens)},
-        steps=25000,
+        steps=30000,
         description=f"hopper: {len(pos)} spheres (d 0.95-1.05 cm) in a silo {width / d:.3g} d "
         f"wide with a {slope:g}° pyramidal bottom and a {orifice:g} d square orifice, opened "
         f"at t = {opens:g} s",
