@@ -246,7 +246,7 @@ def output(args, runs, command: str, when: str, seconds: float) -> dict:
         plot(runs, fits, Path(args.plot))
     if args.doc:
         write_doc_block(args.doc, "beverloo", f"```\n{command}\n```\n\nRun {when}, "
-                        f"{seconds / 60:.0f} min on one core of a shared 2-core machine.\n\n"
+                        f"{seconds / 60:.0f} min of wall time on the shared 2-core machine.\n\n"
                         f"{text}")
     return fits
 
