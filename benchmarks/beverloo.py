@@ -163,6 +163,8 @@ def analyse(runs: list[dict], skip: float) -> dict:
         r["window_fraction_out"] = r["mass_out"][i1 - 1] / r["m0"]
         r.update(line_fit(r["times"][i0:i1], r["mass_out"][i0:i1]))
     rho_b = float(np.mean([r["rho_b"] for r in runs]))
+    if len({r["orifice_d"] for r in runs}) < 2:  # one size: no line to fit (merge runs)
+        return {"rho_b": rho_b}
     w = [r["rate"] for r in runs]
     return {"rho_b": rho_b,
             "area": beverloo_fit([r["D_area"] for r in runs], w, rho_b, D_SPHERE),
@@ -181,6 +183,8 @@ def table(runs: list[dict], fits: dict) -> str:
                    f"{r['rho_b']:.0f} | {r['rate']:.3f} | {a:.2f}–{b:.2f} | "
                    f"{r['window_fraction_out']:.0%} | {r['rms_over_range']:.4f} | "
                    f"{r['drift']:+.3f} | {r['max_overlap_over_radius']:.4f} |")
+    if "area" not in fits:
+        return "\n".join(out + ["", "(one orifice size: no Beverloo fit)"])
     out += ["", "| diameter in the fit | C | k | rms misfit of W | published C | published k |",
             "|---|---|---|---|---|---|"]
     for name, label in (("area", "area-equivalent D_A = 2 s/√π"), ("side", "side s")):
@@ -212,12 +216,15 @@ def plot(runs: list[dict], fits: dict, path: Path) -> None:
     a1.set(xlabel="time since opening (s)", ylabel="mass out / mass at opening",
            title="discharge (dashed: the fitted line over the window)")
     a1.legend(fontsize=7)
-    f = fits["area"]
     da = np.array([r["D_area"] for r in runs])
     a2.plot(da / D_SPHERE, [r["rate"] for r in runs], "o", label="pdyn")
-    x = np.linspace(f["k"] * D_SPHERE + 1e-4, da.max() * 1.05, 100)
-    a2.plot(x / D_SPHERE, f["C"] * fits["rho_b"] * math.sqrt(G) * (x - f["k"] * D_SPHERE) ** 2.5,
-            "-", label=f"Beverloo fit: C = {f['C']:.3f}, k = {f['k']:.2f}")
+    x = np.linspace(1.1 * D_SPHERE, da.max() * 1.05, 100)
+    if "area" in fits:
+        f = fits["area"]
+        x = np.linspace(f["k"] * D_SPHERE + 1e-4, da.max() * 1.05, 100)
+        a2.plot(x / D_SPHERE, f["C"] * fits["rho_b"] * math.sqrt(G)
+                * (x - f["k"] * D_SPHERE) ** 2.5, "-",
+                label=f"Beverloo fit: C = {f['C']:.3f}, k = {f['k']:.2f}")
     for c, k, ls in ((0.55, 2.9, ":"), (0.65, 1.3, "-.")):
         a2.plot(x / D_SPHERE, c * fits["rho_b"] * math.sqrt(G)
                 * np.clip(x - k * D_SPHERE, 0, None) ** 2.5, ls, color="gray",

@@ -57,3 +57,22 @@ def test_a_falling_rate_shows_as_drift_and_curvature():
     assert f["drift"] < -0.3 and f["rms_over_range"] > 1e-3
     with pytest.raises(ValueError, match="5 samples"):
         bv.line_fit(t[:5], m[:5])
+
+
+def test_analyse_fits_the_runs_rates_and_needs_two_sizes():
+    bv = _module()
+    d, rho, c, k = 0.01, 1500.0, 0.6, 1.5
+    t = np.arange(0.0, 2.0, 0.01)
+    runs = []
+    for s in (4.0, 6.0, 8.0):
+        da = bv.area_diameter(s * d)
+        w = c * rho * math.sqrt(9.81) * (da - k * d) ** 2.5
+        runs.append({"orifice_d": s, "side": s * d, "D_area": da, "m0": 20.0, "opens": 0.3,
+                     "rho_b": rho, "spheres": 100, "max_overlap_over_radius": 0.01,
+                     "times": t.tolist(),
+                     "mass_out": np.clip(w * (t - 0.3), 0.0, 20.0).tolist()})
+    fits = bv.analyse(runs, skip=0.1)
+    assert fits["area"]["C"] == pytest.approx(c, rel=1e-6)
+    assert fits["area"]["k"] == pytest.approx(k, rel=1e-6)
+    assert "| 0.600 | 1.50 | 0.0% |" in bv.table(runs, fits)
+    assert "area" not in bv.analyse(runs[:1], skip=0.1)
