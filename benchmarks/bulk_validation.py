@@ -470,7 +470,7 @@ def output(args, beds, columns, command: str, when: str, seconds: float) -> list
     print(f"({seconds:.0f} s)")
     if args.doc:
         write_doc_block(args.doc, "bulk_validation", f"```\n{command}\n```\n\nRun {when}, "
-                  f"{seconds / 60:.0f} min.\n\n{text}")
+                        f"{seconds / 60:.0f} min.\n\n{text}")
     return files
 
 
