@@ -118,7 +118,9 @@ class InsertionConfig:
     second (s⁻¹) into the box ``region_lo``..``region_hi`` (m), radii uniform in
     [``radius_min``, ``radius_max``] (m), ``density`` (kg/m³), initial ``velocity`` (m/s),
     at most ``total`` (0: no limit), an insertion step every ``every`` steps, random stream
-    ``seed``; optional outlet box ``outlet_lo``..``outlet_hi`` (m) whose spheres are removed."""
+    ``seed`` (``rate`` 0: nothing is poured, the outlet alone); optional outlet box
+    ``outlet_lo``..``outlet_hi`` (m) whose spheres are removed from time ``outlet_start`` (s) on
+    (a hopper filled closed, then opened)."""
 
     region_lo: tuple
     region_hi: tuple
@@ -132,12 +134,13 @@ class InsertionConfig:
     seed: int = 0
     outlet_lo: tuple | None = None
     outlet_hi: tuple | None = None
+    outlet_start: float = 0.0
 
     @_config_errors
     def __post_init__(self):
         lo = vector("insertion.region_lo", self.region_lo)
         hi = vector("insertion.region_hi", self.region_hi)
-        number("insertion.rate", self.rate, above=0)
+        number("insertion.rate", self.rate, lo=0)
         r0 = number("insertion.radius_min", self.radius_min, above=0)
         r1 = number("insertion.radius_max", self.radius_max, above=0)
         if r1 < r0:
@@ -153,6 +156,8 @@ class InsertionConfig:
         integer("insertion.total", self.total, lo=0)
         integer("insertion.every", self.every, lo=1)
         integer("insertion.seed", self.seed, lo=0)
+        object.__setattr__(self, "outlet_start",
+                           number("insertion.outlet_start", self.outlet_start, lo=0))
         object.__setattr__(self, "region_lo", lo)
         object.__setattr__(self, "region_hi", hi)
         if (self.outlet_lo is None) != (self.outlet_hi is None):

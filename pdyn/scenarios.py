@@ -314,10 +314,69 @@ def drum(scale=1.0, seed=0, froude=0.01):
     )
 
 
+def hopper(scale=1.0, seed=0, orifice=6.0, slope=15.0, opens=0.3):
+    """A silo with a pyramidal bottom: ~5000 frictional spheres (d ≈ 1 cm) settle, then flow out.
+
+    A square silo 20 d wide (d = 1 cm the mean diameter; box walls in x and y; at least
+    D + 6 d) whose bottom is four planes (``pdyn.walls``) rising at ``slope`` degrees from a
+    square orifice of side D = ``orifice`` · d at the centre (the planes' section at z = 0).
+    Planes are infinite: below z = 0 they close the orifice as a shallow pyramid, so the
+    spheres, started at rest on a simple cubic lattice (spacing 1.07 d, jittered by ±0.005 d)
+    above the bottom, settle on a closed hopper. The outlet (``[insertion]`` with rate 0)
+    removes every sphere whose centre is below z_out = r cos(slope) — below it a sphere could
+    only touch the planes' continuation across the orifice, never the bottom itself — from
+    t = ``opens`` (s) on: the hopper opens. Radii uniform in 0.475-0.525 cm, glass density,
+    linear contacts (E = 4.5 MPa: k = 11 250 N/m between spheres), e = 0.5, μ = 0.5.
+    ``scale`` multiplies the count and the silo's width by its cube root (the fill's height
+    follows); the orifice stays D. ``benchmarks/beverloo.py`` fits Beverloo's law to the
+    discharge rate over orifice sizes.
+    """
+    d, r = 0.01, 0.005
+    rmin, rmax, a = 0.95 * r, 1.05 * r, 1.07 * d
+    n = max(int(round(5000 * scale)), 1)
+    width = max(20.0 * scale ** (1 / 3), orifice + 6.0) * d
+    a_sin, a_cos = float(np.sin(np.radians(slope))), float(np.cos(np.radians(slope)))
+    tan = float(np.tan(np.radians(slope)))
+    apex = -0.5 * orifice * d * tan  # the planes meet below the orifice
+    m = int(width // a)
+    g = (np.arange(m) + 0.5) * a + 0.5 * (width - m * a)
+    layers = int(np.ceil(n / (m * m))) + int(np.ceil(0.5 * width * tan / a)) + 2
+    x, y, z = np.meshgrid(g, g, apex + (np.arange(layers) + 0.5) * a + rmax, indexing="ij")
+    x, y, z = x.ravel(), y.ravel(), z.ravel()
+    # clear of the bottom by rmax + 0.05 d: height above the pyramid's surface at (x, y)
+    floor = apex + np.maximum(abs(x - 0.5 * width), abs(y - 0.5 * width)) * tan
+    keep = (z - floor) * a_cos >= rmax + 0.05 * d
+    order = np.lexsort((y[keep], x[keep], z[keep]))[:n]  # lowest layers first
+    pos = np.column_stack((x[keep][order], y[keep][order], z[keep][order]))
+    rng = np.random.default_rng(seed)
+    pos = pos + rng.uniform(-0.005 * d, 0.005 * d, pos.shape)
+    radii = rng.uniform(rmin, rmax, len(pos))
+    lo = np.array([0.0, 0.0, apex - d])
+    hi = np.array([width, width, pos[:, 2].max() + 2.0 * d])
+    c = 0.5 * width
+    walls = tuple({"type": "plane", "point": [c, c, apex], "normal": list(nrm)}
+                  for nrm in ((a_sin, 0.0, a_cos), (-a_sin, 0.0, a_cos), (0.0, a_sin, a_cos),
+                              (0.0, -a_sin, a_cos)))
+    return Scene(
+        name="hopper", box_lo=lo, box_hi=hi, boundary=("wall",) * 3, positions=pos,
+        velocities=np.zeros_like(pos), radii=radii, density=2500.0,
+        gravity=np.array([0.0, 0.0, -9.81]),
+        contact={"youngs_modulus": 4.5e6, "restitution": 0.5, "friction": 0.5}, walls=walls,
+        insertion={"region_lo": (0.0, 0.0, hi[2] - 2.2 * rmax), "region_hi": tuple(hi),
+                   "rate": 0.0, "radius_min": rmin, "radius_max": rmax, "density": 2500.0,
+                   "outlet_lo": tuple(lo), "outlet_hi": (width, width, r * a_cos),
+                   "outlet_start": float(opens)},
+        steps=30000,
+        description=f"hopper: {len(pos)} spheres (d 0.95-1.05 cm) in a silo {width / d:.3g} d "
+        f"wide with a {slope:g}° pyramidal bottom and a {orifice:g} d square orifice, opened "
+        f"at t = {opens:g} s",
+    )
+
+
 SCENES = {
     f.__name__: f
     for f in (drop, box, heap, gas, reference, inhomogeneous, very_inhomogeneous, checkerboard,
-              polydisperse, more_polydisperse, very_polydisperse, schornbaum, drum)
+              polydisperse, more_polydisperse, very_polydisperse, schornbaum, drum, hopper)
 }
 DEFAULT_SCENE = "drop"
 #: particles of each scene at scale 1 (the scene's count — for ``heap`` the count poured — is
@@ -325,7 +384,7 @@ DEFAULT_SCENE = "drop"
 SIZES = {"drop": 1000, "box": 2000, "heap": 2000, "gas": 97336, "reference": 100000,
          "inhomogeneous": 100000, "very_inhomogeneous": 80000, "checkerboard": 1000000, "polydisperse": 50000,
          "more_polydisperse": 80000, "very_polydisperse": 40000, "schornbaum": 10000,
-         "drum": 2000}
+         "drum": 2000, "hopper": 5000}
 #: peak memory of a run per particle on one rank (B): measured as the growth of the peak
 #: resident size of ``pdyn run --scale S --steps 2`` from S = 1 to 100 and 400 (579 and 576 B)
 BYTES_PER_PARTICLE = 600

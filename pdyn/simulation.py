@@ -374,7 +374,8 @@ class Simulation:
         the outlet, then, at an insertion step (``insert``), insert the new ones this rank
         owns (``pdyn.dynamics.insertion``); their handles for the broad phase."""
         owned = self._integrated()
-        gone = self.inserter.drain(self.store, owned, self.comm)
+        gone = self.inserter.drain(self.store, owned, self.comm,
+                                   (self.step_index + 1) * self.dt)
         if gone.size:
             owned = self._integrated()
         new = np.zeros(0, np.int64)
