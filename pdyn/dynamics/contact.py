@@ -215,7 +215,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
 @njit(**JIT_IEEE)
 def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, link,
                    pos, vel, rad, mass, gid, normal, walls, force, omega, torque, history,
-                   spinning, spinning_t, done, done_at, record):
+                   spinning, done, done_at, record):
     """The contact loop with rotation (module docstring): sets ``force`` and ``torque`` of every
     row's sphere and advances ``history`` = (last step's touching entries (ascending), their
     springs, whether each slid, their number, whether every row's torque must be written —
@@ -223,10 +223,10 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     ``link`` says which row evaluates each pair (:func:`_links`; the pass leaves it as it
     found it), ``done`` and ``done_at`` (rows ≥ half the history buffer's) receive the results
     of the pairs handed over and the places of their springs in the buffer.
-    ``spinning`` receives the handles of the rows whose sphere touches something
-    (``spinning_t`` their indices), the only ones whose torque may be nonzero: a row that
-    touches nothing now has its torque written as zero only if it touched something last
-    step or the lists are new, as every other such row holds a zero already. ``record``
+    ``spinning`` receives the handles of the rows whose sphere touches something, the only
+    ones whose torque may be nonzero: a row that touches nothing now has its torque written
+    as zero only if it touched something last step or the lists are new, as every other such
+    row holds a zero already. ``record``
     (entries × 3, or None) receives the tangential force on the row's sphere per touching
     entry. Returns (contacts of this rank's share, their elastic energy, entries written — or
     more than fit the buffers, which then hold the first that fit: the caller grows them and
@@ -376,7 +376,6 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
         touches = k > k_row
         if touches:
             spinning[q] = i
-            spinning_t[q] = t
             q += 1
         if touches or all_torques or p > p_row:
             torque[i, 0] = mx
@@ -564,7 +563,6 @@ class ContactModel:
         self._links_of = None  # (the lists, their build number) of those
         self._done = np.zeros((0, 6))  # the pass's results that later rows take over
         self._done_at = np.zeros((0, 2), np.int32)  # and where their springs are
-        self._spinning_t = np.zeros(0, np.int64)  # their indices
         self.n_spinning = 0
         self._spinning_of = None  # (the lists, their build number) of that pass
 
@@ -641,7 +639,7 @@ class ContactModel:
         old_entry, old_spring, old_slid, n_old, fresh = self.history.prepare(store, lists)
         if self.spinning.shape[0] < lists.rows.shape[0]:
             n = lists.rows.shape[0] + lists.rows.shape[0] // 4
-            self.spinning, self._spinning_t = np.empty(n, np.int64), np.empty(n, np.int64)
+            self.spinning = np.empty(n, np.int64)
         if self._links_of != (lists, lists.builds):
             if self._link.shape[0] < lists.entries():
                 self._link = np.zeros(0, np.int32)
@@ -664,7 +662,7 @@ class ContactModel:
                 store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
                 store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,
                                             new_entry, new_spring, new_slid),
-                self.spinning, self._spinning_t, self._done, self._done_at, record)
+                self.spinning, self._done, self._done_at, record)
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
