@@ -178,7 +178,7 @@ def plot(results, path) -> None:
     a2.set(xlabel="packing fraction φ", ylabel="z above the base (d)", xlim=(0, 0.8),
            title="packing profile")
     a3.set(xlabel="time (√(d/g))", ylabel="kinetic energy per sphere (mgd)",
-           title="approach to steady flow (dotted: averaging starts)")
+           title="kinetic energy (dotted: averaging starts)")
     for a in (a1, a2, a3):
         a.legend(fontsize=7)
     fig.tight_layout()

@@ -500,8 +500,8 @@ def random_layer(lx: float, ly: float, diameter: float, seed: int,
     to the jamming limit (≈ 0.547: no gap is left that a further disc would fit)."""
     d = float(diameter)
     if not (lx >= 2.0 * d and ly >= 2.0 * d):
-        raise SceneError(f"random_layer: the rectangle {lx!r} × {ly!r} is narrower than two "
-                         f"diameters ({2.0 * d!r})")
+        raise SceneError(f"random_layer: the rectangle {float(lx)!r} × {float(ly)!r} is "
+                         f"narrower than two diameters ({2.0 * d!r})")
     m = int(np.ceil(attempts_per_area * lx * ly / d**2))
     cand = np.random.default_rng([int(seed), 7]).random((m, 2)) * np.array([lx, ly])
     return _adsorb(cand, float(lx), float(ly), d)

@@ -319,7 +319,8 @@ def chute(scale=1.0, seed=0, angle=23.0, depth=20.0, stiffness=2e4):
     """Spheres (d = 1) flowing down a rough incline at ``angle`` degrees: Silbert et al. 2001.
 
     Units d = 1 m, m = 1 kg, g = 1 m/s² (time in √(d/g) = 1 s). Periodic along x (the flow)
-    and y over L = 10 d × √``scale``; gravity tilted, g = (sin θ, 0, −cos θ), the box not. The
+    and y over L = 10 d × √``scale`` (at least 3 d: below scale 0.09 the depth shrinks
+    instead, so the count stays ∝ ``scale``); gravity tilted, g = (sin θ, 0, −cos θ), the box not. The
     floor (a wall at z = 0) carries a rough base: a random monolayer of *fixed* spheres of the
     same diameter, centres at z = d/2 (``pdyn.placement.random_layer``; ``Scene.fixed``: never
     integrated, at rest). Above it the flowing spheres start at rest on a simple cubic lattice
@@ -330,12 +331,13 @@ def chute(scale=1.0, seed=0, angle=23.0, depth=20.0, stiffness=2e4):
     k_n, μ = 0.5. ``benchmarks/chute_bagnold.py`` compares the flow with Bagnold's profile.
     """
     d, r = 1.0, 0.5
-    length = 10.0 * np.sqrt(scale)
+    length = max(10.0 * np.sqrt(scale), 3.0)  # periodic: two interaction ranges (d + skin)
+    depth = float(depth) * 100.0 * scale / length**2  # below scale 0.09 the depth shrinks
     layer = random_layer(length, length, d, seed)
     base = np.column_stack((layer, np.full(len(layer), r)))
     n_side = int(length // 1.05)
     a = length / n_side
-    want = int(round(length * length * float(depth) * 0.57 / (np.pi / 6.0)))
+    want = int(round(length * length * depth * 0.57 / (np.pi / 6.0)))
     layers = int(np.ceil(want / n_side**2))
     g = (np.arange(n_side) + 0.5) * a
     z = d + r + 0.05 + np.arange(layers) * a
