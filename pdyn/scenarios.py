@@ -1,7 +1,7 @@
 """Named, deterministic initial states ("scenes"): Koch 2020's seven benchmark scenes (Sec. 4.1),
 Schornbaum 2009's constant-density scene (Sec. 4.1-4.3), a granular gas in a box, a
-polydisperse drop onto a floor (the default, a good first picture) and a heap poured onto a
-floor (insertion during the run).
+polydisperse drop onto a floor (the default, a good first picture), a heap poured onto a
+floor (insertion during the run), a rotating drum and a chute (flow down a rough incline).
 
 Every scene is a pure function of ``(scale, seed)``: ``make_scene(name, scale=..., seed=...)``.
 ``scale`` multiplies the particle count; lengths of the box and of the placement regions scale
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .placement import (Cells, SceneError, lattice_cells, place_spheres, placed_cells,
-                        uniform_cells)
+                        random_layer, uniform_cells)
 from .values import BadValue, number
 
 
@@ -51,6 +51,8 @@ class Scene:
     given_masses: np.ndarray | None = None  # kg, given by a config or a checkpoint (else density)
     cells: Cells | None = None  # generated per lattice cell instead of the arrays
     walls: tuple = ()  # walls beyond the box faces, as [[walls]] tables (pdyn.walls)
+    #: per sphere of the arrays: fixed (never integrated, at rest: a rough floor; None: none)
+    fixed: np.ndarray | None = None
 
     def masses_of(self, radius) -> np.ndarray:
         """Masses (kg) of spheres of ``radius`` at the scene's density."""
@@ -370,13 +372,60 @@ def hopper(scale=1.0, seed=0, orifice=6.0, slope=15.0, opens=0.3):
         description=f"hopper: {len(pos)} spheres (d 0.95-1.05 cm) in a silo {width / d:.3g} d "
         f"wide with a {slope:g}° pyramidal bottom and a {orifice:g} d square orifice, opened "
         f"at t = {opens:g} s",
+
+
+def chute(scale=1.0, seed=0, angle=23.0, depth=20.0, stiffness=2e4):
+    """Spheres (d = 1) flowing down a rough incline at ``angle`` degrees: Silbert et al. 2001.
+
+    Units d = 1 m, m = 1 kg, g = 1 m/s² (time in √(d/g) = 1 s). Periodic along x (the flow)
+    and y over L = 10 d × √``scale`` (at least 3 d: below scale 0.09 the depth shrinks
+    instead, so the count stays ∝ ``scale``); gravity tilted, g = (sin θ, 0, −cos θ), the box not. The
+    floor (a wall at z = 0) carries a rough base: a random monolayer of *fixed* spheres of the
+    same diameter, centres at z = d/2 (``pdyn.placement.random_layer``; ``Scene.fixed``: never
+    integrated, at rest). Above it the flowing spheres start at rest on a simple cubic lattice
+    (spacing L/⌊L/1.05 d⌋, jittered by ±0.02 d), as many as fill ``depth`` d at packing 0.57;
+    a wall closes the box 6 d above the lattice. Silbert's contacts: linear spring k_n =
+    ``stiffness`` mg/d (Silbert 2 × 10⁵; the default 2 × 10⁴ and a time step 10⁻⁴ √10 √(d/g),
+    the same fraction 1/50 of the contact time, cost √10 fewer steps), e = 0.88, k_t = 2/7
+    k_n, μ = 0.5. ``benchmarks/chute_bagnold.py`` compares the flow with Bagnold's profile.
+    """
+    d, r = 1.0, 0.5
+    length = max(10.0 * np.sqrt(scale), 3.0)  # periodic: two interaction ranges (d + skin)
+    depth = float(depth) * 100.0 * scale / length**2  # below scale 0.09 the depth shrinks
+    layer = random_layer(length, length, d, seed)
+    base = np.column_stack((layer, np.full(len(layer), r)))
+    n_side = int(length // 1.05)
+    a = length / n_side
+    want = int(round(length * length * depth * 0.57 / (np.pi / 6.0)))
+    layers = int(np.ceil(want / n_side**2))
+    g = (np.arange(n_side) + 0.5) * a
+    z = d + r + 0.05 + np.arange(layers) * a
+    x, y, zz = np.meshgrid(g, g, z, indexing="ij")
+    flow = np.column_stack((x.ravel(), y.ravel(), zz.ravel()))
+    flow = flow[np.lexsort((flow[:, 0], flow[:, 1], flow[:, 2]))][:want]  # lowest layers first
+    flow = flow + np.random.default_rng([int(seed), 3]).uniform(-0.02, 0.02, flow.shape)
+    pos = np.concatenate((base, flow))
+    theta = np.radians(angle)
+    k = float(stiffness)
+    return Scene(
+        name="chute", box_lo=np.zeros(3),
+        box_hi=np.array([length, length, float(z[-1]) + 6.0]),
+        boundary=("periodic", "periodic", "wall"), positions=pos,
+        velocities=np.zeros_like(pos), radii=np.full(len(pos), r), density=6.0 / np.pi,
+        gravity=np.array([np.sin(theta), 0.0, -np.cos(theta)]),
+        contact={"stiffness": k, "restitution": 0.88, "friction": 0.5},
+        fixed=np.arange(len(pos)) < len(base),
+        dt=1e-4 * np.sqrt(2e5 / k), steps=60000,
+        description=f"chute: {len(flow)} spheres (d = 1) flowing down a rough incline at "
+        f"{angle:g} deg over {len(base)} fixed ones, periodic {length:.3g} d x {length:.3g} d, "
+        f"k_n = {k:.3g} mg/d",
     )
 
 
 SCENES = {
     f.__name__: f
     for f in (drop, box, heap, gas, reference, inhomogeneous, very_inhomogeneous, checkerboard,
-              polydisperse, more_polydisperse, very_polydisperse, schornbaum, drum, hopper)
+              polydisperse, more_polydisperse, very_polydisperse, schornbaum, drum, hopper, chute)
 }
 DEFAULT_SCENE = "drop"
 #: particles of each scene at scale 1 (the scene's count — for ``heap`` the count poured — is
@@ -384,7 +433,7 @@ DEFAULT_SCENE = "drop"
 SIZES = {"drop": 1000, "box": 2000, "heap": 2000, "gas": 97336, "reference": 100000,
          "inhomogeneous": 100000, "very_inhomogeneous": 80000, "checkerboard": 1000000, "polydisperse": 50000,
          "more_polydisperse": 80000, "very_polydisperse": 40000, "schornbaum": 10000,
-         "drum": 2000, "hopper": 5000}
+         "drum": 2000, "hopper": 5000, "chute": 2300}
 #: peak memory of a run per particle on one rank (B): measured as the growth of the peak
 #: resident size of ``pdyn run --scale S --steps 2`` from S = 1 to 100 and 400 (579 and 576 B)
 BYTES_PER_PARTICLE = 600

@@ -103,9 +103,15 @@ def neighbour_skin(skin: float | None, r_mean: float) -> float:
 
 
 def scene_particles(scene: Scene) -> dict:
-    """The particles of a scene of arrays as store fields (global ids 0..N-1)."""
-    return {"gid": np.arange(len(scene), dtype=np.int64), "pos": scene.positions,
-            "vel": scene.velocities, "radius": scene.radii, "mass": scene.masses}
+    """The particles of a scene of arrays as store fields (global ids 0..N-1); the scene's
+    fixed spheres (``Scene.fixed``) flagged ``FIXED`` (never integrated) and at rest."""
+    out = {"gid": np.arange(len(scene), dtype=np.int64), "pos": scene.positions,
+           "vel": scene.velocities, "radius": scene.radii, "mass": scene.masses}
+    if scene.fixed is not None:
+        fixed = np.broadcast_to(np.asarray(scene.fixed, bool), (len(scene),))
+        out["flags"] = np.where(fixed, OWNED | FIXED, OWNED).astype(np.uint8)
+        out["vel"] = np.where(fixed[:, None], 0.0, np.asarray(scene.velocities, float))
+    return out
 
 
 @dataclass(frozen=True)
@@ -365,8 +371,8 @@ class Simulation:
             rows = lists.rows
             if rebuilt or changes is None:
                 rows = self._integrated()
-            if rebuilt:
-                mark_built(store.pos, store.build_pos, rows)
+            if rebuilt:  # every owned sphere: a fixed one's drift stays zero
+                mark_built(store.pos, store.build_pos, store.owned)
             lists.build(pairs, store, radius, rows, self._walls, exact, self.wallset.table)
 
     def _pour(self, insert: bool) -> StoreChanges:
