@@ -372,6 +372,7 @@ def hopper(scale=1.0, seed=0, orifice=6.0, slope=15.0, opens=0.3):
         description=f"hopper: {len(pos)} spheres (d 0.95-1.05 cm) in a silo {width / d:.3g} d "
         f"wide with a {slope:g}° pyramidal bottom and a {orifice:g} d square orifice, opened "
         f"at t = {opens:g} s",
+    )
 
 
 def chute(scale=1.0, seed=0, angle=23.0, depth=20.0, stiffness=2e4):
