@@ -79,3 +79,17 @@ def write_json(path: str | None, payload: dict) -> None:
         with open(path, "w") as f:
             json.dump(payload, f, indent=2)
         print(f"wrote {path}")
+
+
+def write_doc_block(path, name: str, text: str) -> None:
+    """Replace what lies between the lines ``<!-- name: begin -->`` and ``<!-- name: end -->``
+    of the markdown file ``path`` by ``text`` (nothing else in it changes)."""
+    begin, end = f"<!-- {name}: begin -->", f"<!-- {name}: end -->"
+    path = Path(path)
+    doc = path.read_text(encoding="utf-8")
+    if doc.count(begin) != 1 or doc.count(end) != 1:
+        sys.exit(f"{name}: {path} needs one {begin} and one {end} line")
+    head, rest = doc.split(begin)
+    _, tail = rest.split(end)
+    path.write_text(f"{head}{begin}\n{text}\n{end}{tail}", encoding="utf-8")
+    print(f"wrote the tables into {path}")

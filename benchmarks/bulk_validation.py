@@ -62,7 +62,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import STARTED, command_line, write_json  # noqa: E402
+from _common import STARTED, command_line, write_doc_block, write_json  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MATERIAL = {"radius": 1e-3, "density": 2500.0, "youngs_modulus": 2e7, "poisson_ratio": 0.3,
@@ -356,20 +356,6 @@ def tables(beds: list[dict], columns: list[dict]) -> str:
     return "\n".join(out)
 
 
-BEGIN, END = "<!-- bulk_validation: begin -->", "<!-- bulk_validation: end -->"
-
-
-def write_doc(path: Path, text: str) -> None:
-    """Replace the generated block of ``path`` (between ``BEGIN`` and ``END``) by ``text``."""
-    doc = path.read_text(encoding="utf-8")
-    if doc.count(BEGIN) != 1 or doc.count(END) != 1:
-        sys.exit(f"bulk_validation: {path} needs one {BEGIN} and one {END} line")
-    head, rest = doc.split(BEGIN)
-    _, tail = rest.split(END)
-    path.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}", encoding="utf-8")
-    print(f"wrote the tables into {path}")
-
-
 def plots(beds: list[dict], columns: list[dict], out: Path) -> list[str]:
     import matplotlib
 
@@ -483,8 +469,8 @@ def output(args, beds, columns, command: str, when: str, seconds: float) -> list
         print(f"wrote {f}")
     print(f"({seconds:.0f} s)")
     if args.doc:
-        write_doc(Path(args.doc), f"```\n{command}\n```\n\nRun {when}, "
-                  f"{seconds / 60:.0f} min.\n\n{text}")
+        write_doc_block(args.doc, "bulk_validation", f"```\n{command}\n```\n\nRun {when}, "
+                        f"{seconds / 60:.0f} min.\n\n{text}")
     return files
 
 

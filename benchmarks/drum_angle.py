@@ -1,69 +1,238 @@
-"""The dynamic angle of repose of the ``drum`` scene (a first measurement, not a validation).
+"""The ``drum`` scene's free surface against its speed: the dynamic angle of repose and the
+shape of the surface (flat when rolling, S-shaped when cascading) at a Froude number.
 
-Runs ``pdyn.scenarios.drum`` at the Froude number asked (default 0.01) and, every
-``--every`` steps after ``--skip``, measures the free surface in the drum's cross-section
-(y, z): the top of the highest sphere (z + r) in bins of 8 mm along y, a straight line fitted
-to the middle 60 % of the bins; the angle is atan(|slope|). Reports each sample, their mean and
-standard deviation.
+``run``: one Froude number Fr = Ω² R / g. Runs ``pdyn.scenarios.drum`` (scale 1/3 by default:
+666 spheres, periodic over 26.4 mm ≈ 3.3 d along the axis, no end walls) for
+``--revolutions`` turns of the drum, skips the first ``--skip`` turns, and samples the
+cross-section (y, z) ``--samples`` times per turn. The free surface of a sample is the top of
+the highest sphere (z + r) in 8 mm bins of y (bins with at least 3 spheres); over the middle
+60 % of its chord a straight line gives the angle θ = atan |slope|. The mean profile (the
+samples' profiles averaged bin by bin) gives the shape: a cubic fitted over the middle 80 %
+of the chord, its local slope angle at the upper end, the middle and the lower end of that
+range — S = upper − lower is near 0 for a flat surface and grows as it bends into an S,
+steep at its top and flattening at its foot — and the profile's RMS deviation from the
+straight line in diameters. The largest overlap
+over a sphere's radius (spheres and the drum; ``pdyn.dynamics.contact.contact_stats``) is
+sampled every 200 steps, from the start and after the skipped turns. Writes JSON.
 
-    python benchmarks/drum_angle.py [--froude 0.01] [--steps 30000] [--skip 15000]
-                                    [--every 1000] [--json out.json]
+``report``: reads the JSON of several runs, prints a table and, with ``--docs``, replaces the
+drum section of ``docs/validation.md`` between its markers by the table, and with
+``--plot`` draws θ and S against Fr and the mean profiles (matplotlib).
+
+    python benchmarks/drum_angle.py run --froude 0.01 --revolutions 1.5 --skip 0.5 \\
+        --json drum-0.01.json
+    python benchmarks/drum_angle.py report drum-*.json --docs docs/validation.md \\
+        --plot docs/drum_regimes.png
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import datetime
+import io
+import json
+import math
+from pathlib import Path
 
 import numpy as np
-from _common import write_json
 
 from pdyn import Simulation, SimulationConfig
-from pdyn.bench import format_table
+from pdyn.config import OutputConfig
+from pdyn.dynamics.contact import contact_stats
 from pdyn.scenarios import drum
 
+BIG, BIN = 0.1, 0.008  # drum radius, bin width (m)
+BEGIN, END = "<!-- drum-table: begin -->", "<!-- drum-table: end -->"
 
-def surface_angle(pos: np.ndarray, radius: np.ndarray, big: float = 0.1) -> float:
-    """Angle (degrees) of the free surface of the bed in the (y, z) section of a drum of
-    radius ``big`` (m) about the x axis."""
-    y, top = pos[:, 1], pos[:, 2] + radius
-    edges = np.arange(-big, big + 1e-9, 0.008)
-    k = np.digitize(y, edges) - 1
-    mids, tops = [], []
-    for b in range(len(edges) - 1):
+
+def surface_profile(pos: np.ndarray, radius: np.ndarray) -> np.ndarray:
+    """The top of the bed (z + r of the highest sphere, m) per ``BIN`` of y over the drum's
+    width; NaN where a bin holds fewer than 3 spheres."""
+    edges = np.arange(-BIG, BIG + 1e-9, BIN)
+    k = np.digitize(pos[:, 1], edges) - 1
+    top = np.full(len(edges) - 1, np.nan)
+    for b in range(len(top)):  # 25 bins
         m = k == b
         if m.sum() >= 3:
-            mids.append(0.5 * (edges[b] + edges[b + 1]))
-            tops.append(top[m].max())
-    mids, tops = np.array(mids), np.array(tops)
-    w = mids.max() - mids.min()
-    keep = (mids > mids.min() + 0.2 * w) & (mids < mids.max() - 0.2 * w)
-    return float(np.degrees(np.arctan(abs(np.polyfit(mids[keep], tops[keep], 1)[0]))))
+            top[b] = (pos[m, 2] + radius[m]).max()
+    return top
+
+
+def bin_centres() -> np.ndarray:
+    edges = np.arange(-BIG, BIG + 1e-9, BIN)
+    return 0.5 * (edges[:-1] + edges[1:])
+
+
+def _middle(y: np.ndarray, part: float) -> np.ndarray:
+    w = y.max() - y.min()
+    return (y >= y.min() + 0.5 * (1 - part) * w) & (y <= y.max() - 0.5 * (1 - part) * w)
+
+
+def angle(top: np.ndarray) -> float:
+    """θ (degrees): a line fitted to the middle 60 % of the profile's chord."""
+    y, ok = bin_centres(), np.isfinite(top)
+    keep = _middle(y[ok], 0.6)
+    return float(np.degrees(np.arctan(abs(np.polyfit(y[ok][keep], top[ok][keep], 1)[0]))))
+
+
+def shape(top: np.ndarray, d: float) -> dict:
+    """The mean profile's shape: the local slope angle (degrees) of a cubic fitted over the
+    middle 80 % of the chord at its upper end, its middle and its lower end; S = upper −
+    lower (an S-shaped surface is steeper at its top than at its foot; a flat one has S ≈ 0);
+    and the RMS deviation from a straight line there (diameters)."""
+    y, ok = bin_centres(), np.isfinite(top)
+    keep = _middle(y[ok], 0.8)
+    yy, zz = y[ok][keep], top[ok][keep]
+    cubic = np.polynomial.Polynomial.fit(yy, zz, 3)
+    at = np.array([yy.min(), 0.5 * (yy.min() + yy.max()), yy.max()])
+    local = np.degrees(np.arctan(np.abs(cubic.deriv()(at))))
+    if cubic(at[0]) > cubic(at[2]):  # the upper end first
+        local = local[::-1]
+    lower, middle, upper = (float(a) for a in local)
+    line = np.polyfit(yy, zz, 1)
+    rms = float(np.sqrt(np.mean((zz - np.polyval(line, yy)) ** 2)) / d)
+    return {"upper_deg": upper, "middle_deg": middle, "lower_deg": lower,
+            "s_deg": upper - lower, "rms_d": rms}
+
+
+def profile_shape(r: dict) -> dict:
+    """:func:`shape` of a run's stored mean profile."""
+    top = np.array([np.nan if v is None else v for v in r["profile_top_m"]])
+    return shape(top, r["d_m"])
+
+
+def run(args) -> dict:
+    scene = drum(scale=args.scale, froude=args.froude)
+    cfg = SimulationConfig(scene="drum", progress=False)
+    omega = math.sqrt(args.froude * 9.81 / BIG)
+    turn = int(round(2 * math.pi / omega / Simulation(cfg, scene=scene).dt))  # steps a turn
+    skip, total = int(args.skip * turn), int(args.revolutions * turn)
+    if args.snapshot:  # the last step's snapshot (a picture: pdyn render)
+        cfg = cfg.with_(output=OutputConfig(folder=args.snapshot, snapshot_every=total,
+                                            overwrite=True))
+    sim = Simulation(cfg, scene=scene)
+    every = max(1, turn // args.samples)
+    d = 2.0 * float(np.mean(scene.radii))
+    worst_fill = worst_flow = 0.0
+    angles, tops = [], []
+
+    def advance(n):
+        nonlocal worst_fill, worst_flow
+        while n > 0:
+            k = min(200, n)
+            with contextlib.redirect_stdout(io.StringIO()):  # the load line of each call
+                sim.run(k, progress=False)
+            n -= k
+            w = contact_stats(sim.store, sim.neighbours, sim.contact.wall_table(sim.store))[2]
+            if sim.step_index % 20000 == 0:
+                print(f"step {sim.step_index} of {total}", flush=True)
+            if sim.step_index <= skip:
+                worst_fill = max(worst_fill, w)
+            else:
+                worst_flow = max(worst_flow, w)
+
+    advance(skip)
+    while sim.step_index + every <= total:
+        advance(every)
+        h = sim.store.owned
+        top = surface_profile(sim.store.pos[h], sim.store.radius[h])
+        tops.append(top)
+        angles.append(angle(top))
+        print(f"step {sim.step_index} t {sim.time:.3f} s angle {angles[-1]:.2f}", flush=True)
+    advance(total - sim.step_index)  # to the end (its snapshot)
+    if not angles:
+        raise SystemExit("drum_angle: no sample: give more --revolutions after --skip or more "
+                         "--samples")
+    mean_top = np.nanmean(np.array(tops), axis=0)
+    a = np.array(angles)
+    return {"froude": args.froude, "omega_rad_s": omega, "spheres": len(scene.radii),
+            "length_m": float(scene.box_hi[0]), "d_m": d, "dt_s": sim.dt,
+            "youngs_modulus": sim.contact_config.youngs_modulus,
+            "steps": sim.step_index, "revolutions": args.revolutions, "skip": args.skip,
+            "samples": len(a), "angle_deg": float(a.mean()), "angle_std_deg": float(a.std()),
+            **shape(mean_top, d), "profile_y_m": bin_centres().tolist(),
+            "profile_top_m": [None if not np.isfinite(v) else float(v) for v in mean_top],
+            "max_overlap_fill": worst_fill, "max_overlap_flow": worst_flow,
+            "day": datetime.date.today().isoformat()}
+
+
+def table(results: list[dict]) -> str:
+    rows = ["| Fr | Ω (rad/s) | turns averaged (run) | samples | θ (°) | slope upper / "
+            "middle / lower (°) | S (°) | RMS from a line (d) | max overlap / r, flowing "
+            "(filling) |", "|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(results, key=lambda r: r["froude"]):
+        sh = profile_shape(r)
+        rows.append(f"| {r['froude']:g} | {r['omega_rad_s']:.3g} | "
+                    f"{r['revolutions'] - r['skip']:g} ({r['revolutions']:g}) | {r['samples']} | "
+                    f"{r['angle_deg']:.1f} ± {r['angle_std_deg']:.1f} | {sh['upper_deg']:.1f} / "
+                    f"{sh['middle_deg']:.1f} / {sh['lower_deg']:.1f} | {sh['s_deg']:.1f} | "
+                    f"{sh['rms_d']:.2f} | {100 * r['max_overlap_flow']:.2f} % "
+                    f"({100 * r['max_overlap_fill']:.2f} %) |")
+    return "\n".join(rows)
+
+
+def report(args) -> None:
+    results = [json.loads(Path(p).read_text()) for p in args.files]
+    text = table(results)
+    print(text)
+    if args.plot:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+
+        rs = sorted(results, key=lambda r: r["froude"])
+        fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
+        fr = [r["froude"] for r in rs]
+        ax.errorbar(fr, [r["angle_deg"] for r in rs], [r["angle_std_deg"] for r in rs],
+                    marker="o", label="θ (line fit)")
+        ax.plot(fr, [profile_shape(r)["s_deg"] for r in rs], "s--",
+                label="S = upper − lower slope")
+        ax.set_xscale("log")
+        ax.set_xlabel("Froude number Ω²R/g")
+        ax.set_ylabel("degrees")
+        ax.legend()
+        for r in rs:
+            y = np.array(r["profile_y_m"])
+            z = np.array([np.nan if v is None else v for v in r["profile_top_m"]])
+            bx.plot(y / r["d_m"], z / r["d_m"], marker=".", label=f"Fr = {r['froude']:g}")
+        bx.set_xlabel("y / d")
+        bx.set_ylabel("top of the bed z / d")
+        bx.set_aspect("equal")
+        bx.legend(fontsize="small")
+        fig.tight_layout()
+        fig.savefig(args.plot, dpi=110)
+    if args.docs:
+        path = Path(args.docs)
+        doc = path.read_text()
+        a, b = doc.index(BEGIN) + len(BEGIN), doc.index(END)
+        day = max(r["day"] for r in results)
+        doc = doc[:a] + f"\n{text}\n\n(Run {day}.)\n" + doc[b:]
+        path.write_text(doc)
 
 
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--froude", type=float, default=0.01, help="Fr = Ω² R / g")
-    p.add_argument("--steps", type=int, default=30000)
-    p.add_argument("--skip", type=int, default=15000, help="steps before the first sample")
-    p.add_argument("--every", type=int, default=1000, help="steps between samples")
-    p.add_argument("--json", help="write the results to this JSON file")
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="one Froude number")
+    r.add_argument("--froude", type=float, default=0.01, help="Fr = Ω² R / g")
+    r.add_argument("--scale", type=float, default=1 / 3, help="the drum scene's scale")
+    r.add_argument("--revolutions", type=float, default=1.5, help="turns of the drum run")
+    r.add_argument("--skip", type=float, default=0.5, help="turns before the first sample")
+    r.add_argument("--samples", type=int, default=24, help="samples per turn")
+    r.add_argument("--json", required=True, help="write the result to this JSON file")
+    r.add_argument("--snapshot", help="write the last step's snapshot into this run folder")
+    q = sub.add_parser("report", help="table (and plot) of several runs")
+    q.add_argument("files", nargs="+")
+    q.add_argument("--docs", help="docs/validation.md: replace its drum table")
+    q.add_argument("--plot", help="a PNG of θ and S against Fr and the mean profiles")
     args = p.parse_args(argv)
-    scene = drum(froude=args.froude)
-    sim = Simulation(SimulationConfig(scene="drum", progress=False), scene=scene)
-    sim.run(args.skip)
-    rows = []
-    while sim.step_index < args.steps:
-        sim.run(args.every)
-        h = sim.store.owned
-        rows.append({"step": sim.step_index, "time_s": round(sim.time, 4),
-                     "angle_deg": round(surface_angle(sim.store.pos[h], sim.store.radius[h]), 2)})
-        print(rows[-1], flush=True)
-    a = np.array([r["angle_deg"] for r in rows])
-    print(format_table(rows, ["step", "time_s", "angle_deg"]))
-    print(f"Froude {args.froude:g}: dynamic angle {a.mean():.1f} ± {a.std():.1f} deg "
-          f"({len(a)} samples, t = {rows[0]['time_s']}-{rows[-1]['time_s']} s)")
-    write_json(args.json, {"froude": args.froude, "samples": rows,
-                           "mean_deg": float(a.mean()), "std_deg": float(a.std())})
+    if args.command == "run":
+        out = run(args)
+        Path(args.json).write_text(json.dumps(out, indent=1))
+        print(json.dumps({k: v for k, v in out.items() if not k.startswith("profile")}))
+    else:
+        report(args)
 
 
 if __name__ == "__main__":

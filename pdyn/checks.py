@@ -255,7 +255,8 @@ def _wall_overlaps(pos, rad, box):
             names += [f"{'xyz'[a]} = {float(box.lo[a]):g}", f"{'xyz'[a]} = {float(box.hi[a]):g}"]
     for w in box.shapes:  # configured planes, cylinders and meshes (pdyn.walls)
         cols.append(rad - (w["mesh"].gaps(pos) if w["kind"] == MESH else
-                           gaps(pos, w["point"], w["normal"], w["kind"], w["radius"])))
+                           gaps(pos, w["point"], w["normal"], w["kind"], w["radius"],
+                                w.get("length", np.inf))))
         names.append(w["name"])
     return (np.column_stack(cols) if cols else np.zeros((pos.shape[0], 0))), names
 

@@ -121,7 +121,9 @@ class InsertionConfig:
     second (s⁻¹) into the box ``region_lo``..``region_hi`` (m), radii uniform in
     [``radius_min``, ``radius_max``] (m), ``density`` (kg/m³), initial ``velocity`` (m/s),
     at most ``total`` (0: no limit), an insertion step every ``every`` steps, random stream
-    ``seed``; optional outlet box ``outlet_lo``..``outlet_hi`` (m) whose spheres are removed."""
+    ``seed`` (``rate`` 0: nothing is poured, the outlet alone); optional outlet box
+    ``outlet_lo``..``outlet_hi`` (m) whose spheres are removed from time ``outlet_start`` (s) on
+    (a hopper filled closed, then opened)."""
 
     region_lo: tuple
     region_hi: tuple
@@ -135,12 +137,13 @@ class InsertionConfig:
     seed: int = 0
     outlet_lo: tuple | None = None
     outlet_hi: tuple | None = None
+    outlet_start: float = 0.0
 
     @_config_errors
     def __post_init__(self):
         lo = vector("insertion.region_lo", self.region_lo)
         hi = vector("insertion.region_hi", self.region_hi)
-        number("insertion.rate", self.rate, above=0)
+        number("insertion.rate", self.rate, lo=0)
         r0 = number("insertion.radius_min", self.radius_min, above=0)
         r1 = number("insertion.radius_max", self.radius_max, above=0)
         if r1 < r0:
@@ -156,6 +159,8 @@ class InsertionConfig:
         integer("insertion.total", self.total, lo=0)
         integer("insertion.every", self.every, lo=1)
         integer("insertion.seed", self.seed, lo=0)
+        object.__setattr__(self, "outlet_start",
+                           number("insertion.outlet_start", self.outlet_start, lo=0))
         object.__setattr__(self, "region_lo", lo)
         object.__setattr__(self, "region_hi", hi)
         if (self.outlet_lo is None) != (self.outlet_hi is None):
@@ -249,7 +254,7 @@ class ParticlesConfig:
 WALL_TYPES = ("plane", "cylinder", "mesh")
 #: fields of each wall type besides ``type`` and ``velocity`` (the others must keep defaults)
 _WALL_FIELDS = {"plane": ("point", "normal"),
-                "cylinder": ("point", "axis", "radius", "inside", "angular_velocity"),
+                "cylinder": ("point", "axis", "radius", "inside", "angular_velocity", "length"),
                 "mesh": ("file", "scale", "vertices", "triangles")}
 
 
@@ -296,7 +301,8 @@ class WallConfig:
     """A wall beyond the box faces (``[[walls]]``; geometry and equations in ``docs/walls.md``,
     code in ``pdyn.walls``). ``type = "plane"``: ``point`` on it and ``normal`` toward the
     spheres (any direction). ``type = "cylinder"``: ``point`` on its axis, ``axis``, ``radius``
-    (m), spheres ``inside`` (true) or outside; infinite along the axis. Either may translate
+    (m), spheres ``inside`` (true) or outside; infinite along the axis, or an open tube of
+    ``length`` (m) centred on ``point`` whose both faces and rims act. Either may translate
     at ``velocity`` (m/s: its point is point + velocity · t); a cylinder may turn about its
     axis at ``angular_velocity`` (rad/s, right-handed about ``axis``): the surface velocity
     drags the spheres through friction. ``type = "mesh"``: triangles from the STL ``file``
@@ -313,6 +319,7 @@ class WallConfig:
     inside: bool = True  # cylinder: spheres inside
     velocity: tuple = (0.0, 0.0, 0.0)  # m/s
     angular_velocity: float = 0.0  # rad/s about the cylinder's axis
+    length: float | None = None  # cylinder, m, centred on point; None: infinite
     file: str | None = None  # mesh: an STL file
     scale: float = 1.0  # mesh: file units → m
     vertices: tuple | None = None  # mesh (library): (V, 3)
@@ -350,7 +357,7 @@ class WallConfig:
         object.__setattr__(self, direction, d)
         if self.type == "plane":
             for name, default in (("radius", None), ("inside", True),
-                                  ("angular_velocity", 0.0)):
+                                  ("angular_velocity", 0.0), ("length", None)):
                 if getattr(self, name) != default:
                     raise BadValue(f"walls.{name}", getattr(self, name), "only for cylinders")
         else:
@@ -358,6 +365,11 @@ class WallConfig:
                 raise ConfigError("walls.radius: required for a cylinder")
             number("walls.radius", self.radius, above=0)
             flag("walls.inside", self.inside)
+            if self.length is not None:
+                number("walls.length", self.length, above=0)
+                if not self.inside:
+                    raise BadValue("walls.inside", self.inside, "a finite cylinder is an open "
+                                   "tube whose both faces act (omit inside)")
 
     def _check_mesh(self) -> None:
         """A mesh's source (a file, or vertices and triangles) and scale; reads it."""
@@ -400,7 +412,8 @@ class WallConfig:
         return {"kind": kind, "point": self.point,
                 "normal": self.normal if self.type == "plane" else self.axis,
                 "radius": float(self.radius or 0.0), "velocity": self.velocity,
-                "angular_velocity": float(self.angular_velocity)}
+                "angular_velocity": float(self.angular_velocity),
+                "length": math.inf if self.length is None else float(self.length)}
 
 
 def wall_configs(walls) -> tuple:
@@ -418,10 +431,8 @@ def wall_configs(walls) -> tuple:
             raise ConfigError(f"walls[{k}] = {short(w)}: expected a table [[walls]]")
         bad = sorted(set(w) - known)
         if bad:
-            hint = ("; finite cylinders are not supported yet (an infinite one: omit length)"
-                    if bad[0] == "length" else "")
             raise ConfigError(f"walls[{k}].{bad[0]} = {short(w[bad[0]])}: unknown key "
-                              f"(known: {', '.join(sorted(known))}){hint}")
+                              f"(known: {', '.join(sorted(known))})")
         if "type" not in w:
             raise ConfigError(f"walls[{k}].type: required in [[walls]]")
         try:

@@ -526,8 +526,5 @@ def grid_surface(n: int, size: float, lift=None, jitter: float = 0.0,
     return v, tri.reshape(-1, 3).astype(np.int64)
 
 
-#: the bundle of no mesh
-NO_MESH = pack([])
-
-__all__ = ["Mesh", "MeshError", "NO_MESH", "FACE", "EDGE", "VERTEX", "NONE", "grid_surface",
+__all__ = ["Mesh", "MeshError", "FACE", "EDGE", "VERTEX", "NONE", "grid_surface",
            "mesh_contact", "closest_feature", "candidates", "pack", "EPS"]

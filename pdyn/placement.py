@@ -488,3 +488,59 @@ def uniform_cells(length, n: int, radius: float, seed: int) -> Cells:
         return pos, vel, np.full(len(pos), radius)
 
     return Cells(lattice=lat, counts=counts, make=make, r_max=radius, r_mean=radius)
+
+
+# ------------------------------------------------------------------ a rough floor
+def random_layer(lx: float, ly: float, diameter: float, seed: int,
+                 attempts_per_area: float = 200.0) -> np.ndarray:
+    """Centres (k, 2) of a random monolayer of discs of ``diameter`` in the periodic rectangle
+    ``[0, lx) × [0, ly)``: random sequential adsorption ([Feder1980]) — uniform candidates, one
+    after the other, each kept if it lies at least ``diameter`` from every kept centre (minimum
+    image) —, ``attempts_per_area`` candidates per d², which brings the covered fraction close
+    to the jamming limit (≈ 0.547: no gap is left that a further disc would fit)."""
+    d = float(diameter)
+    if not (lx >= 2.0 * d and ly >= 2.0 * d):
+        raise SceneError(f"random_layer: the rectangle {float(lx)!r} × {float(ly)!r} is "
+                         f"narrower than two diameters ({2.0 * d!r})")
+    m = int(np.ceil(attempts_per_area * lx * ly / d**2))
+    cand = np.random.default_rng([int(seed), 7]).random((m, 2)) * np.array([lx, ly])
+    return _adsorb(cand, float(lx), float(ly), d)
+
+
+@njit(**JIT)
+def _adsorb(cand, lx, ly, d):
+    """Keep each candidate in turn that is at least ``d`` (minimum image) from every kept one;
+    kept centres are found through a periodic grid of cells at least ``d`` wide."""
+    nx, ny = max(int(lx // d), 1), max(int(ly // d), 1)
+    cap = 8  # a cell at most 2 d wide holds fewer than 8 centres d apart
+    grid = np.full((nx, ny, cap), -1, np.int64)
+    fill = np.zeros((nx, ny), np.int64)
+    out = np.empty_like(cand)
+    n = 0
+    d2 = d * d
+    for t in range(cand.shape[0]):
+        x, y = cand[t, 0], cand[t, 1]
+        cx, cy = min(int(x / lx * nx), nx - 1), min(int(y / ly * ny), ny - 1)
+        free = True
+        for ox in range(-1, 2):
+            for oy in range(-1, 2):
+                gx, gy = (cx + ox) % nx, (cy + oy) % ny
+                for s in range(fill[gx, gy]):
+                    j = grid[gx, gy, s]
+                    dx = x - out[j, 0]
+                    dy = y - out[j, 1]
+                    dx -= lx * np.round(dx / lx)
+                    dy -= ly * np.round(dy / ly)
+                    if dx * dx + dy * dy < d2:
+                        free = False
+                        break
+                if not free:
+                    break
+            if not free:
+                break
+        if free and fill[cx, cy] < cap:
+            out[n, 0], out[n, 1] = x, y
+            grid[cx, cy, fill[cx, cy]] = n
+            fill[cx, cy] += 1
+            n += 1
+    return out[:n].copy()

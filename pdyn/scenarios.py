@@ -1,7 +1,7 @@
 """Named, deterministic initial states ("scenes"): Koch 2020's seven benchmark scenes (Sec. 4.1),
 Schornbaum 2009's constant-density scene (Sec. 4.1-4.3), a granular gas in a box, a
-polydisperse drop onto a floor (the default, a good first picture) and a heap poured onto a
-floor (insertion during the run).
+polydisperse drop onto a floor (the default, a good first picture), a heap poured onto a
+floor (insertion during the run), a rotating drum and a chute (flow down a rough incline).
 
 Every scene is a pure function of ``(scale, seed)``: ``make_scene(name, scale=..., seed=...)``.
 ``scale`` multiplies the particle count; lengths of the box and of the placement regions scale
@@ -24,7 +24,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 
 from .placement import (Cells, SceneError, lattice_cells, place_spheres, placed_cells,
-                        uniform_cells)
+                        random_layer, uniform_cells)
 from .values import BadValue, number
 
 
@@ -51,6 +51,8 @@ class Scene:
     given_masses: np.ndarray | None = None  # kg, given by a config or a checkpoint (else density)
     cells: Cells | None = None  # generated per lattice cell instead of the arrays
     walls: tuple = ()  # walls beyond the box faces, as [[walls]] tables (pdyn.walls)
+    #: per sphere of the arrays: fixed (never integrated, at rest: a rough floor; None: none)
+    fixed: np.ndarray | None = None
 
     def masses_of(self, radius) -> np.ndarray:
         """Masses (kg) of spheres of ``radius`` at the scene's density."""
@@ -279,7 +281,8 @@ def drum(scale=1.0, seed=0, froude=0.01):
     slabs hold fewer spheres, so the count stays 1998 × ``scale``). The spheres start on a
     simple cubic lattice (spacing 8.8 mm, jittered by ±0.09 mm) in the lowest 55 % of the
     cross-section, at rest, and fall into the turning drum; glass-like density, linear
-    contacts (k = 1000 N/m between spheres), e = 0.5, μ = 0.5, μ_r = 0.02.
+    contacts (k = 40 000 N/m between spheres: overlaps below 1 % of a radius while the bed
+    flows, ``benchmarks/drum_angle.py``), e = 0.5, μ = 0.5, μ_r = 0.02.
     """
     big, r, a = 0.1, 0.004, 0.0088
     nx = max(int(round(9 * scale)), 3)
@@ -303,20 +306,127 @@ def drum(scale=1.0, seed=0, froude=0.01):
         box_hi=np.array([length, big + 0.01, big + 0.01]),
         boundary=("periodic", "open", "open"), positions=pos, velocities=np.zeros_like(pos),
         radii=radii, density=2500.0, gravity=np.array([0.0, 0.0, -9.81]),
-        contact={"youngs_modulus": 5e5, "restitution": 0.5, "friction": 0.5,
+        contact={"youngs_modulus": 2e7, "restitution": 0.5, "friction": 0.5,
                  "rolling_friction": 0.02},
         walls=({"type": "cylinder", "point": [0.0, 0.0, 0.0], "axis": [1.0, 0.0, 0.0],
                 "radius": big, "inside": True, "angular_velocity": omega},),
-        steps=30000,
+        steps=75000,
         description=f"rotating drum: {len(pos)} spheres (r 3.7-4.3 mm) in a cylinder R = 0.1 m "
         f"turning at {omega:.3g} rad/s (Froude {froude:g}), periodic along its axis",
+    )
+
+
+def hopper(scale=1.0, seed=0, orifice=6.0, slope=15.0, opens=0.3):
+    """A silo with a pyramidal bottom: ~5000 frictional spheres (d ≈ 1 cm) settle, then flow out.
+
+    A square silo 20 d wide (d = 1 cm the mean diameter; box walls in x and y; at least
+    D + 6 d) whose bottom is four planes (``pdyn.walls``) rising at ``slope`` degrees from a
+    square orifice of side D = ``orifice`` · d at the centre (the planes' section at z = 0).
+    Planes are infinite: below z = 0 they close the orifice as a shallow pyramid, so the
+    spheres, started at rest on a simple cubic lattice (spacing 1.07 d, jittered by ±0.005 d)
+    above the bottom, settle on a closed hopper. The outlet (``[insertion]`` with rate 0)
+    removes every sphere whose centre is below z_out = r cos(slope) — below it a sphere could
+    only touch the planes' continuation across the orifice, never the bottom itself — from
+    t = ``opens`` (s) on: the hopper opens. Radii uniform in 0.475-0.525 cm, glass density,
+    linear contacts (E = 4.5 MPa: k = 11 250 N/m between spheres), e = 0.5, μ = 0.5.
+    ``scale`` multiplies the count and the silo's width by its cube root (the fill's height
+    follows); the orifice stays D. ``benchmarks/beverloo.py`` fits Beverloo's law to the
+    discharge rate over orifice sizes.
+    """
+    d, r = 0.01, 0.005
+    rmin, rmax, a = 0.95 * r, 1.05 * r, 1.07 * d
+    n = max(int(round(5000 * scale)), 1)
+    width = max(20.0 * scale ** (1 / 3), orifice + 6.0) * d
+    a_sin, a_cos = float(np.sin(np.radians(slope))), float(np.cos(np.radians(slope)))
+    tan = float(np.tan(np.radians(slope)))
+    apex = -0.5 * orifice * d * tan  # the planes meet below the orifice
+    m = int(width // a)
+    g = (np.arange(m) + 0.5) * a + 0.5 * (width - m * a)
+    layers = int(np.ceil(n / (m * m))) + int(np.ceil(0.5 * width * tan / a)) + 2
+    x, y, z = np.meshgrid(g, g, apex + (np.arange(layers) + 0.5) * a + rmax, indexing="ij")
+    x, y, z = x.ravel(), y.ravel(), z.ravel()
+    # clear of the bottom by rmax + 0.05 d: height above the pyramid's surface at (x, y)
+    floor = apex + np.maximum(abs(x - 0.5 * width), abs(y - 0.5 * width)) * tan
+    keep = (z - floor) * a_cos >= rmax + 0.05 * d
+    order = np.lexsort((y[keep], x[keep], z[keep]))[:n]  # lowest layers first
+    pos = np.column_stack((x[keep][order], y[keep][order], z[keep][order]))
+    rng = np.random.default_rng(seed)
+    pos = pos + rng.uniform(-0.005 * d, 0.005 * d, pos.shape)
+    radii = rng.uniform(rmin, rmax, len(pos))
+    lo = np.array([0.0, 0.0, apex - d])
+    hi = np.array([width, width, pos[:, 2].max() + 2.0 * d])
+    c = 0.5 * width
+    walls = tuple({"type": "plane", "point": [c, c, apex], "normal": list(nrm)}
+                  for nrm in ((a_sin, 0.0, a_cos), (-a_sin, 0.0, a_cos), (0.0, a_sin, a_cos),
+                              (0.0, -a_sin, a_cos)))
+    return Scene(
+        name="hopper", box_lo=lo, box_hi=hi, boundary=("wall",) * 3, positions=pos,
+        velocities=np.zeros_like(pos), radii=radii, density=2500.0,
+        gravity=np.array([0.0, 0.0, -9.81]),
+        contact={"youngs_modulus": 4.5e6, "restitution": 0.5, "friction": 0.5}, walls=walls,
+        insertion={"region_lo": (0.0, 0.0, hi[2] - 2.2 * rmax), "region_hi": tuple(hi),
+                   "rate": 0.0, "radius_min": rmin, "radius_max": rmax, "density": 2500.0,
+                   "outlet_lo": tuple(lo), "outlet_hi": (width, width, r * a_cos),
+                   "outlet_start": float(opens)},
+        steps=30000,
+        description=f"hopper: {len(pos)} spheres (d 0.95-1.05 cm) in a silo {width / d:.3g} d "
+        f"wide with a {slope:g}° pyramidal bottom and a {orifice:g} d square orifice, opened "
+        f"at t = {opens:g} s",
+    )
+
+
+def chute(scale=1.0, seed=0, angle=23.0, depth=20.0, stiffness=2e4):
+    """Spheres (d = 1) flowing down a rough incline at ``angle`` degrees: Silbert et al. 2001.
+
+    Units d = 1 m, m = 1 kg, g = 1 m/s² (time in √(d/g) = 1 s). Periodic along x (the flow)
+    and y over L = 10 d × √``scale`` (at least 3 d: below scale 0.09 the depth shrinks
+    instead, so the count stays ∝ ``scale``); gravity tilted, g = (sin θ, 0, −cos θ), the box not. The
+    floor (a wall at z = 0) carries a rough base: a random monolayer of *fixed* spheres of the
+    same diameter, centres at z = d/2 (``pdyn.placement.random_layer``; ``Scene.fixed``: never
+    integrated, at rest). Above it the flowing spheres start at rest on a simple cubic lattice
+    (spacing L/⌊L/1.05 d⌋, jittered by ±0.02 d), as many as fill ``depth`` d at packing 0.57;
+    a wall closes the box 6 d above the lattice. Silbert's contacts: linear spring k_n =
+    ``stiffness`` mg/d (Silbert 2 × 10⁵; the default 2 × 10⁴ and a time step 10⁻⁴ √10 √(d/g),
+    the same fraction 1/50 of the contact time, cost √10 fewer steps), e = 0.88, k_t = 2/7
+    k_n, μ = 0.5. ``benchmarks/chute_bagnold.py`` compares the flow with Bagnold's profile.
+    """
+    d, r = 1.0, 0.5
+    length = max(10.0 * np.sqrt(scale), 3.0)  # periodic: two interaction ranges (d + skin)
+    depth = float(depth) * 100.0 * scale / length**2  # below scale 0.09 the depth shrinks
+    layer = random_layer(length, length, d, seed)
+    base = np.column_stack((layer, np.full(len(layer), r)))
+    n_side = int(length // 1.05)
+    a = length / n_side
+    want = int(round(length * length * depth * 0.57 / (np.pi / 6.0)))
+    layers = int(np.ceil(want / n_side**2))
+    g = (np.arange(n_side) + 0.5) * a
+    z = d + r + 0.05 + np.arange(layers) * a
+    x, y, zz = np.meshgrid(g, g, z, indexing="ij")
+    flow = np.column_stack((x.ravel(), y.ravel(), zz.ravel()))
+    flow = flow[np.lexsort((flow[:, 0], flow[:, 1], flow[:, 2]))][:want]  # lowest layers first
+    flow = flow + np.random.default_rng([int(seed), 3]).uniform(-0.02, 0.02, flow.shape)
+    pos = np.concatenate((base, flow))
+    theta = np.radians(angle)
+    k = float(stiffness)
+    return Scene(
+        name="chute", box_lo=np.zeros(3),
+        box_hi=np.array([length, length, float(z[-1]) + 6.0]),
+        boundary=("periodic", "periodic", "wall"), positions=pos,
+        velocities=np.zeros_like(pos), radii=np.full(len(pos), r), density=6.0 / np.pi,
+        gravity=np.array([np.sin(theta), 0.0, -np.cos(theta)]),
+        contact={"stiffness": k, "restitution": 0.88, "friction": 0.5},
+        fixed=np.arange(len(pos)) < len(base),
+        dt=1e-4 * np.sqrt(2e5 / k), steps=60000,
+        description=f"chute: {len(flow)} spheres (d = 1) flowing down a rough incline at "
+        f"{angle:g} deg over {len(base)} fixed ones, periodic {length:.3g} d x {length:.3g} d, "
+        f"k_n = {k:.3g} mg/d",
     )
 
 
 SCENES = {
     f.__name__: f
     for f in (drop, box, heap, gas, reference, inhomogeneous, very_inhomogeneous, checkerboard,
-              polydisperse, more_polydisperse, very_polydisperse, schornbaum, drum)
+              polydisperse, more_polydisperse, very_polydisperse, schornbaum, drum, hopper, chute)
 }
 DEFAULT_SCENE = "drop"
 #: particles of each scene at scale 1 (the scene's count — for ``heap`` the count poured — is
@@ -324,7 +434,7 @@ DEFAULT_SCENE = "drop"
 SIZES = {"drop": 1000, "box": 2000, "heap": 2000, "gas": 97336, "reference": 100000,
          "inhomogeneous": 100000, "very_inhomogeneous": 80000, "checkerboard": 1000000, "polydisperse": 50000,
          "more_polydisperse": 80000, "very_polydisperse": 40000, "schornbaum": 10000,
-         "drum": 2000}
+         "drum": 2000, "hopper": 5000, "chute": 2300}
 #: peak memory of a run per particle on one rank (B): measured as the growth of the peak
 #: resident size of ``pdyn run --scale S --steps 2`` from S = 1 to 100 and 400 (579 and 576 B)
 BYTES_PER_PARTICLE = 600

@@ -103,9 +103,15 @@ def neighbour_skin(skin: float | None, r_mean: float) -> float:
 
 
 def scene_particles(scene: Scene) -> dict:
-    """The particles of a scene of arrays as store fields (global ids 0..N-1)."""
-    return {"gid": np.arange(len(scene), dtype=np.int64), "pos": scene.positions,
-            "vel": scene.velocities, "radius": scene.radii, "mass": scene.masses}
+    """The particles of a scene of arrays as store fields (global ids 0..N-1); the scene's
+    fixed spheres (``Scene.fixed``) flagged ``FIXED`` (never integrated) and at rest."""
+    out = {"gid": np.arange(len(scene), dtype=np.int64), "pos": scene.positions,
+           "vel": scene.velocities, "radius": scene.radii, "mass": scene.masses}
+    if scene.fixed is not None:
+        fixed = np.broadcast_to(np.asarray(scene.fixed, bool), (len(scene),))
+        out["flags"] = np.where(fixed, OWNED | FIXED, OWNED).astype(np.uint8)
+        out["vel"] = np.where(fixed[:, None], 0.0, np.asarray(scene.velocities, float))
+    return out
 
 
 @dataclass(frozen=True)
@@ -366,8 +372,8 @@ class Simulation:
             rows = lists.rows
             if rebuilt or changes is None:
                 rows = self._integrated()
-            if rebuilt:
-                mark_built(store.pos, store.build_pos, rows)
+            if rebuilt:  # every owned sphere: a fixed one's drift stays zero
+                mark_built(store.pos, store.build_pos, store.owned)
             lists.build(pairs, store, radius, rows, self._walls, exact, self.wallset.table,
                         self.wallset.bundle)
 
@@ -376,7 +382,8 @@ class Simulation:
         the outlet, then, at an insertion step (``insert``), insert the new ones this rank
         owns (``pdyn.dynamics.insertion``); their handles for the broad phase."""
         owned = self._integrated()
-        gone = self.inserter.drain(self.store, owned, self.comm)
+        gone = self.inserter.drain(self.store, owned, self.comm,
+                                   (self.step_index + 1) * self.dt)
         if gone.size:
             owned = self._integrated()
         new = np.zeros(0, np.int64)
@@ -487,7 +494,8 @@ class Simulation:
             network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
             exchange=self.exchange.state() if state else None,
             insertion=({"params": ins.p, "state": ins.state()} if state and ins else None),
-            wall_kinds=self.wallset.table[:, KIND], n_box=self.wallset.n_box)
+            wall_kinds=self.wallset.table[:, KIND], n_box=self.wallset.n_box,
+            wall_table=self.wallset.table, wall_meshes=self.wallset.mesh_of or None)
 
     def run(self, steps: int | None = None, progress: bool | None = None) -> dict:
         """Advance ``steps`` (default: the configured number); return :meth:`summary`."""
@@ -580,8 +588,12 @@ class Simulation:
         self.network = self.contact_network() if "network" in needs else None
         if "walls" in needs:
             n = self.network
-            self.wall_load = (self.wall_contacts() if n is None else
-                              {k: v[n["id"][:, 1] < 0] for k, v in n.items() if k != "ends"})
+            if n is None:
+                self.wall_load = self.wall_contacts()
+            else:
+                w = n["id"][:, 1] < 0
+                self.wall_load = {k: v[w] for k, v in n.items() if k != "ends"}
+                self.wall_load["ends"] = n["ends"].reshape(-1, 2, 3)[w].reshape(-1, 3)
 
     def contact_network(self) -> dict:
         """This rank's share of the touching contacts with their forces now (each contact on

@@ -12,10 +12,15 @@ at t = 0 and the extra reach the neighbour lists give it. Geometry is written on
   spheres); overlap δ = r − g; contact normal (sphere → wall) −n̂.
 * ``cylinder`` inside (kind 1) / outside (kind 2), axis point p, unit axis â, radius R:
   d = x − p, q = d − (d·â) â, ρ = |q|; inside g = R − ρ, normal q/ρ; outside g = ρ − R,
-  normal −q/ρ; δ = r − g. Infinite along its axis.
+  normal −q/ρ; δ = r − g. Infinite along its axis, or of a finite ``length`` L centred on
+  p (|d·â| ≤ L/2): an open tube, a thin shell whose both faces act (g = |R − ρ|, normal
+  toward the surface), and beyond its ends its two rims, circles of radius R at d·â = ±L/2,
+  act as edges: the closest point c = p + e â + R q̂ of the rim (e = ±L/2), gap |c − x|,
+  normal (c − x)/|c − x| — equal to the tube's at d·â = ±L/2, so a sphere sliding over a
+  rim feels a continuous force (the closest-point rule of triangle-mesh walls' edges).
 * ``mesh`` (kind 3): triangles (``pdyn.mesh``); the wall's point is the mesh's translation
   and each triangle within reach is a list entry of its own (:func:`entry_contact`), so
-  :func:`wall_contact` gives a mesh no contact.
+  :func:`wall_contact` gives a mesh no contact (it returns before the cylinder branch).
 * Motion ([LAMMPS] ``fix wall/gran`` ``wiggle``/``shear``/``rotate``; mesa_pd's moving
   bodies): a translating wall's point is p(t) = p₀ + v t, computed from the step count
   (t = step·dt), never accumulated, so every rank and a restart get the same bits; a
@@ -38,8 +43,8 @@ from .mesh import mesh_contact, pack
 
 PLANE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, MESH = 0, 1, 2, 3
 #: columns of the wall table
-KIND, RADIUS, VX, VY, VZ, OMEGA, X0, Y0, Z0, REACH = range(10)
-WIDTH = 10
+KIND, RADIUS, VX, VY, VZ, OMEGA, X0, Y0, Z0, REACH, HALF = range(11)
+WIDTH = 11
 
 
 @njit(inline="always", **JIT)
@@ -73,31 +78,41 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
     ux = table[g, VX] + spin * (ay * qz - az * qy)
     uy = table[g, VY] + spin * (az * qx - ax * qz)
     uz = table[g, VZ] + spin * (ax * qy - ay * qx)
+    half = table[g, HALF]
+    if half < math.inf:  # a finite tube: both faces, and its rims beyond its ends
+        if abs(s) <= half:
+            if rho <= big_r:
+                return qx, qy, qz, r - (big_r - rho), ux, uy, uz
+            return -qx, -qy, -qz, r - (rho - big_r), ux, uy, uz
+        e = half - s if s > 0.0 else -half - s  # from the centre to the rim's plane, along â
+        cx, cy, cz = e * ax + (big_r - rho) * qx, e * ay + (big_r - rho) * qy, \
+            e * az + (big_r - rho) * qz  # c − x: to the rim's closest point
+        dist = math.sqrt(cx * cx + cy * cy + cz * cz)
+        if dist == 0.0:  # a centre on the rim: the radial direction
+            return qx, qy, qz, r, ux, uy, uz
+        return cx / dist, cy / dist, cz / dist, r - dist, ux, uy, uz
     if kind == CYLINDER_INSIDE:
         return qx, qy, qz, r - (big_r - rho), ux, uy, uz
     return -qx, -qy, -qz, r - (rho - big_r), ux, uy, uz
 
 
 @njit(inline="always", **JIT)
-def entry_contact(x, y, z, r, pos, normal, table, w, g, f, mv, mt, mn, me, mm, ml, mev, mes,
-                  met, mvs, mvt):
-    """:func:`wall_contact` of a list entry: wall handle ``w`` (table row ``g``), or with
-    ``f`` ≥ 0 triangle f of the mesh ``w`` (``pdyn.mesh.mesh_contact``; ``mv`` … ``mvt``
-    the run's mesh bundle's first eleven arrays, :func:`mesh_arrays`) — normal, overlap
-    (−inf: not a contact to keep) and surface velocity."""
+def entry_contact(x, y, z, r, pos, normal, table, w, g, facet, u, mesh):
+    """:func:`wall_contact` of wall list entry ``u``: wall handle ``w`` (table row ``g``), or
+    with ``facet[u]`` ≥ 0 that triangle of the mesh ``w`` (``pdyn.mesh.mesh_contact``;
+    ``mesh`` the run's mesh bundle, ``pdyn.mesh.pack``) — normal, overlap (−inf: not a
+    contact to keep) and surface velocity. A run without meshes passes ``mesh`` None: numba
+    prunes the test at compile time and the kernel holds no mesh code (not even the load of
+    ``facet[u]``)."""
+    if mesh is None:
+        return wall_contact(x, y, z, r, pos, normal, table, w, g)
+    f = facet[u]
     if f >= 0:
-        nx, ny, nz, delta = mesh_contact(x, y, z, r, pos[w, 0], pos[w, 1], pos[w, 2], f, mv, mt,
-                                         mn, me, mm, ml, mev, mes, met, mvs, mvt)
+        nx, ny, nz, delta = mesh_contact(x, y, z, r, pos[w, 0], pos[w, 1], pos[w, 2], f,
+                                         mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], mesh[5],
+                                         mesh[6], mesh[7], mesh[8], mesh[9], mesh[10])
         return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
     return wall_contact(x, y, z, r, pos, normal, table, w, g)
-
-
-@njit(inline="always", **JIT)
-def mesh_arrays(mesh):
-    """The eleven arrays of a mesh bundle that :func:`entry_contact` takes (take them once per
-    kernel, outside its loops)."""
-    return (mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], mesh[5], mesh[6], mesh[7], mesh[8],
-            mesh[9], mesh[10])
 
 
 @njit(inline="always", **JIT)
@@ -109,14 +124,20 @@ def wall_spin(table, g, normal, w):
     return om * normal[w, 0], om * normal[w, 1], om * normal[w, 2]
 
 
-def gaps(pos: np.ndarray, point, normal, kind: int, radius: float) -> np.ndarray:
+def gaps(pos: np.ndarray, point, normal, kind: int, radius: float,
+         length: float = math.inf) -> np.ndarray:
     """Distance (m) of each centre ``pos`` (N, 3) from one wall's surface, positive on the
-    spheres' side (numpy; for checks and pictures)."""
+    spheres' side (a finite tube of ``length``: the distance from its shell or rims, >= 0)
+    (numpy; for checks and pictures)."""
     d = np.asarray(pos, float) - np.asarray(point, float)
     n = np.asarray(normal, float)
     if kind == PLANE:
         return d @ n
-    rho = np.linalg.norm(d - np.outer(d @ n, n), axis=1)
+    s = d @ n
+    rho = np.linalg.norm(d - np.outer(s, n), axis=1)
+    if length < math.inf:
+        beyond = np.maximum(np.abs(s) - 0.5 * length, 0.0)
+        return np.hypot(beyond, radius - rho)
     return radius - rho if kind == CYLINDER_INSIDE else rho - radius
 
 
@@ -126,9 +147,11 @@ class WallSet:
 
     ``specs``: dicts with ``kind`` (``PLANE``, ``CYLINDER_INSIDE``, ``CYLINDER_OUTSIDE``),
     ``point``, ``normal`` (plane normal or cylinder axis; normalised here), ``radius``,
-    ``velocity``, ``angular_velocity``; a mesh (kind ``MESH``) gives ``mesh`` (a
+    ``velocity``, ``angular_velocity``, ``length`` (a cylinder's, centred on its point;
+    absent or inf: infinite); a mesh (kind ``MESH``) gives ``mesh`` (a
     :class:`pdyn.mesh.Mesh`) instead of point and normal. :attr:`bundle` packs the meshes
-    (``pdyn.mesh.pack``), :attr:`meshes` lists them."""
+    (``pdyn.mesh.pack``; None without meshes: the kernels then compile no mesh code),
+    :attr:`meshes` lists them, :attr:`mesh_of` maps their rows to them."""
 
     def __init__(self, box_points, box_normals, specs=()):
         box_points = np.asarray(box_points, float).reshape(-1, 3)
@@ -138,6 +161,7 @@ class WallSet:
         self.table = np.zeros((n, WIDTH))
         self.normals = np.zeros((n, 3))
         self.table[:self.n_box, X0:Z0 + 1] = box_points
+        self.table[:, HALF] = math.inf
         self.normals[:self.n_box] = box_normals
         self.meshes, rows = [], []
         for k, s in enumerate(specs, self.n_box):
@@ -153,8 +177,10 @@ class WallSet:
             self.table[k, VX:VZ + 1] = s.get("velocity", (0.0, 0.0, 0.0))
             self.table[k, OMEGA] = s.get("angular_velocity", 0.0)
             self.table[k, X0:Z0 + 1] = s["point"]
+            self.table[k, HALF] = 0.5 * s.get("length", math.inf)
         self.gid = -1 - np.arange(n, dtype=np.int64)
-        self.bundle = pack(self.meshes, rows)
+        self.bundle = pack(self.meshes, rows) if self.meshes else None
+        self.mesh_of = dict(zip(rows, self.meshes))  # a mesh wall's row -> its mesh
         self.speed = float(np.max(np.linalg.norm(self.table[:, VX:VZ + 1], axis=1), initial=0.0))
 
     def __len__(self) -> int:

@@ -90,7 +90,7 @@ FIELDS = {
     "particles.density": ("x", NAN, -1.0),
     "insertion.region_lo": ("x", [0.5, NAN, 3.0], [-1.0, 0.5, 3.0]),
     "insertion.region_hi": ("x", [1.5, INF, 4.0], [1.5, 1.5, 99.0]),
-    "insertion.rate": ("x", NAN, 0.0),
+    "insertion.rate": ("x", NAN, -1.0),
     "insertion.radius_min": ("x", INF, -0.1),
     "insertion.radius_max": ("x", NAN, 0.05),
     "insertion.density": ("x", NAN, 0.0),
@@ -100,6 +100,7 @@ FIELDS = {
     "insertion.seed": ("x", INF, -1),
     "insertion.outlet_lo": ("x", [0.0, NAN, 0.0], [0.0, 0.0, 0.0]),
     "insertion.outlet_hi": ("x", [1.0, INF, 1.0], [-1.0, 1.0, 1.0]),
+    "insertion.outlet_start": ("x", INF, -1.0),
 }
 #: broad-phase parameters of the wrong type or value (the issue's cases among them)
 BROADPHASE_PARAMS = [

@@ -27,16 +27,35 @@ Why this order ([CundallStrack1979] for the model; the rule is pdyn's): ghost co
 owner's bits, so whichever rank owns i computes the identical sum, whatever order the broad
 phase produced and wherever the memory order put the particles. N-rank runs therefore
 reproduce the 1-rank trajectory bit for bit, and a contact between an owned sphere and a
-ghost is evaluated on both ranks, each applying only its own half. Each pair of owned spheres
-is evaluated from each side (full lists), each side with its own spring. Evaluating a
-frictional pair once and gathering its force into the other row in id order was built and
-measured: its pass alone took 0.9× the time on the same state, but in the running step it
-took 1.3× (the dilute gas) and 1.25× (the dense gas) the full step's time — the gather and
-the per-pair buffers cost more memory traffic than the evaluations they saved.
+ghost is evaluated on both ranks, each applying only its own half.
+
+Without rotation every row evaluates all its contacts (full lists). With rotation a pair of
+two rows of this rank is evaluated once, in the row that comes first in memory order
+(:func:`_links`): it posts the force on itself, the torque on its partner and its new spring,
+and the partner's row, when the loop reaches it, takes them at that pair's place in its own
+sum (force and spring negated) without testing or evaluating the pair again, as it skips a
+pair that did not touch; a pair with a ghost is evaluated in each row as before. Seen from
+either side a pair gives the same numbers up to sign — every operation of the geometry and of
+the normal, tangential and rolling parts is either symmetric in the pair or negates exactly
+under i ↔ j (IEEE rounding is symmetric) — given springs that are exact negatives, which those
+of a pair that touched through a periodic image are not (its shifted positions round
+differently on each side): the first row posts the spring it started from, and the second
+takes the result only if its own is the negated one, and evaluates the pair itself otherwise.
+So which row evaluates a pair changes no bit, and the sums stay those of the partners in id
+order on any rank count (a test runs both ways). The posted results (six numbers and the
+places of the old and new spring, per pair handed over) are read once, in the same pass.
+Measured in one process, two simulations of a scene stepped alternately in chunks of 20-25
+steps, one of them with every pair evaluated in both rows (``benchmarks/pairs_once.py``;
+medians over the chunks, a shared 2-core machine): the running step took 0.86-0.88× the time on the 50 653-sphere dense gas
+(solid fraction 0.5, μ = 0.5, linear law), 0.91-0.94× there on 2 ranks, 0.67-0.68× on the
+settled Hertz bed of 8 000 spheres (μ = 0.5), but 1.05× on the dilute gas (solid fraction
+0.3, 0.36 contact ends a sphere; its contact phase 0.96×). An earlier variant, every pair once
+into a per-pair array and a gather in id order, took 1.25-1.3× the step's time.
 
 Walls have infinite mass and radius: R_eff = r_i, m_eff = m_i. Contacts and elastic energy are
-this rank's share: a sphere contact where gid_i < gid_j (half of its energy from each side),
-every wall contact.
+this rank's share: a sphere contact where gid_i < gid_j (half of its energy from each side;
+a pair handed over counted, with all its energy, by the row that evaluates it), every wall
+contact.
 
 Units: N, N·m, m, m/s, kg, J.
 """
@@ -49,8 +68,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT, JIT_IEEE
-from ..mesh import NO_MESH
-from ..walls import WallSet, entry_contact, mesh_arrays, wall_spin
+from ..walls import WallSet, entry_contact, wall_spin
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
 from .laws import law_parameters, normal_force
@@ -80,10 +98,12 @@ def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj,
     """One touching contact seen from i (normal n from i to j, overlap δ, v_i − v_j, spins
     ω_i, ω_j, lever arms r_i, r_j, spring s, whether it slid last step): the normal force
     magnitude (> 0 repulsive) and elastic energy, the new spring, the tangential force on i,
-    the torque on i (tangential, r_i n × F_t, and rolling) and whether it slides. Without a
-    tangential or rolling part those are zero (and False)."""
+    the torque on i (tangential, r_i n × F_t, and rolling), the torque on j (r_j n × F_t and
+    the opposite rolling torque: what j's own evaluation gives, bit for bit) and whether it
+    slides. Without a tangential or rolling part those are zero (and False)."""
     tx = ty = tz = 0.0
     mx = my = mz = 0.0
+    jx = jy = jz = 0.0
     sliding = False
     if tangential is not None:
         # contact-point velocity of i relative to j: dv + (r_i ω_i + r_j ω_j) × n
@@ -98,19 +118,44 @@ def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj,
         sx, sy, sz, tx, ty, tz, sliding = tangential_force(
             law, tangential, sx, sy, sz, nx, ny, nz, vcx, vcy, vcz, f, delta, r_eff, m_eff, dt,
             slid)
-        mx = ri * (ny * tz - nz * ty)
-        my = ri * (nz * tx - nx * tz)
-        mz = ri * (nx * ty - ny * tx)
+        cx, cy, cz = ny * tz - nz * ty, nz * tx - nx * tz, nx * ty - ny * tx
+        mx, my, mz = ri * cx, ri * cy, ri * cz
+        jx, jy, jz = rj * cx, rj * cy, rj * cz
     if rolling is not None:
         rx, ry, rz = rolling_torque(rolling, nx, ny, nz, wix - wjx, wiy - wjy, wiz - wjz, f,
                                     r_eff)
         mx += rx
         my += ry
         mz += rz
-    return f, e, sx, sy, sz, tx, ty, tz, mx, my, mz, sliding
+        jx += -rx
+        jy += -ry
+        jz += -rz
+    return f, e, sx, sy, sz, tx, ty, tz, mx, my, mz, jx, jy, jz, sliding
 
 
 # ------------------------------------------------------------------ the loop
+@njit(**JIT)
+def _links(rows, start, split, partner, row_of, link):
+    """Who evaluates each sphere entry of new lists (``link``, one per entry): a pair of two
+    rows is evaluated in the row that comes first, whose entry holds the position of the
+    pair's entry in the other row (> its own); that entry holds −1, and during a pass −2 − h
+    while the first row's result waits for it as the pass's h-th. Entries whose partner has
+    no row (a ghost) hold their own position: evaluated in their row alone."""
+    for t in range(rows.shape[0]):
+        for u in range(start[t], split[t]):
+            link[u] = u
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        for u in range(start[t], split[t]):
+            t_j = row_of[partner[u]]
+            if t_j > t:
+                for v in range(start[t_j], split[t_j]):
+                    if partner[v] == i:
+                        link[u] = v
+                        link[v] = -1
+                        break
+
+
 # Handles and list positions are cast to unsigned before indexing: numba then omits its
 # negative-index wraparound from every array access (with JIT_IEEE, 13-15 % less time for the
 # frictionless pass on the equilibrated 97 336-sphere gas for the handles, 0.93-0.94x again for
@@ -121,11 +166,9 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
     """The contact loop without rotation (module docstring): sets ``force`` of every row's
     sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
     share, their elastic energy). ``facet``/``mesh``: the entries' mesh triangles and the
-    mesh bundle (``pdyn.walls.entry_contact``)."""
+    mesh bundle, or None without meshes (``pdyn.walls.entry_contact``)."""
     energy = 0.0
     n_contacts = 0
-    meshes = facet.shape[0] > 0
-    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
@@ -155,10 +198,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
             w = np.uint64(partner[u])
             nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls, w,
-                                                          np.uint64(-1 - gid[w]),
-                                                          facet[u] if meshes else -1, mv, mt,
-                                                          mn, me, mm, ml, mev, mes, met, mvs,
-                                                          mvt)
+                                                          np.uint64(-1 - gid[w]), facet, u, mesh)
             if delta >= 0.0:
                 v_n = (vel[i, 0] - ux) * nx + (vel[i, 1] - uy) * ny + (vel[i, 2] - uz) * nz
                 f, e = normal_force(law, delta, v_n, ri, mi, dt)
@@ -174,21 +214,25 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
 
 
 @njit(**JIT_IEEE)
-def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, pos, vel,
-                   rad, mass, gid, normal, walls, force, omega, torque, history, spinning,
-                   spinning_t, record, facet, mesh):
+def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, link,
+                   pos, vel, rad, mass, gid, normal, walls, force, omega, torque, history,
+                   spinning, done, done_at, record, facet, mesh):
     """The contact loop with rotation (module docstring): sets ``force`` and ``torque`` of every
     row's sphere and advances ``history`` = (last step's touching entries (ascending), their
     springs, whether each slid, their number, whether every row's torque must be written —
     new lists —, this step's entries, springs and whether each slides (written)).
-    ``spinning`` receives the handles of the rows whose sphere touches something
-    (``spinning_t`` their indices), the only ones whose torque may be nonzero: a row that
-    touches nothing now has its torque written as zero only if it touched something last
-    step or the lists are new, as every other such row holds a zero already. ``record``
+    ``link`` says which row evaluates each pair (:func:`_links`; the pass leaves it as it
+    found it), ``done`` and ``done_at`` (rows ≥ half the history buffer's) receive the results
+    of the pairs handed over and the places of their springs in the buffer.
+    ``spinning`` receives the handles of the rows whose sphere touches something, the only
+    ones whose torque may be nonzero: a row that touches nothing now has its torque written
+    as zero only if it touched something last step or the lists are new, as every other such
+    row holds a zero already. ``record``
     (entries × 3, or None) receives the tangential force on the row's sphere per touching
     entry. Returns (contacts of this rank's share, their elastic energy, entries written — or
     more than fit the buffers, which then hold the first that fit: the caller grows them and
-    runs the pass again, as it reads nothing it writes —, rows written into ``spinning``).
+    runs the pass again, as it leaves its inputs as it found them —, rows written into
+    ``spinning``).
 
     The loop of :func:`_pass` with the tangential and rolling parts and the history, a kernel
     of its own: compiled from one source with the frictionless loop (every rotation part
@@ -198,13 +242,12 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
     cap = new_entry.shape[0]
-    meshes = facet.shape[0] > 0
-    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)
     energy = 0.0
     n_contacts = 0
     p = 0
     k = 0
     q = 0
+    n_done = 0
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         k_row = k
@@ -221,7 +264,40 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
         u_split = np.uint64(split[t])
         for u in range(np.uint64(start[t]), np.uint64(start[t + 1])):
             j = np.uint64(partner[u])
+            counted = False  # evaluated in j's row, which counted it
             if u < u_split:
+                if record is None and link[u] < 0:  # evaluated in j's (earlier) row
+                    if link[u] == -1:  # not touching
+                        continue
+                    h = np.uint64(-2 - link[u])
+                    link[u] = -1
+                    counted = True
+                    while p < n_old and np.uint64(old_entry[p]) < u:
+                        p += 1
+                    sx = sy = sz = 0.0
+                    if p < n_old and np.uint64(old_entry[p]) == u:
+                        sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
+                    # its spring the negated of j's (not so after a periodic image): take it
+                    ox = oy = oz = 0.0
+                    if done_at[h, 1] >= 0:
+                        o = np.uint64(done_at[h, 1])
+                        ox, oy, oz = old_spring[o, 0], old_spring[o, 1], old_spring[o, 2]
+                    if sx == -ox and sy == -oy and sz == -oz:
+                        d = np.uint64(done_at[h, 0])
+                        if k < cap:
+                            new_entry[k] = u
+                            new_spring[k, 0] = -new_spring[d, 0]
+                            new_spring[k, 1] = -new_spring[d, 1]
+                            new_spring[k, 2] = -new_spring[d, 2]
+                            new_slid[k] = new_slid[d]
+                        k += 1
+                        fx -= done[h, 0]
+                        fy -= done[h, 1]
+                        fz -= done[h, 2]
+                        mx += done[h, 3]
+                        my += done[h, 4]
+                        mz += done[h, 5]
+                        continue
                 dx = pos[j, 0] - xi
                 dy = pos[j, 1] - yi
                 dz = pos[j, 2] - zi
@@ -238,9 +314,7 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
             else:
                 g = np.uint64(-1 - gid[j])
                 nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls,
-                                                              j, g, facet[u] if meshes else -1,
-                                                              mv, mt, mn, me, mm, ml, mev, mes,
-                                                              met, mvs, mvt)
+                                                              j, g, facet, u, mesh)
                 if delta < 0.0:
                     continue
                 rj, r_eff, m_eff = 0.0, ri, mi
@@ -248,20 +322,35 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 wjx, wjy, wjz = wall_spin(walls, g, normal, j)
             sx = sy = sz = 0.0
             slid = False
+            old = -1
             while p < n_old and np.uint64(old_entry[p]) < u:  # ended contacts: springs go
                 p += 1
             if p < n_old and np.uint64(old_entry[p]) == u:
                 sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
                 slid = old_slid[p] != 0
-            f, e, sx, sy, sz, tx, ty, tz, cx, cy, cz, sliding = _evaluate(
+                old = p
+            f, e, sx, sy, sz, tx, ty, tz, cx, cy, cz, jx, jy, jz, sliding = _evaluate(
                 law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy,
                 dvz, wix, wiy, wiz, wjx, wjy, wjz, sx, sy, sz, dt, slid)
+            posted = False
             if k < cap:
                 new_entry[k] = u
                 new_spring[k, 0] = sx
                 new_spring[k, 1] = sy
                 new_spring[k, 2] = sz
                 new_slid[k] = sliding
+                if record is None and u < u_split and link[u] > u and n_done < done.shape[0]:
+                    done[n_done, 0] = tx - f * nx  # for j's row, still to come
+                    done[n_done, 1] = ty - f * ny
+                    done[n_done, 2] = tz - f * nz
+                    done[n_done, 3] = jx
+                    done[n_done, 4] = jy
+                    done[n_done, 5] = jz
+                    done_at[n_done, 0] = k  # its new spring
+                    done_at[n_done, 1] = old  # the spring it started from (−1: none)
+                    link[link[u]] = -2 - n_done
+                    n_done += 1
+                    posted = True
             k += 1
             if record is not None:
                 record[u, 0] = tx
@@ -273,10 +362,10 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
             mx += cx
             my += cy
             mz += cz
-            if u >= u_split:
+            if u >= u_split or posted:  # a wall, or both sides of the pair
                 energy += e
                 n_contacts += 1
-            else:
+            elif not counted:
                 energy += 0.5 * e
                 if gi < gid[j]:
                     n_contacts += 1
@@ -288,7 +377,6 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
         touches = k > k_row
         if touches:
             spinning[q] = i
-            spinning_t[q] = t
             q += 1
         if touches or all_torques or p > p_row:
             torque[i, 0] = mx
@@ -308,8 +396,6 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
     wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its surface), forces on i from j — the same numbers the contact loop computes.
     ``tangential`` (entries, 3): the tangential force on the row's sphere per list entry, or 0
     rows (none). ``facet``/``mesh`` as for :func:`_pass`."""
-    meshes = facet.shape[0] > 0
-    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)
     k = 0
     for t in range(rows.shape[0]):  # count
         i = rows[t]
@@ -321,8 +407,7 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
                 if gid[i] < gid[j] and dx * dx + dy * dy + dz * dz <= s * s:
                     k += 1
             elif entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
-                               -1 - gid[j], facet[u] if meshes else -1, mv, mt, mn, me, mm,
-                               ml, mev, mes, met, mvs, mvt)[3] >= 0.0:
+                               -1 - gid[j], facet, u, mesh)[3] >= 0.0:
                 k += 1
     ids = np.empty((k, 2), np.int64)
     ends = np.empty((2 * k, 3))
@@ -353,8 +438,7 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
             else:
                 nx, ny, nz, delta, ux, uy, uz = entry_contact(
                     pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j, -1 - gid[j],
-                    facet[u] if meshes else -1, mv, mt, mn, me, mm, ml, mev, mes, met, mvs,
-                    mvt)
+                    facet, u, mesh)
                 if delta < 0.0:
                     continue
                 dist = ri - delta  # the centre's distance from the wall's surface
@@ -409,8 +493,6 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, facet, mes
     """Over the rows' touching entries: contacts counted once (a sphere pair from the row
     with the lower gid, every wall contact), sphere–sphere contact ends, and the largest
     overlap over the row sphere's radius."""
-    meshes = facet.shape[0] > 0
-    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)
     once = 0
     ends = 0
     worst = 0.0
@@ -429,9 +511,8 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, facet, mes
                 worst = max(worst, delta / ri)
         for u in range(split[t], start[t + 1]):
             w = partner[u]
-            delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w],
-                                  facet[u] if meshes else -1, mv, mt, mn, me, mm, ml, mev,
-                                  mes, met, mvs, mvt)[3]
+            delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w], facet, u,
+                                  mesh)[3]
             if delta >= 0.0:
                 once += 1
                 worst = max(worst, delta / ri)
@@ -447,8 +528,7 @@ def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
     count. ``walls``: the wall table (``ContactModel.wall_table``), ``mesh`` the mesh bundle
     (``ContactModel.mesh``)."""
     once, ends, worst = _stats(lists.rows, lists.start, lists.split, lists.partner, store.pos,
-                               store.radius, store.gid, store.normal, walls, lists.facet,
-                               NO_MESH if mesh is None else mesh)
+                               store.radius, store.gid, store.normal, walls, lists.facet, mesh)
     return int(once), int(ends), float(worst)
 
 
@@ -480,11 +560,14 @@ class ContactModel:
         self.rotating = friction > 0.0 or rolling_friction > 0.0
         self.recorded = False  # the last pass recorded tangential forces
         self.walls = None  # the wall table (pdyn.walls.WallSet.table); None: planes at rest
-        self.mesh = NO_MESH  # the meshes' bundle (pdyn.walls.WallSet.bundle)
+        self.mesh = None  # the meshes' bundle (pdyn.walls.WallSet.bundle); None: no mesh
         self.tangential = np.zeros((0, 3))
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
         self.spinning = np.zeros(0, np.int64)  # rows (handles) that touched in the last pass
-        self._spinning_t = np.zeros(0, np.int64)  # their indices
+        self._link = np.zeros(0, np.int32)  # who evaluates each list entry (_links)
+        self._links_of = None  # (the lists, their build number) of those
+        self._done = np.zeros((0, 6))  # the pass's results that later rows take over
+        self._done_at = np.zeros((0, 2), np.int32)  # and where their springs are
         self.n_spinning = 0
         self._spinning_of = None  # (the lists, their build number) of that pass
 
@@ -562,16 +645,30 @@ class ContactModel:
         old_entry, old_spring, old_slid, n_old, fresh = self.history.prepare(store, lists)
         if self.spinning.shape[0] < lists.rows.shape[0]:
             n = lists.rows.shape[0] + lists.rows.shape[0] // 4
-            self.spinning, self._spinning_t = np.empty(n, np.int64), np.empty(n, np.int64)
+            self.spinning = np.empty(n, np.int64)
+        if self._links_of != (lists, lists.builds):
+            if self._link.shape[0] < lists.entries():
+                self._link = np.zeros(0, np.int32)
+                self._link = np.empty(lists.entries(), np.int32)
+            row_of = np.full(store.capacity, -1, np.int32)  # the row of each handle
+            row_of[lists.rows] = np.arange(lists.rows.shape[0], dtype=np.int32)
+            _links(lists.rows, lists.start, lists.split, lists.partner, row_of, self._link)
+            del row_of
+            self._links_of = (lists, lists.builds)
         while True:  # the history's buffers grow with the contacts
             new_entry, new_spring, new_slid = self.history.next_buffer()
+            # a pair handed over fills two entries: half the buffer's results wait at most
+            if self._done.shape[0] < new_entry.shape[0] // 2 + 1:
+                self._done, self._done_at = np.zeros((0, 6)), np.zeros((0, 2), np.int32)
+                n = new_entry.shape[0] // 2 + 1
+                self._done, self._done_at = np.empty((n, 6)), np.empty((n, 2), np.int32)
             n, e, k, q = _pass_rotating(
                 self.parameters, self.tangential_model, self.rolling_model, dt, gravity,
-                lists.rows, lists.start, lists.split, lists.partner, store.pos, store.vel,
-                store.radius, store.mass, store.gid, store.normal, walls, store.force, store.omega,
-                store.torque, (old_entry, old_spring, old_slid, n_old, fresh, new_entry,
-                               new_spring, new_slid), self.spinning, self._spinning_t, record,
-                lists.facet, self.mesh)
+                lists.rows, lists.start, lists.split, lists.partner, self._link, store.pos,
+                store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
+                store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,
+                                            new_entry, new_spring, new_slid),
+                self.spinning, self._done, self._done_at, record, lists.facet, self.mesh)
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
@@ -590,8 +687,11 @@ class ContactModel:
 
     def save_history(self, store, lists) -> None:
         """With rotation: the contact history into the particles' records
-        (:meth:`ContactHistory.save`)."""
+        (:meth:`ContactHistory.save`), whose buffers it releases, as it releases the pass's
+        links and results: a rebuild or a move in memory follows."""
         self.history.save(store, lists)
+        self._link, self._links_of = np.zeros(0, np.int32), None
+        self._done, self._done_at = np.zeros((0, 6)), np.zeros((0, 2), np.int32)
 
     def spinning_rows(self, lists) -> np.ndarray:
         """Handles of the rows of ``lists`` that touched something in the last pass over them:

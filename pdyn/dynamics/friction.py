@@ -32,8 +32,10 @@ mass):
   M_r = −μ_r R_eff F_n ω_r/|ω_r| with ω_r the part of ω_i − ω_j normal to n, on j −M_r (a
   constant torque can chatter about ω_r = 0 at rest: [Ai2011] §2.1).
 
-The contact loop evaluates each contact from each of its rows, each side with its own spring
-(``pdyn.dynamics.history``).
+Every step is written so that seen from j (n, v_c and the spring negated) it gives the negated
+force and spring and the torque on j bit for bit: the contact loop evaluates a pair of two rows
+once and hands the result to the other row (``pdyn.dynamics.contact``). Each side keeps its
+own spring (``pdyn.dynamics.history``).
 
 Units: N, N·m, m, m/s, rad/s, kg, s.
 """

@@ -1,9 +1,10 @@
 """The tangential contact history: a spring per touching contact and side, of any number per
 sphere.
 
-Each side of a contact keeps its own spring (the row that evaluates it, ``pdyn.dynamics.
-contact``); the two copies are exact negatives, except for a pair seen through a periodic
-image, whose shifted positions round differently on each side. Two homes, as LAMMPS'
+Each side of a contact keeps its own spring (its row in the lists, ``pdyn.dynamics.contact``,
+which evaluates a pair of two rows once and writes the second row's spring as the negated
+first); the two copies are exact negatives, except for a pair seen through a periodic image,
+whose shifted positions round differently on each side. Two homes, as LAMMPS'
 ``fix neigh/history`` keeps them ([Thompson2022]): during the steps between two rebuilds of
 the neighbour lists the history lives beside the lists, and at a rebuild it is handed over to
 the new lists by partner id.

@@ -22,7 +22,8 @@ The overlap test sees centres as they are, not their periodic images: along a pe
 keep the region a largest diameter away from the faces.
 
 An outlet (``outlet_lo``..``outlet_hi``) removes the owned spheres whose centre is inside it at
-rebuild steps (the same steps on every rank count).
+rebuild steps (the same steps on every rank count) from time ``outlet_start`` on (before it the
+outlet is closed: a hopper fills, then opens). ``rate`` 0 pours nothing: the outlet alone.
 
 This is the "insertion region" of DEM codes (LIGGGHTS' ``fix insert/rate/region``, LAMMPS'
 ``fix pour``, [Thompson2022]) reduced to a box region and a uniform size distribution.
@@ -112,7 +113,8 @@ class Inserter:
 
     ``params``: ``region_lo``, ``region_hi`` (m), ``rate`` (spheres/s), ``radius_min``,
     ``radius_max`` (m), ``density`` (kg/m³), ``velocity`` (m/s), ``total`` (0: no limit),
-    ``every`` (steps), ``seed``, ``outlet_lo``/``outlet_hi`` (m, or None). ``next_gid``: the
+    ``every`` (steps), ``seed``, ``outlet_lo``/``outlet_hi`` (m, or None), ``outlet_start``
+    (s). ``next_gid``: the
     first global id to give; ``state``: a checkpoint's :meth:`state` to continue from.
     """
 
@@ -174,6 +176,8 @@ class Inserter:
         """For the run's memory estimate: (the most spheres it may still add — ``total``, and
         never more than fit in the box ``box_lo``..``box_hi`` —, the most candidates an
         insertion step draws)."""
+        if self.p["rate"] == 0.0:  # the outlet alone
+            return 0, 0
         poured = most_spheres(box_lo, box_hi, self.p["radius_min"])
         if self.p["total"]:
             poured = min(poured, max(int(self.p["total"]) - self.inserted, 0))
@@ -210,10 +214,11 @@ class Inserter:
                          vel=np.array(self.p["velocity"], float), radius=r[taken][mine],
                          mass=self.mass(r[taken][mine]))
 
-    def drain(self, store, owned: np.ndarray, comm) -> np.ndarray:
-        """Remove the ``owned`` spheres whose centre is inside the outlet; returns their
-        handles (collective: the count is summed)."""
-        if self.outlet is None:
+    def drain(self, store, owned: np.ndarray, comm, time: float) -> np.ndarray:
+        """Remove the ``owned`` spheres whose centre is inside the outlet if it is open at
+        ``time`` (s: from ``outlet_start`` on); returns their handles (collective: the count
+        is summed)."""
+        if self.outlet is None or time < self.p.get("outlet_start", 0.0):
             return np.zeros(0, np.int64)
         lo, hi = self.outlet
         p = store.pos[owned]

@@ -34,7 +34,7 @@ from numba import njit
 
 from .._jit import JIT
 from ..broadphase import overlaps
-from ..mesh import NO_MESH, candidates
+from ..mesh import candidates
 from ..walls import REACH, WallSet, wall_contact
 
 NO_ENTRIES = np.zeros(0, np.int64)
@@ -204,12 +204,12 @@ class NeighbourList:
 
     def build(self, pairs: np.ndarray, store, radius: np.ndarray, rows: np.ndarray,
               walls: np.ndarray, exact: bool = False, table: np.ndarray | None = None,
-              mesh: tuple = NO_MESH) -> None:
+              mesh: tuple | None = None) -> None:
         """Lists of ``rows`` from the broad phase's finite ``pairs`` on the radii :meth:`radii`
         returned (passed as ``radius``) — candidates, or with ``exact`` pairs that passed the
         exact test on those radii (``BroadPhase.contacts``) — and the wall handles ``walls``
         (summed in the order given; ``table``: the wall table, default planes at rest), then
-        the triangles of the meshes (``mesh``: the bundle, ``pdyn.mesh.pack``; their walls'
+        the triangles of the meshes (``mesh``: the bundle, ``pdyn.mesh.pack``, or None; their walls'
         handles are ``walls[row]``) within the same reach, found on their grids."""
         rows = np.ascontiguousarray(rows, np.int64)
         pairs = np.ascontiguousarray(pairs, np.int64)
@@ -234,9 +234,9 @@ class NeighbourList:
     def _mesh_candidates(self, store, radius, rows, walls, table, mesh) -> tuple:
         """The rows' mesh triangles within reach (CSR start, triangles) and each triangle's
         mesh handle; empty without meshes."""
-        mesh_rows = mesh[-1]
-        if mesh[1].shape[0] == 0 or rows.shape[0] == 0:
+        if mesh is None or rows.shape[0] == 0:
             return np.zeros(rows.shape[0] + 1, np.int64), NO_ENTRIES, NO_PARTNERS
+        mesh_rows = mesh[-1]
         handles = walls[mesh_rows]
         extra = np.ascontiguousarray(table[mesh_rows, REACH])  # (``radius`` holds the skin/2)
         origin = np.ascontiguousarray(store.pos[handles])

@@ -61,7 +61,7 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> list[Path]:
         names_w, rows_w = _read(run / WALL_FORCES)
         panels.append(("wall_forces.png", "force on the wall (N)",
                        [(n, rows_w[:, k]) for k, n in enumerate(names_w) if k >= 2
-                        and rows_w[:, k].any()], rows_w[:, 1]))
+                        and n[-3:-1] == "_f" and rows_w[:, k].any()], rows_w[:, 1]))
     written = []
     for name, label, series, *x in panels:
         fig, ax = plt.subplots(figsize=(8, 4.5))

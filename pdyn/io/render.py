@@ -30,7 +30,9 @@ def _load(path: Path) -> dict:
         "velocity": data[g + ("velocity" if snap else "vel")],
         "radius": data[g + "radius"],
         "rank": data[g + "rank"] if snap else np.repeat(np.arange(len(rows)), rows),
-        "quad_points": data["walls/quad_points"], "normal": data["walls/normal"],
+        # the walls' faces: triangles (snapshots from format 7), else a quadrilateral each
+        "wall_points": data.get("walls/vertices", data.get("walls/quad_points")),
+        "wall_faces": data.get("walls/triangles", data.get("walls/quads")),
         **{k: head[k] for k in ("step", "time", "box_lo", "box_hi", "scene")},
     }
 
@@ -112,13 +114,12 @@ def render_png(path, out=None, *, color: str = "speed", size=(1200, 900)) -> Pat
     ren = vtkRenderer()
     ren.SetBackground(1.0, 1.0, 1.0)
     ren.AddActor(actor)
-    if len(data["quad_points"]):
-        qp = data["quad_points"]
+    if len(data["wall_faces"]):
         wpts = vtkPoints()
-        wpts.SetData(numpy_to_vtk(np.ascontiguousarray(qp, float), deep=True))
+        wpts.SetData(numpy_to_vtk(np.ascontiguousarray(data["wall_points"], float), deep=True))
         cells = vtkCellArray()
-        for w in range(len(qp) // 4):  # a handful of walls
-            cells.InsertNextCell(4, [4 * w, 4 * w + 1, 4 * w + 2, 4 * w + 3])
+        for face in data["wall_faces"].tolist():  # a few hundred faces
+            cells.InsertNextCell(len(face), face)
         wpoly = vtkPolyData()
         wpoly.SetPoints(wpts)
         wpoly.SetPolys(cells)

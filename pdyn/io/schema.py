@@ -96,7 +96,10 @@ DATASETS = {
                     "contacts/id": ("i", (2,)), "contacts/points": ("f", (3,)),
                     "contacts/lines": ("i", (2,)), "contacts/force": ("f", ()),
                     "contacts/normal_force": ("f", (3,)),
-                    "contacts/tangential_force": ("f", (3,))},
+                    "contacts/tangential_force": ("f", (3,)),
+                    # every wall as triangles (pdyn.io.wallmesh), from version 7
+                    "walls/vertices": ("f", (3,)), "walls/triangles": ("i", (3,)),
+                    "walls/triangle_wall": ("i", ())},
                    **_WALLS),
     CHECKPOINT: dict({(f"records/{k}" if f.counted_by else f"particles/{k}"):
                       (np.dtype(f.dtype).kind, f.shape)
@@ -118,13 +121,17 @@ FINITE = ("particles/position", "particles/velocity", "particles/pos", "particle
           "particles/force", "particles/build_pos", "particles/angular_velocity",
           "particles/omega", "particles/torque", "particles/history_spring",
           "records/history_spring", "walls/point", "walls/normal", "walls/quad_points",
+          "walls/vertices",
           "contacts/points", "contacts/force", "contacts/normal_force",
           "contacts/tangential_force")
 POSITIVE = ("particles/radius", "particles/mass")
 IDS = ("particles/id", "particles/gid")
 #: datasets a format holds from a version on (format, first version)
 SINCE = {"particles/angular_velocity": (SNAPSHOT, 4),
-         **{k: (SNAPSHOT, 5) for k in DATASETS[SNAPSHOT] if k.startswith("contacts/")}}
+         **{k: (SNAPSHOT, 5) for k in DATASETS[SNAPSHOT] if k.startswith("contacts/")},
+         **{f"walls/{k}": (SNAPSHOT, 7) for k in ("vertices", "triangles", "triangle_wall")}}
+#: datasets a format holds before a version (format, the first version without it)
+UNTIL = {"walls/quad_points": (SNAPSHOT, 7), "walls/quads": (SNAPSHOT, 7)}
 #: checkpoint datasets of a feature of the store (``pdyn.particles.FIELDS``): from checkpoint
 #: version 6 on present only when the run had the feature, all of a feature or none
 FEATURE_DATASETS = {k: FIELDS[k.rsplit("/", 1)[1]].feature for k in DATASETS[CHECKPOINT]
@@ -134,7 +141,8 @@ FEATURE_DATASETS = {k: FIELDS[k.rsplit("/", 1)[1]].feature for k in DATASETS[CHE
 FEATURES_OPTIONAL_SINCE = 6
 
 #: datasets of row indices into another dataset: every value within that dataset's rows
-ROW_INDICES = {"contacts/lines": "contacts/points", "walls/quads": "walls/quad_points"}
+ROW_INDICES = {"contacts/lines": "contacts/points", "walls/quads": "walls/quad_points",
+               "walls/triangles": "walls/vertices"}
 #: datasets of slots -> the dataset counting the used ones (``Field.counted_by``): every
 #: count within [0, slots], the slots from the count on zero
 COUNTED = {f"particles/{k}": f"particles/{f.counted_by}" for k, f in FIELDS.items()
@@ -159,6 +167,7 @@ def expected(fmt: str, version: int, features=None) -> dict:
     optional = fmt == CHECKPOINT and version >= FEATURES_OPTIONAL_SINCE and features is not None
     out = {k: v for k, v in DATASETS[fmt].items()
            if (k not in SINCE or SINCE[k][0] != fmt or version >= SINCE[k][1])
+           and (k not in UNTIL or UNTIL[k][0] != fmt or version < UNTIL[k][1])
            and not (optional and k in FEATURE_DATASETS and FEATURE_DATASETS[k] not in features)}
     if fmt == CHECKPOINT and version < RAGGED_SINCE:  # the history in slots
         slotted = "records/history_key" in out
@@ -179,7 +188,10 @@ def _features(f: h5py.File, fmt: str, version: int) -> tuple[str, ...]:
     return tuple(sorted(held))
 
 
-def _rows(key: str, n: int, walls: int, segments: int, contacts: int, records: int) -> int:
+def _rows(key: str, n: int, walls: int, segments: int, contacts: int, records: int,
+          mesh: tuple = (0, 0)) -> int:
+    if key in ("walls/vertices", "walls/triangles", "walls/triangle_wall"):
+        return mesh[key != "walls/vertices"]  # (vertices, triangles) as the file holds them
     if key.startswith("records/"):
         return records
     if key.startswith("index/"):
@@ -230,13 +242,15 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
     head["shapes"] = {}
     records = next((f[k].shape[0] for k in datasets if k.startswith("records/")
                     and isinstance(f.get(k), h5py.Dataset) and f[k].ndim), 0)
+    mesh = tuple(f[k].shape[0] if isinstance(f.get(k), h5py.Dataset) and f[k].ndim else 0
+                 for k in ("walls/vertices", "walls/triangles"))
     for key, (kinds, tail) in datasets.items():
         ds = f.get(key)
         if not isinstance(ds, h5py.Dataset):
             raise OutputFileError(f"{path}: dataset {key!r} missing (not a complete {fmt} "
                                   "file)")
         want = (_rows(key, head["n_particles"], walls, segments, head.get("n_contacts", 0),
-                      records),) + tail
+                      records, mesh),) + tail
         if ds.dtype.kind not in kinds or ds.shape != want:
             raise OutputFileError(f"{path}: dataset {key} is {ds.dtype} {ds.shape}, expected "
                                   f"{'integers' if kinds == 'i' else 'numbers'} of shape "
@@ -472,6 +486,9 @@ def _check_indices(path, head: dict, data: dict, rows, at) -> None:
             n = head["shapes"][target][0]
             _values(path, key, data[key], lambda a: (a >= 0) & (a < n),
                     f"not a row of {target} (0 to {n - 1})")
+    if "walls/triangle_wall" in data:
+        _values(path, "walls/triangle_wall", data["walls/triangle_wall"],
+                lambda a: (a < 0) & (a >= -n_walls), f"not one of the {n_walls} walls")
     if head["format"] == SNAPSHOT:
         _values(path, "particles/id", data["particles/id"], lambda a: a >= 0, "ids are >= 0")
         if "contacts/id" in data:

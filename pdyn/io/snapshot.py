@@ -14,9 +14,12 @@ A snapshot file holds (rank-major; within a rank sorted by id):
 * ``particles/id`` int64 (N,), ``particles/position`` float64 (N, 3) m, ``particles/velocity``
   (N, 3) m/s, ``particles/radius`` (N,) m, ``particles/rank`` int32 (N,) owning rank,
   ``particles/angular_velocity`` (N, 3) rad/s (from version 4);
-* ``walls/point``, ``walls/normal`` (W, 3): the half-spaces (point on the plane, inward normal),
-  ``walls/id`` (W,), and for pictures ``walls/quad_points`` (4W, 3) / ``walls/quads`` (W, 4):
-  each wall clipped to the box as a quadrilateral;
+* ``walls/point``, ``walls/normal`` (W, 3): each wall's point at the snapshot's time and its
+  normal (a plane's, toward the spheres) or axis (a cylinder's), ``walls/id`` (W,), and for
+  pictures every wall as triangles at that time (``pdyn.io.wallmesh``): ``walls/vertices``
+  (V, 3) m, ``walls/triangles`` (T, 3) rows of the vertices, ``walls/triangle_wall`` (T,)
+  the wall id of each triangle (from version 7; before it ``walls/quad_points`` (4W, 3) and
+  ``walls/quads`` (W, 4), each wall as a quadrilateral);
 * ``contacts/id`` int64 (K, 2): the contact network, each touching contact once — a sphere
   pair (lower id first) or a sphere and a wall (the wall's negative id second) —,
   ``contacts/points`` (2K, 3) m: its two ends (the centres; for a wall the contact point on
@@ -27,8 +30,9 @@ A snapshot file holds (rank-major; within a rank sorted by id):
   lines (the ``contacts`` block of the sidecar); rank-major, within a rank sorted by ids;
 * attributes ``format = "pdyn-snapshot"``, ``version``, ``step``, ``time`` (s), ``dt`` (s),
   ``n_particles``, ``n_contacts``, ``ranks``, ``box_lo``, ``box_hi``, ``boundary``,
-  ``scene``, ``run_id`` (``pdyn.io.runid``). (Version 6 added the run id, 5 the contacts, 4
-  ``particles/angular_velocity``; versions 2 to 5 are read without them.)
+  ``scene``, ``run_id`` (``pdyn.io.runid``). (Version 7 drew the walls as triangles, 6 added
+  the run id, 5 the contacts, 4 ``particles/angular_velocity``; versions 2 to 6 are read
+  without them.)
 """
 
 from __future__ import annotations
@@ -40,7 +44,8 @@ import numpy as np
 from .hdf5 import SNAPSHOT, VERSIONS, OutputFileError, step_files, write_global
 from .runid import claim_folder
 from .schema import read_header, read_pdyn
-from ..walls import PLANE
+from ..walls import PLANE, WallSet
+from .wallmesh import wall_surfaces
 from .xdmf import write_xdmf
 
 PREFIX = "snap"
@@ -76,7 +81,8 @@ def wall_quads(points: np.ndarray, normals: np.ndarray, lo, hi) -> tuple[np.ndar
 
 
 def wall_arrays(view) -> dict:
-    """The walls' datasets of a snapshot or checkpoint (``view``: an ``OutputView``)."""
+    """The walls' datasets of a checkpoint (``view``: an ``OutputView``): each wall as a
+    quadrilateral (a cylinder's collapsed onto its axis point)."""
     store = view.store
     w = store.walls
     w = w[np.argsort(-store.gid[w], kind="stable")]  # wall ids -1, -2, ...
@@ -86,6 +92,20 @@ def wall_arrays(view) -> dict:
         qp[(4 * cyl[:, None] + np.arange(4)).ravel()] = np.repeat(store.pos[w][cyl], 4, axis=0)
     return {"walls/id": store.gid[w], "walls/point": store.pos[w], "walls/normal": store.normal[w],
             "walls/quad_points": qp, "walls/quads": q}
+
+
+def wall_surface_arrays(view) -> dict:
+    """The walls' datasets of a snapshot (``view``: an ``OutputView``): id, point, normal and
+    every wall as triangles at the snapshot's time (:func:`~pdyn.io.wallmesh.wall_surfaces`)."""
+    store = view.store
+    w = store.walls
+    w = w[np.argsort(-store.gid[w], kind="stable")]  # wall ids -1, -2, ...
+    table = (view.wall_table if view.wall_table is not None
+             else WallSet(store.pos[w], store.normal[w]).table)
+    verts, tris, ids = wall_surfaces(table, store.pos[w], store.normal[w], view.box.lo,
+                                     view.box.hi, view.time, view.wall_meshes)
+    return {"walls/id": store.gid[w], "walls/point": store.pos[w], "walls/normal": store.normal[w],
+            "walls/vertices": verts, "walls/triangles": tris, "walls/triangle_wall": ids}
 
 
 def owned_sorted(view) -> np.ndarray:
@@ -142,7 +162,7 @@ class SnapshotWriter:
             # zeros in a run without rotation: the format does not depend on the run
             "particles/angular_velocity": store.values("omega", h),
         }
-        walls = wall_arrays(view)
+        walls = wall_surface_arrays(view)
         net = view.network
         order = np.lexsort((net["id"][:, 1], net["id"][:, 0]))
         ends = net["ends"].reshape(-1, 2, 3)[order].reshape(-1, 3)
@@ -156,7 +176,9 @@ class SnapshotWriter:
         def index():
             self._index[path.name] = {"file": path.name, "step": view.step,
                                       "time": view.time, "n": n_total,
-                                      "n_walls": len(walls["walls/id"]), "n_contacts": k_total}
+                                      "n_walls": len(walls["walls/id"]), "n_contacts": k_total,
+                                      "wall_vertices": len(walls["walls/vertices"]),
+                                      "wall_triangles": len(walls["walls/triangles"])}
             self.update_xdmf()
 
         write_global(path, comm, attrs, arrays, extra=walls, then=index)
@@ -183,9 +205,13 @@ def write_series(run_folder: Path, known: dict | None = None) -> Path:
                 head = read_header(p, SNAPSHOT)
             except OutputFileError:  # an unreadable file is left out of the series
                 continue
+            shapes = head["shapes"]
             e = {"file": p.name, "step": head["step"], "time": head["time"],
-                 "n": head["n_particles"], "n_walls": head["shapes"]["walls/id"][0],
+                 "n": head["n_particles"], "n_walls": shapes["walls/id"][0],
                  "n_contacts": head.get("n_contacts", 0)}
+            if "walls/triangles" in shapes:  # version 7 on: triangles, else quadrilaterals
+                e.update(wall_vertices=shapes["walls/vertices"][0],
+                         wall_triangles=shapes["walls/triangles"][0])
             known[p.name] = e
         entries.append(e)
     return write_xdmf(Path(run_folder) / XDMF_NAME, folder.name, entries)

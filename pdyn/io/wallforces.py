@@ -7,9 +7,13 @@ contact network, ``ContactModel.contact_list``). Columns are named after the wal
 is the wall at the low end of x (inward normal +x), ``z_hi`` the top, others — tilted
 planes, every configured ``[[walls]]`` entry (a cylinder's force is the net force on it) —
 ``wall<k>`` with k = −id;
-e.g. ``z_lo_fz`` is the floor's vertical load. Numbers are written with 17 significant
-digits, so they read back to the same bits (``numpy.genfromtxt(path, delimiter=",", names=True)``,
-``pandas.read_csv``).
+e.g. ``z_lo_fz`` is the floor's vertical load. After the forces, for each configured wall
+the three components (N·m) of the torque of those forces about the wall's point (its point
+of the step for a translating wall: a cylinder's axis point, a plane's point), ``wall<k>_tx``
+…: the sum over its contacts of (c − p) × F, c the contact point on the wall's surface and
+F the force on the wall there — a turning drum's driving torque is −τ·â. Numbers are
+written with 17 significant digits, so they read back to the same bits
+(``numpy.genfromtxt(path, delimiter=",", names=True)``, ``pandas.read_csv``).
 
 Independent of the rank count bit for bit: each rank contributes its wall contacts (sphere id,
 wall id, force), rank 0 gathers them and sums each wall's in ascending sphere id — the same
@@ -46,9 +50,9 @@ def wall_names(normals: np.ndarray, n_box: int | None = None) -> list[str]:
 
 def sum_by_wall(steps: np.ndarray, wall: np.ndarray, sphere: np.ndarray, force: np.ndarray,
                 wall_ids: np.ndarray, step_list: np.ndarray) -> np.ndarray:
-    """(len(step_list), W, 3) totals: the ``force`` rows of each (step, wall) summed in
-    ascending ``sphere`` id (the one order every rank count reproduces)."""
-    out = np.zeros((len(step_list), len(wall_ids), 3))
+    """(len(step_list), W, C) totals: the ``force`` rows (K, C) of each (step, wall) summed
+    in ascending ``sphere`` id (the one order every rank count reproduces)."""
+    out = np.zeros((len(step_list), len(wall_ids)) + np.shape(force)[1:])
     if len(steps) == 0:
         return out
     order = np.lexsort((sphere, wall, steps))
@@ -71,7 +75,7 @@ class WallForceWriter:
         self.flush_at = flush_at or (lambda step: False)
         self._steps: list[int] = []
         self._times: list[float] = []
-        self._rows: list[tuple] = []  # per step: (ids, normal, tangential forces on spheres)
+        self._rows: list[tuple] = []  # per step: (ids, forces and torques on the walls)
         self._started = False
         self.written: list[Path] = []  # the file, once started
 
@@ -81,10 +85,10 @@ class WallForceWriter:
     def __call__(self, view) -> None:
         if not self._started:
             self._start(view)
-        c = view.wall_load
         self._steps.append(view.step)
         self._times.append(view.time)
-        self._rows.append((c["id"], c["normal_force"], c["tangential_force"]))
+        self._rows.append(wall_loads(view.wall_load, view.store, self.wall_ids,
+                                     self.wall_handles))
         if view.step % FLUSH == 0 or self.flush_at(view.step):
             self.flush(view)
 
@@ -97,9 +101,11 @@ class WallForceWriter:
         walls = view.store.walls
         walls = walls[np.argsort(-view.store.gid[walls], kind="stable")]
         self.wall_ids = view.store.gid[walls].copy()
-        header = ["step", "time"] + [f"{w}_f{a}" for w in wall_names(view.store.normal[walls],
-                                                                      view.n_box)
-                                     for a in "xyz"]
+        self.wall_handles = walls
+        names = wall_names(view.store.normal[walls], view.n_box)
+        self.n_box = len(walls) if view.n_box is None else view.n_box
+        header = (["step", "time"] + [f"{w}_f{a}" for w in names for a in "xyz"]
+                  + [f"{w}_t{a}" for w in names[self.n_box:] for a in "xyz"])
         self._started = True
         start_series(self.path, header, view.first_step, view)
         self.written = [self.path]
@@ -109,9 +115,9 @@ class WallForceWriter:
         if not self._steps:
             return
         steps = np.array(self._steps, np.int64)
-        ids, f_n, f_t = (np.concatenate(a) for a in zip(*self._rows))
+        ids, load = (np.concatenate(a) for a in zip(*self._rows))
         counts = [len(r[0]) for r in self._rows]
-        mine = (np.repeat(steps, counts), ids[:, 0], ids[:, 1], -(f_n + f_t))  # on the walls
+        mine = (np.repeat(steps, counts), ids[:, 0], ids[:, 1], load)
         times = np.array(self._times)
         self._steps, self._times, self._rows = [], [], []
         parts = view.comm.gather(mine, root=0)
@@ -119,6 +125,8 @@ class WallForceWriter:
         def append():
             cat = [np.concatenate([p[k] for p in parts]) for k in range(4)]
             totals = sum_by_wall(cat[0], cat[2], cat[1], cat[3], self.wall_ids, steps)
+            totals = np.concatenate((totals[:, :, :3].reshape(len(steps), -1),  # forces, torques
+                                     totals[:, self.n_box:, 3:].reshape(len(steps), -1)), axis=1)
             fmt = ",".join(["%d"] + ["%.17g"] * (1 + totals[0].size)) + "\n"  # exact
             text = "".join(fmt % (s, t, *row) for s, t, row in
                            zip(steps.tolist(), times.tolist(), totals.reshape(len(steps), -1)
@@ -126,6 +134,18 @@ class WallForceWriter:
             append_text(self.path, text)
 
         agree(view.comm, attempt(append) if view.comm.rank == 0 else None)
+
+
+def wall_loads(contacts: dict, store, wall_ids: np.ndarray, handles: np.ndarray) -> tuple:
+    """(ids (K, 2), loads (K, 6)) of a step's wall contacts (``ContactModel.contact_list``):
+    per contact the force on the wall F = −(normal + tangential force on the sphere), N, and
+    its moment (c − p) × F about the wall's point p of the step, N·m (c: the contact point
+    on the wall, the second end)."""
+    ids = contacts["id"]
+    force = -(contacts["normal_force"] + contacts["tangential_force"])
+    point = store.pos[handles[np.searchsorted(-wall_ids, -ids[:, 1])]]
+    arm = contacts["ends"][1::2] - point
+    return ids, np.concatenate((force, np.cross(arm, force)), axis=1)
 
 
 def start_series(path: Path, header: list[str], step: int, view) -> None:

@@ -2,7 +2,8 @@
 
 A temporal collection with one entry per snapshot; each entry is a spatial collection of up to
 three grids: ``particles`` (a Polyvertex of N points with the arrays id, velocity,
-angular_velocity, radius, rank), ``walls`` (W quadrilaterals with the cell array normal) and
+angular_velocity, radius, rank), ``walls`` (T triangles with the cell array wall, the wall id
+of each; snapshots before format 7: W quadrilaterals with the cell array normal) and
 ``contacts`` (the contact network: K two-point polylines with the cell arrays force,
 normal_force, tangential_force and the two ids id_a, id_b, hyperslabs of ``contacts/id``;
 left out while there is no contact). XDMF 2 rather than 3 because it is what VTK's
@@ -42,7 +43,23 @@ def _entry(sub: str, e: dict) -> str:
                   f'      {_item(dims, number, prec, f + ":/particles/" + name)}',
                   '     </Attribute>']
     lines.append('    </Grid>')
-    if w:
+    t = int(e.get("wall_triangles", 0))
+    if t:  # version 7 on: every wall as triangles, the cell array wall (its id)
+        v = int(e["wall_vertices"])
+        lines += [
+            '    <Grid Name="walls" GridType="Uniform">',
+            f'     <Topology TopologyType="Triangle" NumberOfElements="{t}">',
+            f'      {_item(f"{t} 3", "Int", 8, f + ":/walls/triangles")}',
+            '     </Topology>',
+            '     <Geometry GeometryType="XYZ">',
+            f'      {_item(f"{v} 3", "Float", 8, f + ":/walls/vertices")}',
+            '     </Geometry>',
+            '     <Attribute Name="wall" AttributeType="Scalar" Center="Cell">',
+            f'      {_item(f"{t}", "Int", 8, f + ":/walls/triangle_wall")}',
+            '     </Attribute>',
+            '    </Grid>',
+        ]
+    elif w and "wall_vertices" not in e:  # before version 7: a quadrilateral per wall
         lines += [
             '    <Grid Name="walls" GridType="Uniform">',
             f'     <Topology TopologyType="Quadrilateral" NumberOfElements="{w}">',
@@ -89,7 +106,8 @@ def _entry(sub: str, e: dict) -> str:
 
 
 def write_xdmf(path: Path, sub: str, entries: list[dict]) -> Path:
-    """Write the sidecar ``path`` for ``entries`` ({file, step, time, n, n_walls, n_contacts};
+    """Write the sidecar ``path`` for ``entries`` ({file, step, time, n, n_walls, n_contacts,
+    and from format 7 wall_vertices, wall_triangles};
     file names relative to the folder ``sub`` next to ``path``), atomically (temporary name +
     rename; :class:`~pdyn.io.hdf5.OutputWriteError` if it cannot)."""
     path = Path(path)

@@ -7,7 +7,9 @@ space-filling curve of blocks into runs of equal weight (``pdyn.domain.BlockGrid
 whole blocks then move with their particles to their new owner
 (``pdyn.parallel.exchange.BlockExchange.rebalance``). The work of a particle is measured on
 the neighbour lists of the interval that ends: 1 for the particle (integration, ghosts,
-migration) plus ``CONTACT_COST`` per list entry (the contact kernel walks every entry).
+migration) plus ``CONTACT_COST`` per list entry (the contact kernel walks every entry) — a
+wall within reach is an entry of the row too (``split[t]:start[t + 1]``), so spheres against
+a drum or a floor weigh their wall contacts.
 
 When ([EiblRude2019]; LAMMPS' ``fix balance Nfreq thresh``, [Thompson2022]): only at a
 rebuild step of the one schedule (``pdyn.dynamics.neighbours``) — there are no ghosts then and

@@ -77,6 +77,31 @@ def test_outlet_removes_what_reaches_it():
     assert (z > 0.5).sum() >= len(z) - 20  # only what fell in since the last rebuild
 
 
+def test_outlet_opens_at_its_start_time():
+    """Closed before ``outlet_start`` (the spheres pile up in it), open from then on."""
+    sim = Simulation(heap(outlet_lo=(0.0, 0.0, 0.0), outlet_hi=(3.0, 3.0, 0.5),
+                          outlet_start=0.35))
+    closed = int(0.35 / sim.dt) - 1  # ends before the outlet opens
+    sim.run(closed)
+    z = sim.store.pos[sim.store.owned, 2]
+    assert sim.inserter.removed == 0 and (z < 0.5).sum() > 10
+    sim.run(int(0.1 / sim.dt))
+    assert sim.inserter.removed >= (z < 0.5).sum()
+
+
+def test_rate_zero_pours_nothing_and_the_outlet_still_drains():
+    ins = InsertionConfig(**dict(POUR, rate=0.0, outlet_lo=(0.0, 0.0, 2.0),
+                                 outlet_hi=(3.0, 3.0, 3.0)))
+    sim = Simulation(SimulationConfig(scene="drop", scale=0.05, insertion=ins, progress=False))
+    z = sim.store.pos[sim.store.owned, 2]
+    while sim.rebuilds == 0:  # the outlet drains at the first rebuild
+        sim.run(1)
+    inside = ((z > 2.05) & (z < 2.95)).sum()  # still inside then (they fell < 5 cm)
+    assert sim.inserter.inserted == 0 and sim.inserter.removed >= inside > 0
+    assert len(sim.store.owned) == len(z) - sim.inserter.removed
+    assert sim.inserter.most(sim.box.lo, sim.box.hi) == (0, 0)  # nothing to pour: no memory
+
+
 def test_restart_continues_the_stream_bit_for_bit(tmp_path):
     ref = Simulation(heap(tmp_path / "a"))
     ref.run(600)
@@ -99,7 +124,8 @@ def test_heap_is_a_pure_function_of_scale_and_seed():
     ("radius_max", 0.05, "insertion.radius_max = 0.05: must be >= insertion.radius_min"),
     ("region_hi", (1.1, 2.0, 2.6), "insertion.region_hi = [1.1, 2.0, 2.6]: the region must"),
     ("outlet_lo", (0.0, 0.0, 0.0), "insertion.outlet_lo = (0.0, 0.0, 0.0): give both"),
-    ("rate", 0.0, "insertion.rate = 0.0: must be > 0"),
+    ("rate", -1.0, "insertion.rate = -1.0: must be >= 0"),
+    ("outlet_start", -0.5, "insertion.outlet_start = -0.5: must be >= 0"),
 ])
 def test_bad_insertion_is_one_line(field, value, needle):
     with pytest.raises(ConfigError) as err:

@@ -151,7 +151,6 @@ def test_walls_from_toml_and_their_refusals():
                                                                "normal": [0, -0.5, 0.866]}]})
     assert cfg.walls[0].radius == 0.5 and cfg.walls[1].normal == (0.0, -0.5, 0.866)
     bad = [({**good, "colour": 1}, "walls[0].colour = 1: unknown key"),
-           ({**good, "length": 1.0}, "walls[0].length = 1.0: unknown key"),
            ({**good, "axis": [0, 0, 0]}, "walls[0].axis = [0.0, 0.0, 0.0]: must not be zero"),
            ({**good, "radius": 0.0}, "walls[0].radius = 0.0: must be > 0"),
            ({**good, "radius": -1}, "walls[0].radius = -1: must be > 0"),
@@ -199,8 +198,8 @@ def test_cli_refuses_bad_walls_with_one_line_and_writes_nothing(tmp_path, capsys
 
 
 def test_snapshots_show_moving_walls_where_they_are_and_wall_forces_name_them(tmp_path):
-    """A snapshot holds a translating plane's quad at its place of the moment (and a
-    cylinder's collapsed onto its axis point); ``wall_forces.csv`` names configured walls
+    """A snapshot draws a translating plane at its place of the moment and a cylinder as a
+    tube (triangles, ``walls/triangle_wall`` naming each one's wall); ``wall_forces.csv`` names configured walls
     ``wall<k>``, the box faces as before."""
     from pdyn.config import OutputConfig
     from pdyn.io import read_snapshot
@@ -221,9 +220,12 @@ def test_snapshots_show_moving_walls_where_they_are_and_wall_forces_name_them(tm
     w = snap["walls"]
     assert w["id"].tolist() == [-1, -2, -3, -4]
     assert w["point"][2].tolist() == [0.0, 0.0, 0.1 * (10 * sim.dt)]
-    quad = w["quad_points"][8:12]
-    assert np.abs((quad - w["point"][2]) @ np.array([0, 0.6, 0.8])).max() < 1e-12
-    assert (w["quad_points"][12:16] == 0.0).all()
+    plane = np.unique(w["triangles"][w["triangle_wall"] == -3])
+    assert len(plane) >= 3
+    assert np.abs((w["vertices"][plane] - w["point"][2]) @ np.array([0, 0.6, 0.8])).max() < 1e-12
+    tube = np.unique(w["triangles"][w["triangle_wall"] == -4])
+    assert np.hypot(*w["vertices"][tube, 1:].T) == pytest.approx(0.15, abs=1e-15)
     head = (tmp_path / "wall_forces.csv").read_text().splitlines()[0].split(",")
     assert head == ["step", "time"] + [f"{n}_f{a}" for n in ("z_lo", "z_hi", "wall3", "wall4")
-                                       for a in "xyz"]
+                                       for a in "xyz"] + [f"{n}_t{a}" for n in ("wall3", "wall4")
+                                                          for a in "xyz"]

@@ -13,8 +13,8 @@ import pytest
 
 from pdyn.config import ContactConfig, InsertionConfig, OutputConfig, SimulationConfig
 from pdyn.io import read_checkpoint, read_snapshot
-from pdyn.io.hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError
-from pdyn.io.schema import ATTRIBUTES, DATASETS, FEATURE_DATASETS
+from pdyn.io.hdf5 import CHECKPOINT, SNAPSHOT, VERSIONS, OutputFileError
+from pdyn.io.schema import ATTRIBUTES, FEATURE_DATASETS, expected
 from pdyn.simulation import Simulation
 
 from ..conftest import assert_user_error, listing
@@ -173,7 +173,7 @@ def test_missing_attribute(tmp_path, cli, good, kind, name):
         _check(cli, tmp_path, command, path, f"attribute {name!r} missing")
 
 
-DATASET_CASES = [(kind, key) for kind in KINDS for key in DATASETS[kind]]
+DATASET_CASES = [(kind, key) for kind in KINDS for key in expected(kind, VERSIONS[kind])]
 
 
 @pytest.mark.parametrize("kind,key", DATASET_CASES, ids=[f"{k[5:]}-{n}" for k, n in DATASET_CASES])
@@ -214,9 +214,9 @@ def test_wrong_kind(tmp_path, cli, good):
 
 def test_snapshot_written_with_checksums(good):
     with h5py.File(good[SNAPSHOT]) as f:
-        assert all(f[k].fletcher32 for k in DATASETS[SNAPSHOT])
+        assert all(f[k].fletcher32 for k in expected(SNAPSHOT, VERSIONS[SNAPSHOT]))
     with h5py.File(good[ROTATING]) as f:
-        assert all(f[k].fletcher32 for k in DATASETS[CHECKPOINT])
+        assert all(f[k].fletcher32 for k in expected(CHECKPOINT, VERSIONS[CHECKPOINT]))
     with h5py.File(good[CHECKPOINT]) as f:  # frictionless: no rotation datasets
         assert "particles/pos" in f and not [k for k in FEATURE_DATASETS if k in f]
 
@@ -262,8 +262,35 @@ def test_older_slots_are_range_checked(tmp_path, good):
         read_checkpoint(old)
 
 
+def older_snapshot(src: Path, path: Path, version: int) -> Path:
+    """A copy of the snapshot ``src`` at ``path`` in the layout of an older ``version``: no
+    checksums (2), no angular velocity (before 4), the walls as quadrilaterals (before 7)."""
+    from pdyn.io.snapshot import wall_quads
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with h5py.File(src) as f, h5py.File(path, "w") as g:
+        for k, v in f.attrs.items():
+            g.attrs[k] = v
+        g.attrs["version"] = version
+
+        def copy(name, obj):
+            if isinstance(obj, h5py.Dataset) and not name.startswith("walls/"):
+                g.create_dataset(name, data=obj[()], fletcher32=version > 2)
+
+        f.visititems(copy)
+        if version < 4:
+            del g["particles/angular_velocity"]
+        qp, q = wall_quads(f["walls/point"][()], f["walls/normal"][()], f.attrs["box_lo"],
+                           f.attrs["box_hi"])
+        for k, v in (("id", f["walls/id"][()]), ("point", f["walls/point"][()]),
+                     ("normal", f["walls/normal"][()]), ("quad_points", qp), ("quads", q)):
+            g.create_dataset(f"walls/{k}", data=v, fletcher32=version > 2)
+    return path
+
+
 def test_older_versions_still_read(tmp_path, good):
-    """Snapshots of version 2 (no checksums) and 3 (no angular velocity) are still read;
+    """Snapshots of version 2 (no checksums), 3 (no angular velocity) and 6 (the walls as
+    quadrilaterals) are still read;
     checkpoints before version 5 are refused by version (version 2 lacks ``build_pos``, so it
     cannot continue the neighbour lists' rebuild schedule; version 3 lacks the index by cell,
     so a rank cannot read only its share; version 4 lacks the rotation and contact history).
@@ -291,22 +318,10 @@ def test_older_versions_still_read(tmp_path, good):
             f.attrs["version"] = version
         with pytest.raises(OutputFileError, match=f"version {version}; this pdyn reads versions 5"):
             read_checkpoint(older)
-    for kind, old, read in ((SNAPSHOT, 2, read_snapshot), (SNAPSHOT, 3, read_snapshot)):
-        src = good[kind]
-        path = tmp_path / src.name
-        with h5py.File(src) as f, h5py.File(path, "w") as g:
-            for k, v in f.attrs.items():
-                g.attrs[k] = v
-            g.attrs["version"] = old
-
-            def copy(name, obj):
-                if isinstance(obj, h5py.Dataset):
-                    g[name] = obj[()]  # contiguous, no checksum
-
-            f.visititems(copy)
-            if old < 4:
-                del g["particles/angular_velocity"]
-        assert np.array_equal(read(path)["radius"], read(src)["radius"])
+    for old in (2, 3, 6):
+        src = good[SNAPSHOT]
+        path = older_snapshot(src, tmp_path / f"v{old}" / src.name, old)
+        assert np.array_equal(read_snapshot(path)["radius"], read_snapshot(src)["radius"])
 
 
 # ------------------------------------------------------------------ forged files
@@ -396,8 +411,10 @@ SNAP_FORGED = {
     "contact line beyond its points": (_rewrite("contacts/lines", _at((0, 1), 10**6)),
                                        "contacts/lines[0] = [0, 1000000]: not a row of "
                                        "contacts/points"),
-    "wall quad beyond its points": (_rewrite("walls/quads", _at((2, 0), -1)),
-                                    "walls/quads[2]"),
+    "wall triangle beyond its vertices": (_rewrite("walls/triangles", _at((2, 0), -1)),
+                                          "walls/triangles[2]"),
+    "triangle of no wall": (_rewrite("walls/triangle_wall", _at(3, -99)),
+                            "walls/triangle_wall[3] = -99: not one of the 6 walls"),
     "wall ids": (_rewrite("walls/id", _at(0, 5)), "walls/id = [5, -2"),
     "contact with no wall": (_rewrite("contacts/id", _at((0, 1), -99)), "contacts/id[0]"),
     "negative id": (_rewrite("particles/id", _at(4, -8)), "particles/id[4] = -8"),

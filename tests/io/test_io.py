@@ -63,7 +63,7 @@ def test_snapshot_series_reads_back(tmp_path):
     assert snap["step"] == 30 and snap["time"] == 30 * sim.dt
     assert np.array_equal(snap["id"], gid) and np.array_equal(snap["position"], pos)
     assert np.array_equal(snap["velocity"], vel) and (snap["rank"] == 0).all()
-    assert snap["walls"]["normal"].shape == (6, 3) and snap["walls"]["quads"].shape == (6, 4)
+    assert snap["walls"]["normal"].shape == (6, 3) and snap["walls"]["triangles"].shape == (12, 3)
     assert not list((tmp_path / "o").rglob("*.tmp"))
 
 
@@ -91,7 +91,7 @@ def test_xdmf_series_opens_in_vtk(tmp_path):
         assert np.array_equal(vtk_to_numpy(p.GetPoints().GetData()), s["position"])
         for name in ("id", "velocity", "radius", "rank"):
             assert np.array_equal(vtk_to_numpy(pd.GetArray(name)), s[name]), name
-        assert blocks["walls"].GetNumberOfCells() == 6
+        assert blocks["walls"].GetNumberOfCells() == 12  # two triangles a box face
 
 
 # ------------------------------------------------------------------ checkpoints / restart
@@ -405,7 +405,7 @@ def test_info_describes_snapshot_and_checkpoint(tmp_path, capsys):
     assert cli(args, tmp_path, capsys)[0] == 0
     code, out, _ = cli(["info", "pdyn-output/snapshots/snap_00000010.h5"], tmp_path, capsys)
     run = (tmp_path / "pdyn-output" / "run_id").read_text().strip()
-    assert code == 0 and "pdyn-snapshot version 6" in out and "50 particles" in out
+    assert code == 0 and "pdyn-snapshot version 7" in out and "50 particles" in out
     assert " contacts (" in out and "sphere pairs" in out and f"run {run}" in out
     assert "step 10" in out and "6 walls" in out and "particles/velocity" in out
     code, out, _ = cli(["info", "pdyn-output/checkpoints/ckpt_00000010.h5"], tmp_path, capsys)

@@ -78,4 +78,4 @@ def test_restart_with_mesh_walls_is_bit_identical(comm, shared_dir):
         assert np.array_equal(x, y), f"{name} differs after the restart"
     if comm.rank == 0:
         head = (out / "a" / "wall_forces.csv").read_text().splitlines()[0].split(",")
-        assert head[-6:] == [f"wall{k}_f{a}" for k in (5, 6) for a in "xyz"]
+        assert head[-12:] == [f"wall{k}_{c}{a}" for c in "ft" for k in (5, 6) for a in "xyz"]

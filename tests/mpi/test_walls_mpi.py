@@ -1,6 +1,7 @@
 """Configured walls under real mpiexec (2 and 4 ranks; also runs on 1): a turning cylinder
-and a translating plane with friction give the 1-rank trajectory bit for bit, and a restart
-continues it bit for bit (issue 33)."""
+and a translating plane with friction, and a finite tube across a turning drum with its
+torque written, give the 1-rank trajectory (and wall-force series) bit for bit, and a
+restart continues it bit for bit (issue 33)."""
 
 import numpy as np
 import pytest
@@ -18,18 +19,25 @@ pytestmark = pytest.mark.mpi
 
 PISTON = {"type": "plane", "point": [0.0, -0.1, 0.0], "normal": [0.0, 1.0, 0.0],
           "velocity": [0.0, 0.5, 0.0]}
+#: an open tube across the drum just above the bed, hit by the spheres thrown up (its outer
+#: face and its rims)
+TUBE = {"type": "cylinder", "point": [0.013, 0.0, 0.031], "axis": [0.0, 1.0, 0.0],
+        "radius": 0.012, "length": 0.07}
 
 
-def drum_with_piston(**cfg):
-    """The drum scene at a third of its length (666 spheres) thrown at 0.3 m/s, with a
-    plane moving in from the side at 0.5 m/s."""
+def drum_with_piston(extra=PISTON, **cfg):
+    """The drum scene at a third of its length (666 spheres, soft) thrown at 0.3 m/s, with a
+    plane moving in from the side at 0.5 m/s (or the wall ``extra``)."""
     s = make_scene("drum", scale=1 / 3)
     v = np.random.default_rng(5).normal(0.0, 0.3, s.positions.shape)
     return SimulationConfig(
         particles=ParticlesConfig(positions=s.positions, velocities=v, radii=s.radii,
                                   density=s.density),
         box=BoxConfig(lo=s.box_lo, hi=s.box_hi, boundary=s.boundary),
-        contact=ContactConfig(**s.contact), walls=list(s.walls) + [PISTON],
+        # the scene's contacts made soft (k = 1000 N/m), so that a few hundred steps are
+        # tens of ms: the spheres reach the walls
+        contact=ContactConfig(**{**s.contact, "youngs_modulus": 5e5}),
+        walls=list(s.walls) + [extra],
         gravity=tuple(s.gravity), progress=False, **cfg)
 
 
@@ -64,4 +72,53 @@ def test_restart_with_moving_walls_is_bit_identical(comm, shared_dir):
     if comm.rank == 0:
         head = (out / "a" / "wall_forces.csv").read_text().splitlines()[0].split(",")
         assert head[:5] == ["step", "time", "wall1_fx", "wall1_fy", "wall1_fz"]
-        assert head[-3:] == ["wall2_fx", "wall2_fy", "wall2_fz"] and len(head) == 8
+        assert head[5:8] == ["wall2_fx", "wall2_fy", "wall2_fz"] and len(head) == 14
+        assert head[-3:] == ["wall2_tx", "wall2_ty", "wall2_tz"]
+
+
+def test_finite_tube_and_drum_torque_bit_identical_to_one_rank(comm, shared_dir):
+    """A tube across the turning drum: on N ranks the state, and the wall-force series with
+    the drum's and the tube's torques, are the 1-rank run's bit for bit; spheres touched the
+    tube."""
+    def cfg(folder):
+        return drum_with_piston(TUBE, reorder_every=20, balance_every=20, balance_threshold=1.0,
+                                output=OutputConfig(folder=str(folder), overwrite=True,
+                                                    wall_forces=True))
+
+    sim = Simulation(cfg(shared_dir / "n"), comm=comm)
+    sim.run(200)
+    got = gather_fields(sim, FRICTIONAL_STATE)
+    if comm.rank == 0:
+        ref = Simulation(cfg(shared_dir / "one"), comm=SerialComm())
+        ref.run(200)
+        for name, x, y in zip(("gid",) + FRICTIONAL_STATE, got,
+                              gather_fields(ref, FRICTIONAL_STATE)):
+            assert np.array_equal(x, y), f"{name} differs from the 1-rank run"
+        a = (shared_dir / "n" / "wall_forces.csv").read_text()
+        b = (shared_dir / "one" / "wall_forces.csv").read_text()
+        assert a == b and len(a.splitlines()) == 201
+        head = a.splitlines()[0].split(",")
+        rows = np.array([[float(x) for x in ln.split(",")] for ln in a.splitlines()[1:]])
+        assert np.abs(rows[:, head.index("wall2_fz")]).max() > 0.0  # spheres hit the tube
+        assert np.abs(rows[:, head.index("wall1_tx")]).max() > 0.0
+    comm.barrier()
+
+
+def test_restart_with_a_finite_tube_is_bit_identical(comm, shared_dir):
+    out = shared_dir / "tube"
+    cfg = drum_with_piston(TUBE, output=OutputConfig(folder=str(out / "a"), checkpoint_every=100,
+                                                     overwrite=True, wall_forces=True))
+    ref = Simulation(cfg, comm=comm)
+    ref.run(200)
+    cont = from_checkpoint(out / "a" / "checkpoints" / "ckpt_00000100.h5", comm=comm,
+                           output=OutputConfig(folder=str(out / "b"), overwrite=True,
+                                               wall_forces=True))
+    cont.run(100)
+    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(ref, FRICTIONAL_STATE),
+                          gather_fields(cont, FRICTIONAL_STATE)):
+        assert np.array_equal(x, y), f"{name} differs after the restart"
+    if comm.rank == 0:
+        a = (out / "a" / "wall_forces.csv").read_text().splitlines()
+        b = (out / "b" / "wall_forces.csv").read_text().splitlines()
+        assert b[0] == a[0] and b[1:] == a[101:201]  # the continued rows, torques included
+    comm.barrier()
