@@ -43,7 +43,9 @@ differently on each side): the first row posts the spring it started from, and t
 takes the result only if its own is the negated one, and evaluates the pair itself otherwise.
 So which row evaluates a pair changes no bit, and the sums stay those of the partners in id
 order on any rank count (a test runs both ways). The posted results (six numbers and the
-places of the old and new spring, per pair handed over) are read once, in the same pass.
+places of the old and new spring, per pair handed over) are read once, in the same pass; they
+wait in a few reused slots (a stack of free ones), as memory order keeps a pair's rows near,
+and a pair that finds every slot taken is evaluated in both rows.
 Measured in one process, two simulations of a scene stepped alternately in chunks of 20-25
 steps, one of them with every pair evaluated in both rows (``benchmarks/pairs_once.py``;
 medians over the chunks, a shared 2-core machine): the running step took 0.86-0.88× the time on the 50 653-sphere dense gas
@@ -134,6 +136,14 @@ def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj,
 
 
 # ------------------------------------------------------------------ the loop
+#: slots for the results of pairs handed over, per row (:meth:`ContactModel._slots`), and at
+#: least: a result waits from its first row to its second, which memory order keeps near (on
+#: the dense gas at μ = 0.5, 39 304 and 97 336 spheres, at most 2 877 and 2 805 pairs waited
+#: at once, of 54 817 and 120 130)
+SLOTS_PER_ROW = 0.125
+MIN_SLOTS = 4096
+
+
 @njit(**JIT)
 def _links(rows, start, split, partner, row_of, link):
     """Who evaluates each sphere entry of new lists (``link``, one per entry): a pair of two
@@ -222,8 +232,9 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     springs, whether each slid, their number, whether every row's torque must be written —
     new lists —, this step's entries, springs and whether each slides (written)).
     ``link`` says which row evaluates each pair (:func:`_links`; the pass leaves it as it
-    found it), ``done`` and ``done_at`` (rows ≥ half the history buffer's) receive the results
-    of the pairs handed over and the places of their springs in the buffer.
+    found it), ``done`` and ``done_at`` (slots; the last column of ``done_at`` a stack of all
+    of them, left as a permutation of them) receive the results of the pairs handed over and
+    the places of their springs in the buffer.
     ``spinning`` receives the handles of the rows whose sphere touches something, the only
     ones whose torque may be nonzero: a row that touches nothing now has its torque written
     as zero only if it touched something last step or the lists are new, as every other such
@@ -247,7 +258,7 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     p = 0
     k = 0
     q = 0
-    n_done = 0
+    n_slots = n_free = done.shape[0]
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         k_row = k
@@ -269,21 +280,29 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 if record is None and link[u] < 0:  # evaluated in j's (earlier) row
                     if link[u] == -1:  # not touching
                         continue
-                    h = np.uint64(-2 - link[u])
+                    h = -2 - link[u]
                     link[u] = -1
-                    counted = True
-                    while p < n_old and np.uint64(old_entry[p]) < u:
-                        p += 1
-                    sx = sy = sz = 0.0
-                    if p < n_old and np.uint64(old_entry[p]) == u:
-                        sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
-                    # its spring the negated of j's (not so after a periodic image): take it
-                    ox = oy = oz = 0.0
-                    if done_at[h, 1] >= 0:
-                        o = np.uint64(done_at[h, 1])
-                        ox, oy, oz = old_spring[o, 0], old_spring[o, 1], old_spring[o, 2]
-                    if sx == -ox and sy == -oy and sz == -oz:
+                    take = False
+                    d = np.uint64(0)
+                    if h < n_slots:  # posted (else every slot was taken: evaluate it here)
+                        counted = True
                         d = np.uint64(done_at[h, 0])
+                        o = done_at[h, 1]
+                        done_at[n_free, 2] = h  # the slot is free again
+                        n_free += 1
+                        while p < n_old and np.uint64(old_entry[p]) < u:
+                            p += 1
+                        sx = sy = sz = 0.0
+                        if p < n_old and np.uint64(old_entry[p]) == u:
+                            sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
+                        # its spring the negated of j's (not so after a periodic image): take it
+                        ox = oy = oz = 0.0
+                        if o >= 0:
+                            b = np.uint64(o)
+                            ox, oy, oz = old_spring[b, 0], old_spring[b, 1], old_spring[b, 2]
+                        take = sx == -ox and sy == -oy and sz == -oz
+                    if take:
+                        g = np.uint64(h)
                         if k < cap:
                             new_entry[k] = u
                             new_spring[k, 0] = -new_spring[d, 0]
@@ -291,12 +310,12 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                             new_spring[k, 2] = -new_spring[d, 2]
                             new_slid[k] = new_slid[d]
                         k += 1
-                        fx -= done[h, 0]
-                        fy -= done[h, 1]
-                        fz -= done[h, 2]
-                        mx += done[h, 3]
-                        my += done[h, 4]
-                        mz += done[h, 5]
+                        fx -= done[g, 0]
+                        fy -= done[g, 1]
+                        fz -= done[g, 2]
+                        mx += done[g, 3]
+                        my += done[g, 4]
+                        mz += done[g, 5]
                         continue
                 dx = pos[j, 0] - xi
                 dy = pos[j, 1] - yi
@@ -339,18 +358,22 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 new_spring[k, 1] = sy
                 new_spring[k, 2] = sz
                 new_slid[k] = sliding
-                if record is None and u < u_split and link[u] > u and n_done < done.shape[0]:
-                    done[n_done, 0] = tx - f * nx  # for j's row, still to come
-                    done[n_done, 1] = ty - f * ny
-                    done[n_done, 2] = tz - f * nz
-                    done[n_done, 3] = jx
-                    done[n_done, 4] = jy
-                    done[n_done, 5] = jz
-                    done_at[n_done, 0] = k  # its new spring
-                    done_at[n_done, 1] = old  # the spring it started from (−1: none)
-                    link[link[u]] = -2 - n_done
-                    n_done += 1
-                    posted = True
+                if record is None and u < u_split and link[u] > u:
+                    if n_free > 0:  # a free slot: post for j's row, still to come
+                        n_free -= 1
+                        c = done_at[n_free, 2]
+                        done[c, 0] = tx - f * nx
+                        done[c, 1] = ty - f * ny
+                        done[c, 2] = tz - f * nz
+                        done[c, 3] = jx
+                        done[c, 4] = jy
+                        done[c, 5] = jz
+                        done_at[c, 0] = k  # its new spring
+                        done_at[c, 1] = old  # the spring it started from (−1: none)
+                        link[link[u]] = -2 - c
+                        posted = True
+                    else:  # every slot taken: j's row evaluates it too
+                        link[link[u]] = -2 - n_slots
             k += 1
             if record is not None:
                 record[u, 0] = tx
@@ -566,8 +589,9 @@ class ContactModel:
         self.spinning = np.zeros(0, np.int64)  # rows (handles) that touched in the last pass
         self._link = np.zeros(0, np.int32)  # who evaluates each list entry (_links)
         self._links_of = None  # (the lists, their build number) of those
-        self._done = np.zeros((0, 6))  # the pass's results that later rows take over
-        self._done_at = np.zeros((0, 2), np.int32)  # and where their springs are
+        self._done = np.zeros((0, 6))  # the slots of results that later rows take over
+        self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
+        self._n_slots = 0  # the slots the last pass had
         self.n_spinning = 0
         self._spinning_of = None  # (the lists, their build number) of that pass
 
@@ -657,18 +681,14 @@ class ContactModel:
             self._links_of = (lists, lists.builds)
         while True:  # the history's buffers grow with the contacts
             new_entry, new_spring, new_slid = self.history.next_buffer()
-            # a pair handed over fills two entries: half the buffer's results wait at most
-            if self._done.shape[0] < new_entry.shape[0] // 2 + 1:
-                self._done, self._done_at = np.zeros((0, 6)), np.zeros((0, 2), np.int32)
-                n = new_entry.shape[0] // 2 + 1
-                self._done, self._done_at = np.empty((n, 6)), np.empty((n, 2), np.int32)
+            done, done_at = self._slots(lists.rows.shape[0])
             n, e, k, q = _pass_rotating(
                 self.parameters, self.tangential_model, self.rolling_model, dt, gravity,
                 lists.rows, lists.start, lists.split, lists.partner, self._link, store.pos,
                 store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
                 store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,
                                             new_entry, new_spring, new_slid),
-                self.spinning, self._done, self._done_at, record, lists.facet, self.mesh)
+                self.spinning, done, done_at, record, lists.facet, self.mesh)
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
@@ -676,6 +696,21 @@ class ContactModel:
         self.n_spinning = q
         self._spinning_of = (lists, lists.builds)
         return n, e
+
+    def _slots(self, rows: int) -> tuple:
+        """The pass's slots for the results of pairs handed over (``done``; ``done_at``: the
+        places of their springs, and in its last column the stack of free slots, all of them
+        between passes): :data:`SLOTS_PER_ROW` of the rows, at least :data:`MIN_SLOTS`, views
+        of buffers kept from pass to pass (grown when too small)."""
+        n = max(MIN_SLOTS, int(rows * SLOTS_PER_ROW))
+        if self._done.shape[0] < n:
+            self._done, self._done_at = np.zeros((0, 6)), np.zeros((0, 3), np.int32)
+            self._done, self._done_at = np.empty((n, 6)), np.empty((n, 3), np.int32)
+            self._n_slots = 0
+        if self._n_slots != n:
+            self._done_at[:n, 2] = np.arange(n, dtype=np.int32)
+            self._n_slots = n
+        return self._done[:n], self._done_at[:n]
 
     def wall_table(self, store) -> np.ndarray:
         """The wall table the kernels read (:attr:`walls`, or planes at rest for the walls of
@@ -688,10 +723,10 @@ class ContactModel:
     def save_history(self, store, lists) -> None:
         """With rotation: the contact history into the particles' records
         (:meth:`ContactHistory.save`), whose buffers it releases, as it releases the pass's
-        links and results: a rebuild or a move in memory follows."""
-        self.history.save(store, lists)
+        links (first, so the records never sit beside them; the slots stay): a rebuild or a
+        move in memory follows."""
         self._link, self._links_of = np.zeros(0, np.int32), None
-        self._done, self._done_at = np.zeros((0, 6)), np.zeros((0, 2), np.int32)
+        self.history.save(store, lists)
 
     def spinning_rows(self, lists) -> np.ndarray:
         """Handles of the rows of ``lists`` that touched something in the last pass over them:

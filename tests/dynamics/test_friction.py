@@ -236,13 +236,17 @@ def _each_side(rows, start, split, partner, row_of, link):
     link[:start[-1]] = np.arange(start[-1])
 
 
-@pytest.mark.parametrize("law", ["linear", "hertz"])
-def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law):
+@pytest.mark.parametrize("law,slots", [("linear", None), ("hertz", None), ("linear", 3)])
+def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slots):
     """A pair of two rows evaluated once and handed to the other row (periodic, so that
     springs made through a periodic image, not exact negatives, meet rebuilds that make the
     pair direct; friction and rolling) gives the run of every pair evaluated from both sides,
-    bit for bit."""
+    bit for bit; so it does when the results wait in so few slots (``slots``) that most pairs
+    find theirs taken and are evaluated in both rows."""
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5, reorder_every=20)
+    if slots is not None:
+        monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
+        monkeypatch.setattr(contact, "MIN_SLOTS", slots)
     once = Simulation(cfg)
     handed = 0
     for _ in range(150):
