@@ -97,22 +97,33 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
 
 
 @njit(inline="always", **JIT)
-def entry_contact(x, y, z, r, pos, normal, table, w, g, facet, u, mesh):
+def entry_contact(x, y, z, r, pos, normal, table, w, g, facet, u, mesh, mv, mt, mn, me, mm, ml,
+                  mev, mes, met, mvs, mvt):
     """:func:`wall_contact` of wall list entry ``u``: wall handle ``w`` (table row ``g``), or
     with ``facet[u]`` ≥ 0 that triangle of the mesh ``w`` (``pdyn.mesh.mesh_contact``;
-    ``mesh`` the run's mesh bundle, ``pdyn.mesh.pack``) — normal, overlap (−inf: not a
-    contact to keep) and surface velocity. A run without meshes passes ``mesh`` None: numba
-    prunes the test at compile time and the kernel holds no mesh code (not even the load of
-    ``facet[u]``)."""
+    ``mesh`` the run's mesh bundle, ``pdyn.mesh.pack``, and ``mv`` … ``mvt`` its first eleven
+    arrays, :func:`mesh_arrays`) — normal, overlap (−inf: not a contact to keep) and surface
+    velocity. A run without meshes passes ``mesh`` None: numba prunes the test at compile
+    time and the kernel holds no mesh code (not even the load of ``facet[u]``)."""
     if mesh is None:
         return wall_contact(x, y, z, r, pos, normal, table, w, g)
     f = facet[u]
     if f >= 0:
-        nx, ny, nz, delta = mesh_contact(x, y, z, r, pos[w, 0], pos[w, 1], pos[w, 2], f,
-                                         mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], mesh[5],
-                                         mesh[6], mesh[7], mesh[8], mesh[9], mesh[10])
+        nx, ny, nz, delta = mesh_contact(x, y, z, r, pos[w, 0], pos[w, 1], pos[w, 2], f, mv, mt,
+                                         mn, me, mm, ml, mev, mes, met, mvs, mvt)
         return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
     return wall_contact(x, y, z, r, pos, normal, table, w, g)
+
+
+@njit(inline="always", **JIT)
+def mesh_arrays(mesh):
+    """The eleven arrays of a mesh bundle that :func:`entry_contact` takes, taken once per
+    kernel outside its loops (a tuple of arrays costs a reference count each time one is
+    taken from it); eleven None without meshes (``mesh`` None, pruned at compile time)."""
+    if mesh is None:
+        return None, None, None, None, None, None, None, None, None, None, None
+    return (mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], mesh[5], mesh[6], mesh[7], mesh[8],
+            mesh[9], mesh[10])
 
 
 @njit(inline="always", **JIT)

@@ -70,7 +70,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT, JIT_IEEE
-from ..walls import WallSet, entry_contact, wall_spin
+from ..walls import WallSet, entry_contact, mesh_arrays, wall_spin
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
 from .laws import law_parameters, normal_force
@@ -177,6 +177,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
     sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
     share, their elastic energy). ``facet``/``mesh``: the entries' mesh triangles and the
     mesh bundle, or None without meshes (``pdyn.walls.entry_contact``)."""
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
     energy = 0.0
     n_contacts = 0
     for t in range(rows.shape[0]):
@@ -208,7 +209,9 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
             w = np.uint64(partner[u])
             nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls, w,
-                                                          np.uint64(-1 - gid[w]), facet, u, mesh)
+                                                          np.uint64(-1 - gid[w]), facet, u, mesh,
+                                                          mv, mt, mn, me, mm, ml, mev, mes, met,
+                                                          mvs, mvt)
             if delta >= 0.0:
                 v_n = (vel[i, 0] - ux) * nx + (vel[i, 1] - uy) * ny + (vel[i, 2] - uz) * nz
                 f, e = normal_force(law, delta, v_n, ri, mi, dt)
@@ -250,6 +253,7 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     behind a pruned ``None`` test, the same operations per contact) it took 1.4× this
     kernel's time in the running step of the dense gas (for reasons not found), and the
     frictionless loop 1.06× its own."""
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
     cap = new_entry.shape[0]
@@ -333,7 +337,9 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
             else:
                 g = np.uint64(-1 - gid[j])
                 nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls,
-                                                              j, g, facet, u, mesh)
+                                                              j, g, facet, u, mesh, mv, mt, mn,
+                                                              me, mm, ml, mev, mes, met, mvs,
+                                                              mvt)
                 if delta < 0.0:
                     continue
                 rj, r_eff, m_eff = 0.0, ri, mi
@@ -419,6 +425,7 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
     wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its surface), forces on i from j — the same numbers the contact loop computes.
     ``tangential`` (entries, 3): the tangential force on the row's sphere per list entry, or 0
     rows (none). ``facet``/``mesh`` as for :func:`_pass`."""
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
     k = 0
     for t in range(rows.shape[0]):  # count
         i = rows[t]
@@ -430,7 +437,8 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
                 if gid[i] < gid[j] and dx * dx + dy * dy + dz * dz <= s * s:
                     k += 1
             elif entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
-                               -1 - gid[j], facet, u, mesh)[3] >= 0.0:
+                               -1 - gid[j], facet, u, mesh, mv, mt, mn, me, mm, ml, mev,
+                               mes, met, mvs, mvt)[3] >= 0.0:
                 k += 1
     ids = np.empty((k, 2), np.int64)
     ends = np.empty((2 * k, 3))
@@ -461,7 +469,7 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
             else:
                 nx, ny, nz, delta, ux, uy, uz = entry_contact(
                     pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j, -1 - gid[j],
-                    facet, u, mesh)
+                    facet, u, mesh, mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt)
                 if delta < 0.0:
                     continue
                 dist = ri - delta  # the centre's distance from the wall's surface
@@ -516,6 +524,7 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, facet, mes
     """Over the rows' touching entries: contacts counted once (a sphere pair from the row
     with the lower gid, every wall contact), sphere–sphere contact ends, and the largest
     overlap over the row sphere's radius."""
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
     once = 0
     ends = 0
     worst = 0.0
@@ -535,7 +544,7 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, facet, mes
         for u in range(split[t], start[t + 1]):
             w = partner[u]
             delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w], facet, u,
-                                  mesh)[3]
+                                  mesh, mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt)[3]
             if delta >= 0.0:
                 once += 1
                 worst = max(worst, delta / ri)
