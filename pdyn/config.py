@@ -7,6 +7,7 @@ path, e.g. ``contact.restitution``) and the offending value, on one line.
 
 from __future__ import annotations
 
+import copy
 import functools
 import math
 import tomllib
@@ -19,7 +20,9 @@ import numpy as np
 from .domain import BOUNDARIES, CURVES
 from .values import (BadValue, array, choice, choices, flag, integer, integers, number, short,
                      vector)
-from .walls import CYLINDER_INSIDE, CYLINDER_OUTSIDE, PLANE
+from .mesh import Mesh, MeshError
+from .stl import StlError, read_stl
+from .walls import CYLINDER_INSIDE, CYLINDER_OUTSIDE, MESH, PLANE
 
 CONTACT_LAWS = ("linear", "hertz")
 #: the smallest coefficient of restitution accepted: the damping ratio that gives e is bounded
@@ -248,7 +251,49 @@ class ParticlesConfig:
             object.__setattr__(self, name, arr)
 
 
-WALL_TYPES = ("plane", "cylinder")
+WALL_TYPES = ("plane", "cylinder", "mesh")
+#: fields of each wall type besides ``type`` and ``velocity`` (the others must keep defaults)
+_WALL_FIELDS = {"plane": ("point", "normal"),
+                "cylinder": ("point", "axis", "radius", "inside", "angular_velocity", "length"),
+                "mesh": ("file", "scale", "vertices", "triangles")}
+
+
+@functools.lru_cache(maxsize=16)
+def _stl_mesh(path: str, stamp: tuple, scale: float) -> Mesh:
+    """The mesh of an STL file (``stamp``: its size and time, so a changed file is read
+    again), scaled; errors as :class:`BadValue` of ``walls.file``."""
+    try:
+        corners = read_stl(path)
+    except StlError as exc:
+        raise BadValue("walls.file", path, str(exc)) from None
+    try:
+        return Mesh(corners * scale)
+    except MeshError as exc:
+        raise BadValue("walls.file", path, str(exc)) from None
+
+
+@functools.lru_cache(maxsize=16)
+def _array_mesh(vertices: tuple, triangles: tuple, scale: float) -> Mesh:
+    """The mesh of vertex and triangle arrays (as nested tuples), scaled."""
+    v = array("walls.vertices", vertices, (3,))
+    try:
+        t = np.asarray(triangles)
+    except ValueError:  # ragged
+        t = np.zeros(0)
+    if t.dtype.kind not in "iu" or t.ndim != 2 or t.shape[1] != 3:
+        raise BadValue("walls.triangles", triangles, "expected integers of shape (T, 3)")
+    try:
+        return Mesh.from_arrays(v * scale, t)
+    except MeshError as exc:
+        raise BadValue("walls.triangles", triangles, str(exc)) from None
+
+
+def _nested(value):
+    """Lists and arrays as nested tuples (hashable, comparable)."""
+    if isinstance(value, (list, tuple, np.ndarray)):
+        return tuple(_nested(x) for x in (value.tolist() if isinstance(value, np.ndarray)
+                                           else value))
+    return value
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -260,10 +305,14 @@ class WallConfig:
     ``length`` (m) centred on ``point`` whose both faces and rims act. Either may translate
     at ``velocity`` (m/s: its point is point + velocity · t); a cylinder may turn about its
     axis at ``angular_velocity`` (rad/s, right-handed about ``axis``): the surface velocity
-    drags the spheres through friction. Errors name ``walls[k].<field>``."""
+    drags the spheres through friction. ``type = "mesh"``: triangles from the STL ``file``
+    (ASCII or binary; a relative path is resolved against the config file's folder by
+    :func:`load_config`) or from ``vertices`` (V, 3) and ``triangles`` (T, 3) of vertex
+    indices (library), times ``scale`` (file units → m); may translate (``pdyn.mesh``).
+    Errors name ``walls[k].<field>``."""
 
     type: str
-    point: tuple
+    point: tuple | None = None  # plane, cylinder
     normal: tuple | None = None  # plane: toward the spheres
     axis: tuple | None = None  # cylinder
     radius: float | None = None  # cylinder, m
@@ -271,12 +320,29 @@ class WallConfig:
     velocity: tuple = (0.0, 0.0, 0.0)  # m/s
     angular_velocity: float = 0.0  # rad/s about the cylinder's axis
     length: float | None = None  # cylinder, m, centred on point; None: infinite
+    file: str | None = None  # mesh: an STL file
+    scale: float = 1.0  # mesh: file units → m
+    vertices: tuple | None = None  # mesh (library): (V, 3)
+    triangles: tuple | None = None  # mesh (library): (T, 3) vertex indices
 
     @_config_errors
     def __post_init__(self):
         choice("walls.type", self.type, WALL_TYPES)
-        object.__setattr__(self, "point", vector("walls.point", self.point))
         object.__setattr__(self, "velocity", vector("walls.velocity", self.velocity))
+        defaults = {f.name: f.default for f in fields(self)}
+        mesh = set(_WALL_FIELDS["mesh"])
+        for name in sorted(set(defaults) - {"type", "velocity"}):
+            if (name in mesh) != (self.type == "mesh") and getattr(self, name) != defaults[name]:
+                owners = [k for k, v in _WALL_FIELDS.items() if name in v]
+                raise BadValue(f"walls.{name}", getattr(self, name),
+                               f"not a field of a {self.type} (only of a "
+                               f"{' or '.join(owners)})")
+        if self.type == "mesh":
+            self._check_mesh()
+            return
+        if self.point is None:
+            raise ConfigError("walls.point: required in [[walls]]")
+        object.__setattr__(self, "point", vector("walls.point", self.point))
         number("walls.angular_velocity", self.angular_velocity)
         direction = "normal" if self.type == "plane" else "axis"
         other = "axis" if self.type == "plane" else "normal"
@@ -305,8 +371,42 @@ class WallConfig:
                     raise BadValue("walls.inside", self.inside, "a finite cylinder is an open "
                                    "tube whose both faces act (omit inside)")
 
+    def _check_mesh(self) -> None:
+        """A mesh's source (a file, or vertices and triangles) and scale; reads it."""
+        number("walls.scale", self.scale, above=0)
+        given = self.file is not None, self.vertices is not None or self.triangles is not None
+        if given[0] == given[1]:
+            raise ConfigError("walls.file: a mesh needs a file, or vertices and triangles "
+                              "(not both)")
+        if given[0]:
+            if not isinstance(self.file, str) or not self.file:
+                raise BadValue("walls.file", self.file, "expected a file name")
+        else:
+            for name in ("vertices", "triangles"):
+                if getattr(self, name) is None:
+                    raise ConfigError(f"walls.{name}: required with "
+                                      f"{'triangles' if name == 'vertices' else 'vertices'}")
+                object.__setattr__(self, name, _nested(getattr(self, name)))
+        self.mesh()
+
+    def mesh(self) -> Mesh:
+        """A mesh wall's geometry (``pdyn.mesh.Mesh``, in m; read once and cached)."""
+        if self.file is not None:
+            try:
+                st = Path(self.file).stat()
+            except OSError as exc:
+                raise BadValue("walls.file", self.file, f"cannot read ({exc.strerror})") \
+                    from None
+            return _stl_mesh(str(Path(self.file).resolve()), (st.st_size, st.st_mtime_ns),
+                             float(self.scale))
+        return _array_mesh(self.vertices, self.triangles, float(self.scale))
+
     def spec(self) -> dict:
         """The wall as ``pdyn.walls.WallSet`` takes it."""
+        if self.type == "mesh":
+            mesh = copy.copy(self.mesh())
+            mesh.velocity = np.asarray(self.velocity, float)
+            return {"kind": MESH, "mesh": mesh, "velocity": self.velocity}
         kind = PLANE if self.type == "plane" else (CYLINDER_INSIDE if self.inside
                                                    else CYLINDER_OUTSIDE)
         return {"kind": kind, "point": self.point,
@@ -333,9 +433,8 @@ def wall_configs(walls) -> tuple:
         if bad:
             raise ConfigError(f"walls[{k}].{bad[0]} = {short(w[bad[0]])}: unknown key "
                               f"(known: {', '.join(sorted(known))})")
-        if "type" not in w or "point" not in w:
-            raise ConfigError(f"walls[{k}].{'type' if 'type' not in w else 'point'}: required "
-                              "in [[walls]]")
+        if "type" not in w:
+            raise ConfigError(f"walls[{k}].type: required in [[walls]]")
         try:
             out.append(WallConfig(**w))
         except ConfigError as exc:
@@ -493,4 +592,7 @@ def load_config(path: str | Path) -> SimulationConfig:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config = {str(path)!r}: invalid TOML ({exc})") from None
+    for w in data.get("walls", ()) if isinstance(data.get("walls"), list) else ():
+        if isinstance(w, dict) and isinstance(w.get("file"), str):  # relative to the config
+            w["file"] = str(path.parent / w["file"])
     return config_from_dict(data, source=str(path))

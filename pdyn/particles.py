@@ -50,6 +50,11 @@ ALWAYS, CREATE, NEVER = "always", "create", "never"
 #: key of a contact-history record for a wall partner with gid g < 0 (walls sort after
 #: spheres, in wall order −1, −2, ...); a sphere partner with gid g ≥ 0 has key g + 1
 WALL_KEY_BASE = 1 << 62
+#: key of a record for triangle f of a mesh wall (``pdyn.mesh``; mesh entries follow the other
+#: walls in a list, by triangle): ``MESH_KEY_BASE + 1 + f``
+MESH_KEY_BASE = WALL_KEY_BASE + (1 << 40)
+#: the most triangles the mesh keys address
+MAX_TRIANGLES = 1 << 40
 
 #: the feature of the rotation fields (spin, torque, contact history): runs that rotate
 #: (``ContactModel.rotating``: friction or rolling friction > 0) build their store with it
@@ -146,6 +151,12 @@ def partner_key(g):
     """Key of a contact-history record for a partner with global id ``g`` (ascending in
     neighbour-list order: spheres by id, then walls)."""
     return g + 1 if g >= 0 else WALL_KEY_BASE - g
+
+
+@njit(inline="always", **JIT)
+def entry_key(g, f):
+    """Key of a record for a list entry: partner gid ``g``, or mesh triangle ``f`` ≥ 0."""
+    return MESH_KEY_BASE + 1 + f if f >= 0 else partner_key(g)
 
 
 @njit(**JIT)

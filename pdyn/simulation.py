@@ -240,6 +240,7 @@ class Simulation:
             self.store.add(gid=ws.gid, pos=ws.points(0.0), normal=ws.normals, radius=np.inf,
                            mass=np.inf, flags=INFINITE | FIXED)
         self.contact.walls = ws.table
+        self.contact.mesh = ws.bundle
 
     def _move_walls(self, step: int) -> None:
         """Translating walls to their place at ``step`` (p₀ + v · step·dt: from the step
@@ -373,7 +374,8 @@ class Simulation:
                 rows = self._integrated()
             if rebuilt:  # every owned sphere: a fixed one's drift stays zero
                 mark_built(store.pos, store.build_pos, store.owned)
-            lists.build(pairs, store, radius, rows, self._walls, exact, self.wallset.table)
+            lists.build(pairs, store, radius, rows, self._walls, exact, self.wallset.table,
+                        self.wallset.bundle)
 
     def _pour(self, insert: bool) -> StoreChanges:
         """At a rebuild step (owned spheres in their blocks, no ghosts): remove the spheres in
@@ -493,7 +495,7 @@ class Simulation:
             exchange=self.exchange.state() if state else None,
             insertion=({"params": ins.p, "state": ins.state()} if state and ins else None),
             wall_kinds=self.wallset.table[:, KIND], n_box=self.wallset.n_box,
-            wall_table=self.wallset.table)
+            wall_table=self.wallset.table, wall_meshes=self.wallset.mesh_of or None)
 
     def run(self, steps: int | None = None, progress: bool | None = None) -> dict:
         """Advance ``steps`` (default: the configured number); return :meth:`summary`."""
@@ -580,7 +582,8 @@ class Simulation:
         the closing half-kick, damping would see other velocities (and on several ranks
         ghosts keep the half-step ones)."""
         self.contact_stats = (contact_stats(self.store, self.neighbours,
-                                            self.contact.wall_table(self.store))
+                                            self.contact.wall_table(self.store),
+                                            self.contact.mesh)
                               if "thermo" in needs else None)
         self.network = self.contact_network() if "network" in needs else None
         if "walls" in needs:

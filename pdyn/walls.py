@@ -18,6 +18,9 @@ at t = 0 and the extra reach the neighbour lists give it. Geometry is written on
   act as edges: the closest point c = p + e â + R q̂ of the rim (e = ±L/2), gap |c − x|,
   normal (c − x)/|c − x| — equal to the tube's at d·â = ±L/2, so a sphere sliding over a
   rim feels a continuous force (the closest-point rule of triangle-mesh walls' edges).
+* ``mesh`` (kind 3): triangles (``pdyn.mesh``); the wall's point is the mesh's translation
+  and each triangle within reach is a list entry of its own (:func:`entry_contact`), so
+  :func:`wall_contact` gives a mesh no contact (it returns before the cylinder branch).
 * Motion ([LAMMPS] ``fix wall/gran`` ``wiggle``/``shear``/``rotate``; mesa_pd's moving
   bodies): a translating wall's point is p(t) = p₀ + v t, computed from the step count
   (t = step·dt), never accumulated, so every rank and a restart get the same bits; a
@@ -36,8 +39,9 @@ import numpy as np
 from numba import njit
 
 from ._jit import JIT
+from .mesh import mesh_contact, pack
 
-PLANE, CYLINDER_INSIDE, CYLINDER_OUTSIDE = 0, 1, 2
+PLANE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, MESH = 0, 1, 2, 3
 #: columns of the wall table
 KIND, RADIUS, VX, VY, VZ, OMEGA, X0, Y0, Z0, REACH, HALF = range(11)
 WIDTH = 11
@@ -49,6 +53,8 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
     the unit normal from the sphere to the wall, the overlap δ (m; negative: apart) and the
     wall's surface velocity at the contact (m/s)."""
     kind = table[g, KIND]
+    if kind == MESH:  # its triangles are separate entries (:func:`entry_contact`)
+        return 0.0, 0.0, 1.0, -np.inf, 0.0, 0.0, 0.0
     if kind == PLANE:
         nx, ny, nz = -normal[w, 0], -normal[w, 1], -normal[w, 2]
         delta = r + ((x - pos[w, 0]) * nx + (y - pos[w, 1]) * ny + (z - pos[w, 2]) * nz)
@@ -91,6 +97,36 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
 
 
 @njit(inline="always", **JIT)
+def entry_contact(x, y, z, r, pos, normal, table, w, g, facet, u, mesh, mv, mt, mn, me, mm, ml,
+                  mev, mes, met, mvs, mvt):
+    """:func:`wall_contact` of wall list entry ``u``: wall handle ``w`` (table row ``g``), or
+    with ``facet[u]`` ≥ 0 that triangle of the mesh ``w`` (``pdyn.mesh.mesh_contact``;
+    ``mesh`` the run's mesh bundle, ``pdyn.mesh.pack``, and ``mv`` … ``mvt`` its first eleven
+    arrays, :func:`mesh_arrays`) — normal, overlap (−inf: not a contact to keep) and surface
+    velocity. A run without meshes passes ``mesh`` None: numba prunes the test at compile
+    time and the kernel holds no mesh code (not even the load of ``facet[u]``)."""
+    if mesh is None:
+        return wall_contact(x, y, z, r, pos, normal, table, w, g)
+    f = facet[u]
+    if f >= 0:
+        nx, ny, nz, delta = mesh_contact(x, y, z, r, pos[w, 0], pos[w, 1], pos[w, 2], f, mv, mt,
+                                         mn, me, mm, ml, mev, mes, met, mvs, mvt)
+        return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
+    return wall_contact(x, y, z, r, pos, normal, table, w, g)
+
+
+@njit(inline="always", **JIT)
+def mesh_arrays(mesh):
+    """The eleven arrays of a mesh bundle that :func:`entry_contact` takes, taken once per
+    kernel outside its loops (a tuple of arrays costs a reference count each time one is
+    taken from it); eleven None without meshes (``mesh`` None, pruned at compile time)."""
+    if mesh is None:
+        return None, None, None, None, None, None, None, None, None, None, None
+    return (mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], mesh[5], mesh[6], mesh[7], mesh[8],
+            mesh[9], mesh[10])
+
+
+@njit(inline="always", **JIT)
 def wall_spin(table, g, normal, w):
     """The wall's angular velocity (rad/s): Ω â for a cylinder, zero for a plane."""
     if table[g, KIND] == PLANE:
@@ -123,7 +159,10 @@ class WallSet:
     ``specs``: dicts with ``kind`` (``PLANE``, ``CYLINDER_INSIDE``, ``CYLINDER_OUTSIDE``),
     ``point``, ``normal`` (plane normal or cylinder axis; normalised here), ``radius``,
     ``velocity``, ``angular_velocity``, ``length`` (a cylinder's, centred on its point;
-    absent or inf: infinite)."""
+    absent or inf: infinite); a mesh (kind ``MESH``) gives ``mesh`` (a
+    :class:`pdyn.mesh.Mesh`) instead of point and normal. :attr:`bundle` packs the meshes
+    (``pdyn.mesh.pack``; None without meshes: the kernels then compile no mesh code),
+    :attr:`meshes` lists them, :attr:`mesh_of` maps their rows to them."""
 
     def __init__(self, box_points, box_normals, specs=()):
         box_points = np.asarray(box_points, float).reshape(-1, 3)
@@ -135,7 +174,13 @@ class WallSet:
         self.table[:self.n_box, X0:Z0 + 1] = box_points
         self.table[:, HALF] = math.inf
         self.normals[:self.n_box] = box_normals
+        self.meshes, rows = [], []
         for k, s in enumerate(specs, self.n_box):
+            if s["kind"] == MESH:
+                self.meshes.append(s["mesh"])
+                rows.append(k)
+                s = {**s, "point": (0.0, 0.0, 0.0), "normal": (0.0, 0.0, 1.0),
+                     "velocity": tuple(s["mesh"].velocity)}
             a = np.asarray(s["normal"], float)
             self.normals[k] = a / np.linalg.norm(a)
             self.table[k, KIND] = s["kind"]
@@ -145,6 +190,8 @@ class WallSet:
             self.table[k, X0:Z0 + 1] = s["point"]
             self.table[k, HALF] = 0.5 * s.get("length", math.inf)
         self.gid = -1 - np.arange(n, dtype=np.int64)
+        self.bundle = pack(self.meshes, rows) if self.meshes else None
+        self.mesh_of = dict(zip(rows, self.meshes))  # a mesh wall's row -> its mesh
         self.speed = float(np.max(np.linalg.norm(self.table[:, VX:VZ + 1], axis=1), initial=0.0))
 
     def __len__(self) -> int:
@@ -176,4 +223,5 @@ class WallSet:
         return [f"wall{k + 1}" for k in range(self.n_box, len(self))]
 
 
-__all__ = ["PLANE", "CYLINDER_INSIDE", "CYLINDER_OUTSIDE", "WallSet", "wall_contact", "gaps"]
+__all__ = ["PLANE", "CYLINDER_INSIDE", "CYLINDER_OUTSIDE", "MESH", "WallSet", "wall_contact",
+           "entry_contact", "gaps"]

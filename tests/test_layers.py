@@ -16,6 +16,7 @@ LAYERS = [
     # signals; value checks
     ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
+    ("pdyn.mesh", "pdyn.stl"),  # triangle-mesh walls (contacts, grid); STL files
     ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios", "pdyn.walls"),  # data; wall geometry
     ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection
     ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io", "pdyn.checks"),  # the pieces

@@ -70,7 +70,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT, JIT_IEEE
-from ..walls import WallSet, wall_contact, wall_spin
+from ..walls import WallSet, entry_contact, mesh_arrays, wall_spin
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
 from .laws import law_parameters, normal_force
@@ -172,10 +172,12 @@ def _links(rows, start, split, partner, row_of, link):
 # the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
 def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
-          walls, force):
+          walls, force, facet, mesh):
     """The contact loop without rotation (module docstring): sets ``force`` of every row's
     sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
-    share, their elastic energy)."""
+    share, their elastic energy). ``facet``/``mesh``: the entries' mesh triangles and the
+    mesh bundle, or None without meshes (``pdyn.walls.entry_contact``)."""
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
     energy = 0.0
     n_contacts = 0
     for t in range(rows.shape[0]):
@@ -206,8 +208,10 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
                     n_contacts += 1
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
             w = np.uint64(partner[u])
-            nx, ny, nz, delta, ux, uy, uz = wall_contact(xi, yi, zi, ri, pos, normal, walls, w,
-                                                         np.uint64(-1 - gid[w]))
+            nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls, w,
+                                                          np.uint64(-1 - gid[w]), facet, u, mesh,
+                                                          mv, mt, mn, me, mm, ml, mev, mes, met,
+                                                          mvs, mvt)
             if delta >= 0.0:
                 v_n = (vel[i, 0] - ux) * nx + (vel[i, 1] - uy) * ny + (vel[i, 2] - uz) * nz
                 f, e = normal_force(law, delta, v_n, ri, mi, dt)
@@ -225,7 +229,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
 @njit(**JIT_IEEE)
 def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, link,
                    pos, vel, rad, mass, gid, normal, walls, force, omega, torque, history,
-                   spinning, done, done_at, record):
+                   spinning, done, done_at, record, facet, mesh):
     """The contact loop with rotation (module docstring): sets ``force`` and ``torque`` of every
     row's sphere and advances ``history`` = (last step's touching entries (ascending), their
     springs, whether each slid, their number, whether every row's torque must be written —
@@ -249,6 +253,7 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     behind a pruned ``None`` test, the same operations per contact) it took 1.4× this
     kernel's time in the running step of the dense gas (for reasons not found), and the
     frictionless loop 1.06× its own."""
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
     cap = new_entry.shape[0]
@@ -331,8 +336,10 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 wjx, wjy, wjz = omega[j, 0], omega[j, 1], omega[j, 2]
             else:
                 g = np.uint64(-1 - gid[j])
-                nx, ny, nz, delta, ux, uy, uz = wall_contact(xi, yi, zi, ri, pos, normal, walls,
-                                                             j, g)
+                nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls,
+                                                              j, g, facet, u, mesh, mv, mt, mn,
+                                                              me, mm, ml, mev, mes, met, mvs,
+                                                              mvt)
                 if delta < 0.0:
                     continue
                 rj, r_eff, m_eff = 0.0, ri, mi
@@ -411,13 +418,14 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
 # Output only (snapshots' contact network, the wall-force series): not called in the step.
 @njit(**JIT)
 def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
-                  walls, tangential, spheres):
+                  walls, tangential, spheres, facet, mesh):
     """Every touching contact of the rows, each once: sphere pairs from the row with the lower
     gid (when ``spheres``), then each row's walls. Returns ``(ids (K, 2), ends (2K, 3),
     f_n (K,), normal force (K, 3), tangential force (K, 3))``: ids = (gid_i, gid_j) with a
     wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its surface), forces on i from j — the same numbers the contact loop computes.
     ``tangential`` (entries, 3): the tangential force on the row's sphere per list entry, or 0
-    rows (none)."""
+    rows (none). ``facet``/``mesh`` as for :func:`_pass`."""
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
     k = 0
     for t in range(rows.shape[0]):  # count
         i = rows[t]
@@ -428,8 +436,9 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
                 s = rad[i] + rad[j]
                 if gid[i] < gid[j] and dx * dx + dy * dy + dz * dz <= s * s:
                     k += 1
-            elif wall_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
-                              -1 - gid[j])[3] >= 0.0:
+            elif entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
+                               -1 - gid[j], facet, u, mesh, mv, mt, mn, me, mm, ml, mev,
+                               mes, met, mvs, mvt)[3] >= 0.0:
                 k += 1
     ids = np.empty((k, 2), np.int64)
     ends = np.empty((2 * k, 3))
@@ -458,8 +467,9 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
                 ends[2 * q + 1, 1] = pos[i, 1] + dy
                 ends[2 * q + 1, 2] = pos[i, 2] + dz
             else:
-                nx, ny, nz, delta, ux, uy, uz = wall_contact(pos[i, 0], pos[i, 1], pos[i, 2], ri,
-                                                             pos, normal, walls, j, -1 - gid[j])
+                nx, ny, nz, delta, ux, uy, uz = entry_contact(
+                    pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j, -1 - gid[j],
+                    facet, u, mesh, mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt)
                 if delta < 0.0:
                     continue
                 dist = ri - delta  # the centre's distance from the wall's surface
@@ -510,10 +520,11 @@ def touching_pairs(store, lists) -> np.ndarray:
 
 
 @njit(**JIT)
-def _stats(rows, start, split, partner, pos, rad, gid, normal, walls):
+def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, facet, mesh):
     """Over the rows' touching entries: contacts counted once (a sphere pair from the row
     with the lower gid, every wall contact), sphere–sphere contact ends, and the largest
     overlap over the row sphere's radius."""
+    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
     once = 0
     ends = 0
     worst = 0.0
@@ -532,22 +543,24 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls):
                 worst = max(worst, delta / ri)
         for u in range(split[t], start[t + 1]):
             w = partner[u]
-            delta = wall_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w])[3]
+            delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w], facet, u,
+                                  mesh, mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt)[3]
             if delta >= 0.0:
                 once += 1
                 worst = max(worst, delta / ri)
     return once, ends, worst
 
 
-def contact_stats(store, lists, walls) -> tuple[int, int, float]:
+def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
     """This rank's share of the touching contacts now (as the force pass counts them: a
     sphere pair once, on the rank of its lower-id sphere; wall contacts), the sphere–sphere
     contact ends of its rows (each pair twice over all ranks: the coordination) and the
     largest overlap / radius of its rows' contacts (the radius of the row's sphere, so over
     both sides that of the smaller one). Integers and a maximum: the same on any rank
-    count. ``walls``: the wall table (``ContactModel.wall_table``)."""
+    count. ``walls``: the wall table (``ContactModel.wall_table``), ``mesh`` the mesh bundle
+    (``ContactModel.mesh``)."""
     once, ends, worst = _stats(lists.rows, lists.start, lists.split, lists.partner, store.pos,
-                               store.radius, store.gid, store.normal, walls)
+                               store.radius, store.gid, store.normal, walls, lists.facet, mesh)
     return int(once), int(ends), float(worst)
 
 
@@ -579,6 +592,7 @@ class ContactModel:
         self.rotating = friction > 0.0 or rolling_friction > 0.0
         self.recorded = False  # the last pass recorded tangential forces
         self.walls = None  # the wall table (pdyn.walls.WallSet.table); None: planes at rest
+        self.mesh = None  # the meshes' bundle (pdyn.walls.WallSet.bundle); None: no mesh
         self.tangential = np.zeros((0, 3))
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
         self.spinning = np.zeros(0, np.int64)  # rows (handles) that touched in the last pass
@@ -634,7 +648,7 @@ class ContactModel:
         ids, ends, f_n, fvec, tvec = _contact_list(
             self.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner,
             store.pos, store.vel, store.radius, store.mass, store.gid, store.normal,
-            self.wall_table(store), t, spheres)
+            self.wall_table(store), t, spheres, lists.facet, self.mesh)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 
@@ -658,7 +672,8 @@ class ContactModel:
         if not self.rotating:
             return _pass(self.parameters, dt, gravity, lists.rows, lists.start, lists.split,
                          lists.partner, store.pos, store.vel, store.radius, store.mass, store.gid,
-                         store.normal, self.wall_table(store), store.force)
+                         store.normal, self.wall_table(store), store.force, lists.facet,
+                         self.mesh)
         walls = self.wall_table(store)
         old_entry, old_spring, old_slid, n_old, fresh = self.history.prepare(store, lists)
         if self.spinning.shape[0] < lists.rows.shape[0]:
@@ -682,7 +697,7 @@ class ContactModel:
                 store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
                 store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,
                                             new_entry, new_spring, new_slid),
-                self.spinning, done, done_at, record)
+                self.spinning, done, done_at, record, lists.facet, self.mesh)
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)

@@ -35,7 +35,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ..particles import partner_key
+from ..particles import entry_key, partner_key  # noqa: F401 (re-exported)
 
 #: the store's count field of the history records (``pdyn.particles.FIELDS``)
 COUNT = "history_count"
@@ -60,14 +60,16 @@ def _count_records(ts, start, entry, n):
 
 
 @njit(**JIT)
-def _fill_records(counts, firsts, entry, spring, partner, gid, keys, springs):
-    """The records of the rows: partner key and spring of each touching entry, in list
-    order."""
+def _fill_records(counts, firsts, entry, spring, partner, facet, gid, keys, springs):
+    """The records of the rows: partner key (``facet``: the entries' mesh triangles, or
+    empty) and spring of each touching entry, in list order."""
     q = 0
+    meshes = facet.shape[0] > 0
     for r in range(counts.shape[0]):
         for c in range(counts[r]):
             e = firsts[r] + c
-            keys[q] = partner_key(gid[partner[entry[e]]])
+            u = entry[e]
+            keys[q] = entry_key(gid[partner[u]], facet[u] if meshes else -1)
             springs[q, 0] = spring[e, 0]
             springs[q, 1] = spring[e, 1]
             springs[q, 2] = spring[e, 2]
@@ -75,11 +77,13 @@ def _fill_records(counts, firsts, entry, spring, partner, gid, keys, springs):
 
 
 @njit(**JIT)
-def _load_entries(rows, start, partner, gid, count, first, keys, springs, entry, spring):
+def _load_entries(rows, start, partner, facet, gid, count, first, keys, springs, entry,
+                  spring):
     """The list entries of the rows whose partner has a record with the row's sphere (keys
     ascend in list order: one merge per row), with those springs, into ``entry`` /
     ``spring``; returns how many."""
     k = 0
+    meshes = facet.shape[0] > 0
     for t in range(rows.shape[0]):
         i = rows[t]
         n = count[i]
@@ -88,7 +92,7 @@ def _load_entries(rows, start, partner, gid, count, first, keys, springs, entry,
         for u in range(start[t], start[t + 1]):
             if q >= n:
                 break
-            key = partner_key(gid[partner[u]])
+            key = entry_key(gid[partner[u]], facet[u] if meshes else -1)
             while q < n and keys[a + q] < key:
                 q += 1
             if q < n and keys[a + q] == key:
@@ -169,7 +173,7 @@ class ContactHistory:
         held = np.flatnonzero(counts)
         pools = store.replace_records(COUNT, lists.rows[held], counts[held])
         _fill_records(counts[held], firsts[held], self.entry, self.spring, lists.partner,
-                      store.gid, pools["history_key"], pools["history_spring"])
+                      lists.facet, store.gid, pools["history_key"], pools["history_spring"])
         self._buffers[0] = _buffers(0)
         self.count = self._previous = 0
         self._follows = None
@@ -194,9 +198,9 @@ class ContactHistory:
                 self._buffers[0] = _buffers(0)
                 self._buffers[0] = _buffers(n + n // HEADROOM)
             entry, spring, slid = self._buffers[0]
-            self.count = _load_entries(lists.rows, lists.start, lists.partner, store.gid, count,
-                                       first, pools["history_key"], pools["history_spring"],
-                                       entry, spring)
+            self.count = _load_entries(lists.rows, lists.start, lists.partner, lists.facet,
+                                       store.gid, count, first, pools["history_key"],
+                                       pools["history_spring"], entry, spring)
             slid[:self.count] = 0  # not kept in the records: a hint only
             store.clear_records(COUNT)
             self.saved = False

@@ -34,6 +34,7 @@ from numba import njit
 
 from .._jit import JIT
 from ..broadphase import overlaps
+from ..mesh import candidates
 from ..walls import REACH, WallSet, wall_contact
 
 NO_ENTRIES = np.zeros(0, np.int64)
@@ -54,7 +55,8 @@ def _wall_within(pos, rad, gid, normal, table, i, w, half):
 
 
 @njit(**JIT)
-def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, exact, kept):
+def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, exact, kept,
+                mstart, mfacet, fhandle):
     """The lists of ``rows`` from ``pairs`` (M, 2) on enlarged radii ``rad``: candidates, cut
     here by the exact predicate, or (``exact``) pairs that already passed it.
 
@@ -63,6 +65,10 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
     order of ``walls`` (surface within ``rad[i] + half``, more for a translating wall;
     ``table``: the wall table, ``pdyn.walls``). ``row_of[h]`` is the row of handle h or −1.
     ``kept`` (≥ M; unused with ``exact``) is scratch the caller keeps between builds.
+    Mesh triangles (``pdyn.mesh.candidates``: row t's are ``mfacet[mstart[t]:mstart[t +
+    1]]``, ascending) follow the other walls, each entry the mesh's handle
+    (``fhandle[f]``); the fourth result gives each entry's triangle (−1 otherwise), empty
+    without meshes.
     One pass over the pairs keeps those within reach (with ``exact``: all that touch a row);
     the rows are filled from those and each (short) row is insertion-sorted by partner gid,
     its keys gathered into a buffer of the longest row's length."""
@@ -93,9 +99,10 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
             if _wall_within(pos, rad, gid, normal, table, rows[t], walls[w], half):
                 n_walls += 1
         split[t] = start[t] + count[t + 1]
-        start[t + 1] = split[t] + n_walls
+        start[t + 1] = split[t] + n_walls + mstart[t + 1] - mstart[t]
         longest = max(longest, count[t + 1])
     partner = np.empty(start[n], np.int32)  # handles: 4 bytes an entry
+    facet = np.full(start[n] if mfacet.shape[0] > 0 else 0, -1, np.int32)
     fill = count  # no longer needed: where each row's next partner goes
     for t in range(n):
         fill[t] = start[t]
@@ -128,7 +135,11 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
             if _wall_within(pos, rad, gid, normal, table, rows[t], walls[w], half):
                 partner[u] = walls[w]
                 u += 1
-    return start, split, partner
+        for q in range(mstart[t], mstart[t + 1]):
+            facet[u] = mfacet[q]
+            partner[u] = fhandle[mfacet[q]]
+            u += 1
+    return start, split, partner, facet
 
 
 @njit(**JIT)
@@ -159,6 +170,7 @@ class NeighbourList:
         self.start = np.zeros(1, np.int64)
         self.split = np.zeros(0, np.int64)
         self.partner = np.zeros(0, np.int32)
+        self.facet = NO_PARTNERS  # each entry's mesh triangle (−1: none); empty: no mesh entry
         self.builds = 0  # lists built so far (what per-entry state refers to)
         self._radius = np.zeros(0)
         # the build's scratch (candidates only), kept between rebuilds: on the 97k gas, fresh
@@ -191,27 +203,45 @@ class NeighbourList:
         return self._radius
 
     def build(self, pairs: np.ndarray, store, radius: np.ndarray, rows: np.ndarray,
-              walls: np.ndarray, exact: bool = False, table: np.ndarray | None = None) -> None:
+              walls: np.ndarray, exact: bool = False, table: np.ndarray | None = None,
+              mesh: tuple | None = None) -> None:
         """Lists of ``rows`` from the broad phase's finite ``pairs`` on the radii :meth:`radii`
         returned (passed as ``radius``) — candidates, or with ``exact`` pairs that passed the
         exact test on those radii (``BroadPhase.contacts``) — and the wall handles ``walls``
-        (summed in the order given; ``table``: the wall table, default planes at rest)."""
+        (summed in the order given; ``table``: the wall table, default planes at rest), then
+        the triangles of the meshes (``mesh``: the bundle, ``pdyn.mesh.pack``, or None; their walls'
+        handles are ``walls[row]``) within the same reach, found on their grids."""
         rows = np.ascontiguousarray(rows, np.int64)
         pairs = np.ascontiguousarray(pairs, np.int64)
         # the old lists go before the new ones are made (the history was saved from them)
         self.start, self.split, self.partner = np.zeros(1, np.int64), NO_ENTRIES, NO_PARTNERS
+        self.facet = NO_PARTNERS
+        walls = np.ascontiguousarray(walls, np.int64)
+        table = WallSet(np.zeros((len(walls), 3)), np.zeros((len(walls), 3))).table \
+            if table is None else table
+        mstart, mfacet, fhandle = self._mesh_candidates(store, radius, rows, walls, table, mesh)
         row_of = np.full(store.capacity, -1, np.int32)
         row_of[rows] = np.arange(rows.size, dtype=np.int32)
         m = pairs.shape[0]
         if not exact and self._kept.shape[0] < m:  # scratch grows with headroom, never shrinks
             self._kept = np.empty(m + m // 4, np.int32)
-        self.start, self.split, self.partner = _build_rows(
-            pairs, store.pos, radius, store.gid, store.normal,
-            WallSet(np.zeros((len(walls), 3)), np.zeros((len(walls), 3))).table
-            if table is None else table, rows, row_of,
-            np.ascontiguousarray(walls, np.int64), self.reach, exact, self._kept)
+        self.start, self.split, self.partner, self.facet = _build_rows(
+            pairs, store.pos, radius, store.gid, store.normal, table, rows, row_of, walls,
+            self.reach, exact, self._kept, mstart, mfacet, fhandle)
         self.rows = rows
         self.builds += 1
+
+    def _mesh_candidates(self, store, radius, rows, walls, table, mesh) -> tuple:
+        """The rows' mesh triangles within reach (CSR start, triangles) and each triangle's
+        mesh handle; empty without meshes."""
+        if mesh is None or rows.shape[0] == 0:
+            return np.zeros(rows.shape[0] + 1, np.int64), NO_ENTRIES, NO_PARTNERS
+        mesh_rows = mesh[-1]
+        handles = walls[mesh_rows]
+        extra = np.ascontiguousarray(table[mesh_rows, REACH])  # (``radius`` holds the skin/2)
+        origin = np.ascontiguousarray(store.pos[handles])
+        mstart, mfacet = candidates(rows, store.pos, radius, extra, mesh, origin)
+        return mstart, mfacet, handles[mesh[11]].astype(np.int32)
 
     def entries(self) -> int:
         """Partner entries over all rows (list memory: 4 bytes each)."""

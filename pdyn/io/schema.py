@@ -28,7 +28,8 @@ import numpy as np
 
 from ..domain import BLOCKS_PER_RANK, BOUNDARIES, MAX_BLOCKS
 from ..lattice import Lattice, lattice_dims
-from ..particles import FIELDS, FIXED, OWNED, WALL_KEY_BASE, ragged_groups
+from ..particles import (FIELDS, FIXED, MAX_TRIANGLES, MESH_KEY_BASE, OWNED, WALL_KEY_BASE,
+                         ragged_groups)
 from ..values import (BadValue, choices, integer, integers, number, short, text,
                       vector)
 from .hdf5 import CHECKPOINT, SNAPSHOT, OutputFileError, open_pdyn, read_dataset
@@ -147,7 +148,8 @@ ROW_INDICES = {"contacts/lines": "contacts/points", "walls/quads": "walls/quad_p
 COUNTED = {f"particles/{k}": f"particles/{f.counted_by}" for k, f in FIELDS.items()
            if f.counted_by}
 #: the contact history's partner key of a wall with id g < 0 is ``HISTORY_WALL_KEY_BASE - g``,
-#: of a sphere with id g >= 0 ``g + 1`` (``pdyn.particles.partner_key``)
+#: of a sphere with id g >= 0 ``g + 1`` (``pdyn.particles.partner_key``), of triangle f of a
+#: mesh wall ``MESH_KEY_BASE + 1 + f`` (``pdyn.particles.entry_key``)
 HISTORY_WALL_KEY_BASE = WALL_KEY_BASE
 
 
@@ -582,7 +584,8 @@ def _history_keys(path, key: str, data: dict, bound: int, n_walls: int, at=None)
     used = np.arange(keys.shape[1]) < data[COUNTED[key]][:, None]
     own = (data["particles/gid"] + 1)[:, None]
     valid = (((keys >= 1) & (keys <= bound) & (keys != own))
-             | ((keys > HISTORY_WALL_KEY_BASE) & (keys <= HISTORY_WALL_KEY_BASE + n_walls)))
+             | ((keys > HISTORY_WALL_KEY_BASE) & (keys <= HISTORY_WALL_KEY_BASE + n_walls))
+             | ((keys > MESH_KEY_BASE) & (keys <= MESH_KEY_BASE + MAX_TRIANGLES)))
     rising = np.ones_like(used)
     rising[:, 1:] = keys[:, 1:] > keys[:, :-1]
     _slots(path, key, keys, ~used | (valid & rising),
@@ -597,7 +600,8 @@ def _record_keys(path, key: str, data: dict, bound: int, n_walls: int, at=None) 
     counts = data["particles/history_count"]
     own = np.repeat(data["particles/gid"] + 1, counts)
     valid = (((keys >= 1) & (keys <= bound) & (keys != own))
-             | ((keys > HISTORY_WALL_KEY_BASE) & (keys <= HISTORY_WALL_KEY_BASE + n_walls)))
+             | ((keys > HISTORY_WALL_KEY_BASE) & (keys <= HISTORY_WALL_KEY_BASE + n_walls))
+             | ((keys > MESH_KEY_BASE) & (keys <= MESH_KEY_BASE + MAX_TRIANGLES)))
     first = np.zeros(keys.shape[0], bool)
     first[(np.cumsum(counts) - counts)[counts > 0]] = True
     rising = np.ones(keys.shape[0], bool)

@@ -103,7 +103,7 @@ def wall_surface_arrays(view) -> dict:
     table = (view.wall_table if view.wall_table is not None
              else WallSet(store.pos[w], store.normal[w]).table)
     verts, tris, ids = wall_surfaces(table, store.pos[w], store.normal[w], view.box.lo,
-                                     view.box.hi, view.time)
+                                     view.box.hi, view.time, view.wall_meshes)
     return {"walls/id": store.gid[w], "walls/point": store.pos[w], "walls/normal": store.normal[w],
             "walls/vertices": verts, "walls/triangles": tris, "walls/triangle_wall": ids}
 

@@ -25,10 +25,11 @@ class OutputView:
     this rank's contact statistics (``contacts``: ``pdyn.dynamics.contact.contact_stats``,
     its contacts counted once, its sphere–sphere contact ends and the largest overlap /
     radius). ``wall_kinds`` the kind code of each wall in id order −1, −2, … (``pdyn.walls``:
-    0 a plane, 1 / 2 a cylinder with the spheres inside / outside) and ``n_box`` how many of
+    0 a plane, 1 / 2 a cylinder with the spheres inside / outside, 3 a mesh) and ``n_box`` how many of
     them are box faces (the configured ``[[walls]]`` follow); None: box faces only.
     ``wall_table`` the wall table (``pdyn.walls.WallSet.table``, rows in id order); None:
-    planes at rest."""
+    planes at rest. ``wall_meshes`` the mesh (``pdyn.mesh.Mesh``, geometry only) of each
+    mesh wall's table row (``pdyn.walls.WallSet.mesh_of``); None: no mesh."""
 
     step: int
     time: float
@@ -52,6 +53,7 @@ class OutputView:
     wall_kinds: np.ndarray | None = None
     n_box: int | None = None
     wall_table: np.ndarray | None = None
+    wall_meshes: dict | None = None
 
 
 #: the needs that ask for the contacts' forces (the force pass records tangential forces)

@@ -10,11 +10,13 @@ the box:
 * a cylinder: a tube of :data:`SEGMENTS` strips around the axis over its ``length``, or, when
   infinite, over the box's extent along the axis (the projections of the box's corners: the
   box exactly for an axis along x, y or z); a turning cylinder's tessellation is turned by
-  Ω t, so the drawn surface turns with it.
+  Ω t, so the drawn surface turns with it;
+* a mesh: its own triangles translated by v t (``Mesh.surface``).
 
 Each triangle faces the spheres' side (its corners counter-clockwise seen from there): a
 plane's toward its normal, an inside cylinder's (and an open tube's) toward the axis, an
-outside one's away from it.
+outside one's away from it. A mesh is two-sided (``pdyn.mesh``: spheres may touch either
+side): its triangles keep the winding of its file or arrays.
 
 A kind of wall added later draws itself by adding a branch to :func:`wall_surfaces`.
 Numpy; a handful of walls, not a particle loop.
@@ -26,7 +28,7 @@ import math
 
 import numpy as np
 
-from ..walls import CYLINDER_INSIDE, HALF, KIND, OMEGA, PLANE, RADIUS
+from ..walls import CYLINDER_INSIDE, HALF, KIND, MESH, OMEGA, PLANE, RADIUS
 
 #: strips around a tube
 SEGMENTS = 64
@@ -90,11 +92,12 @@ def tube(point, axis, radius: float, s0: float, s1: float, turn: float = 0.0,
 
 
 def wall_surfaces(table: np.ndarray, points: np.ndarray, normals: np.ndarray, lo, hi,
-                  time: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+                  time: float, meshes=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """All walls as one triangle surface at ``time`` (s): (vertices (V, 3), triangles (T, 3)
     int64 rows of vertices, wall id (T,) int64: −1 − the row of the wall). ``table`` the wall
     table, ``points`` (W, 3) each wall's point at ``time``, ``normals`` (W, 3) its normal or
-    axis, ``lo``, ``hi`` the box."""
+    axis, ``lo``, ``hi`` the box, ``meshes`` the mesh of each mesh wall's row
+    (``pdyn.walls.WallSet.mesh_of``; needed when the table has meshes)."""
     lo, hi = np.asarray(lo, float), np.asarray(hi, float)
     corners = lo + _CORNERS * (hi - lo)
     verts, tris, ids = [np.zeros((0, 3))], [np.zeros((0, 3), np.int64)], [np.zeros(0, np.int64)]
@@ -105,6 +108,8 @@ def wall_surfaces(table: np.ndarray, points: np.ndarray, normals: np.ndarray, lo
             vw = plane_polygon(points[w], normals[w], lo, hi)
             k = np.arange(1, len(vw) - 1)
             tw = np.column_stack((np.zeros_like(k), k, k + 1))
+        elif kind == MESH:
+            vw, tw = meshes[w].surface(time)
         else:
             a = np.asarray(normals[w], float) / np.linalg.norm(normals[w])
             half = table[w, HALF]

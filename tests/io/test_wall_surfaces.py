@@ -1,7 +1,7 @@
 """Walls drawn as triangles (snapshot format 7, ``pdyn.io.wallmesh``): a plane clipped exactly
 to the box (the polygon where it cuts it), cylinders as tubes over the box or their length,
-each at its place of the snapshot's time (a translating plane moved, a turning tube's
-tessellation turned); the surface opens in VTK's XDMF 2 reader (what ParaView uses), and a
+meshes as their triangles, each at its place of the snapshot's time (a translating plane or
+mesh moved, a turning tube's tessellation turned); the surface opens in VTK's XDMF 2 reader (what ParaView uses), and a
 snapshot of format 6 (quadrilaterals) is still read, listed and rendered."""
 
 import math
@@ -108,35 +108,45 @@ def drum_run(folder, steps=40):
         output=OutputConfig(folder=str(folder), snapshot_every=20)))
 
 
-def test_snapshot_walls_open_in_vtk(tmp_path):
-    """Each snapshot's walls block, read by VTK's XDMF 2 reader, is the snapshot's triangles
-    with the cell array ``wall``; the rising plane is drawn at its place of the moment."""
-    vtk_xdmf = pytest.importorskip("vtkmodules.vtkIOXdmf2")
+def assert_vtk_walls(folder, snaps):
+    """VTK's XDMF 2 reader of ``folder``'s series gives each snapshot's walls block as the
+    snapshot's triangles: the same points, cells and cell array ``wall``."""
     from vtkmodules.util.numpy_support import vtk_to_numpy
+    from vtkmodules.vtkIOXdmf2 import vtkXdmfReader
 
-    sim = drum_run(tmp_path)
-    sim.run(40)
-    r = vtk_xdmf.vtkXdmfReader()
-    r.SetFileName(str(tmp_path / "snapshots.xmf"))
+    r = vtkXdmfReader()
+    r.SetFileName(str(folder / "snapshots.xmf"))
     r.UpdateInformation()
-    for step in (20, 40):
-        s = read_snapshot(tmp_path / "snapshots" / f"snap_{step:08d}.h5")
+    for s in snaps:
         w = s["walls"]
-        plane = np.unique(w["triangles"][w["triangle_wall"] == -3])
-        p = np.array([0, 0, -0.15 + 0.1 * s["time"]])
-        assert np.abs((w["vertices"][plane] - p) @ np.array([0, 0.6, 0.8])).max() < 1e-15
         r.UpdateTimeStep(s["time"])
         out = r.GetOutput()
         blocks = {out.GetMetaData(b).Get(out.NAME()).split("[")[0]: out.GetBlock(b)
                   for b in range(out.GetNumberOfBlocks())}
         g = blocks["walls"]
-        assert g.GetNumberOfCells() == len(w["triangles"]) == 4 * SEGMENTS + len(plane) - 2
+        assert g.GetNumberOfCells() == len(w["triangles"])
         assert np.array_equal(vtk_to_numpy(g.GetPoints().GetData()), w["vertices"])
         assert np.array_equal(vtk_to_numpy(g.GetCellData().GetArray("wall")),
                               w["triangle_wall"])
         cells = np.array([[g.GetCell(c).GetPointId(k) for k in range(3)]
                           for c in range(g.GetNumberOfCells())])
         assert np.array_equal(cells, w["triangles"])
+
+
+def test_snapshot_walls_open_in_vtk(tmp_path):
+    """Each snapshot's walls block, read by VTK's XDMF 2 reader, is the snapshot's triangles
+    with the cell array ``wall``; the rising plane is drawn at its place of the moment."""
+    pytest.importorskip("vtkmodules.vtkIOXdmf2")
+    sim = drum_run(tmp_path)
+    sim.run(40)
+    snaps = [read_snapshot(tmp_path / "snapshots" / f"snap_{step:08d}.h5") for step in (20, 40)]
+    for s in snaps:
+        w = s["walls"]
+        plane = np.unique(w["triangles"][w["triangle_wall"] == -3])
+        p = np.array([0, 0, -0.15 + 0.1 * s["time"]])
+        assert np.abs((w["vertices"][plane] - p) @ np.array([0, 0.6, 0.8])).max() < 1e-15
+        assert len(w["triangles"]) == 4 * SEGMENTS + len(plane) - 2
+    assert_vtk_walls(tmp_path, snaps)
 
 
 def test_format_6_snapshots_still_listed_read_and_rendered(tmp_path, capsys):
@@ -177,3 +187,41 @@ def test_box_faces_are_the_faces():
     face = np.linalg.norm(areas(v, t), axis=1)
     assert np.add.reduceat(face, np.arange(0, 12, 2)) == pytest.approx([6, 6, 3, 3, 2, 2])
     assert (np.einsum("ij,ij->i", areas(v, t), ws.normals[-1 - ids]) > 0).all()  # inward
+
+
+def test_mesh_walls_drawn_as_their_triangles_at_the_snapshot_time(tmp_path):
+    """A translating mesh floor is drawn as its own triangles (the winding of its arrays),
+    moved by v t at each snapshot's time, in the read-back snapshot and through VTK's XDMF 2
+    reader; its torque in wall_forces.csv is about its point v t."""
+    pytest.importorskip("vtkmodules.vtkIOXdmf2")
+    from pdyn.mesh import grid_surface
+
+    v0, t0 = grid_surface(3, 0.1, lift=lambda x, y: 0.2 * x)
+    sim = Simulation(SimulationConfig(
+        contact=ContactConfig(youngs_modulus=1e6, restitution=0.5, friction=0.3),
+        box=BoxConfig(lo=(-0.2, -0.2, -0.2), hi=(0.2, 0.2, 0.2), boundary=("open",) * 3),
+        particles=ParticlesConfig(positions=[[0.03, 0.02, 0.006 + 0.00998 * math.sqrt(1.04)]],
+                                  radii=[0.01], density=2500),
+        walls=[{"type": "mesh", "vertices": v0.tolist(), "triangles": t0.tolist(),
+                "velocity": [0.0, 0.0, 0.05]}],
+        gravity=(0.0, 0.0, -9.81), progress=False,
+        output=OutputConfig(folder=str(tmp_path), snapshot_every=5, wall_forces=True)))
+    sim.run(10)  # still touching (it bounces off at step 18)
+    snaps = [read_snapshot(tmp_path / "snapshots" / f"snap_{step:08d}.h5") for step in (5, 10)]
+    for s in snaps:
+        w = s["walls"]
+        mine = w["triangle_wall"] == -1
+        assert mine.sum() == len(t0) == 18
+        drawn = w["vertices"][w["triangles"][mine]]
+        assert np.array_equal(drawn - [0.0, 0.0, 0.05 * s["time"]], v0[t0])
+    assert_vtk_walls(tmp_path, snaps)
+    rows = np.genfromtxt(tmp_path / "wall_forces.csv", delimiter=",", names=True)
+    force = np.array([rows[f"wall1_f{a}"][-1] for a in "xyz"])
+    torque = np.array([rows[f"wall1_t{a}"][-1] for a in "xyz"])
+    assert force[2] < 0.0  # the sphere presses on the floor
+    # one face contact: c the centre's projection on the face z = 0.2 x + v t, p = v t
+    x = sim.store.pos[sim.store.owned[0]]
+    p = np.array([0.0, 0.0, 0.05 * sim.time])
+    nu = np.array([-0.2, 0.0, 1.0]) / math.sqrt(1.04)
+    c = x - ((x - p) @ nu) * nu
+    assert torque == pytest.approx(np.cross(c - p, force), rel=1e-9, abs=1e-15)

@@ -1,0 +1,81 @@
+"""Mesh walls under real mpiexec (2 and 4 ranks; also runs on 1): frictional spheres poured
+into a V-shaped mesh trough (an STL file) while a mesh piston (vertex arrays) slides in give
+the 1-rank trajectory bit for bit, and a restart continues it bit for bit (issue 33)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from pdyn.config import (BoxConfig, ContactConfig, OutputConfig, ParticlesConfig,
+                         SimulationConfig)
+from pdyn.mesh import grid_surface
+from pdyn.parallel import SerialComm
+from pdyn.restart import from_checkpoint
+from pdyn.scenarios import place_spheres
+from pdyn.simulation import Simulation
+from pdyn.stl import write_stl
+
+from .scenes import FRICTIONAL_STATE, gather_fields
+
+pytestmark = pytest.mark.mpi
+
+SLOPE = math.tan(math.radians(30.0))
+
+
+def trough(folder, comm, **cfg):
+    """250 spheres (r 4-6 mm) over a V trough of 200 triangles (faces at 30°, an STL file
+    in mm), thrown down at 1 m/s, a vertical mesh plate moving in along y at 0.3 m/s;
+    friction 0.5, rolling friction 0.02, walled sides."""
+    if comm.rank == 0:
+        v, t = grid_surface(10, 100.0, lift=lambda x, y: SLOPE * np.abs(x))
+        write_stl(folder / "trough.stl", v[t].astype(np.float32))
+    comm.barrier()
+    rng = np.random.default_rng(9)
+    radii = rng.uniform(0.004, 0.006, 250)
+    pos = place_spheres(radii, np.array([-0.03, -0.09, 0.025]), np.array([0.03, 0.09, 0.14]),
+                        9)  # above the trough (0.017 m high at |x| = 0.03 m)
+    vel = rng.normal(0.0, 0.2, pos.shape) + [0.0, 0.0, -1.0]
+    plate = {"type": "mesh", "vertices": [[-0.1, -0.092, 0.0], [0.1, -0.092, 0.0],
+                                          [0.1, -0.092, 0.2], [-0.1, -0.092, 0.2]],
+             "triangles": [[0, 1, 2], [0, 2, 3]], "velocity": [0.0, 0.3, 0.0]}
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=pos, velocities=vel, radii=radii, density=2500.0),
+        box=BoxConfig(lo=(-0.1, -0.12, -0.01), hi=(0.1, 0.1, 0.25),
+                      boundary=("wall", "wall", "open")),
+        contact=ContactConfig(youngs_modulus=1e6, restitution=0.5, friction=0.5,
+                              rolling_friction=0.02),
+        walls=[{"type": "mesh", "file": str(folder / "trough.stl"), "scale": 0.001}, plate],
+        gravity=(0.0, 0.0, -9.81), progress=False, **cfg)
+
+
+def test_mesh_walls_bit_identical_to_one_rank(comm, shared_dir):
+    cfg = trough(shared_dir, comm, reorder_every=20, balance_every=20, balance_threshold=1.0)
+    sim = Simulation(cfg, comm=comm)
+    sim.run(600)
+    assert sim.rebuilds >= 4
+    walls = sim.wall_contacts()["id"][:, 1]
+    seen = set(sum(sim.comm.allgather(np.unique(walls).tolist()), []))
+    assert {-5, -6} <= seen  # the trough and the plate both touched
+    ref = Simulation(cfg, comm=SerialComm())
+    ref.run(600)
+    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(sim, FRICTIONAL_STATE),
+                          gather_fields(ref, FRICTIONAL_STATE)):
+        assert np.array_equal(x, y), f"{name} differs from the 1-rank run"
+
+
+def test_restart_with_mesh_walls_is_bit_identical(comm, shared_dir):
+    out = shared_dir / "mesh"
+    cfg = trough(shared_dir, comm, output=OutputConfig(
+        folder=str(out / "a"), checkpoint_every=300, overwrite=True, wall_forces=True))
+    ref = Simulation(cfg, comm=comm)
+    ref.run(600)
+    cont = from_checkpoint(out / "a" / "checkpoints" / "ckpt_00000300.h5", comm=comm,
+                           output=OutputConfig(folder=str(out / "b"), overwrite=True))
+    cont.run(300)
+    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(ref, FRICTIONAL_STATE),
+                          gather_fields(cont, FRICTIONAL_STATE)):
+        assert np.array_equal(x, y), f"{name} differs after the restart"
+    if comm.rank == 0:
+        head = (out / "a" / "wall_forces.csv").read_text().splitlines()[0].split(",")
+        assert head[-12:] == [f"wall{k}_{c}{a}" for c in "ft" for k in (5, 6) for a in "xyz"]
