@@ -2,9 +2,11 @@
 
 import numpy as np
 
-from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
+from pdyn.config import BoxConfig, ContactConfig, OutputConfig, ParticlesConfig, SimulationConfig
 from pdyn.particles import FIELDS
+from pdyn.restart import from_checkpoint
 from pdyn.scenarios import place_spheres
+from pdyn.simulation import Simulation
 
 
 def dense_polydisperse(boundary=("periodic",) * 3, n=400, seed=3, broadphase="linked_cells",
@@ -86,3 +88,26 @@ def walled_pile(n=150, seed=2, **cfg):
         box=BoxConfig(lo=(0.0, 0.0, 0.0), hi=(2.4, 2.4, 3.0)),
         contact=ContactConfig(youngs_modulus=1e6, restitution=0.3), gravity=(0.0, 0.0, -9.81),
         progress=False, **cfg)
+
+
+def assert_same_state(a, b, what: str) -> None:
+    """The frictional state (``gid`` and :data:`FRICTIONAL_STATE`) of ``a`` and ``b`` is equal
+    bit for bit; each is a Simulation or the list :func:`gather_fields` made of one."""
+    a, b = (gather_fields(s, FRICTIONAL_STATE) if hasattr(s, "store") else s for s in (a, b))
+    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, a, b):
+        assert np.array_equal(x, y), f"{name} differs {what}"
+
+
+def run_then_restart(cfg_of, out, comm, steps: int, at: int, wall_forces: bool = False,
+                     **sim):
+    """Run the config ``cfg_of(output)`` for ``steps`` steps on ``comm``, writing checkpoints
+    every ``at`` steps into ``out``/a; returns that run and a Simulation restarted from its
+    checkpoint of step ``at`` (writing into ``out``/b), not yet run. ``sim``: more arguments
+    of the Simulation (a scene)."""
+    ref = Simulation(cfg_of(OutputConfig(folder=str(out / "a"), checkpoint_every=at,
+                                         overwrite=True, wall_forces=wall_forces)),
+                     comm=comm, **sim)
+    ref.run(steps)
+    cont = from_checkpoint(out / "a" / "checkpoints" / f"ckpt_{at:08d}.h5", comm=comm,
+                           output=OutputConfig(folder=str(out / "b"), overwrite=True))
+    return ref, cont

@@ -5,14 +5,13 @@ it was on every rank, and a restart continues the run bit for bit (issue 33)."""
 import numpy as np
 import pytest
 
-from pdyn.config import OutputConfig, SimulationConfig
+from pdyn.config import SimulationConfig
 from pdyn.parallel import SerialComm
 from pdyn.particles import FIXED
-from pdyn.restart import from_checkpoint
 from pdyn.scenarios import make_scene
 from pdyn.simulation import Simulation
 
-from .scenes import FRICTIONAL_STATE, gather_fields
+from .scenes import assert_same_state, run_then_restart
 
 pytestmark = pytest.mark.mpi
 
@@ -46,24 +45,15 @@ def test_chute_bit_identical_to_one_rank(comm):
     base_unmoved(sim, scene)
     ref = Simulation(cfg, comm=SerialComm(), scene=scene)
     ref.run(300)
-    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(sim, FRICTIONAL_STATE),
-                          gather_fields(ref, FRICTIONAL_STATE)):
-        assert np.array_equal(x, y), f"{name} differs from the 1-rank run"
+    assert_same_state(sim, ref, "from the 1-rank run")
     pairs = np.concatenate(sim.comm.allgather(sim.contact_pairs()))
     assert np.isin(pairs, np.flatnonzero(scene.fixed)).any()  # the base was hit
 
 
 def test_chute_restart_is_bit_identical(comm, shared_dir):
-    out = shared_dir / "chute"
     scene = thrown_chute()
-    cfg = config(output=OutputConfig(folder=str(out / "a"), checkpoint_every=100,
-                                     overwrite=True))
-    ref = Simulation(cfg, comm=comm, scene=scene)
-    ref.run(200)
-    cont = from_checkpoint(out / "a" / "checkpoints" / "ckpt_00000100.h5", comm=comm,
-                           output=OutputConfig(folder=str(out / "b"), overwrite=True))
+    ref, cont = run_then_restart(lambda o: config(output=o), shared_dir / "chute", comm, 200, 100,
+                                 scene=scene)
     cont.run(100)
     base_unmoved(cont, scene)
-    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(ref, FRICTIONAL_STATE),
-                          gather_fields(cont, FRICTIONAL_STATE)):
-        assert np.array_equal(x, y), f"{name} differs after the restart"
+    assert_same_state(ref, cont, "after the restart")

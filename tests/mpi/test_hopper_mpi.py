@@ -5,14 +5,13 @@ restart continues it bit for bit (issue 33)."""
 import numpy as np
 import pytest
 
-from pdyn.config import (BoxConfig, ContactConfig, InsertionConfig, OutputConfig,
-                         ParticlesConfig, SimulationConfig)
+from pdyn.config import (BoxConfig, ContactConfig, InsertionConfig, ParticlesConfig,
+                         SimulationConfig)
 from pdyn.parallel import SerialComm
-from pdyn.restart import from_checkpoint
 from pdyn.scenarios import hopper
 from pdyn.simulation import Simulation
 
-from .scenes import FRICTIONAL_STATE, gather_fields
+from .scenes import assert_same_state, run_then_restart
 
 pytestmark = pytest.mark.mpi
 
@@ -32,9 +31,7 @@ def discharging(**cfg):
 
 
 def same(a, b, what):
-    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(a, FRICTIONAL_STATE),
-                          gather_fields(b, FRICTIONAL_STATE)):
-        assert np.array_equal(x, y), f"{name} differs {what}"
+    assert_same_state(a, b, what)
     assert a.inserter.state() == b.inserter.state()
 
 
@@ -49,13 +46,8 @@ def test_discharge_bit_identical_to_one_rank(comm):
 
 
 def test_restart_of_a_discharge_is_bit_identical(comm, shared_dir):
-    out = shared_dir / "hopper"
-    cfg = discharging(output=OutputConfig(folder=str(out / "a"), checkpoint_every=200,
-                                          overwrite=True))
-    ref = Simulation(cfg, comm=comm)
-    ref.run(400)
-    cont = from_checkpoint(out / "a" / "checkpoints" / "ckpt_00000200.h5", comm=comm,
-                           output=OutputConfig(folder=str(out / "b"), overwrite=True))
+    ref, cont = run_then_restart(lambda o: discharging(output=o), shared_dir / "hopper", comm,
+                                 400, 200)
     removed = cont.inserter.removed
     cont.run(200)
     assert 0 < removed < cont.inserter.removed

@@ -7,16 +7,14 @@ import math
 import numpy as np
 import pytest
 
-from pdyn.config import (BoxConfig, ContactConfig, OutputConfig, ParticlesConfig,
-                         SimulationConfig)
+from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
 from pdyn.mesh import grid_surface
 from pdyn.parallel import SerialComm
-from pdyn.restart import from_checkpoint
 from pdyn.scenarios import place_spheres
 from pdyn.simulation import Simulation
 from pdyn.stl import write_stl
 
-from .scenes import FRICTIONAL_STATE, gather_fields
+from .scenes import assert_same_state, run_then_restart
 
 pytestmark = pytest.mark.mpi
 
@@ -59,23 +57,15 @@ def test_mesh_walls_bit_identical_to_one_rank(comm, shared_dir):
     assert {-5, -6} <= seen  # the trough and the plate both touched
     ref = Simulation(cfg, comm=SerialComm())
     ref.run(600)
-    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(sim, FRICTIONAL_STATE),
-                          gather_fields(ref, FRICTIONAL_STATE)):
-        assert np.array_equal(x, y), f"{name} differs from the 1-rank run"
+    assert_same_state(sim, ref, "from the 1-rank run")
 
 
 def test_restart_with_mesh_walls_is_bit_identical(comm, shared_dir):
     out = shared_dir / "mesh"
-    cfg = trough(shared_dir, comm, output=OutputConfig(
-        folder=str(out / "a"), checkpoint_every=300, overwrite=True, wall_forces=True))
-    ref = Simulation(cfg, comm=comm)
-    ref.run(600)
-    cont = from_checkpoint(out / "a" / "checkpoints" / "ckpt_00000300.h5", comm=comm,
-                           output=OutputConfig(folder=str(out / "b"), overwrite=True))
+    ref, cont = run_then_restart(lambda o: trough(shared_dir, comm, output=o), out, comm, 600,
+                                 300, wall_forces=True)
     cont.run(300)
-    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(ref, FRICTIONAL_STATE),
-                          gather_fields(cont, FRICTIONAL_STATE)):
-        assert np.array_equal(x, y), f"{name} differs after the restart"
+    assert_same_state(ref, cont, "after the restart")
     if comm.rank == 0:
         head = (out / "a" / "wall_forces.csv").read_text().splitlines()[0].split(",")
         assert head[-12:] == [f"wall{k}_{c}{a}" for c in "ft" for k in (5, 6) for a in "xyz"]

@@ -14,7 +14,7 @@ from pdyn.restart import from_checkpoint
 from pdyn.scenarios import place_spheres
 from pdyn.simulation import Simulation
 
-from .scenes import FRICTIONAL_STATE, gather_fields
+from .scenes import FRICTIONAL_STATE, assert_same_state, gather_fields
 
 #: 600 to 1200 steps of 700 spheres on N ranks and on one; the fast lane's frictional
 #: identity is test_parallel's
@@ -60,9 +60,7 @@ def test_packing_bit_identical_to_one_rank(comm, ratio):
     state = gather_fields(sim, FRICTIONAL_STATE)
     ref = Simulation(cfg, comm=SerialComm())
     ref.run(STEPS[ratio])
-    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, state,
-                          gather_fields(ref, FRICTIONAL_STATE)):
-        assert np.array_equal(x, y), f"{name} differs from the 1-rank run"
+    assert_same_state(state, ref, "from the 1-rank run")
 
 
 def test_packing_restart_across_rank_counts(comm, shared_dir):
@@ -83,13 +81,9 @@ def test_packing_restart_across_rank_counts(comm, shared_dir):
         one = from_checkpoint(shared_dir / "n" / "checkpoints" / f"ckpt_{half:08d}.h5",
                               comm=SerialComm(), output=OutputConfig(folder=str(shared_dir / "x")))
         one.run(steps - half)
-        for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(one, FRICTIONAL_STATE),
-                              want):
-            assert np.array_equal(x, y), f"{name}: N-rank checkpoint continued on one rank"
+        assert_same_state(one, want, "when an N-rank checkpoint continues on one rank")
     comm.barrier()
     many = from_checkpoint(shared_dir / "s" / "checkpoints" / f"ckpt_{half:08d}.h5", comm=comm,
                            output=OutputConfig(folder=str(shared_dir / "y")))
     many.run(steps - half)
-    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(many, FRICTIONAL_STATE),
-                          want):
-        assert np.array_equal(x, y), f"{name}: 1-rank checkpoint continued on N ranks"
+    assert_same_state(many, want, "when a 1-rank checkpoint continues on N ranks")

@@ -15,8 +15,8 @@ from pdyn.domain import DecompositionError
 from pdyn.parallel import BlockExchange, ExchangeError, SerialComm, get_comm
 from pdyn.simulation import Simulation
 
-from .scenes import (FRICTIONAL_STATE, dense_polydisperse, gather_fields, gather_state,
-                     owned_state, serial_state)
+from .scenes import (FRICTIONAL_STATE, assert_same_state, dense_polydisperse, gather_fields,
+                     gather_state, owned_state, serial_state)
 
 pytestmark = pytest.mark.mpi
 
@@ -101,9 +101,7 @@ def test_frictional_trajectory_bit_identical_to_one_rank(comm, kind, law):
     assert (state[5] != 0).sum() > 50 and np.abs(state[3]).max() > 0.1  # history, spin
     ref = Simulation(cfg, comm=SerialComm())
     ref.run(200)
-    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, state,
-                          gather_fields(ref, FRICTIONAL_STATE)):
-        assert np.array_equal(x, y), f"{name} differs from the 1-rank run"
+    assert_same_state(state, ref, "from the 1-rank run")
 
 
 def test_auto_switching_per_rank_keeps_the_one_rank_trajectory(comm):

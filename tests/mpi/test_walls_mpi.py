@@ -13,7 +13,7 @@ from pdyn.restart import from_checkpoint
 from pdyn.scenarios import make_scene
 from pdyn.simulation import Simulation
 
-from .scenes import FRICTIONAL_STATE, gather_fields
+from .scenes import FRICTIONAL_STATE, assert_same_state, run_then_restart, gather_fields
 
 pytestmark = pytest.mark.mpi
 
@@ -52,23 +52,15 @@ def test_moving_walls_bit_identical_to_one_rank(comm):
     assert {-1, -2} <= set(sum(seen, []))  # the cylinder and the piston both touched
     ref = Simulation(cfg, comm=SerialComm())
     ref.run(300)
-    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(sim, FRICTIONAL_STATE),
-                          gather_fields(ref, FRICTIONAL_STATE)):
-        assert np.array_equal(x, y), f"{name} differs from the 1-rank run"
+    assert_same_state(sim, ref, "from the 1-rank run")
 
 
 def test_restart_with_moving_walls_is_bit_identical(comm, shared_dir):
     out = shared_dir / "walls"
-    cfg = drum_with_piston(output=OutputConfig(folder=str(out / "a"), checkpoint_every=100,
-                                      overwrite=True, wall_forces=True))
-    ref = Simulation(cfg, comm=comm)
-    ref.run(200)
-    cont = from_checkpoint(out / "a" / "checkpoints" / "ckpt_00000100.h5", comm=comm,
-                           output=OutputConfig(folder=str(out / "b"), overwrite=True))
+    ref, cont = run_then_restart(lambda o: drum_with_piston(output=o), out, comm, 200, 100,
+                                 wall_forces=True)
     cont.run(100)
-    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(ref, FRICTIONAL_STATE),
-                          gather_fields(cont, FRICTIONAL_STATE)):
-        assert np.array_equal(x, y), f"{name} differs after the restart"
+    assert_same_state(ref, cont, "after the restart")
     if comm.rank == 0:
         head = (out / "a" / "wall_forces.csv").read_text().splitlines()[0].split(",")
         assert head[:5] == ["step", "time", "wall1_fx", "wall1_fy", "wall1_fz"]
@@ -91,9 +83,7 @@ def test_finite_tube_and_drum_torque_bit_identical_to_one_rank(comm, shared_dir)
     if comm.rank == 0:
         ref = Simulation(cfg(shared_dir / "one"), comm=SerialComm())
         ref.run(200)
-        for name, x, y in zip(("gid",) + FRICTIONAL_STATE, got,
-                              gather_fields(ref, FRICTIONAL_STATE)):
-            assert np.array_equal(x, y), f"{name} differs from the 1-rank run"
+        assert_same_state(got, ref, "from the 1-rank run")
         a = (shared_dir / "n" / "wall_forces.csv").read_text()
         b = (shared_dir / "one" / "wall_forces.csv").read_text()
         assert a == b and len(a.splitlines()) == 201
@@ -114,9 +104,7 @@ def test_restart_with_a_finite_tube_is_bit_identical(comm, shared_dir):
                            output=OutputConfig(folder=str(out / "b"), overwrite=True,
                                                wall_forces=True))
     cont.run(100)
-    for name, x, y in zip(("gid",) + FRICTIONAL_STATE, gather_fields(ref, FRICTIONAL_STATE),
-                          gather_fields(cont, FRICTIONAL_STATE)):
-        assert np.array_equal(x, y), f"{name} differs after the restart"
+    assert_same_state(ref, cont, "after the restart")
     if comm.rank == 0:
         a = (out / "a" / "wall_forces.csv").read_text().splitlines()
         b = (out / "b" / "wall_forces.csv").read_text().splitlines()
