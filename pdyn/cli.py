@@ -414,6 +414,8 @@ def _run(sim, cfg, comm, steps=None) -> int:
     summary["output"] = _output_note(sim, cfg)
     summary["chosen"] = _chosen(sim, comm)
     if comm.rank == 0:
+        if sim.load:
+            print(sim.load, flush=True)
         _print_summary(summary, sys.stdout)
     return 0
 

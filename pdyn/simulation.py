@@ -530,10 +530,8 @@ class Simulation:
                     w.finish(self.view())
         self.wall_time = time.perf_counter() - t0
         self.steps_run = steps
-        self.load = self.exchange.load_summary(  # collective; a line on rank 0 (N > 1 only)
+        self.load = self.exchange.load_summary(  # collective; a line on rank 0 (the CLI prints it)
             self.balancer.mean_imbalance, self.balancer.rebalances)
-        if self.load and self.comm.rank == 0:
-            print(self.load, flush=True)
         return self.summary()
 
     def _stopped(self) -> Stopped:
