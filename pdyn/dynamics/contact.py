@@ -46,13 +46,9 @@ order on any rank count (a test runs both ways). The posted results (six numbers
 places of the old and new spring, per pair handed over) are read once, in the same pass; they
 wait in a few reused slots (a stack of free ones), as memory order keeps a pair's rows near,
 and a pair that finds every slot taken is evaluated in both rows.
-Measured in one process, two simulations of a scene stepped alternately in chunks of 20-25
-steps, one of them with every pair evaluated in both rows (``benchmarks/pairs_once.py``;
-medians over the chunks, a shared 2-core machine): the running step took 0.86-0.88× the time on the 50 653-sphere dense gas
-(solid fraction 0.5, μ = 0.5, linear law), 0.91-0.94× there on 2 ranks, 0.67-0.68× on the
-settled Hertz bed of 8 000 spheres (μ = 0.5), but 1.05× on the dilute gas (solid fraction
-0.3, 0.36 contact ends a sphere; its contact phase 0.96×). An earlier variant, every pair once
-into a per-pair array and a gather in id order, took 1.25-1.3× the step's time.
+``benchmarks/pairs_once.py`` measures it against every pair evaluated in both rows (one
+process, the two stepped alternately, both checked bit for bit): faster where contacts are
+many (the dense gas, a settled bed), about even on the dilute gas.
 
 Walls have infinite mass and radius: R_eff = r_i, m_eff = m_i. Contacts and elastic energy are
 this rank's share: a sphere contact where gid_i < gid_j (half of its energy from each side;
