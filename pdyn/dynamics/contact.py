@@ -726,7 +726,7 @@ class ContactModel:
         walls = self.wall_table(store)
         if not self.rotating:
             link = self._links(store, lists)
-            done, done_at = self._slots(lists.rows.shape[0])
+            done, done_at = self._slots(lists.rows.shape[0], link is not None)
             n, e = _pass(self.parameters, dt, gravity, lists.rows, lists.start, lists.split,
                          lists.partner, link, store.pos, store.vel, store.radius, store.mass,
                          store.gid, store.normal, walls, store.force, done, done_at,
@@ -740,7 +740,7 @@ class ContactModel:
             self.spinning = np.empty(n, np.int64)
         while True:  # the history's buffers grow with the contacts
             new_entry, new_spring, new_slid = self.history.next_buffer()
-            done, done_at = self._slots(lists.rows.shape[0])
+            done, done_at = self._slots(lists.rows.shape[0], link is not None)
             n, e, k, q = _pass_rotating(
                 self.parameters, self.tangential_model, self.rolling_model, dt, gravity,
                 lists.rows, lists.start, lists.split, lists.partner, link, store.pos,
@@ -792,11 +792,14 @@ class ContactModel:
         entries): what decides for the next lists whether pairs are handed over."""
         self._touching = 2.0 * contacts / max(lists.entries(), 1)
 
-    def _slots(self, rows: int) -> tuple:
+    def _slots(self, rows: int, used: bool = True) -> tuple:
         """The pass's slots for the results of pairs handed over (``done``; ``done_at``: the
         places of their springs, and in its last column the stack of free slots, all of them
         between passes): :data:`SLOTS_PER_ROW` of the rows, at least :data:`MIN_SLOTS`, views
-        of buffers kept from pass to pass (grown when too small)."""
+        of buffers kept from pass to pass (grown when too small); none unless ``used`` (no
+        pair handed over)."""
+        if not used:  # no pair handed over: no slots
+            return self._done[:0], self._done_at[:0]
         n = max(MIN_SLOTS, int(rows * SLOTS_PER_ROW))
         if self._done.shape[0] < n:
             self._done, self._done_at = np.zeros((0, 6)), np.zeros((0, 3), np.int32)
