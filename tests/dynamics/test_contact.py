@@ -1,15 +1,18 @@
 """The contact kernel over neighbour lists: exact overlap test, one function per law, the sum
-(ownership rule and summation order by partner gid)."""
+(ownership rule and summation order by partner gid), pairs handed over between rows."""
 
 import math
 
 import numpy as np
 import pytest
 
+from pdyn import Simulation
+from pdyn.dynamics import contact
 from pdyn.dynamics.contact import ContactModel
 from pdyn.dynamics.laws import Hertz, Linear, damping_ratio, normal_force
 from pdyn.dynamics.neighbours import NeighbourList
 from pdyn.particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
+from tests.mpi.scenes import dense_polydisperse, gather_fields
 
 
 def forces(model, store, pairs, walls, rows, gravity, skin=0.0):
@@ -160,10 +163,6 @@ def test_frictionless_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypat
     are those of every pair evaluated from both sides, bit for bit (damped contacts, periodic,
     reordered); so they are when the results wait in so few ``slots`` that most pairs find
     theirs taken and are evaluated in both rows."""
-    from pdyn import Simulation
-    from pdyn.dynamics import contact
-    from tests.mpi.scenes import dense_polydisperse, gather_fields
-
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, reorder_every=20)
     if slots is not None:
         monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
