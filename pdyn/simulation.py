@@ -706,8 +706,10 @@ def _particles(sim, restart):
     check_memory(sim.node, comm.size, sim.box, config, particles=source.n,
                  inserter=sim.inserter, rotating=sim.contact.rotating,
                  restart=restart is not None)
-    # the rotation fields exist only when the contact model rotates
-    sim.store = ParticleStore(capacity=max(64, 2 * source.n // max(comm.size, 1)),
+    # the rotation fields exist only when the contact model rotates; room for the rank's
+    # share and a quarter more for its ghosts (the store grows by half when that is short:
+    # every slot is a few hundred bytes, resident once the pages around it are touched)
+    sim.store = ParticleStore(capacity=max(64, 5 * source.n // (4 * max(comm.size, 1))),
                               features=(ROTATION,) if sim.contact.rotating else ())
     sim._add_walls()
     if sim.inserter is not None and source.n == 0 and not restart:  # an empty box to pour into
