@@ -56,6 +56,9 @@ MESH_KEY_BASE = WALL_KEY_BASE + (1 << 40)
 #: the most triangles the mesh keys address
 MAX_TRIANGLES = 1 << 40
 
+#: the most slots a store holds (its free stack and live positions are int32)
+MAX_SLOTS = 2**31 - 1
+
 #: the feature of the rotation fields (spin, torque, contact history): runs that rotate
 #: (``ContactModel.rotating``: friction or rolling friction > 0) build their store with it
 ROTATION = "rotation"
@@ -248,9 +251,11 @@ class ParticleStore:
         for name, f in self.fields.items():
             rows = 0 if f.counted_by is None else 16
             setattr(self, name, np.zeros((rows,) + f.shape, dtype=f.dtype))
-        self._free = np.zeros(0, np.int64)
+        # slot bookkeeping: the live handles (int64, what ``live`` hands out), the free stack
+        # and each slot's place in ``live`` (int32: a rank holds fewer than 2³¹ slots)
+        self._free = np.zeros(0, np.int32)
         self._live = np.zeros(0, np.int64)
-        self._live_pos = np.zeros(0, np.int64)
+        self._live_pos = np.zeros(0, np.int32)
         self._n_free = 0
         self._n_live = 0
         self._hwm = 0
@@ -278,9 +283,13 @@ class ParticleStore:
             arr = np.zeros((new,) + old.shape[1:], dtype=old.dtype)
             arr[: self.capacity] = old
             self._set_per_slot(name, arr)
+        if new > MAX_SLOTS:
+            raise MemoryError(f"particle store: {new} slots on this rank, more than "
+                              f"{MAX_SLOTS} (give it more ranks)")
         for name, fill in (("_free", 0), ("_live", 0), ("_live_pos", -1)):
             old = getattr(self, name)
-            arr = np.full(new, fill, np.int64) if fill else np.zeros(new, np.int64)  # untouched
+            arr = (np.full(new, fill, old.dtype) if fill
+                   else np.zeros(new, old.dtype))  # untouched pages
             arr[: self.capacity] = old
             setattr(self, name, arr)
         self.capacity = new
