@@ -7,10 +7,12 @@ run, the arrays of the next ones (the broad phase's pairs, the new neighbour lis
 history's hand-over, messages) therefore come from the heap, and freed memory in the middle of
 the heap stays resident: the process keeps the largest sum of freed fragments it ever had on
 top of the arrays it holds. Setting the threshold turns the raise off, so every large temporary
-goes back to the system when freed and the peak is what is live at once. Dense gas of
-``benchmarks/memory.py`` (97 336 spheres, 1 rank): the peak above the baseline was 3.6 MiB
-lower frictionless and 9.4 MiB lower with μ = 0.5 (``docs/performance.md``). The price is fresh
-pages for a rebuild's temporaries; steps between rebuilds allocate nothing.
+goes back to the system when freed and the peak is what is live at once. The dense gas of
+``benchmarks/memory.py`` (97 336 spheres, 1 rank, 120 steps, one process each way): the peak
+was 4.1 MiB lower frictionless (42 bytes a sphere) and 11.3 MiB with μ = 0.5 (122). The price
+is fresh pages for a rebuild's temporaries (on the 48 668-sphere gas ~3 000 page faults a
+rebuild frictionless, ~7 000 with μ = 0.5, against a few hundred before: a few ms each);
+steps between rebuilds allocate nothing.
 
 Elsewhere (no glibc ``mallopt``) nothing is changed.
 """

@@ -279,13 +279,13 @@ class ParticleStore:
 
     def _grow(self, needed: int) -> None:
         new = max(needed, self.capacity + self.capacity // 2, 16)  # amortised O(1)
+        if new > MAX_SLOTS:
+            raise MemoryError(f"particle store: {new} slots on this rank, more than "
+                              f"{MAX_SLOTS} (give it more ranks)")
         for name, old in list(self._per_slot()):
             arr = np.zeros((new,) + old.shape[1:], dtype=old.dtype)
             arr[: self.capacity] = old
             self._set_per_slot(name, arr)
-        if new > MAX_SLOTS:
-            raise MemoryError(f"particle store: {new} slots on this rank, more than "
-                              f"{MAX_SLOTS} (give it more ranks)")
         for name, fill in (("_free", 0), ("_live", 0), ("_live_pos", -1)):
             old = getattr(self, name)
             arr = (np.full(new, fill, old.dtype) if fill

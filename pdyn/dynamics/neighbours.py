@@ -65,11 +65,11 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
     """The lists of ``rows`` from ``pairs`` (M, 2) on enlarged radii ``rad``: candidates, cut
     here by the exact predicate, or (``exact``) pairs that already passed it.
 
-    Returns ``(start, split, partner, facet)`` (int32; ``start`` empty, and nothing built,
-    when the lists would hold more than ``MAX_ENTRIES``): row t's sphere partners are
-    ``partner[start[t]:
-    split[t]]`` in ascending global id, its walls ``partner[split[t]:start[t + 1]]`` in the
-    order of ``walls`` (surface within ``rad[i] + half``, more for a translating wall;
+    Returns ``(start, split, partner, facet)``, int32 (``start`` empty, nothing built, when
+    the lists would hold more than ``MAX_ENTRIES``): row t's sphere partners are
+    ``partner[start[t]:split[t]]`` in ascending global id, its walls
+    ``partner[split[t]:start[t + 1]]`` in the order of ``walls`` (surface within
+    ``rad[i] + half``, more for a translating wall;
     ``table``: the wall table, ``pdyn.walls``). ``row_of[h]`` is the row of handle h or −1.
     ``kept`` (≥ M; unused with ``exact``) is scratch the caller keeps between builds.
     Mesh triangles (``pdyn.mesh.candidates``: row t's are ``mfacet[mstart[t]:mstart[t +
