@@ -349,6 +349,7 @@ class Simulation:
         integrated particles are listed again and their build positions reset."""
         store, bp, lists = self.store, self.broadphase, self.neighbours
         lists.release()  # memory: the old entries are not held through the query
+        self.contact.release_links()  # nor the pass's links to them
         with self.timers("broadphase"):
             reach = lists.reach
             if changes is not None:  # removed handles first (their slots may be reused)

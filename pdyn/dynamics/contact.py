@@ -823,8 +823,13 @@ class ContactModel:
         (:meth:`ContactHistory.save`), whose buffers it releases, as it releases the pass's
         links (first, so the records never sit beside them; the slots stay): a rebuild or a
         move in memory follows."""
-        self._link, self._links_of = np.zeros(0, np.int32), None
+        self.release_links()
         self.history.save(store, lists)
+
+    def release_links(self) -> None:
+        """The lists are about to be rebuilt: their links go (found again for the new lists),
+        so that they are not held through the broad phase's query."""
+        self._link, self._links_of = np.zeros(0, np.int32), None
 
     def spinning_rows(self, lists) -> np.ndarray:
         """Handles of the rows of ``lists`` that touched something in the last pass over them:
