@@ -232,7 +232,8 @@ def table(results: list[dict]) -> str:
                     f"{r['angle_deg']:.1f} ± {r['angle_std_deg']:.1f} | {sh['upper_deg']:.1f} / "
                     f"{sh['middle_deg']:.1f} / {sh['lower_deg']:.1f} | {sh['s_deg']:.1f} | "
                     f"{sh['rms_d']:.2f} | {100 * r['flying']:.1f} % | "
-                    f"{100 * r['with_drum']:.0f} % | {r.get('bed_turn', math.nan):.2f} | "
+                    f"{100 * r['with_drum']:.0f} % | "
+                    f"{format(r['bed_turn'], '.2f') if 'bed_turn' in r else '–'} | "
                     f"{regime(r)} | {expected(r['froude'])} | "
                     f"{100 * r['max_overlap_flow']:.2f} % ({100 * r['max_overlap_fill']:.2f} %) |")
     return "\n".join(rows)
