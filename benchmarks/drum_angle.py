@@ -11,7 +11,10 @@ samples' profiles averaged bin by bin) gives the shape: a cubic fitted over the 
 of the chord, its local slope angle at the upper end, the middle and the lower end of that
 range — S = upper − lower is near 0 for a flat surface and grows as it bends into an S,
 steep at its top and flattening at its foot — and the profile's RMS deviation from the
-straight line in diameters. The largest overlap
+straight line in diameters. Per sample also the motion (:func:`flight_and_rotation`): the
+spheres in flight, those moving with the drum and the bed's turn rate over Ω; the report
+reads the regime from these (:func:`regime`) beside [Mellmann2001]'s Froude ranges. The
+largest overlap
 over a sphere's radius (spheres and the drum; ``pdyn.dynamics.contact.contact_stats``) is
 sampled every 200 steps, from the start and after the skipped turns. Writes JSON.
 
