@@ -54,6 +54,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import STARTED, command_line, write_doc_block, write_json  # noqa: E402
+from pdyn.values import BadValue, number  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 G = 9.81
@@ -124,14 +125,14 @@ def bulk_density(pos: np.ndarray, mass: np.ndarray, width: float, apex: float) -
 
 
 def discharge(orifice: float, scale: float, opens: float, seconds: float, every: int,
-              seed: int = 0) -> dict:
+              seed: int = 0, height: float = 1.0) -> dict:
     """One run of the hopper with an orifice of side ``orifice`` diameters: the samples of
     the mass out, the bulk density at the opening and the largest overlap seen."""
     from pdyn import Simulation, SimulationConfig
     from pdyn.dynamics.contact import contact_stats
     from pdyn.scenarios import hopper
 
-    scene = hopper(scale=scale, seed=seed, orifice=orifice, opens=opens)
+    scene = hopper(scale=scale, seed=seed, orifice=orifice, opens=opens, height=height)
     sim = Simulation(SimulationConfig(scene="hopper", progress=False), scene=scene)
     t0 = time.perf_counter()
     worst = 0.0
@@ -150,7 +151,8 @@ def discharge(orifice: float, scale: float, opens: float, seconds: float, every:
         worst = max(worst, contact_stats(sim.store, sim.neighbours, sim.contact.walls)[2])
     return {"orifice_d": orifice, "side": orifice * D_SPHERE,
             "D_area": area_diameter(orifice * D_SPHERE), "width": float(scene.box_hi[0]),
-            "spheres": len(scene.radii), "m0": m0, "rho_b": rho_b, "opens": opens,
+            "spheres": len(scene.radii), "height": height, "m0": m0, "rho_b": rho_b,
+            "opens": opens,
             "dt": sim.dt, "steps": sim.step_index, "max_overlap_over_radius": worst,
             "times": times, "mass_out": out, "seconds": time.perf_counter() - t0}
 
@@ -258,21 +260,32 @@ def output(args, runs, command: str, when: str, seconds: float) -> dict:
     return fits
 
 
+def busy_seconds(spans) -> float:
+    """Seconds during which at least one of the (start, finish) datetime ``spans`` ran (runs
+    side by side count once; a gap between sessions not at all)."""
+    busy, end = 0.0, None
+    for a, b in sorted(spans):
+        start = a if end is None else max(a, end)
+        busy += max((b - start).total_seconds(), 0.0)
+        end = b if end is None else max(end, b)
+    return busy
+
+
 def render(args) -> None:
     """``--render``: the output of stored runs (one JSON, or several merged: their runs by
-    orifice, their commands, the span from the first start to the last finish)."""
+    orifice, their commands, the wall time while any of them ran)."""
     import datetime
 
     parts = [json.loads(Path(f).read_text()) for f in args.render]
     runs = sorted((r for d in parts for r in d["runs"]), key=lambda r: r["orifice_d"])
-    started = min(datetime.datetime.fromisoformat(d["started"]) for d in parts)
-    finished = max(datetime.datetime.fromisoformat(d["finished"]) for d in parts)
+    spans = sorted((datetime.datetime.fromisoformat(d["started"]),
+                    datetime.datetime.fromisoformat(d["finished"])) for d in parts)
+    started = spans[0][0]
     command = "\n".join(d["command"] for d in parts)
-    fits = output(args, runs, command, started.strftime("%Y-%m-%d"),
-                  (finished - started).total_seconds())
+    fits = output(args, runs, command, started.strftime("%Y-%m-%d"), busy_seconds(spans))
     if args.json and len(parts) > 1:
         merged = {**parts[0], "command": command, "started": started.isoformat(),
-                  "finished": finished.isoformat(), "runs": runs, "fits": fits,
+                  "finished": max(b for _, b in spans).isoformat(), "runs": runs, "fits": fits,
                   "seconds": sum(d["seconds"] for d in parts)}
         Path(args.json).write_text(json.dumps(merged, indent=2))
         print(f"wrote {args.json}")
@@ -287,6 +300,8 @@ def main(argv=None) -> None:
     p.add_argument("--seconds", type=float, default=None,
                    help=f"most seconds of discharge per run (default {FULL['seconds']})")
     p.add_argument("--opens", type=float, default=0.3, help="s: the outlet opens")
+    p.add_argument("--height", type=float, default=1.0,
+                   help="the fill this many times taller (more spheres, same silo width)")
     p.add_argument("--skip", type=float, default=0.1, help="s after the opening: window start")
     p.add_argument("--every", type=int, default=100, help="steps between samples")
     p.add_argument("--plot", default=str(ROOT / "docs" / "beverloo.png"),
@@ -299,6 +314,10 @@ def main(argv=None) -> None:
     if args.render:
         render(args)
         return
+    try:
+        number("--height", args.height, above=0)
+    except BadValue as exc:
+        raise SystemExit(f"beverloo.py: {exc}") from None
     size = QUICK if args.quick else FULL
     orifices = args.orifices or size["orifices"]
     scale = args.scale or size["scale"]
@@ -306,7 +325,7 @@ def main(argv=None) -> None:
     t0 = time.perf_counter()
     runs = []
     for s in orifices:
-        r = discharge(s, scale, args.opens, seconds, args.every)
+        r = discharge(s, scale, args.opens, seconds, args.every, height=args.height)
         runs.append(r)
         print(f"s = {s:g} d: {r['spheres']} spheres, {r['mass_out'][-1] / r['m0']:.0%} out "
               f"after {r['times'][-1] - args.opens:.2f} s ({r['steps']} steps, "

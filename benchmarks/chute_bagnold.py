@@ -43,6 +43,18 @@ from pdyn.scenarios import chute
 #: quoted (not read off the paper's figure here: the paper was not at hand)
 SILBERT_PHI = (0.56, 0.58)
 D = 1.0  # sphere diameter of the scene (m); g = 1 m/s²
+#: [Jop2006]'s μ(I) for glass beads: μ_s = tan 20.9°, μ_2 = tan 32.76°, I_0 = 0.279
+JOP = (np.tan(np.radians(20.9)), np.tan(np.radians(32.76)), 0.279)
+
+
+def jop_inertial(angle) -> float:
+    """I at which [Jop2006]'s μ(I) = μ_s + (μ_2 − μ_s)/(I_0/I + 1) equals tan θ (steady flow
+    down an incline at ``angle`` degrees); NaN outside μ_s < tan θ < μ_2."""
+    mu_s, mu_2, i_0 = JOP
+    mu = np.tan(np.radians(angle))
+    if not mu_s < mu < mu_2:
+        return float("nan")
+    return float(i_0 * (mu - mu_s) / (mu_2 - mu))
 
 
 def bagnold(z, H, A=1.0):
@@ -78,6 +90,27 @@ def profiles(pos, vel, r, area, edges):
     count = np.bincount(k[ok], minlength=len(edges) - 1)
     vx = np.bincount(k[ok], vel[ok, 0], minlength=len(edges) - 1)
     return phi, vx, count
+
+
+def inertial_number(z, phi, vx, angle):
+    """The inertial number I(z) = γ̇ d / √(P/ρ_s) at the bin centres ``z`` (units d = g = 1):
+    γ̇ = dv_x/dz by central differences, P/ρ_s = g cos θ ∫_z^∞ φ dz' (the weight of the
+    layer above, bins of 1 d). Bagnold's profile is a constant I through the depth."""
+    above = np.cumsum(phi[::-1])[::-1] - 0.5 * phi  # ∫ φ from the bin's centre up
+    pressure = np.cos(np.radians(angle)) * above
+    shear = np.gradient(vx, z)
+    return shear / np.sqrt(np.maximum(pressure, 1e-12))
+
+
+def trend(series, since) -> tuple[float, float]:
+    """Steadiness of the mean downhill velocity after ``since``: the change of its mean from
+    the first to the second half of the window, and the change over the whole window by a
+    straight line fitted to it, both over its mean."""
+    t = np.array([s["t"] for s in series if s["t"] > since + 1e-9])
+    v = np.array([s["vx"] for s in series if s["t"] > since + 1e-9])
+    first, second = np.array_split(v, 2)
+    slope = np.polyfit(t, v, 1)[0]
+    return float(second.mean() / first.mean() - 1.0), float(slope * (t[-1] - t[0]) / v.mean())
 
 
 def run_angle(angle, args) -> dict:
@@ -127,6 +160,8 @@ def analyse(angle, z, phi, vx, series, settle_time, dt, samples, seconds, n, bas
     A, rms = fit_bagnold(z[use], vx[use], H)
     after = np.array([s["ke"] for s in series if s["t"] > settle_time + 1e-9])
     first, second = np.array_split(after, 2)
+    vx_change, vx_trend = trend(series, settle_time)
+    inertial = inertial_number(z, phi, vx, angle)[bulk]
     return {"angle_deg": angle, "spheres": n, "base_spheres": base, "width_d": length,
             "dt": dt, "settle": settle_time, "average": series[-1]["t"] - settle_time,
             "samples": samples, "seconds": round(seconds, 1), "H": H, "phi_bulk": phi_bulk,
@@ -134,19 +169,37 @@ def analyse(angle, z, phi, vx, series, settle_time, dt, samples, seconds, n, bas
             "v_base_bin": float(vx[inner][0]),
             "ke_first_half": float(first.mean()), "ke_second_half": float(second.mean()),
             "ke_change": float(second.mean() / first.mean() - 1.0),
+            "vx_change": vx_change, "vx_trend": vx_trend,
+            "I_bulk": float(inertial.mean()), "I_spread": float(inertial.std()),
             "z": z.tolist(), "phi": phi.tolist(), "vx": vx.tolist(), "series": series}
+
+
+def reanalyse(r: dict) -> dict:
+    """:func:`analyse` again from a saved result's profiles and series (a JSON written before
+    a measure was added gets it)."""
+    return analyse(r["angle_deg"], np.array(r["z"]), np.array(r["phi"]), np.array(r["vx"]),
+                   r["series"], r["settle"], r["dt"], r["samples"], r["seconds"], r["spheres"],
+                   r["base_spheres"], r["width_d"])
 
 
 def table(results, command, day) -> str:
     out = [f"```\n{command}\n```", "", f"Run {day}.", "",
-           "| θ | spheres (+ base) | settle, average (√(d/g)) | KE change, 2nd half / 1st | "
+           "| θ | spheres (+ base) | settle, average (√(d/g)) | ⟨v_x⟩ change, 2nd half / "
+           "1st | ⟨v_x⟩ change along a line over the window | KE change, 2nd half / 1st | "
            "H (d) | φ bulk (Silbert: 0.56–0.58) | A (fit) | fit rms / v_surface | "
+           "I in the bulk (± spread) | A from I: I √(φ cos θ) | I, A by [Jop2006]'s μ(I) | "
            "v_x surface, base bin (√(gd)) | wall time |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
+        c = np.cos(np.radians(r["angle_deg"]))
+        jop = jop_inertial(r["angle_deg"])
         out.append(f"| {r['angle_deg']:g}° | {r['spheres']} (+ {r['base_spheres']}) | "
-                   f"{r['settle']:.0f}, {r['average']:.0f} | {r['ke_change']:+.1%} | "
+                   f"{r['settle']:.0f}, {r['average']:.0f} | {r['vx_change']:+.1%} | "
+                   f"{r['vx_trend']:+.1%} | {r['ke_change']:+.1%} | "
                    f"{r['H']:.1f} | {r['phi_bulk']:.3f} | {r['A']:.3f} | {r['fit_rms']:.3f} | "
+                   f"{r['I_bulk']:.3f} ± {r['I_spread']:.3f} | "
+                   f"{r['I_bulk'] * np.sqrt(r['phi_bulk'] * c):.3f} | "
+                   f"{jop:.3f}, {jop * np.sqrt(r['phi_bulk'] * c):.3f} | "
                    f"{r['v_surface']:.2f}, {r['v_base_bin']:.2f} | "
                    f"{r['seconds'] / 60:.0f} min |")
     out += ["", "![chute: velocity and packing profiles, Bagnold fit](chute_bagnold.png)"]
@@ -170,15 +223,15 @@ def plot(results, path) -> None:
         a2.plot(phi[use], z[use], "o-", ms=4, color=line.get_color(),
                 label=f"θ = {r['angle_deg']:g}°, bulk {r['phi_bulk']:.3f}")
         t = np.array([s["t"] for s in r["series"]])
-        a3.plot(t, [s["ke"] for s in r["series"]], "-", color=line.get_color(),
+        a3.plot(t, [s["vx"] for s in r["series"]], "-", color=line.get_color(),
                 label=f"θ = {r['angle_deg']:g}°")
         a3.axvline(r["settle"], color=line.get_color(), ls=":", lw=1)
     a2.axvspan(*SILBERT_PHI, color="0.85", label="Silbert 2001 bulk (as quoted)")
     a1.set(xlabel="v_x (√(gd))", ylabel="z above the base (d)", title="velocity profile")
     a2.set(xlabel="packing fraction φ", ylabel="z above the base (d)", xlim=(0, 0.8),
            title="packing profile")
-    a3.set(xlabel="time (√(d/g))", ylabel="kinetic energy per sphere (mgd)",
-           title="kinetic energy (dotted: averaging starts)")
+    a3.set(xlabel="time (√(d/g))", ylabel="mean downhill velocity ⟨v_x⟩ (√(gd))",
+           title="⟨v_x⟩ (dotted: averaging starts)")
     for a in (a1, a2, a3):
         a.legend(fontsize=7)
     fig.tight_layout()
@@ -204,7 +257,8 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     if args.render:
         saved = json.loads(Path(args.render).read_text())
-        results, command, day = saved["results"], saved["command"], saved["started"][:10]
+        results = [reanalyse(r) for r in saved["results"]]
+        command, day = saved["command"], saved["started"][:10]
     else:
         with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
             results = list(pool.map(run_angle, args.angles, [args] * len(args.angles)))

@@ -11,7 +11,10 @@ samples' profiles averaged bin by bin) gives the shape: a cubic fitted over the 
 of the chord, its local slope angle at the upper end, the middle and the lower end of that
 range — S = upper − lower is near 0 for a flat surface and grows as it bends into an S,
 steep at its top and flattening at its foot — and the profile's RMS deviation from the
-straight line in diameters. The largest overlap
+straight line in diameters. Per sample also the motion (:func:`flight_and_rotation`): the
+spheres in flight, those moving with the drum and the bed's turn rate over Ω; the report
+reads the regime from these (:func:`regime`) beside [Mellmann2001]'s Froude ranges. The
+largest overlap
 over a sphere's radius (spheres and the drum; ``pdyn.dynamics.contact.contact_stats``) is
 sampled every 200 steps, from the start and after the skipped turns. Writes JSON.
 
@@ -96,6 +99,60 @@ def shape(top: np.ndarray, d: float) -> dict:
             "s_deg": upper - lower, "rms_d": rms}
 
 
+def flight_and_rotation(pos: np.ndarray, vel: np.ndarray, radius: np.ndarray, length: float,
+                        omega: float) -> tuple[float, float, float]:
+    """Three regime markers of one sample: the fraction of spheres in flight (no other sphere
+    and not the drum within d/2 of its surface: periodic over ``length`` along x), the
+    fraction moving with the drum (velocity within 0.1 Ω R of the rigid rotation's Ω × r;
+    the drum turns about +x), and the median over the spheres of their angular velocity
+    about the axis over Ω (1 when the bed below the flowing layer turns with the drum; less
+    when it slips on the drum's smooth wall)."""
+    x = pos[:, 0]
+    dx = x[:, None] - x[None, :]
+    dx -= length * np.round(dx / length)
+    gap = np.sqrt(dx**2 + (pos[:, None, 1] - pos[None, :, 1]) ** 2
+                  + (pos[:, None, 2] - pos[None, :, 2]) ** 2) - (radius[:, None] + radius[None, :])
+    np.fill_diagonal(gap, np.inf)
+    wall = BIG - np.hypot(pos[:, 1], pos[:, 2]) - radius
+    d = 2.0 * float(np.mean(radius))
+    flying = (gap.min(axis=1) > 0.5 * d) & (wall > 0.5 * d)
+    rigid = omega * np.column_stack((-pos[:, 2], pos[:, 1]))  # Ω x̂ × (y, z)
+    moving = np.hypot(*(vel[:, 1:] - rigid).T) < 0.1 * omega * BIG
+    rho2 = np.maximum(pos[:, 1] ** 2 + pos[:, 2] ** 2, 1e-12)
+    turn = (pos[:, 1] * vel[:, 2] - pos[:, 2] * vel[:, 1]) / rho2 / omega
+    return float(flying.mean()), float(moving.mean()), float(np.median(turn))
+
+
+#: the reading of the regime from the measured markers (in this order): centrifuging when at
+#: least 90 % of the spheres move with the drum; cataracting when at least 1 % are in flight;
+#: cascading when the mean surface departs from a straight line by 0.25 d (RMS) or more, or
+#: its ends' slopes differ by 10° or more; else rolling (a flat surface)
+REGIME_LIMITS = {"with_drum": 0.9, "flying": 0.01, "rms_d": 0.25, "s_deg": 10.0}
+
+
+def regime(r: dict) -> str:
+    """The regime a run's markers read as (:data:`REGIME_LIMITS`)."""
+    sh = profile_shape(r)
+    if r["with_drum"] >= REGIME_LIMITS["with_drum"]:
+        return "centrifuging"
+    if r["flying"] >= REGIME_LIMITS["flying"]:
+        return "cataracting"
+    if sh["rms_d"] >= REGIME_LIMITS["rms_d"] or abs(sh["s_deg"]) >= REGIME_LIMITS["s_deg"]:
+        return "cascading"
+    return "rolling"
+
+
+#: the Froude numbers of each regime by [Mellmann2001]'s classification (the ranges overlap:
+#: fill, friction and D/d move the boundaries)
+MELLMANN = (("slumping", 1e-5, 1e-3), ("rolling", 1e-4, 1e-2), ("cascading", 1e-3, 1e-1),
+            ("cataracting", 0.1, 1.0), ("centrifuging", 1.0, math.inf))
+
+
+def expected(froude: float) -> str:
+    """The regimes [Mellmann2001]'s ranges allow at ``froude``."""
+    return " or ".join(name for name, lo, hi in MELLMANN if lo <= froude <= hi) or "-"
+
+
 def profile_shape(r: dict) -> dict:
     """:func:`shape` of a run's stored mean profile."""
     top = np.array([np.nan if v is None else v for v in r["profile_top_m"]])
@@ -115,7 +172,8 @@ def run(args) -> dict:
     every = max(1, turn // args.samples)
     d = 2.0 * float(np.mean(scene.radii))
     worst_fill = worst_flow = 0.0
-    angles, tops = [], []
+    angles, tops, flying, with_drum, turn = [], [], [], [], []
+    length = float(scene.box_hi[0])
 
     def advance(n):
         nonlocal worst_fill, worst_flow
@@ -139,6 +197,11 @@ def run(args) -> dict:
         top = surface_profile(sim.store.pos[h], sim.store.radius[h])
         tops.append(top)
         angles.append(angle(top))
+        f, w, u = flight_and_rotation(sim.store.pos[h], sim.store.vel[h], sim.store.radius[h],
+                                      length, omega)
+        flying.append(f)
+        with_drum.append(w)
+        turn.append(u)
         print(f"step {sim.step_index} t {sim.time:.3f} s angle {angles[-1]:.2f}", flush=True)
     advance(total - sim.step_index)  # to the end (its snapshot)
     if not angles:
@@ -147,10 +210,12 @@ def run(args) -> dict:
     mean_top = np.nanmean(np.array(tops), axis=0)
     a = np.array(angles)
     return {"froude": args.froude, "omega_rad_s": omega, "spheres": len(scene.radii),
-            "length_m": float(scene.box_hi[0]), "d_m": d, "dt_s": sim.dt,
+            "length_m": length, "d_m": d, "dt_s": sim.dt,
             "youngs_modulus": sim.contact_config.youngs_modulus,
             "steps": sim.step_index, "revolutions": args.revolutions, "skip": args.skip,
             "samples": len(a), "angle_deg": float(a.mean()), "angle_std_deg": float(a.std()),
+            "flying": float(np.mean(flying)), "with_drum": float(np.mean(with_drum)),
+            "bed_turn": float(np.mean(turn)),
             **shape(mean_top, d), "profile_y_m": bin_centres().tolist(),
             "profile_top_m": [None if not np.isfinite(v) else float(v) for v in mean_top],
             "max_overlap_fill": worst_fill, "max_overlap_flow": worst_flow,
@@ -159,16 +224,21 @@ def run(args) -> dict:
 
 def table(results: list[dict]) -> str:
     rows = ["| Fr | Ω (rad/s) | turns averaged (run) | samples | θ (°) | slope upper / "
-            "middle / lower (°) | S (°) | RMS from a line (d) | max overlap / r, flowing "
-            "(filling) |", "|---|---|---|---|---|---|---|---|---|"]
+            "middle / lower (°) | S (°) | RMS from a line (d) | in flight | with the drum | "
+            "bed turn / Ω | "
+            "regime read | [Mellmann2001] at this Fr | max overlap / r, flowing (filling) |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in sorted(results, key=lambda r: r["froude"]):
         sh = profile_shape(r)
         rows.append(f"| {r['froude']:g} | {r['omega_rad_s']:.3g} | "
                     f"{r['revolutions'] - r['skip']:g} ({r['revolutions']:g}) | {r['samples']} | "
                     f"{r['angle_deg']:.1f} ± {r['angle_std_deg']:.1f} | {sh['upper_deg']:.1f} / "
                     f"{sh['middle_deg']:.1f} / {sh['lower_deg']:.1f} | {sh['s_deg']:.1f} | "
-                    f"{sh['rms_d']:.2f} | {100 * r['max_overlap_flow']:.2f} % "
-                    f"({100 * r['max_overlap_fill']:.2f} %) |")
+                    f"{sh['rms_d']:.2f} | {100 * r['flying']:.1f} % | "
+                    f"{100 * r['with_drum']:.0f} % | "
+                    f"{format(r['bed_turn'], '.2f') if 'bed_turn' in r else '–'} | "
+                    f"{regime(r)} | {expected(r['froude'])} | "
+                    f"{100 * r['max_overlap_flow']:.2f} % ({100 * r['max_overlap_fill']:.2f} %) |")
     return "\n".join(rows)
 
 
@@ -182,16 +252,32 @@ def report(args) -> None:
         import matplotlib.pyplot as plt
 
         rs = sorted(results, key=lambda r: r["froude"])
-        fig, (ax, bx) = plt.subplots(1, 2, figsize=(10, 4))
+        fig, (ax, cx, bx) = plt.subplots(1, 3, figsize=(15, 4.2))
         fr = [r["froude"] for r in rs]
         ax.errorbar(fr, [r["angle_deg"] for r in rs], [r["angle_std_deg"] for r in rs],
                     marker="o", label="θ (line fit)")
         ax.plot(fr, [profile_shape(r)["s_deg"] for r in rs], "s--",
                 label="S = upper − lower slope")
+        for k, (name, lo, hi) in enumerate(MELLMANN):  # the ranges as bars along the top
+            y = 46 - 2.2 * k
+            ax.plot([max(lo, 1e-4), min(hi, 10.0)], [y, y], lw=5, alpha=0.5)
+            ax.text(max(lo, 1e-4), y + 0.5, name, fontsize=7)
         ax.set_xscale("log")
-        ax.set_xlabel("Froude number Ω²R/g")
+        ax.set_xlim(1e-4, 10.0)
+        ax.set_xlabel("Froude number Ω²R/g (bars: [Mellmann2001]'s ranges)")
         ax.set_ylabel("degrees")
-        ax.legend()
+        ax.legend(fontsize="small", loc="lower left")
+        cx.plot(fr, [100 * r.get("flying", math.nan) for r in rs], "o-",
+                label="spheres in flight (%)")
+        cx.plot(fr, [100 * r.get("with_drum", math.nan) for r in rs], "s-",
+                label="moving with the drum (%)")
+        cx.plot(fr, [100 * r.get("bed_turn", math.nan) for r in rs], "^-",
+                label="bed's turn rate / Ω (%)")
+        cx.set_xscale("log")
+        cx.set_xlim(1e-4, 10.0)
+        cx.set_xlabel("Froude number Ω²R/g")
+        cx.set_ylabel("%")
+        cx.legend(fontsize="small")
         for r in rs:
             y = np.array(r["profile_y_m"])
             z = np.array([np.nan if v is None else v for v in r["profile_top_m"]])

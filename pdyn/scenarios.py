@@ -316,7 +316,7 @@ def drum(scale=1.0, seed=0, froude=0.01):
     )
 
 
-def hopper(scale=1.0, seed=0, orifice=6.0, slope=15.0, opens=0.3):
+def hopper(scale=1.0, seed=0, orifice=6.0, slope=15.0, opens=0.3, height=1.0):
     """A silo with a pyramidal bottom: ~5000 frictional spheres (d ≈ 1 cm) settle, then flow out.
 
     A square silo 20 d wide (d = 1 cm the mean diameter; box walls in x and y; at least
@@ -330,12 +330,14 @@ def hopper(scale=1.0, seed=0, orifice=6.0, slope=15.0, opens=0.3):
     t = ``opens`` (s) on: the hopper opens. Radii uniform in 0.475-0.525 cm, glass density,
     linear contacts (E = 4.5 MPa: k = 11 250 N/m between spheres), e = 0.5, μ = 0.5.
     ``scale`` multiplies the count and the silo's width by its cube root (the fill's height
-    follows); the orifice stays D. ``benchmarks/beverloo.py`` fits Beverloo's law to the
-    discharge rate over orifice sizes.
+    follows); ``height`` (> 0) multiplies the count again at the same width, so the fill is
+    that many times taller; the orifice stays D. ``benchmarks/beverloo.py`` fits Beverloo's
+    law to the discharge rate over orifice sizes.
     """
+    number("height", height, above=0)
     d, r = 0.01, 0.005
     rmin, rmax, a = 0.95 * r, 1.05 * r, 1.07 * d
-    n = max(int(round(5000 * scale)), 1)
+    n = max(int(round(5000 * scale * height)), 1)
     width = max(20.0 * scale ** (1 / 3), orifice + 6.0) * d
     a_sin, a_cos = float(np.sin(np.radians(slope))), float(np.cos(np.radians(slope)))
     tan = float(np.tan(np.radians(slope)))

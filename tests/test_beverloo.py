@@ -76,3 +76,25 @@ def test_analyse_fits_the_runs_rates_and_needs_two_sizes():
     assert fits["area"]["k"] == pytest.approx(k, rel=1e-6)
     assert "| 0.600 | 1.50 | 0.0% |" in bv.table(runs, fits)
     assert "area" not in bv.analyse(runs[:1], skip=0.1)
+
+
+def test_a_bad_height_is_one_line_before_any_run(capsys):
+    bv = benchmark_script("beverloo")
+    for bad in ("0", "-2", "nan"):
+        with pytest.raises(SystemExit) as stop:
+            bv.main(["--height", bad, "--orifices", "5"])
+        assert str(stop.value).startswith("beverloo.py: --height = ")
+        assert "\n" not in str(stop.value)
+
+
+def test_merged_runs_count_the_wall_time_while_any_ran():
+    import datetime
+
+    bv = _module()
+    t = datetime.datetime(2026, 1, 1)
+    m = datetime.timedelta(minutes=1)
+    side_by_side = [(t, t + 10 * m), (t + 2 * m, t + 12 * m)]
+    assert bv.busy_seconds(side_by_side) == 12 * 60
+    apart = [(t + 100 * m, t + 105 * m), (t, t + 10 * m)]
+    assert bv.busy_seconds(apart) == 15 * 60
+    assert bv.busy_seconds([(t, t + 10 * m), (t + m, t + 2 * m)]) == 10 * 60

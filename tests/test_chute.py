@@ -92,3 +92,34 @@ def test_slab_volumes_add_up_to_the_spheres():
                                  np.array([0.0, 0.5, 1.5, 2.0]))
     assert count.tolist() == [0, 2, 0] and vx[1] == 4.0
     assert phi[1] == pytest.approx(2 * np.pi / 6 / 4.0)
+
+
+def test_bagnold_profile_has_one_inertial_number():
+    cb = benchmark_script("chute_bagnold")
+    z = np.arange(0.5, 20.0, 1.0)
+    phi = np.full(z.shape, 0.57)
+    theta, A = 23.0, 0.1
+    # dv/dz = A √(H − z) and P/ρ_s = cos θ φ (H − z): I = A / √(φ cos θ) at every depth
+    fine = np.linspace(0.0, 20.0, 20001)
+    v = np.interp(z, fine, cb.bagnold(fine, 20.0, A))
+    inertial = cb.inertial_number(z, phi, v, theta)[3:-3]
+    assert np.allclose(inertial, A / np.sqrt(0.57 * np.cos(np.radians(theta))), rtol=0.01)
+
+
+def test_velocity_trend_over_the_averaging_window():
+    cb = benchmark_script("chute_bagnold")
+    series = [{"t": t, "vx": 1.0 + 0.001 * t, "ke": 0.0} for t in np.arange(0.0, 300.0, 1.0)]
+    halves, line = cb.trend(series, since=99.5)
+    assert halves == pytest.approx(1.2495 / 1.1495 - 1.0)  # the halves' means
+    assert line == pytest.approx(0.199 / 1.1995)  # slope × window / mean
+    steady = [dict(s, vx=2.0) for s in series]
+    assert cb.trend(steady, since=99.5) == (0.0, pytest.approx(0.0, abs=1e-12))
+
+
+def test_jop_inertial_number_inverts_mu_of_i():
+    cb = benchmark_script("chute_bagnold")
+    mu_s, mu_2, i_0 = cb.JOP
+    for angle in (21.0, 22.0, 24.0, 30.0):
+        i = cb.jop_inertial(angle)
+        assert mu_s + (mu_2 - mu_s) / (i_0 / i + 1.0) == pytest.approx(np.tan(np.radians(angle)))
+    assert np.isnan(cb.jop_inertial(20.0)) and np.isnan(cb.jop_inertial(33.0))

@@ -4,6 +4,7 @@ closed and opened by an outlet that starts at a time."""
 import math
 
 import numpy as np
+import pytest
 
 from pdyn.config import SimulationConfig
 from pdyn.scenarios import hopper, make_scene
@@ -30,6 +31,17 @@ def test_the_orifice_is_the_planes_section_and_every_sphere_starts_clear():
     assert (s.positions[:, 2] > ins["outlet_hi"][2]).sum() < len(s)  # some rest below z_out
     assert hopper(scale=8.0).box_hi[0] == 0.4 and len(hopper(scale=8.0).radii) == 40000
     assert hopper(scale=0.01, orifice=9.0).box_hi[0] == 0.15  # at least D + 6 d wide
+
+
+def test_height_makes_the_fill_taller_in_the_same_silo():
+    low, tall = hopper(scale=0.2), hopper(scale=0.2, height=2.5)
+    assert len(tall) == round(2.5 * len(low)) and tall.box_hi[0] == low.box_hi[0]
+    assert tall.positions[:, 2].max() > 2.0 * low.positions[:, 2].max()
+    assert np.array_equal(tall.walls[0]["normal"], low.walls[0]["normal"])
+    for bad in (0, -1.0, float("nan"), "2"):
+        with pytest.raises(ValueError, match="^height = .*: ") as err:
+            hopper(height=bad)
+        assert "\n" not in str(err.value)
 
 
 def test_closed_until_it_opens_then_spheres_leave():
