@@ -67,8 +67,8 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
     ``kept`` (≥ M; unused with ``exact``) is scratch the caller keeps between builds.
     Mesh triangles (``pdyn.mesh.candidates``: row t's are ``mfacet[mstart[t]:mstart[t +
     1]]``, ascending) follow the other walls, each entry the mesh's handle
-    (``fhandle[f]``); the fourth result gives each entry's triangle (−1 otherwise), empty
-    without meshes.
+    (``fhandle[f]``, one per triangle of the meshes); the fourth result gives each entry's
+    triangle (−1 otherwise), empty without meshes.
     One pass over the pairs keeps those within reach (with ``exact``: all that touch a row);
     the rows are filled from those and each (short) row is insertion-sorted by partner gid,
     its keys gathered into a buffer of the longest row's length."""
@@ -102,7 +102,8 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
         start[t + 1] = split[t] + n_walls + mstart[t + 1] - mstart[t]
         longest = max(longest, count[t + 1])
     partner = np.empty(start[n], np.int32)  # handles: 4 bytes an entry
-    facet = np.full(start[n] if mfacet.shape[0] > 0 else 0, -1, np.int32)
+    # every entry's triangle whenever there are meshes (the kernels read it for each wall entry)
+    facet = np.full(start[n] if fhandle.shape[0] > 0 else 0, -1, np.int32)
     fill = count  # no longer needed: where each row's next partner goes
     for t in range(n):
         fill[t] = start[t]

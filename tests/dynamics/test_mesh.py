@@ -255,6 +255,28 @@ def test_translating_mesh_piston_pushes_a_sphere():
     assert sim.rebuilds > 2
 
 
+def test_mesh_out_of_reach_at_a_build_beside_another_wall():
+    """A sphere falling onto a mesh floor from beyond the lists' reach, beside a wall plane
+    within it: the lists give every entry its triangle (−1 for the plane) even when no
+    triangle is listed (the kernels read it for each wall entry), and the sphere lands as on
+    a plane floor."""
+    v, t = grid_surface(4, 0.5)
+    side = {"type": "plane", "point": [-R - 1e-4, 0, 0], "normal": [1, 0, 0]}
+    start = [0.0, 0.21, 0.03]
+    a = one_sphere(start, [side, mesh_wall(v, t)], friction=0.3)
+    b = one_sphere(start, [side, {"type": "plane", "point": [0, 0, 0], "normal": [0, 0, 1]}],
+                   friction=0.3)
+    a.run(1)
+    b.run(1)
+    assert a.neighbours.entries() == 1 == len(a.neighbours.facet) and a.neighbours.facet[0] == -1
+    for _ in range(20):
+        a.run(500)
+        b.run(500)
+        assert len(a.neighbours.facet) == a.neighbours.entries()
+        assert np.allclose(state(a, "pos"), state(b, "pos"), rtol=0, atol=1e-15)
+    assert state(a, "pos")[2] == pytest.approx(R - MASS * G / K, rel=1e-3)  # at rest
+
+
 # ------------------------------------------------------------------ broad phase
 def test_grid_candidates_are_exactly_the_triangles_within_reach():
     """Random meshes (tiny and huge triangles, negative coordinates) and spheres of radii
