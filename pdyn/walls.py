@@ -39,7 +39,7 @@ import numpy as np
 from numba import njit
 
 from ._jit import JIT
-from .mesh import mesh_contact, pack
+from .mesh import pack
 
 PLANE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, MESH = 0, 1, 2, 3
 #: columns of the wall table
@@ -97,33 +97,31 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
 
 
 @njit(inline="always", **JIT)
-def entry_contact(x, y, z, r, pos, normal, table, w, g, facet, u, mesh, mv, mt, mn, me, mm, ml,
-                  mev, mes, met, mvs, mvt):
+def entry_contact(x, y, z, r, pos, normal, table, w, g, u, mesh, slot, geo):
     """:func:`wall_contact` of wall list entry ``u``: wall handle ``w`` (table row ``g``), or
-    with ``facet[u]`` ≥ 0 that triangle of the mesh ``w`` (``pdyn.mesh.mesh_contact``;
-    ``mesh`` the run's mesh bundle, ``pdyn.mesh.pack``, and ``mv`` … ``mvt`` its first eleven
-    arrays, :func:`mesh_arrays`) — normal, overlap (−inf: not a contact to keep) and surface
-    velocity. A run without meshes passes ``mesh`` None: numba prunes the test at compile
-    time and the kernel holds no mesh code (not even the load of ``facet[u]``)."""
+    with ``slot[u]`` = q ≥ 0 a triangle of the mesh ``w``, whose normal and overlap this
+    step are ``geo[q]`` (``pdyn.mesh.contact_geometry``: ``pdyn.mesh.mesh_contact`` of every
+    mesh entry, computed before the pass) — normal, overlap (−inf: not a contact to keep) and
+    surface velocity. ``mesh``: the pair (``slot``, ``geo``), taken apart once per kernel by
+    :func:`mesh_arrays`; a run without meshes passes None: numba prunes the test at compile
+    time and the kernel holds no mesh code (not even the load of ``slot[u]``)."""
     if mesh is None:
         return wall_contact(x, y, z, r, pos, normal, table, w, g)
-    f = facet[u]
-    if f >= 0:
-        nx, ny, nz, delta = mesh_contact(x, y, z, r, pos[w, 0], pos[w, 1], pos[w, 2], f, mv, mt,
-                                         mn, me, mm, ml, mev, mes, met, mvs, mvt)
-        return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
+    q = slot[u]
+    if q >= 0:
+        return geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3], table[g, VX], table[g, VY], \
+            table[g, VZ]
     return wall_contact(x, y, z, r, pos, normal, table, w, g)
 
 
 @njit(inline="always", **JIT)
 def mesh_arrays(mesh):
-    """The eleven arrays of a mesh bundle that :func:`entry_contact` takes, taken once per
-    kernel outside its loops (a tuple of arrays costs a reference count each time one is
-    taken from it); eleven None without meshes (``mesh`` None, pruned at compile time)."""
+    """The two arrays of a step's mesh state (``slot``, ``geo``) that :func:`entry_contact`
+    takes, taken once per kernel outside its loops (a tuple of arrays costs a reference count
+    each time one is taken from it); None, None without meshes (pruned at compile time)."""
     if mesh is None:
-        return None, None, None, None, None, None, None, None, None, None, None
-    return (mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], mesh[5], mesh[6], mesh[7], mesh[8],
-            mesh[9], mesh[10])
+        return None, None
+    return mesh[0], mesh[1]
 
 
 @njit(inline="always", **JIT)

@@ -67,8 +67,8 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
     ``kept`` (≥ M; unused with ``exact``) is scratch the caller keeps between builds.
     Mesh triangles (``pdyn.mesh.candidates``: row t's are ``mfacet[mstart[t]:mstart[t +
     1]]``, ascending) follow the other walls, each entry the mesh's handle
-    (``fhandle[f]``, one per triangle of the meshes); the fourth result gives each entry's
-    triangle (−1 otherwise), empty without meshes.
+    (``fhandle[f]``, one per triangle of the meshes); the fourth and fifth results give each
+    entry's triangle and its place q in ``mfacet`` (−1 otherwise), empty without meshes.
     One pass over the pairs keeps those within reach (with ``exact``: all that touch a row);
     the rows are filled from those and each (short) row is insertion-sorted by partner gid,
     its keys gathered into a buffer of the longest row's length."""
@@ -102,8 +102,9 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
         start[t + 1] = split[t] + n_walls + mstart[t + 1] - mstart[t]
         longest = max(longest, count[t + 1])
     partner = np.empty(start[n], np.int32)  # handles: 4 bytes an entry
-    # every entry's triangle whenever there are meshes (the kernels read it for each wall entry)
+    # every entry's triangle and slot whenever there are meshes (read for each wall entry)
     facet = np.full(start[n] if fhandle.shape[0] > 0 else 0, -1, np.int32)
+    slot = np.full(facet.shape[0], -1, np.int32)
     fill = count  # no longer needed: where each row's next partner goes
     for t in range(n):
         fill[t] = start[t]
@@ -138,9 +139,10 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
                 u += 1
         for q in range(mstart[t], mstart[t + 1]):
             facet[u] = mfacet[q]
+            slot[u] = q
             partner[u] = fhandle[mfacet[q]]
             u += 1
-    return start, split, partner, facet
+    return start, split, partner, facet, slot
 
 
 @njit(**JIT)
@@ -172,6 +174,11 @@ class NeighbourList:
         self.split = np.zeros(0, np.int64)
         self.partner = np.zeros(0, np.int32)
         self.facet = NO_PARTNERS  # each entry's mesh triangle (−1: none); empty: no mesh entry
+        # the mesh entries q, in list order: each entry's q (−1: none; ``slot``), and of each q
+        # the row's sphere (``mesh_sphere``) and triangle (``mesh_facet``); the mesh handle of
+        # each triangle (``mesh_wall``). ``pdyn.mesh.contact_geometry`` reads them.
+        self.slot = NO_PARTNERS
+        self.mesh_sphere, self.mesh_facet, self.mesh_wall = NO_ENTRIES, NO_ENTRIES, NO_PARTNERS
         self.builds = 0  # lists built so far (what per-entry state refers to)
         self._radius = np.zeros(0)
         # the build's scratch (candidates only), kept between rebuilds: on the 97k gas, fresh
@@ -216,7 +223,7 @@ class NeighbourList:
         pairs = np.ascontiguousarray(pairs, np.int64)
         # the old lists go before the new ones are made (the history was saved from them)
         self.start, self.split, self.partner = np.zeros(1, np.int64), NO_ENTRIES, NO_PARTNERS
-        self.facet = NO_PARTNERS
+        self.facet = self.slot = NO_PARTNERS
         walls = np.ascontiguousarray(walls, np.int64)
         table = WallSet(np.zeros((len(walls), 3)), np.zeros((len(walls), 3))).table \
             if table is None else table
@@ -226,9 +233,11 @@ class NeighbourList:
         m = pairs.shape[0]
         if not exact and self._kept.shape[0] < m:  # scratch grows with headroom, never shrinks
             self._kept = np.empty(m + m // 4, np.int32)
-        self.start, self.split, self.partner, self.facet = _build_rows(
+        self.start, self.split, self.partner, self.facet, self.slot = _build_rows(
             pairs, store.pos, radius, store.gid, store.normal, table, rows, row_of, walls,
             self.reach, exact, self._kept, mstart, mfacet, fhandle)
+        self.mesh_sphere = np.repeat(rows, np.diff(mstart))
+        self.mesh_facet, self.mesh_wall = mfacet, fhandle
         self.rows = rows
         self.builds += 1
 

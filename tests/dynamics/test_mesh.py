@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from pdyn.config import ConfigError, config_from_dict, load_config
-from pdyn.mesh import (EDGE, FACE, VERTEX, Mesh, MeshError, candidates, closest_feature,
-                       grid_surface, mesh_contact, pack)
+from pdyn.mesh import (EDGE, FACE, NONE, RECORDS, VERTEX, Mesh, MeshError, candidates,
+                       closest_feature, contact_geometry, grid_surface, mesh_contact, pack,
+                       record_feature)
 from pdyn.stl import StlError, read_stl, write_stl
 
 from .test_walls import G, K, MASS, R, one_sphere, state
@@ -155,6 +156,53 @@ def test_convex_corner_gives_one_vertex_contact():
     assert len(got) == 1
     assert closest_feature(0.0, 0.0, 1.2, got[0][0], *pack([mesh], [0])[:7], np.inf)[0] == VERTEX
     assert np.allclose(got[0][1], [0, 0, -1]) and got[0][2] == pytest.approx(0.1)
+
+
+def bits(*values):
+    return np.asarray(values, float).view(np.int64).tolist()
+
+
+def test_packed_records_give_the_closest_feature_and_the_contact_bit_for_bit():
+    """Centres near bumpy, jittered and random-soup meshes (over faces, exactly over vertices
+    and edge midpoints, beside borders, near and far, the mesh translated): the packed records'
+    feature (``record_feature``) is ``closest_feature``'s, and ``contact_geometry`` (its two
+    passes) gives ``mesh_contact``'s normal and overlap, every number bit for bit."""
+    rng = np.random.default_rng(5)
+    v, t = grid_surface(7, 1.0, jitter=0.3, seed=2,
+                        lift=lambda x, y: 0.3 * np.sin(3 * x) * np.cos(2 * y) + 0.2 * np.abs(x))
+    soup = rng.uniform(-1.0, 1.0, (40, 3, 3))
+    pyramid = np.array([[0, 0, 1], [1, 1, 0], [-1, 1, 0], [-1, -1, 0], [1, -1, 0]], float)
+    for mesh in (Mesh.from_arrays(v, t), Mesh(soup),
+                 Mesh.from_arrays(pyramid, [[0, 1, 2], [0, 2, 3], [0, 3, 4], [0, 4, 1]])):
+        corners = mesh.verts[mesh.tri]
+        special = np.concatenate((mesh.verts, 0.5 * (corners[:, 0] + corners[:, 1]),
+                                  corners.mean(axis=1)))
+        pts = np.concatenate((rng.uniform(-1.2, 1.2, (400, 3)),
+                              special + rng.normal(0.0, 0.05, special.shape) * [0, 0, 1],
+                              special + rng.normal(0.0, 1e-13, special.shape)))
+        origin = np.array([0.25, -0.5, 0.125])
+        pts = pts + origin
+        b = pack([mesh], [0])
+        n, n_tri = len(pts), len(mesh)
+        sphere = np.repeat(np.arange(n), n_tri)
+        facet = np.tile(np.arange(n_tri), n)
+        pos = np.concatenate((pts, origin[None]))
+        rad = np.concatenate((rng.uniform(0.05, 0.6, n), [np.inf]))
+        geo = np.empty((n * n_tri, 4))
+        contact_geometry(sphere, facet, np.full(n_tri, n, np.int32), pos, rad, b, geo,
+                         np.empty(n * n_tri, np.int64))
+        kinds = set()
+        for q in range(n * n_tri):
+            i, f = sphere[q], facet[q]
+            want = mesh_contact(*pos[i], rad[i], *origin, f, *b[:11])
+            assert bits(*geo[q]) == bits(*want), (i, f)
+            p = pos[i] - origin
+            for cut in (np.inf, rad[i]):
+                kind, ident, cx, cy, cz, d2 = closest_feature(*p, f, *b[:7], cut)
+                got = record_feature(*p, b[RECORDS], f, cut)
+                assert got[0] == kind and bits(*got[1:]) == bits(cx, cy, cz, d2), (i, f, cut)
+                kinds.add(kind)
+        assert kinds == {FACE, EDGE, VERTEX, NONE}
 
 
 # ------------------------------------------------------------------ contacts (dynamics)
