@@ -224,15 +224,16 @@ REC = 27
 @njit(inline="always", **JIT)
 def _segment(px, py, pz, ax, ay, az, bx, by, bz):
     """Closest point of the segment a → b to p and its squared distance: (d², cx, cy, cz,
-    is the point an end); the operations of :func:`_edge_point`."""
+    end: 0 inside the segment, 1 the point a, 2 the point b); the operations of
+    :func:`_edge_point`."""
     dx, dy, dz = bx - ax, by - ay, bz - az
     u = ((px - ax) * dx + (py - ay) * dy + (pz - az) * dz) / (dx * dx + dy * dy + dz * dz)
     if u <= EPS:
-        cx, cy, cz, end = ax, ay, az, True
+        cx, cy, cz, end = ax, ay, az, 1
     elif u >= 1.0 - EPS:
-        cx, cy, cz, end = bx, by, bz, True
+        cx, cy, cz, end = bx, by, bz, 2
     else:
-        cx, cy, cz, end = ax + u * dx, ay + u * dy, az + u * dz, False
+        cx, cy, cz, end = ax + u * dx, ay + u * dy, az + u * dz, 0
     return (px - cx) ** 2 + (py - cy) ** 2 + (pz - cz) ** 2, cx, cy, cz, end
 
 
@@ -247,9 +248,11 @@ def _edge_of(px, py, pz, canon, ax, ay, az, bx, by, bz):
 
 @njit(inline="always", **JIT)
 def record_feature(px, py, pz, rec, f, cut):
-    """:func:`closest_feature` of triangle f from its packed record ``rec[f]`` without the
-    feature's id: (feature, cx, cy, cz, d²) — ``FACE``, ``EDGE``, ``VERTEX``, or ``NONE``
-    (d² a lower bound above ``cut``²) — bit for bit the same numbers."""
+    """:func:`closest_feature` of triangle f from its packed record ``rec[f]``: (feature, cx,
+    cy, cz, d², k, end) — ``FACE``, ``EDGE``, ``VERTEX``, or ``NONE`` (d² a lower bound above
+    ``cut``²) — bit for bit the same numbers; for an edge or a vertex, instead of its id, the
+    triangle's edge k it lies on and which point of that edge (``end``: 1 its canonical
+    start, 2 its end; 0 neither)."""
     h = ((px - rec[f, A0]) * rec[f, N0] + (py - rec[f, A0 + 1]) * rec[f, N0 + 1]
          + (pz - rec[f, A0 + 2]) * rec[f, N0 + 2])
     s0 = (rec[f, M0] * (px - rec[f, A0]) + rec[f, M0 + 1] * (py - rec[f, A0 + 1])
@@ -263,32 +266,41 @@ def record_feature(px, py, pz, rec, f, cut):
     in2 = s2 < rec[f, TOL + 2]
     if in0 and in1 and in2:  # over the face
         return (FACE, px - h * rec[f, N0], py - h * rec[f, N0 + 1], pz - h * rec[f, N0 + 2],
-                h * h)
+                h * h, 0, 0)
     out = max(s0, s1, s2, 0.0)
     bound = h * h + out * out
     if bound > cut * cut:
-        return NONE, 0.0, 0.0, 0.0, bound
+        return NONE, 0.0, 0.0, 0.0, bound, 0, 0
     # the border (:func:`_boundary_feature`): the nearest point of the edges p is outside of
     best = np.inf
-    kind, cx, cy, cz = VERTEX, 0.0, 0.0, 0.0
+    kind, cx, cy, cz, k, at = VERTEX, 0.0, 0.0, 0.0, 0, 0
     a0x, a0y, a0z = rec[f, A0], rec[f, A0 + 1], rec[f, A0 + 2]
     a1x, a1y, a1z = rec[f, A1], rec[f, A1 + 1], rec[f, A1 + 2]
     a2x, a2y, a2z = rec[f, A2], rec[f, A2 + 1], rec[f, A2 + 2]
     if not in0:
         d2, qx, qy, qz, end = _edge_of(px, py, pz, rec[f, CANON], a0x, a0y, a0z, a1x, a1y, a1z)
         if d2 < best:
-            best, kind, cx, cy, cz = d2, VERTEX if end else EDGE, qx, qy, qz
+            best, kind, cx, cy, cz, k, at = d2, VERTEX if end else EDGE, qx, qy, qz, 0, end
     if not in1:
         d2, qx, qy, qz, end = _edge_of(px, py, pz, rec[f, CANON + 1], a1x, a1y, a1z, a2x, a2y,
                                        a2z)
         if d2 < best:
-            best, kind, cx, cy, cz = d2, VERTEX if end else EDGE, qx, qy, qz
+            best, kind, cx, cy, cz, k, at = d2, VERTEX if end else EDGE, qx, qy, qz, 1, end
     if not in2:
         d2, qx, qy, qz, end = _edge_of(px, py, pz, rec[f, CANON + 2], a2x, a2y, a2z, a0x, a0y,
                                        a0z)
         if d2 < best:
-            best, kind, cx, cy, cz = d2, VERTEX if end else EDGE, qx, qy, qz
-    return kind, cx, cy, cz, best
+            best, kind, cx, cy, cz, k, at = d2, VERTEX if end else EDGE, qx, qy, qz, 2, end
+    return kind, cx, cy, cz, best, k, at
+
+
+@njit(inline="always", **JIT)
+def _touching(px, py, pz, cx, cy, cz, dist, r, nx, ny, nz):
+    """:func:`mesh_contact`'s normal and overlap of a kept contact: closest point c at ``dist``
+    from p, the triangle's normal n (the centre on the surface: −n)."""
+    if dist > 0.0:
+        return (cx - px) / dist, (cy - py) / dist, (cz - pz) / dist, r - dist
+    return -nx, -ny, -nz, r
 
 
 @njit(**JIT)
@@ -304,36 +316,89 @@ def _geometry_first(sphere, facet, wall, pos, rad, rec, geo, border):
         w = wall[f]
         px, py, pz = pos[i, 0] - pos[w, 0], pos[i, 1] - pos[w, 1], pos[i, 2] - pos[w, 2]
         r = rad[i]
-        kind, cx, cy, cz, d2 = record_feature(px, py, pz, rec, f, r)
+        kind, cx, cy, cz, d2 = record_feature(px, py, pz, rec, f, r)[:5]
         dist = math.sqrt(d2)
         if kind == NONE or dist > r:
             geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = 0.0, 0.0, 1.0, r - dist
         elif kind != FACE:
             border[nb] = q
             nb += 1
-        elif dist > 0.0:
-            geo[q, 0], geo[q, 1], geo[q, 2] = (cx - px) / dist, (cy - py) / dist, (cz - pz) / dist
-            geo[q, 3] = r - dist
-        else:  # centre on the surface
-            geo[q, 0], geo[q, 1], geo[q, 2] = -rec[f, N0], -rec[f, N0 + 1], -rec[f, N0 + 2]
-            geo[q, 3] = r
+        else:
+            geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = _touching(
+                px, py, pz, cx, cy, cz, dist, r, rec[f, N0], rec[f, N0 + 1], rec[f, N0 + 2])
     return nb
 
 
+@njit(inline="always", **JIT)
+def _rec_side(px, py, pz, rec, g, k):
+    """:func:`_side` from the records: m_k · (p − a_k) of triangle g."""
+    a = A0 + 6 * k
+    m = M0 + 6 * k
+    return (rec[g, m] * (px - rec[g, a]) + rec[g, m + 1] * (py - rec[g, a + 1])
+            + rec[g, m + 2] * (pz - rec[g, a + 2]))
+
+
+@njit(inline="always", **JIT)
+def _rec_edge_u(px, py, pz, rec, g, k):
+    """The parameter u of :func:`_edge_point` along edge k of triangle g (canonical
+    direction), from the records."""
+    a = A0 + 3 * 2 * k
+    b = A0 + 3 * 2 * ((k + 1) % 3)
+    if rec[g, CANON + k] != 1.0:
+        a, b = b, a
+    ax, ay, az = rec[g, a], rec[g, a + 1], rec[g, a + 2]
+    dx, dy, dz = rec[g, b] - ax, rec[g, b + 1] - ay, rec[g, b + 2] - az
+    return ((px - ax) * dx + (py - ay) * dy + (pz - az) * dz) / (dx * dx + dy * dy + dz * dz)
+
+
 @njit(**JIT)
-def _geometry_border(border, nb, sphere, facet, wall, pos, rad, mesh, geo):
-    """Second pass of :func:`contact_geometry`: the entries ``border[:nb]`` by
-    :func:`mesh_contact` (the kept tests of an edge or a vertex)."""
-    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = (mesh[0], mesh[1], mesh[2], mesh[3],
-                                                       mesh[4], mesh[5], mesh[6], mesh[7],
-                                                       mesh[8], mesh[9], mesh[10])
+def _geometry_border(border, nb, sphere, facet, wall, pos, rad, tedge, ev, estart, etri,
+                     vstart, vtri, rec, geo):
+    """Second pass of :func:`contact_geometry`: the entries ``border[:nb]`` (an edge or a
+    vertex within reach) as :func:`mesh_contact` gives them — its kept tests
+    (:func:`_edge_kept`, :func:`_vertex_kept`) written here on the records, the same
+    operations."""
     for b in range(nb):
         q = border[b]
         i = sphere[q]
-        w = wall[facet[q]]
-        geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = mesh_contact(
-            pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos[w, 0], pos[w, 1], pos[w, 2], facet[q],
-            mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt)
+        f = facet[q]
+        w = wall[f]
+        px, py, pz = pos[i, 0] - pos[w, 0], pos[i, 1] - pos[w, 1], pos[i, 2] - pos[w, 2]
+        r = rad[i]
+        kind, cx, cy, cz, d2, k, at = record_feature(px, py, pz, rec, f, r)
+        dist = math.sqrt(d2)
+        e = tedge[f, k]
+        keep = True
+        if kind == EDGE:  # x outside every triangle across e, f the lowest of them
+            keep = etri[estart[e]] == f
+            for c in range(estart[e], estart[e + 1]):
+                g = etri[c]
+                for j in range(3):
+                    if keep and tedge[g, j] == e and _rec_side(px, py, pz, rec, g, j) < \
+                            rec[g, TOL + j]:
+                        keep = False
+        else:  # a vertex: over no adjacent face, behind it along every edge out of it
+            v = ev[e, 0] if at == 1 else ev[e, 1]
+            keep = vtri[vstart[v]] == f
+            for c in range(vstart[v], vstart[v + 1]):
+                g = vtri[c]
+                if not keep:
+                    break
+                if (_rec_side(px, py, pz, rec, g, 0) < rec[g, TOL]
+                        and _rec_side(px, py, pz, rec, g, 1) < rec[g, TOL + 1]
+                        and _rec_side(px, py, pz, rec, g, 2) < rec[g, TOL + 2]):
+                    keep = False
+                for j in range(3):
+                    ej = tedge[g, j]
+                    if keep and (ev[ej, 0] == v or ev[ej, 1] == v):
+                        u = _rec_edge_u(px, py, pz, rec, g, j)
+                        if (u > EPS) if ev[ej, 0] == v else (u < 1.0 - EPS):
+                            keep = False
+        if not keep:
+            geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = 0.0, 0.0, 1.0, -np.inf
+        else:
+            geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = _touching(
+                px, py, pz, cx, cy, cz, dist, r, rec[f, N0], rec[f, N0 + 1], rec[f, N0 + 2])
 
 
 def contact_geometry(sphere, facet, wall, pos, rad, mesh, geo, border) -> None:
@@ -344,7 +409,8 @@ def contact_geometry(sphere, facet, wall, pos, rad, mesh, geo, border) -> None:
     within reach (``border``: scratch of one int per entry). ``mesh``: the bundle."""
     nb = _geometry_first(sphere, facet, wall, pos, rad, mesh[RECORDS], geo, border)
     if nb:
-        _geometry_border(border, nb, sphere, facet, wall, pos, rad, mesh, geo)
+        _geometry_border(border, nb, sphere, facet, wall, pos, rad, mesh[3], mesh[6], mesh[7],
+                         mesh[8], mesh[9], mesh[10], mesh[RECORDS], geo)
 
 
 # ------------------------------------------------------------------ grid (kernels)

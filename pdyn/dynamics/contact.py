@@ -67,7 +67,7 @@ from numba import njit
 
 from .._jit import JIT, JIT_IEEE
 from ..mesh import contact_geometry
-from ..walls import WallSet, entry_contact, mesh_arrays, wall_spin
+from ..walls import WallSet, entry_contact, mesh_arrays, mesh_entry, wall_spin
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
 from .laws import law_parameters, normal_force
@@ -206,8 +206,8 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
             w = np.uint64(partner[u])
             nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls, w,
-                                                          np.uint64(-1 - gid[w]), u, mesh, slot,
-                                                          geo)
+                                                          np.uint64(-1 - gid[w]),
+                                                          mesh_entry(mesh, slot, geo, u))
             if delta >= 0.0:
                 v_n = (vel[i, 0] - ux) * nx + (vel[i, 1] - uy) * ny + (vel[i, 2] - uz) * nz
                 f, e = normal_force(law, delta, v_n, ri, mi, dt)
@@ -332,8 +332,8 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 wjx, wjy, wjz = omega[j, 0], omega[j, 1], omega[j, 2]
             else:
                 g = np.uint64(-1 - gid[j])
-                nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls,
-                                                              j, g, u, mesh, slot, geo)
+                nx, ny, nz, delta, ux, uy, uz = entry_contact(
+                    xi, yi, zi, ri, pos, normal, walls, j, g, mesh_entry(mesh, slot, geo, u))
                 if delta < 0.0:
                     continue
                 rj, r_eff, m_eff = 0.0, ri, mi
@@ -431,7 +431,7 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
                 if gid[i] < gid[j] and dx * dx + dy * dy + dz * dz <= s * s:
                     k += 1
             elif entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
-                               -1 - gid[j], u, mesh, slot, geo)[3] >= 0.0:
+                               -1 - gid[j], mesh_entry(mesh, slot, geo, u))[3] >= 0.0:
                 k += 1
     ids = np.empty((k, 2), np.int64)
     ends = np.empty((2 * k, 3))
@@ -462,7 +462,7 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
             else:
                 nx, ny, nz, delta, ux, uy, uz = entry_contact(
                     pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j, -1 - gid[j],
-                    u, mesh, slot, geo)
+                    mesh_entry(mesh, slot, geo, u))
                 if delta < 0.0:
                     continue
                 dist = ri - delta  # the centre's distance from the wall's surface
@@ -536,8 +536,8 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, mesh):
                 worst = max(worst, delta / ri)
         for u in range(split[t], start[t + 1]):
             w = partner[u]
-            delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w], u, mesh,
-                                  slot, geo)[3]
+            delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w],
+                                  mesh_entry(mesh, slot, geo, u))[3]
             if delta >= 0.0:
                 once += 1
                 worst = max(worst, delta / ri)

@@ -200,7 +200,12 @@ def test_packed_records_give_the_closest_feature_and_the_contact_bit_for_bit():
             for cut in (np.inf, rad[i]):
                 kind, ident, cx, cy, cz, d2 = closest_feature(*p, f, *b[:7], cut)
                 got = record_feature(*p, b[RECORDS], f, cut)
-                assert got[0] == kind and bits(*got[1:]) == bits(cx, cy, cz, d2), (i, f, cut)
+                assert got[0] == kind and bits(*got[1:5]) == bits(cx, cy, cz, d2), (i, f, cut)
+                e = b[3][f, got[5]]  # the edge (and its end) it names: the feature's id
+                if kind == EDGE:
+                    assert e == ident
+                elif kind == VERTEX:
+                    assert b[6][e, got[6] - 1] == ident
                 kinds.add(kind)
         assert kinds == {FACE, EDGE, VERTEX, NONE}
 
