@@ -303,12 +303,33 @@ def _touching(px, py, pz, cx, cy, cz, dist, r, nx, ny, nz):
     return -nx, -ny, -nz, r
 
 
+#: relative margin of the test "still apart since the build" (:func:`_geometry_first`), of
+#: the coordinates' and distance's magnitude: far above the rounding of the computed distances
+MARGIN = 1e-9
+
+
 @njit(**JIT)
-def _geometry_first(sphere, facet, wall, pos, rad, rec, geo, border):
+def entry_homes(sphere, facet, wall, pos, rec, home):
+    """At a build of the lists: each mesh entry's centre in its mesh's frame and its distance
+    from the triangle (m) into ``home`` (M, 4) (entries as :func:`contact_geometry`'s)."""
+    for q in range(sphere.shape[0]):
+        i = sphere[q]
+        f = facet[q]
+        w = wall[f]
+        px, py, pz = pos[i, 0] - pos[w, 0], pos[i, 1] - pos[w, 1], pos[i, 2] - pos[w, 2]
+        home[q, 0], home[q, 1], home[q, 2] = px, py, pz
+        home[q, 3] = math.sqrt(record_feature(px, py, pz, rec, f, np.inf)[4])
+
+
+@njit(**JIT)
+def _geometry_first(sphere, facet, wall, pos, rad, rec, home, geo, border):
     """First pass of :func:`contact_geometry`: each entry q (sphere handle ``sphere[q]``,
     triangle ``facet[q]`` of the mesh whose handle is ``wall[facet[q]]``) over a face or
     apart gets its row of ``geo``; the others (an edge or vertex within reach) go to
-    ``border``, whose count it returns."""
+    ``border``, whose count it returns. An entry whose centre has moved (in the mesh's frame)
+    less than its distance at the build (``home``, :func:`entry_homes`) exceeded the radius,
+    less a margin (:data:`MARGIN`), is apart (the distance is 1-Lipschitz in the centre) and
+    gets −inf without the triangle's record being read."""
     nb = 0
     for q in range(sphere.shape[0]):
         i = sphere[q]
@@ -316,6 +337,11 @@ def _geometry_first(sphere, facet, wall, pos, rad, rec, geo, border):
         w = wall[f]
         px, py, pz = pos[i, 0] - pos[w, 0], pos[i, 1] - pos[w, 1], pos[i, 2] - pos[w, 2]
         r = rad[i]
+        hx, hy, hz, far = home[q, 0], home[q, 1], home[q, 2], home[q, 3]
+        gap = far - r - MARGIN * (abs(hx) + abs(hy) + abs(hz) + far)
+        if gap > 0.0 and (px - hx) ** 2 + (py - hy) ** 2 + (pz - hz) ** 2 < gap * gap:
+            geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = 0.0, 0.0, 1.0, -np.inf
+            continue
         kind, cx, cy, cz, d2 = record_feature(px, py, pz, rec, f, r)[:5]
         dist = math.sqrt(d2)
         if kind == NONE or dist > r:
@@ -401,13 +427,15 @@ def _geometry_border(border, nb, sphere, facet, wall, pos, rad, tedge, ev, estar
                 px, py, pz, cx, cy, cz, dist, r, rec[f, N0], rec[f, N0 + 1], rec[f, N0 + 2])
 
 
-def contact_geometry(sphere, facet, wall, pos, rad, mesh, geo, border) -> None:
+def contact_geometry(sphere, facet, wall, pos, rad, mesh, home, geo, border) -> None:
     """:func:`mesh_contact` of every (sphere, triangle) entry q — sphere handle ``sphere[q]``,
     triangle ``facet[q]`` of the mesh whose wall handle is ``wall[facet[q]]`` (its point at
-    ``pos[wall[f]]``) — into ``geo[q]`` (normal, overlap), bit for bit: a first pass settles
-    the faces and the entries apart from the packed records, a second the edges and vertices
-    within reach (``border``: scratch of one int per entry). ``mesh``: the bundle."""
-    nb = _geometry_first(sphere, facet, wall, pos, rad, mesh[RECORDS], geo, border)
+    ``pos[wall[f]]``) — into ``geo[q]`` (normal, overlap), bit for bit where they touch (an
+    entry apart: a negative overlap, −inf or minus a lower bound of the gap): a first pass
+    settles the entries still apart since the build (``home``, :func:`entry_homes`), the faces
+    and the entries apart from the packed records, a second the edges and vertices within
+    reach (``border``: scratch of one int per entry). ``mesh``: the bundle."""
+    nb = _geometry_first(sphere, facet, wall, pos, rad, mesh[RECORDS], home, geo, border)
     if nb:
         _geometry_border(border, nb, sphere, facet, wall, pos, rad, mesh[3], mesh[6], mesh[7],
                          mesh[8], mesh[9], mesh[10], mesh[RECORDS], geo)
@@ -749,4 +777,5 @@ def grid_surface(n: int, size: float, lift=None, jitter: float = 0.0,
 
 
 __all__ = ["Mesh", "MeshError", "FACE", "EDGE", "VERTEX", "NONE", "grid_surface",
-           "mesh_contact", "closest_feature", "candidates", "pack", "EPS"]
+           "mesh_contact", "closest_feature", "candidates", "pack", "EPS", "contact_geometry",
+           "entry_homes", "record_feature"]

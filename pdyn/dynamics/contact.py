@@ -558,7 +558,7 @@ def mesh_state(store, lists, bundle, geo=None, border=None) -> tuple | None:
     geo = np.empty((n, 4)) if geo is None else geo
     border = np.empty(n, np.int64) if border is None else border
     contact_geometry(lists.mesh_sphere, lists.mesh_facet, lists.mesh_wall, store.pos,
-                     store.radius, bundle, geo, border)
+                     store.radius, bundle, lists.mesh_home, geo, border)
     return lists.slot, geo
 
 

@@ -34,11 +34,12 @@ from numba import njit
 
 from .._jit import JIT
 from ..broadphase import overlaps
-from ..mesh import candidates
+from ..mesh import RECORDS, candidates, entry_homes
 from ..walls import REACH, WallSet, wall_contact
 
 NO_ENTRIES = np.zeros(0, np.int64)
 NO_PARTNERS = np.zeros(0, np.int32)
+NO_HOMES = np.zeros((0, 4))
 
 #: default skin of the neighbour lists, in mean particle diameters (the fastest of 0.1-0.4 on
 #: the drop and gas scenes)
@@ -179,6 +180,8 @@ class NeighbourList:
         # each triangle (``mesh_wall``). ``pdyn.mesh.contact_geometry`` reads them.
         self.slot = NO_PARTNERS
         self.mesh_sphere, self.mesh_facet, self.mesh_wall = NO_ENTRIES, NO_ENTRIES, NO_PARTNERS
+        # of each q its centre in the mesh's frame and its distance at the build (M, 4; m)
+        self.mesh_home = NO_HOMES
         self.builds = 0  # lists built so far (what per-entry state refers to)
         self._radius = np.zeros(0)
         # the build's scratch (candidates only), kept between rebuilds: on the 97k gas, fresh
@@ -224,6 +227,7 @@ class NeighbourList:
         # the old lists go before the new ones are made (the history was saved from them)
         self.start, self.split, self.partner = np.zeros(1, np.int64), NO_ENTRIES, NO_PARTNERS
         self.facet = self.slot = NO_PARTNERS
+        self.mesh_home = NO_HOMES
         walls = np.ascontiguousarray(walls, np.int64)
         table = WallSet(np.zeros((len(walls), 3)), np.zeros((len(walls), 3))).table \
             if table is None else table
@@ -238,6 +242,11 @@ class NeighbourList:
             self.reach, exact, self._kept, mstart, mfacet, fhandle)
         self.mesh_sphere = np.repeat(rows, np.diff(mstart))
         self.mesh_facet, self.mesh_wall = mfacet, fhandle
+        self.mesh_home = NO_HOMES
+        if mesh is not None:
+            self.mesh_home = np.empty((mfacet.shape[0], 4))
+            entry_homes(self.mesh_sphere, mfacet, fhandle, store.pos, mesh[RECORDS],
+                        self.mesh_home)
         self.rows = rows
         self.builds += 1
 
