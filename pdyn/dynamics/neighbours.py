@@ -179,7 +179,7 @@ class NeighbourList:
         # the row's sphere (``mesh_sphere``) and triangle (``mesh_facet``); the mesh handle of
         # each triangle (``mesh_wall``). ``pdyn.mesh.contact_geometry`` reads them.
         self.slot = NO_PARTNERS
-        self.mesh_sphere, self.mesh_facet, self.mesh_wall = NO_ENTRIES, NO_ENTRIES, NO_PARTNERS
+        self.mesh_sphere = self.mesh_facet = self.mesh_wall = NO_PARTNERS
         # of each q its centre in the mesh's frame and its distance at the build (M, 4; m)
         self.mesh_home = NO_HOMES
         self.builds = 0  # lists built so far (what per-entry state refers to)
@@ -240,12 +240,12 @@ class NeighbourList:
         self.start, self.split, self.partner, self.facet, self.slot = _build_rows(
             pairs, store.pos, radius, store.gid, store.normal, table, rows, row_of, walls,
             self.reach, exact, self._kept, mstart, mfacet, fhandle)
-        self.mesh_sphere = np.repeat(rows, np.diff(mstart))
-        self.mesh_facet, self.mesh_wall = mfacet, fhandle
+        self.mesh_sphere = np.repeat(rows.astype(np.int32), np.diff(mstart))
+        self.mesh_facet, self.mesh_wall = mfacet.astype(np.int32), fhandle
         self.mesh_home = NO_HOMES
         if mesh is not None:
             self.mesh_home = np.empty((mfacet.shape[0], 4))
-            entry_homes(self.mesh_sphere, mfacet, fhandle, store.pos, mesh[RECORDS],
+            entry_homes(self.mesh_sphere, self.mesh_facet, fhandle, store.pos, mesh[RECORDS],
                         self.mesh_home)
         self.rows = rows
         self.builds += 1
