@@ -327,9 +327,10 @@ def _geometry_first(sphere, facet, wall, pos, rad, rec, home, geo, border):
     triangle ``facet[q]`` of the mesh whose handle is ``wall[facet[q]]``) over a face or
     apart gets its row of ``geo``; the others (an edge or vertex within reach) go to
     ``border``, whose count it returns. An entry whose centre has moved (in the mesh's frame)
-    less than its distance at the build (``home``, :func:`entry_homes`) exceeded the radius,
-    less a margin (:data:`MARGIN`), is apart (the distance is 1-Lipschitz in the centre) and
-    gets −inf without the triangle's record being read."""
+    less than its distance at its home (``home``: its centre and distance, or a lower bound of
+    it, at the build, :func:`entry_homes`, or when last found apart here, which moves it
+    there) exceeded the radius, less a margin (:data:`MARGIN`), is apart (the distance is
+    1-Lipschitz in the centre) and gets −inf without the triangle's record being read."""
     nb = 0
     for q in range(sphere.shape[0]):
         i = sphere[q]
@@ -346,6 +347,8 @@ def _geometry_first(sphere, facet, wall, pos, rad, rec, home, geo, border):
         dist = math.sqrt(d2)
         if kind == NONE or dist > r:
             geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = 0.0, 0.0, 1.0, r - dist
+            # from here on: ``dist`` is the distance or (NONE) a lower bound of it
+            home[q, 0], home[q, 1], home[q, 2], home[q, 3] = px, py, pz, dist
         elif kind != FACE:
             border[nb] = q
             nb += 1
