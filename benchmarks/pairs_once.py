@@ -1,15 +1,16 @@
-"""Frictional pairs evaluated once against every pair evaluated in both rows, in one process.
+"""Pairs evaluated once against every pair evaluated in both rows, in one process.
 
 Two simulations of one scene of ``vs_lammps.py`` (the gas at ``--solid-fraction``, or the
-settled bed) are set up alike and stepped alternately in chunks of ``--chunk`` steps (the
-order swapped every chunk); in one of them the contact pass's links
-(``pdyn.dynamics.contact``) send every pair to be evaluated in both of its rows, the scheme
-before pairs were handed over. Both meet the shared machine's slow and fast spells alike;
-the median over the chunks of the time ratio is the figure (the two runs stay bit for bit
-equal, which the script checks at the end). Runs under ``mpiexec -n N`` too.
+settled bed; with ``--friction`` μ or frictionless) are set up alike and stepped alternately
+in chunks of ``--chunk`` steps (the order swapped every chunk); one hands every pair of two
+rows over (``ContactModel.hand_over`` True, ``pdyn.dynamics.contact``), the other evaluates
+every pair in both of its rows (False), whatever ``HAND_OVER_FROM`` would choose. Both meet
+the shared machine's slow and fast spells alike; the median over the chunks of the time ratio
+is the figure (the two runs stay bit for bit equal, which the script checks at the end). Runs
+under ``mpiexec -n N`` too.
 
     python benchmarks/pairs_once.py --scale 0.5 --solid-fraction 0.5 --friction 0.5
-    python benchmarks/pairs_once.py --scene bed --scale 0.1 --friction 0.5
+    python benchmarks/pairs_once.py --scene bed --scale 0.1 --friction 0
 """
 
 from __future__ import annotations
@@ -28,26 +29,12 @@ import vs_lammps  # noqa: E402
 from pdyn.parallel import get_comm  # noqa: E402
 
 
-def evaluate_in_both_rows(sim) -> None:
-    """Make ``sim``'s contact pass evaluate every pair in each of its rows: links that hold
-    each entry's own position (no pair handed over), set for every new build of the lists."""
-    model = sim.contact
-    forces = model.forces
-
-    def both(store, lists, *args, **kwargs):
-        if model._links_of != (lists, lists.builds):
-            model._link = np.arange(lists.entries(), dtype=np.int32)
-            model._links_of = (lists, lists.builds)
-        return forces(store, lists, *args, **kwargs)
-
-    model.forces = both
-
-
 def owned_state(sim) -> tuple:
-    """Positions, velocities and spins of the owned spheres in gid order."""
+    """Positions, velocities and spins (zeros without rotation) of the owned spheres in gid
+    order."""
     s = sim.store
     h = s.owned[np.argsort(s.gid[s.owned])]
-    return s.pos[h], s.vel[h], s.omega[h]
+    return s.pos[h], s.vel[h], s.values("omega", h)
 
 
 def main(argv=None) -> None:
@@ -67,7 +54,8 @@ def main(argv=None) -> None:
     vs_lammps.pdyn_sim(args, args.friction, comm, tiny=True).run(3)  # numba compiles
     sims = {"once": vs_lammps.pdyn_sim(args, args.friction, comm),
             "both": vs_lammps.pdyn_sim(args, args.friction, comm)}
-    evaluate_in_both_rows(sims["both"])
+    for k, sim in sims.items():
+        sim.contact.hand_over = k == "once"
     for sim in sims.values():
         sim.run(args.warmup)
     chunks = {k: [] for k in sims}

@@ -6,7 +6,7 @@ of capacity-sized arrays and its handle **is** its slot, so a handle stays valid
 particle is removed (or until an explicit :meth:`ParticleStore.permute`, which returns the
 handle map). Removal pushes the slot on a free-list stack and swap-removes the handle from a dense
 ``live`` list (each handle remembers its position there), so both insert and remove are O(1);
-capacity grows geometrically (×2). Kernels iterate over ``store.live`` and read the arrays by
+capacity grows geometrically (×1.5). Kernels iterate over ``store.live`` and read the arrays by
 handle. Walls are *infinite* particles in the same store (radius ``inf``, flags
 ``INFINITE|FIXED``, inward ``normal``), as mesa_pd's HalfSpace.
 
@@ -56,6 +56,9 @@ MESH_KEY_BASE = WALL_KEY_BASE + (1 << 40)
 #: the most triangles the mesh keys address
 MAX_TRIANGLES = 1 << 40
 
+#: the most slots a store holds (its free stack and live positions are int32)
+MAX_SLOTS = 2**31 - 1
+
 #: the feature of the rotation fields (spin, torque, contact history): runs that rotate
 #: (``ContactModel.rotating``: friction or rolling friction > 0) build their store with it
 ROTATION = "rotation"
@@ -70,7 +73,10 @@ class Field:
     ``checkpoint``: written to checkpoints and restored on restart; ``feature``: the field
     exists only in stores built with that feature (None: in every store); ``counted_by``: a
     *ragged* field — particle h holds ``count[h]`` records of ``shape`` (``count`` the integer
-    field named here), kept in the store's pool for that count (:meth:`ParticleStore.records`).
+    field named here), kept in the store's pool for that count (:meth:`ParticleStore.records`);
+    ``walls_only``: only infinite particles (walls) hold it, in an array as long as their
+    largest handle + 1 rather than the capacity (walls are added first and reordering keeps
+    them first, so that is a few rows: a wall's normal, not 24 bytes a sphere slot).
     """
 
     dtype: type
@@ -80,6 +86,7 @@ class Field:
     checkpoint: bool
     feature: str | None = None
     counted_by: str | None = None
+    walls_only: bool = False
 
     @property
     def width(self) -> int:
@@ -95,7 +102,8 @@ FIELDS: dict[str, Field] = {
     "force":  Field(np.float64, (3,), ghost=NEVER,  migrate=True,  checkpoint=True),
     "radius": Field(np.float64, (),   ghost=CREATE, migrate=True,  checkpoint=True),
     "mass":   Field(np.float64, (),   ghost=CREATE, migrate=True,  checkpoint=True),
-    "normal": Field(np.float64, (3,), ghost=NEVER,  migrate=False, checkpoint=False),
+    "normal": Field(np.float64, (3,), ghost=NEVER,  migrate=False, checkpoint=False,
+                    walls_only=True),
     "flags":  Field(np.uint8,   (),   ghost=NEVER,  migrate=True,  checkpoint=True),
     # position at the last neighbour-list rebuild (reset for every owned particle then)
     "build_pos": Field(np.float64, (3,), ghost=NEVER, migrate=False, checkpoint=True),
@@ -243,9 +251,11 @@ class ParticleStore:
         for name, f in self.fields.items():
             rows = 0 if f.counted_by is None else 16
             setattr(self, name, np.zeros((rows,) + f.shape, dtype=f.dtype))
-        self._free = np.zeros(0, np.int64)
+        # slot bookkeeping: the live handles (int64, what ``live`` hands out), the free stack
+        # and each slot's place in ``live`` (int32: a rank holds fewer than 2³¹ slots)
+        self._free = np.zeros(0, np.int32)
         self._live = np.zeros(0, np.int64)
-        self._live_pos = np.zeros(0, np.int64)
+        self._live_pos = np.zeros(0, np.int32)
         self._n_free = 0
         self._n_live = 0
         self._hwm = 0
@@ -256,7 +266,7 @@ class ParticleStore:
     def _per_slot(self):
         """(name, array) of every per-slot array: the fixed fields and the pools' offsets."""
         for name, f in self.fields.items():
-            if f.counted_by is None:
+            if f.counted_by is None and not f.walls_only:
                 yield name, getattr(self, name)
         for c in self._ragged:
             yield ("_first", c), self._first[c]
@@ -268,14 +278,18 @@ class ParticleStore:
             setattr(self, name, arr)
 
     def _grow(self, needed: int) -> None:
-        new = max(needed, 2 * self.capacity, 16)
+        new = max(needed, self.capacity + self.capacity // 2, 16)  # amortised O(1)
+        if new > MAX_SLOTS:
+            raise MemoryError(f"particle store: {new} slots on this rank, more than "
+                              f"{MAX_SLOTS} (give it more ranks)")
         for name, old in list(self._per_slot()):
             arr = np.zeros((new,) + old.shape[1:], dtype=old.dtype)
             arr[: self.capacity] = old
             self._set_per_slot(name, arr)
         for name, fill in (("_free", 0), ("_live", 0), ("_live_pos", -1)):
             old = getattr(self, name)
-            arr = np.full(new, fill, np.int64) if fill else np.zeros(new, np.int64)  # untouched
+            arr = (np.full(new, fill, old.dtype) if fill
+                   else np.zeros(new, old.dtype))  # untouched pages
             arr[: self.capacity] = old
             setattr(self, name, arr)
         self.capacity = new
@@ -439,13 +453,33 @@ class ParticleStore:
             n, self._free, self._n_free, self._hwm, self._live, self._n_live, self._live_pos, out
         )
         for name, f in self.fields.items():
-            if f.counted_by is None:
+            if f.walls_only:
+                self._set_walls_only(name, out, values)
+            elif f.counted_by is None:
                 getattr(self, name)[out] = values.get(name, 0)
         for count_name, names in self._ragged.items():
             if names[0] in ragged:
                 self.set_records(count_name, out, values[count_name],
                                  {m: ragged[m] for m in names})
         return out
+
+    def _set_walls_only(self, name: str, handles: np.ndarray, values: dict) -> None:
+        """Field ``name`` (``walls_only``) of the new particles ``handles``: the rows of the
+        infinite ones, the array lengthened to reach them (zeros between)."""
+        infinite = (values["flags"] & INFINITE) != 0
+        if not infinite.any():
+            return
+        h = handles[infinite]
+        self._lengthen(name, int(h.max()) + 1)
+        getattr(self, name)[h] = values[name][infinite] if name in values else 0
+
+    def _lengthen(self, name: str, rows: int) -> None:
+        """A ``walls_only`` field holds at least ``rows`` rows (new ones zero)."""
+        old = getattr(self, name)
+        if old.shape[0] < rows:
+            arr = np.zeros((rows,) + old.shape[1:], old.dtype)
+            arr[:old.shape[0]] = old
+            setattr(self, name, arr)
 
     def remove(self, handles) -> None:
         """Remove particles by handle, O(1) each; their slots are reused by later inserts.
@@ -475,6 +509,13 @@ class ParticleStore:
         old_to_new = np.full(self.capacity, -1, np.int64)
         old_to_new[order] = np.arange(n)
         used = self._hwm  # slots at and above the high-water mark are still zero
+        walls = np.flatnonzero((self.flags[order] & INFINITE) != 0)  # their new slots
+        for name, f in self.fields.items():
+            if f.walls_only:  # a few rows (walls come first): a fresh array
+                old = getattr(self, name)
+                arr = np.zeros((int(walls.max()) + 1 if walls.size else 0,) + f.shape, f.dtype)
+                arr[walls] = old[order[walls]]
+                setattr(self, name, arr)
         self._reserve_scratch(n * max(a[0].nbytes for _, a in self._per_slot()))
         for name, arr in self._per_slot():
             # one compiled gather into one buffer for all fields: numpy's arr[order] (a new

@@ -37,6 +37,7 @@ from .dynamics.contact import ContactModel, contact_stats, touching_pairs
 from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList, mark_built
+from .heap import fix_mmap_threshold
 from .interrupt import StopRequest, Stopped, signal_name
 from .io import CONTACT_FORCES, OutputView, checkpoint_now, make_writers
 from .io.runid import new_run_id
@@ -347,6 +348,7 @@ class Simulation:
         neighbour lists are rebuilt from them. At a schedule rebuild (``rebuilt``) the
         integrated particles are listed again and their build positions reset."""
         store, bp, lists = self.store, self.broadphase, self.neighbours
+        lists.release()  # memory: the old entries are not held through the query
         with self.timers("broadphase"):
             reach = lists.reach
             if changes is not None:  # removed handles first (their slots may be reused)
@@ -366,8 +368,11 @@ class Simulation:
             # lists with a skin take the pairs within reach (structures that test while they
             # emit never hold the candidates); skin 0 keeps the candidate query pdyn bench times
             exact = not lists.every_step
-            pairs = (bp.contacts(include_infinite=False) if exact
-                     else bp.candidate_pairs(include_infinite=False))
+            if exact:  # nothing the structure keeps is read before the next rebuild
+                pairs = bp.contacts(include_infinite=False)
+                bp.release()
+            else:
+                pairs = bp.candidate_pairs(include_infinite=False)
         with self.timers("neighbours"):
             rows = lists.rows
             if rebuilt or changes is None:
@@ -646,7 +651,9 @@ def build(sim: Simulation, config: SimulationConfig, comm, scene: Scene | None,
           restart: RestartState | None) -> None:
     """Set up ``sim``: its frame (scene, box, gravity, contact law, ids), its particles (store,
     walls, exchange), its schedule (lists, balancer, dt, guard, writers) and the first force
-    pass (a restart keeps the checkpoint's forces)."""
+    pass (a restart keeps the checkpoint's forces). Large temporaries go back to the system
+    when freed from now on (``pdyn.heap``)."""
+    fix_mmap_threshold()
     _frame(sim, config, comm, scene, restart)
     source, drift = _particles(sim, restart)
     _schedule(sim, source.n, restart)
@@ -706,8 +713,10 @@ def _particles(sim, restart):
     check_memory(sim.node, comm.size, sim.box, config, particles=source.n,
                  inserter=sim.inserter, rotating=sim.contact.rotating,
                  restart=restart is not None)
-    # the rotation fields exist only when the contact model rotates
-    sim.store = ParticleStore(capacity=max(64, 2 * source.n // max(comm.size, 1)),
+    # the rotation fields exist only when the contact model rotates; room for the rank's
+    # share and a quarter more for its ghosts (the store grows by half when that is short:
+    # every slot is a few hundred bytes, resident once the pages around it are touched)
+    sim.store = ParticleStore(capacity=max(64, 5 * source.n // (4 * max(comm.size, 1))),
                               features=(ROTATION,) if sim.contact.rotating else ())
     sim._add_walls()
     if sim.inserter is not None and source.n == 0 and not restart:  # an empty box to pour into

@@ -20,9 +20,11 @@ def _store(n=6, capacity=16, features=(ROTATION,)):
 
 
 def _rows(s, h):
-    """Every field of the particles ``h`` (a ragged field: each one's records)."""
+    """Every field of the particles ``h`` (a ragged field: each one's records; the walls'
+    fields are tested on walls, ``test_wall_fields_hold_the_walls_only``)."""
     return {name: (getattr(s, name)[h].copy() if FIELDS[name].counted_by is None
-                   else [s.values(name, [k]) for k in h]) for name in s.fields}
+                   else [s.values(name, [k]) for k in h])
+            for name in s.fields if not FIELDS[name].walls_only}
 
 
 def _same(a, b, name):
@@ -50,7 +52,7 @@ def test_handles_are_stable_across_removals():
     s.remove(h[[1, 4]])
     keep = [0, 2, 3, 5]
     after = _rows(s, h[keep])
-    for name in s.fields:
+    for name in before:
         _same(after[name], [before[name][k] for k in keep] if isinstance(before[name], list)
               else before[name][keep], name)
     assert sorted(s.live.tolist()) == sorted(h[keep].tolist())
@@ -101,7 +103,7 @@ def test_growth_keeps_data_and_handles():
     more = s.add(gid=np.arange(50) + 1000, radius=1.0, mass=1.0)
     assert s.capacity > cap and not s.history_count[more].any()
     after = _rows(s, h)
-    for name in s.fields:
+    for name in before:
         _same(after[name], before[name], name)
     assert len(set(more.tolist()) | set(h.tolist())) == 60 and len(s) == 60
 
@@ -120,7 +122,7 @@ def test_permute_compacts_and_maps_old_to_new():
     np.testing.assert_array_equal(np.sort(s.live), np.arange(n))
     assert set(s.fields) == set(FIELDS)
     after = _rows(s, old_to_new[live])
-    for name in s.fields:  # every particle moved with all its fields; freed slots are zero
+    for name in before:  # every particle moved with all its fields; freed slots are zero
         _same(after[name], before[name], name)
         if FIELDS[name].counted_by is None:
             assert not getattr(s, name)[n:].any(), name
@@ -159,6 +161,26 @@ def test_handles_with_selects_by_flags():
               flags=INFINITE)
     assert sorted(s.owned.tolist()) == sorted(h[[0, 2, 3]].tolist())
     assert s.ghosts.tolist() == [h[1]] and s.walls.tolist() == w.tolist()
+
+
+def test_wall_fields_hold_the_walls_only():
+    """``normal`` (``walls_only``) has a row per wall slot, not per capacity slot: walls added
+    first keep slots 0..W-1 through spheres, growth and reordering; a wall added later
+    lengthens it to its slot."""
+    s = ParticleStore(4)
+    w = s.add(gid=[-1, -2], pos=np.zeros((2, 3)), normal=[[0, 0, 1], [1, 0, 0]],
+              radius=np.inf, mass=np.inf, flags=INFINITE)
+    h = s.add(gid=np.arange(40), pos=np.ones((40, 3)), radius=1.0, mass=1.0)
+    assert w.tolist() == [0, 1] and s.capacity >= 42 and s.normal.shape == (2, 3)
+    late = s.add(gid=[-3], pos=np.zeros((1, 3)), normal=[[0, 1, 0]], radius=np.inf,
+                 mass=np.inf, flags=INFINITE)
+    assert s.normal.shape == (int(late[0]) + 1, 3) and s.normal[late[0]].tolist() == [0, 1, 0]
+    s.remove(h[:5])
+    walls = np.array([w[1], late[0], w[0]])  # walls first, in a new order
+    old_to_new = s.permute(np.concatenate((walls, h[5:])))
+    assert s.normal.shape == (3, 3) and old_to_new[walls].tolist() == [0, 1, 2]
+    assert s.normal.tolist() == [[1, 0, 0], [0, 1, 0], [0, 0, 1]]
+    assert s.values("normal", s.walls).shape == (3, 3)
 
 
 # ------------------------------------------------------------------ schema and packing

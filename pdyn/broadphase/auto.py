@@ -368,6 +368,10 @@ class Auto:
     def contacts(self, include_infinite: bool = True) -> np.ndarray:
         return self._delegate().contacts(include_infinite)
 
+    def release(self) -> None:
+        if self._bp is not None:
+            self._bp.release()
+
     def stats(self) -> dict:
         st = self._delegate().stats()
         return {**st, "name": self.name, "chosen": self.chosen, "auto_motion": self.motion, **{

@@ -228,6 +228,19 @@ class BroadPhase:
             return filter_overlapping(self._with_infinite(pairs), self._pos, self._rad)
         return pairs
 
+    def release(self) -> None:
+        """The caller holds the pairs it needs until the residents change: drop what is kept
+        only to answer another query without a change (the finite residents' list, derived
+        again when asked; a structure rebuilt from scratch at its next query, ``_release``,
+        its arrays too). Results do not change; a query without a change after it costs a
+        rebuild. The driver calls it after each rebuild's query: the memory of the lists'
+        build and of the steps up to the next rebuild."""
+        self._members = None
+        self._release()
+
+    def _release(self) -> None:
+        pass
+
     def _with_infinite(self, pairs: np.ndarray) -> np.ndarray:
         """``pairs`` with every finite resident × infinite resident pair appended."""
         if not (self._infinite and self._n):

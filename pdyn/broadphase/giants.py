@@ -130,6 +130,9 @@ class GiantsApart(BroadPhase):
             self.inner.build(self._pos, self._rad, self._others)
             self._dirty = False
 
+    def _release(self):
+        self.inner.release()
+
     def _with_giants(self, pairs: np.ndarray) -> np.ndarray:
         """``pairs`` (the others' contacts) with the giants' appended; ``_candidates`` = the
         pairs both parts tested."""

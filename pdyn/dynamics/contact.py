@@ -29,26 +29,30 @@ phase produced and wherever the memory order put the particles. N-rank runs ther
 reproduce the 1-rank trajectory bit for bit, and a contact between an owned sphere and a
 ghost is evaluated on both ranks, each applying only its own half.
 
-Without rotation every row evaluates all its contacts (full lists). With rotation a pair of
-two rows of this rank is evaluated once, in the row that comes first in memory order
-(:func:`_links`): it posts the force on itself, the torque on its partner and its new spring,
-and the partner's row, when the loop reaches it, takes them at that pair's place in its own
-sum (force and spring negated) without testing or evaluating the pair again, as it skips a
-pair that did not touch; a pair with a ghost is evaluated in each row as before. Seen from
-either side a pair gives the same numbers up to sign — every operation of the geometry and of
-the normal, tangential and rolling parts is either symmetric in the pair or negates exactly
-under i ↔ j (IEEE rounding is symmetric) — given springs that are exact negatives, which those
-of a pair that touched through a periodic image are not (its shifted positions round
-differently on each side): the first row posts the spring it started from, and the second
-takes the result only if its own is the negated one, and evaluates the pair itself otherwise.
-So which row evaluates a pair changes no bit, and the sums stay those of the partners in id
-order on any rank count (a test runs both ways). The posted results (six numbers and the
+Where contacts are many, a pair of two rows of this rank is evaluated once, in the row that
+comes first in memory order (:func:`_links`): it posts the force on itself (with rotation also
+the torque on its partner and its new spring), and the partner's row, when the loop reaches
+it, takes them at that pair's place in its own sum (force and spring negated) without testing
+or evaluating the pair again, as it skips a pair that did not touch; a pair with a ghost is
+evaluated in each row as before. Seen from either side a pair gives the same numbers up to
+sign — every operation of the geometry and of the normal, tangential and rolling parts is
+either symmetric in the pair or negates exactly under i ↔ j (IEEE rounding is symmetric) —
+given springs that are exact negatives, which those of a pair that touched through a periodic
+image are not (its shifted positions round differently on each side): the first row posts the
+spring it started from, and the second takes the result only if its own is the negated one,
+and evaluates the pair itself otherwise. So which row evaluates a pair changes no bit, and the
+sums stay those of the partners in id order on any rank count (tests run both ways, with and
+without rotation). The posted results (without rotation four numbers, with it six and the
 places of the old and new spring, per pair handed over) are read once, in the same pass; they
 wait in a few reused slots (a stack of free ones), as memory order keeps a pair's rows near,
 and a pair that finds every slot taken is evaluated in both rows.
-``benchmarks/pairs_once.py`` measures it against every pair evaluated in both rows (one
-process, the two stepped alternately, both checked bit for bit): faster where contacts are
-many (the dense gas, a settled bed), about even on the dilute gas.
+
+Handing over pays per contact and costs per list entry (each reads its link, whose sign the
+processor cannot predict), so each build of the lists chooses (:data:`HAND_OVER_FROM`, from
+the share of entries that touched in the pass before): where few entries touch — a loose gas
+— every row evaluates all its pairs and the kernels, given no links, hold no hand-over code.
+``benchmarks/pairs_once.py`` measures one way against the other (one process, the two stepped
+alternately, both checked bit for bit).
 
 Walls have infinite mass and radius: R_eff = r_i, m_eff = m_i. Contacts and elastic energy are
 this rank's share: a sphere contact where gid_i < gid_j (half of its energy from each side;
@@ -140,6 +144,17 @@ def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj,
 SLOTS_PER_ROW = 0.125
 MIN_SLOTS = 4096
 
+#: pairs of two rows are handed over (evaluated once) on lists built after a pass in which at
+#: least this share of the list entries touched (2 × contacts / entries), without rotation
+#: and with it; below, each row evaluates all its pairs, reading no links — the same bits
+#: either way. Handing over costs per entry (a link read whose sign the processor cannot
+#: predict) and saves per contact (an evaluation). Measured in one process, alternating
+#: chunks (``benchmarks/pairs_once.py`` and its like, 50 653 spheres unless said), the time of
+#: handing over against not: frictionless, the dilute gas (~0.1 of the entries touch) 1.13,
+#: the dense gas while 0.47 to 0.2 touch 1.0, the settled Hertz bed (8 000 spheres, ~0.5)
+#: 0.61-0.69; with friction, the dilute gas 1.065, the dense gas (0.26-0.47) 0.84-0.88.
+HAND_OVER_FROM = {False: 0.25, True: 0.15}
+
 
 @njit(**JIT)
 def _links(rows, start, split, partner, row_of, link):
@@ -168,15 +183,19 @@ def _links(rows, start, split, partner, row_of, link):
 # frictionless pass on the equilibrated 97 336-sphere gas for the handles, 0.93-0.94x again for
 # the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
-def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
-          walls, force, mesh):
+def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, mass, gid, normal,
+          walls, force, done, done_at, mesh):
     """The contact loop without rotation (module docstring): sets ``force`` of every row's
     sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
-    share, their elastic energy). ``mesh``: the step's mesh state (:func:`mesh_state`), or
-    None without meshes (``pdyn.walls.entry_contact``)."""
+    share, their elastic energy). ``link`` says which row evaluates each pair (:func:`_links`;
+    left as found); ``done`` (slots × ≥ 4: the force on the second row and its half of the
+    energy) and the stack of free slots in ``done_at[:, 2]`` (left a permutation of them) carry
+    the results of the pairs handed over, as in :func:`_pass_rotating`. ``mesh``: the step's
+    mesh state (:func:`mesh_state`), or None without meshes (``pdyn.walls.entry_contact``)."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     energy = 0.0
     n_contacts = 0
+    n_slots = n_free = done.shape[0]
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
@@ -185,6 +204,23 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
         fy = 0.0
         fz = 0.0
         for u in range(np.uint64(start[t]), np.uint64(split[t])):
+            w = np.int64(u)  # (no links: every pair evaluated in each of its rows)
+            if link is not None:
+                w = link[u]
+                if w < 0:  # evaluated in j's (earlier) row
+                    if w == -1:  # not touching
+                        continue
+                    h = -2 - w
+                    link[u] = -1
+                    if h < n_slots:  # posted (else every slot was taken: evaluate it here)
+                        g = np.uint64(h)
+                        done_at[n_free, 2] = h  # the slot is free again
+                        n_free += 1
+                        fx += done[g, 0]  # −(−F n from j's side)
+                        fy += done[g, 1]
+                        fz += done[g, 2]
+                        energy += done[g, 3]
+                        continue
             j = np.uint64(partner[u])
             dx = pos[j, 0] - xi
             dy = pos[j, 1] - yi
@@ -201,6 +237,20 @@ def _pass(law, dt, gravity, rows, start, split, partner, pos, vel, rad, mass, gi
                 fy -= f * ny
                 fz -= f * nz
                 energy += 0.5 * e
+                if link is not None:
+                    if w > np.int64(u):  # the first row of a pair of two rows
+                        if n_free > 0:  # a free slot: post for j's row, still to come
+                            n_free -= 1
+                            c = done_at[n_free, 2]
+                            g = np.uint64(c)
+                            done[g, 0] = f * nx
+                            done[g, 1] = f * ny
+                            done[g, 2] = f * nz
+                            done[g, 3] = 0.5 * e
+                            link[w] = -2 - c
+                            n_contacts += 1  # the pair, counted here
+                            continue
+                        link[w] = -2 - n_slots  # every slot taken: j's row evaluates it too
                 if gi < gid[j]:
                     n_contacts += 1
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
@@ -276,47 +326,51 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
         for u in range(np.uint64(start[t]), np.uint64(start[t + 1])):
             j = np.uint64(partner[u])
             counted = False  # evaluated in j's row, which counted it
+            w = np.int64(u)  # (no links: every pair evaluated in each of its rows)
             if u < u_split:
-                if record is None and link[u] < 0:  # evaluated in j's (earlier) row
-                    if link[u] == -1:  # not touching
-                        continue
-                    h = -2 - link[u]
-                    link[u] = -1
-                    take = False
-                    d = np.uint64(0)
-                    if h < n_slots:  # posted (else every slot was taken: evaluate it here)
-                        counted = True
-                        d = np.uint64(done_at[h, 0])
-                        o = done_at[h, 1]
-                        done_at[n_free, 2] = h  # the slot is free again
-                        n_free += 1
-                        while p < n_old and np.uint64(old_entry[p]) < u:
-                            p += 1
-                        sx = sy = sz = 0.0
-                        if p < n_old and np.uint64(old_entry[p]) == u:
-                            sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
-                        # its spring the negated of j's (not so after a periodic image): take it
-                        ox = oy = oz = 0.0
-                        if o >= 0:
-                            b = np.uint64(o)
-                            ox, oy, oz = old_spring[b, 0], old_spring[b, 1], old_spring[b, 2]
-                        take = sx == -ox and sy == -oy and sz == -oz
-                    if take:
-                        g = np.uint64(h)
-                        if k < cap:
-                            new_entry[k] = u
-                            new_spring[k, 0] = -new_spring[d, 0]
-                            new_spring[k, 1] = -new_spring[d, 1]
-                            new_spring[k, 2] = -new_spring[d, 2]
-                            new_slid[k] = new_slid[d]
-                        k += 1
-                        fx -= done[g, 0]
-                        fy -= done[g, 1]
-                        fz -= done[g, 2]
-                        mx += done[g, 3]
-                        my += done[g, 4]
-                        mz += done[g, 5]
-                        continue
+                if link is not None:
+                    w = link[u]
+                    if record is None and w < 0:  # evaluated in j's (earlier) row
+                        if w == -1:  # not touching
+                            continue
+                        h = -2 - w
+                        link[u] = -1
+                        take = False
+                        d = np.uint64(0)
+                        if h < n_slots:  # posted (else every slot was taken: evaluate it here)
+                            counted = True
+                            d = np.uint64(done_at[h, 0])
+                            o = done_at[h, 1]
+                            done_at[n_free, 2] = h  # the slot is free again
+                            n_free += 1
+                            while p < n_old and np.uint64(old_entry[p]) < u:
+                                p += 1
+                            sx = sy = sz = 0.0
+                            if p < n_old and np.uint64(old_entry[p]) == u:
+                                sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
+                            # its spring the negated of j's (not so after a periodic
+                            # image): take it
+                            ox = oy = oz = 0.0
+                            if o >= 0:
+                                b = np.uint64(o)
+                                ox, oy, oz = old_spring[b, 0], old_spring[b, 1], old_spring[b, 2]
+                            take = sx == -ox and sy == -oy and sz == -oz
+                        if take:
+                            g = np.uint64(h)
+                            if k < cap:
+                                new_entry[k] = u
+                                new_spring[k, 0] = -new_spring[d, 0]
+                                new_spring[k, 1] = -new_spring[d, 1]
+                                new_spring[k, 2] = -new_spring[d, 2]
+                                new_slid[k] = new_slid[d]
+                            k += 1
+                            fx -= done[g, 0]
+                            fy -= done[g, 1]
+                            fz -= done[g, 2]
+                            mx += done[g, 3]
+                            my += done[g, 4]
+                            mz += done[g, 5]
+                            continue
                 dx = pos[j, 0] - xi
                 dy = pos[j, 1] - yi
                 dz = pos[j, 2] - zi
@@ -358,22 +412,23 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 new_spring[k, 1] = sy
                 new_spring[k, 2] = sz
                 new_slid[k] = sliding
-                if record is None and u < u_split and link[u] > u:
-                    if n_free > 0:  # a free slot: post for j's row, still to come
-                        n_free -= 1
-                        c = done_at[n_free, 2]
-                        done[c, 0] = tx - f * nx
-                        done[c, 1] = ty - f * ny
-                        done[c, 2] = tz - f * nz
-                        done[c, 3] = jx
-                        done[c, 4] = jy
-                        done[c, 5] = jz
-                        done_at[c, 0] = k  # its new spring
-                        done_at[c, 1] = old  # the spring it started from (−1: none)
-                        link[link[u]] = -2 - c
-                        posted = True
-                    else:  # every slot taken: j's row evaluates it too
-                        link[link[u]] = -2 - n_slots
+                if link is not None:
+                    if record is None and u < u_split and w > np.int64(u):
+                        if n_free > 0:  # a free slot: post for j's row, still to come
+                            n_free -= 1
+                            c = done_at[n_free, 2]
+                            done[c, 0] = tx - f * nx
+                            done[c, 1] = ty - f * ny
+                            done[c, 2] = tz - f * nz
+                            done[c, 3] = jx
+                            done[c, 4] = jy
+                            done[c, 5] = jz
+                            done_at[c, 0] = k  # its new spring
+                            done_at[c, 1] = old  # the spring it started from (−1: none)
+                            link[w] = -2 - c
+                            posted = True
+                        else:  # every slot taken: j's row evaluates it too
+                            link[w] = -2 - n_slots
             k += 1
             if record is not None:
                 record[u, 0] = tx
@@ -611,6 +666,8 @@ class ContactModel:
         self.spinning = np.zeros(0, np.int64)  # rows (handles) that touched in the last pass
         self._link = np.zeros(0, np.int32)  # who evaluates each list entry (_links)
         self._links_of = None  # (the lists, their build number) of those
+        self._hand_over = None  # hand_over
+        self._touching = 1.0  # the share of list entries that touched in the last pass
         self._done = np.zeros((0, 6))  # the slots of results that later rows take over
         self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
         self._n_slots = 0  # the slots the last pass had
@@ -682,32 +739,28 @@ class ContactModel:
             else:
                 self.tangential[:] = 0.0
             record = self.tangential
-        if not self.rotating:
-            return _pass(self.parameters, dt, gravity, lists.rows, lists.start, lists.split,
-                         lists.partner, store.pos, store.vel, store.radius, store.mass, store.gid,
-                         store.normal, self.wall_table(store), store.force,
-                         self.mesh_state(store, lists))
         walls = self.wall_table(store)
+        if not self.rotating:
+            link = self._links(store, lists)
+            done, done_at = self._slots(lists.rows.shape[0], link is not None)
+            n, e = _pass(self.parameters, dt, gravity, lists.rows, lists.start, lists.split,
+                         lists.partner, link, store.pos, store.vel, store.radius, store.mass,
+                         store.gid, store.normal, walls, store.force, done, done_at,
+                         self.mesh_state(store, lists))
+            self._touched(lists, n)
+            return n, e
         mesh = self.mesh_state(store, lists)
         old_entry, old_spring, old_slid, n_old, fresh = self.history.prepare(store, lists)
+        link = self._links(store, lists)  # after the load: never beside the records
         if self.spinning.shape[0] < lists.rows.shape[0]:
             n = lists.rows.shape[0] + lists.rows.shape[0] // 4
             self.spinning = np.empty(n, np.int64)
-        if self._links_of != (lists, lists.builds):
-            if self._link.shape[0] < lists.entries():
-                self._link = np.zeros(0, np.int32)
-                self._link = np.empty(lists.entries(), np.int32)
-            row_of = np.full(store.capacity, -1, np.int32)  # the row of each handle
-            row_of[lists.rows] = np.arange(lists.rows.shape[0], dtype=np.int32)
-            _links(lists.rows, lists.start, lists.split, lists.partner, row_of, self._link)
-            del row_of
-            self._links_of = (lists, lists.builds)
         while True:  # the history's buffers grow with the contacts
             new_entry, new_spring, new_slid = self.history.next_buffer()
-            done, done_at = self._slots(lists.rows.shape[0])
+            done, done_at = self._slots(lists.rows.shape[0], link is not None)
             n, e, k, q = _pass_rotating(
                 self.parameters, self.tangential_model, self.rolling_model, dt, gravity,
-                lists.rows, lists.start, lists.split, lists.partner, self._link, store.pos,
+                lists.rows, lists.start, lists.split, lists.partner, link, store.pos,
                 store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
                 store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,
                                             new_entry, new_spring, new_slid),
@@ -716,6 +769,7 @@ class ContactModel:
                 break
             self.history.reserve(k)
         self.history.advanced(k)
+        self._touched(lists, n)
         self.n_spinning = q
         self._spinning_of = (lists, lists.builds)
         return n, e
@@ -731,11 +785,49 @@ class ContactModel:
             self._geo, self._border = np.empty((n + n // 4, 4)), np.empty(n + n // 4, np.int64)
         return mesh_state(store, lists, self.mesh, self._geo[:n], self._border[:n])
 
-    def _slots(self, rows: int) -> tuple:
+    @property
+    def hand_over(self) -> bool | None:
+        """Hand pairs of two rows over (True), never (False), or as :data:`HAND_OVER_FROM`
+        decides (None, the default); set, it takes effect at the next pass."""
+        return self._hand_over
+
+    @hand_over.setter
+    def hand_over(self, value: bool | None) -> None:
+        if value != self._hand_over:
+            self._hand_over = value
+            self._links_of = None  # found again, between passes
+
+    def _links(self, store, lists) -> np.ndarray | None:
+        """Who evaluates each sphere entry of ``lists`` (:func:`_links`), found once per build
+        of the lists (kept from pass to pass); None — every pair evaluated in each of its rows
+        — where handing pairs over does not pay (:attr:`hand_over`, :data:`HAND_OVER_FROM`)."""
+        if self._links_of != (lists, lists.builds):
+            once = self.hand_over
+            if once is None:  # from the pass before (the same bits either way)
+                once = self._touching >= HAND_OVER_FROM[self.rotating]
+            self._link = np.zeros(0, np.int32)
+            if once:
+                self._link = np.empty(lists.entries(), np.int32)
+                row_of = np.full(store.capacity, -1, np.int32)  # the row of each handle
+                row_of[lists.rows] = np.arange(lists.rows.shape[0], dtype=np.int32)
+                _links(lists.rows, lists.start, lists.split, lists.partner, row_of, self._link)
+                del row_of
+            self._links_of = (lists, lists.builds)
+        return self._link if self._link.shape[0] else None
+
+    def _touched(self, lists, contacts: int) -> None:
+        """Keep the share of list entries that touched in this pass (2 × ``contacts`` /
+        entries): what decides for the next lists whether pairs are handed over."""
+        self._touching = 2.0 * contacts / max(lists.entries(), 1)
+
+    def _slots(self, rows: int, used: bool = True) -> tuple:
         """The pass's slots for the results of pairs handed over (``done``; ``done_at``: the
         places of their springs, and in its last column the stack of free slots, all of them
         between passes): :data:`SLOTS_PER_ROW` of the rows, at least :data:`MIN_SLOTS`, views
-        of buffers kept from pass to pass (grown when too small)."""
+        of buffers kept from pass to pass (grown when too small); none unless ``used`` (no
+        pair handed over)."""
+        if not used:  # no pair handed over: no slots
+            return self._done[:0], self._done_at[:0]
         n = max(MIN_SLOTS, int(rows * SLOTS_PER_ROW))
         if self._done.shape[0] < n:
             self._done, self._done_at = np.zeros((0, 6)), np.zeros((0, 3), np.int32)

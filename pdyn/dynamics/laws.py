@@ -196,6 +196,15 @@ LINEAR_LAG = (0.5, 0.0)
 HERTZ_LAG = (5.0 / 11.0, 0.15)
 
 
+@njit(inline="always", **JIT)
+def _power(x, q):
+    """x^q (x ≥ 0) for the dashpots' exponents: Hertz' q = 1/4 as √√x (pow costs several
+    times two square roots in the contact loop), any other q by pow (q = 0: 1)."""
+    if q == 0.25:
+        return math.sqrt(math.sqrt(x))
+    return x ** q
+
+
 @njit(**JIT)
 def _dashpot(coef, q, lag, delta, v_n, m_eff, dt):
     """Damping force (N, along the normal, on i) of the dashpot c(δ) = ``coef`` δ^``q`` for the
@@ -204,13 +213,14 @@ def _dashpot(coef, q, lag, delta, v_n, m_eff, dt):
     ``dt`` at the lag-corrected speed u* = u / (1 + α ε + γ ε²), ε = c dt / (2 m_eff),
     (α, γ) = ``lag``, at most the impulse that stops the approach, m_eff |u| / dt (module
     docstring). Exactly 0 at u = 0."""
-    c = coef if q == 0.0 else coef * delta ** q
+    c = coef if q == 0.0 else coef * _power(delta, q)
     eps = 0.5 * dt * c / m_eff
     e2 = min(eps * eps, 1.0 / lag[1]) if lag[1] > 0.0 else 0.0
     u = v_n / (1.0 + lag[0] * eps + lag[1] * e2)
     p = q + 1.0
     if v_n > 0.0 and delta < v_n * dt:  # first touch within the step just made
-        f = coef / p * (delta + 0.5 * v_n * dt) ** p / dt * (u / v_n)
+        y = delta + 0.5 * v_n * dt
+        f = coef / p * (y * _power(y, q)) / dt * (u / v_n)
     else:
         hi = delta + (u - 0.5 * v_n) * dt
         lo = delta - 0.5 * v_n * dt
@@ -218,7 +228,7 @@ def _dashpot(coef, q, lag, delta, v_n, m_eff, dt):
             f = c * u  # D linear: the difference is c u* dt, without the cancellation
         else:
             hi, lo = max(hi, 0.0), max(lo, 0.0)
-            f = coef / p * (hi ** p - lo ** p) / dt
+            f = coef / p * (hi * _power(hi, q) - lo * _power(lo, q)) / dt
     cap = m_eff * abs(v_n) / dt  # a dashpot stops the relative motion, never reverses it
     return min(max(f, -cap), cap)
 

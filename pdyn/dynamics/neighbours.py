@@ -39,7 +39,12 @@ from ..walls import REACH, WallSet, wall_contact
 
 NO_ENTRIES = np.zeros(0, np.int64)
 NO_PARTNERS = np.zeros(0, np.int32)
+NO_ROWS = np.zeros(0, np.int32)
 NO_HOMES = np.zeros((0, 4))
+
+#: the most entries a rank's lists hold: ``start``, ``split`` and ``partner`` are int32
+#: (4 bytes an entry and a row, not 8)
+MAX_ENTRIES = 2**31 - 1
 
 #: default skin of the neighbour lists, in mean particle diameters (the fastest of 0.1-0.4 on
 #: the drop and gas scenes)
@@ -61,9 +66,11 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
     """The lists of ``rows`` from ``pairs`` (M, 2) on enlarged radii ``rad``: candidates, cut
     here by the exact predicate, or (``exact``) pairs that already passed it.
 
-    Returns ``(start, split, partner)``: row t's sphere partners are ``partner[start[t]:
-    split[t]]`` in ascending global id, its walls ``partner[split[t]:start[t + 1]]`` in the
-    order of ``walls`` (surface within ``rad[i] + half``, more for a translating wall;
+    Returns ``(start, split, partner, facet)``, int32 (``start`` empty, nothing built, when
+    the lists would hold more than ``MAX_ENTRIES``): row t's sphere partners are
+    ``partner[start[t]:split[t]]`` in ascending global id, its walls
+    ``partner[split[t]:start[t + 1]]`` in the order of ``walls`` (surface within
+    ``rad[i] + half``, more for a translating wall;
     ``table``: the wall table, ``pdyn.walls``). ``row_of[h]`` is the row of handle h or −1.
     ``kept`` (≥ M; unused with ``exact``) is scratch the caller keeps between builds.
     Mesh triangles (``pdyn.mesh.candidates``: row t's are ``mfacet[mstart[t]:mstart[t +
@@ -75,7 +82,7 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
     its keys gathered into a buffer of the longest row's length."""
     n = rows.shape[0]
     m = pairs.shape[0]
-    count = np.zeros(n + 1, np.int64)
+    count = np.zeros(n + 1, np.int32)
     k = 0
     for q in range(m):
         i = pairs[q, 0]
@@ -90,17 +97,22 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
                 count[ti + 1] += 1
             if tj >= 0:
                 count[tj + 1] += 1
-    start = np.empty(n + 1, np.int64)
-    split = np.empty(n, np.int64)
+    start = np.empty(n + 1, np.int32)
+    split = np.empty(n, np.int32)
     start[0] = 0
     longest = 0
+    total = 0  # int64: checked against MAX_ENTRIES before it is stored
     for t in range(n):
         n_walls = 0
         for w in range(walls.shape[0]):
             if _wall_within(pos, rad, gid, normal, table, rows[t], walls[w], half):
                 n_walls += 1
+        total += count[t + 1] + n_walls + mstart[t + 1] - mstart[t]
+        if total > MAX_ENTRIES:
+            none = np.empty(0, np.int32)
+            return start[:0], split, none, none, none
         split[t] = start[t] + count[t + 1]
-        start[t + 1] = split[t] + n_walls + mstart[t + 1] - mstart[t]
+        start[t + 1] = total
         longest = max(longest, count[t + 1])
     partner = np.empty(start[n], np.int32)  # handles: 4 bytes an entry
     # every entry's triangle and slot whenever there are meshes (read for each wall entry)
@@ -171,9 +183,9 @@ class NeighbourList:
         self.rebuild_skin = self.skin if rebuild_skin is None else float(rebuild_skin)
         self.reach = 0.5 * self.skin  # half the list skin of the last build (m)
         self.rows = np.zeros(0, np.int64)
-        self.start = np.zeros(1, np.int64)
-        self.split = np.zeros(0, np.int64)
-        self.partner = np.zeros(0, np.int32)
+        self.start = np.zeros(1, np.int32)
+        self.split = NO_ROWS
+        self.partner = NO_PARTNERS
         self.facet = NO_PARTNERS  # each entry's mesh triangle (−1: none); empty: no mesh entry
         # the mesh entries q, in list order: each entry's q (−1: none; ``slot``), and of each q
         # the row's sphere (``mesh_sphere``) and triangle (``mesh_facet``); the mesh handle of
@@ -224,10 +236,7 @@ class NeighbourList:
         handles are ``walls[row]``) within the same reach, found on their grids."""
         rows = np.ascontiguousarray(rows, np.int64)
         pairs = np.ascontiguousarray(pairs, np.int64)
-        # the old lists go before the new ones are made (the history was saved from them)
-        self.start, self.split, self.partner = np.zeros(1, np.int64), NO_ENTRIES, NO_PARTNERS
-        self.facet = self.slot = NO_PARTNERS
-        self.mesh_home = NO_HOMES
+        self.release()
         walls = np.ascontiguousarray(walls, np.int64)
         table = WallSet(np.zeros((len(walls), 3)), np.zeros((len(walls), 3))).table \
             if table is None else table
@@ -237,18 +246,31 @@ class NeighbourList:
         m = pairs.shape[0]
         if not exact and self._kept.shape[0] < m:  # scratch grows with headroom, never shrinks
             self._kept = np.empty(m + m // 4, np.int32)
-        self.start, self.split, self.partner, self.facet, self.slot = _build_rows(
+        start, split, partner, facet, slot = _build_rows(
             pairs, store.pos, radius, store.gid, store.normal, table, rows, row_of, walls,
             self.reach, exact, self._kept, mstart, mfacet, fhandle)
+        if start.shape[0] == 0:
+            raise ValueError(f"neighbour lists: more than {MAX_ENTRIES} entries on this rank "
+                             "(give it more ranks)")
+        self.start, self.split, self.partner, self.facet, self.slot = start, split, partner, \
+            facet, slot
         self.mesh_sphere = np.repeat(rows.astype(np.int32), np.diff(mstart))
         self.mesh_facet, self.mesh_wall = mfacet.astype(np.int32), fhandle
-        self.mesh_home = NO_HOMES
         if mesh is not None:
             self.mesh_home = np.empty((mfacet.shape[0], 4))
             entry_homes(self.mesh_sphere, self.mesh_facet, fhandle, store.pos, mesh[RECORDS],
                         self.mesh_home)
         self.rows = rows
         self.builds += 1
+
+    def release(self) -> None:
+        """The lists are about to be rebuilt: their entries go first (the history was saved
+        from them), before the broad phase's query and the new lists are made; ``rows`` stay.
+        """
+        self.start, self.split, self.partner = np.zeros(1, np.int32), NO_ROWS, NO_PARTNERS
+        self.facet = self.slot = NO_PARTNERS
+        self.mesh_sphere = self.mesh_facet = self.mesh_wall = NO_PARTNERS
+        self.mesh_home = NO_HOMES
 
     def _mesh_candidates(self, store, radius, rows, walls, table, mesh) -> tuple:
         """The rows' mesh triangles within reach (CSR start, triangles) and each triangle's

@@ -86,6 +86,30 @@ def test_infinite_particles_pair_with_every_finite_one_never_each_other(method):
     assert np.sum((got == 4).any(axis=1)) == 48  # every finite particle
 
 
+@pytest.mark.parametrize("method", METHODS)
+def test_release_changes_no_result(method):
+    """``release`` (what the driver calls after a rebuild's query) drops only what another
+    query can make again: the next query, with or without a move in between, and a removal
+    after it give the oracle's pairs."""
+    _, pos, rad = random_scene(5, FAMILIES[0])
+    n = pos.shape[0]
+    bp = make_broadphase(method).build(pos, rad, np.arange(n))
+    first = canonical_pairs(bp.contacts(include_infinite=False))
+    bp.release()
+    np.testing.assert_array_equal(canonical_pairs(bp.contacts(include_infinite=False)), first)
+    bp.release()
+    moved = pos + 0.01
+    bp.update(moved, rad)
+    np.testing.assert_array_equal(canonical_pairs(bp.contacts(include_infinite=False)),
+                                  naive_pairs(moved, rad))
+    bp.release()
+    bp.remove(np.arange(0, n, 3))
+    keep = np.setdiff1d(np.arange(n), np.arange(0, n, 3))
+    want = naive_pairs(moved[keep], rad[keep])
+    got = canonical_pairs(bp.contacts(include_infinite=False))
+    np.testing.assert_array_equal(got, canonical_pairs(keep[want]) if want.size else want)
+
+
 # ------------------------------------------------------------------ stats
 @pytest.mark.parametrize("method", METHODS)
 @pytest.mark.parametrize("family", FAMILIES)

@@ -1,15 +1,18 @@
 """The contact kernel over neighbour lists: exact overlap test, one function per law, the sum
-(ownership rule and summation order by partner gid)."""
+(ownership rule and summation order by partner gid), pairs handed over between rows."""
 
 import math
 
 import numpy as np
 import pytest
 
+from pdyn import Simulation
+from pdyn.dynamics import contact
 from pdyn.dynamics.contact import ContactModel
 from pdyn.dynamics.laws import Hertz, Linear, damping_ratio, normal_force
 from pdyn.dynamics.neighbours import NeighbourList
 from pdyn.particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
+from tests.mpi.scenes import dense_polydisperse, gather_fields
 
 
 def forces(model, store, pairs, walls, rows, gravity, skin=0.0):
@@ -151,3 +154,36 @@ def test_jitted_law_matches_the_python_law(law):
     f, e_ref = normal_force(model.parameters, 0.5 - 0.45, 1.0, 0.5, 2.0, 1e-6)
     assert n == 1 and e == e_ref
     assert s.force[a].tolist() == [0.0, 0.0, f]
+
+
+@pytest.mark.parametrize("law,slots", [("linear", None), ("hertz", None), ("hertz", 3)])
+def test_frictionless_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slots):
+    """Without rotation too a pair of two rows is evaluated once and handed to the other row:
+    positions, velocities and forces, the contact count and the elastic energy of every step
+    are those of every pair evaluated from both sides, bit for bit (damped contacts, periodic,
+    reordered); so they are when the results wait in so few ``slots`` that most pairs find
+    theirs taken and are evaluated in both rows."""
+    cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, reorder_every=20)
+    if slots is not None:
+        monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
+        monkeypatch.setattr(contact, "MIN_SLOTS", slots)
+    monkeypatch.setattr(contact, "HAND_OVER_FROM", {False: 0.0, True: 0.0})  # always
+    once = Simulation(cfg)
+    handed, sums = 0, []
+    for _ in range(150):
+        once.step()
+        link = once.contact._link[:once.neighbours.entries()]
+        handed += int((link > np.arange(link.size)).sum())
+        sums.append((once.n_contacts, once.elastic_energy))
+    assert once.rebuilds > 5 and handed > 150 * 100
+    monkeypatch.setattr(contact, "HAND_OVER_FROM", {False: math.inf, True: math.inf})  # never
+    both = Simulation(cfg)
+    for step in range(150):
+        both.step()
+        assert (both.n_contacts, both.elastic_energy) == sums[step]
+    assert both.contact._link.size == 0
+    assert sum(n for n, _ in sums) > 150 * 100
+    fields = ("pos", "vel", "force")
+    x, y = gather_fields(once, fields), gather_fields(both, fields)
+    for name, u, v in zip(("gid",) + fields, x, y):
+        assert np.array_equal(u, v), name

@@ -231,32 +231,35 @@ def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
         assert np.array_equal(u, v), name
 
 
-def _each_side(rows, start, split, partner, row_of, link):
-    """Links that evaluate every pair in each of its rows."""
-    link[:start[-1]] = np.arange(start[-1])
-
-
-@pytest.mark.parametrize("law,slots", [("linear", None), ("hertz", None), ("linear", 3)])
-def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slots):
+@pytest.mark.parametrize("law,slots,switch", [("linear", None, False), ("hertz", None, False),
+                                              ("linear", 3, False), ("linear", None, True)])
+def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slots, switch):
     """A pair of two rows evaluated once and handed to the other row (periodic, so that
     springs made through a periodic image, not exact negatives, meet rebuilds that make the
     pair direct; friction and rolling) gives the run of every pair evaluated from both sides,
     bit for bit; so it does when the results wait in so few slots (``slots``) that most pairs
-    find theirs taken and are evaluated in both rows."""
+    find theirs taken and are evaluated in both rows, and when the run ``switch``es between
+    the two with every other build of the lists (``ContactModel.hand_over``)."""
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5, reorder_every=20)
     if slots is not None:
         monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
         monkeypatch.setattr(contact, "MIN_SLOTS", slots)
+    monkeypatch.setattr(contact, "HAND_OVER_FROM", {False: 0.0, True: 0.0})  # always
     once = Simulation(cfg)
-    handed = 0
+    handed = unlinked = 0
     for _ in range(150):
+        if switch:
+            once.contact.hand_over = once.neighbours.builds % 2 == 0
         once.step()
         link = once.contact._link[:once.neighbours.entries()]
         handed += int((link > np.arange(link.size)).sum())  # pairs this row evaluates for both
-    assert once.rebuilds > 5 and handed > 150 * 100
-    monkeypatch.setattr(contact, "_links", _each_side)
+        unlinked += link.size == 0
+    assert once.rebuilds > 5 and handed > 150 * (40 if switch else 100)
+    assert (unlinked > 30) == switch
+    monkeypatch.setattr(contact, "HAND_OVER_FROM", {False: math.inf, True: math.inf})  # never
     both = Simulation(cfg)
     both.run(150)
+    assert both.contact._link.size == 0
     once.sync_history()
     x, y = gather_fields(once, FRICTIONAL_STATE), gather_fields(both, FRICTIONAL_STATE)
     assert (x[FRICTIONAL_STATE.index("history_count") + 1] != 0).sum() > 50
