@@ -8,15 +8,20 @@ flat mesh of 2 triangles, or a flat mesh of ~``--triangles`` triangles
 medians reported):
 
 * **contact pass** (``Simulation._forces``, repeated ``--passes`` times on one state): the
-  cost of a plane contact is the two-plane pass minus the one-plane pass (per sphere); that of
-  a mesh contact the mesh pass minus the one-plane pass plus a plane contact's cost;
+  cost of a plane contact is the two-plane pass minus the one-plane pass (per sphere on the
+  floor); that of a mesh contact the mesh pass minus the one-plane pass plus a plane
+  contact's cost;
 * **step** (``Simulation.run(--steps)``, list rebuilds included as they come): time per step,
   and the neighbour-list phase (with the mesh's grid queries) per rebuild.
 
 One process, one rank.
 
     python benchmarks/mesh_cost.py [--n 22500] [--triangles 100000] [--steps 200]
-                                   [--passes 20] [--repeat 3] [--json out.json]
+                                   [--passes 20] [--repeat 3] [--layers 1] [--json out.json]
+
+``--layers K``: the spheres in K stacked layers of touching spheres (2 r apart in each layer,
+each on the one below), so that the step also does the sphere contacts; the floor is the
+bottom layer's.
 """
 
 from __future__ import annotations
@@ -35,19 +40,30 @@ from pdyn.simulation import Simulation
 R, E, RHO, G = 0.005, 1e6, 2500.0, 9.81
 
 
-def scene(n: int, floor: list) -> SimulationConfig:
-    """The layer of ``n`` spheres on ``floor`` (wall tables)."""
-    side = int(np.ceil(np.sqrt(n)))
-    s = (np.arange(side) - (side - 1) / 2) * 2.5 * R
+def spacing(layers: int) -> float:
+    """Distance (m) between neighbouring centres of a layer: 2.5 r apart in one layer, touching
+    (2 r less 10⁻⁴ r) in a stack of ``layers``."""
+    return 2.5 * R if layers == 1 else (2.0 - 1e-4) * R
+
+
+def scene(n: int, floor: list, layers: int = 1) -> SimulationConfig:
+    """``n`` spheres on ``floor`` (wall tables): one layer, or ``layers`` stacked layers of
+    touching spheres (each sphere on the one below; the bottom layer on the floor)."""
+    per = int(np.ceil(n / layers))
+    side = int(np.ceil(np.sqrt(per)))
+    a = spacing(layers)
+    s = (np.arange(side) - (side - 1) / 2) * a
     x, y = np.meshgrid(s, s)
     m = RHO * 4 / 3 * np.pi * R**3
-    pos = np.column_stack((x.ravel(), y.ravel(), np.full(side * side, R - m * G / (E * R))))[:n]
+    z = R - m * G / (E * R) + a * np.arange(layers)
+    pos = np.concatenate([np.column_stack((x.ravel(), y.ravel(), np.full(side * side, h)))[:per]
+                          for h in z])[:n]
     vel = np.random.default_rng(1).normal(0.0, 0.05, (n, 3)) * [1, 1, 0]
-    half = 1.25 * R * side + 2 * R
+    half = 0.5 * a * side + 2 * R
     return SimulationConfig(
         particles=ParticlesConfig(positions=pos, velocities=vel, radii=np.full(n, R),
                                   density=RHO),
-        box=BoxConfig(lo=(-half, -half, -0.02), hi=(half, half, 0.05),
+        box=BoxConfig(lo=(-half, -half, -0.02), hi=(half, half, 0.05 + a * layers),
                       boundary=("open", "open", "open")),
         contact=ContactConfig(youngs_modulus=E, restitution=0.5, friction=0.3),
         walls=floor,
@@ -86,15 +102,16 @@ def main(argv=None):
     ap.add_argument("--steps", type=int, default=200)
     ap.add_argument("--passes", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--layers", type=int, default=1)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
-    side = int(np.ceil(np.sqrt(args.n)))
-    half = 1.25 * R * side + R
+    side = int(np.ceil(np.sqrt(np.ceil(args.n / args.layers))))
+    half = 0.5 * spacing(args.layers) * side + R
     plane = {"type": "plane", "point": [0, 0, 0], "normal": [0, 0, 1]}
     fine = mesh_floor(half, args.triangles)
     floors = {"plane": [plane], "two planes": [plane, plane], "mesh, 2 triangles":
               [mesh_floor(half, 2)], f"mesh, {len(fine['triangles'])} triangles": [fine]}
-    sims = {name: Simulation(scene(args.n, f)) for name, f in floors.items()}
+    sims = {name: Simulation(scene(args.n, f, args.layers)) for name, f in floors.items()}
     passes: dict[str, list] = {name: [] for name in sims}
     steps: dict[str, list] = {name: [] for name in sims if name != "two planes"}
     for r in range(args.repeat + 1):  # round 0 warms up (compiles)
@@ -106,12 +123,13 @@ def main(argv=None):
                 if s:
                     steps[name].append(s)
     med = {k: statistics.median(v) for k, v in passes.items()}
-    per_plane = (med["two planes"] - med["plane"]) / args.n
+    bottom = min(args.n, int(np.ceil(args.n / args.layers)))  # the spheres on the floor
+    per_plane = (med["two planes"] - med["plane"]) / bottom
     step_plane = statistics.median(s[0] for s in steps["plane"])
 
     def rows():
         for name in steps:
-            contact = per_plane + (med[name] - med["plane"]) / args.n
+            contact = per_plane + (med[name] - med["plane"]) / bottom
             step = statistics.median(s[0] for s in steps[name])
             yield {"floor": name, "spheres": args.n,
                    "wall contacts": len(sims[name].wall_contacts()["force"]),
@@ -123,7 +141,8 @@ def main(argv=None):
                    "ms / rebuild": round(1e3 * statistics.median(s[1] for s in steps[name]), 1)}
 
     out = print_rows(rows())
-    write_json(args.json, {"n": args.n, "steps": args.steps, "passes": args.passes,
+    write_json(args.json, {"n": args.n, "layers": args.layers, "steps": args.steps,
+                           "passes": args.passes,
                            "repeat": args.repeat, "rows": out})
 
 

@@ -49,6 +49,8 @@ from ._jit import JIT
 #: relative width of the border of a feature (module docstring)
 EPS = 1e-12
 FACE, EDGE, VERTEX, NONE = 0, 1, 2, -1
+#: the bundle's packed triangle records (:func:`records`), after its sixteen arrays
+RECORDS = 16
 
 
 class MeshError(ValueError):
@@ -203,6 +205,245 @@ def _distance(px, py, pz, f, verts, tri, tnorm, tedge, tm, elen, ev, cut):
                                      cut)[5])
 
 
+# ------------------------------------------------------------------ packed records (kernels)
+# The kernels above take the bundle's arrays; each inlined call that also calls out of line
+# (the border's search, the kept tests) makes numba count references to every array it takes,
+# at each call: measured (the 100 352-triangle floor, one process) 130 ns for
+# :func:`closest_feature` over a face and 400 ns for :func:`mesh_contact`, against 13 ns for
+# the same face test with no call out. The step's kernels therefore read one row of the
+# packed records (:data:`REC`) per triangle and call helpers that take scalars only; the
+# same operations in the same order as :func:`closest_feature`, so the same bits.
+
+#: columns of a packed triangle record (:func:`records`): the unit normal, each corner k
+#: with the outward normal m_k of edge k (corner k to k + 1), the border tolerances −ε L_k,
+#: and 1.0 where edge k's canonical direction starts at corner k (0.0: at corner k + 1)
+N0, A0, M0, A1, M1, A2, M2, TOL, CANON = 0, 3, 6, 9, 12, 15, 18, 21, 24
+REC = 27
+
+
+@njit(inline="always", **JIT)
+def _segment(px, py, pz, ax, ay, az, bx, by, bz):
+    """Closest point of the segment a → b to p and its squared distance: (d², cx, cy, cz,
+    end: 0 inside the segment, 1 the point a, 2 the point b); the operations of
+    :func:`_edge_point`."""
+    dx, dy, dz = bx - ax, by - ay, bz - az
+    u = ((px - ax) * dx + (py - ay) * dy + (pz - az) * dz) / (dx * dx + dy * dy + dz * dz)
+    if u <= EPS:
+        cx, cy, cz, end = ax, ay, az, 1
+    elif u >= 1.0 - EPS:
+        cx, cy, cz, end = bx, by, bz, 2
+    else:
+        cx, cy, cz, end = ax + u * dx, ay + u * dy, az + u * dz, 0
+    return (px - cx) ** 2 + (py - cy) ** 2 + (pz - cz) ** 2, cx, cy, cz, end
+
+
+@njit(inline="always", **JIT)
+def _edge_of(px, py, pz, canon, ax, ay, az, bx, by, bz):
+    """:func:`_segment` along the edge from corner a to corner b in its canonical direction
+    (``canon`` 1.0: a first)."""
+    if canon == 1.0:
+        return _segment(px, py, pz, ax, ay, az, bx, by, bz)
+    return _segment(px, py, pz, bx, by, bz, ax, ay, az)
+
+
+@njit(inline="always", **JIT)
+def record_feature(px, py, pz, rec, f, cut):
+    """:func:`closest_feature` of triangle f from its packed record ``rec[f]``: (feature, cx,
+    cy, cz, d², k, end) — ``FACE``, ``EDGE``, ``VERTEX``, or ``NONE`` (d² a lower bound above
+    ``cut``²) — bit for bit the same numbers; for an edge or a vertex, instead of its id, the
+    triangle's edge k it lies on and which point of that edge (``end``: 1 its canonical
+    start, 2 its end; 0 neither)."""
+    h = ((px - rec[f, A0]) * rec[f, N0] + (py - rec[f, A0 + 1]) * rec[f, N0 + 1]
+         + (pz - rec[f, A0 + 2]) * rec[f, N0 + 2])
+    s0 = (rec[f, M0] * (px - rec[f, A0]) + rec[f, M0 + 1] * (py - rec[f, A0 + 1])
+          + rec[f, M0 + 2] * (pz - rec[f, A0 + 2]))
+    s1 = (rec[f, M1] * (px - rec[f, A1]) + rec[f, M1 + 1] * (py - rec[f, A1 + 1])
+          + rec[f, M1 + 2] * (pz - rec[f, A1 + 2]))
+    s2 = (rec[f, M2] * (px - rec[f, A2]) + rec[f, M2 + 1] * (py - rec[f, A2 + 1])
+          + rec[f, M2 + 2] * (pz - rec[f, A2 + 2]))
+    in0 = s0 < rec[f, TOL]
+    in1 = s1 < rec[f, TOL + 1]
+    in2 = s2 < rec[f, TOL + 2]
+    if in0 and in1 and in2:  # over the face
+        return (FACE, px - h * rec[f, N0], py - h * rec[f, N0 + 1], pz - h * rec[f, N0 + 2],
+                h * h, 0, 0)
+    out = max(s0, s1, s2, 0.0)
+    bound = h * h + out * out
+    if bound > cut * cut:
+        return NONE, 0.0, 0.0, 0.0, bound, 0, 0
+    # the border (:func:`_boundary_feature`): the nearest point of the edges p is outside of
+    best = np.inf
+    kind, cx, cy, cz, k, at = VERTEX, 0.0, 0.0, 0.0, 0, 0
+    a0x, a0y, a0z = rec[f, A0], rec[f, A0 + 1], rec[f, A0 + 2]
+    a1x, a1y, a1z = rec[f, A1], rec[f, A1 + 1], rec[f, A1 + 2]
+    a2x, a2y, a2z = rec[f, A2], rec[f, A2 + 1], rec[f, A2 + 2]
+    if not in0:
+        d2, qx, qy, qz, end = _edge_of(px, py, pz, rec[f, CANON], a0x, a0y, a0z, a1x, a1y, a1z)
+        if d2 < best:
+            best, kind, cx, cy, cz, k, at = d2, VERTEX if end else EDGE, qx, qy, qz, 0, end
+    if not in1:
+        d2, qx, qy, qz, end = _edge_of(px, py, pz, rec[f, CANON + 1], a1x, a1y, a1z, a2x, a2y,
+                                       a2z)
+        if d2 < best:
+            best, kind, cx, cy, cz, k, at = d2, VERTEX if end else EDGE, qx, qy, qz, 1, end
+    if not in2:
+        d2, qx, qy, qz, end = _edge_of(px, py, pz, rec[f, CANON + 2], a2x, a2y, a2z, a0x, a0y,
+                                       a0z)
+        if d2 < best:
+            best, kind, cx, cy, cz, k, at = d2, VERTEX if end else EDGE, qx, qy, qz, 2, end
+    return kind, cx, cy, cz, best, k, at
+
+
+@njit(inline="always", **JIT)
+def _touching(px, py, pz, cx, cy, cz, dist, r, nx, ny, nz):
+    """:func:`mesh_contact`'s normal and overlap of a kept contact: closest point c at ``dist``
+    from p, the triangle's normal n (the centre on the surface: −n)."""
+    if dist > 0.0:
+        return (cx - px) / dist, (cy - py) / dist, (cz - pz) / dist, r - dist
+    return -nx, -ny, -nz, r
+
+
+#: relative margin of the test "still apart since the build" (:func:`_geometry_first`), of
+#: the coordinates' and distance's magnitude: far above the rounding of the computed distances
+MARGIN = 1e-9
+
+
+@njit(**JIT)
+def entry_homes(sphere, facet, wall, pos, rec, home):
+    """At a build of the lists: each mesh entry's centre in its mesh's frame and its distance
+    from the triangle (m) into ``home`` (M, 4) (entries as :func:`contact_geometry`'s)."""
+    for q in range(sphere.shape[0]):
+        i = sphere[q]
+        f = facet[q]
+        w = wall[f]
+        px, py, pz = pos[i, 0] - pos[w, 0], pos[i, 1] - pos[w, 1], pos[i, 2] - pos[w, 2]
+        home[q, 0], home[q, 1], home[q, 2] = px, py, pz
+        home[q, 3] = math.sqrt(record_feature(px, py, pz, rec, f, np.inf)[4])
+
+
+@njit(**JIT)
+def _geometry_first(sphere, facet, wall, pos, rad, rec, home, geo, border):
+    """First pass of :func:`contact_geometry`: each entry q (sphere handle ``sphere[q]``,
+    triangle ``facet[q]`` of the mesh whose handle is ``wall[facet[q]]``) over a face or
+    apart gets its row of ``geo``; the others (an edge or vertex within reach) go to
+    ``border``, whose count it returns. An entry whose centre has moved (in the mesh's frame)
+    less than its distance at its home (``home``: its centre and distance, or a lower bound of
+    it, at the build, :func:`entry_homes`, or when last found apart here, which moves it
+    there) exceeded the radius, less a margin (:data:`MARGIN`), is apart (the distance is
+    1-Lipschitz in the centre) and gets −inf without the triangle's record being read."""
+    nb = 0
+    for q in range(sphere.shape[0]):
+        i = sphere[q]
+        f = facet[q]
+        w = wall[f]
+        px, py, pz = pos[i, 0] - pos[w, 0], pos[i, 1] - pos[w, 1], pos[i, 2] - pos[w, 2]
+        r = rad[i]
+        hx, hy, hz, far = home[q, 0], home[q, 1], home[q, 2], home[q, 3]
+        gap = far - r - MARGIN * (abs(hx) + abs(hy) + abs(hz) + far)
+        if gap > 0.0 and (px - hx) ** 2 + (py - hy) ** 2 + (pz - hz) ** 2 < gap * gap:
+            geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = 0.0, 0.0, 1.0, -np.inf
+            continue
+        kind, cx, cy, cz, d2 = record_feature(px, py, pz, rec, f, r)[:5]
+        dist = math.sqrt(d2)
+        if kind == NONE or dist > r:
+            geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = 0.0, 0.0, 1.0, r - dist
+            # from here on: ``dist`` is the distance or (NONE) a lower bound of it
+            home[q, 0], home[q, 1], home[q, 2], home[q, 3] = px, py, pz, dist
+        elif kind != FACE:
+            border[nb] = q
+            nb += 1
+        else:
+            geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = _touching(
+                px, py, pz, cx, cy, cz, dist, r, rec[f, N0], rec[f, N0 + 1], rec[f, N0 + 2])
+    return nb
+
+
+@njit(inline="always", **JIT)
+def _rec_side(px, py, pz, rec, g, k):
+    """:func:`_side` from the records: m_k · (p − a_k) of triangle g."""
+    a = A0 + 6 * k
+    m = M0 + 6 * k
+    return (rec[g, m] * (px - rec[g, a]) + rec[g, m + 1] * (py - rec[g, a + 1])
+            + rec[g, m + 2] * (pz - rec[g, a + 2]))
+
+
+@njit(inline="always", **JIT)
+def _rec_edge_u(px, py, pz, rec, g, k):
+    """The parameter u of :func:`_edge_point` along edge k of triangle g (canonical
+    direction), from the records."""
+    a = A0 + 3 * 2 * k
+    b = A0 + 3 * 2 * ((k + 1) % 3)
+    if rec[g, CANON + k] != 1.0:
+        a, b = b, a
+    ax, ay, az = rec[g, a], rec[g, a + 1], rec[g, a + 2]
+    dx, dy, dz = rec[g, b] - ax, rec[g, b + 1] - ay, rec[g, b + 2] - az
+    return ((px - ax) * dx + (py - ay) * dy + (pz - az) * dz) / (dx * dx + dy * dy + dz * dz)
+
+
+@njit(**JIT)
+def _geometry_border(border, nb, sphere, facet, wall, pos, rad, tedge, ev, estart, etri,
+                     vstart, vtri, rec, geo):
+    """Second pass of :func:`contact_geometry`: the entries ``border[:nb]`` (an edge or a
+    vertex within reach) as :func:`mesh_contact` gives them — its kept tests
+    (:func:`_edge_kept`, :func:`_vertex_kept`) written here on the records, the same
+    operations."""
+    for b in range(nb):
+        q = border[b]
+        i = sphere[q]
+        f = facet[q]
+        w = wall[f]
+        px, py, pz = pos[i, 0] - pos[w, 0], pos[i, 1] - pos[w, 1], pos[i, 2] - pos[w, 2]
+        r = rad[i]
+        kind, cx, cy, cz, d2, k, at = record_feature(px, py, pz, rec, f, r)
+        dist = math.sqrt(d2)
+        e = tedge[f, k]
+        keep = True
+        if kind == EDGE:  # x outside every triangle across e, f the lowest of them
+            keep = etri[estart[e]] == f
+            for c in range(estart[e], estart[e + 1]):
+                g = etri[c]
+                for j in range(3):
+                    if keep and tedge[g, j] == e and _rec_side(px, py, pz, rec, g, j) < \
+                            rec[g, TOL + j]:
+                        keep = False
+        else:  # a vertex: over no adjacent face, behind it along every edge out of it
+            v = ev[e, 0] if at == 1 else ev[e, 1]
+            keep = vtri[vstart[v]] == f
+            for c in range(vstart[v], vstart[v + 1]):
+                g = vtri[c]
+                if not keep:
+                    break
+                if (_rec_side(px, py, pz, rec, g, 0) < rec[g, TOL]
+                        and _rec_side(px, py, pz, rec, g, 1) < rec[g, TOL + 1]
+                        and _rec_side(px, py, pz, rec, g, 2) < rec[g, TOL + 2]):
+                    keep = False
+                for j in range(3):
+                    ej = tedge[g, j]
+                    if keep and (ev[ej, 0] == v or ev[ej, 1] == v):
+                        u = _rec_edge_u(px, py, pz, rec, g, j)
+                        if (u > EPS) if ev[ej, 0] == v else (u < 1.0 - EPS):
+                            keep = False
+        if not keep:
+            geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = 0.0, 0.0, 1.0, -np.inf
+        else:
+            geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = _touching(
+                px, py, pz, cx, cy, cz, dist, r, rec[f, N0], rec[f, N0 + 1], rec[f, N0 + 2])
+
+
+def contact_geometry(sphere, facet, wall, pos, rad, mesh, home, geo, border) -> None:
+    """:func:`mesh_contact` of every (sphere, triangle) entry q — sphere handle ``sphere[q]``,
+    triangle ``facet[q]`` of the mesh whose wall handle is ``wall[facet[q]]`` (its point at
+    ``pos[wall[f]]``) — into ``geo[q]`` (normal, overlap), bit for bit where they touch (an
+    entry apart: a negative overlap, −inf or minus a lower bound of the gap): a first pass
+    settles the entries still apart since the build (``home``, :func:`entry_homes`), the faces
+    and the entries apart from the packed records, a second the edges and vertices within
+    reach (``border``: scratch of one int per entry). ``mesh``: the bundle."""
+    nb = _geometry_first(sphere, facet, wall, pos, rad, mesh[RECORDS], home, geo, border)
+    if nb:
+        _geometry_border(border, nb, sphere, facet, wall, pos, rad, mesh[3], mesh[6], mesh[7],
+                         mesh[8], mesh[9], mesh[10], mesh[RECORDS], geo)
+
+
 # ------------------------------------------------------------------ grid (kernels)
 @njit(inline="always", **JIT)
 def _cells(f, lo, h, dims, bmin, bmax):
@@ -254,11 +495,9 @@ def _axis_range(p, reach, lo, h, n):
 @njit(**JIT)
 def query(px, py, pz, reach, m, mesh, mark, stamp, out, n_out):
     """Append to ``out`` (from ``n_out``) the triangles of mesh m within ``reach`` of p (its
-    frame), each once (``mark[f] == stamp`` once taken); returns the new count (out must hold
+    frame; the distance of :func:`_distance`, from the packed records), each once (``mark[f] == stamp`` once taken); returns the new count (out must hold
     every triangle of the mesh)."""
-    gf, gi, cstart, ctri = mesh[12], mesh[13], mesh[14], mesh[15]
-    verts, tri, tnorm, tedge, tm, elen, ev = mesh[0], mesh[1], mesh[2], mesh[3], mesh[4], \
-        mesh[5], mesh[6]
+    gf, gi, cstart, ctri, rec = mesh[12], mesh[13], mesh[14], mesh[15], mesh[RECORDS]
     h = gf[m, 3]
     i0, i1 = _axis_range(px, reach, gf[m, 0], h, gi[m, 0])
     j0, j1 = _axis_range(py, reach, gf[m, 1], h, gi[m, 1])
@@ -273,8 +512,7 @@ def query(px, py, pz, reach, m, mesh, mark, stamp, out, n_out):
                     if mark[f] == stamp:
                         continue
                     mark[f] = stamp
-                    if _distance(px, py, pz, f, verts, tri, tnorm, tedge, tm, elen, ev,
-                                 reach) <= reach:
+                    if math.sqrt(record_feature(px, py, pz, rec, f, reach)[4]) <= reach:
                         out[n_out] = f
                         n_out += 1
     return n_out
@@ -499,8 +737,23 @@ def pack(meshes, rows=()) -> tuple:
         elif key == "cstart":
             a = np.append(a, n_ctri)
         out.append(a)
+    out.append(records(*out[:7]))
     out.append(np.asarray(rows, i8).reshape(-1))
     return tuple(out)
+
+
+def records(verts, tri, tnorm, tedge, tm, elen, ev) -> np.ndarray:
+    """The packed triangle records (T, :data:`REC`) of a bundle's first seven arrays
+    (:data:`N0` … :data:`CANON`): copies of their numbers, the tolerances −ε L_k computed as
+    :func:`closest_feature` computes them."""
+    rec = np.empty((tri.shape[0], REC))
+    rec[:, N0:N0 + 3] = tnorm
+    for k, (a, m) in enumerate(((A0, M0), (A1, M1), (A2, M2))):
+        rec[:, a:a + 3] = verts[tri[:, k]]
+        rec[:, m:m + 3] = tm[:, k]
+        rec[:, TOL + k] = -EPS * elen[tedge[:, k]]
+        rec[:, CANON + k] = ev[tedge[:, k], 0] == tri[:, k]
+    return rec
 
 
 def grid_surface(n: int, size: float, lift=None, jitter: float = 0.0,
@@ -527,4 +780,5 @@ def grid_surface(n: int, size: float, lift=None, jitter: float = 0.0,
 
 
 __all__ = ["Mesh", "MeshError", "FACE", "EDGE", "VERTEX", "NONE", "grid_surface",
-           "mesh_contact", "closest_feature", "candidates", "pack", "EPS"]
+           "mesh_contact", "closest_feature", "candidates", "pack", "EPS", "contact_geometry",
+           "entry_homes", "record_feature"]

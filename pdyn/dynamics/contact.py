@@ -70,7 +70,8 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT, JIT_IEEE
-from ..walls import WallSet, entry_contact, mesh_arrays, wall_spin
+from ..mesh import contact_geometry
+from ..walls import WallSet, entry_contact, mesh_arrays, mesh_entry, wall_spin
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
 from .laws import law_parameters, normal_force
@@ -183,16 +184,15 @@ def _links(rows, start, split, partner, row_of, link):
 # the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
 def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, mass, gid, normal,
-          walls, force, done, done_at, facet, mesh):
+          walls, force, done, done_at, mesh):
     """The contact loop without rotation (module docstring): sets ``force`` of every row's
     sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
     share, their elastic energy). ``link`` says which row evaluates each pair (:func:`_links`;
     left as found); ``done`` (slots × ≥ 4: the force on the second row and its half of the
     energy) and the stack of free slots in ``done_at[:, 2]`` (left a permutation of them) carry
-    the results of the pairs handed over, as in :func:`_pass_rotating`. ``facet``/``mesh``:
-    the entries' mesh triangles and the mesh bundle, or None without meshes
-    (``pdyn.walls.entry_contact``)."""
-    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
+    the results of the pairs handed over, as in :func:`_pass_rotating`. ``mesh``: the step's
+    mesh state (:func:`mesh_state`), or None without meshes (``pdyn.walls.entry_contact``)."""
+    slot, geo = mesh_arrays(mesh)  # None: no mesh
     energy = 0.0
     n_contacts = 0
     n_slots = n_free = done.shape[0]
@@ -256,9 +256,8 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
             w = np.uint64(partner[u])
             nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls, w,
-                                                          np.uint64(-1 - gid[w]), facet, u, mesh,
-                                                          mv, mt, mn, me, mm, ml, mev, mes, met,
-                                                          mvs, mvt)
+                                                          np.uint64(-1 - gid[w]),
+                                                          mesh_entry(mesh, slot, geo, u))
             if delta >= 0.0:
                 v_n = (vel[i, 0] - ux) * nx + (vel[i, 1] - uy) * ny + (vel[i, 2] - uz) * nz
                 f, e = normal_force(law, delta, v_n, ri, mi, dt)
@@ -276,7 +275,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
 @njit(**JIT_IEEE)
 def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, link,
                    pos, vel, rad, mass, gid, normal, walls, force, omega, torque, history,
-                   spinning, done, done_at, record, facet, mesh):
+                   spinning, done, done_at, record, mesh):
     """The contact loop with rotation (module docstring): sets ``force`` and ``torque`` of every
     row's sphere and advances ``history`` = (last step's touching entries (ascending), their
     springs, whether each slid, their number, whether every row's torque must be written —
@@ -300,7 +299,7 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     behind a pruned ``None`` test, the same operations per contact) it took 1.4× this
     kernel's time in the running step of the dense gas (for reasons not found), and the
     frictionless loop 1.06× its own."""
-    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
+    slot, geo = mesh_arrays(mesh)  # None: no mesh
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
     cap = new_entry.shape[0]
@@ -387,10 +386,8 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 wjx, wjy, wjz = omega[j, 0], omega[j, 1], omega[j, 2]
             else:
                 g = np.uint64(-1 - gid[j])
-                nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls,
-                                                              j, g, facet, u, mesh, mv, mt, mn,
-                                                              me, mm, ml, mev, mes, met, mvs,
-                                                              mvt)
+                nx, ny, nz, delta, ux, uy, uz = entry_contact(
+                    xi, yi, zi, ri, pos, normal, walls, j, g, mesh_entry(mesh, slot, geo, u))
                 if delta < 0.0:
                     continue
                 rj, r_eff, m_eff = 0.0, ri, mi
@@ -470,14 +467,14 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
 # Output only (snapshots' contact network, the wall-force series): not called in the step.
 @njit(**JIT)
 def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
-                  walls, tangential, spheres, facet, mesh):
+                  walls, tangential, spheres, mesh):
     """Every touching contact of the rows, each once: sphere pairs from the row with the lower
     gid (when ``spheres``), then each row's walls. Returns ``(ids (K, 2), ends (2K, 3),
     f_n (K,), normal force (K, 3), tangential force (K, 3))``: ids = (gid_i, gid_j) with a
     wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its surface), forces on i from j — the same numbers the contact loop computes.
     ``tangential`` (entries, 3): the tangential force on the row's sphere per list entry, or 0
-    rows (none). ``facet``/``mesh`` as for :func:`_pass`."""
-    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
+    rows (none). ``mesh`` as for :func:`_pass`."""
+    slot, geo = mesh_arrays(mesh)  # None: no mesh
     k = 0
     for t in range(rows.shape[0]):  # count
         i = rows[t]
@@ -489,8 +486,7 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
                 if gid[i] < gid[j] and dx * dx + dy * dy + dz * dz <= s * s:
                     k += 1
             elif entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
-                               -1 - gid[j], facet, u, mesh, mv, mt, mn, me, mm, ml, mev,
-                               mes, met, mvs, mvt)[3] >= 0.0:
+                               -1 - gid[j], mesh_entry(mesh, slot, geo, u))[3] >= 0.0:
                 k += 1
     ids = np.empty((k, 2), np.int64)
     ends = np.empty((2 * k, 3))
@@ -521,7 +517,7 @@ def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid
             else:
                 nx, ny, nz, delta, ux, uy, uz = entry_contact(
                     pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j, -1 - gid[j],
-                    facet, u, mesh, mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt)
+                    mesh_entry(mesh, slot, geo, u))
                 if delta < 0.0:
                     continue
                 dist = ri - delta  # the centre's distance from the wall's surface
@@ -572,11 +568,11 @@ def touching_pairs(store, lists) -> np.ndarray:
 
 
 @njit(**JIT)
-def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, facet, mesh):
+def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, mesh):
     """Over the rows' touching entries: contacts counted once (a sphere pair from the row
     with the lower gid, every wall contact), sphere–sphere contact ends, and the largest
     overlap over the row sphere's radius."""
-    mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt = mesh_arrays(mesh)  # None: no mesh
+    slot, geo = mesh_arrays(mesh)  # None: no mesh
     once = 0
     ends = 0
     worst = 0.0
@@ -595,12 +591,30 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, facet, mes
                 worst = max(worst, delta / ri)
         for u in range(split[t], start[t + 1]):
             w = partner[u]
-            delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w], facet, u,
-                                  mesh, mv, mt, mn, me, mm, ml, mev, mes, met, mvs, mvt)[3]
+            delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w],
+                                  mesh_entry(mesh, slot, geo, u))[3]
             if delta >= 0.0:
                 once += 1
                 worst = max(worst, delta / ri)
     return once, ends, worst
+
+
+NO_BORDER = np.zeros(0, np.int64)
+
+
+def mesh_state(store, lists, bundle, geo=None, border=None) -> tuple | None:
+    """What the kernels take of the meshes (``pdyn.walls.entry_contact``): the lists' slot of
+    each entry and the normal and overlap of every mesh entry now (``geo``, (M, 4): by
+    ``pdyn.mesh.contact_geometry`` from the lists' mesh entries; ``border`` its scratch,
+    both allocated when not given); None without meshes (``bundle`` None)."""
+    if bundle is None:
+        return None
+    n = lists.mesh_sphere.shape[0]
+    geo = np.empty((n, 4)) if geo is None else geo
+    border = np.empty(n, np.int64) if border is None else border
+    contact_geometry(lists.mesh_sphere, lists.mesh_facet, lists.mesh_wall, store.pos,
+                     store.radius, bundle, lists.mesh_home, geo, border)
+    return lists.slot, geo
 
 
 def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
@@ -612,7 +626,8 @@ def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
     count. ``walls``: the wall table (``ContactModel.wall_table``), ``mesh`` the mesh bundle
     (``ContactModel.mesh``)."""
     once, ends, worst = _stats(lists.rows, lists.start, lists.split, lists.partner, store.pos,
-                               store.radius, store.gid, store.normal, walls, lists.facet, mesh)
+                               store.radius, store.gid, store.normal, walls,
+                               mesh_state(store, lists, mesh))
     return int(once), int(ends), float(worst)
 
 
@@ -645,6 +660,7 @@ class ContactModel:
         self.recorded = False  # the last pass recorded tangential forces
         self.walls = None  # the wall table (pdyn.walls.WallSet.table); None: planes at rest
         self.mesh = None  # the meshes' bundle (pdyn.walls.WallSet.bundle); None: no mesh
+        self._geo, self._border = np.zeros((0, 4)), NO_BORDER  # mesh_state's buffers
         self.tangential = np.zeros((0, 3))
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
         self.spinning = np.zeros(0, np.int64)  # rows (handles) that touched in the last pass
@@ -702,7 +718,7 @@ class ContactModel:
         ids, ends, f_n, fvec, tvec = _contact_list(
             self.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner,
             store.pos, store.vel, store.radius, store.mass, store.gid, store.normal,
-            self.wall_table(store), t, spheres, lists.facet, self.mesh)
+            self.wall_table(store), t, spheres, self.mesh_state(store, lists))
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 
@@ -730,9 +746,10 @@ class ContactModel:
             n, e = _pass(self.parameters, dt, gravity, lists.rows, lists.start, lists.split,
                          lists.partner, link, store.pos, store.vel, store.radius, store.mass,
                          store.gid, store.normal, walls, store.force, done, done_at,
-                         lists.facet, self.mesh)
+                         self.mesh_state(store, lists))
             self._touched(lists, n)
             return n, e
+        mesh = self.mesh_state(store, lists)
         old_entry, old_spring, old_slid, n_old, fresh = self.history.prepare(store, lists)
         link = self._links(store, lists)  # after the load: never beside the records
         if self.spinning.shape[0] < lists.rows.shape[0]:
@@ -747,7 +764,7 @@ class ContactModel:
                 store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
                 store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,
                                             new_entry, new_spring, new_slid),
-                self.spinning, done, done_at, record, lists.facet, self.mesh)
+                self.spinning, done, done_at, record, mesh)
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
@@ -756,6 +773,17 @@ class ContactModel:
         self.n_spinning = q
         self._spinning_of = (lists, lists.builds)
         return n, e
+
+    def mesh_state(self, store, lists) -> tuple | None:
+        """The mesh state of a pass over ``lists`` now (:func:`mesh_state`, in buffers kept
+        here), or None without meshes."""
+        if self.mesh is None:
+            return None
+        n = lists.mesh_sphere.shape[0]
+        if self._geo.shape[0] < n:
+            self._geo, self._border = np.zeros((0, 4)), NO_BORDER
+            self._geo, self._border = np.empty((n + n // 4, 4)), np.empty(n + n // 4, np.int64)
+        return mesh_state(store, lists, self.mesh, self._geo[:n], self._border[:n])
 
     @property
     def hand_over(self) -> bool | None:

@@ -34,12 +34,13 @@ from numba import njit
 
 from .._jit import JIT
 from ..broadphase import overlaps
-from ..mesh import candidates
+from ..mesh import RECORDS, candidates, entry_homes
 from ..walls import REACH, WallSet, wall_contact
 
 NO_ENTRIES = np.zeros(0, np.int64)
 NO_PARTNERS = np.zeros(0, np.int32)
 NO_ROWS = np.zeros(0, np.int32)
+NO_HOMES = np.zeros((0, 4))
 
 #: the most entries a rank's lists hold: ``start``, ``split`` and ``partner`` are int32
 #: (4 bytes an entry and a row, not 8)
@@ -74,8 +75,8 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
     ``kept`` (≥ M; unused with ``exact``) is scratch the caller keeps between builds.
     Mesh triangles (``pdyn.mesh.candidates``: row t's are ``mfacet[mstart[t]:mstart[t +
     1]]``, ascending) follow the other walls, each entry the mesh's handle
-    (``fhandle[f]``); the fourth result gives each entry's triangle (−1 otherwise), empty
-    without meshes.
+    (``fhandle[f]``, one per triangle of the meshes); the fourth and fifth results give each
+    entry's triangle and its place q in ``mfacet`` (−1 otherwise), empty without meshes.
     One pass over the pairs keeps those within reach (with ``exact``: all that touch a row);
     the rows are filled from those and each (short) row is insertion-sorted by partner gid,
     its keys gathered into a buffer of the longest row's length."""
@@ -108,12 +109,15 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
                 n_walls += 1
         total += count[t + 1] + n_walls + mstart[t + 1] - mstart[t]
         if total > MAX_ENTRIES:
-            return start[:0], split, np.empty(0, np.int32), np.empty(0, np.int32)
+            none = np.empty(0, np.int32)
+            return start[:0], split, none, none, none
         split[t] = start[t] + count[t + 1]
         start[t + 1] = total
         longest = max(longest, count[t + 1])
     partner = np.empty(start[n], np.int32)  # handles: 4 bytes an entry
-    facet = np.full(start[n] if mfacet.shape[0] > 0 else 0, -1, np.int32)
+    # every entry's triangle and slot whenever there are meshes (read for each wall entry)
+    facet = np.full(start[n] if fhandle.shape[0] > 0 else 0, -1, np.int32)
+    slot = np.full(facet.shape[0], -1, np.int32)
     fill = count  # no longer needed: where each row's next partner goes
     for t in range(n):
         fill[t] = start[t]
@@ -148,9 +152,10 @@ def _build_rows(pairs, pos, rad, gid, normal, table, rows, row_of, walls, half, 
                 u += 1
         for q in range(mstart[t], mstart[t + 1]):
             facet[u] = mfacet[q]
+            slot[u] = q
             partner[u] = fhandle[mfacet[q]]
             u += 1
-    return start, split, partner, facet
+    return start, split, partner, facet, slot
 
 
 @njit(**JIT)
@@ -182,6 +187,13 @@ class NeighbourList:
         self.split = NO_ROWS
         self.partner = NO_PARTNERS
         self.facet = NO_PARTNERS  # each entry's mesh triangle (−1: none); empty: no mesh entry
+        # the mesh entries q, in list order: each entry's q (−1: none; ``slot``), and of each q
+        # the row's sphere (``mesh_sphere``) and triangle (``mesh_facet``); the mesh handle of
+        # each triangle (``mesh_wall``). ``pdyn.mesh.contact_geometry`` reads them.
+        self.slot = NO_PARTNERS
+        self.mesh_sphere = self.mesh_facet = self.mesh_wall = NO_PARTNERS
+        # of each q its centre in the mesh's frame and its distance at the build (M, 4; m)
+        self.mesh_home = NO_HOMES
         self.builds = 0  # lists built so far (what per-entry state refers to)
         self._radius = np.zeros(0)
         # the build's scratch (candidates only), kept between rebuilds: on the 97k gas, fresh
@@ -234,13 +246,20 @@ class NeighbourList:
         m = pairs.shape[0]
         if not exact and self._kept.shape[0] < m:  # scratch grows with headroom, never shrinks
             self._kept = np.empty(m + m // 4, np.int32)
-        start, split, partner, facet = _build_rows(
+        start, split, partner, facet, slot = _build_rows(
             pairs, store.pos, radius, store.gid, store.normal, table, rows, row_of, walls,
             self.reach, exact, self._kept, mstart, mfacet, fhandle)
         if start.shape[0] == 0:
             raise ValueError(f"neighbour lists: more than {MAX_ENTRIES} entries on this rank "
                              "(give it more ranks)")
-        self.start, self.split, self.partner, self.facet = start, split, partner, facet
+        self.start, self.split, self.partner, self.facet, self.slot = start, split, partner, \
+            facet, slot
+        self.mesh_sphere = np.repeat(rows.astype(np.int32), np.diff(mstart))
+        self.mesh_facet, self.mesh_wall = mfacet.astype(np.int32), fhandle
+        if mesh is not None:
+            self.mesh_home = np.empty((mfacet.shape[0], 4))
+            entry_homes(self.mesh_sphere, self.mesh_facet, fhandle, store.pos, mesh[RECORDS],
+                        self.mesh_home)
         self.rows = rows
         self.builds += 1
 
@@ -249,7 +268,9 @@ class NeighbourList:
         from them), before the broad phase's query and the new lists are made; ``rows`` stay.
         """
         self.start, self.split, self.partner = np.zeros(1, np.int32), NO_ROWS, NO_PARTNERS
-        self.facet = NO_PARTNERS
+        self.facet = self.slot = NO_PARTNERS
+        self.mesh_sphere = self.mesh_facet = self.mesh_wall = NO_PARTNERS
+        self.mesh_home = NO_HOMES
 
     def _mesh_candidates(self, store, radius, rows, walls, table, mesh) -> tuple:
         """The rows' mesh triangles within reach (CSR start, triangles) and each triangle's

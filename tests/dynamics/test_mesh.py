@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from pdyn.config import ConfigError, config_from_dict, load_config
-from pdyn.mesh import (EDGE, FACE, VERTEX, Mesh, MeshError, candidates, closest_feature,
-                       grid_surface, mesh_contact, pack)
+from pdyn.mesh import (EDGE, FACE, NONE, RECORDS, VERTEX, Mesh, MeshError, candidates,
+                       closest_feature, contact_geometry, entry_homes, grid_surface,
+                       mesh_contact, pack, record_feature)
 from pdyn.stl import StlError, read_stl, write_stl
 
 from .test_walls import G, K, MASS, R, one_sphere, state
@@ -157,6 +158,71 @@ def test_convex_corner_gives_one_vertex_contact():
     assert np.allclose(got[0][1], [0, 0, -1]) and got[0][2] == pytest.approx(0.1)
 
 
+def bits(*values):
+    return np.asarray(values, float).view(np.int64).tolist()
+
+
+def test_packed_records_give_the_closest_feature_and_the_contact_bit_for_bit():
+    """Centres near bumpy, jittered and random-soup meshes (over faces, exactly over vertices
+    and edge midpoints, beside borders, near and far, the mesh translated): the packed records'
+    feature (``record_feature``) is ``closest_feature``'s bit for bit, and ``contact_geometry``
+    (its two passes; the lists built with the centres and the mesh elsewhere, so that some
+    entries are found still apart since the build and some not; then once more, from where
+    the first found entries apart) gives ``mesh_contact``'s normal and overlap bit for bit
+    wherever either touches, and apart where it is."""
+    rng = np.random.default_rng(5)
+    v, t = grid_surface(7, 1.0, jitter=0.3, seed=2,
+                        lift=lambda x, y: 0.3 * np.sin(3 * x) * np.cos(2 * y) + 0.2 * np.abs(x))
+    soup = rng.uniform(-1.0, 1.0, (40, 3, 3))
+    pyramid = np.array([[0, 0, 1], [1, 1, 0], [-1, 1, 0], [-1, -1, 0], [1, -1, 0]], float)
+    for mesh in (Mesh.from_arrays(v, t), Mesh(soup),
+                 Mesh.from_arrays(pyramid, [[0, 1, 2], [0, 2, 3], [0, 3, 4], [0, 4, 1]])):
+        corners = mesh.verts[mesh.tri]
+        special = np.concatenate((mesh.verts, 0.5 * (corners[:, 0] + corners[:, 1]),
+                                  corners.mean(axis=1)))
+        pts = np.concatenate((rng.uniform(-1.2, 1.2, (400, 3)),
+                              special + rng.normal(0.0, 0.05, special.shape) * [0, 0, 1],
+                              special + rng.normal(0.0, 1e-13, special.shape)))
+        origin = np.array([0.25, -0.5, 0.125])
+        pts = pts + origin
+        b = pack([mesh], [0])
+        n, n_tri = len(pts), len(mesh)
+        sphere = np.repeat(np.arange(n), n_tri)
+        facet = np.tile(np.arange(n_tri), n)
+        pos = np.concatenate((pts, origin[None]))
+        rad = np.concatenate((rng.uniform(0.05, 0.6, n), [np.inf]))
+        geo, home = np.empty((n * n_tri, 4)), np.empty((n * n_tri, 4))
+        wall = np.full(n_tri, n, np.int32)
+        built = pos + rng.normal(0.0, 0.1, pos.shape)  # where the lists were built
+        entry_homes(sphere, facet, wall, built, b[RECORDS], home)
+        want = np.array([mesh_contact(*pos[i], rad[i], *origin, f, *b[:11])
+                         for i, f in zip(sphere, facet)])
+        skipped = []
+        for _ in range(2):  # again: the homes moved to where the first found entries apart
+            contact_geometry(sphere, facet, wall, pos, rad, b, home, geo,
+                             np.empty(n * n_tri, np.int64))
+            touch = (want[:, 3] >= 0.0) | (geo[:, 3] >= 0.0)
+            assert bits(*geo[touch].ravel()) == bits(*want[touch].ravel())
+            assert (geo[~touch, 3] < 0.0).all()
+            skipped.append(int(np.sum((geo[:, 3] == -np.inf) & (want[:, 3] > -np.inf))))
+        kinds = set()
+        for q in range(n * n_tri):
+            i, f = sphere[q], facet[q]
+            p = pos[i] - origin
+            for cut in (np.inf, rad[i]):
+                kind, ident, cx, cy, cz, d2 = closest_feature(*p, f, *b[:7], cut)
+                got = record_feature(*p, b[RECORDS], f, cut)
+                assert got[0] == kind and bits(*got[1:5]) == bits(cx, cy, cz, d2), (i, f, cut)
+                e = b[3][f, got[5]]  # the edge (and its end) it names: the feature's id
+                if kind == EDGE:
+                    assert e == ident
+                elif kind == VERTEX:
+                    assert b[6][e, got[6] - 1] == ident
+                kinds.add(kind)
+        assert kinds == {FACE, EDGE, VERTEX, NONE}
+        assert 0 < skipped[0] < skipped[1]
+
+
 # ------------------------------------------------------------------ contacts (dynamics)
 @pytest.mark.parametrize("where", ["face", "seam", "vertex"])
 def test_sphere_resting_on_a_mesh_floor_is_the_plane_result(where):
@@ -253,6 +319,28 @@ def test_translating_mesh_piston_pushes_a_sphere():
     verts, tris = sim.wallset.meshes[0].surface(sim.time)
     assert np.allclose(verts[:, 2], 0.1 * sim.time) and tris.shape == (8, 3)
     assert sim.rebuilds > 2
+
+
+def test_mesh_out_of_reach_at_a_build_beside_another_wall():
+    """A sphere falling onto a mesh floor from beyond the lists' reach, beside a wall plane
+    within it: the lists give every entry its triangle (−1 for the plane) even when no
+    triangle is listed (the kernels read it for each wall entry), and the sphere lands as on
+    a plane floor."""
+    v, t = grid_surface(4, 0.5)
+    side = {"type": "plane", "point": [-R - 1e-4, 0, 0], "normal": [1, 0, 0]}
+    start = [0.0, 0.21, 0.03]
+    a = one_sphere(start, [side, mesh_wall(v, t)], friction=0.3)
+    b = one_sphere(start, [side, {"type": "plane", "point": [0, 0, 0], "normal": [0, 0, 1]}],
+                   friction=0.3)
+    a.run(1)
+    b.run(1)
+    assert a.neighbours.entries() == 1 == len(a.neighbours.facet) and a.neighbours.facet[0] == -1
+    for _ in range(20):
+        a.run(500)
+        b.run(500)
+        assert len(a.neighbours.facet) == a.neighbours.entries()
+        assert np.allclose(state(a, "pos"), state(b, "pos"), rtol=0, atol=1e-15)
+    assert state(a, "pos")[2] == pytest.approx(R - MASS * G / K, rel=1e-3)  # at rest
 
 
 # ------------------------------------------------------------------ broad phase
