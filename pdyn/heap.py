@@ -7,12 +7,10 @@ run, the arrays of the next ones (the broad phase's pairs, the new neighbour lis
 history's hand-over, messages) therefore come from the heap, and freed memory in the middle of
 the heap stays resident: the process keeps the largest sum of freed fragments it ever had on
 top of the arrays it holds. Setting the threshold turns the raise off, so every large temporary
-goes back to the system when freed and the peak is what is live at once. The dense gas of
-``benchmarks/memory.py`` (97 336 spheres, 1 rank, 120 steps, one process each way): the peak
-was 4.1 MiB lower frictionless (42 bytes a sphere) and 11.3 MiB with μ = 0.5 (122). The price
-is fresh pages for a rebuild's temporaries (on the 50 653-sphere gas ~3 000 page faults a
-rebuild frictionless, ~7 000 with μ = 0.5, against a few hundred before; the steps' CPU time
-1.01× and 1.04×: CHANGELOG); steps between rebuilds allocate nothing.
+goes back to the system when freed and the peak is what is live at once (on the dense gas of
+``benchmarks/memory.py`` ~40 bytes a sphere frictionless, ~120 with friction). The price is
+fresh pages for a rebuild's temporaries (a few per cent of a step's CPU time on the dense
+frictional gas); steps between rebuilds allocate nothing.
 
 Elsewhere (no glibc ``mallopt``) nothing is changed.
 """
