@@ -7,6 +7,7 @@ import datetime
 import json
 import os
 import platform
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -62,7 +63,7 @@ def command_line() -> str:
         script = script.relative_to(Path(__file__).resolve().parents[1])
     except ValueError:
         pass
-    return " ".join(["python", str(script), *sys.argv[1:]])
+    return shlex.join(["python", str(script), *sys.argv[1:]])
 
 
 def write_json(path: str | None, payload: dict) -> None:
