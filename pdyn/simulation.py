@@ -37,7 +37,6 @@ from .dynamics.contact import ContactModel, contact_stats, touching_pairs
 from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList, mark_built
-from .heap import fix_mmap_threshold
 from .interrupt import StopRequest, Stopped, signal_name
 from .io import CONTACT_FORCES, OutputView, checkpoint_now, make_writers
 from .io.runid import new_run_id
@@ -652,9 +651,7 @@ def build(sim: Simulation, config: SimulationConfig, comm, scene: Scene | None,
           restart: RestartState | None) -> None:
     """Set up ``sim``: its frame (scene, box, gravity, contact law, ids), its particles (store,
     walls, exchange), its schedule (lists, balancer, dt, guard, writers) and the first force
-    pass (a restart keeps the checkpoint's forces). Large temporaries go back to the system
-    when freed from now on (``pdyn.heap``)."""
-    fix_mmap_threshold()
+    pass (a restart keeps the checkpoint's forces)."""
     _frame(sim, config, comm, scene, restart)
     source, drift = _particles(sim, restart)
     _schedule(sim, source.n, restart)
