@@ -17,11 +17,14 @@ medians reported):
 One process, one rank.
 
     python benchmarks/mesh_cost.py [--n 22500] [--triangles 100000] [--steps 200]
-                                   [--passes 20] [--repeat 3] [--layers 1] [--json out.json]
+                                   [--passes 20] [--repeat 3] [--layers 1] [--turning W]
+                                   [--json out.json]
 
 ``--layers K``: the spheres in K stacked layers of touching spheres (2 r apart in each layer,
 each on the one below), so that the step also does the sphere contacts; the floor is the
-bottom layer's.
+bottom layer's. ``--turning W``: one more floor, the fine mesh turning at W rad/s about the
+z axis (a turntable: the same contacts; the contacts go through the mesh's frame and the
+lists are rebuilt as it turns).
 """
 
 from __future__ import annotations
@@ -70,11 +73,13 @@ def scene(n: int, floor: list, layers: int = 1) -> SimulationConfig:
         gravity=(0.0, 0.0, -G), progress=False, reorder_every=0)
 
 
-def mesh_floor(half: float, triangles: int) -> dict:
-    """A flat mesh of about ``triangles`` triangles over [−half, half]²."""
+def mesh_floor(half: float, triangles: int, turning: float = 0.0) -> dict:
+    """A flat mesh of about ``triangles`` triangles over [−half, half]², turning at
+    ``turning`` rad/s about the z axis."""
     q = max(1, int(round(np.sqrt(triangles / 2))))
     v, t = grid_surface(q, half)
-    return {"type": "mesh", "vertices": v, "triangles": t}
+    spin = {"angular_velocity": turning, "axis": [0, 0, 1]} if turning else {}
+    return {"type": "mesh", "vertices": v, "triangles": t, **spin}
 
 
 def pass_time(sim, passes: int) -> float:
@@ -103,6 +108,7 @@ def main(argv=None):
     ap.add_argument("--passes", type=int, default=20)
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--layers", type=int, default=1)
+    ap.add_argument("--turning", type=float, default=0.0)
     ap.add_argument("--json")
     args = ap.parse_args(argv)
     side = int(np.ceil(np.sqrt(np.ceil(args.n / args.layers))))
@@ -111,6 +117,9 @@ def main(argv=None):
     fine = mesh_floor(half, args.triangles)
     floors = {"plane": [plane], "two planes": [plane, plane], "mesh, 2 triangles":
               [mesh_floor(half, 2)], f"mesh, {len(fine['triangles'])} triangles": [fine]}
+    if args.turning:
+        floors[f"mesh, {len(fine['triangles'])} triangles, turning"] = [
+            mesh_floor(half, args.triangles, args.turning)]
     sims = {name: Simulation(scene(args.n, f, args.layers)) for name, f in floors.items()}
     passes: dict[str, list] = {name: [] for name in sims}
     steps: dict[str, list] = {name: [] for name in sims if name != "two planes"}
@@ -142,7 +151,7 @@ def main(argv=None):
 
     out = print_rows(rows())
     write_json(args.json, {"n": args.n, "layers": args.layers, "steps": args.steps,
-                           "passes": args.passes,
+                           "passes": args.passes, "turning": args.turning,
                            "repeat": args.repeat, "rows": out})
 
 

@@ -7,7 +7,6 @@ path, e.g. ``contact.restitution``) and the offending value, on one line.
 
 from __future__ import annotations
 
-import copy
 import functools
 import math
 import tomllib
@@ -255,7 +254,8 @@ WALL_TYPES = ("plane", "cylinder", "mesh")
 #: fields of each wall type besides ``type`` and ``velocity`` (the others must keep defaults)
 _WALL_FIELDS = {"plane": ("point", "normal"),
                 "cylinder": ("point", "axis", "radius", "inside", "angular_velocity", "length"),
-                "mesh": ("file", "scale", "vertices", "triangles")}
+                "mesh": ("file", "scale", "vertices", "triangles", "point", "axis",
+                         "angular_velocity")}
 
 
 @functools.lru_cache(maxsize=16)
@@ -308,17 +308,19 @@ class WallConfig:
     drags the spheres through friction. ``type = "mesh"``: triangles from the STL ``file``
     (ASCII or binary; a relative path is resolved against the config file's folder by
     :func:`load_config`) or from ``vertices`` (V, 3) and ``triangles`` (T, 3) of vertex
-    indices (library), times ``scale`` (file units → m); may translate (``pdyn.mesh``).
-    Errors name ``walls[k].<field>``."""
+    indices (library), times ``scale`` (file units → m); may translate, and turn at
+    ``angular_velocity`` (rad/s, right-handed) about ``axis`` through ``point`` (m, in the
+    scaled mesh's frame; default its origin) (``pdyn.mesh``). Errors name
+    ``walls[k].<field>``."""
 
     type: str
-    point: tuple | None = None  # plane, cylinder
+    point: tuple | None = None  # plane, cylinder; mesh: on its axis of turning (m)
     normal: tuple | None = None  # plane: toward the spheres
-    axis: tuple | None = None  # cylinder
+    axis: tuple | None = None  # cylinder; mesh: its axis of turning
     radius: float | None = None  # cylinder, m
     inside: bool = True  # cylinder: spheres inside
     velocity: tuple = (0.0, 0.0, 0.0)  # m/s
-    angular_velocity: float = 0.0  # rad/s about the cylinder's axis
+    angular_velocity: float = 0.0  # rad/s about the cylinder's (mesh's) axis
     length: float | None = None  # cylinder, m, centred on point; None: infinite
     file: str | None = None  # mesh: an STL file
     scale: float = 1.0  # mesh: file units → m
@@ -330,10 +332,11 @@ class WallConfig:
         choice("walls.type", self.type, WALL_TYPES)
         object.__setattr__(self, "velocity", vector("walls.velocity", self.velocity))
         defaults = {f.name: f.default for f in fields(self)}
-        mesh = set(_WALL_FIELDS["mesh"])
         for name in sorted(set(defaults) - {"type", "velocity"}):
-            if (name in mesh) != (self.type == "mesh") and getattr(self, name) != defaults[name]:
-                owners = [k for k, v in _WALL_FIELDS.items() if name in v]
+            owners = [k for k, v in _WALL_FIELDS.items() if name in v]
+            foreign = (name not in _WALL_FIELDS["mesh"] if self.type == "mesh"
+                       else owners == ["mesh"])  # (planes and cylinders sort theirs below)
+            if foreign and getattr(self, name) != defaults[name]:
                 raise BadValue(f"walls.{name}", getattr(self, name),
                                f"not a field of a {self.type} (only of a "
                                f"{' or '.join(owners)})")
@@ -372,8 +375,18 @@ class WallConfig:
                                    "tube whose both faces act (omit inside)")
 
     def _check_mesh(self) -> None:
-        """A mesh's source (a file, or vertices and triangles) and scale; reads it."""
+        """A mesh's source (a file, or vertices and triangles), scale and motion; reads it."""
         number("walls.scale", self.scale, above=0)
+        number("walls.angular_velocity", self.angular_velocity)
+        if self.point is not None:
+            object.__setattr__(self, "point", vector("walls.point", self.point))
+        if self.axis is not None:
+            a = vector("walls.axis", self.axis)
+            if not math.hypot(*a) > 0.0:
+                raise BadValue("walls.axis", list(a), "must not be zero")
+            object.__setattr__(self, "axis", a)
+        elif self.angular_velocity != 0.0:
+            raise ConfigError("walls.axis: required for a turning mesh (angular_velocity)")
         given = self.file is not None, self.vertices is not None or self.triangles is not None
         if given[0] == given[1]:
             raise ConfigError("walls.file: a mesh needs a file, or vertices and triangles "
@@ -404,8 +417,8 @@ class WallConfig:
     def spec(self) -> dict:
         """The wall as ``pdyn.walls.WallSet`` takes it."""
         if self.type == "mesh":
-            mesh = copy.copy(self.mesh())
-            mesh.velocity = np.asarray(self.velocity, float)
+            mesh = self.mesh().moved(self.velocity, float(self.angular_velocity),
+                                     self.axis or (0.0, 0.0, 1.0), self.point or (0.0, 0.0, 0.0))
             return {"kind": MESH, "mesh": mesh, "velocity": self.velocity}
         kind = PLANE if self.type == "plane" else (CYLINDER_INSIDE if self.inside
                                                    else CYLINDER_OUTSIDE)

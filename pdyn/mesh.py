@@ -2,10 +2,17 @@
 face / edge / vertex features, and a uniform grid over the triangles for the neighbour lists.
 
 A mesh is one wall of the store (kind ``MESH`` in the wall table, ``pdyn.walls``): its point
-is the mesh's translation p(t) = v t (from the step count, as every wall's), its triangles are
-held here in the mesh's own frame. All meshes of a run are packed into one *bundle* (a tuple
-of arrays, :func:`pack`) with global triangle numbers f (the meshes in wall order, each in its
-file's order): a neighbour-list entry of a mesh is one triangle f.
+is the mesh's point translated, p + v t (from the step count, as every wall's), its triangles
+are held here in the mesh's own frame. All meshes of a run are packed into one *bundle* (a
+tuple of arrays, :func:`pack`) with global triangle numbers f (the meshes in wall order, each
+in its file's order): a neighbour-list entry of a mesh is one triangle f.
+
+**Turning.** A mesh may turn at Ω about a unit axis a through its point p: a corner X is at
+p + v t + R(Ω t)(X − p) (R: Rodrigues' rotation, :func:`rotation`). Its geometry stays in its
+frame; a centre x is taken there, X = p + R(−Ω t)(x − p − v t) (:func:`to_body`, from the
+bundle's *frames*, :func:`frames`, computed from t alone at each step), the contact found
+there and its normal turned back (:func:`to_world`); ``pdyn.walls.entry_contact`` adds the
+surface velocity Ω a × (c − p − v t).
 
 **Closest feature.** For a centre x (in the mesh's frame), triangle f gives the closest point
 c of the triangle and its feature: the *face* when x projects inside it (every in-plane edge
@@ -39,6 +46,7 @@ Units: m (after the ``scale`` applied by the caller).
 
 from __future__ import annotations
 
+import copy
 import math
 
 import numpy as np
@@ -49,8 +57,10 @@ from ._jit import JIT
 #: relative width of the border of a feature (module docstring)
 EPS = 1e-12
 FACE, EDGE, VERTEX, NONE = 0, 1, 2, -1
-#: the bundle's packed triangle records (:func:`records`), after its sixteen arrays
-RECORDS = 16
+#: the bundle's packed triangle records (:func:`records`), after its sixteen arrays; then the
+#: meshes' wall-table rows, then their frames (:func:`frames`; None when every mesh's frame is
+#: the world's, less its translation: the kernels then compile no frame code)
+RECORDS, ROWS, FRAME = 16, 17, 18
 
 
 class MeshError(ValueError):
@@ -303,26 +313,61 @@ def _touching(px, py, pz, cx, cy, cz, dist, r, nx, ny, nz):
     return -nx, -ny, -nz, r
 
 
+@njit(inline="always", **JIT)
+def in_frame(x, y, z, ox, oy, oz, frame, m):
+    """A point (x, y, z) in the frame of mesh m, whose wall point is (ox, oy, oz):
+    X = p + A (x − o) with A (row-major) and p ``frame[m]`` (:func:`frames`), or x − o
+    without frames (``frame`` None: pruned at compile time)."""
+    if frame is None:
+        return x - ox, y - oy, z - oz
+    dx, dy, dz = x - ox, y - oy, z - oz
+    return (frame[m, 9] + (frame[m, 0] * dx + frame[m, 1] * dy + frame[m, 2] * dz),
+            frame[m, 10] + (frame[m, 3] * dx + frame[m, 4] * dy + frame[m, 5] * dz),
+            frame[m, 11] + (frame[m, 6] * dx + frame[m, 7] * dy + frame[m, 8] * dz))
+
+
+@njit(inline="always", **JIT)
+def to_body(x, y, z, ox, oy, oz, frame, tmesh, f):
+    """:func:`in_frame` for the mesh of triangle f (``tmesh[f]``, read only with frames)."""
+    if frame is None:
+        return x - ox, y - oy, z - oz
+    return in_frame(x, y, z, ox, oy, oz, frame, tmesh[f])
+
+
+@njit(inline="always", **JIT)
+def to_world(nx, ny, nz, frame, tmesh, f):
+    """A direction in the frame of the mesh of triangle f back in the world: Aᵀ n (n itself
+    without frames)."""
+    if frame is None:
+        return nx, ny, nz
+    m = tmesh[f]
+    return (frame[m, 0] * nx + frame[m, 3] * ny + frame[m, 6] * nz,
+            frame[m, 1] * nx + frame[m, 4] * ny + frame[m, 7] * nz,
+            frame[m, 2] * nx + frame[m, 5] * ny + frame[m, 8] * nz)
+
+
 #: relative margin of the test "still apart since the build" (:func:`_geometry_first`), of
 #: the coordinates' and distance's magnitude: far above the rounding of the computed distances
 MARGIN = 1e-9
 
 
 @njit(**JIT)
-def entry_homes(sphere, facet, wall, pos, rec, home):
+def entry_homes(sphere, facet, wall, pos, rec, frame, tmesh, home):
     """At a build of the lists: each mesh entry's centre in its mesh's frame and its distance
-    from the triangle (m) into ``home`` (M, 4) (entries as :func:`contact_geometry`'s)."""
+    from the triangle (m) into ``home`` (M, 4) (entries as :func:`contact_geometry`'s;
+    ``frame``, ``tmesh``: the bundle's, :func:`to_body`)."""
     for q in range(sphere.shape[0]):
         i = sphere[q]
         f = facet[q]
         w = wall[f]
-        px, py, pz = pos[i, 0] - pos[w, 0], pos[i, 1] - pos[w, 1], pos[i, 2] - pos[w, 2]
+        px, py, pz = to_body(pos[i, 0], pos[i, 1], pos[i, 2], pos[w, 0], pos[w, 1], pos[w, 2],
+                             frame, tmesh, f)
         home[q, 0], home[q, 1], home[q, 2] = px, py, pz
         home[q, 3] = math.sqrt(record_feature(px, py, pz, rec, f, np.inf)[4])
 
 
 @njit(**JIT)
-def _geometry_first(sphere, facet, wall, pos, rad, rec, home, geo, border):
+def _geometry_first(sphere, facet, wall, pos, rad, rec, frame, tmesh, home, geo, border):
     """First pass of :func:`contact_geometry`: each entry q (sphere handle ``sphere[q]``,
     triangle ``facet[q]`` of the mesh whose handle is ``wall[facet[q]]``) over a face or
     apart gets its row of ``geo``; the others (an edge or vertex within reach) go to
@@ -330,13 +375,16 @@ def _geometry_first(sphere, facet, wall, pos, rad, rec, home, geo, border):
     less than its distance at its home (``home``: its centre and distance, or a lower bound of
     it, at the build, :func:`entry_homes`, or when last found apart here, which moves it
     there) exceeded the radius, less a margin (:data:`MARGIN`), is apart (the distance is
-    1-Lipschitz in the centre) and gets −inf without the triangle's record being read."""
+    1-Lipschitz in the centre) and gets −inf without the triangle's record being read. The
+    geometry is done in the mesh's frame (:func:`to_body`), the normal turned back
+    (:func:`to_world`)."""
     nb = 0
     for q in range(sphere.shape[0]):
         i = sphere[q]
         f = facet[q]
         w = wall[f]
-        px, py, pz = pos[i, 0] - pos[w, 0], pos[i, 1] - pos[w, 1], pos[i, 2] - pos[w, 2]
+        px, py, pz = to_body(pos[i, 0], pos[i, 1], pos[i, 2], pos[w, 0], pos[w, 1], pos[w, 2],
+                             frame, tmesh, f)
         r = rad[i]
         hx, hy, hz, far = home[q, 0], home[q, 1], home[q, 2], home[q, 3]
         gap = far - r - MARGIN * (abs(hx) + abs(hy) + abs(hz) + far)
@@ -353,8 +401,10 @@ def _geometry_first(sphere, facet, wall, pos, rad, rec, home, geo, border):
             border[nb] = q
             nb += 1
         else:
-            geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = _touching(
-                px, py, pz, cx, cy, cz, dist, r, rec[f, N0], rec[f, N0 + 1], rec[f, N0 + 2])
+            nx, ny, nz, delta = _touching(px, py, pz, cx, cy, cz, dist, r, rec[f, N0],
+                                          rec[f, N0 + 1], rec[f, N0 + 2])
+            geo[q, 0], geo[q, 1], geo[q, 2] = to_world(nx, ny, nz, frame, tmesh, f)
+            geo[q, 3] = delta
     return nb
 
 
@@ -382,7 +432,7 @@ def _rec_edge_u(px, py, pz, rec, g, k):
 
 @njit(**JIT)
 def _geometry_border(border, nb, sphere, facet, wall, pos, rad, tedge, ev, estart, etri,
-                     vstart, vtri, rec, geo):
+                     vstart, vtri, rec, frame, tmesh, geo):
     """Second pass of :func:`contact_geometry`: the entries ``border[:nb]`` (an edge or a
     vertex within reach) as :func:`mesh_contact` gives them — its kept tests
     (:func:`_edge_kept`, :func:`_vertex_kept`) written here on the records, the same
@@ -392,7 +442,8 @@ def _geometry_border(border, nb, sphere, facet, wall, pos, rad, tedge, ev, estar
         i = sphere[q]
         f = facet[q]
         w = wall[f]
-        px, py, pz = pos[i, 0] - pos[w, 0], pos[i, 1] - pos[w, 1], pos[i, 2] - pos[w, 2]
+        px, py, pz = to_body(pos[i, 0], pos[i, 1], pos[i, 2], pos[w, 0], pos[w, 1], pos[w, 2],
+                             frame, tmesh, f)
         r = rad[i]
         kind, cx, cy, cz, d2, k, at = record_feature(px, py, pz, rec, f, r)
         dist = math.sqrt(d2)
@@ -426,8 +477,10 @@ def _geometry_border(border, nb, sphere, facet, wall, pos, rad, tedge, ev, estar
         if not keep:
             geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = 0.0, 0.0, 1.0, -np.inf
         else:
-            geo[q, 0], geo[q, 1], geo[q, 2], geo[q, 3] = _touching(
-                px, py, pz, cx, cy, cz, dist, r, rec[f, N0], rec[f, N0 + 1], rec[f, N0 + 2])
+            nx, ny, nz, delta = _touching(px, py, pz, cx, cy, cz, dist, r, rec[f, N0],
+                                          rec[f, N0 + 1], rec[f, N0 + 2])
+            geo[q, 0], geo[q, 1], geo[q, 2] = to_world(nx, ny, nz, frame, tmesh, f)
+            geo[q, 3] = delta
 
 
 def contact_geometry(sphere, facet, wall, pos, rad, mesh, home, geo, border) -> None:
@@ -437,11 +490,13 @@ def contact_geometry(sphere, facet, wall, pos, rad, mesh, home, geo, border) -> 
     entry apart: a negative overlap, −inf or minus a lower bound of the gap): a first pass
     settles the entries still apart since the build (``home``, :func:`entry_homes`), the faces
     and the entries apart from the packed records, a second the edges and vertices within
-    reach (``border``: scratch of one int per entry). ``mesh``: the bundle."""
-    nb = _geometry_first(sphere, facet, wall, pos, rad, mesh[RECORDS], home, geo, border)
+    reach (``border``: scratch of one int per entry). ``mesh``: the bundle; a turning mesh's
+    entries are computed in its frame, their normals turned back (:func:`to_body`)."""
+    nb = _geometry_first(sphere, facet, wall, pos, rad, mesh[RECORDS], mesh[FRAME], mesh[11],
+                         home, geo, border)
     if nb:
         _geometry_border(border, nb, sphere, facet, wall, pos, rad, mesh[3], mesh[6], mesh[7],
-                         mesh[8], mesh[9], mesh[10], mesh[RECORDS], geo)
+                         mesh[8], mesh[9], mesh[10], mesh[RECORDS], mesh[FRAME], mesh[11], geo)
 
 
 # ------------------------------------------------------------------ grid (kernels)
@@ -531,9 +586,10 @@ def _sort(a, lo, hi):
 
 
 @njit(**JIT)
-def candidates(rows, pos, rad, extra, mesh, origin):
+def candidates(rows, pos, rad, extra, mesh, origin, frame):
     """Per row (handles ``rows``): the mesh triangles within ``rad[i] + extra[m]`` of its
-    centre (mesh m translated by ``origin[m]``), ascending. Returns CSR (start, facets)."""
+    centre (mesh m's wall point at ``origin[m]``; its centre taken into the mesh's frame by
+    ``frame``, the bundle's, :func:`in_frame`), ascending. Returns CSR (start, facets)."""
     n = rows.shape[0]
     n_tri = mesh[1].shape[0]
     start = np.zeros(n + 1, np.int64)
@@ -545,9 +601,9 @@ def candidates(rows, pos, rad, extra, mesh, origin):
         i = rows[t]
         got = 0
         for m in range(origin.shape[0]):
-            got = query(pos[i, 0] - origin[m, 0], pos[i, 1] - origin[m, 1],
-                        pos[i, 2] - origin[m, 2], rad[i] + extra[m], m, mesh, mark, t, buf,
-                        got)
+            px, py, pz = in_frame(pos[i, 0], pos[i, 1], pos[i, 2], origin[m, 0], origin[m, 1],
+                                  origin[m, 2], frame, m)
+            got = query(px, py, pz, rad[i] + extra[m], m, mesh, mark, t, buf, got)
         _sort(buf, 0, got)
         if k + got > out.shape[0]:
             grown = np.empty(2 * (k + got), np.int64)
@@ -568,12 +624,40 @@ def _csr(keys: np.ndarray, n: int, values: np.ndarray) -> tuple[np.ndarray, np.n
     return start, values[order].astype(np.int64)
 
 
+def rotation(axis, angle: float) -> np.ndarray:
+    """The matrix (3, 3) of a turn by ``angle`` (rad, right-handed) about the unit ``axis``
+    (Rodrigues: R = cos θ I + sin θ [a]× + (1 − cos θ) a aᵀ)."""
+    a = np.asarray(axis, float)
+    c, s = math.cos(angle), math.sin(angle)
+    cross = np.array([[0.0, -a[2], a[1]], [a[2], 0.0, -a[0]], [-a[1], a[0], 0.0]])
+    return c * np.eye(3) + s * cross + (1.0 - c) * np.outer(a, a)
+
+
+def _motion(velocity, angular_velocity, axis, point) -> tuple:
+    """A mesh's motion checked: (velocity, Ω, unit axis, point) as floats; MeshError names
+    the bad one."""
+    v = np.asarray(velocity, float).reshape(3)
+    p = np.asarray(point, float).reshape(3)
+    a = np.asarray(axis, float).reshape(3)
+    om = float(angular_velocity)
+    for name, x in (("velocity", v), ("angular_velocity", om), ("axis", a), ("point", p)):
+        if not np.isfinite(x).all():
+            raise MeshError(f"{name} {np.asarray(x).tolist()}: must be finite")
+    norm = float(np.linalg.norm(a))
+    if not norm > 0.0:
+        raise MeshError(f"axis {a.tolist()}: must not be zero")
+    return v, om, a / norm, p
+
+
 class Mesh:
     """One triangle mesh in its own frame: corners (T, 3, 3), m, welded by exact coordinates.
-    ``velocity``: translation (m/s). Refuses (:class:`MeshError`) an empty mesh, NaN or inf
-    coordinates and zero-area triangles."""
+    Its motion: ``velocity`` (m/s) and a turn at ``angular_velocity`` Ω (rad/s, right-handed)
+    about ``axis`` through ``point`` (m, in its frame): a corner X is at p + v t + R(Ω t)
+    (X − p) at time t (:meth:`surface`). Refuses (:class:`MeshError`) an empty mesh, NaN or
+    inf coordinates, zero-area triangles, a zero axis."""
 
-    def __init__(self, corners, velocity=(0.0, 0.0, 0.0)):
+    def __init__(self, corners, velocity=(0.0, 0.0, 0.0), angular_velocity=0.0,
+                 axis=(0.0, 0.0, 1.0), point=(0.0, 0.0, 0.0)):
         corners = np.asarray(corners, float)
         if corners.ndim != 3 or corners.shape[1:] != (3, 3) or corners.shape[0] == 0:
             raise MeshError(f"expected triangles (T, 3, 3) with T > 0, got shape "
@@ -590,7 +674,8 @@ class Mesh:
             f = int(np.flatnonzero(bad)[0])
             raise MeshError(f"triangle {f} has zero area (corners {corners[f].tolist()}); "
                             f"{int(bad.sum())} such triangle(s)")
-        self.velocity = np.asarray(velocity, float)
+        self.velocity, self.angular_velocity, self.axis, self.point = _motion(
+            velocity, angular_velocity, axis, point)
         self.verts, inverse = np.unique(corners.reshape(-1, 3), axis=0, return_inverse=True)
         self.tri = inverse.reshape(-1, 3).astype(np.int64)
         self.normal = cross / area2[:, None]
@@ -612,8 +697,10 @@ class Mesh:
         self._grid()
 
     @classmethod
-    def from_arrays(cls, vertices, triangles, velocity=(0.0, 0.0, 0.0)) -> "Mesh":
-        """A mesh from vertices (V, 3) and triangles (T, 3) of vertex indices."""
+    def from_arrays(cls, vertices, triangles, velocity=(0.0, 0.0, 0.0), angular_velocity=0.0,
+                    axis=(0.0, 0.0, 1.0), point=(0.0, 0.0, 0.0)) -> "Mesh":
+        """A mesh from vertices (V, 3) and triangles (T, 3) of vertex indices; its motion as
+        :class:`Mesh` takes it."""
         v = np.asarray(vertices, float)
         t = np.asarray(triangles)
         if v.ndim != 2 or v.shape[1] != 3:
@@ -625,7 +712,7 @@ class Mesh:
         if outside.any():
             raise MeshError(f"triangles: vertex index {int(t[outside][0])} outside 0 … "
                             f"{v.shape[0] - 1}")
-        return cls(v[t], velocity)
+        return cls(v[t], velocity, angular_velocity, axis, point)
 
     def __len__(self) -> int:
         return self.tri.shape[0]
@@ -647,16 +734,54 @@ class Mesh:
         self.grid_lo, self.grid_h, self.grid_dims = lo, h, dims
         self.cell_start, self.cell_tri = _bin(lo, h, dims, self.bmin, self.bmax)
 
+    def moved(self, velocity=(0.0, 0.0, 0.0), angular_velocity=0.0, axis=(0.0, 0.0, 1.0),
+              point=(0.0, 0.0, 0.0)) -> "Mesh":
+        """The same triangles with this motion (a shallow copy: the geometry is shared)."""
+        out = copy.copy(self)
+        out.velocity, out.angular_velocity, out.axis, out.point = _motion(
+            velocity, angular_velocity, axis, point)
+        return out
+
+    @property
+    def turning(self) -> bool:
+        return self.angular_velocity != 0.0
+
+    @property
+    def framed(self) -> bool:
+        """Does its frame differ from the world's by more than its translation (it turns, or
+        its point is not its frame's origin)?"""
+        return self.turning or bool(np.any(self.point != 0.0))
+
+    def frame(self, time: float) -> np.ndarray:
+        """The 12 numbers of its frame at ``time`` (s) that the kernels take
+        (``pdyn.mesh.in_frame``): A = R(−Ω t) row-major, then p; a point x of the world is
+        X = p + A (x − (p + v t)) in the mesh's frame."""
+        return np.concatenate((rotation(self.axis, -self.angular_velocity * float(time))
+                               .ravel(), self.point))
+
+    def radius(self) -> float:
+        """The largest distance (m) of a corner from its axis (through its point)."""
+        d = self.verts - self.point
+        return float(np.max(np.linalg.norm(d - np.outer(d @ self.axis, self.axis), axis=1)))
+
     def surface(self, time: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
-        """Vertices (V, 3) at ``time`` (s: translated by velocity · time) and triangles
-        (T, 3) of vertex indices — what a picture of the mesh draws."""
-        return self.verts + self.velocity * float(time), self.tri.copy()
+        """Vertices (V, 3) at ``time`` (s: turned by Ω t about its axis through its point,
+        translated by velocity · time) and triangles (T, 3) of vertex indices — what a
+        picture of the mesh draws."""
+        shift = self.velocity * float(time)
+        if not self.turning:
+            return self.verts + shift, self.tri.copy()
+        turn = rotation(self.axis, self.angular_velocity * float(time))
+        return self.point + shift + (self.verts - self.point) @ turn.T, self.tri.copy()
 
     def gaps(self, pos: np.ndarray, time: float = 0.0) -> np.ndarray:
         """Distance (m) of each centre ``pos`` (N, 3) from the surface at ``time`` (numpy
         entry; for checks)."""
-        bundle = pack([self])
+        bundle = pack([self.moved()])
         pos = np.asarray(pos, float) - self.velocity * float(time)
+        if self.turning:
+            pos = self.point + (pos - self.point) @ rotation(
+                self.axis, -self.angular_velocity * float(time)).T
         return _gaps(np.ascontiguousarray(pos), bundle)
 
 
@@ -695,7 +820,8 @@ def _gaps(pos, mesh):
 
 def pack(meshes, rows=()) -> tuple:
     """The bundle of ``meshes`` (module docstring), their triangles numbered in order, and
-    ``rows`` their wall-table rows; no meshes: empty arrays of the same types."""
+    ``rows`` their wall-table rows, then their frames at t = 0 (None when no mesh turns or
+    has a point: :attr:`Mesh.framed`); no meshes: empty arrays of the same types."""
     f8, i8 = np.float64, np.int64
     v_off = t_off = e_off = c_off = 0
     parts: dict[str, list] = {k: [] for k in ("verts", "tri", "tnorm", "tedge", "tm", "elen",
@@ -739,7 +865,18 @@ def pack(meshes, rows=()) -> tuple:
         out.append(a)
     out.append(records(*out[:7]))
     out.append(np.asarray(rows, i8).reshape(-1))
+    out.append(frames(meshes, 0.0) if any(m.framed for m in meshes) else None)
     return tuple(out)
+
+
+def frames(meshes, time: float, out: np.ndarray | None = None) -> np.ndarray:
+    """Each mesh's frame at ``time`` (s) (M, 12; :meth:`Mesh.frame`), into ``out`` when given
+    (the bundle's, updated in place at each step): computed from the time alone, so every
+    rank and a restart get the same bits."""
+    out = np.empty((len(meshes), 12)) if out is None else out
+    for m, mesh in enumerate(meshes):
+        out[m] = mesh.frame(time)
+    return out
 
 
 def records(verts, tri, tnorm, tedge, tm, elen, ev) -> np.ndarray:
@@ -779,6 +916,24 @@ def grid_surface(n: int, size: float, lift=None, jitter: float = 0.0,
     return v, tri.reshape(-1, 3).astype(np.int64)
 
 
-__all__ = ["Mesh", "MeshError", "FACE", "EDGE", "VERTEX", "NONE", "grid_surface",
+def tube_surface(n: int, radius: float, length: float,
+                 along: int = 1) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices (V, 3), triangles (T, 3)) of the side of a cylinder about the y axis through
+    the origin (m): ``n`` flat faces around (a face centred at the bottom, −z, its corners at
+    angles (k + ½) 2π/n from −z), ``along`` rings of them over y ∈ [−length/2, length/2], each
+    face two triangles. A drum of triangles, for tests, benchmarks and scenes."""
+    phi = (np.arange(n) + 0.5) * 2.0 * np.pi / n
+    y = np.linspace(-0.5 * length, 0.5 * length, along + 1)
+    ring = np.column_stack((radius * np.sin(phi), -radius * np.cos(phi)))
+    v = np.column_stack((np.tile(ring[:, 0], along + 1), np.repeat(y, n),
+                         np.tile(ring[:, 1], along + 1)))
+    k = np.arange(n)
+    a = (np.arange(along)[:, None] * n + k[None, :]).ravel()
+    b = (np.arange(along)[:, None] * n + ((k + 1) % n)[None, :]).ravel()
+    tri = np.stack((np.column_stack((a, b, b + n)), np.column_stack((a, b + n, a + n))), axis=1)
+    return v, tri.reshape(-1, 3).astype(np.int64)
+
+
+__all__ = ["Mesh", "MeshError", "frames", "tube_surface", "rotation", "in_frame", "to_body", "to_world", "FACE", "EDGE", "VERTEX", "NONE", "grid_surface",
            "mesh_contact", "closest_feature", "candidates", "pack", "EPS", "contact_geometry",
            "entry_homes", "record_feature"]

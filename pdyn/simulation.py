@@ -243,10 +243,12 @@ class Simulation:
         self.contact.mesh = ws.bundle
 
     def _move_walls(self, step: int) -> None:
-        """Translating walls to their place at ``step`` (p₀ + v · step·dt: from the step
-        count, so every rank and a restart get the same bits)."""
+        """Translating walls to their place at ``step`` (p₀ + v · step·dt) and turning meshes'
+        frames to that time: from the step count, so every rank and a restart get the same
+        bits."""
         if self.wallset.translating:
             self.store.pos[self._walls] = self.wallset.points(step * self.dt)
+        self.wallset.turn(step * self.dt)
 
     def _inserter(self, n_particles: int, restart: RestartState | None) -> Inserter | None:
         """The run's insertion (config's ``[insertion]``, else the scene's), continuing a
@@ -758,12 +760,18 @@ def _schedule(sim, n_particles: int, restart) -> None:
     if sim.inserter is not None:  # the smallest sphere may be one still to come
         sim.guard.r_min = min(sim.guard.r_min, float(sim.inserter.radii.min()))
     sim.reorder_every = config.reorder_every
-    # translating walls: the lists reach half the skin farther for them, and a rebuild comes
-    # before one has moved that far
+    # translating walls and turning meshes: the lists reach half the skin farther for them,
+    # and a rebuild comes before one has moved that far (relative to the largest sphere)
     sim.wallset.set_reach(sim.neighbours.skin)
+    r_max = 0.0
+    if sim.wallset.turning:  # (the same on every rank: every rank has the walls)
+        own = sim.store.radius[sim.store.owned]
+        r_max = comm.allreduce_max(float(own.max()) if own.size else 0.0)
+        if sim.inserter is not None:
+            r_max = max(r_max, float(sim.inserter.radii.max()))
     sim.schedule = Schedule(sim.neighbours, sim.inserter, sim.balancer, sim.reorder_every,
                             sim.step_index, sim.writers, sim.dt,
-                            sim.wallset.rebuild_every(sim.neighbours.skin, sim.dt))
+                            sim.wallset.rebuild_every(sim.neighbours.skin, sim.dt, r_max))
 
 
 def _first_pass(sim, restart, drift: float) -> None:

@@ -18,15 +18,18 @@ at t = 0 and the extra reach the neighbour lists give it. Geometry is written on
   act as edges: the closest point c = p + e â + R q̂ of the rim (e = ±L/2), gap |c − x|,
   normal (c − x)/|c − x| — equal to the tube's at d·â = ±L/2, so a sphere sliding over a
   rim feels a continuous force (the closest-point rule of triangle-mesh walls' edges).
-* ``mesh`` (kind 3): triangles (``pdyn.mesh``); the wall's point is the mesh's translation
-  and each triangle within reach is a list entry of its own (:func:`entry_contact`), so
-  :func:`wall_contact` gives a mesh no contact (it returns before the cylinder branch).
+* ``mesh`` (kind 3): triangles (``pdyn.mesh``); the wall's point is the mesh's point p
+  translated (p + v t), its normal the mesh's axis â, and each triangle within reach is a list
+  entry of its own (:func:`entry_contact`), so :func:`wall_contact` gives a mesh no contact
+  (it returns before the cylinder branch).
 * Motion ([LAMMPS] ``fix wall/gran`` ``wiggle``/``shear``/``rotate``; mesa_pd's moving
   bodies): a translating wall's point is p(t) = p₀ + v t, computed from the step count
   (t = step·dt), never accumulated, so every rank and a restart get the same bits; a
-  cylinder may rotate about its own axis at Ω (rad/s). The wall's surface velocity at the
-  contact, u = v + Ω â × R q̂, enters the contact's relative velocity (it drags spheres
-  through friction); Ω â is the wall's spin for rolling resistance.
+  cylinder may rotate about its own axis at Ω (rad/s), a mesh about its axis â through its
+  point (its frame turned by Ω t, ``pdyn.mesh.frames``). The wall's surface velocity at the
+  contact point c, u = v + Ω â × (c − p(t)) (a cylinder's: v + Ω â × R q̂), enters the
+  contact's relative velocity (it drags spheres through friction); Ω â is the wall's spin for
+  rolling resistance.
 
 Units: m, m/s, rad/s.
 """
@@ -39,7 +42,7 @@ import numpy as np
 from numba import njit
 
 from ._jit import JIT
-from .mesh import pack
+from .mesh import FRAME, frames, pack
 
 PLANE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, MESH = 0, 1, 2, 3
 #: columns of the wall table
@@ -121,7 +124,19 @@ def entry_contact(x, y, z, r, pos, normal, table, w, g, entry):
     contact to keep) and surface velocity."""
     q, nx, ny, nz, delta = entry
     if q >= 0:
-        return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
+        if not delta >= 0.0:  # apart (or not the contact to keep): never read
+            return nx, ny, nz, delta, 0.0, 0.0, 0.0
+        om = table[g, OMEGA]
+        if om == 0.0:
+            return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
+        # a turning mesh: u = v + Ω â × (c − p(t)), c = x + (r − δ) n the contact point
+        dist = r - delta
+        cx = x + dist * nx - pos[w, 0]
+        cy = y + dist * ny - pos[w, 1]
+        cz = z + dist * nz - pos[w, 2]
+        ax, ay, az = normal[w, 0], normal[w, 1], normal[w, 2]
+        return (nx, ny, nz, delta, table[g, VX] + om * (ay * cz - az * cy),
+                table[g, VY] + om * (az * cx - ax * cz), table[g, VZ] + om * (ax * cy - ay * cx))
     return wall_contact(x, y, z, r, pos, normal, table, w, g)
 
 
@@ -137,7 +152,7 @@ def mesh_arrays(mesh):
 
 @njit(inline="always", **JIT)
 def wall_spin(table, g, normal, w):
-    """The wall's angular velocity (rad/s): Ω â for a cylinder, zero for a plane."""
+    """The wall's angular velocity (rad/s): Ω â for a cylinder or a mesh, zero for a plane."""
     if table[g, KIND] == PLANE:
         return 0.0, 0.0, 0.0
     om = table[g, OMEGA]
@@ -169,9 +184,10 @@ class WallSet:
     ``point``, ``normal`` (plane normal or cylinder axis; normalised here), ``radius``,
     ``velocity``, ``angular_velocity``, ``length`` (a cylinder's, centred on its point;
     absent or inf: infinite); a mesh (kind ``MESH``) gives ``mesh`` (a
-    :class:`pdyn.mesh.Mesh`) instead of point and normal. :attr:`bundle` packs the meshes
-    (``pdyn.mesh.pack``; None without meshes: the kernels then compile no mesh code),
-    :attr:`meshes` lists them, :attr:`mesh_of` maps their rows to them."""
+    :class:`pdyn.mesh.Mesh`, which carries its motion: point, axis, velocity, angular
+    velocity) instead. :attr:`bundle` packs the meshes (``pdyn.mesh.pack``; None without
+    meshes: the kernels then compile no mesh code), :attr:`meshes` lists them, :attr:`mesh_of`
+    maps their rows to them."""
 
     def __init__(self, box_points, box_normals, specs=()):
         box_points = np.asarray(box_points, float).reshape(-1, 3)
@@ -188,8 +204,9 @@ class WallSet:
             if s["kind"] == MESH:
                 self.meshes.append(s["mesh"])
                 rows.append(k)
-                s = {**s, "point": (0.0, 0.0, 0.0), "normal": (0.0, 0.0, 1.0),
-                     "velocity": tuple(s["mesh"].velocity)}
+                m = s["mesh"]
+                s = {**s, "point": tuple(m.point), "normal": tuple(m.axis),
+                     "velocity": tuple(m.velocity), "angular_velocity": m.angular_velocity}
             a = np.asarray(s["normal"], float)
             self.normals[k] = a / np.linalg.norm(a)
             self.table[k, KIND] = s["kind"]
@@ -202,6 +219,8 @@ class WallSet:
         self.bundle = pack(self.meshes, rows) if self.meshes else None
         self.mesh_of = dict(zip(rows, self.meshes))  # a mesh wall's row -> its mesh
         self.speed = float(np.max(np.linalg.norm(self.table[:, VX:VZ + 1], axis=1), initial=0.0))
+        #: the turning meshes' rows and their radii (largest distance of a corner from the axis)
+        self.turning = {k: m.radius() for k, m in self.mesh_of.items() if m.turning}
 
     def __len__(self) -> int:
         return self.table.shape[0]
@@ -210,22 +229,36 @@ class WallSet:
     def translating(self) -> bool:
         return self.speed > 0.0
 
+    def turn(self, time: float) -> None:
+        """Turning meshes' frames to ``time`` (s) in the bundle (``pdyn.mesh.frames``)."""
+        if self.turning:
+            frames(self.meshes, time, self.bundle[FRAME])
+
     def points(self, time: float) -> np.ndarray:
         """Each wall's point at ``time`` (s): p₀ + v t (W, 3)."""
         return self.table[:, X0:Z0 + 1] + self.table[:, VX:VZ + 1] * time
 
     def set_reach(self, skin: float) -> None:
-        """Translating walls move up to ``skin``/2 between rebuilds (:meth:`rebuild_every`):
-        the lists take them in within ``skin``/2 more."""
+        """Translating walls and turning meshes move up to ``skin``/2 between rebuilds
+        (:meth:`rebuild_every`): the lists take them in within ``skin``/2 more."""
         moving = np.linalg.norm(self.table[:, VX:VZ + 1], axis=1) > 0.0
+        moving[list(self.turning)] = True
         self.table[:, REACH] = np.where(moving, 0.5 * skin, 0.0)
 
-    def rebuild_every(self, skin: float, dt: float) -> int:
+    def rebuild_every(self, skin: float, dt: float, r_max: float = 0.0) -> int:
         """Steps K between forced rebuilds (rebuild at every step that is a multiple of K) so
-        that no wall moves more than ``skin``/2 since the last rebuild; 0: none needed."""
-        if not self.translating or skin <= 0.0:
+        that no wall moves more than ``skin``/2 since the last rebuild, relative to a sphere
+        (of radius at most ``r_max``, m) within its reach; 0: none needed. A turning mesh's
+        point at distance ρ from its axis moves at |Ω| ρ; a sphere within r + skin of the mesh
+        is within R_m + r + skin of the axis (R_m: :meth:`pdyn.mesh.Mesh.radius`), so its
+        speed counts as |v| + |Ω| (R_m + r_max + skin)."""
+        speed = self.speed
+        for k, radius in self.turning.items():
+            v = float(np.linalg.norm(self.table[k, VX:VZ + 1]))
+            speed = max(speed, v + abs(self.table[k, OMEGA]) * (radius + r_max + skin))
+        if speed == 0.0 or skin <= 0.0:
             return 0
-        return max(1, int(math.floor(0.5 * skin / (self.speed * dt))))
+        return max(1, int(math.floor(0.5 * skin / (speed * dt))))
 
     def names(self) -> list[str]:
         """Column names of the configured walls (``wall<k>``, k = −gid)."""

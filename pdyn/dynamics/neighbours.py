@@ -34,7 +34,7 @@ from numba import njit
 
 from .._jit import JIT
 from ..broadphase import overlaps
-from ..mesh import RECORDS, candidates, entry_homes
+from ..mesh import FRAME, RECORDS, ROWS, candidates, entry_homes
 from ..walls import REACH, WallSet, wall_contact
 
 NO_ENTRIES = np.zeros(0, np.int64)
@@ -259,7 +259,7 @@ class NeighbourList:
         if mesh is not None:
             self.mesh_home = np.empty((mfacet.shape[0], 4))
             entry_homes(self.mesh_sphere, self.mesh_facet, fhandle, store.pos, mesh[RECORDS],
-                        self.mesh_home)
+                        mesh[FRAME], mesh[11], self.mesh_home)
         self.rows = rows
         self.builds += 1
 
@@ -277,11 +277,11 @@ class NeighbourList:
         mesh handle; empty without meshes."""
         if mesh is None or rows.shape[0] == 0:
             return np.zeros(rows.shape[0] + 1, np.int64), NO_ENTRIES, NO_PARTNERS
-        mesh_rows = mesh[-1]
+        mesh_rows = mesh[ROWS]
         handles = walls[mesh_rows]
         extra = np.ascontiguousarray(table[mesh_rows, REACH])  # (``radius`` holds the skin/2)
         origin = np.ascontiguousarray(store.pos[handles])
-        mstart, mfacet = candidates(rows, store.pos, radius, extra, mesh, origin)
+        mstart, mfacet = candidates(rows, store.pos, radius, extra, mesh, origin, mesh[FRAME])
         return mstart, mfacet, handles[mesh[11]].astype(np.int32)
 
     def entries(self) -> int:

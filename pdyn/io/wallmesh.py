@@ -11,7 +11,8 @@ the box:
   infinite, over the box's extent along the axis (the projections of the box's corners: the
   box exactly for an axis along x, y or z); a turning cylinder's tessellation is turned by
   Ω t, so the drawn surface turns with it;
-* a mesh: its own triangles translated by v t (``Mesh.surface``).
+* a mesh: its own triangles turned by Ω t about its axis and translated by v t
+  (``Mesh.surface``).
 
 Each triangle faces the spheres' side (its corners counter-clockwise seen from there): a
 plane's toward its normal, an inside cylinder's (and an open tube's) toward the axis, an

@@ -194,7 +194,7 @@ def test_packed_records_give_the_closest_feature_and_the_contact_bit_for_bit():
         geo, home = np.empty((n * n_tri, 4)), np.empty((n * n_tri, 4))
         wall = np.full(n_tri, n, np.int32)
         built = pos + rng.normal(0.0, 0.1, pos.shape)  # where the lists were built
-        entry_homes(sphere, facet, wall, built, b[RECORDS], home)
+        entry_homes(sphere, facet, wall, built, b[RECORDS], None, b[11], home)
         want = np.array([mesh_contact(*pos[i], rad[i], *origin, f, *b[:11])
                          for i, f in zip(sphere, facet)])
         skipped = []
@@ -360,7 +360,7 @@ def test_grid_candidates_are_exactly_the_triangles_within_reach():
         rad = np.exp(rng.uniform(np.log(0.01), np.log(1.0), m))
         extra = np.array([rng.uniform(0.0, 0.2)])
         origin = np.array([[0.3, -0.2, 0.1]]) * trial
-        start, got = candidates(np.arange(m), pos, rad, extra, b, origin)
+        start, got = candidates(np.arange(m), pos, rad, extra, b, origin, None)
         for i in range(m):
             p = pos[i] - origin[0]
             want = [f for f in range(n)
