@@ -252,7 +252,7 @@ class ParticlesConfig:
 
 WALL_TYPES = ("plane", "cylinder", "mesh")
 #: fields of each wall type besides ``type`` and ``velocity`` (the others must keep defaults)
-_WALL_FIELDS = {"plane": ("point", "normal"),
+_WALL_FIELDS = {"plane": ("point", "normal", "angular_velocity"),
                 "cylinder": ("point", "axis", "radius", "inside", "angular_velocity", "length"),
                 "mesh": ("file", "scale", "vertices", "triangles", "point", "axis",
                          "angular_velocity")}
@@ -303,9 +303,10 @@ class WallConfig:
     spheres (any direction). ``type = "cylinder"``: ``point`` on its axis, ``axis``, ``radius``
     (m), spheres ``inside`` (true) or outside; infinite along the axis, or an open tube of
     ``length`` (m) centred on ``point`` whose both faces and rims act. Either may translate
-    at ``velocity`` (m/s: its point is point + velocity · t); a cylinder may turn about its
-    axis at ``angular_velocity`` (rad/s, right-handed about ``axis``): the surface velocity
-    drags the spheres through friction. ``type = "mesh"``: triangles from the STL ``file``
+    at ``velocity`` (m/s: its point is point + velocity · t) and turn at
+    ``angular_velocity`` (rad/s, right-handed): a cylinder about its axis, a plane about its
+    normal through its point (a turntable); the surface velocity drags the spheres through
+    friction. ``type = "mesh"``: triangles from the STL ``file``
     (ASCII or binary; a relative path is resolved against the config file's folder by
     :func:`load_config`) or from ``vertices`` (V, 3) and ``triangles`` (T, 3) of vertex
     indices (library), times ``scale`` (file units → m); may translate, and turn at
@@ -320,7 +321,7 @@ class WallConfig:
     radius: float | None = None  # cylinder, m
     inside: bool = True  # cylinder: spheres inside
     velocity: tuple = (0.0, 0.0, 0.0)  # m/s
-    angular_velocity: float = 0.0  # rad/s about the cylinder's (mesh's) axis
+    angular_velocity: float = 0.0  # rad/s about the cylinder's (mesh's) axis, a plane's normal
     length: float | None = None  # cylinder, m, centred on point; None: infinite
     file: str | None = None  # mesh: an STL file
     scale: float = 1.0  # mesh: file units → m
@@ -359,8 +360,7 @@ class WallConfig:
             raise BadValue(f"walls.{direction}", list(d), "must not be zero")
         object.__setattr__(self, direction, d)
         if self.type == "plane":
-            for name, default in (("radius", None), ("inside", True),
-                                  ("angular_velocity", 0.0), ("length", None)):
+            for name, default in (("radius", None), ("inside", True), ("length", None)):
                 if getattr(self, name) != default:
                     raise BadValue(f"walls.{name}", getattr(self, name), "only for cylinders")
         else:

@@ -25,11 +25,12 @@ at t = 0 and the extra reach the neighbour lists give it. Geometry is written on
 * Motion ([LAMMPS] ``fix wall/gran`` ``wiggle``/``shear``/``rotate``; mesa_pd's moving
   bodies): a translating wall's point is p(t) = p₀ + v t, computed from the step count
   (t = step·dt), never accumulated, so every rank and a restart get the same bits; a
-  cylinder may rotate about its own axis at Ω (rad/s), a mesh about its axis â through its
+  cylinder may rotate about its own axis at Ω (rad/s), a plane about its normal through its
+  point (a turntable: its place does not change), a mesh about its axis â through its
   point (its frame turned by Ω t, ``pdyn.mesh.frames``). The wall's surface velocity at the
-  contact point c, u = v + Ω â × (c − p(t)) (a cylinder's: v + Ω â × R q̂), enters the
-  contact's relative velocity (it drags spheres through friction); Ω â is the wall's spin for
-  rolling resistance.
+  contact point c, u = v + Ω â × (c − p(t)) (a cylinder's: v + Ω â × R q̂; a plane's, â = n̂:
+  v + Ω n̂ × (x − p(t)), the same since c − x ∥ n̂), enters the contact's relative velocity
+  (it drags spheres through friction); Ω â is the wall's spin for rolling resistance.
 
 Units: m, m/s, rad/s.
 """
@@ -60,8 +61,14 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
         return 0.0, 0.0, 1.0, -np.inf, 0.0, 0.0, 0.0
     if kind == PLANE:
         nx, ny, nz = -normal[w, 0], -normal[w, 1], -normal[w, 2]
-        delta = r + ((x - pos[w, 0]) * nx + (y - pos[w, 1]) * ny + (z - pos[w, 2]) * nz)
-        return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
+        dx, dy, dz = x - pos[w, 0], y - pos[w, 1], z - pos[w, 2]
+        delta = r + (dx * nx + dy * ny + dz * nz)
+        om = table[g, OMEGA]
+        if om == 0.0:
+            return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
+        # a turntable: u = v + Ω n̂ × (c − p(t)) = v + Ω n̂ × (x − p(t)) (c − x ∥ n̂)
+        return (nx, ny, nz, delta, table[g, VX] + om * (nz * dy - ny * dz),
+                table[g, VY] + om * (nx * dz - nz * dx), table[g, VZ] + om * (ny * dx - nx * dy))
     ax, ay, az = normal[w, 0], normal[w, 1], normal[w, 2]
     dx, dy, dz = x - pos[w, 0], y - pos[w, 1], z - pos[w, 2]
     s = dx * ax + dy * ay + dz * az
@@ -152,10 +159,10 @@ def mesh_arrays(mesh):
 
 @njit(inline="always", **JIT)
 def wall_spin(table, g, normal, w):
-    """The wall's angular velocity (rad/s): Ω â for a cylinder or a mesh, zero for a plane."""
-    if table[g, KIND] == PLANE:
-        return 0.0, 0.0, 0.0
+    """The wall's angular velocity (rad/s): Ω â for a cylinder or a mesh, Ω n̂ for a plane."""
     om = table[g, OMEGA]
+    if om == 0.0:
+        return 0.0, 0.0, 0.0
     return om * normal[w, 0], om * normal[w, 1], om * normal[w, 2]
 
 

@@ -1,7 +1,7 @@
 """Configured walls under real mpiexec (2 and 4 ranks; also runs on 1): a turning cylinder
-and a translating plane with friction, and a finite tube across a turning drum with its
-torque written, give the 1-rank trajectory (and wall-force series) bit for bit, and a
-restart continues it bit for bit (issue 33)."""
+and a translating plane turning about its normal, with friction, and a finite tube across a
+turning drum with its torque written, give the 1-rank trajectory (and wall-force series) bit
+for bit, and a restart continues it bit for bit (issue 33)."""
 
 import numpy as np
 import pytest
@@ -17,8 +17,9 @@ from .scenes import FRICTIONAL_STATE, assert_same_state, run_then_restart, gathe
 
 pytestmark = pytest.mark.mpi
 
+#: a plane moving in along its normal and turning about it (a turning piston)
 PISTON = {"type": "plane", "point": [0.0, -0.1, 0.0], "normal": [0.0, 1.0, 0.0],
-          "velocity": [0.0, 0.5, 0.0]}
+          "velocity": [0.0, 0.5, 0.0], "angular_velocity": 40.0}
 #: an open tube across the drum just above the bed, hit by the spheres thrown up (its outer
 #: face and its rims)
 TUBE = {"type": "cylinder", "point": [0.013, 0.0, 0.031], "axis": [0.0, 1.0, 0.0],
