@@ -550,8 +550,9 @@ def _axis_range(p, reach, lo, h, n):
 @njit(**JIT)
 def query(px, py, pz, reach, m, mesh, mark, stamp, out, n_out):
     """Append to ``out`` (from ``n_out``) the triangles of mesh m within ``reach`` of p (its
-    frame; the distance of :func:`_distance`, from the packed records), each once (``mark[f] == stamp`` once taken); returns the new count (out must hold
-    every triangle of the mesh)."""
+    frame; the distance of :func:`_distance`, from the packed records), each once
+    (``mark[f] == stamp`` once taken); returns the new count (out must hold every triangle of
+    the mesh)."""
     gf, gi, cstart, ctri, rec = mesh[12], mesh[13], mesh[14], mesh[15], mesh[RECORDS]
     h = gf[m, 3]
     i0, i1 = _axis_range(px, reach, gf[m, 0], h, gi[m, 0])
@@ -934,6 +935,7 @@ def tube_surface(n: int, radius: float, length: float,
     return v, tri.reshape(-1, 3).astype(np.int64)
 
 
-__all__ = ["Mesh", "MeshError", "frames", "tube_surface", "rotation", "in_frame", "to_body", "to_world", "FACE", "EDGE", "VERTEX", "NONE", "grid_surface",
-           "mesh_contact", "closest_feature", "candidates", "pack", "EPS", "contact_geometry",
-           "entry_homes", "record_feature"]
+__all__ = ["Mesh", "MeshError", "frames", "tube_surface", "rotation", "in_frame", "to_body",
+           "to_world", "FACE", "EDGE", "VERTEX", "NONE", "grid_surface", "mesh_contact",
+           "closest_feature", "candidates", "pack", "EPS", "contact_geometry", "entry_homes",
+           "record_feature"]
