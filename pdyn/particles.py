@@ -522,7 +522,7 @@ class ParticleStore:
             # array per field) moved the 97 336-sphere gas's fields in 12.5 ms a reordering
             rows = arr.reshape(arr.shape[0], -1)
             buf = self._permute_scratch(rows.dtype, rows.shape[1], n)
-            _move_rows(rows, order, buf, None)
+            _move_rows(rows, order, 0, buf, None, 0, rows.shape[1])
             rows[:n] = buf[:n]
             rows[n:used] = 0
         self._scratch = np.zeros(0, np.uint8)  # needed again only at the next reordering
@@ -560,39 +560,49 @@ class ParticleStore:
 
 # ------------------------------------------------------------------ packing by schema
 @njit(**JIT)
-def _move_rows(src, src_rows, dst, dst_rows):
-    """``dst[dst_rows[t]] = src[src_rows[t]]`` for every t; rows None means row t. ``src`` and
-    ``dst`` are one field as (rows, width) arrays: an integer field of the store or its columns
-    in a message (the float fields of messages move together, :func:`_move_fields`), or any
-    field gathered by :meth:`ParticleStore.permute`."""
+def _move_rows(src, src_rows, src_col, dst, dst_rows, dst_col, width):
+    """``dst[dst_rows[t], dst_col:dst_col + width] = src[src_rows[t], src_col:src_col +
+    width]`` for every t; rows None means row t. ``src`` and ``dst`` are (rows, columns)
+    arrays: an integer field of the store or a message's integer matrix (the float fields move
+    together, :func:`_move_fields`), or any field gathered by :meth:`ParticleStore.permute`.
+    Whole matrices and a column offset, never a view of some columns: a view's layout depends
+    on its row count (numpy calls a view of at most one row contiguous), and numba compiles a
+    kernel for each layout it meets — in the middle of a run, the first time a message holds
+    two rows."""
     for t in range(src.shape[0] if src_rows is None else src_rows.shape[0]):
         i = t if src_rows is None else src_rows[t]
         j = t if dst_rows is None else dst_rows[t]
-        for c in range(src.shape[1]):
-            dst[j, c] = src[i, c]
+        for c in range(width):
+            dst[j, dst_col + c] = src[i, src_col + c]
 
 
 @njit(**JIT)
-def _move_fields(srcs, src_rows, dsts, dst_rows, shifted, sidx, shifts):
-    """``dsts[f][dst_rows[t]] = srcs[f][src_rows[t]]`` for every t and every float field f
-    (tuples of (rows, width) arrays; rows None means row t), with ``shifts[sidx[t]]`` added to
-    field ``shifted`` (−1 or ``sidx`` None: none; a periodic image): one walk over the rows
-    instead of one per field. A rank's ghost images of its own particles (position, velocity,
-    spin every step) took 0.28 ms this way against 0.55 field by field (the 97 336-sphere gas
-    with friction, 13 306 images, caches cold)."""
+def _move_fields(srcs, src_rows, src_cols, dsts, dst_rows, dst_cols, widths, shifted, sidx,
+                 shifts):
+    """For every t and every float field f (tuples of (rows, columns) arrays: a store field,
+    or a message's float matrix once per field; ``src_cols[f]``, ``dst_cols[f]`` its first
+    column there; rows None means row t): move the field's ``widths[f]`` columns of row
+    ``src_rows[t]`` of ``srcs[f]`` to row ``dst_rows[t]`` of ``dsts[f]``, with
+    ``shifts[sidx[t]]`` added to field ``shifted`` (−1 or ``sidx`` None: none; a periodic
+    image): one walk over the rows instead of one per field. A rank's ghost images of its own
+    particles (position, velocity, spin every step) took 0.28 ms this way against 0.55 field
+    by field (the 97 336-sphere gas with friction, 13 306 images, caches cold)."""
     for t in range(srcs[0].shape[0] if src_rows is None else src_rows.shape[0]):
         i = t if src_rows is None else src_rows[t]
         j = t if dst_rows is None else dst_rows[t]
         for f in range(len(srcs)):
             src = srcs[f]
             dst = dsts[f]
+            a = src_cols[f]
+            b = dst_cols[f]
+            width = widths[f]
             if sidx is None or f != shifted:
-                for c in range(src.shape[1]):
-                    dst[j, c] = src[i, c]
+                for c in range(width):
+                    dst[j, b + c] = src[i, a + c]
             else:
                 s = sidx[t]
-                for c in range(src.shape[1]):
-                    dst[j, c] = src[i, c] + shifts[s, c]
+                for c in range(width):
+                    dst[j, b + c] = src[i, a + c] + shifts[s, c]
 
 
 class Packing:
@@ -631,9 +641,17 @@ class Packing:
         # the float fields move together (one walk over the rows), the integer ones one by one
         self._floats = [(n, c) for n, (i, c) in self.columns.items() if not i]
         self._integers = [(n, c) for n, (i, c) in self.columns.items() if i]
+        # the float fields' first columns in a message and in the store (0), and widths
+        self._float_cols = np.array([c.start for _, c in self._floats], np.int64)
+        self._store_cols = np.zeros(len(self._floats), np.int64)
+        self._float_widths = np.array([c.stop - c.start for _, c in self._floats], np.int64)
 
     def _store_floats(self, store) -> tuple:
         return tuple(_rows(store, name) for name, _ in self._floats)
+
+    def _message(self, matrix) -> tuple:
+        """A message's float matrix once per float field (what :func:`_move_fields` walks)."""
+        return (np.ascontiguousarray(matrix),) * len(self._floats)
 
     def _shifted(self, sidx, shifts) -> tuple:
         """(index of ``SHIFTED`` among the float fields or −1, ``sidx``, ``shifts``)."""
@@ -643,20 +661,26 @@ class Packing:
         return (names.index(SHIFTED), np.ascontiguousarray(sidx, np.int64),
                 np.ascontiguousarray(shifts, float))
 
-    def pack(self, store, handles, sidx=None, shifts=None) -> tuple:
+    def empty(self, n: int) -> tuple:
+        """New (floats, ints) matrices for ``n`` particles."""
+        return np.empty((n, self.width_f)), np.empty((n, self.width_i), np.int64)
+
+    def pack(self, store, handles, sidx=None, shifts=None, out=None) -> tuple:
         """Rows ``handles`` of the selected fields as (floats, ints, record floats, record
-        ints); with ``sidx`` the image ``pos + shifts[sidx]`` (periodic ghosts)."""
+        ints); with ``sidx`` the image ``pos + shifts[sidx]`` (periodic ghosts). ``out``:
+        (floats, ints) matrices of :meth:`empty` to fill instead of new ones (a selection
+        without ragged fields)."""
         handles = np.ascontiguousarray(handles, np.int64)
-        n = handles.shape[0]
-        out = {False: np.empty((n, self.width_f)), True: np.empty((n, self.width_i), np.int64)}
+        floats, ints = self.empty(handles.shape[0]) if out is None else out
         for name, cols in self._integers:
-            _move_rows(_rows(store, name), handles, out[True][:, cols], None)
+            _move_rows(_rows(store, name), handles, 0, ints, None, cols.start,
+                       cols.stop - cols.start)
         if self._floats:
-            _move_fields(self._store_floats(store), handles,
-                         tuple(out[False][:, cols] for _, cols in self._floats), None,
+            _move_fields(self._store_floats(store), handles, self._store_cols,
+                         self._message(floats), None, self._float_cols, self._float_widths,
                          *self._shifted(sidx, shifts))
         records = self._pack_records(store, handles)
-        return out[False], out[True], records[False], records[True]
+        return floats, ints, records[False], records[True]
 
     def _pack_records(self, store, handles) -> dict:
         """The ragged fields' records of ``handles`` as a float and an int matrix."""
@@ -679,23 +703,26 @@ class Packing:
         """Scatter the received matrices into the existing rows ``handles`` (no ragged
         fields: ghost updates)."""
         handles = np.ascontiguousarray(handles, np.int64)
+        ibuf = np.ascontiguousarray(ibuf)
         for name, cols in self._integers:
-            _move_rows(ibuf[:, cols], None, _rows(store, name), handles)
+            _move_rows(ibuf, None, cols.start, _rows(store, name), handles, 0,
+                       cols.stop - cols.start)
         if self._floats:
-            _move_fields(tuple(fbuf[:, cols] for _, cols in self._floats), None,
-                         self._store_floats(store), handles, -1, None, None)
+            _move_fields(self._message(fbuf), None, self._float_cols, self._store_floats(store),
+                         handles, self._store_cols, self._float_widths, -1, None, None)
 
     def copy(self, store, src, dst, sidx=None, shifts=None) -> None:
         """Rows ``src`` of the selected fields into rows ``dst`` of the same store (no ragged
         fields), with ``sidx`` shifted as in :meth:`pack`."""
         src = np.ascontiguousarray(src, np.int64)
         dst = np.ascontiguousarray(dst, np.int64)
-        for name, _ in self._integers:
+        for name, cols in self._integers:
             field = _rows(store, name)
-            _move_rows(field, src, field, dst)
+            _move_rows(field, src, 0, field, dst, 0, cols.stop - cols.start)
         if self._floats:
             fields = self._store_floats(store)
-            _move_fields(fields, src, fields, dst, *self._shifted(sidx, shifts))
+            _move_fields(fields, src, self._store_cols, fields, dst, self._store_cols,
+                         self._float_widths, *self._shifted(sidx, shifts))
 
 
 def _rows(store, name) -> np.ndarray:

@@ -1,10 +1,12 @@
 """The driver: one time step on one rank, reading top to bottom.
 
-integrate (kick–drift) → migrate → [balance] → [reorder] → ghosts → [broad phase → neighbour
-lists] → contacts → integrate (kick) → writers. Velocity Verlet ([Verlet1967]) with the first half-kick
-and the drift opening the step, so the forces held at the end of a step belong to its positions
+integrate (kick–drift) → reduction with the ghost update → migrate → [balance] → [reorder] →
+[ghosts] → [broad phase → neighbour lists] → contacts → integrate (kick) → writers. Velocity
+Verlet ([Verlet1967]) with the first half-kick and the drift opening the step, so the forces
+held at the end of a step belong to its positions
 (what a snapshot or checkpoint needs). One schedule paces the expensive work: the drift reports
-each particle's displacement since the last rebuild, one reduction takes the largest, and when
+each particle's displacement since the last rebuild, one reduction takes the largest (while
+the ghosts' state travels: one wait for the slower rank a step), and when
 it exceeds half the skin (``NeighbourList.due``) the step *rebuilds* — the exchange migrates
 and re-plans its ghosts, blocks are rebalanced over the ranks when due (``pdyn.parallel.balance``),
 memory is reordered when due, the broad phase finds the pairs within
@@ -413,11 +415,14 @@ class Simulation:
         return np.flatnonzero(((f & OWNED) != 0) & ((f & (INFINITE | FIXED)) == 0))
 
     def step(self) -> None:
-        """Advance one time step ``dt``: kick–drift, the schedule's decisions (translating
-        walls to their new place), exchange, ghosts, [lists], contacts, kick, writers."""
+        """Advance one time step ``dt``: kick–drift, the reduction with the ghost update, the
+        schedule's decisions (translating walls to their new place), exchange, [ghosts],
+        [lists], contacts, kick, writers."""
         store, t, half, lists = self.store, self.timers, 0.5 * self.dt, self.neighbours
         with t("integrate"):
-            red = self._kick_drift(half)
+            moved = self._kick_drift(half)
+        with t("ghosts"):  # the ghosts' state travels while the ranks agree on the reduction
+            red = self._reduce(moved)
         do = self.schedule.decide(self.step_index + 1, red.drift2)
         self._move_walls(do.step)
         if do.lists:
@@ -442,9 +447,9 @@ class Simulation:
                 for w in do.writers:
                     w(view)
 
-    def _kick_drift(self, half: float) -> Reduction:
-        """The first half-kick and the drift, then the step's one reduction; the step guard
-        (``pdyn.checks``), the load record and the stop signal take their parts."""
+    def _kick_drift(self, half: float) -> np.ndarray:
+        """The first half-kick and the drift: this rank's part of the step's reduction
+        (:class:`Reduction`)."""
         store, lists = self.store, self.neighbours
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                            lists.rows, half, self.dt, *self._spin())
@@ -452,8 +457,14 @@ class Simulation:
         mine[:2] = moved
         mine[2] = self._n_owned
         mine[3] = self._stop.signum if self._stop is not None else 0.0
-        red = Reduction(*self.comm.allreduce_max(mine).tolist())
-        self.guard.check(math.sqrt(red.move2), lists.rows, self.step_index + 1)
+        return mine
+
+    def _reduce(self, mine: np.ndarray) -> Reduction:
+        """The step's one reduction, with the ghosts' state (``exchange.reduce_max``); the
+        step guard (``pdyn.checks``), the load record and the stop signal take their
+        parts."""
+        red = Reduction(*self.exchange.reduce_max(mine).tolist())
+        self.guard.check(math.sqrt(red.move2), self.neighbours.rows, self.step_index + 1)
         if self.comm.size > 1:
             self.balancer.observe(red.owned, self.inserter and self.inserter.present)
         self.stop_signal = int(red.stop)

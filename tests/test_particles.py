@@ -254,6 +254,31 @@ def test_ghost_images_are_shifted_and_updated_in_place():
     np.testing.assert_array_equal(s.pos[ghosts], s.pos[src] + shifts[sidx])
 
 
+def test_packing_into_given_buffers_and_one_kernel_for_any_row_count():
+    """``pack(out=...)`` fills the buffers it is given (the ghost update's, made once per plan);
+    messages of 0, 1 and many rows use the same compiled kernels (numba compiles one per array
+    layout, and numpy calls a view of at most one row contiguous: a column view would compile
+    again, mid-run, the first time a message holds two rows)."""
+    s, h = _store()
+    p = Packing(s.selection(MIGRATE))
+    update = Packing(s.selection(GHOST_UPDATE))
+    buffers = update.empty(3)
+    packed = update.pack(s, h[:3], out=buffers)
+    assert packed[0] is buffers[0] and packed[1] is buffers[1]
+    np.testing.assert_array_equal(buffers[0][:, :3], s.pos[h[:3]])
+    kernels = (particles._move_rows, particles._move_fields)
+    if not hasattr(kernels[0], "signatures"):  # NUMBA_DISABLE_JIT: plain functions
+        return
+    p.pack(s, h[:0])
+    p.pack(s, h[:1])
+    before = [len(k.signatures) for k in kernels]
+    message = p.pack(s, h[:5])
+    s.add(**p.fields(*message))
+    update.write(s, h[:1], *update.pack(s, h[1:2]))
+    update.write(s, h[:2], *update.pack(s, h[4:6]))
+    assert [len(k.signatures) for k in kernels] == before
+
+
 def test_a_new_field_is_one_schema_line(monkeypatch):
     """Store and packer take their arrays and columns from FIELDS alone."""
     monkeypatch.setitem(FIELDS, "omega", Field(np.float64, (3,), ghost=ALWAYS, migrate=True,

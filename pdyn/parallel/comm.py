@@ -1,8 +1,9 @@
 """A small communicator interface over mpi4py, and a serial stand-in for one rank.
 
 Only the operations pdyn uses: rank/size, reductions, (all)gather, scatter, barrier, abort,
-and :meth:`MPIComm.neighbour_exchange` — point-to-point ``Isend``/``Irecv`` of numpy buffers
-with the neighbour ranks only (counts first when the receiver cannot know them). *What* to send is
+and point-to-point ``Irecv``/``Isend`` of numpy buffers with the neighbour ranks only, posted
+(:meth:`MPIComm.post`) and completed later (:meth:`MPIComm.wait`), so that other work — the
+step's reduction — goes on while they travel. *What* to send is
 planned by the exchange (``pdyn.parallel.exchange``); a rank's messages to itself (periodic
 images) never go through MPI.
 """
@@ -44,8 +45,11 @@ class SerialComm:
     def allgather(self, x):
         return [x]
 
-    def neighbour_exchange(self, peers, send, tail, dtype, tag, counts=None):
-        return {}
+    def post(self, peers, send, recv, tag):
+        return []
+
+    def wait(self, requests):
+        pass
 
     def barrier(self):
         pass
@@ -108,26 +112,18 @@ class MPIComm:
     def allgather(self, x):
         return self.comm.allgather(x)
 
-    def neighbour_exchange(self, peers, send, tail, dtype, tag, counts=None):
-        """Send ``send[p]`` (arrays of shape (n_p, *tail)) to every rank ``p`` in ``peers`` and
-        receive one array from each; returns {p: received}. ``counts`` ({p: rows}) skips the
-        count round when the receiver knows them (ghost updates). Every peer must call this
-        with ``self.rank`` among its peers and the same ``tag``."""
-        MPI, c = self.mpi, self.comm
-        tail = tuple(tail)
-        if counts is None:
-            cin = {p: np.zeros(1, np.int64) for p in peers}
-            cout = {p: np.array([len(send[p])], np.int64) for p in peers}
-            reqs = [c.Irecv(cin[p], source=p, tag=tag) for p in peers]
-            reqs += [c.Isend(cout[p], dest=p, tag=tag) for p in peers]
-            MPI.Request.Waitall(reqs)
-            counts = {p: int(cin[p][0]) for p in peers}
-        recv = {p: np.empty((counts[p],) + tail, dtype) for p in peers}
-        out = {p: np.ascontiguousarray(send[p], dtype) for p in peers}
-        reqs = [c.Irecv(recv[p], source=p, tag=tag + 1) for p in peers]
-        reqs += [c.Isend(out[p], dest=p, tag=tag + 1) for p in peers]
-        MPI.Request.Waitall(reqs)
-        return recv
+    def post(self, peers, send, recv, tag):
+        """Start receiving ``recv[p]`` from and sending ``send[p]`` to every rank ``p`` in
+        ``peers`` (contiguous numpy buffers whose sizes both sides know, left untouched until
+        :meth:`wait`); returns the requests. Every peer must post the matching pair with
+        ``tag``."""
+        c = self.comm
+        return ([c.Irecv(recv[p], source=p, tag=tag) for p in peers]
+                + [c.Isend(send[p], dest=p, tag=tag) for p in peers])
+
+    def wait(self, requests):
+        """Complete the requests of :meth:`post`."""
+        self.mpi.Request.Waitall(requests)
 
     def barrier(self):
         self.comm.Barrier()

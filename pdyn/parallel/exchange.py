@@ -1,7 +1,8 @@
 """Migration and ghost exchange: what moves between ranks each step, and when.
 
-The driver (``pdyn.simulation``) calls ``distribute`` once, then every step ``migrate`` with the
-schedule's decision (is this a rebuild step?) and ``ghosts``. Both return a
+The driver (``pdyn.simulation``) calls ``distribute`` once, then every step ``reduce_max`` (the
+step's one reduction, with the ghosts' state travelling meanwhile), ``migrate`` with the
+schedule's decision (is this a rebuild step?) and ``ghosts``. The last two return a
 :class:`StoreChanges`, the handles they removed from and added to the particle store (ghosts
 dropped, emigrants, immigrants, new ghosts) and whether this step rebuilt; the driver applies it
 to the broad phase. An exchange knows the store, the box and the communicator, nothing else.
@@ -18,8 +19,9 @@ Verlet-skin scheme ([Verlet1967]; [Schornbaum2009] ยง5; [WindolphUschakov2023] ย
 is no master), on the schedule of the neighbour lists (``pdyn.dynamics.neighbours``): the driver
 rebuilds when any particle has moved more than skin/2 since the last rebuild (one
 ``allreduce_max``), and the exchange's skin is the lists' skin. Between rebuilds nothing is
-re-planned: ``ghosts`` only sends the fields of existing ghosts that travel on every exchange
-(plan/execute, as Cabana's ``Halo``, [Slattery2022]). At a rebuild step all ghosts are
+re-planned: ``reduce_max`` only sends the fields of existing ghosts that travel on every
+exchange, from and into buffers made with the plan (plan/execute, as Cabana's ``Halo``,
+[Slattery2022]). At a rebuild step all ghosts are
 removed (O(1) each), owned centres are wrapped into the periodic box, particles that left this
 rank's blocks migrate to the owners of their new blocks (``BlockGrid.rank_of``), a new ghost plan is
 made (``ghosts.py``) and the new ghosts are inserted. At some rebuild steps the driver then
@@ -194,6 +196,10 @@ class SerialExchange:
     def migrate(self, rebuild: bool, dt: float) -> StoreChanges:
         return NO_CHANGES
 
+    def reduce_max(self, values: np.ndarray) -> np.ndarray:
+        """The step's reduction on one rank: ``values`` themselves."""
+        return values
+
     def ghosts(self) -> StoreChanges:
         return NO_CHANGES
 
@@ -239,7 +245,7 @@ class BlockExchange:
         self.peers: list[int] = []
         self.plan = None
         self.recv_handles: dict[int, np.ndarray] = {}
-        self.recv_counts: dict[int, int] = {}
+        self._update = None  # the ghost update's send and receive buffers (reduce_max)
         self._drift = 0.0  # a restart's displacement since the last rebuild (m)
         self._rebuild = True
         self._restored: dict | None = None  # a checkpoint's state(), used by distribute
@@ -371,36 +377,33 @@ class BlockExchange:
             msgs = [m for m in self.comm.allgather(message) if m]
             raise ExchangeError(message or f"on another rank: {msgs[0]}")
 
-    def _trade(self, packing: Packing, send: dict, tag: int, counts=None,
+    def _trade(self, packing: Packing, send: dict, tag: int,
                peers: list[int] | None = None) -> dict:
         """Send ``send[p]`` (a packed message: floats, ints, record floats, record ints;
         :meth:`Packing.pack`) to every peer ``p`` (the neighbour ranks unless ``peers`` is
-        given); returns the messages received. ``counts`` (rows per peer) skips the count
-        round when known; the records (ragged fields) come with a count round of their own."""
+        given); returns the messages received. Two rounds: the counts (particles, records),
+        then every matrix at once."""
         t0 = time.perf_counter()
         peers = self.peers if peers is None else peers
         widths = (packing.width_f, packing.width_i, packing.rwidth_f, packing.rwidth_i)
         dtypes = (np.float64, np.int64, np.float64, np.int64)
-        out = {p: [None] * 4 for p in peers}
-        for group in ((0, 1), (2, 3)):  # the particles' matrices, then the records'
-            rows = counts if group[0] == 0 else None
-            for a in group:
-                if widths[a] == 0:
-                    continue
-                self.bytes_sent += sum(send[p][a].nbytes for p in peers)
+        counts = {p: np.zeros(2, np.int64) for p in peers}
+        self.comm.wait(self.comm.post(
+            peers, {p: np.array([len(send[p][0]), len(send[p][2])], np.int64) for p in peers},
+            counts, tag))
+        recv = {p: tuple(np.empty((int(counts[p][a // 2]), widths[a]), dtypes[a])
+                         for a in range(4)) for p in peers}
+        requests = []
+        for a in range(4):
+            if widths[a]:
+                out = {p: np.ascontiguousarray(send[p][a], dtypes[a]) for p in peers}
+                requests += self.comm.post(peers, out, {p: recv[p][a] for p in peers},
+                                           tag + 1 + a)
+                self.bytes_sent += sum(m.nbytes for m in out.values())
                 self.messages_sent += len(peers)
-                got = self.comm.neighbour_exchange(peers, {p: send[p][a] for p in peers},
-                                                   (widths[a],), dtypes[a], tag + 10 * a,
-                                                   counts=rows)
-                rows = {p: len(got[p]) for p in peers}
-                for p in peers:
-                    out[p][a] = got[p]
-            for a in group:
-                if widths[a] == 0:
-                    for p in peers:
-                        out[p][a] = np.zeros((rows[p] if rows else 0, 0), dtypes[a])
+        self.comm.wait(requests)
         self.comm_seconds += time.perf_counter() - t0
-        return {p: tuple(v) for p, v in out.items()}
+        return recv
 
     def remap(self, old_to_new) -> None:
         """The store was permuted (``ParticleStore.permute``, e.g. ``Simulation._reorder``):
@@ -439,8 +442,8 @@ class BlockExchange:
         ghosts = self.store.ghosts
         self.store.remove(ghosts)
         self.recv_handles = {}
-        self.recv_counts = {}
         self.plan = None
+        self._update = None
         return ghosts
 
     def _migrate_owned(self, owned, dt) -> tuple[np.ndarray, np.ndarray]:
@@ -452,15 +455,18 @@ class BlockExchange:
         dest = grid.rank_of(store.pos, owned)
         leaving = dest != self.rank
         message = None
-        bad = ~np.isfinite(store.pos[owned]).all(axis=1)
-        if leaving.any() or bad.any():
-            bad |= leaving & ~np.isin(dest, self.peers)
-            if bad.any():
-                h = int(owned[np.flatnonzero(bad)[0]])
-                message = (
-                    f"particle {int(store.gid[h])} at {store.pos[h].tolist()} moved farther "
-                    f"than a neighbour rank's reach ({self.reach:.6g} m) since the last "
-                    f"exchange plan: the time step dt = {dt!r} is too large (lower dt)")
+        # lost: leaving for a rank that is not a neighbour, or not finite (row by row only
+        # when the whole is not: numpy's row-wise all() is slow)
+        lost = np.flatnonzero(leaving)[~np.isin(dest[leaving], self.peers)]
+        pos = store.pos[owned]
+        if not np.isfinite(pos).all():
+            lost = np.union1d(lost, np.flatnonzero(~np.isfinite(pos).all(axis=1)))
+        if lost.size:
+            h = int(owned[lost[0]])
+            message = (
+                f"particle {int(store.gid[h])} at {store.pos[h].tolist()} moved farther "
+                f"than a neighbour rank's reach ({self.reach:.6g} m) since the last "
+                f"exchange plan: the time step dt = {dt!r} is too large (lower dt)")
         self._fail(message)
         go, came = self._send_owned(owned[leaving], dest[leaving], self.peers, TAG_MIGRATE)
         self.n_migrated += len(go)
@@ -513,17 +519,52 @@ class BlockExchange:
                 len(go))
 
     # ------------------------------------------------------------------ ghosts
+    def reduce_max(self, values: np.ndarray) -> np.ndarray:
+        """The step's reduction (``allreduce_max`` of the float64 array ``values``, the same
+        on every rank) with the ghosts' state travelling meanwhile: between rebuilds the
+        fields that travel every step (``GHOST_UPDATE``) are posted to the neighbour ranks
+        into buffers made with the plan, this rank's images of its own particles are copied,
+        the reduction is taken and the received state written into the ghosts. So a step
+        waits once for the slower rank, not twice (before the reduction and before the
+        ghosts' state), and an imbalance of one phase can make up for another's. Call it
+        after the drift; at a step the reduction makes a rebuild the state sent is in vain
+        (its ghosts are replaced), which costs one ghost update per rebuild."""
+        if self._rebuild or self.plan is None:
+            return self.comm.allreduce_max(values)
+        t0 = time.perf_counter()
+        store, plan, packing = self.store, self.plan, self.ghost_state
+        send, recv = self._update
+        requests = []
+        for p in self.peers:
+            packing.pack(store, *plan.part(p), plan.shifts, out=send[p])
+        for a in (0, 1):  # the float and the integer matrix (each if the selection has one)
+            if (packing.width_f, packing.width_i)[a]:
+                requests += self.comm.post(self.peers, {p: send[p][a] for p in self.peers},
+                                           {p: recv[p][a] for p in self.peers},
+                                           TAG_UPDATE + 10 * a)
+                self.bytes_sent += sum(send[p][a].nbytes for p in self.peers)
+                self.messages_sent += len(self.peers)
+        # periodic images of this rank's own particles: no message, done while the rest travels
+        src, sidx = plan.part(self.rank)
+        packing.copy(store, src, self.recv_handles[self.rank], sidx, plan.shifts)
+        out = self.comm.allreduce_max(values)
+        self.comm.wait(requests)
+        for p in self.peers:
+            packing.write(store, self.recv_handles[p], *recv[p])
+        self.comm_seconds += time.perf_counter() - t0
+        return out
+
     def ghosts(self) -> StoreChanges:
-        """Create ghosts after a rebuild, else refresh the fields that travel every step."""
-        if self._rebuild:
-            self._rebuild = False
-            self.n_rebuilds += 1
-            t0 = time.perf_counter()
-            added = self._create_ghosts()
-            self.rebuild_seconds += time.perf_counter() - t0
-            return StoreChanges(rebuilt=True, ghosts_added=added)
-        self._update_ghosts()
-        return NO_CHANGES
+        """Create ghosts after a rebuild (between rebuilds :meth:`reduce_max` brought their
+        state up to date: nothing to do)."""
+        if not self._rebuild:
+            return NO_CHANGES
+        self._rebuild = False
+        self.n_rebuilds += 1
+        t0 = time.perf_counter()
+        added = self._create_ghosts()
+        self.rebuild_seconds += time.perf_counter() - t0
+        return StoreChanges(rebuilt=True, ghosts_added=added)
 
     def _create_ghosts(self) -> np.ndarray:
         store = self.store
@@ -542,22 +583,15 @@ class BlockExchange:
         packing = self.new_ghost
         recv = self._trade(packing, {p: packing.pack(store, *plan.part(p), plan.shifts)
                                      for p in self.peers}, TAG_CREATE)
-        self.recv_counts = {p: len(recv[p][0]) for p in self.peers}
         recv[self.rank] = packing.pack(store, *plan.part(self.rank), plan.shifts)
         for p in self.peers + [self.rank]:
             self.recv_handles[p] = (store.add(**packing.fields(*recv[p]), flags=GHOST)
                                     if len(recv[p][0]) else _none())
+        # the ghost update's buffers, one pair per neighbour rank, until the next plan
+        update = self.ghost_state
+        self._update = ({p: update.empty(len(plan.part(p)[0])) for p in self.peers},
+                        {p: update.empty(len(recv[p][0])) for p in self.peers})
         return np.concatenate([self.recv_handles[p] for p in self.peers + [self.rank]])
-
-    def _update_ghosts(self) -> None:
-        store, plan, packing = self.store, self.plan, self.ghost_state
-        recv = self._trade(packing, {p: packing.pack(store, *plan.part(p), plan.shifts)
-                                     for p in self.peers}, TAG_UPDATE, counts=self.recv_counts)
-        for p in self.peers:
-            packing.write(store, self.recv_handles[p], *recv[p])
-        # periodic images of this rank's own particles: no message
-        src, sidx = plan.part(self.rank)
-        packing.copy(store, src, self.recv_handles[self.rank], sidx, plan.shifts)
 
     # ------------------------------------------------------------------ load
     def stats(self) -> dict:
