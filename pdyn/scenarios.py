@@ -53,6 +53,9 @@ class Scene:
     walls: tuple = ()  # walls beyond the box faces, as [[walls]] tables (pdyn.walls)
     #: per sphere of the arrays: fixed (never integrated, at rest: a rough floor; None: none)
     fixed: np.ndarray | None = None
+    #: per sphere of the arrays: the index k of the wall ``walls[k]`` it is glued to (fixed,
+    #: moving with the wall: a rough drum, ``pdyn.dynamics.glued``), -1 none (None: none)
+    glued: np.ndarray | None = None
 
     def masses_of(self, radius) -> np.ndarray:
         """Masses (kg) of spheres of ``radius`` at the scene's density."""
@@ -272,7 +275,7 @@ def schornbaum(scale=1.0, seed=0):
     )
 
 
-def drum(scale=1.0, seed=0, froude=0.01):
+def drum(scale=1.0, seed=0, froude=0.01, rough=False):
     """A rotating drum: ~2000 frictional spheres (r 3.7-4.3 mm) in a cylinder turning about x.
 
     The cylinder (radius 0.1 m, axis x, spheres inside; ``pdyn.walls``) turns at Ω with
@@ -283,6 +286,15 @@ def drum(scale=1.0, seed=0, froude=0.01):
     cross-section, at rest, and fall into the turning drum; glass-like density, linear
     contacts (k = 40 000 N/m between spheres: overlaps below 1 % of a radius while the bed
     flows, ``benchmarks/drum_angle.py``), e = 0.5, μ = 0.5, μ_r = 0.02.
+
+    ``rough``: the wall carries a glued layer (``Scene.glued``, ``pdyn.dynamics.glued``) of
+    spheres of the mean diameter d = 8 mm, centres at R − d/2, turning with the drum: one
+    ring of them per lattice spacing along the axis (rings 8.8 mm apart), each ring as many
+    as fit with no two overlapping (75: 8.04 mm apart), ring i turned by i·⌊n/2⌋/n of that
+    spacing (n rings), so that neighbouring rings are staggered by about half of it. A bed
+    sphere rests in a hollow 5.3 mm above the glued centres: it cannot reach the smooth wall
+    beneath (a random layer would leave holes a sphere wedges into and rides round in). The
+    lattice then keeps d more from the wall and holds the same spheres.
     """
     big, r, a = 0.1, 0.004, 0.0088
     nx = max(int(round(9 * scale)), 3)
@@ -291,7 +303,7 @@ def drum(scale=1.0, seed=0, froude=0.01):
     m = int(np.ceil(big / a))
     g = (np.arange(-m, m + 1) + 0.5) * a
     y, z = np.meshgrid(g, g, indexing="ij")
-    inside = np.hypot(y, z) < big - 1.3 * r
+    inside = np.hypot(y, z) < big - 1.3 * r - (2.0 * r if rough else 0.0)
     y, z = y[inside], z[inside]
     order = np.lexsort((y, z))  # lowest rows first
     keep = order[:max(1, int(round(1998 * scale / nx)))]  # 222 per slab at scale >= 1/3
@@ -301,18 +313,30 @@ def drum(scale=1.0, seed=0, froude=0.01):
     rng = np.random.default_rng(seed)
     pos = pos + rng.uniform(-0.00009, 0.00009, pos.shape)
     radii = rng.uniform(0.925 * r, 1.075 * r, len(pos))
+    n_bed, glued = len(pos), None
+    if rough:
+        ring = big - r  # the glued centres' circle
+        per = int(np.pi / np.arcsin(r / ring))  # chords of at least 2 r
+        k = np.arange(nx)[:, None]
+        phi = 2.0 * np.pi / per * (np.arange(per)[None, :] + (k * (nx // 2) % nx) / nx)
+        layer = np.column_stack((np.repeat((np.arange(nx) + 0.5) * a, per),
+                                 ring * np.cos(phi.ravel()), ring * np.sin(phi.ravel())))
+        pos = np.concatenate((pos, layer))
+        radii = np.concatenate((radii, np.full(len(layer), r)))
+        glued = np.where(np.arange(len(pos)) < n_bed, -1, 0)
     return Scene(
         name="drum", box_lo=np.array([0.0, -big - 0.01, -big - 0.01]),
         box_hi=np.array([length, big + 0.01, big + 0.01]),
         boundary=("periodic", "open", "open"), positions=pos, velocities=np.zeros_like(pos),
-        radii=radii, density=2500.0, gravity=np.array([0.0, 0.0, -9.81]),
+        radii=radii, density=2500.0, gravity=np.array([0.0, 0.0, -9.81]), glued=glued,
         contact={"youngs_modulus": 2e7, "restitution": 0.5, "friction": 0.5,
                  "rolling_friction": 0.02},
         walls=({"type": "cylinder", "point": [0.0, 0.0, 0.0], "axis": [1.0, 0.0, 0.0],
                 "radius": big, "inside": True, "angular_velocity": omega},),
         steps=75000,
-        description=f"rotating drum: {len(pos)} spheres (r 3.7-4.3 mm) in a cylinder R = 0.1 m "
-        f"turning at {omega:.3g} rad/s (Froude {froude:g}), periodic along its axis",
+        description=f"rotating drum: {n_bed} spheres (r 3.7-4.3 mm) in a cylinder R = 0.1 m "
+        f"turning at {omega:.3g} rad/s (Froude {froude:g}), periodic along its axis"
+        + (f", its wall rough: {len(pos) - n_bed} spheres glued to it" if rough else ""),
     )
 
 
