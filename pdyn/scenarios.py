@@ -19,13 +19,14 @@ unless asked for the lazy form a run distributes. A scene given as arrays (``Sce
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .placement import (Cells, SceneError, lattice_cells, place_spheres, placed_cells,
                         random_layer, uniform_cells)
-from .values import BadValue, number
+from .values import BadValue, flag, number
 
 
 @dataclass
@@ -296,6 +297,7 @@ def drum(scale=1.0, seed=0, froude=0.01, rough=False):
     beneath (a random layer would leave holes a sphere wedges into and rides round in). The
     lattice then keeps d more from the wall and holds the same spheres.
     """
+    number("froude", froude, lo=0)
     big, r, a = 0.1, 0.004, 0.0088
     nx = max(int(round(9 * scale)), 3)
     length = nx * a
@@ -511,10 +513,34 @@ def check_memory(name: str, scale: float, ranks: int = 1, rotating: bool = False
                          "available")
 
 
+def scene_options(name: str, options) -> dict:
+    """``options`` checked as the named scene's keyword arguments beyond ``scale`` and
+    ``seed`` (the drum's ``froude`` and ``rough``, the chute's ``angle``, ...): each a
+    parameter of the scene's function, of its default's kind (a flag, or a finite number;
+    numbers of the scene's own range checked by the scene). Errors as :class:`BadValue` of
+    ``scene_options.<key>``, one line."""
+    if not isinstance(options, dict):
+        raise BadValue("scene_options", options, "expected a table [scene_options]")
+    params = {k: p.default for k, p in inspect.signature(SCENES[name]).parameters.items()
+              if k not in ("scale", "seed")}
+    for key, value in options.items():
+        if key not in params:
+            known = ", ".join(params) or "none"
+            raise BadValue(f"scene_options.{key}", value,
+                           f"not an option of the {name!r} scene (its options: {known})")
+        if isinstance(params[key], bool):
+            flag(f"scene_options.{key}", value)
+        else:
+            number(f"scene_options.{key}", value)
+    return dict(options)
+
+
 def make_scene(name: str = DEFAULT_SCENE, *, scale: float = 1.0, seed: int = 0,
                materialise: bool = True, ranks: int = 1, rotating: bool = False,
-               node_ranks: int = 1, available: float | None = None) -> Scene:
-    """Generate the named scene deterministically from ``seed``; ``scale`` shrinks/grows it.
+               node_ranks: int = 1, available: float | None = None,
+               options: dict | None = None) -> Scene:
+    """Generate the named scene deterministically from ``seed``; ``scale`` shrinks/grows it;
+    ``options`` are its further keyword arguments (:func:`scene_options`).
     With ``materialise=False`` a scene generated per cell keeps its cells undrawn (what a run
     distributes: each of ``ranks`` ranks draws its share, ``node_ranks`` of them on one
     node). Refuses (:class:`SceneError`) a scale whose memory estimate (more with
@@ -528,8 +554,16 @@ def make_scene(name: str = DEFAULT_SCENE, *, scale: float = 1.0, seed: int = 0,
         raise SceneError(str(exc)) from None
     if materialise:
         ranks = node_ranks = 1  # this process draws it all
+    try:
+        options = scene_options(name, options or {})
+    except BadValue as exc:
+        raise SceneError(str(exc)) from None
     check_memory(name, scale, ranks, rotating, node_ranks, available)
-    scene = SCENES[name](scale=float(scale), seed=int(seed))
+    try:
+        scene = SCENES[name](scale=float(scale), seed=int(seed), **options)
+    except BadValue as exc:  # an option out of the scene's range
+        prefix = "scene_options." if exc.name in options else ""
+        raise SceneError(f"{prefix}{exc}") from None
     return scene.materialised() if materialise else scene
 
 

@@ -85,7 +85,8 @@ def scene_from_config(config: SimulationConfig, ranks: int = 1,
         rotating = config.contact is not None and ContactModel.from_config(config.contact).rotating
         return make_scene(config.scene, scale=config.scale, seed=config.seed,
                           materialise=False, ranks=ranks, rotating=rotating,
-                          node_ranks=node[0], available=node[1])
+                          node_ranks=node[0], available=node[1],
+                          options=config.scene_options)
     p = config.particles
     return Scene(
         name="custom", box_lo=np.array(config.box.lo), box_hi=np.array(config.box.hi),

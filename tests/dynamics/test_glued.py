@@ -188,3 +188,25 @@ def test_damaged_glued_dataset_refused(tmp_path):
     with pytest.raises(OutputFileError, match=rf"particles/glued\[{k}\] = -9: not 0 or the id "
                        "of one of the 1 walls"):
         from_checkpoint(path)
+
+
+def test_rough_drum_from_a_config():
+    """``[scene_options]`` makes the drum rough (and sets its Froude number) from a config,
+    and the checkpoint's stored config keeps it; bad options are refused in one line."""
+    from pdyn.config import ConfigError, config_from_dict
+
+    cfg = config_from_dict({"scene": "drum", "scale": 1 / 3, "progress": False,
+                            "scene_options": {"froude": 0.1, "rough": True}})
+    sim = Simulation(cfg)
+    assert sim._glued.size == 225 and "Froude 0.1" in sim.scene.description
+    for options, why in (
+            ({"rough": 1}, "scene_options.rough = 1: expected true or false"),
+            ({"rugged": True}, "scene_options.rugged = True: not an option of the 'drum' "
+                               "scene (its options: froude, rough)"),
+            ("x", "scene_options = 'x': expected a table [scene_options]")):
+        with pytest.raises(ConfigError) as err:
+            config_from_dict({"scene": "drum", "scene_options": options})
+        assert str(err.value) == why
+    bad = config_from_dict({"scene": "drum", "scene_options": {"froude": -1.0}})
+    with pytest.raises(SceneError, match=r"^scene_options.froude = -1.0: must be >= 0$"):
+        Simulation(bad)
