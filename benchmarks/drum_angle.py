@@ -236,9 +236,10 @@ def table(results: list[dict]) -> str:
             "bed turn / Ω | "
             "regime read | [Mellmann2001] at this Fr | max overlap / r, flowing (filling) |",
             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in sorted(results, key=lambda r: (r.get("rough", False), r["froude"])):
+    for r in sorted(results, key=lambda r: (r.get("rough", False), r["froude"], r["length_m"])):
         sh = profile_shape(r)
         wall = f"rough ({r['glued']} glued)" if r.get("rough") else "smooth"
+        wall += f", {r['length_m'] / r['d_m']:.1f} d long"
         rows.append(f"| {wall} | {r['froude']:g} | {r['omega_rad_s']:.3g} | "
                     f"{r['revolutions'] - r['skip']:g} ({r['revolutions']:g}) | {r['samples']} | "
                     f"{r['angle_deg']:.1f} ± {r['angle_std_deg']:.1f} | {sh['upper_deg']:.1f} / "
@@ -261,8 +262,9 @@ def report(args) -> None:
         import matplotlib.pyplot as plt
 
         fig, (ax, cx, bx) = plt.subplots(1, 3, figsize=(15, 4.2))
-        kinds = [(name, sorted((r for r in results if r.get("rough", False) == rough),
-                               key=lambda r: r["froude"]))
+        short = min(r["length_m"] for r in results)  # the series; longer drums are checks
+        kinds = [(name, sorted((r for r in results if r.get("rough", False) == rough
+                                and r["length_m"] == short), key=lambda r: r["froude"]))
                  for name, rough in (("smooth", False), ("rough", True))]
         kinds = [(name, rs) for name, rs in kinds if rs]
         for name, rs in kinds:
