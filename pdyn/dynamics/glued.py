@@ -12,7 +12,7 @@ about its unit axis â; a plane only translates) carries it: at t = step · dt
 R(θ) the rotation by θ about â (Rodrigues: d cos θ + (â × d) sin θ + â (â · d)(1 − cos θ)).
 Its velocity and spin are the wall's surface motion where it sits, so a contact sees the
 glued sphere's true surface velocity (friction drags the spheres it touches). This is LAMMPS'
-``fix move rotate`` (and ``linear``) on a group of atoms ([LAMMPS] ``fix move``): each atom's
+``fix move rotate`` (and ``linear``) on a group of atoms ([LAMMPSfixmove]): each atom's
 position is computed from its original position and the time since the fix was defined,
 never accumulated, and its velocity (and an extended particle's angular velocity) set to the
 motion's. Computed from the step count and the anchor, the same arithmetic on every rank, so
