@@ -100,19 +100,22 @@ def shape(top: np.ndarray, d: float) -> dict:
 
 
 def flight_and_rotation(pos: np.ndarray, vel: np.ndarray, radius: np.ndarray, length: float,
-                        omega: float) -> tuple[float, float, float]:
+                        omega: float, bed=None) -> tuple[float, float, float]:
     """Three regime markers of one sample: the fraction of spheres in flight (no other sphere
-    and not the drum within d/2 of its surface: periodic over ``length`` along x), the
-    fraction moving with the drum (velocity within 0.1 Ω R of the rigid rotation's Ω × r;
-    the drum turns about +x), and the median over the spheres of their angular velocity
-    about the axis over Ω (1 when the bed below the flowing layer turns with the drum; less
-    when it slips on the drum's smooth wall)."""
+    — a glued one included — and not the drum within d/2 of its surface: periodic over
+    ``length`` along x), the fraction moving with the drum (velocity within 0.1 Ω R of the
+    rigid rotation's Ω × r; the drum turns about +x), and the median over the spheres of
+    their angular velocity about the axis over Ω (1 when the bed below the flowing layer
+    turns with the drum; less when it slips on the drum's smooth wall). ``bed``: the spheres
+    counted (a mask; None: all; the others are the rough drum's glued layer)."""
+    bed = np.ones(len(pos), bool) if bed is None else np.asarray(bed)
     x = pos[:, 0]
     dx = x[:, None] - x[None, :]
     dx -= length * np.round(dx / length)
     gap = np.sqrt(dx**2 + (pos[:, None, 1] - pos[None, :, 1]) ** 2
                   + (pos[:, None, 2] - pos[None, :, 2]) ** 2) - (radius[:, None] + radius[None, :])
     np.fill_diagonal(gap, np.inf)
+    gap, pos, vel, radius = gap[bed], pos[bed], vel[bed], radius[bed]
     wall = BIG - np.hypot(pos[:, 1], pos[:, 2]) - radius
     d = 2.0 * float(np.mean(radius))
     flying = (gap.min(axis=1) > 0.5 * d) & (wall > 0.5 * d)
@@ -126,7 +129,9 @@ def flight_and_rotation(pos: np.ndarray, vel: np.ndarray, radius: np.ndarray, le
 #: the reading of the regime from the measured markers (in this order): centrifuging when at
 #: least 90 % of the spheres move with the drum; cataracting when at least 1 % are in flight;
 #: cascading when the mean surface departs from a straight line by 0.25 d (RMS) or more, or
-#: its ends' slopes differ by 10° or more; else rolling (a flat surface)
+#: bends into an S, its upper end 10° or more steeper than its foot (S ≥ 10°: a surface
+#: flatter at its top, where it meets a rough wall, is not the cascading S); else rolling
+#: (a flat surface)
 REGIME_LIMITS = {"with_drum": 0.9, "flying": 0.01, "rms_d": 0.25, "s_deg": 10.0}
 
 
@@ -137,7 +142,7 @@ def regime(r: dict) -> str:
         return "centrifuging"
     if r["flying"] >= REGIME_LIMITS["flying"]:
         return "cataracting"
-    if sh["rms_d"] >= REGIME_LIMITS["rms_d"] or abs(sh["s_deg"]) >= REGIME_LIMITS["s_deg"]:
+    if sh["rms_d"] >= REGIME_LIMITS["rms_d"] or sh["s_deg"] >= REGIME_LIMITS["s_deg"]:
         return "cascading"
     return "rolling"
 
@@ -160,7 +165,8 @@ def profile_shape(r: dict) -> dict:
 
 
 def run(args) -> dict:
-    scene = drum(scale=args.scale, froude=args.froude)
+    scene = drum(scale=args.scale, froude=args.froude, rough=args.rough)
+    bed_of = (np.ones(len(scene), bool) if scene.glued is None else scene.glued < 0)
     cfg = SimulationConfig(scene="drum", progress=False)
     omega = math.sqrt(args.froude * 9.81 / BIG)
     turn = int(round(2 * math.pi / omega / Simulation(cfg, scene=scene).dt))  # steps a turn
@@ -170,7 +176,7 @@ def run(args) -> dict:
                                             overwrite=True))
     sim = Simulation(cfg, scene=scene)
     every = max(1, turn // args.samples)
-    d = 2.0 * float(np.mean(scene.radii))
+    d = 2.0 * float(np.mean(scene.radii[bed_of]))
     worst_fill = worst_flow = 0.0
     angles, tops, flying, with_drum, turn = [], [], [], [], []
     length = float(scene.box_hi[0])
@@ -194,11 +200,12 @@ def run(args) -> dict:
     while sim.step_index + every <= total:
         advance(every)
         h = sim.store.owned
-        top = surface_profile(sim.store.pos[h], sim.store.radius[h])
+        bed = bed_of[sim.store.gid[h]]
+        top = surface_profile(sim.store.pos[h][bed], sim.store.radius[h][bed])
         tops.append(top)
         angles.append(angle(top))
         f, w, u = flight_and_rotation(sim.store.pos[h], sim.store.vel[h], sim.store.radius[h],
-                                      length, omega)
+                                      length, omega, bed)
         flying.append(f)
         with_drum.append(w)
         turn.append(u)
@@ -209,7 +216,8 @@ def run(args) -> dict:
                          "--samples")
     mean_top = np.nanmean(np.array(tops), axis=0)
     a = np.array(angles)
-    return {"froude": args.froude, "omega_rad_s": omega, "spheres": len(scene.radii),
+    return {"froude": args.froude, "omega_rad_s": omega, "spheres": int(bed_of.sum()),
+            "rough": bool(args.rough), "glued": int((~bed_of).sum()),
             "length_m": length, "d_m": d, "dt_s": sim.dt,
             "youngs_modulus": sim.contact_config.youngs_modulus,
             "steps": sim.step_index, "revolutions": args.revolutions, "skip": args.skip,
@@ -223,14 +231,16 @@ def run(args) -> dict:
 
 
 def table(results: list[dict]) -> str:
-    rows = ["| Fr | Ω (rad/s) | turns averaged (run) | samples | θ (°) | slope upper / "
+    rows = ["| wall | Fr | Ω (rad/s) | turns averaged (run) | samples | θ (°) | slope upper / "
             "middle / lower (°) | S (°) | RMS from a line (d) | in flight | with the drum | "
             "bed turn / Ω | "
             "regime read | [Mellmann2001] at this Fr | max overlap / r, flowing (filling) |",
-            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for r in sorted(results, key=lambda r: r["froude"]):
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for r in sorted(results, key=lambda r: (r.get("rough", False), r["froude"], r["length_m"])):
         sh = profile_shape(r)
-        rows.append(f"| {r['froude']:g} | {r['omega_rad_s']:.3g} | "
+        wall = f"rough ({r['glued']} glued)" if r.get("rough") else "smooth"
+        wall += f", {r['length_m'] / r['d_m']:.1f} d long"
+        rows.append(f"| {wall} | {r['froude']:g} | {r['omega_rad_s']:.3g} | "
                     f"{r['revolutions'] - r['skip']:g} ({r['revolutions']:g}) | {r['samples']} | "
                     f"{r['angle_deg']:.1f} ± {r['angle_std_deg']:.1f} | {sh['upper_deg']:.1f} / "
                     f"{sh['middle_deg']:.1f} / {sh['lower_deg']:.1f} | {sh['s_deg']:.1f} | "
@@ -251,13 +261,18 @@ def report(args) -> None:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
 
-        rs = sorted(results, key=lambda r: r["froude"])
         fig, (ax, cx, bx) = plt.subplots(1, 3, figsize=(15, 4.2))
-        fr = [r["froude"] for r in rs]
-        ax.errorbar(fr, [r["angle_deg"] for r in rs], [r["angle_std_deg"] for r in rs],
-                    marker="o", label="θ (line fit)")
-        ax.plot(fr, [profile_shape(r)["s_deg"] for r in rs], "s--",
-                label="S = upper − lower slope")
+        short = min(r["length_m"] for r in results)  # the series; longer drums are checks
+        kinds = [(name, sorted((r for r in results if r.get("rough", False) == rough
+                                and r["length_m"] == short), key=lambda r: r["froude"]))
+                 for name, rough in (("smooth", False), ("rough", True))]
+        kinds = [(name, rs) for name, rs in kinds if rs]
+        for name, rs in kinds:
+            fr = [r["froude"] for r in rs]
+            ax.errorbar(fr, [r["angle_deg"] for r in rs], [r["angle_std_deg"] for r in rs],
+                        marker="o", label=f"θ (line fit), {name}")
+            ax.plot(fr, [profile_shape(r)["s_deg"] for r in rs], "s--",
+                    label=f"S = upper − lower slope, {name}")
         for k, (name, lo, hi) in enumerate(MELLMANN):  # the ranges as bars along the top
             y = 46 - 2.2 * k
             ax.plot([max(lo, 1e-4), min(hi, 10.0)], [y, y], lw=5, alpha=0.5)
@@ -267,21 +282,24 @@ def report(args) -> None:
         ax.set_xlabel("Froude number Ω²R/g (bars: [Mellmann2001]'s ranges)")
         ax.set_ylabel("degrees")
         ax.legend(fontsize="small", loc="lower left")
-        cx.plot(fr, [100 * r.get("flying", math.nan) for r in rs], "o-",
-                label="spheres in flight (%)")
-        cx.plot(fr, [100 * r.get("with_drum", math.nan) for r in rs], "s-",
-                label="moving with the drum (%)")
-        cx.plot(fr, [100 * r.get("bed_turn", math.nan) for r in rs], "^-",
-                label="bed's turn rate / Ω (%)")
+        for (name, rs), line in zip(kinds, ("--", "-")):
+            fr = [r["froude"] for r in rs]
+            cx.plot(fr, [100 * r.get("flying", math.nan) for r in rs], "o" + line,
+                    label=f"spheres in flight (%), {name}")
+            cx.plot(fr, [100 * r.get("with_drum", math.nan) for r in rs], "s" + line,
+                    label=f"moving with the drum (%), {name}")
+            cx.plot(fr, [100 * r.get("bed_turn", math.nan) for r in rs], "^" + line,
+                    label=f"bed's turn rate / Ω (%), {name}")
         cx.set_xscale("log")
         cx.set_xlim(1e-4, 10.0)
         cx.set_xlabel("Froude number Ω²R/g")
         cx.set_ylabel("%")
         cx.legend(fontsize="small")
-        for r in rs:
+        for r in kinds[-1][1]:  # the profiles of the rough drum (else the smooth one)
             y = np.array(r["profile_y_m"])
             z = np.array([np.nan if v is None else v for v in r["profile_top_m"]])
-            bx.plot(y / r["d_m"], z / r["d_m"], marker=".", label=f"Fr = {r['froude']:g}")
+            bx.plot(y / r["d_m"], z / r["d_m"], marker=".",
+                    label=f"Fr = {r['froude']:g} ({kinds[-1][0]})")
         bx.set_xlabel("y / d")
         bx.set_ylabel("top of the bed z / d")
         bx.set_aspect("equal")
@@ -306,6 +324,8 @@ def main(argv=None) -> None:
     r.add_argument("--revolutions", type=float, default=1.5, help="turns of the drum run")
     r.add_argument("--skip", type=float, default=0.5, help="turns before the first sample")
     r.add_argument("--samples", type=int, default=24, help="samples per turn")
+    r.add_argument("--rough", action="store_true",
+                   help="a rough drum: spheres glued to its wall (pdyn.scenarios.drum)")
     r.add_argument("--json", required=True, help="write the result to this JSON file")
     r.add_argument("--snapshot", help="write the last step's snapshot into this run folder")
     q = sub.add_parser("report", help="table (and plot) of several runs")

@@ -462,6 +462,8 @@ class SimulationConfig:
     scene: str = "drop"
     scale: float = 1.0
     seed: int = 0
+    # the scene's further options ([scene_options]: the drum's froude and rough, ...)
+    scene_options: dict = field(default_factory=dict)
     steps: int | None = None
     dt: float | None = None  # s; default: contact time / dt_safety
     dt_safety: float = 20.0
@@ -493,13 +495,19 @@ class SimulationConfig:
     @_config_errors
     def __post_init__(self):
         from .broadphase import REGISTRY
-        from .scenarios import SCENES
+        from .scenarios import SCENES, scene_options
 
         if self.particles is None and (not isinstance(self.scene, str)
                                        or self.scene not in SCENES):
             raise ConfigError(f"scene = {self.scene!r}: unknown (choose from {', '.join(SCENES)})")
         number("scale", self.scale, above=0)
         integer("seed", self.seed, lo=0)
+        if self.particles is not None and self.scene_options:
+            raise BadValue("scene_options", self.scene_options, "a scene's options, not for "
+                           "[particles]")
+        if self.particles is None:
+            object.__setattr__(self, "scene_options", scene_options(self.scene,
+                                                                    self.scene_options))
         if self.steps is not None:
             integer("steps", self.steps, lo=1)
         if self.dt is not None:

@@ -12,7 +12,8 @@ handle. Walls are *infinite* particles in the same store (radius ``inf``, flags
 
 ``FIELDS`` declares every per-particle array and how it travels: to ghosts always / on creation /
 never (mesa_pd's ghost sync modes), with migrating particles, into checkpoints. A field may
-belong to a *feature* (``ROTATION``: spin, torque, contact history): a store is built with the
+belong to a *feature* (``ROTATION``: spin, torque, contact history; ``GLUED``: the wall a
+glued sphere moves with and its centre at t = 0): a store is built with the
 features of its run and holds only the fields it needs, so a frictionless run allocates,
 permutes, ghosts, migrates and checkpoints none of them. A field may be *ragged*
 (``counted_by``): each particle holds a variable number of records of it — the contact
@@ -62,7 +63,10 @@ MAX_SLOTS = 2**31 - 1
 #: the feature of the rotation fields (spin, torque, contact history): runs that rotate
 #: (``ContactModel.rotating``: friction or rolling friction > 0) build their store with it
 ROTATION = "rotation"
-FEATURES = (ROTATION,)
+#: the feature of glued spheres (fixed spheres that move with a wall, ``pdyn.dynamics.glued``):
+#: runs whose scene glues spheres to a wall build their store with it
+GLUED = "glued"
+FEATURES = (ROTATION, GLUED)
 
 @dataclass(frozen=True)
 class Field:
@@ -121,6 +125,12 @@ FIELDS: dict[str, Field] = {
                             feature=ROTATION, counted_by="history_count"),
     "history_spring": Field(np.float64, (3,), ghost=NEVER, migrate=True, checkpoint=True,
                             feature=ROTATION, counted_by="history_count"),
+    # a glued sphere (FIXED, moving with a wall: pdyn.dynamics.glued): the id (< 0) of the
+    # wall it moves with (0: not glued) and its centre at t = 0 (m)
+    "glued":  Field(np.int64,   (),   ghost=NEVER,  migrate=True,  checkpoint=True,
+                    feature=GLUED),
+    "anchor": Field(np.float64, (3,), ghost=NEVER,  migrate=True,  checkpoint=True,
+                    feature=GLUED),
 }
 #: the field a periodic image shifts (ghost position = owner position + shift)
 SHIFTED = "pos"

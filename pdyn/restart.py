@@ -34,7 +34,7 @@ from .io.runid import folder_run_id
 from .lattice import Lattice
 from .parallel import get_comm
 from .parallel.startup import block_lattice, blocks_box
-from .particles import ROTATION
+from .particles import GLUED, ROTATION
 from .scenarios import Scene
 from .simulation import RestartState, Simulation
 
@@ -150,7 +150,8 @@ def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
                            exchange=rest["exchange"], step=head["step"], dt=head["dt"],
                            drift=head["drift"], r_mean=head["r_mean"],
                            insertion=insertion["state"] if insertion else None,
-                           run_id=head.get("run_id"), path=str(path))
+                           run_id=head.get("run_id"), path=str(path),
+                           glued=GLUED in head["features"])
     sim = Simulation(cfg, comm=comm, scene=scene, restart=restart)
     kept = sim.store.gid[sim.store.owned]
     n = sim.comm.allreduce_sum(int(kept.size))

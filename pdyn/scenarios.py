@@ -19,13 +19,14 @@ unless asked for the lazy form a run distributes. A scene given as arrays (``Sce
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass, field, replace
 
 import numpy as np
 
 from .placement import (Cells, SceneError, lattice_cells, place_spheres, placed_cells,
                         random_layer, uniform_cells)
-from .values import BadValue, number
+from .values import BadValue, flag, number
 
 
 @dataclass
@@ -53,6 +54,9 @@ class Scene:
     walls: tuple = ()  # walls beyond the box faces, as [[walls]] tables (pdyn.walls)
     #: per sphere of the arrays: fixed (never integrated, at rest: a rough floor; None: none)
     fixed: np.ndarray | None = None
+    #: per sphere of the arrays: the index k of the wall ``walls[k]`` it is glued to (fixed,
+    #: moving with the wall: a rough drum, ``pdyn.dynamics.glued``), -1 none (None: none)
+    glued: np.ndarray | None = None
 
     def masses_of(self, radius) -> np.ndarray:
         """Masses (kg) of spheres of ``radius`` at the scene's density."""
@@ -272,7 +276,7 @@ def schornbaum(scale=1.0, seed=0):
     )
 
 
-def drum(scale=1.0, seed=0, froude=0.01):
+def drum(scale=1.0, seed=0, froude=0.01, rough=False):
     """A rotating drum: ~2000 frictional spheres (r 3.7-4.3 mm) in a cylinder turning about x.
 
     The cylinder (radius 0.1 m, axis x, spheres inside; ``pdyn.walls``) turns at Ω with
@@ -283,7 +287,17 @@ def drum(scale=1.0, seed=0, froude=0.01):
     cross-section, at rest, and fall into the turning drum; glass-like density, linear
     contacts (k = 40 000 N/m between spheres: overlaps below 1 % of a radius while the bed
     flows, ``benchmarks/drum_angle.py``), e = 0.5, μ = 0.5, μ_r = 0.02.
+
+    ``rough``: the wall carries a glued layer (``Scene.glued``, ``pdyn.dynamics.glued``) of
+    spheres of the mean diameter d = 8 mm, centres at R − d/2, turning with the drum: one
+    ring of them per lattice spacing along the axis (rings 8.8 mm apart), each ring as many
+    as fit with no two overlapping (75: 8.04 mm apart), ring i turned by i·⌊n/2⌋/n of that
+    spacing (n rings), so that neighbouring rings are staggered by about half of it. A bed
+    sphere rests in a hollow 5.3 mm above the glued centres: it cannot reach the smooth wall
+    beneath (a random layer would leave holes a sphere wedges into and rides round in). The
+    lattice then keeps d more from the wall and holds the same spheres.
     """
+    number("froude", froude, lo=0)
     big, r, a = 0.1, 0.004, 0.0088
     nx = max(int(round(9 * scale)), 3)
     length = nx * a
@@ -291,7 +305,7 @@ def drum(scale=1.0, seed=0, froude=0.01):
     m = int(np.ceil(big / a))
     g = (np.arange(-m, m + 1) + 0.5) * a
     y, z = np.meshgrid(g, g, indexing="ij")
-    inside = np.hypot(y, z) < big - 1.3 * r
+    inside = np.hypot(y, z) < big - 1.3 * r - (2.0 * r if rough else 0.0)
     y, z = y[inside], z[inside]
     order = np.lexsort((y, z))  # lowest rows first
     keep = order[:max(1, int(round(1998 * scale / nx)))]  # 222 per slab at scale >= 1/3
@@ -301,18 +315,30 @@ def drum(scale=1.0, seed=0, froude=0.01):
     rng = np.random.default_rng(seed)
     pos = pos + rng.uniform(-0.00009, 0.00009, pos.shape)
     radii = rng.uniform(0.925 * r, 1.075 * r, len(pos))
+    n_bed, glued = len(pos), None
+    if rough:
+        ring = big - r  # the glued centres' circle
+        per = int(np.pi / np.arcsin(r / ring))  # chords of at least 2 r
+        k = np.arange(nx)[:, None]
+        phi = 2.0 * np.pi / per * (np.arange(per)[None, :] + (k * (nx // 2) % nx) / nx)
+        layer = np.column_stack((np.repeat((np.arange(nx) + 0.5) * a, per),
+                                 ring * np.cos(phi.ravel()), ring * np.sin(phi.ravel())))
+        pos = np.concatenate((pos, layer))
+        radii = np.concatenate((radii, np.full(len(layer), r)))
+        glued = np.where(np.arange(len(pos)) < n_bed, -1, 0)
     return Scene(
         name="drum", box_lo=np.array([0.0, -big - 0.01, -big - 0.01]),
         box_hi=np.array([length, big + 0.01, big + 0.01]),
         boundary=("periodic", "open", "open"), positions=pos, velocities=np.zeros_like(pos),
-        radii=radii, density=2500.0, gravity=np.array([0.0, 0.0, -9.81]),
+        radii=radii, density=2500.0, gravity=np.array([0.0, 0.0, -9.81]), glued=glued,
         contact={"youngs_modulus": 2e7, "restitution": 0.5, "friction": 0.5,
                  "rolling_friction": 0.02},
         walls=({"type": "cylinder", "point": [0.0, 0.0, 0.0], "axis": [1.0, 0.0, 0.0],
                 "radius": big, "inside": True, "angular_velocity": omega},),
         steps=75000,
-        description=f"rotating drum: {len(pos)} spheres (r 3.7-4.3 mm) in a cylinder R = 0.1 m "
-        f"turning at {omega:.3g} rad/s (Froude {froude:g}), periodic along its axis",
+        description=f"rotating drum: {n_bed} spheres (r 3.7-4.3 mm) in a cylinder R = 0.1 m "
+        f"turning at {omega:.3g} rad/s (Froude {froude:g}), periodic along its axis"
+        + (f", its wall rough: {len(pos) - n_bed} spheres glued to it" if rough else ""),
     )
 
 
@@ -487,10 +513,34 @@ def check_memory(name: str, scale: float, ranks: int = 1, rotating: bool = False
                          "available")
 
 
+def scene_options(name: str, options) -> dict:
+    """``options`` checked as the named scene's keyword arguments beyond ``scale`` and
+    ``seed`` (the drum's ``froude`` and ``rough``, the chute's ``angle``, ...): each a
+    parameter of the scene's function, of its default's kind (a flag, or a finite number;
+    numbers of the scene's own range checked by the scene). Errors as :class:`BadValue` of
+    ``scene_options.<key>``, one line."""
+    if not isinstance(options, dict):
+        raise BadValue("scene_options", options, "expected a table [scene_options]")
+    params = {k: p.default for k, p in inspect.signature(SCENES[name]).parameters.items()
+              if k not in ("scale", "seed")}
+    for key, value in options.items():
+        if key not in params:
+            known = ", ".join(params) or "none"
+            raise BadValue(f"scene_options.{key}", value,
+                           f"not an option of the {name!r} scene (its options: {known})")
+        if isinstance(params[key], bool):
+            flag(f"scene_options.{key}", value)
+        else:
+            number(f"scene_options.{key}", value)
+    return dict(options)
+
+
 def make_scene(name: str = DEFAULT_SCENE, *, scale: float = 1.0, seed: int = 0,
                materialise: bool = True, ranks: int = 1, rotating: bool = False,
-               node_ranks: int = 1, available: float | None = None) -> Scene:
-    """Generate the named scene deterministically from ``seed``; ``scale`` shrinks/grows it.
+               node_ranks: int = 1, available: float | None = None,
+               options: dict | None = None) -> Scene:
+    """Generate the named scene deterministically from ``seed``; ``scale`` shrinks/grows it;
+    ``options`` are its further keyword arguments (:func:`scene_options`).
     With ``materialise=False`` a scene generated per cell keeps its cells undrawn (what a run
     distributes: each of ``ranks`` ranks draws its share, ``node_ranks`` of them on one
     node). Refuses (:class:`SceneError`) a scale whose memory estimate (more with
@@ -504,8 +554,16 @@ def make_scene(name: str = DEFAULT_SCENE, *, scale: float = 1.0, seed: int = 0,
         raise SceneError(str(exc)) from None
     if materialise:
         ranks = node_ranks = 1  # this process draws it all
+    try:
+        options = scene_options(name, options or {})
+    except BadValue as exc:
+        raise SceneError(str(exc)) from None
     check_memory(name, scale, ranks, rotating, node_ranks, available)
-    scene = SCENES[name](scale=float(scale), seed=int(seed))
+    try:
+        scene = SCENES[name](scale=float(scale), seed=int(seed), **options)
+    except BadValue as exc:  # an option out of the scene's range
+        prefix = "scene_options." if exc.name in options else ""
+        raise SceneError(f"{prefix}{exc}") from None
     return scene.materialised() if materialise else scene
 
 

@@ -36,6 +36,7 @@ from .config import (ConfigError, ContactConfig, InsertionConfig, SimulationConf
                      wall_configs)
 from .domain import Box
 from .dynamics.contact import ContactModel, contact_stats, touching_pairs
+from .dynamics.glued import glued_handles, glued_walls, place_glued
 from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList, mark_built
@@ -45,7 +46,7 @@ from .io.runid import new_run_id
 from .parallel import StoreChanges, get_comm, make_exchange
 from .parallel.balance import Balancer, block_work
 from .parallel.startup import GeneratedSource, ScatteredSource
-from .particles import FIXED, GHOST, INFINITE, OWNED, ROTATION, ParticleStore
+from .particles import FIXED, GHOST, GLUED, INFINITE, OWNED, ROTATION, ParticleStore
 from .scenarios import Scene, make_scene
 from .walls import KIND, WallSet
 from .zorder import zorder
@@ -86,7 +87,8 @@ def scene_from_config(config: SimulationConfig, ranks: int = 1,
         rotating = config.contact is not None and ContactModel.from_config(config.contact).rotating
         return make_scene(config.scene, scale=config.scale, seed=config.seed,
                           materialise=False, ranks=ranks, rotating=rotating,
-                          node_ranks=node[0], available=node[1])
+                          node_ranks=node[0], available=node[1],
+                          options=config.scene_options)
     p = config.particles
     return Scene(
         name="custom", box_lo=np.array(config.box.lo), box_hi=np.array(config.box.hi),
@@ -104,13 +106,20 @@ def neighbour_skin(skin: float | None, r_mean: float) -> float:
     return SKIN_DIAMETERS * 2.0 * float(r_mean)
 
 
-def scene_particles(scene: Scene) -> dict:
+def scene_particles(scene: Scene, n_box: int = 0) -> dict:
     """The particles of a scene of arrays as store fields (global ids 0..N-1); the scene's
-    fixed spheres (``Scene.fixed``) flagged ``FIXED`` (never integrated) and at rest."""
+    fixed spheres (``Scene.fixed``) flagged ``FIXED`` (never integrated) and at rest, its
+    glued ones (``Scene.glued``; ``n_box`` box faces precede the scene's walls) fixed too,
+    with the wall they move with and their centre at t = 0 (``pdyn.dynamics.glued``)."""
     out = {"gid": np.arange(len(scene), dtype=np.int64), "pos": scene.positions,
            "vel": scene.velocities, "radius": scene.radii, "mass": scene.masses}
-    if scene.fixed is not None:
-        fixed = np.broadcast_to(np.asarray(scene.fixed, bool), (len(scene),))
+    glued = glued_walls(scene.glued, len(scene), scene.walls, n_box)
+    fixed = None if scene.fixed is None else np.broadcast_to(np.asarray(scene.fixed, bool),
+                                                             (len(scene),))
+    if glued is not None:
+        fixed = (glued != 0) if fixed is None else fixed | (glued != 0)
+        out["glued"], out["anchor"] = glued, scene.positions
+    if fixed is not None:
         out["flags"] = np.where(fixed, OWNED | FIXED, OWNED).astype(np.uint8)
         out["vel"] = np.where(fixed[:, None], 0.0, np.asarray(scene.velocities, float))
     return out
@@ -134,6 +143,7 @@ class RestartState:
     r_mean: float
     insertion: dict | None = None
     run_id: str | None = None
+    glued: bool = False  # the checkpoint holds glued spheres (pdyn.dynamics.glued)
     path: str | None = None  # the checkpoint file (the last good one until the run writes)
 
 
@@ -224,8 +234,8 @@ class Simulation:
         found = particles = None
         if self.comm.rank == 0:
             try:
-                particles, note = initial_state(scene_particles(scene), self.box,
-                                                **self._overlap_rules())
+                particles, note = initial_state(scene_particles(scene, self.wallset.n_box),
+                                                self.box, **self._overlap_rules())
                 found = (None, note)
             except InitialStateError as exc:
                 found = (str(exc), None)
@@ -306,6 +316,15 @@ class Simulation:
             mass = np.concatenate((mass, self.inserter.mass(self.inserter.radii)))
         return radius, mass
 
+    def _place_glued(self, step: int) -> np.ndarray:
+        """The glued spheres where their walls' motion has them at ``step`` (t = step · dt,
+        ``pdyn.dynamics.glued``); the largest squared move and drift (m²) as ``kick_drift``
+        returns them."""
+        s = self.store
+        return place_glued(s.pos, s.vel, getattr(s, "omega", None), s.anchor, s.glued,
+                           self._glued, self.wallset.table, self.wallset.normals,
+                           step * self.dt, self._period, s.build_pos)
+
     def _wall_order(self) -> np.ndarray:
         """Wall handles in the order their forces are summed: by id −1, −2, ..."""
         walls = self.store.walls
@@ -381,7 +400,8 @@ class Simulation:
             rows = lists.rows
             if rebuilt or changes is None:
                 rows = self._integrated()
-            if rebuilt:  # every owned sphere: a fixed one's drift stays zero
+                self._glued = glued_handles(store.flags, getattr(store, "glued", None))
+            if rebuilt:  # every owned sphere (a fixed one at rest keeps zero drift)
                 mark_built(store.pos, store.build_pos, store.owned)
             lists.build(pairs, store, radius, rows, self._walls, exact, self.wallset.table,
                         self.wallset.bundle)
@@ -453,6 +473,8 @@ class Simulation:
         store, lists = self.store, self.neighbours
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                            lists.rows, half, self.dt, *self._spin())
+        if self._glued.size:
+            moved = np.maximum(moved, self._place_glued(self.step_index + 1))
         mine = self._reduce_buffer
         mine[:2] = moved
         mine[2] = self._n_owned
@@ -728,7 +750,8 @@ def _particles(sim, restart):
     # share and a quarter more for its ghosts (the store grows by half when that is short:
     # every slot is a few hundred bytes, resident once the pages around it are touched)
     sim.store = ParticleStore(capacity=max(64, 5 * source.n // (4 * max(comm.size, 1))),
-                              features=(ROTATION,) if sim.contact.rotating else ())
+                              features=(ROTATION,) * sim.contact.rotating
+                              + (GLUED,) * _has_glued(sim.scene, restart))
     sim._add_walls()
     if sim.inserter is not None and source.n == 0 and not restart:  # an empty box to pour into
         sim.r_mean = float(np.mean(sim.inserter.radii))
@@ -748,6 +771,19 @@ def _particles(sim, restart):
     sim._n_owned = int(sim.store.owned.size)
     sim._reduce_buffer = np.zeros(len(Reduction._fields))  # this rank's part of the reduction
     return source, drift
+
+
+def _has_glued(scene: Scene, restart) -> bool:
+    """Whether the run's store needs the glued spheres' fields: the checkpoint has them, or
+    the scene glues spheres to a wall (refused for a scene generated per cell)."""
+    if restart:
+        return restart.glued
+    if scene.glued is None or not (np.asarray(scene.glued) >= 0).any():
+        return False
+    if scene.cells is not None:
+        raise InitialStateError("glued: only a scene of arrays glues spheres to a wall, not "
+                                f"the {scene.name!r} scene generated per lattice cell")
+    return True
 
 
 def _schedule(sim, n_particles: int, restart) -> None:
@@ -792,6 +828,10 @@ def _first_pass(sim, restart, drift: float) -> None:
         sim._reorder()
     sim._walls = sim._wall_order()
     sim._move_walls(sim.step_index)
+    sim._period = np.where(sim.box.periodic, sim.box.length, 0.0)
+    sim._glued = glued_handles(sim.store.flags, getattr(sim.store, "glued", None))
+    if sim._glued.size:  # velocities and spins of the motion (a restart: the same bits)
+        sim._place_glued(sim.step_index)
     sim.exchange.ghosts()
     if restart or sim.scene.cells is not None:  # this rank's share plus its ghosts
         share_state(sim.store, sim.box, sim.comm, restart=restart is not None,

@@ -53,3 +53,19 @@ def test_the_regime_reading_and_mellmanns_ranges():
     assert da.expected(1e-3) == "slumping or rolling or cascading"
     assert da.expected(0.05) == "cascading" and da.expected(0.3) == "cataracting"
     assert da.expected(2.0) == "centrifuging"
+
+
+def test_glued_spheres_are_neighbours_but_not_counted():
+    """With ``bed`` (a rough drum) a glued sphere keeps a bed sphere near it from being in
+    flight, but is itself neither in flight nor counted as moving with the drum."""
+    da = _module()
+    pos = np.array([[0.010, 0.03, 0.0],  # bed, at rest (not turning with the drum)
+                    [0.010, 0.03, -0.0095],  # glued, 1.5 mm below it (in the middle, for the
+                    [0.010, -0.05, 0.03]])  # test); glued, far away, at rest
+    bed = np.array([True, False, False])
+    flying, moving, turn = da.flight_and_rotation(pos, np.zeros_like(pos), np.full(3, R), L,
+                                                  1.0, bed)
+    assert (flying, moving, turn) == (0.0, 0.0, 0.0)
+    flying, _, _ = da.flight_and_rotation(pos[[0, 2]], np.zeros((2, 3)), np.full(2, R), L, 1.0,
+                                          bed[[0, 2]])
+    assert flying == 1.0

@@ -6,12 +6,13 @@ import pytest
 
 from pdyn import particles
 from pdyn.particles import (ALWAYS, CHECKPOINT, FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE,
-                            INFINITE, MIGRATE, OWNED, ROTATION, Field, Packing, ParticleStore)
+                            FEATURES, GLUED, INFINITE, MIGRATE, OWNED, ROTATION, Field, Packing,
+                            ParticleStore)
 
 HISTORY = ("history_key", "history_spring")
 
 
-def _store(n=6, capacity=16, features=(ROTATION,)):
+def _store(n=6, capacity=16, features=FEATURES):
     s = ParticleStore(capacity, features=features)
     rng = np.random.default_rng(n)
     h = s.add(gid=np.arange(n) * 10, pos=rng.normal(size=(n, 3)), vel=rng.normal(size=(n, 3)),
@@ -199,9 +200,12 @@ def test_selections_follow_the_schema():
 
 
 def test_rotation_fields_only_in_a_store_with_the_feature():
-    """A store built without ``ROTATION`` holds no spin, torque or history: nothing allocated,
-    nothing in its selections, adding one raises; ``values`` reads zeros for output."""
-    lean, h = _store(features=())
+    """A store built without ``ROTATION`` holds no spin, torque or history (without ``GLUED``
+    no glued wall and anchor): nothing allocated, nothing in its selections, adding one
+    raises; ``values`` reads zeros for output."""
+    assert {n for n, f in FIELDS.items() if f.feature == GLUED} == {"glued", "anchor"}
+    assert not {"glued", "anchor"} & set(ParticleStore(features=(ROTATION,)).fields)
+    lean, h = _store(features=(GLUED,))
     full, _ = _store()
     rotation = {n for n, f in FIELDS.items() if f.feature == ROTATION}
     assert rotation == {"omega", "torque", "history_count", "history_key", "history_spring"}

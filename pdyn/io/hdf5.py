@@ -46,13 +46,15 @@ CHECKPOINT = "pdyn-checkpoint"
 #: ``history_key``, ``history_spring``; checkpoint 6: those only when the run rotates (a
 #: frictionless run has none); checkpoint 7: the contact history as records of any number
 #: per particle (``records/*``, ``index/history_count``) instead of 16 slots, and the attribute
-#: ``run_id`` (``pdyn.io.runid``), as snapshot 6; snapshot 4: ``particles/angular_velocity``;
-#: snapshot 5: the contact network ``contacts/*``; snapshot 7: every wall as triangles,
-#: ``walls/vertices``, ``walls/triangles``, ``walls/triangle_wall``, instead of quadrilaterals)
-VERSIONS = {SNAPSHOT: 7, CHECKPOINT: 7}
+#: ``run_id`` (``pdyn.io.runid``), as snapshot 6; checkpoint 8: glued spheres' ``glued`` and
+#: ``anchor`` when the run has any (``pdyn.dynamics.glued``); snapshot 4:
+#: ``particles/angular_velocity``; snapshot 5: the contact network ``contacts/*``; snapshot 7:
+#: every wall as triangles, ``walls/vertices``, ``walls/triangles``, ``walls/triangle_wall``,
+#: instead of quadrilaterals)
+VERSIONS = {SNAPSHOT: 7, CHECKPOINT: 8}
 #: format name -> versions this pdyn reads (older checkpoints cannot be read by share or
 #: continue the contact history)
-READABLE = {SNAPSHOT: (2, 3, 4, 5, 6, 7), CHECKPOINT: (5, 6, 7)}
+READABLE = {SNAPSHOT: (2, 3, 4, 5, 6, 7), CHECKPOINT: (5, 6, 7, 8)}
 
 
 class OutputFileError(ValueError):

@@ -129,7 +129,8 @@ IDS = ("particles/id", "particles/gid")
 #: datasets a format holds from a version on (format, first version)
 SINCE = {"particles/angular_velocity": (SNAPSHOT, 4),
          **{k: (SNAPSHOT, 5) for k in DATASETS[SNAPSHOT] if k.startswith("contacts/")},
-         **{f"walls/{k}": (SNAPSHOT, 7) for k in ("vertices", "triangles", "triangle_wall")}}
+         **{f"walls/{k}": (SNAPSHOT, 7) for k in ("vertices", "triangles", "triangle_wall")},
+         **{f"particles/{k}": (CHECKPOINT, 8) for k in ("glued", "anchor")}}
 #: datasets a format holds before a version (format, the first version without it)
 UNTIL = {"walls/quad_points": (SNAPSHOT, 7), "walls/quads": (SNAPSHOT, 7)}
 #: checkpoint datasets of a feature of the store (``pdyn.particles.FIELDS``): from checkpoint
@@ -183,8 +184,9 @@ def _features(f: h5py.File, fmt: str, version: int) -> tuple[str, ...]:
     6 on; older ones hold them all)."""
     if fmt != CHECKPOINT:
         return ()
-    held = {x for k, x in FEATURE_DATASETS.items()
-            if version < FEATURES_OPTIONAL_SINCE or isinstance(f.get(k), h5py.Dataset)}
+    known = expected(fmt, version)  # a feature's datasets from the version that has them
+    held = {x for k, x in FEATURE_DATASETS.items() if k in known and (
+        version < FEATURES_OPTIONAL_SINCE or isinstance(f.get(k), h5py.Dataset))}
     return tuple(sorted(held))
 
 
@@ -502,6 +504,11 @@ def _check_indices(path, head: dict, data: dict, rows, at) -> None:
     _values(path, "particles/flags", data["particles/flags"],
             lambda a: ((a & OWNED) != 0) & ((a & ~np.uint8(OWNED | FIXED)) == 0),
             "not the flags of an owned sphere", at)
+    if "particles/glued" in data:  # a glued sphere: fixed, moving with one of the walls
+        fixed = (data["particles/flags"] & FIXED) != 0
+        _values(path, "particles/glued", data["particles/glued"],
+                lambda a: (a == 0) | ((a >= -n_walls) & (a < 0) & fixed),
+                f"not 0 or the id of one of the {n_walls} walls (of a fixed sphere)", at)
     for key, counter in COUNTED.items():
         if key in data:
             _check_counted(path, key, data[key], counter, data[counter], at)

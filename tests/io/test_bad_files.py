@@ -15,6 +15,8 @@ from pdyn.config import ContactConfig, InsertionConfig, OutputConfig, Simulation
 from pdyn.io import read_checkpoint, read_snapshot
 from pdyn.io.hdf5 import CHECKPOINT, SNAPSHOT, VERSIONS, OutputFileError
 from pdyn.io.schema import ATTRIBUTES, FEATURE_DATASETS, expected
+from pdyn.particles import GLUED as GLUED_FEATURE
+from pdyn.scenarios import drum
 from pdyn.simulation import Simulation
 
 from ..conftest import assert_user_error, listing
@@ -24,13 +26,14 @@ COMMANDS = {SNAPSHOT: ("info", "render"), CHECKPOINT: ("info", "render", "restar
 ROTATING = "rotating"  # the checkpoint of a run with friction (rotation datasets present)
 BLOCKS = "blocks"  # a periodic run's checkpoint: a block exchange with its block -> rank map
 POURING = "pouring"  # a checkpoint of a run pouring spheres in (the insertion state)
+GLUED = "glued"  # a checkpoint of the rough drum (spheres glued to its wall)
 
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory):
     """A snapshot and a checkpoint of a short run (50 spheres), and checkpoints of the same
     run with friction (in contact: the snapshot has contacts, the checkpoint contact
-    history), of a periodic run and of a pouring run."""
+    history), of a periodic run, of a pouring run and of the rough drum (glued spheres)."""
     out = {}
     pour = InsertionConfig(region_lo=(0.3, 0.3, 0.5), region_hi=(2.2, 2.2, 1.5), rate=1000.0,
                            radius_min=0.08, radius_max=0.12, total=60, every=10,
@@ -40,12 +43,13 @@ def good(tmp_path_factory):
             (CHECKPOINT, SimulationConfig(scale=0.05), 10),
             (ROTATING, SimulationConfig(scale=0.05, contact=ContactConfig(friction=0.5)), 250),
             (BLOCKS, SimulationConfig(scene="gas", scale=0.001), 10),
-            (POURING, SimulationConfig(scene="heap", scale=0.03, insertion=pour), 300)):
+            (POURING, SimulationConfig(scene="heap", scale=0.03, insertion=pour), 300),
+            (GLUED, SimulationConfig(scene="drum"), 4)):
         folder = tmp_path_factory.mktemp("good")
         cfg = cfg.with_(progress=False, output=OutputConfig(
             folder=str(folder), snapshot_every=steps if name == ROTATING else 0,
             checkpoint_every=steps))
-        Simulation(cfg).run(steps)
+        Simulation(cfg, scene=drum(scale=1 / 3, rough=True) if name == GLUED else None).run(steps)
         out[name] = folder / "checkpoints" / f"ckpt_{steps:08d}.h5"
         if name == ROTATING:
             out[SNAPSHOT] = folder / "snapshots" / f"snap_{steps:08d}.h5"
@@ -179,8 +183,11 @@ DATASET_CASES = [(kind, key) for kind in KINDS for key in expected(kind, VERSION
 @pytest.mark.parametrize("kind,key", DATASET_CASES, ids=[f"{k[5:]}-{n}" for k, n in DATASET_CASES])
 def test_missing_dataset(tmp_path, cli, good, kind, key):
     """Every dataset is required; the rotation datasets of a checkpoint all or none (a
-    frictionless run writes none of them): one of them missing is a damaged file."""
-    source = ROTATING if key in FEATURE_DATASETS else kind
+    frictionless run writes none of them), the glued spheres' too: one of them missing is a
+    damaged file."""
+    source = kind
+    if key in FEATURE_DATASETS:
+        source = GLUED if FEATURE_DATASETS[key] == GLUED_FEATURE else ROTATING
     path = _make(tmp_path, good, source, lambda p: _edit(p, lambda f: f.__delitem__(key)))
     for command in COMMANDS[kind]:
         _check(cli, tmp_path, command, path, f"dataset {key!r} missing")
@@ -215,8 +222,13 @@ def test_wrong_kind(tmp_path, cli, good):
 def test_snapshot_written_with_checksums(good):
     with h5py.File(good[SNAPSHOT]) as f:
         assert all(f[k].fletcher32 for k in expected(SNAPSHOT, VERSIONS[SNAPSHOT]))
-    with h5py.File(good[ROTATING]) as f:
-        assert all(f[k].fletcher32 for k in expected(CHECKPOINT, VERSIONS[CHECKPOINT]))
+    for name in (ROTATING, GLUED):
+        with h5py.File(good[name]) as f:
+            assert all(f[k].fletcher32 for k in expected(CHECKPOINT, VERSIONS[CHECKPOINT])
+                       if k in f)
+    with h5py.File(good[ROTATING]) as f:  # all but the glued spheres'
+        assert {k for k in expected(CHECKPOINT, VERSIONS[CHECKPOINT]) if k not in f} == {
+            k for k, x in FEATURE_DATASETS.items() if x == GLUED_FEATURE}
     with h5py.File(good[CHECKPOINT]) as f:  # frictionless: no rotation datasets
         assert "particles/pos" in f and not [k for k in FEATURE_DATASETS if k in f]
 
@@ -579,7 +591,7 @@ def test_restart_refuses_a_rotating_checkpoint_without_its_history(tmp_path, cli
     contact-history datasets is refused (it used to restart with spins and springs silently
     zero); a frictionless run's checkpoint has none and starts them at zero (test_io)."""
     def strip(p):
-        _edit(p, lambda f: [f.__delitem__(k) for k in FEATURE_DATASETS])
+        _edit(p, lambda f: [f.__delitem__(k) for k in FEATURE_DATASETS if k in f])
 
     path = _make(tmp_path, good, ROTATING, strip)
     _check(cli, tmp_path, "restart", path, "a checkpoint of a run with friction = 0.5",

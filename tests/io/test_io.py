@@ -409,7 +409,7 @@ def test_info_describes_snapshot_and_checkpoint(tmp_path, capsys):
     assert " contacts (" in out and "sphere pairs" in out and f"run {run}" in out
     assert "step 10" in out and "6 walls" in out and "particles/velocity" in out
     code, out, _ = cli(["info", "pdyn-output/checkpoints/ckpt_00000010.h5"], tmp_path, capsys)
-    assert code == 0 and "pdyn-checkpoint version 7" in out and "config:" in out
+    assert code == 0 and "pdyn-checkpoint version 8" in out and "config:" in out
     assert f"run {run}" in out
 
 
