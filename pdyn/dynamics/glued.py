@@ -4,8 +4,8 @@ plate that slides), in closed form (units: m, s, m/s, rad/s).
 A glued sphere is a *fixed* sphere (flag ``FIXED``: never integrated, no rows of its own, a
 partner like a ghost) that belongs to the ``GLUED`` feature of the store: ``glued`` holds the
 id (< 0) of the wall it moves with, ``anchor`` its centre x₀ at t = 0. The wall's motion (its
-row of the wall table, ``pdyn.walls``: point p₀, velocity v, a cylinder's angular velocity Ω
-about its unit axis â; a plane only translates) carries it: at t = step · dt
+row of the wall table, ``pdyn.walls``: point p₀, velocity v, angular velocity Ω about its
+unit axis â — a cylinder's axis, a plane's normal) carries it: at t = step · dt
 
     x(t) = p₀ + v t + R(Ω t) (x₀ − p₀),    v(x) = v + Ω â × (x − p₀ − v t),    ω = Ω â,
 
@@ -34,7 +34,7 @@ from numba import njit
 from .._jit import JIT
 from ..placement import SceneError
 from ..particles import FIXED, OWNED
-from ..walls import KIND, OMEGA, PLANE, VX, VY, VZ, X0, Y0, Z0
+from ..walls import OMEGA, VX, VY, VZ, X0, Y0, Z0
 
 
 @njit(**JIT)
@@ -51,7 +51,7 @@ def place_glued(pos, vel, omega, anchor, glued, handles, table, axes, time, peri
     for t in range(handles.shape[0]):
         h = handles[t]
         g = -1 - glued[h]
-        om = 0.0 if table[g, KIND] == PLANE else table[g, OMEGA]
+        om = table[g, OMEGA]
         ax, ay, az = axes[g, 0], axes[g, 1], axes[g, 2]
         dx = anchor[h, 0] - table[g, X0]
         dy = anchor[h, 1] - table[g, Y0]
