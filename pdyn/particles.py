@@ -59,6 +59,8 @@ MAX_TRIANGLES = 1 << 40
 
 #: the most slots a store holds (its free stack and live positions are int32)
 MAX_SLOTS = 2**31 - 1
+#: the most records a ragged field's pool holds (each slot's offset into it is int32)
+MAX_RECORDS = 2**31 - 1
 
 #: the feature of the rotation fields (spin, torque, contact history): runs that rotate
 #: (``ContactModel.rotating``: friction or rolling friction > 0) build their store with it
@@ -223,6 +225,13 @@ def _release_slots(handles, free, n_free, live, n_live, live_pos, flags):
     return 0, n_free, n_live
 
 
+def _check_records(count_name: str, total: int) -> None:
+    """A pool of ``total`` records fits the int32 offsets, or a clear error."""
+    if total > MAX_RECORDS:
+        raise MemoryError(f"particle store: {total} records of {count_name} on this rank, more "
+                          f"than {MAX_RECORDS} (give it more ranks)")
+
+
 @njit(**JIT)
 def _gather_records(count, first, pool, handles, out):
     """The records of ``handles`` in handle order: ``pool[first[h]:first[h] + count[h]]``
@@ -256,7 +265,8 @@ class ParticleStore:
         self._selections = {kind: tuple(n for n, f in self.fields.items() if keep(f))
                             for kind, keep in _SELECT.items()}
         self._ragged = ragged_groups(self.fields)  # count field -> its ragged fields
-        self._first = {c: np.zeros(0, np.int64) for c in self._ragged}  # per slot, into a pool
+        # per slot, into a pool (int32: a pool holds at most MAX_RECORDS records)
+        self._first = {c: np.zeros(0, np.int32) for c in self._ragged}
         self._pool_used = {c: 0 for c in self._ragged}  # pool rows in use (appended so far)
         for name, f in self.fields.items():
             rows = 0 if f.counted_by is None else 16
@@ -382,6 +392,7 @@ class ParticleStore:
         if set(records) != set(names) or any(len(records[n]) != total for n in names):
             raise ValueError(f"{count_name}: expected {total} records of {list(names)}, got "
                              f"{ {n: len(v) for n, v in records.items()} }")
+        _check_records(count_name, total + (0 if replace else self._pool_used[count_name]))
         count = getattr(self, count_name)
         if replace:
             count[:] = 0
@@ -400,18 +411,29 @@ class ParticleStore:
         count[handles] = counts
         self._pool_used[count_name] = used + total
 
-    def replace_records(self, count_name: str, handles, counts) -> dict:
+    def replace_records(self, count_name: str, handles, counts, given: dict | None = None
+                        ) -> dict:
         """Leave ``handles`` ``counts`` records each of the ragged fields counted by
         ``count_name`` and every other particle none, in pools of exactly those rows (the old
         pools are dropped first); returns ``{name: pool}`` for the caller to fill, in handle
-        order (what a history save does, without a copy of the records beside the pools)."""
+        order (what a history save does, without a copy of the records beside the pools).
+        ``given``: pools that already hold their field's records in that order, taken as they
+        are (not copied)."""
         handles = np.ascontiguousarray(handles, np.int64)
         counts = np.ascontiguousarray(counts, np.int64)
-        self.clear_records(count_name)
         total = int(counts.sum())
+        _check_records(count_name, total)
+        given = given or {}
+        for n, pool in given.items():
+            f = self.fields[n]
+            if pool.shape != (total,) + f.shape or pool.dtype != f.dtype:
+                raise ValueError(f"{n}: a pool of {(total,) + f.shape} {f.dtype} expected, got "
+                                 f"{pool.shape} {pool.dtype}")
+        self.clear_records(count_name)
         for n in self._ragged[count_name]:
             f = self.fields[n]
-            setattr(self, n, np.empty((total,) + f.shape, f.dtype))
+            pool = given.get(n)
+            setattr(self, n, np.empty((total,) + f.shape, f.dtype) if pool is None else pool)
         self._first[count_name][handles] = np.cumsum(counts) - counts
         getattr(self, count_name)[handles] = counts
         self._pool_used[count_name] = total

@@ -193,6 +193,22 @@ def test_ghost_plan_reach_large_particle_and_images():
     assert any(r == 3 and np.allclose(g.shifts()[s], [16.0, 0, 0]) for r, s in small)
 
 
+def test_ghost_plan_the_same_whatever_its_guess():
+    """A plan's scratch is sized by the last plan's targets (``guess``); a guess below the
+    targets (one more pass) or none (twice the owned handles) gives the same plan."""
+    g = BlockGrid(_box((16.0, 4.0, 4.0), ("periodic", "wall", "wall")), (8, 1, 1))
+    g.assign(np.zeros(8), 4)
+    st = ParticleStore()
+    rng = np.random.default_rng(5)
+    h = st.add(gid=np.arange(400), pos=rng.uniform((4.0, 0.5, 0.5), (8.0, 3.5, 3.5), (400, 3)),
+               radius=0.2, mass=1.0)
+    plans = [plan_ghosts(st, h, g, 1, 0.5, 4, guess=k) for k in (0, 1, 1000)]
+    assert len(plans[0]) > 64  # the smallest scratch: a guess of 1 runs the kernel twice
+    for p in plans[1:]:
+        for name in ("handles", "rank", "shift"):
+            np.testing.assert_array_equal(getattr(p, name), getattr(plans[0], name))
+
+
 # ------------------------------------------------------------------ one rank, periodic
 def _periodic_cfg(n=150, seed=2, L=6.0):
     rng = np.random.default_rng(seed)

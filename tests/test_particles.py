@@ -155,6 +155,32 @@ def test_ragged_records_grow_with_the_records_not_with_slots():
     assert s.history_count[h].tolist() == [0, 0, 2, 0] and len(s) == 4
 
 
+def test_replace_records_takes_given_pools_and_refuses_more_than_int32_offsets(monkeypatch):
+    """``replace_records`` takes a given pool as it is (no copy: what a history save hands
+    over) and allocates the others for the caller to fill; a pool of the wrong shape and more
+    records than ``MAX_RECORDS`` (the int32 offsets) are clear errors that change nothing."""
+    s, h = _store(n=4)
+    springs = np.arange(9.0).reshape(3, 3)
+    pools = s.replace_records("history_count", h[[1, 3]], [2, 1],
+                              given={"history_spring": springs})
+    assert s.history_spring is springs and pools["history_spring"] is springs
+    pools["history_key"][:] = [4, 8, 6]
+    assert s.history_count[h].tolist() == [0, 2, 0, 1]
+    assert s.values("history_key", h[[3]]).tolist() == [6]
+    np.testing.assert_array_equal(s.values("history_spring", h[[3]]), springs[2:])
+    with pytest.raises(ValueError, match="history_spring: a pool of"):
+        s.replace_records("history_count", h[:1], [2], given={"history_spring": springs})
+    monkeypatch.setattr(particles, "MAX_RECORDS", 2)
+    with pytest.raises(MemoryError, match="3 records of history_count"):
+        s.set_records("history_count", h[:1], [3], {"history_key": np.arange(1, 4),
+                                                     "history_spring": np.zeros((3, 3))},
+                      replace=True)
+    with pytest.raises(MemoryError, match="3 records of history_count"):
+        s.replace_records("history_count", h[:1], [3])
+    assert s.history_count[h].tolist() == [0, 2, 0, 1]
+    assert s.values("history_key", h).tolist() == [4, 8, 6]
+
+
 def test_handles_with_selects_by_flags():
     s, h = _store(n=4)
     s.flags[h[1]] = GHOST

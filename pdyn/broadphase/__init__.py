@@ -51,7 +51,7 @@ def make_broadphase(name: str, **params) -> BroadPhase:
 
 
 def find_contacts(positions, radii, method: str = "auto", **params) -> np.ndarray:
-    """Exactly the pairs (i, j), i < j, with |x_i − x_j| ≤ r_i + r_j, as sorted int64 (K, 2).
+    """Exactly the pairs (i, j), i < j, with |x_i − x_j| ≤ r_i + r_j, as sorted int32 (K, 2).
 
     ``method`` names a registered structure; ``params`` go to it. The default, ``auto``, picks
     the structure from the input's radius spread, sparsity and clustering (``auto.py``) for

@@ -27,6 +27,11 @@ FULL_STENCIL = np.array(
     [(dx, dy, dz) for dz in (-1, 0, 1) for dy in (-1, 0, 1) for dx in (-1, 0, 1)], dtype=np.int64
 )
 
+#: pairs are rows of int32 (8 bytes a pair, not 16: the pairs are most of a rebuild's
+#: temporaries), so a structure is bound to at most ``MAX_ROWS`` rows
+PAIR_DTYPE = np.int32
+MAX_ROWS = 2**31 - 1
+
 
 @njit(**JIT)
 def overlaps(pos, rad, i, j):
@@ -54,18 +59,18 @@ def filter_overlapping(pairs: np.ndarray, pos: np.ndarray, rad: np.ndarray) -> n
 
 
 def canonical_pairs(pairs: np.ndarray) -> np.ndarray:
-    """Return pairs as int64 (K, 2) with i < j in each row, rows sorted lexicographically."""
+    """Return pairs as int32 (K, 2) with i < j in each row, rows sorted lexicographically."""
     pairs = np.asarray(pairs, np.int64).reshape(-1, 2)
     if pairs.shape[0] == 0:
-        return np.zeros((0, 2), np.int64)
+        return np.zeros((0, 2), PAIR_DTYPE)
     lo = np.minimum(pairs[:, 0], pairs[:, 1])
     hi = np.maximum(pairs[:, 0], pairs[:, 1])
-    n = int(hi.max()) + 1
-    if n < 3_037_000_499:  # n*n fits in int64: one fast integer sort
-        key = np.sort(lo * n + hi)
-        return np.stack((key // n, key % n), axis=1)
-    order = np.lexsort((hi, lo))
-    return np.stack((lo[order], hi[order]), axis=1)
+    if int(hi.max()) > MAX_ROWS or int(lo.min()) < 0:
+        raise BroadPhaseError(f"pairs: rows from {int(lo.min())} to {int(hi.max())}, outside "
+                              f"[0, {MAX_ROWS}] (pairs are int32)")
+    n = int(hi.max()) + 1  # n*n < 2^62: one integer sort
+    key = np.sort(lo * n + hi)
+    return np.stack((key // n, key % n), axis=1).astype(PAIR_DTYPE)
 
 
 class BroadPhaseError(ValueError):
@@ -78,13 +83,13 @@ MAX_CANDIDATES = 1 << 26
 
 def run_pair_kernel(kernel, *args, guess: int = 1024, limit: int | None = None,
                     name: str = "structure") -> np.ndarray:
-    """Call ``kernel(out, *args) -> count`` with a growing (M, 2) buffer until it fits.
+    """Call ``kernel(out, *args) -> count`` with a growing int32 (M, 2) buffer until it fits.
 
     Pair kernels count every pair but only write while ``count < len(out)``; one retry with the
     exact size is enough. With ``limit``, more candidates than that is a ``BroadPhaseError``
     (raised before allocating the buffer) rather than an out-of-memory crash.
     """
-    out = np.empty((max(int(guess), 16), 2), np.int64)
+    out = np.empty((max(int(guess), 16), 2), PAIR_DTYPE)
     count = kernel(out, *args)
     if count > out.shape[0]:
         if limit is not None and count > limit:
@@ -93,7 +98,7 @@ def run_pair_kernel(kernel, *args, guess: int = 1024, limit: int | None = None,
                 "max_candidates, or use a structure for inhomogeneous or polydisperse scenes "
                 "(hash_grid, zindex_sort, octree)"
             )
-        out = np.empty((count, 2), np.int64)
+        out = np.empty((count, 2), PAIR_DTYPE)
         count = kernel(out, *args)
     return out[:count]
 

@@ -1,7 +1,7 @@
 """The broad-phase protocol every structure implements, and ``brute``, the O(N²) oracle.
 
 Protocol: ``build(positions, radii, handles=None)``, ``insert(handles)``, ``remove(handles)``,
-``update(positions, radii=None)``, ``candidate_pairs(include_infinite=True)`` → int64 (M, 2)
+``update(positions, radii=None)``, ``candidate_pairs(include_infinite=True)`` → int32 (M, 2)
 with every candidate pair once, ``contacts(include_infinite=True)`` → the candidates that pass
 the exact test, ``stats()`` → dict with at least ``candidates`` and ``memory_bytes``.
 
@@ -29,8 +29,8 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import (BroadPhaseError, brute_pairs, filter_overlapping, run_pair_kernel, set_add,
-                       set_remove)
+from ._kernels import (MAX_ROWS, BroadPhaseError, brute_pairs, filter_overlapping,
+                       run_pair_kernel, set_add, set_remove)
 from .params import settings
 
 
@@ -40,6 +40,9 @@ def _as_positions(positions) -> np.ndarray:
         pos = pos.reshape(0, 3)
     if pos.ndim != 2 or pos.shape[1] != 3:
         raise BroadPhaseError(f"positions: expected shape (N, 3), got {pos.shape}")
+    if pos.shape[0] > MAX_ROWS:
+        raise BroadPhaseError(f"positions: {pos.shape[0]} rows, more than {MAX_ROWS} (pairs "
+                              "are int32)")
     return pos
 
 
@@ -115,6 +118,7 @@ class BroadPhase:
         self._n = 0
         self._infinite: list[int] = []
         self._candidates = 0
+        self._found = 0  # the pairs the last ``_touching`` query found
         self.calls = {"build": 0, "insert": 0, "remove": 0, "update": 0}
 
     # -------------------------------------------------------------- binding and residents
@@ -210,20 +214,21 @@ class BroadPhase:
         self._update()
 
     def candidate_pairs(self, include_infinite: bool = True) -> np.ndarray:
-        """Every candidate pair once, int64 (M, 2); finite × infinite pairs appended if asked."""
+        """Every candidate pair once, int32 (M, 2); finite × infinite pairs appended if asked."""
         pairs = self._pairs()
         if not self.filters:
             self._candidates = int(pairs.shape[0])
         return self._with_infinite(pairs) if include_infinite else pairs
 
     def contacts(self, include_infinite: bool = True) -> np.ndarray:
-        """The candidate pairs that pass the exact test (``_kernels.overlaps``), each once, int64
+        """The candidate pairs that pass the exact test (``_kernels.overlaps``), each once, int32
         (K, 2): what ``find_contacts`` sorts. Structures that can test while they emit
         (``_touching``) never materialise the candidate list."""
         pairs = self._touching()
         if pairs is None:
             return filter_overlapping(self.candidate_pairs(include_infinite), self._pos,
                                       self._rad)
+        self._found = int(pairs.shape[0])
         if include_infinite:
             return filter_overlapping(self._with_infinite(pairs), self._pos, self._rad)
         return pairs
@@ -315,6 +320,12 @@ class BroadPhase:
         to the pairs tested); None where the structure cannot (then ``contacts`` filters
         ``candidate_pairs``)."""
         return None
+
+    def _touching_guess(self) -> int:
+        """Room for the pairs of a ``_touching`` query: the last one's and an eighth more (a
+        rebuild finds about as many as the one before; more is one retry), four per resident
+        at the first."""
+        return self._found + self._found // 8 + 16 if self._found else 4 * self._n + 16
 
     def _memory_bytes(self) -> int:
         return 0

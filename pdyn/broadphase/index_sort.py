@@ -45,8 +45,8 @@ from numba import njit
 from .._jit import JIT
 from ..cell_index import clamped_cell
 from ..zorder import LEVELS, compact_bits, morton3, spread_bits
-from ._kernels import (HALF_STENCIL, bounding_box, emit_between, emit_within, gather, max_radius,
-                       run_pair_kernel, safe_cell_size)
+from ._kernels import (HALF_STENCIL, PAIR_DTYPE, bounding_box, emit_between, emit_within, gather,
+                       max_radius, run_pair_kernel, safe_cell_size)
 from ._sort import compact, insertion_sort, key_before, merge_tail, radix_sort
 from .base import BroadPhase, BroadPhaseError
 from .params import CELL_SIZE, MAX_CANDIDATES_PARAM, MAX_CELLS, Param
@@ -124,6 +124,16 @@ def _split_changed(items, keys, n, hkeys):
 
 
 # ------------------------------------------------------------------ cells and pairs
+@njit(**JIT)
+def _count_cells(keys, n):
+    """Number of distinct keys among the sorted ``keys[:n]``."""
+    u = 0
+    for t in range(n):
+        if t == 0 or keys[t] != keys[t - 1]:
+            u += 1
+    return u
+
+
 @njit(**JIT)
 def _used_cells(keys, n, ukeys, ustart):
     """Compact list of used cells from sorted keys; returns their number U
@@ -360,9 +370,11 @@ class _SortedCells(BroadPhase):
         self._bits = 0
 
     def _cells(self, n: int) -> None:
-        if self._ukeys.shape[0] < n:
-            self._ukeys = np.empty(max(n, 16), np.int64)
-            self._ustart = np.empty(max(n, 16) + 1, np.int64)
+        nu = _count_cells(self._keys, n)  # sized by the used cells, not the particles
+        if self._ukeys.shape[0] < nu:
+            self._ukeys = self._ustart = None  # the old ones go first
+            self._ukeys = np.empty(nu + nu // 8 + 16, np.int64)
+            self._ustart = np.empty(nu + nu // 8 + 17, np.int64)
         self._nu = _used_cells(self._keys, n, self._ukeys, self._ustart)
         if self._mode == HASH:
             bits = max(4, int(4 * self._nu - 1).bit_length())  # load factor <= 1/4
@@ -376,7 +388,7 @@ class _SortedCells(BroadPhase):
         tested while emitted on centres gathered in cell order (``_candidates`` = the pairs
         tested)."""
         if self._n == 0:
-            return np.zeros((0, 2), np.int64)
+            return np.zeros((0, 2), PAIR_DTYPE)
         if self.morton:
             kernel, args = _pairs_morton, (self._ukeys, self._ustart, self._nu, self._items,
                                            self._dims, HALF_STENCIL, self._table, self._mode,
@@ -389,7 +401,7 @@ class _SortedCells(BroadPhase):
                                    limit=self.max_candidates, name=self.name)
         spos, srad = gather(self._pos, self._rad, self._items[: self._n])
         tested = np.zeros(1, np.int64)
-        pairs = run_pair_kernel(kernel, *args, spos, srad, tested, guess=4 * self._n + 16)
+        pairs = run_pair_kernel(kernel, *args, spos, srad, tested, guess=self._touching_guess())
         self._candidates = int(tested[0])
         return pairs
 
@@ -461,7 +473,8 @@ class IndexSort(_SortedCells):
             self._nu = 0
             return
         self._grid(members)
-        self._items = members.copy()
+        self._items = members  # sorted in place: the residents' list is derived again if asked
+        self._members = None
         self._keys = np.empty(n, np.int64)
         _compute_keys(self._pos, self._items, 0, n, self._lo, 1.0 / self._cell, self._dims,
                       False, self._keys)

@@ -178,7 +178,7 @@ class LinkedCells(BroadPhase):
         spos, srad = gather(self._pos, self._rad, self._items)
         tested = np.zeros(1, np.int64)
         pairs = run_pair_kernel(_grid_pairs, self._start, self._items, self._dims, HALF_STENCIL,
-                                spos, srad, tested, guess=4 * self._n + 16)
+                                spos, srad, tested, guess=self._touching_guess())
         self._candidates = int(tested[0])
         return pairs
 

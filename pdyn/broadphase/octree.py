@@ -49,7 +49,7 @@ from ..cell_index import clamped_cell
 from ..zorder import BITS, morton3
 from ._arena import (TOP, UNIT, alloc, bump, free, grown, has_block, has_room, new_state,
                      reset, run_resumable, size_class)
-from ._kernels import bounding_box, max_radius, run_pair_kernel, safe_cell_size
+from ._kernels import PAIR_DTYPE, bounding_box, max_radius, run_pair_kernel, safe_cell_size
 from .base import BroadPhase, BroadPhaseError
 from .params import UPDATE, Param
 
@@ -791,7 +791,7 @@ class Octree(BroadPhase):
 
     def _pairs(self):
         if not self._valid or self._n == 0:
-            return np.zeros((0, 2), np.int64)
+            return np.zeros((0, 2), PAIR_DTYPE)
         t = self._t
         return run_pair_kernel(
             _octree_pairs, t.node, t.items, t.adj, int(t.node_st[TOP]),

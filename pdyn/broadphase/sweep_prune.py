@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import run_pair_kernel
+from ._kernels import PAIR_DTYPE, run_pair_kernel
 from ._sort import compact, insertion_sort, merge_tail
 from .base import BroadPhase
 
@@ -200,7 +200,7 @@ class SweepPrune(BroadPhase):
     def _pairs(self):
         self._sort()
         if self._n_ends == 0:
-            return np.zeros((0, 2), np.int64)
+            return np.zeros((0, 2), PAIR_DTYPE)
         if self._where.shape[0] < self._pos.shape[0]:  # handle -> active slot (scratch)
             self._where = np.empty(self._pos.shape[0], np.int64)
         return run_pair_kernel(

@@ -661,7 +661,7 @@ class ContactModel:
         self._geo, self._border = np.zeros((0, 4)), NO_BORDER  # mesh_state's buffers
         self.tangential = np.zeros((0, 3))
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
-        self.spinning = np.zeros(0, np.int64)  # rows (handles) that touched in the last pass
+        self.spinning = np.zeros(0, np.int32)  # rows (handles) that touched in the last pass
         self._link = np.zeros(0, np.int32)  # who evaluates each list entry (_links)
         self._links_of = None  # (the lists, their build number) of those
         self._hand_over = None  # hand_over
@@ -752,7 +752,7 @@ class ContactModel:
         link = self._links(store, lists)  # after the load: never beside the records
         if self.spinning.shape[0] < lists.rows.shape[0]:
             n = lists.rows.shape[0] + lists.rows.shape[0] // 4
-            self.spinning = np.empty(n, np.int64)
+            self.spinning = np.empty(n, np.int32)  # handles: a store has < 2³¹ slots
         while True:  # the history's buffers grow with the contacts
             new_entry, new_spring, new_slid = self.history.next_buffer()
             done, done_at = self._slots(lists.rows.shape[0], link is not None)

@@ -16,15 +16,17 @@ the new lists by partner id.
   them and runs again), not the list entries.
 * **With the particles** (the ragged fields ``history_count`` / ``history_key`` /
   ``history_spring`` of ``pdyn.particles.FIELDS``): before the lists are rebuilt or particles
-  move (migration, rebalancing, reordering, the outlet), :meth:`ContactHistory.save` writes
-  for every row's sphere one record per touching contact — the partner's key
-  (``pdyn.particles.partner_key``, ascending in list order) and its spring — into the store,
+  move (migration, rebalancing, reordering, the outlet), :meth:`ContactHistory.save` gives
+  every row's sphere one record per touching contact — the partner's key
+  (``pdyn.particles.partner_key``, ascending in list order) and its spring — in the store,
   where reordering, migration and checkpoints carry it like any field; the first pass over
-  new lists loads its entries from them (one merge per row).
+  new lists loads its entries from them (one merge per row). The records are in list order,
+  as the buffer is: the store takes the buffer's springs as its pool of springs (no copy) and
+  only the keys are written.
 
 Memory follows the contacts, and the history lives in one home at a time: 29 bytes a contact
-and side per buffer beside the lists between rebuilds (the records released), a record of 32
-bytes per contact and side while saved (the buffers released).
+and side per buffer beside the lists between rebuilds (the records released), a key of 8 bytes
+and the spring of 24 in the last buffer while saved (the rest of the buffers released).
 
 Units: m (springs).
 """
@@ -42,38 +44,26 @@ COUNT = "history_count"
 
 
 @njit(**JIT)
-def _count_records(ts, start, entry, n):
-    """Touching entries (of the ``n`` ascending ``entry``) of each row ``ts[r]``, and which of
-    ``entry`` starts each row's run: (counts, firsts)."""
-    counts = np.zeros(ts.shape[0], np.int64)
-    firsts = np.zeros(ts.shape[0], np.int64)
+def _count_records(start, entry, n):
+    """Touching entries (of the ``n`` ascending ``entry``) of each row of lists ``start``."""
+    rows = start.shape[0] - 1
+    counts = np.zeros(rows, np.int64)
     q = 0
-    for r in range(ts.shape[0]):
-        t = ts[r]
-        while q < n and entry[q] < start[t]:
-            q += 1
-        firsts[r] = q
+    for t in range(rows):
         while q < n and entry[q] < start[t + 1]:
-            counts[r] += 1
+            counts[t] += 1
             q += 1
-    return counts, firsts
+    return counts
 
 
 @njit(**JIT)
-def _fill_records(counts, firsts, entry, spring, partner, facet, gid, keys, springs):
-    """The records of the rows: partner key (``facet``: the entries' mesh triangles, or
-    empty) and spring of each touching entry, in list order."""
-    q = 0
+def _fill_keys(entry, partner, facet, gid, keys):
+    """The records' partner keys (``facet``: the entries' mesh triangles, or empty) of the
+    touching ``entry``, in list order."""
     meshes = facet.shape[0] > 0
-    for r in range(counts.shape[0]):
-        for c in range(counts[r]):
-            e = firsts[r] + c
-            u = entry[e]
-            keys[q] = entry_key(gid[partner[u]], facet[u] if meshes else -1)
-            springs[q, 0] = spring[e, 0]
-            springs[q, 1] = spring[e, 1]
-            springs[q, 2] = spring[e, 2]
-            q += 1
+    for q in range(keys.shape[0]):
+        u = entry[q]
+        keys[q] = entry_key(gid[partner[u]], facet[u] if meshes else -1)
 
 
 @njit(**JIT)
@@ -112,9 +102,13 @@ def _buffers(n: int) -> tuple:
     return np.zeros(n, np.int32), np.zeros((n, 3)), np.zeros(n, np.uint8)
 
 
-#: entries a buffer holds beyond the contacts it must hold: an eighth more (a quarter more
-#: when it grows), so growth is rare and a pass that finds more contacts than fit is rarer
-HEADROOM = 8
+#: a buffer a pass writes holds last step's contacts and an eighth more (so a pass that finds
+#: more than fit, and runs again, is rare); one that does not is replaced by one with a
+#: quarter more (so growth is rare)
+HEADROOM, GROWTH = 8, 4
+#: and room for an entry per this many rows at least: while the first contacts form, the
+#: count grows by more than the headroom a step, and each rerun is a whole pass
+ROWS_PER_ENTRY = 8
 
 #: the most list entries the int32 entry numbers address
 MAX_ENTRIES = 2**31 - 1
@@ -143,11 +137,11 @@ class ContactHistory:
         return self._buffers[0][1][:self.count]
 
     def reserve(self, n: int) -> None:
-        """The buffer the next pass writes holds at least ``n`` entries (a quarter more when it
-        grows; the old one is released first)."""
-        if self._buffers[1][0].shape[0] < n:
+        """The buffer the next pass writes holds ``n`` contacts and :data:`HEADROOM` more
+        (replaced by one of :data:`GROWTH` more if not; the old one is released first)."""
+        if self._buffers[1][0].shape[0] < n + n // HEADROOM:
             self._buffers[1] = _buffers(0)
-            self._buffers[1] = _buffers(max(64, n + n // 4))
+            self._buffers[1] = _buffers(max(64, n + n // GROWTH))
 
     def next_buffer(self) -> tuple:
         """The buffer the next pass writes (entries, springs, slid)."""
@@ -168,12 +162,10 @@ class ContactHistory:
         if self._follows != (lists, lists.builds):
             raise RuntimeError("contact history: save asked for lists no pass has evaluated")
         self._buffers[1] = _buffers(0)  # the next pass's buffer: nothing to keep
-        counts, firsts = _count_records(np.arange(lists.rows.shape[0]), lists.start,
-                                        self.entry, self.count)
-        held = np.flatnonzero(counts)
-        pools = store.replace_records(COUNT, lists.rows[held], counts[held])
-        _fill_records(counts[held], firsts[held], self.entry, self.spring, lists.partner,
-                      lists.facet, store.gid, pools["history_key"], pools["history_spring"])
+        counts = _count_records(lists.start, self.entry, self.count)  # per row, zeros too
+        pools = store.replace_records(COUNT, lists.rows, counts,
+                                      given={"history_spring": self.spring})
+        _fill_keys(self.entry, lists.partner, lists.facet, store.gid, pools["history_key"])
         self._buffers[0] = _buffers(0)
         self.count = self._previous = 0
         self._follows = None
@@ -183,31 +175,37 @@ class ContactHistory:
         """Last step's entries, springs, slid flags and count for a pass over ``lists``, loaded
         from the records when the lists are new (the records are then released), and whether
         they are (every row's torque must then be written); the buffer the pass writes
-        (:meth:`next_buffer`) then holds an eighth more entries than last step's."""
+        (:meth:`next_buffer`) then has room for last step's contacts and :data:`HEADROOM` more,
+        at least an entry per :data:`ROWS_PER_ENTRY` rows."""
         fresh = self._follows != (lists, lists.builds)
         if fresh:
-            if not self.saved:
-                raise RuntimeError("contact history: the neighbour lists were rebuilt before "
-                                   "the history was saved into the particles (save first)")
-            if lists.entries() > MAX_ENTRIES:
-                raise ValueError(f"contact history: {lists.entries()} list entries on this "
-                                 f"rank, more than {MAX_ENTRIES} (give it more ranks)")
-            count, first, pools = store.ragged(COUNT)
-            n = int(count[lists.rows].sum())  # at most this many entries have a record
-            if self._buffers[0][0].shape[0] < n:
-                self._buffers[0] = _buffers(0)
-                self._buffers[0] = _buffers(n + n // HEADROOM)
-            entry, spring, slid = self._buffers[0]
-            self.count = _load_entries(lists.rows, lists.start, lists.partner, lists.facet,
-                                       store.gid, count, first, pools["history_key"],
-                                       pools["history_spring"], entry, spring)
-            slid[:self.count] = 0  # not kept in the records: a hint only
-            store.clear_records(COUNT)
-            self.saved = False
-            self._follows = (lists, lists.builds)
-        self.reserve(self.count + self.count // HEADROOM)
+            self._load(store, lists)
+        self.reserve(max(self.count, lists.rows.shape[0] // ROWS_PER_ENTRY))
         entry, spring, slid = self._buffers[0]
         return entry, spring, slid, self.count, fresh
+
+    def _load(self, store, lists) -> None:
+        """Last step's entries and springs for new ``lists`` from the particles' records, which
+        are then released (no reference to them outlives this call)."""
+        if not self.saved:
+            raise RuntimeError("contact history: the neighbour lists were rebuilt before "
+                               "the history was saved into the particles (save first)")
+        if lists.entries() > MAX_ENTRIES:
+            raise ValueError(f"contact history: {lists.entries()} list entries on this "
+                             f"rank, more than {MAX_ENTRIES} (give it more ranks)")
+        count, first, pools = store.ragged(COUNT)
+        n = int(count[lists.rows].sum())  # at most this many entries have a record
+        if self._buffers[0][0].shape[0] < n:
+            self._buffers[0] = _buffers(0)
+            self._buffers[0] = _buffers(n + n // GROWTH)
+        entry, spring, slid = self._buffers[0]
+        self.count = _load_entries(lists.rows, lists.start, lists.partner, lists.facet,
+                                   store.gid, count, first, pools["history_key"],
+                                   pools["history_spring"], entry, spring)
+        slid[:self.count] = 0  # not kept in the records: a hint only
+        store.clear_records(COUNT)
+        self.saved = False
+        self._follows = (lists, lists.builds)
 
     def advanced(self, count: int) -> None:
         """The pass wrote ``count`` entries into the second buffer: it becomes the history."""

@@ -235,7 +235,7 @@ class NeighbourList:
         the triangles of the meshes (``mesh``: the bundle, ``pdyn.mesh.pack``, or None; their walls'
         handles are ``walls[row]``) within the same reach, found on their grids."""
         rows = np.ascontiguousarray(rows, np.int64)
-        pairs = np.ascontiguousarray(pairs, np.int64)
+        pairs = np.ascontiguousarray(pairs, np.int32)
         self.release()
         walls = np.ascontiguousarray(walls, np.int64)
         table = WallSet(np.zeros((len(walls), 3)), np.zeros((len(walls), 3))).table \

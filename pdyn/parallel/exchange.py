@@ -244,6 +244,7 @@ class BlockExchange:
         self.r_max = 0.0
         self.peers: list[int] = []
         self.plan = None
+        self._targets = 0  # the last ghost plan's (a guess for the next)
         self.recv_handles: dict[int, np.ndarray] = {}
         self._update = None  # the ghost update's send and receive buffers (reduce_max)
         self._drift = 0.0  # a restart's displacement since the last rebuild (m)
@@ -574,8 +575,8 @@ class BlockExchange:
         # owner's blocks), and may still move skin/2 + D from where it is now: a reach of
         # r_max + skin + 2 D finds every contact before the next rebuild.
         plan = plan_ghosts(store, owned, self.grid, self.rank,
-                           self.r_max + self.skin + 2.0 * self._drift, self.size)
-        self.plan = plan
+                           self.r_max + self.skin + 2.0 * self._drift, self.size, self._targets)
+        self.plan, self._targets = plan, len(plan)
         unknown = set(plan.slices) - set(self.peers) - {self.rank}
         if unknown:  # cannot happen while the neighbour relation covers the ghost reach
             raise ExchangeError(f"ghost plan names ranks {sorted(unknown)} that are not "

@@ -132,8 +132,10 @@ class GhostPlan:
         return len(self.handles)
 
 
-def plan_ghosts(store, owned, grid, me, extra, nranks) -> GhostPlan:
-    """Build the :class:`GhostPlan` of ``owned`` handles for the block map in ``grid``."""
+def plan_ghosts(store, owned, grid, me, extra, nranks, guess: int = 0) -> GhostPlan:
+    """Build the :class:`GhostPlan` of ``owned`` handles for the block map in ``grid``.
+    ``guess``: the targets the last plan had (its scratch then holds those and an eighth more,
+    not twice the owned handles; more is one more pass)."""
     blo, bhi = grid.bounds()
     shifts = grid.shifts()
     # row of ``shifts`` for per-axis choices (0 = none, 1 = -L, 2 = +L); -1 = not periodic
@@ -146,7 +148,7 @@ def plan_ghosts(store, owned, grid, me, extra, nranks) -> GhostPlan:
     args = (store.pos, store.radius, np.ascontiguousarray(owned, np.int64), int(me),
             float(extra), grid.lo, grid.hi, grid.inv_edge, grid.dims, grid.periodic, shifts,
             shift_index, grid.owner, blo, bhi, int(nranks))
-    cap = max(64, 2 * len(owned))
+    cap = max(64, guess + guess // 8 if guess else 2 * len(owned))
     while True:
         oh = np.empty(cap, np.int64)
         orank = np.empty(cap, np.int64)

@@ -63,7 +63,7 @@ def test_brute_pairs_walls_with_every_finite_particle():
 def test_matches_brute_on_adversarial_scenes(method, seed):
     family, pos, rad = random_scene(seed)
     got = find_contacts(pos, rad, method=method)
-    assert got.dtype == np.int64 and got.shape[1:] == (2,)
+    assert got.dtype == np.int32 and got.shape[1:] == (2,)
     np.testing.assert_array_equal(got, oracle(seed), err_msg=f"{method} on {family} seed {seed}")
 
 
@@ -150,6 +150,7 @@ def test_contacts_are_the_filtered_candidates(method, family):
     rad[:1] = np.inf
     bp = make_broadphase(method).build(pos, rad)
     got = bp.contacts()
+    assert got.dtype == np.int32 and bp.candidate_pairs().dtype == np.int32
     assert_each_pair_once(got)
     assert bp.stats()["candidates"] >= int(np.sum(np.isfinite(rad[got]).all(axis=1)))
     want = filter_overlapping(bp.candidate_pairs(), pos, rad)
@@ -194,7 +195,7 @@ def test_empty_and_single(method):
         pos = np.zeros((n, 3)) + 3.0
         rad = np.ones(n)
         got = find_contacts(pos, rad, method=method)
-        assert got.shape == (0, 2) and got.dtype == np.int64
+        assert got.shape == (0, 2) and got.dtype == np.int32
 
 
 @pytest.mark.parametrize("method", METHODS)
@@ -263,6 +264,17 @@ def test_bad_input_is_a_clear_error(method):
         find_contacts(np.zeros((3, 2)), np.ones(3), method=method)
     with pytest.raises(BroadPhaseError, match="no_such_param"):
         make_broadphase(method, no_such_param=1)
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_more_rows_than_int32_pairs_hold_is_a_clear_error(method, monkeypatch):
+    """Pairs are int32: a structure refuses arrays of more than ``MAX_ROWS`` rows (here
+    lowered to 4) and ``canonical_pairs`` rows beyond it."""
+    monkeypatch.setattr(bpmod.base, "MAX_ROWS", 4)
+    with pytest.raises(BroadPhaseError, match="positions: 5 rows, more than 4"):
+        make_broadphase(method).build(np.zeros((5, 3)), np.ones(5))
+    with pytest.raises(BroadPhaseError, match="pairs: rows from 0 to 2147483648"):
+        canonical_pairs(np.array([[0, 2**31]]))
 
 
 def test_unknown_structure_is_a_clear_error():
