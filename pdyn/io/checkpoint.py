@@ -22,8 +22,10 @@ holds everything the run needs to continue:
   at the same steps as the uninterrupted run. ``force`` is the force at the end of the
   checkpoint step; it is restored, not recomputed, because damping forces were evaluated with
   the half-step velocity, which is gone (velocity Verlet, ``pdyn.dynamics.integrate``);
-* ``walls/{id, point, normal, quad_points, quads}``: the half-spaces (rebuilt from the box on
-  restart, kept here so ``pdyn info``/``render`` show the container);
+* ``walls/{id, point, normal}`` and every wall as triangles at the checkpoint's time,
+  ``walls/{vertices, triangles, triangle_wall}`` as in a snapshot (from format 8; before it a
+  quadrilateral a wall, ``quad_points``, ``quads``): pictures only — a restart rebuilds the
+  walls from the config — so ``pdyn info``/``render`` show the container;
 * attributes: ``step``, ``time``, ``dt`` (s), ``config`` (the run's configuration as JSON, its
   ``particles`` table left out: the arrays above replace it), the effective ``gravity`` and
   ``contact`` configuration (JSON: every field of the ``ContactConfig`` the run used, its
@@ -58,7 +60,8 @@ from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, agree, attempt, move_a
 from .runid import claim_folder
 from .schema import index_lattice, read_header, read_pdyn
 from .snapshot import PREFIX as SNAP_PREFIX
-from .snapshot import XDMF_NAME, common_attrs, owned_sorted, wall_arrays, write_series
+from .snapshot import (XDMF_NAME, common_attrs, owned_sorted, wall_surface_arrays,
+                       write_series)
 from .thermo import FILE_NAME as THERMO
 from .wallforces import FILE_NAME as WALL_FORCES
 from .wallforces import keep_series
@@ -130,7 +133,7 @@ def write_checkpoint(view, path: str | Path) -> Path:
         index_dims=lattice.dims,
     )
     ex = view.exchange
-    extra = wall_arrays(view)
+    extra = wall_surface_arrays(view)
     extra.update({f"exchange/{k}": v for k, v in ex.items() if isinstance(v, np.ndarray)})
     ragged = ragged_groups(store.selection(CHECKPOINTED))
     bounds = np.concatenate(([0], np.cumsum(count))).astype(np.int64)

@@ -47,7 +47,8 @@ CHECKPOINT = "pdyn-checkpoint"
 #: frictionless run has none); checkpoint 7: the contact history as records of any number
 #: per particle (``records/*``, ``index/history_count``) instead of 16 slots, and the attribute
 #: ``run_id`` (``pdyn.io.runid``), as snapshot 6; checkpoint 8: glued spheres' ``glued`` and
-#: ``anchor`` when the run has any (``pdyn.dynamics.glued``); snapshot 4:
+#: ``anchor`` when the run has any (``pdyn.dynamics.glued``), and the walls as triangles as
+#: snapshot 7 (instead of quadrilaterals); snapshot 4:
 #: ``particles/angular_velocity``; snapshot 5: the contact network ``contacts/*``; snapshot 7:
 #: every wall as triangles, ``walls/vertices``, ``walls/triangles``, ``walls/triangle_wall``,
 #: instead of quadrilaterals)

@@ -86,7 +86,11 @@ OPTIONAL = {"pdyn_version": text, "insertion": _table}
 ATTRIBUTES_SINCE = {"run_id": {SNAPSHOT: 6, CHECKPOINT: 7}}
 
 _WALLS = {"walls/id": ("i", ()), "walls/point": ("f", (3,)), "walls/normal": ("f", (3,)),
-          "walls/quad_points": ("f", (3,)), "walls/quads": ("i", (4,))}
+          "walls/quad_points": ("f", (3,)), "walls/quads": ("i", (4,)),
+          # every wall as triangles (pdyn.io.wallmesh): snapshots from version 7, checkpoints
+          # from 8; before them a quadrilateral a wall
+          "walls/vertices": ("f", (3,)), "walls/triangles": ("i", (3,)),
+          "walls/triangle_wall": ("i", ())}
 #: format -> dataset -> (dtype kinds, shape after the row count)
 DATASETS = {
     SNAPSHOT: dict({"particles/id": ("i", ()), "particles/position": ("f", (3,)),
@@ -96,10 +100,7 @@ DATASETS = {
                     "contacts/id": ("i", (2,)), "contacts/points": ("f", (3,)),
                     "contacts/lines": ("i", (2,)), "contacts/force": ("f", ()),
                     "contacts/normal_force": ("f", (3,)),
-                    "contacts/tangential_force": ("f", (3,)),
-                    # every wall as triangles (pdyn.io.wallmesh), from version 7
-                    "walls/vertices": ("f", (3,)), "walls/triangles": ("i", (3,)),
-                    "walls/triangle_wall": ("i", ())},
+                    "contacts/tangential_force": ("f", (3,))},
                    **_WALLS),
     CHECKPOINT: dict({(f"records/{k}" if f.counted_by else f"particles/{k}"):
                       (np.dtype(f.dtype).kind, f.shape)
@@ -126,13 +127,14 @@ FINITE = ("particles/position", "particles/velocity", "particles/pos", "particle
           "contacts/tangential_force")
 POSITIVE = ("particles/radius", "particles/mass")
 IDS = ("particles/id", "particles/gid")
-#: datasets a format holds from a version on (format, first version)
-SINCE = {"particles/angular_velocity": (SNAPSHOT, 4),
-         **{k: (SNAPSHOT, 5) for k in DATASETS[SNAPSHOT] if k.startswith("contacts/")},
-         **{f"walls/{k}": (SNAPSHOT, 7) for k in ("vertices", "triangles", "triangle_wall")},
-         **{f"particles/{k}": (CHECKPOINT, 8) for k in ("glued", "anchor")}}
-#: datasets a format holds before a version (format, the first version without it)
-UNTIL = {"walls/quad_points": (SNAPSHOT, 7), "walls/quads": (SNAPSHOT, 7)}
+#: datasets a format holds from a version on: name -> {format: first version}
+SINCE = {"particles/angular_velocity": {SNAPSHOT: 4},
+         **{k: {SNAPSHOT: 5} for k in DATASETS[SNAPSHOT] if k.startswith("contacts/")},
+         **{f"walls/{k}": {SNAPSHOT: 7, CHECKPOINT: 8}
+            for k in ("vertices", "triangles", "triangle_wall")},
+         **{f"particles/{k}": {CHECKPOINT: 8} for k in ("glued", "anchor")}}
+#: datasets a format holds before a version: name -> {format: the first version without it}
+UNTIL = {f"walls/{k}": {SNAPSHOT: 7, CHECKPOINT: 8} for k in ("quad_points", "quads")}
 #: checkpoint datasets of a feature of the store (``pdyn.particles.FIELDS``): from checkpoint
 #: version 6 on present only when the run had the feature, all of a feature or none
 FEATURE_DATASETS = {k: FIELDS[k.rsplit("/", 1)[1]].feature for k in DATASETS[CHECKPOINT]
@@ -167,8 +169,8 @@ def expected(fmt: str, version: int, features=None) -> dict:
     from version 6 on only the feature datasets of ``features`` (None: all)."""
     optional = fmt == CHECKPOINT and version >= FEATURES_OPTIONAL_SINCE and features is not None
     out = {k: v for k, v in DATASETS[fmt].items()
-           if (k not in SINCE or SINCE[k][0] != fmt or version >= SINCE[k][1])
-           and (k not in UNTIL or UNTIL[k][0] != fmt or version < UNTIL[k][1])
+           if version >= SINCE.get(k, {}).get(fmt, 0)
+           and version < UNTIL.get(k, {}).get(fmt, version + 1)
            and not (optional and k in FEATURE_DATASETS and FEATURE_DATASETS[k] not in features)}
     if fmt == CHECKPOINT and version < RAGGED_SINCE:  # the history in slots
         slotted = "records/history_key" in out

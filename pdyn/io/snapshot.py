@@ -44,7 +44,7 @@ import numpy as np
 from .hdf5 import SNAPSHOT, VERSIONS, OutputFileError, step_files, write_global
 from .runid import claim_folder
 from .schema import read_header, read_pdyn
-from ..walls import PLANE, WallSet
+from ..walls import WallSet
 from .wallmesh import wall_surfaces
 from .xdmf import write_xdmf
 
@@ -78,20 +78,6 @@ def wall_quads(points: np.ndarray, normals: np.ndarray, lo, hi) -> tuple[np.ndar
             corners = centre + h * np.array([-u - v, u - v, u + v, -u + v])
         pts[4 * w:4 * w + 4] = corners
     return pts, np.arange(4 * len(points), dtype=np.int64).reshape(-1, 4)
-
-
-def wall_arrays(view) -> dict:
-    """The walls' datasets of a checkpoint (``view``: an ``OutputView``): each wall as a
-    quadrilateral (a cylinder's collapsed onto its axis point)."""
-    store = view.store
-    w = store.walls
-    w = w[np.argsort(-store.gid[w], kind="stable")]  # wall ids -1, -2, ...
-    qp, q = wall_quads(store.pos[w], store.normal[w], view.box.lo, view.box.hi)
-    if view.wall_kinds is not None:  # a cylinder is no plane: its quad collapses to its point
-        cyl = np.flatnonzero(view.wall_kinds[:len(w)] != PLANE)
-        qp[(4 * cyl[:, None] + np.arange(4)).ravel()] = np.repeat(store.pos[w][cyl], 4, axis=0)
-    return {"walls/id": store.gid[w], "walls/point": store.pos[w], "walls/normal": store.normal[w],
-            "walls/quad_points": qp, "walls/quads": q}
 
 
 def wall_surface_arrays(view) -> dict:

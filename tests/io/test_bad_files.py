@@ -234,10 +234,11 @@ def test_snapshot_written_with_checksums(good):
 
 
 def as_slotted(src, dst, version=6, slots=16):
-    """A copy of the format-7 checkpoint ``src`` in the layout of ``version`` 5 or 6: the
-    contact history in ``slots`` slots per particle."""
+    """A copy of the current checkpoint ``src`` in the layout of ``version`` 5 or 6: the
+    contact history in ``slots`` slots per particle, the walls as quadrilaterals."""
     shutil.copy(src, dst)
     with h5py.File(dst, "r+") as f:
+        quads_for_triangles(f)
         gid, count = f["particles/gid"][()], f["particles/history_count"][()]
         keys, springs = f["records/history_key"][()], f["records/history_spring"][()]
         hkey = np.zeros((gid.size, slots), np.int64)
@@ -272,6 +273,19 @@ def test_older_slots_are_range_checked(tmp_path, good):
         _rewrite("particles/history_key", _at((row, 3), 7))(f)
     with pytest.raises(OutputFileError, match="slot 3 is not empty"):
         read_checkpoint(old)
+
+
+def quads_for_triangles(f) -> None:
+    """In the open file ``f``: the walls as a quadrilateral each (formats before snapshot 7
+    and checkpoint 8) instead of triangles."""
+    from pdyn.io.snapshot import wall_quads
+
+    qp, q = wall_quads(f["walls/point"][()], f["walls/normal"][()], f.attrs["box_lo"],
+                       f.attrs["box_hi"])
+    for k in ("vertices", "triangles", "triangle_wall"):
+        del f[f"walls/{k}"]
+    f.create_dataset("walls/quad_points", data=qp, fletcher32=True)
+    f.create_dataset("walls/quads", data=q, fletcher32=True)
 
 
 def older_snapshot(src: Path, path: Path, version: int) -> Path:
@@ -606,6 +620,7 @@ def test_checkpoint_before_run_ids_still_restarts(tmp_path, cli, good):
     with h5py.File(path, "r+") as f:
         f.attrs["version"] = 6
         del f.attrs["run_id"]
+        quads_for_triangles(f)
     code, out, err = cli(["run", "--restart", str(path), "--steps", "10", "--no-progress"])
     assert code == 0, err
     assert read_checkpoint(run / "checkpoints" / "ckpt_00000020.h5")["step"] == 20

@@ -90,9 +90,9 @@ def test_tubes_over_the_box_or_their_length_and_turned():
         assert (sign * np.einsum("ij,ij->i", areas(v, tk), radial) > 0).all()
 
 
-def drum_run(folder, steps=40):
+def drum_run(folder, steps=40, **output):
     """A sphere in a turning drum (axis x, periodic over 0.3 m) with a finite tube and a
-    plane rising at 0.1 m/s, snapshots every 20 steps."""
+    plane rising at 0.1 m/s, snapshots every 20 steps (``output``: more output fields)."""
     return Simulation(SimulationConfig(
         contact=ContactConfig(youngs_modulus=1e6, restitution=0.5, friction=0.3),
         box=BoxConfig(lo=(0.0, -0.2, -0.2), hi=(0.3, 0.2, 0.2),
@@ -105,7 +105,7 @@ def drum_run(folder, steps=40):
                {"type": "plane", "point": [0, 0, -0.15], "normal": [0, 0.6, 0.8],
                 "velocity": [0, 0, 0.1]}],
         gravity=(0.0, 0.0, -9.81), progress=False,
-        output=OutputConfig(folder=str(folder), snapshot_every=20)))
+        output=OutputConfig(folder=str(folder), snapshot_every=20, **output)))
 
 
 def assert_vtk_walls(folder, snaps):
@@ -147,6 +147,23 @@ def test_snapshot_walls_open_in_vtk(tmp_path):
         assert np.abs((w["vertices"][plane] - p) @ np.array([0, 0.6, 0.8])).max() < 1e-15
         assert len(w["triangles"]) == 4 * SEGMENTS + len(plane) - 2
     assert_vtk_walls(tmp_path, snaps)
+
+
+def test_checkpoint_walls_are_the_snapshot_triangles(tmp_path):
+    """A checkpoint (format 8) draws its walls as the snapshot of the same step does: the
+    drum as a tube of radius 0.1 m, not a quadrilateral collapsed to its point."""
+    import h5py
+
+    drum_run(tmp_path, checkpoint_every=20).run(20)
+    snap = read_snapshot(tmp_path / "snapshots" / "snap_00000020.h5")["walls"]
+    with h5py.File(tmp_path / "checkpoints" / "ckpt_00000020.h5") as f:
+        assert "walls/quads" not in f
+        ckpt = {k: f[f"walls/{k}"][()] for k in ("vertices", "triangles", "triangle_wall")}
+    for k, v in ckpt.items():
+        assert np.array_equal(v, snap[k]), k
+    drum = np.unique(ckpt["triangles"][ckpt["triangle_wall"] == -1])
+    assert np.hypot(ckpt["vertices"][drum, 1], ckpt["vertices"][drum, 2]) == \
+        pytest.approx(0.1, abs=1e-15)
 
 
 def test_format_6_snapshots_still_listed_read_and_rendered(tmp_path, capsys):
