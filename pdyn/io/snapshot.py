@@ -52,34 +52,6 @@ PREFIX = "snap"
 XDMF_NAME = "snapshots.xmf"
 
 
-def wall_quads(points: np.ndarray, normals: np.ndarray, lo, hi) -> tuple[np.ndarray, np.ndarray]:
-    """Each wall (point, normal) as a quadrilateral: the box face for axis-aligned walls, else a
-    square of the box diagonal centred on the box centre's projection. Returns (4W, 3) corner
-    points and (W, 4) int64 connectivity."""
-    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
-    pts = np.zeros((4 * len(points), 3))
-    for w in range(len(points)):  # a handful of walls, not a particle loop
-        n = np.asarray(normals[w], float)
-        a = int(np.argmax(np.abs(n)))
-        if np.count_nonzero(n) == 1:
-            b, c = (a + 1) % 3, (a + 2) % 3
-            corners = np.zeros((4, 3))
-            corners[:, a] = points[w][a]
-            corners[:, b] = [lo[b], hi[b], hi[b], lo[b]]
-            corners[:, c] = [lo[c], lo[c], hi[c], hi[c]]
-        else:
-            n = n / np.linalg.norm(n)
-            u = np.cross(n, np.eye(3)[(a + 1) % 3])
-            u /= np.linalg.norm(u)
-            v = np.cross(n, u)
-            centre = 0.5 * (lo + hi)
-            centre = centre - np.dot(centre - points[w], n) * n
-            h = 0.5 * np.linalg.norm(hi - lo)
-            corners = centre + h * np.array([-u - v, u - v, u + v, -u + v])
-        pts[4 * w:4 * w + 4] = corners
-    return pts, np.arange(4 * len(points), dtype=np.int64).reshape(-1, 4)
-
-
 def wall_surface_arrays(view) -> dict:
     """The walls' datasets of a snapshot (``view``: an ``OutputView``): id, point, normal and
     every wall as triangles at the snapshot's time (:func:`~pdyn.io.wallmesh.wall_surfaces`)."""

@@ -275,11 +275,38 @@ def test_older_slots_are_range_checked(tmp_path, good):
         read_checkpoint(old)
 
 
+def wall_quads(points: np.ndarray, normals: np.ndarray, lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """Each wall (point, normal) as a quadrilateral, as snapshots before format 7 and checkpoints
+    before format 8 held them: the box face for axis-aligned walls, else a
+    square of the box diagonal centred on the box centre's projection. Returns (4W, 3) corner
+    points and (W, 4) int64 connectivity."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    pts = np.zeros((4 * len(points), 3))
+    for w in range(len(points)):  # a handful of walls, not a particle loop
+        n = np.asarray(normals[w], float)
+        a = int(np.argmax(np.abs(n)))
+        if np.count_nonzero(n) == 1:
+            b, c = (a + 1) % 3, (a + 2) % 3
+            corners = np.zeros((4, 3))
+            corners[:, a] = points[w][a]
+            corners[:, b] = [lo[b], hi[b], hi[b], lo[b]]
+            corners[:, c] = [lo[c], lo[c], hi[c], hi[c]]
+        else:
+            n = n / np.linalg.norm(n)
+            u = np.cross(n, np.eye(3)[(a + 1) % 3])
+            u /= np.linalg.norm(u)
+            v = np.cross(n, u)
+            centre = 0.5 * (lo + hi)
+            centre = centre - np.dot(centre - points[w], n) * n
+            h = 0.5 * np.linalg.norm(hi - lo)
+            corners = centre + h * np.array([-u - v, u - v, u + v, -u + v])
+        pts[4 * w:4 * w + 4] = corners
+    return pts, np.arange(4 * len(points), dtype=np.int64).reshape(-1, 4)
+
+
 def quads_for_triangles(f) -> None:
     """In the open file ``f``: the walls as a quadrilateral each (formats before snapshot 7
     and checkpoint 8) instead of triangles."""
-    from pdyn.io.snapshot import wall_quads
-
     qp, q = wall_quads(f["walls/point"][()], f["walls/normal"][()], f.attrs["box_lo"],
                        f.attrs["box_hi"])
     for k in ("vertices", "triangles", "triangle_wall"):
@@ -291,8 +318,6 @@ def quads_for_triangles(f) -> None:
 def older_snapshot(src: Path, path: Path, version: int) -> Path:
     """A copy of the snapshot ``src`` at ``path`` in the layout of an older ``version``: no
     checksums (2), no angular velocity (before 4), the walls as quadrilaterals (before 7)."""
-    from pdyn.io.snapshot import wall_quads
-
     path.parent.mkdir(parents=True, exist_ok=True)
     with h5py.File(src) as f, h5py.File(path, "w") as g:
         for k, v in f.attrs.items():
