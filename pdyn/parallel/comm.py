@@ -2,8 +2,9 @@
 
 Only the operations pdyn uses: rank/size, reductions, (all)gather, scatter, barrier, abort,
 and point-to-point ``Irecv``/``Isend`` of numpy buffers with the neighbour ranks only, posted
-(:meth:`MPIComm.post`) and completed later (:meth:`MPIComm.wait`), so that other work — the
-step's reduction — goes on while they travel. *What* to send is
+(:meth:`MPIComm.post`; or made once and started every step, :meth:`MPIComm.persistent`) and
+completed later (:meth:`MPIComm.wait`), so that other work — the step's reduction — goes on
+while they travel. *What* to send is
 planned by the exchange (``pdyn.parallel.exchange``); a rank's messages to itself (periodic
 images) never go through MPI.
 """
@@ -49,6 +50,15 @@ class SerialComm:
         return []
 
     def wait(self, requests):
+        pass
+
+    def persistent(self, peers, send, recv, tag):
+        return []
+
+    def start(self, requests):
+        pass
+
+    def free(self, requests):
         pass
 
     def barrier(self):
@@ -122,8 +132,28 @@ class MPIComm:
                 + [c.Isend(send[p], dest=p, tag=tag) for p in peers])
 
     def wait(self, requests):
-        """Complete the requests of :meth:`post`."""
+        """Complete the requests of :meth:`post` (or those :meth:`start` started)."""
         self.mpi.Request.Waitall(requests)
+
+    def persistent(self, peers, send, recv, tag):
+        """The requests of :meth:`post` made once, to be started any number of times
+        (:meth:`start`, then :meth:`wait`) over the same buffers, until :meth:`free`
+        (``MPI_Recv_init``/``MPI_Send_init``)."""
+        c = self.comm
+        return ([c.Recv_init(recv[p], source=p, tag=tag) for p in peers]
+                + [c.Send_init(send[p], dest=p, tag=tag) for p in peers])
+
+    def start(self, requests):
+        """Start the requests of :meth:`persistent` (all inactive)."""
+        if requests:
+            self.mpi.Prequest.Startall(requests)
+
+    def free(self, requests):
+        """Release the requests of :meth:`persistent` (all inactive; nothing once MPI is
+        finalised)."""
+        if not self.mpi.Is_finalized():
+            for r in requests:
+                r.Free()
 
     def barrier(self):
         self.comm.Barrier()

@@ -67,6 +67,7 @@ from ..particles import (FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MI
                          Packing, ragged_groups)
 from .balance import imbalance
 from .ghosts import plan_ghosts
+from .update import GhostUpdate
 
 TAG_MIGRATE = 100
 TAG_CREATE = 200
@@ -246,7 +247,7 @@ class BlockExchange:
         self.plan = None
         self._targets = 0  # the last ghost plan's (a guess for the next)
         self.recv_handles: dict[int, np.ndarray] = {}
-        self._update = None  # the ghost update's send and receive buffers (reduce_max)
+        self._update = None  # the plan's GhostUpdate (reduce_max), made at its first step
         self._drift = 0.0  # a restart's displacement since the last rebuild (m)
         self._rebuild = True
         self._restored: dict | None = None  # a checkpoint's state(), used by distribute
@@ -419,6 +420,7 @@ class BlockExchange:
         for p, h in self.recv_handles.items():
             if len(h):
                 self.recv_handles[p] = old_to_new[h]
+        self._drop_update()  # it keeps handles
 
     # ------------------------------------------------------------------ migrate
     def migrate(self, rebuild: bool, dt: float) -> StoreChanges:
@@ -444,8 +446,14 @@ class BlockExchange:
         self.store.remove(ghosts)
         self.recv_handles = {}
         self.plan = None
-        self._update = None
+        self._drop_update()
         return ghosts
+
+    def _drop_update(self) -> None:
+        """Release the plan's ghost update (made again from the plan when next needed)."""
+        if self._update is not None:
+            self._update.free()
+            self._update = None
 
     def _migrate_owned(self, owned, dt) -> tuple[np.ndarray, np.ndarray]:
         """Send the owned particles whose block belongs to another rank there; returns the
@@ -533,25 +541,15 @@ class BlockExchange:
         if self._rebuild or self.plan is None:
             return self.comm.allreduce_max(values)
         t0 = time.perf_counter()
-        store, plan, packing = self.store, self.plan, self.ghost_state
-        send, recv = self._update
-        requests = []
-        for p in self.peers:
-            packing.pack(store, *plan.part(p), plan.shifts, out=send[p])
-        for a in (0, 1):  # the float and the integer matrix (each if the selection has one)
-            if (packing.width_f, packing.width_i)[a]:
-                requests += self.comm.post(self.peers, {p: send[p][a] for p in self.peers},
-                                           {p: recv[p][a] for p in self.peers},
-                                           TAG_UPDATE + 10 * a)
-                self.bytes_sent += sum(send[p][a].nbytes for p in self.peers)
-                self.messages_sent += len(self.peers)
-        # periodic images of this rank's own particles: no message, done while the rest travels
-        src, sidx = plan.part(self.rank)
-        packing.copy(store, src, self.recv_handles[self.rank], sidx, plan.shifts)
+        update = self._update
+        if update is None:  # the first step of a plan (or after a remap)
+            update = self._update = GhostUpdate(self.comm, self.plan, self.recv_handles,
+                                                self.peers, self.ghost_state, TAG_UPDATE)
+        update.start(self.store)  # the periodic images of this rank's own particles meanwhile
         out = self.comm.allreduce_max(values)
-        self.comm.wait(requests)
-        for p in self.peers:
-            packing.write(store, self.recv_handles[p], *recv[p])
+        update.finish(self.store)
+        self.bytes_sent += update.bytes
+        self.messages_sent += update.messages
         self.comm_seconds += time.perf_counter() - t0
         return out
 
@@ -588,10 +586,6 @@ class BlockExchange:
         for p in self.peers + [self.rank]:
             self.recv_handles[p] = (store.add(**packing.fields(*recv[p]), flags=GHOST)
                                     if len(recv[p][0]) else _none())
-        # the ghost update's buffers, one pair per neighbour rank, until the next plan
-        update = self.ghost_state
-        self._update = ({p: update.empty(len(plan.part(p)[0])) for p in self.peers},
-                        {p: update.empty(len(recv[p][0])) for p in self.peers})
         return np.concatenate([self.recv_handles[p] for p in self.peers + [self.rank]])
 
     # ------------------------------------------------------------------ load

@@ -236,6 +236,27 @@ def test_one_rank_state_is_a_subset(comm):
     assert not np.intersect1d(g, ghosts).size
 
 
+def test_ghost_update_is_made_once_per_plan_and_freed_with_it(comm):
+    """Between rebuilds every step starts the same ghost update (persistent requests, one
+    receive and one send per neighbour rank, over buffers made once); a rebuild drops it with
+    its plan and frees its requests, and the next plan makes its own."""
+    cfg = dense_polydisperse(BOUNDARIES["periodic"], n=300, speed=3.0, dt=2e-3)
+    sim = Simulation(cfg, comm=comm)
+    updates = []
+    for _ in range(80):
+        rebuilds = sim.rebuilds
+        sim.step()
+        u = sim.exchange._update
+        if sim.rebuilds > rebuilds:
+            assert u is None  # dropped with its plan; made at the plan's first step
+            continue
+        assert len(u.requests) == 2 * len(sim.exchange.peers)
+        if not updates or updates[-1] is not u:
+            updates.append(u)
+    assert len(updates) > 2
+    assert not any(u.free.alive for u in updates[:-1]) and updates[-1].free.alive
+
+
 def test_reordering_keeps_ghost_plan_valid(comm):
     """``Simulation._reorder`` permutes the store between migrate and ghosts; the exchange
     remaps the handles it keeps, so frequent reordering changes no bit of the result."""
