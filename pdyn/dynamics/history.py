@@ -37,6 +37,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
+from ..heap import release_free
 from ..particles import entry_key, partner_key  # noqa: F401 (re-exported)
 
 #: the store's count field of the history records (``pdyn.particles.FIELDS``)
@@ -98,8 +99,9 @@ def _load_entries(rows, start, partner, facet, gid, count, first, keys, springs,
 def _buffers(n: int) -> tuple:
     """One buffer: ``n`` list entries (int32: entries index the lists' int32 partners),
     springs (m, (n, 3)) and whether each contact slid (uint8: a hint for the next pass,
-    ``pdyn.dynamics.friction.tangential_force``; not saved)."""
-    return np.zeros(n, np.int32), np.zeros((n, 3)), np.zeros(n, np.uint8)
+    ``pdyn.dynamics.friction.tangential_force``; not saved). Uninitialised: a pass reads only
+    the entries written before (so the pages of the headroom stay untouched until used)."""
+    return np.empty(n, np.int32), np.empty((n, 3)), np.empty(n, np.uint8)
 
 
 #: a buffer a pass writes holds last step's contacts and an eighth more (so a pass that finds
@@ -142,6 +144,7 @@ class ContactHistory:
         if self._buffers[1][0].shape[0] < n + n // HEADROOM:
             self._buffers[1] = _buffers(0)
             self._buffers[1] = _buffers(max(64, n + n // GROWTH))
+            release_free()  # the old buffer's pages (``pdyn.heap``)
 
     def next_buffer(self) -> tuple:
         """The buffer the next pass writes (entries, springs, slid)."""
@@ -204,6 +207,7 @@ class ContactHistory:
                                    pools["history_spring"], entry, spring)
         slid[:self.count] = 0  # not kept in the records: a hint only
         store.clear_records(COUNT)
+        release_free()  # the records' pages and the rebuild's temporaries (``pdyn.heap``)
         self.saved = False
         self._follows = (lists, lists.builds)
 
