@@ -8,9 +8,9 @@ on top of the arrays it holds. ``malloc_trim(0)`` returns every whole free page 
 the system (the heap's layout and the threshold are unchanged; a page used again is a fresh
 page then: a page fault). pdyn calls it where large blocks were just freed and rarely: when
 the contact history's buffers grow and when it has been loaded from the particles' records
-(``pdyn.dynamics.history``). On the dense frictional gas of ``benchmarks/memory.py`` that lowers
-the peak by about 40 bytes a sphere (of ~550) for ~0.1 % of the CPU time in the calls and
-~1 800 page faults a rebuild. Elsewhere (no glibc ``malloc_trim``) nothing is done.
+(``pdyn.dynamics.history``), so that the peak resident memory of a frictional run counts the
+arrays it holds, not the heap's freed fragments. Elsewhere (no glibc ``malloc_trim``) nothing
+is done.
 """
 
 from __future__ import annotations
