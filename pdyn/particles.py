@@ -645,6 +645,45 @@ def _move_fields(srcs, src_rows, src_cols, dsts, dst_rows, dst_cols, widths, shi
                 dst[j, b], dst[j, b + 1], dst[j, b + 2] = x0, x1, x2
 
 
+NO_SHIFT_INDEX, NO_SHIFTS = np.zeros(0, np.int64), np.zeros((0, 3))  # no field shifted
+
+
+@njit(**JIT)
+def _move_triples(srcs, src_rows, src_cols, dsts, dst_rows, dst_cols, n_fields, shifted, sidx,
+                  shifts):
+    """:func:`_move_fields` for one to three float fields of three columns each (what travels
+    every step: position, velocity, spin), ``srcs`` and ``dsts`` padded to three, ``sidx`` and
+    ``shifts`` arrays even when no field is ``shifted`` (−1): each field moved by its own
+    statements, no tuple indexed and no array handed to a function at run time."""
+    src0, src1, src2 = srcs
+    dst0, dst1, dst2 = dsts
+    # unsigned: numba then omits its negative-index wraparound from every access
+    a0, b0 = np.uint64(src_cols[0]), np.uint64(dst_cols[0])
+    a1, b1 = np.uint64(src_cols[1 % n_fields]), np.uint64(dst_cols[1 % n_fields])
+    a2, b2 = np.uint64(src_cols[2 % n_fields]), np.uint64(dst_cols[2 % n_fields])
+    one, two = np.uint64(1), np.uint64(2)
+    for t in range(np.uint64(src0.shape[0] if src_rows is None else src_rows.shape[0])):
+        i = t if src_rows is None else np.uint64(src_rows[t])
+        j = t if dst_rows is None else np.uint64(dst_rows[t])
+        x0, x1, x2 = src0[i, a0], src0[i, a0 + one], src0[i, a0 + two]
+        if shifted == 0:
+            s = np.uint64(sidx[t])
+            x0, x1, x2 = x0 + shifts[s, 0], x1 + shifts[s, 1], x2 + shifts[s, 2]
+        dst0[j, b0], dst0[j, b0 + one], dst0[j, b0 + two] = x0, x1, x2
+        if n_fields > 1:
+            x0, x1, x2 = src1[i, a1], src1[i, a1 + one], src1[i, a1 + two]
+            if shifted == 1:
+                s = np.uint64(sidx[t])
+                x0, x1, x2 = x0 + shifts[s, 0], x1 + shifts[s, 1], x2 + shifts[s, 2]
+            dst1[j, b1], dst1[j, b1 + one], dst1[j, b1 + two] = x0, x1, x2
+        if n_fields > 2:
+            x0, x1, x2 = src2[i, a2], src2[i, a2 + one], src2[i, a2 + two]
+            if shifted == 2:
+                s = np.uint64(sidx[t])
+                x0, x1, x2 = x0 + shifts[s, 0], x1 + shifts[s, 1], x2 + shifts[s, 2]
+            dst2[j, b2], dst2[j, b2 + one], dst2[j, b2 + two] = x0, x1, x2
+
+
 class Packing:
     """The columns of a selection of ``FIELDS`` as one message: a float64 ``(n, width_f)`` and
     an int64 ``(n, width_i)`` matrix of the particles, and for ragged fields a float64
@@ -654,8 +693,9 @@ class Packing:
     ``pack`` gathers rows of the store (adding a periodic shift to ``SHIFTED`` when asked),
     ``fields`` views received matrices as named arrays (for ``store.add``), ``write``
     scatters them into existing rows, ``copy`` moves rows within the store (a rank's images of
-    its own particles: no message). Two kernels move the particles' columns:
-    :func:`_move_fields` the float fields together, :func:`_move_rows` each integer field.
+    its own particles: no message). Kernels move the particles' columns: :func:`_move_fields`
+    the float fields together (:func:`_move_triples` when they are one to three fields of three
+    columns: the ghost update), :func:`_move_rows` each integer field.
     """
 
     def __init__(self, names):
@@ -687,6 +727,9 @@ class Packing:
         self._float_widths = np.array([c.stop - c.start for _, c in self._floats], np.int64)
         names = [name for name, _ in self._floats]
         self._shift_at = names.index(SHIFTED) if SHIFTED in names else -1
+        # one to three float fields of three columns (those that travel every step):
+        # :func:`_move_triples`
+        self._triples = 0 < len(self._floats) <= 3 and all(self._float_widths == 3)
 
     def _store_floats(self, store) -> tuple:
         return tuple([_rows(store, name) for name, _ in self._floats])
@@ -717,9 +760,8 @@ class Packing:
             _move_rows(_rows(store, name), handles, 0, ints, None, cols.start,
                        cols.stop - cols.start)
         if self._floats:
-            _move_fields(self._store_floats(store), handles, self._store_cols,
-                         self._message(floats), None, self._float_cols, self._float_widths,
-                         *self._shifted(sidx, shifts))
+            self._move(self._store_floats(store), handles, self._store_cols,
+                       self._message(floats), None, self._float_cols, sidx, shifts)
         records = self._pack_records(store, handles)
         return floats, ints, records[False], records[True]
 
@@ -751,8 +793,8 @@ class Packing:
             _move_rows(ibuf, None, cols.start, _rows(store, name), handles, 0,
                        cols.stop - cols.start)
         if self._floats:
-            _move_fields(self._message(fbuf), None, self._float_cols, self._store_floats(store),
-                         handles, self._store_cols, self._float_widths, -1, None, None)
+            self._move(self._message(fbuf), None, self._float_cols, self._store_floats(store),
+                       handles, self._store_cols)
 
     def copy(self, store, src, dst, sidx=None, shifts=None) -> None:
         """Rows ``src`` of the selected fields into rows ``dst`` of the same store (no ragged
@@ -764,8 +806,23 @@ class Packing:
             _move_rows(field, src, 0, field, dst, 0, cols.stop - cols.start)
         if self._floats:
             fields = self._store_floats(store)
-            _move_fields(fields, src, self._store_cols, fields, dst, self._store_cols,
-                         self._float_widths, *self._shifted(sidx, shifts))
+            self._move(fields, src, self._store_cols, fields, dst, self._store_cols, sidx,
+                       shifts)
+
+    def _move(self, srcs, src_rows, src_cols, dsts, dst_rows, dst_cols, sidx=None,
+              shifts=None) -> None:
+        """Move the float fields (:func:`_move_fields`, or :func:`_move_triples` where it
+        applies), with ``sidx`` the image ``pos + shifts[sidx]``."""
+        if not self._triples:
+            _move_fields(srcs, src_rows, src_cols, dsts, dst_rows, dst_cols, self._float_widths,
+                         *self._shifted(sidx, shifts))
+            return
+        shifted, sidx, shifts = self._shifted(sidx, shifts)
+        pad = 3 - len(srcs)
+        _move_triples(srcs + srcs[:1] * pad, src_rows, src_cols, dsts + dsts[:1] * pad,
+                      dst_rows, dst_cols, len(srcs), shifted,
+                      NO_SHIFT_INDEX if sidx is None else sidx,
+                      NO_SHIFTS if shifts is None else shifts)
 
 
 def _rows(store, name) -> np.ndarray:

@@ -4,7 +4,10 @@ integrate (kick–drift) → reduction with the ghost update → migrate → [ba
 [ghosts] → [broad phase → neighbour lists] → contacts → integrate (kick) → writers. Velocity
 Verlet ([Verlet1967]) with the first half-kick and the drift opening the step, so the forces
 held at the end of a step belong to its positions
-(what a snapshot or checkpoint needs). One schedule paces the expensive work: the drift reports
+(what a snapshot or checkpoint needs); between the steps of one ``run()``, where nothing reads
+the velocities, a step's closing half-kick is done in the next step's kick–drift walk
+(``pdyn.dynamics.integrate``: the same bits), unless writers are due or the run stops or ends.
+One schedule paces the expensive work: the drift reports
 each particle's displacement since the last rebuild, one reduction takes the largest (while
 the ghosts' state travels: one wait for the slower rank a step), and when
 it exceeds half the skin (``NeighbourList.due``) the step *rebuilds* — the exchange migrates
@@ -434,10 +437,13 @@ class Simulation:
         f = self.store.flags
         return np.flatnonzero(((f & OWNED) != 0) & ((f & (INFINITE | FIXED)) == 0))
 
-    def step(self) -> None:
+    def step(self, close: bool = True) -> None:
         """Advance one time step ``dt``: kick–drift, the reduction with the ghost update, the
         schedule's decisions (translating walls to their new place), exchange, [ghosts],
-        [lists], contacts, kick, writers."""
+        [lists], contacts, kick, writers. ``close=False`` may leave the closing half-kick to
+        the next step's kick–drift (``pdyn.dynamics.integrate``: the same bits), as
+        :meth:`run` does between its steps; the velocities are then the half-step ones until
+        that step. Not when writers are due or the run stops."""
         store, t, half, lists = self.store, self.timers, 0.5 * self.dt, self.neighbours
         with t("integrate"):
             moved = self._kick_drift(half)
@@ -456,8 +462,11 @@ class Simulation:
             self._forces(record=bool(do.needs & CONTACT_FORCES))
         with t("output"):
             self._capture(do.needs)
-        with t("integrate"):
-            kick(store.vel, store.force, store.mass, lists.rows, half, *self._spin())
+        if close or do.writers or self.stop_signal:
+            with t("integrate"):
+                kick(store.vel, store.force, store.mass, lists.rows, half, *self._spin())
+        else:
+            self._kick_owed = True
         self.step_index += 1
         self.time = self.step_index * self.dt
         if do.writers:
@@ -467,12 +476,22 @@ class Simulation:
                 for w in do.writers:
                     w(view)
 
+    def close_step(self) -> None:
+        """The closing half-kick of the last step, if it left it to the next (:meth:`step`):
+        the velocities are then the full-step ones."""
+        if self._kick_owed:
+            store = self.store
+            kick(store.vel, store.force, store.mass, self.neighbours.rows, 0.5 * self.dt,
+                 *self._spin())
+            self._kick_owed = False
+
     def _kick_drift(self, half: float) -> np.ndarray:
-        """The first half-kick and the drift: this rank's part of the step's reduction
-        (:class:`Reduction`)."""
+        """The first half-kick (after the step before's closing one, if left to it) and the
+        drift: this rank's part of the step's reduction (:class:`Reduction`)."""
         store, lists = self.store, self.neighbours
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
-                           lists.rows, half, self.dt, *self._spin())
+                           lists.rows, half, self.dt, *self._spin(), 2 if self._kick_owed else 1)
+        self._kick_owed = False
         if self._glued.size:
             moved = np.maximum(moved, self._place_glued(self.step_index + 1))
         mine = self._reduce_buffer
@@ -551,14 +570,15 @@ class Simulation:
         done = False
         try:
             with StopRequest() as self._stop:  # a signal stops at the end of a step
-                for _ in range(steps):
-                    self.step()
+                for k in range(steps):
+                    self.step(close=k == steps - 1)
                     if bar is not None:
                         bar.update(1)
                     if self.stop_signal:
                         raise self._stopped()
             done = True
         finally:
+            self.close_step()  # (a step that raised left none)
             self._stop = None
             if bar is not None:
                 bar.leave = done  # after an error the bar is erased: the error is the last line
@@ -727,6 +747,7 @@ def _frame(sim, config, comm, scene, restart) -> None:
     sim.restarted_from = restart.path if restart else None
     sim._stop = None  # the signals' flag while run() runs (pdyn.interrupt)
     sim.stop_signal = 0  # the signal every rank agreed to stop on (0: none)
+    sim._kick_owed = False  # the last step left its closing half-kick to the next
     sim.timers = PhaseTimers()
     sim.n_contacts = 0
     sim.elastic_energy = 0.0

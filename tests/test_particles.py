@@ -296,7 +296,7 @@ def test_packing_into_given_buffers_and_one_kernel_for_any_row_count():
     packed = update.pack(s, h[:3], out=buffers)
     assert packed[0] is buffers[0] and packed[1] is buffers[1]
     np.testing.assert_array_equal(buffers[0][:, :3], s.pos[h[:3]])
-    kernels = (particles._move_rows, particles._move_fields)
+    kernels = (particles._move_rows, particles._move_fields, particles._move_triples)
     if not hasattr(kernels[0], "signatures"):  # NUMBA_DISABLE_JIT: plain functions
         return
     p.pack(s, h[:0])
@@ -307,6 +307,31 @@ def test_packing_into_given_buffers_and_one_kernel_for_any_row_count():
     update.write(s, h[:1], *update.pack(s, h[1:2]))
     update.write(s, h[:2], *update.pack(s, h[4:6]))
     assert [len(k.signatures) for k in kernels] == before
+
+
+@pytest.mark.parametrize("features", [FEATURES, (GLUED,)])
+def test_three_column_fields_move_as_the_generic_kernel_moves_them(features):
+    """The ghost update's fields (position, velocity, with rotation spin: three columns each)
+    go through their own kernel; pack (shifted or not), write and copy give the bits of the
+    generic one."""
+    s, h = _store(n=9, features=features)
+    shifts = np.array([[0.0, 0.0, 0.0], [-5.0, 0.25, 0.0], [0.0, 0.0, 3.0]])
+    sidx = np.array([2, 0, 1, 1])
+    fast, generic = Packing(s.selection(GHOST_UPDATE)), Packing(s.selection(GHOST_UPDATE))
+    assert fast._triples
+    generic._triples = False
+    for shift in ((None, None), (sidx, shifts)):
+        a, b = fast.pack(s, h[:4], *shift), generic.pack(s, h[:4], *shift)
+        np.testing.assert_array_equal(a[0], b[0])
+        assert a[0].shape[1] == (9 if features == FEATURES else 6)
+    copies = []
+    for p in (fast, generic):
+        t, _ = _store(n=9, features=features)
+        p.write(t, h[4:8], *p.pack(s, h[:4], sidx, shifts))
+        p.copy(t, h[:3], h[5:8], sidx[:3], shifts)
+        copies.append(_rows(t, h))
+    for name in copies[0]:
+        _same(copies[0][name], copies[1][name], name)
 
 
 def test_a_new_field_is_one_schema_line(monkeypatch):
