@@ -47,10 +47,15 @@ places of the old and new spring, per pair handed over) are read once, in the sa
 wait in a few reused slots (a stack of free ones), as memory order keeps a pair's rows near,
 and a pair that finds every slot taken is evaluated in both rows.
 
-Handing over pays per contact and costs per list entry (each reads its link, whose sign the
-processor cannot predict), so each build of the lists chooses (:data:`HAND_OVER_FROM`, from
-the share of entries that touched in the pass before): where few entries touch — a loose gas
-— every row evaluates all its pairs and the kernels, given no links, hold no hand-over code.
+Handing over pays per contact and costs per list entry (each reads its link), so each build
+of the lists chooses (:data:`HAND_OVER_FROM`, from the share of entries that touched in the
+pass before, and the law): where few entries touch — a loose gas — or a contact costs less
+than its hand-over (the frictionless linear law) every row evaluates all its pairs and the
+kernels, given no links, hold no hand-over code. Without rotation, where many entries touch
+(:data:`GATHER_FROM`), a row first gathers the entries it has work with — those that touch
+or were posted —, without a branch, then works on those alone: where about half the entries
+touch, whether one does is as good as random to the processor, and a branch on it stalls
+the pass at each wrong guess.
 ``benchmarks/pairs_once.py`` measures one way against the other (one process, the two stepped
 alternately, both checked bit for bit).
 
@@ -145,15 +150,25 @@ SLOTS_PER_ROW = 0.125
 MIN_SLOTS = 4096
 
 #: pairs of two rows are handed over (evaluated once) on lists built after a pass in which at
-#: least this share of the list entries touched (2 × contacts / entries), without rotation
-#: and with it; below, each row evaluates all its pairs, reading no links — the same bits
-#: either way. Handing over costs per entry (a link read whose sign the processor cannot
-#: predict) and saves per contact (an evaluation). Measured in one process, alternating
-#: chunks (``benchmarks/pairs_once.py`` and its like, 50 653 spheres unless said), the time of
-#: handing over against not: frictionless, the dilute gas (~0.1 of the entries touch) 1.13,
-#: the dense gas while 0.47 to 0.2 touch 1.0, the settled Hertz bed (8 000 spheres, ~0.5)
-#: 0.61-0.69; with friction, the dilute gas 1.065, the dense gas (0.26-0.47) 0.84-0.88.
-HAND_OVER_FROM = {False: 0.25, True: 0.15}
+#: least this share of the list entries touched (2 × contacts / entries), by (rotation?, law);
+#: below, each row evaluates all its pairs, reading no links — the same bits either way.
+#: Handing over costs per entry (a link read) and per pair handed over (its slot), and saves
+#: an evaluation per contact. Measured in one process, alternating chunks
+#: (``benchmarks/pairs_once.py`` and its like), the time of handing over against not:
+#: frictionless, the dense linear gas (50 653 spheres, ~0.45 of the entries touch) 1.14, the
+#: settled Hertz bed (8 000 and 40 000 spheres, ~0.5) 0.76-0.81 — a linear contact costs
+#: less than its hand-over, a Hertz contact more —; with friction, the dilute gas 1.065, the
+#: dense gas (0.26-0.47) 0.84-0.88.
+HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
+                  (True, "linear"): 0.15, (True, "hertz"): 0.15}
+
+
+#: without rotation, a row gathers its entries with work first (:func:`_pass`) on lists built
+#: after a pass in which at least this share of the entries touched. Measured, gathering
+#: against not: the dense linear gas (~0.45 touch; no hand-over against it) 0.73x the pass's
+#: time, the settled Hertz bed (~0.5, handing over) 0.92x the step's, the dilute gas (~0.09)
+#: 0.99-1.03x the pass's.
+GATHER_FROM = 0.2
 
 
 @njit(**JIT)
@@ -184,14 +199,16 @@ def _links(rows, start, split, partner, row_of, link):
 # the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
 def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, mass, gid, normal,
-          walls, force, done, done_at, mesh):
+          walls, force, done, done_at, todo, mesh):
     """The contact loop without rotation (module docstring): sets ``force`` of every row's
     sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
     share, their elastic energy). ``link`` says which row evaluates each pair (:func:`_links`;
     left as found); ``done`` (slots × ≥ 4: the force on the second row and its half of the
     energy) and the stack of free slots in ``done_at[:, 2]`` (left a permutation of them) carry
-    the results of the pairs handed over, as in :func:`_pass_rotating`. ``mesh``: the step's
-    mesh state (:func:`mesh_state`), or None without meshes (``pdyn.walls.entry_contact``)."""
+    the results of the pairs handed over, as in :func:`_pass_rotating`; ``todo``: scratch for
+    as many entries as the longest row has spheres, to gather each row's entries with work
+    first (the module docstring), or None. ``mesh``: the step's mesh
+    state (:func:`mesh_state`), or None without meshes (``pdyn.walls.entry_contact``)."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     energy = 0.0
     n_contacts = 0
@@ -203,7 +220,27 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
         fx = 0.0
         fy = 0.0
         fz = 0.0
-        for u in range(np.uint64(start[t]), np.uint64(split[t])):
+        first = np.uint64(start[t])
+        n_todo = np.uint64(split[t]) - first  # without todo: every sphere entry
+        if todo is not None:
+            # the row's sphere entries with work, in list order: with links those to evaluate
+            # here that touch and those whose result j's row posted, else those that touch;
+            # without a branch (every entry stored, those with work counted)
+            n_todo = np.uint64(0)
+            for u in range(first, np.uint64(split[t])):
+                j = np.uint64(partner[u])
+                dx = pos[j, 0] - xi
+                dy = pos[j, 1] - yi
+                dz = pos[j, 2] - zi
+                s = ri + rad[j]
+                keep = dx * dx + dy * dy + dz * dz <= s * s  # the shared exact predicate
+                if link is not None:
+                    w = link[u]
+                    keep = (w < -1) | ((w >= 0) & keep)
+                todo[n_todo] = u
+                n_todo += np.uint64(keep)
+        for b in range(n_todo):
+            u = first + b if todo is None else np.uint64(todo[b])
             w = np.int64(u)  # (no links: every pair evaluated in each of its rows)
             if link is not None:
                 w = link[u]
@@ -666,6 +703,7 @@ class ContactModel:
         self._links_of = None  # (the lists, their build number) of those
         self._hand_over = None  # hand_over
         self._touching = 1.0  # the share of list entries that touched in the last pass
+        self._todo, self._row_of, self._gather = np.zeros(0, np.int64), None, True
         self._done = np.zeros((0, 6))  # the slots of results that later rows take over
         self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
         self._n_slots = 0  # the slots the last pass had
@@ -744,7 +782,7 @@ class ContactModel:
             n, e = _pass(self.parameters, dt, gravity, lists.rows, lists.start, lists.split,
                          lists.partner, link, store.pos, store.vel, store.radius, store.mass,
                          store.gid, store.normal, walls, store.force, done, done_at,
-                         self.mesh_state(store, lists))
+                         self._row_scratch(lists), self.mesh_state(store, lists))
             self._touched(lists, n)
             return n, e
         mesh = self.mesh_state(store, lists)
@@ -802,7 +840,7 @@ class ContactModel:
         if self._links_of != (lists, lists.builds):
             once = self.hand_over
             if once is None:  # from the pass before (the same bits either way)
-                once = self._touching >= HAND_OVER_FROM[self.rotating]
+                once = self._touching >= HAND_OVER_FROM[self.rotating, self.law]
             self._link = np.zeros(0, np.int32)
             if once:
                 self._link = np.empty(lists.entries(), np.int32)
@@ -812,6 +850,18 @@ class ContactModel:
                 del row_of
             self._links_of = (lists, lists.builds)
         return self._link if self._link.shape[0] else None
+
+    def _row_scratch(self, lists) -> np.ndarray | None:
+        """Scratch for the sphere entries of the longest row of ``lists`` (kept from pass to
+        pass, grown when too small) where :func:`_pass` gathers each row's entries with work
+        first (:data:`GATHER_FROM`, decided once per build of the lists), else None."""
+        if self._row_of != (lists, lists.builds):
+            self._gather = self._touching >= GATHER_FROM
+            n = int(np.max(lists.split - lists.start[:-1])) if lists.rows.shape[0] else 0
+            if self._gather and self._todo.shape[0] < n:
+                self._todo = np.empty(n + n // 4, np.int64)
+            self._row_of = (lists, lists.builds)
+        return self._todo if self._gather else None
 
     def _touched(self, lists, contacts: int) -> None:
         """Keep the share of list entries that touched in this pass (2 × ``contacts`` /

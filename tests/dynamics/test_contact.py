@@ -162,12 +162,15 @@ def test_frictionless_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypat
     positions, velocities and forces, the contact count and the elastic energy of every step
     are those of every pair evaluated from both sides, bit for bit (damped contacts, periodic,
     reordered); so they are when the results wait in so few ``slots`` that most pairs find
-    theirs taken and are evaluated in both rows."""
+    theirs taken and are evaluated in both rows. The first run's rows gather their entries with
+    work first, the second's do not (``contact.GATHER_FROM``)."""
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, reorder_every=20)
     if slots is not None:
         monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
         monkeypatch.setattr(contact, "MIN_SLOTS", slots)
-    monkeypatch.setattr(contact, "HAND_OVER_FROM", {False: 0.0, True: 0.0})  # always
+    monkeypatch.setattr(contact, "HAND_OVER_FROM",
+                        dict.fromkeys(contact.HAND_OVER_FROM, 0.0))  # always
+    monkeypatch.setattr(contact, "GATHER_FROM", 0.0)
     once = Simulation(cfg)
     handed, sums = 0, []
     for _ in range(150):
@@ -176,14 +179,29 @@ def test_frictionless_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypat
         handed += int((link > np.arange(link.size)).sum())
         sums.append((once.n_contacts, once.elastic_energy))
     assert once.rebuilds > 5 and handed > 150 * 100
-    monkeypatch.setattr(contact, "HAND_OVER_FROM", {False: math.inf, True: math.inf})  # never
+    monkeypatch.setattr(contact, "HAND_OVER_FROM",
+                        dict.fromkeys(contact.HAND_OVER_FROM, math.inf))  # never
+    monkeypatch.setattr(contact, "GATHER_FROM", math.inf)
     both = Simulation(cfg)
     for step in range(150):
         both.step()
         assert (both.n_contacts, both.elastic_energy) == sums[step]
-    assert both.contact._link.size == 0
+    assert both.contact._link.size == 0 and not both.contact._gather
     assert sum(n for n, _ in sums) > 150 * 100
     fields = ("pos", "vel", "force")
     x, y = gather_fields(once, fields), gather_fields(both, fields)
     for name, u, v in zip(("gid",) + fields, x, y):
         assert np.array_equal(u, v), name
+
+
+@pytest.mark.parametrize("law", ["linear", "hertz"])
+def test_frictionless_pairs_are_handed_over_where_it_pays(law):
+    """By default a dense frictionless packing hands its pairs over with the Hertz law, whose
+    contact costs more than its hand-over, and not with the linear law
+    (``contact.HAND_OVER_FROM``)."""
+    sim = Simulation(dense_polydisperse(("periodic",) * 3, n=300, law=law))
+    model = sim.contact
+    for touching, hertz_links in ((0.5, True), (0.2, False)):  # half the entries touch: dense
+        model._touching, model._links_of = touching, None
+        link = model._links(sim.store, sim.neighbours)
+        assert (link is not None) == (law == "hertz" and hertz_links)

@@ -244,7 +244,8 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
     if slots is not None:
         monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
         monkeypatch.setattr(contact, "MIN_SLOTS", slots)
-    monkeypatch.setattr(contact, "HAND_OVER_FROM", {False: 0.0, True: 0.0})  # always
+    monkeypatch.setattr(contact, "HAND_OVER_FROM",
+                        dict.fromkeys(contact.HAND_OVER_FROM, 0.0))  # always
     once = Simulation(cfg)
     handed = unlinked = 0
     for _ in range(150):
@@ -256,7 +257,8 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
         unlinked += link.size == 0
     assert once.rebuilds > 5 and handed > 150 * (40 if switch else 100)
     assert (unlinked > 30) == switch
-    monkeypatch.setattr(contact, "HAND_OVER_FROM", {False: math.inf, True: math.inf})  # never
+    monkeypatch.setattr(contact, "HAND_OVER_FROM",
+                        dict.fromkeys(contact.HAND_OVER_FROM, math.inf))  # never
     both = Simulation(cfg)
     both.run(150)
     assert both.contact._link.size == 0
