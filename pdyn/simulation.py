@@ -444,7 +444,7 @@ class Simulation:
         the next step's kick–drift (``pdyn.dynamics.integrate``: the same bits), as
         :meth:`run` does between its steps; the velocities are then the half-step ones until
         that step. Not when writers are due or the run stops."""
-        store, t, half, lists = self.store, self.timers, 0.5 * self.dt, self.neighbours
+        t, half = self.timers, 0.5 * self.dt
         with t("integrate"):
             moved = self._kick_drift(half)
         with t("ghosts"):  # the ghosts' state travels while the ranks agree on the reduction
@@ -462,11 +462,10 @@ class Simulation:
             self._forces(record=bool(do.needs & CONTACT_FORCES))
         with t("output"):
             self._capture(do.needs)
+        self._kick_owed = True
         if close or do.writers or self.stop_signal:
             with t("integrate"):
-                kick(store.vel, store.force, store.mass, lists.rows, half, *self._spin())
-        else:
-            self._kick_owed = True
+                self.close_step()
         self.step_index += 1
         self.time = self.step_index * self.dt
         if do.writers:

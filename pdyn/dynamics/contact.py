@@ -857,9 +857,10 @@ class ContactModel:
         first (:data:`GATHER_FROM`, decided once per build of the lists), else None."""
         if self._row_of != (lists, lists.builds):
             self._gather = self._touching >= GATHER_FROM
-            n = int(np.max(lists.split - lists.start[:-1])) if lists.rows.shape[0] else 0
-            if self._gather and self._todo.shape[0] < n:
-                self._todo = np.empty(n + n // 4, np.int64)
+            if self._gather and lists.rows.shape[0]:
+                n = int(np.max(lists.split - lists.start[:-1]))
+                if self._todo.shape[0] < n:
+                    self._todo = np.empty(n + n // 4, np.int64)
             self._row_of = (lists, lists.builds)
         return self._todo if self._gather else None
 
