@@ -452,7 +452,8 @@ class Simulation:
         do = self.schedule.decide(self.step_index + 1, red.drift2)
         self._move_walls(do.step)
         if do.lists:
-            self.sync_history()  # before particles move in memory and the lists change
+            with t("contacts"):  # the pass's history, saved before particles move in memory
+                self.sync_history()  # and the lists change
         changes = self._exchange(do)
         with t("ghosts"):
             ghosts = self.exchange.ghosts()

@@ -72,3 +72,42 @@ def test_summary_reports_rate_and_phases():
     s = sim.run()
     assert s["steps"] == 30 and s["particles"] == 200 and s["steps_per_second"] > 0
     assert {"broadphase", "contacts", "integrate"} <= set(s["timers"])
+
+
+def test_every_part_of_a_rebuild_step_is_in_a_phase():
+    """The history save before a rebuild (friction) runs inside a timed phase, so the phase
+    table accounts for it."""
+    from pdyn.config import ContactConfig
+    from pdyn.simulation import PhaseTimers
+
+    class Open(PhaseTimers):  # remembers the phases being timed now
+        def __init__(self):
+            super().__init__()
+            self.open = []
+
+        def __call__(self, phase):
+            timed = super().__call__(phase)
+            outer = self
+
+            class Track:
+                def __enter__(self):
+                    outer.open.append(phase)
+                    return timed.__enter__()
+
+                def __exit__(self, *exc):
+                    outer.open.pop()
+                    return timed.__exit__(*exc)
+
+            return Track()
+
+    sim = Simulation(SimulationConfig(scene="box", scale=0.1, steps=60, progress=False,
+                                      neighbour_skin=5e-4,
+                                      contact=ContactConfig(friction=0.5)))
+    sim.timers = Open()
+    seen = []
+    save = sim.contact.save_history
+    sim.contact.save_history = lambda *a: (seen.append(list(sim.timers.open)), save(*a))[1]
+    for _ in range(60):
+        sim.step()
+    assert sim.rebuilds > 3 and len(seen) >= sim.rebuilds
+    assert all(seen), seen
