@@ -152,6 +152,15 @@ def test_hash_grid_advice_follows_auto():
         assert said and all(float(s) == auto.SPREAD_MAX for s in said)
 
 
+def test_changelog_entries_are_short():
+    """An upgrade note is one to three lines a user reads; measurements live in the generated
+    tables, the story of a number in git history."""
+    unreleased = (ROOT / "CHANGELOG.md").read_text().split("## Unreleased", 1)[1].split("\n## ")[0]
+    entries = re.split(r"^- ", unreleased, flags=re.M)[1:]
+    long = [e.splitlines()[0][:60] for e in entries if len(e.strip().splitlines()) > 3]
+    assert entries and not long, f"CHANGELOG entries longer than three lines: {long}"
+
+
 def test_formats_as_stated():
     """The format versions the documents name are the ones pdyn writes and reads."""
     from pdyn.io.hdf5 import CHECKPOINT, READABLE, SNAPSHOT, VERSIONS
