@@ -18,20 +18,22 @@ settle on the closed bottom, the outlet opens at ``--opens`` s, and the mass tha
 M_out(t) (the mass at the opening less the mass present), is sampled every ``--every``
 steps until two thirds of it has left or ``--seconds`` after the opening.
 
-* **Constant rate** (:func:`rate_window`, :func:`line_fit`): the window starts ``--skip`` s
+The analysis is ``pdyn.analysis.beverloo``.
+
+* **Constant rate** (``rate_window``, ``line_fit``): the window starts ``--skip`` s
   after the opening (the plug resting across the orifice drops out at once) and ends when the
   hopper is a third full (M_out = 2/3 M_0) or the run ends; W is the slope of a straight line
   fitted to M_out(t) over it. Reported: the rms residual over the mass out in the window, and
   the rates of the window's first and last thirds (their relative difference is the drift; a
   rate falling as the hopper empties shows as a negative drift).
-* **Bulk density** ρ_b (:func:`bulk_density`): the mass of the sphere centres in the settled
+* **Bulk density** ρ_b (``bulk_density``): the mass of the sphere centres in the settled
   fill's bulk (2 d from the walls, 2 d above the bottom's highest point inside that, 2 d
   below the 99th percentile of the centres' heights) over that region's volume, at the opening.
 * **Orifice diameter**: a square orifice is not a circle; the fit is made with the
   area-equivalent diameter D_A = 2 s/√π (the circle of the orifice's area: the discharge of
   the free-fall-arch picture, W ∝ area × √(g D), is set by the area first) and, for
   comparison, with the side s itself (the hydraulic diameter 4 A / P of a square).
-* **Fit** (:func:`beverloo_fit`): (W / (ρ_b √g))^{2/5} = C^{2/5} (D − k d) is a straight line
+* **Fit** (``beverloo_fit``): (W / (ρ_b √g))^{2/5} = C^{2/5} (D − k d) is a straight line
   in D; its slope and intercept give C and k (least squares on the linearised form, each run
   weighted alike).
 
@@ -54,74 +56,15 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import STARTED, command_line, write_doc_block, write_json  # noqa: E402
+from pdyn.analysis.beverloo import (G, PUBLISHED, analyse, area_diameter,  # noqa: E402
+                                    bulk_density)
 from pdyn.values import BadValue, number  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
-G = 9.81
 D_SPHERE = 0.01  # m, the scene's mean diameter
 SLOPE = 15.0  # degrees, the scene's bottom
-PUBLISHED = {"C": (0.55, 0.65), "k": (1.3, 2.9)}
 FULL = {"orifices": [4.0, 5.0, 6.0, 7.0, 8.0], "scale": 1.0, "seconds": 1.0}
 QUICK = {"orifices": [5.0, 7.0], "scale": 0.2, "seconds": 0.15}
-
-
-def area_diameter(side: float) -> float:
-    """Diameter of the circle of a square's area (side and result in the same unit)."""
-    return 2.0 * side / math.sqrt(math.pi)
-
-
-def rate_window(t: np.ndarray, m_out: np.ndarray, m0: float, opens: float,
-                skip: float) -> tuple[int, int]:
-    """Indices [i0, i1) of the samples of the constant-rate window: from ``skip`` s after
-    ``opens`` until the hopper is a third full (``m_out`` ≥ 2/3 ``m0``; that sample
-    excluded) or the last sample."""
-    t, m_out = np.asarray(t, float), np.asarray(m_out, float)
-    i0 = int(np.searchsorted(t, opens + skip, side="left"))
-    full = np.flatnonzero(m_out >= 2.0 / 3.0 * m0)
-    i1 = int(full[0]) if full.size else len(t)
-    return i0, max(i1, i0)
-
-
-def line_fit(t: np.ndarray, m: np.ndarray) -> dict:
-    """Straight line m = W t + b through the samples (at least 6): the rate W, the rms
-    residual over the range of m, and the rates of the first and last thirds with their
-    relative difference (the drift)."""
-    t, m = np.asarray(t, float), np.asarray(m, float)
-    if len(t) < 6:
-        raise ValueError(f"{len(t)} samples in the window: at least 6 are needed")
-    w, b = np.polyfit(t, m, 1)
-    rms = float(np.sqrt(np.mean((m - (w * t + b)) ** 2)))
-    third = len(t) // 3
-    w1 = float(np.polyfit(t[:third], m[:third], 1)[0])
-    w3 = float(np.polyfit(t[-third:], m[-third:], 1)[0])
-    return {"rate": float(w), "rms_over_range": rms / float(np.ptp(m)), "rate_first": w1,
-            "rate_last": w3, "drift": (w3 - w1) / float(w)}
-
-
-def beverloo_fit(diameters, rates, rho_b: float, d: float) -> dict:
-    """C and k of W = C ρ_b √g (D − k d)^{5/2} from rates W (kg/s) at orifice diameters D
-    (m; at least 2), bulk density ``rho_b`` (kg/m³), sphere diameter ``d`` (m): a straight
-    line through (D, (W/(ρ_b √g))^{2/5}) has slope C^{2/5} and intercept −C^{2/5} k d. Also
-    the rms relative misfit of W."""
-    D = np.asarray(diameters, float)
-    y = (np.asarray(rates, float) / (rho_b * math.sqrt(G))) ** 0.4
-    slope, icpt = np.polyfit(D, y, 1)
-    c, k = slope ** 2.5, -icpt / (slope * d)
-    model = c * rho_b * math.sqrt(G) * np.clip(D - k * d, 0.0, None) ** 2.5
-    misfit = float(np.sqrt(np.mean((model / np.asarray(rates, float) - 1.0) ** 2)))
-    return {"C": float(c), "k": float(k), "rms_misfit": misfit}
-
-
-def bulk_density(pos: np.ndarray, mass: np.ndarray, width: float, apex: float) -> float:
-    """kg/m³ of the centres in the fill's bulk (module docstring), the silo ``width`` (m)
-    wide with its bottom's apex at ``apex`` (m)."""
-    d = D_SPHERE
-    lo_xy, hi_xy = 2.0 * d, width - 2.0 * d
-    bottom = apex + (0.5 * width - 2.0 * d) * math.tan(math.radians(SLOPE))
-    z0, z1 = bottom + 2.0 * d, float(np.percentile(pos[:, 2], 99)) - 2.0 * d
-    inside = ((pos[:, 0] > lo_xy) & (pos[:, 0] < hi_xy) & (pos[:, 1] > lo_xy)
-              & (pos[:, 1] < hi_xy) & (pos[:, 2] > z0) & (pos[:, 2] < z1))
-    return float(mass[inside].sum() / ((hi_xy - lo_xy) ** 2 * (z1 - z0)))
 
 
 def discharge(orifice: float, scale: float, opens: float, seconds: float, every: int,
@@ -141,7 +84,8 @@ def discharge(orifice: float, scale: float, opens: float, seconds: float, every:
         worst = max(worst, contact_stats(sim.store, sim.neighbours, sim.contact.walls)[2])
     h = sim.store.owned
     apex = -0.5 * orifice * D_SPHERE * math.tan(math.radians(SLOPE))
-    rho_b = bulk_density(sim.store.pos[h], sim.store.mass[h], float(scene.box_hi[0]), apex)
+    rho_b = bulk_density(sim.store.pos[h], sim.store.mass[h], float(scene.box_hi[0]), apex,
+                         D_SPHERE, SLOPE)
     m0 = float(sim.store.mass[h].sum())
     times, out = [sim.time], [0.0]
     while sim.time < opens + seconds and out[-1] < 2.0 / 3.0 * m0:
@@ -155,22 +99,6 @@ def discharge(orifice: float, scale: float, opens: float, seconds: float, every:
             "opens": opens,
             "dt": sim.dt, "steps": sim.step_index, "max_overlap_over_radius": worst,
             "times": times, "mass_out": out, "seconds": time.perf_counter() - t0}
-
-
-def analyse(runs: list[dict], skip: float) -> dict:
-    """Each run's window and rate, and the Beverloo fits (area-equivalent D and side)."""
-    for r in runs:
-        i0, i1 = rate_window(r["times"], r["mass_out"], r["m0"], r["opens"], skip)
-        r["window"] = [r["times"][i0], r["times"][i1 - 1]]
-        r["window_fraction_out"] = r["mass_out"][i1 - 1] / r["m0"]
-        r.update(line_fit(r["times"][i0:i1], r["mass_out"][i0:i1]))
-    rho_b = float(np.mean([r["rho_b"] for r in runs]))
-    if len({r["orifice_d"] for r in runs}) < 2:  # one size: no line to fit (merge runs)
-        return {"rho_b": rho_b}
-    w = [r["rate"] for r in runs]
-    return {"rho_b": rho_b,
-            "area": beverloo_fit([r["D_area"] for r in runs], w, rho_b, D_SPHERE),
-            "side": beverloo_fit([r["side"] for r in runs], w, rho_b, D_SPHERE)}
 
 
 def table(runs: list[dict], fits: dict) -> str:
@@ -248,7 +176,7 @@ def _intercept(r: dict) -> float:
 
 
 def output(args, runs, command: str, when: str, seconds: float) -> dict:
-    fits = analyse(runs, args.skip)
+    fits = analyse(runs, args.skip, D_SPHERE)
     text = table(runs, fits)
     print(text)
     if args.plot:

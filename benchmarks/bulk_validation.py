@@ -10,7 +10,8 @@ compared with [Silbert2010], [AgnolinRoux2007] and [Janssen1895] in ``docs/valid
 
 With ``--doc`` the tables, headed by the command and the run's date, replace what lies
 between the markers ``<!-- bulk_validation: begin -->`` and ``<!-- bulk_validation: end -->``
-of that file (nothing else in it changes).
+of that file (nothing else in it changes). The measures are ``pdyn.analysis.packing`` (φ, Z,
+Z*) and ``pdyn.analysis.janssen`` (the saturation); this program runs the scenes.
 
 Material (SI): spheres of radius 1 mm, density 2500 kg/m³, Hertz contacts with E = 2·10⁷ Pa,
 ν = 0.3 (soft, so pdyn's default time step is long: 9.1 µs; overlaps stay below ~0.5 % of
@@ -63,6 +64,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import STARTED, command_line, write_doc_block, write_json  # noqa: E402
+from pdyn.analysis.janssen import janssen_fit  # noqa: E402
+from pdyn.analysis.packing import bulk_measures, most_contacts, volume_between  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 MATERIAL = {"radius": 1e-3, "density": 2500.0, "youngs_modulus": 2e7, "poisson_ratio": 0.3,
@@ -151,61 +154,6 @@ def pour(mu: float, n: int, width_d: float, seed: int = 0) -> dict:
             "seconds": time.perf_counter() - t0}
 
 
-def contacts(pos: np.ndarray, r: float, width: float) -> np.ndarray:
-    """Touching partners per sphere (equal radii ``r``; periodic in x and y; the floor at
-    z = 0 counts as one)."""
-    from scipy.spatial import cKDTree
-
-    x = pos.copy()
-    x[:, :2] %= width
-    tree = cKDTree(x, boxsize=[width, width, 4 * (x[:, 2].max() + 2 * r)])
-    pairs = tree.query_pairs(2 * r, output_type="ndarray")  # distance <= 2r: touching
-    count = np.bincount(pairs.ravel(), minlength=len(x))
-    return count + (x[:, 2] <= r), pairs
-
-
-def without_rattlers(count: np.ndarray, pairs: np.ndarray, least: int = 4) -> np.ndarray:
-    """Mask of the spheres left after removing, repeatedly, those with fewer than ``least``
-    contacts (each removal takes a contact from its partners)."""
-    keep = np.ones(len(count), bool)
-    c = count.copy()
-    while True:
-        drop = keep & (c < least)
-        if not drop.any():
-            return keep
-        keep &= ~drop
-        for a, b in ((0, 1), (1, 0)):
-            hit = drop[pairs[:, a]] & keep[pairs[:, b]]
-            np.subtract.at(c, pairs[hit, b], 1)
-
-
-def slab_volume(z: np.ndarray, r: float, z1: float, z2: float) -> float:
-    """Total volume (m³) of spheres of radius ``r`` centred at heights ``z`` inside
-    z1 ≤ z ≤ z2 (exact spherical segments)."""
-    a = np.clip(z1 - z, -r, r)
-    b = np.clip(z2 - z, -r, r)
-    return float(np.sum(math.pi * (r * r * (b - a) - (b**3 - a**3) / 3.0)))
-
-
-def bulk_measures(pos: np.ndarray, width: float, margin_d: float, mu: float) -> dict:
-    """φ, Z, Z* (μ = 0; NaN otherwise) and the fraction with fewer than 4 contacts in the bulk
-    of a bed (module docstring)."""
-    r = MATERIAL["radius"]
-    d = 2 * r
-    z = pos[:, 2]
-    z1, z2 = margin_d * d, float(np.percentile(z, 99)) - margin_d * d
-    count, pairs = contacts(pos, r, width)
-    keep = without_rattlers(count, pairs)
-    inside = (z >= z1) & (z <= z2)
-    backbone = np.bincount(pairs[keep[pairs[:, 0]] & keep[pairs[:, 1]]].ravel(),
-                           minlength=len(z)) + (z <= r)
-    return {"phi": slab_volume(z, r, z1, z2) / (width * width * (z2 - z1)),
-            "z": float(count[inside].mean()),
-            "z_star": float(backbone[inside & keep].mean()) if mu == 0 else math.nan,
-            "x4": float((count[inside] < 4).mean()), "bulk_spheres": int(inside.sum()),
-            "slab_d": [z1 / d, z2 / d], "max_contacts": int(count.max())}
-
-
 # ------------------------------------------------------------------ the Janssen column
 def janssen(mu: float, width_d: float, batch: int, stages: int, stage_seconds: float,
             seed: int = 0) -> dict:
@@ -247,10 +195,10 @@ def janssen(mu: float, width_d: float, batch: int, stages: int, stage_seconds: f
     h = sim.store.owned
     z = sim.store.pos[h, 2]
     surface = float(np.percentile(z, 99))
-    phi = slab_volume(z, r, surface / 3, 2 * surface / 3) / (L * L * surface / 3)
+    phi = volume_between(z, r, surface / 3, 2 * surface / 3) / (L * L * surface / 3)
     out = {"friction": mu, "width": L, "dt": sim.dt, "stage_steps": every, "stages": rows,
            "phi": phi, "bulk_density": rho * phi, "seconds": time.perf_counter() - t0,
-           "max_contacts": int(contacts_walled_max(sim.store.pos[h], r))}
+           "max_contacts": most_contacts(sim.store.pos[h], r)}
     out.update(janssen_fit(out))
     return out
 
@@ -272,14 +220,6 @@ def _column_config(L, top, region, mu, rate, every, total, seed):
         output=OutputConfig(snapshot_every=0))
 
 
-def contacts_walled_max(pos: np.ndarray, r: float) -> int:
-    """The most sphere partners of any sphere (no periodic axes)."""
-    from scipy.spatial import cKDTree
-
-    pairs = cKDTree(pos).query_pairs(2 * r, output_type="ndarray")
-    return int(np.bincount(pairs.ravel(), minlength=len(pos)).max()) if len(pairs) else 0
-
-
 def _floor_load(sim) -> float:
     """The z-force (N) the floor exerts on the spheres now: its contacts' normal and tangential
     forces (``Simulation.wall_contacts()``; the floor's contact points lie at z = 0)."""
@@ -290,41 +230,6 @@ def _floor_load(sim) -> float:
     on_floor = np.abs(at) < 1e-9
     f = wc["normal_force"][on_floor, 2] + wc["tangential_force"][on_floor, 2]
     return float(f.sum())
-
-
-def janssen_fit(run: dict) -> dict:
-    """Janssen's saturation from the stages: the plateau (the mean apparent mass of the last
-    three stages, and the share of their added weight that still reached the floor), and the
-    fit of F/g = M_∞ (1 − exp(−M/M_∞)) to every stage; for each M_∞ (kg), λ = M_∞/(ρ_b A)
-    (m, and in column widths) and K = L/(4 μ λ). The floor load over the weight at the end and
-    its extremes. Without saturation (F/g = M within 2 % at the end, or μ = 0) no M_∞."""
-    from scipy.optimize import curve_fit
-
-    m = np.array([s["mass"] for s in run["stages"]])
-    f = np.array([s["apparent_mass"] for s in run["stages"]])
-    end = float(f[-1] / m[-1])
-    res = {"load_over_weight": end, "load_over_weight_min": float((f / m).min()),
-           "load_over_weight_max": float((f / m).max())}
-    none = {"m_inf": math.inf, "lambda": math.inf, "lambda_widths": math.inf, "K": math.nan,
-            "m_plateau": math.inf, "plateau_slope": 1.0, "lambda_plateau_widths": math.inf,
-            "K_plateau": math.nan, "fit_rms": math.nan}
-    if end > 0.98 or run["friction"] == 0:
-        return {**res, **none}
-    area, L, mu = run["width"] ** 2, run["width"], run["friction"]
-
-    def length(m_inf):
-        lam = m_inf / (run["bulk_density"] * area)
-        return lam, lam / L, L / (4 * mu * lam)
-
-    (m_inf,), _ = curve_fit(lambda x, a: a * (1 - np.exp(-x / a)), m, f, p0=[f.max()])
-    lam, lam_w, k = length(m_inf)
-    resid = f - m_inf * (1 - np.exp(-m / m_inf))
-    plateau = float(f[-3:].mean())
-    _, lam_pw, k_p = length(plateau)
-    return {**res, "m_inf": float(m_inf), "lambda": float(lam), "lambda_widths": float(lam_w),
-            "K": float(k), "fit_rms": float(np.sqrt(np.mean(resid**2)) / m[-1]),
-            "m_plateau": plateau, "plateau_slope": float((f[-1] - f[-3]) / (m[-1] - m[-3])),
-            "lambda_plateau_widths": float(lam_pw), "K_plateau": float(k_p)}
 
 
 # ------------------------------------------------------------------ output
@@ -438,7 +343,8 @@ def main(argv=None) -> None:
     beds, columns = [], []
     for mu in args.friction:
         run = pour(mu, size["bed_spheres"], size["bed_width"], args.seed)
-        m = bulk_measures(run["positions"], run["width"], size["margin"], mu)
+        m = bulk_measures(run["positions"], MATERIAL["radius"], run["width"], size["margin"],
+                          mu)
         beds.append({"friction": mu, **m, "steps": run["steps"], "seconds": run["seconds"]})
         print(f"bed μ = {mu:g}: φ = {m['phi']:.3f}, Z = {m['z']:.2f}, Z* = {m['z_star']:.2f} "
               f"({run['steps']} steps, {run['seconds']:.0f} s)", flush=True)

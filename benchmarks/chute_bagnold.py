@@ -13,7 +13,8 @@ H/4 and 3H/4); Bagnold's profile ([Bagnold1954], as [Silbert2001] write it)
     v(z) = (2/3) A √(g d) [H^{3/2} − (H − z)^{3/2}] / d^{3/2}
 
 is fitted for A by least squares over the bins with centres in 0 < z < H (the model is linear
-in A); the residual is reported as an rms over the surface velocity.
+in A); the residual is reported as an rms over the surface velocity. The analysis is
+``pdyn.analysis.bagnold``.
 
     python benchmarks/chute_bagnold.py [--angles 22 24] [--scale 1] [--stiffness 2e4]
         [--settle 250] [--average 150] [--every 2000] [--jobs 2] [--json docs/chute_bagnold.json]
@@ -37,80 +38,8 @@ import numpy as np
 from _common import STARTED, command_line, write_doc_block, write_json
 
 from pdyn import Simulation, SimulationConfig
+from pdyn.analysis.bagnold import D, SILBERT_PHI, bagnold, jop_inertial, measures, profiles
 from pdyn.scenarios import chute
-
-#: Silbert et al. 2001's bulk packing fraction in steady flow at these angles, the range usually
-#: quoted (not read off the paper's figure here: the paper was not at hand)
-SILBERT_PHI = (0.56, 0.58)
-D = 1.0  # sphere diameter of the scene (m); g = 1 m/s²
-#: [Jop2006]'s μ(I) for glass beads: μ_s = tan 20.9°, μ_2 = tan 32.76°, I_0 = 0.279
-JOP = (np.tan(np.radians(20.9)), np.tan(np.radians(32.76)), 0.279)
-
-
-def jop_inertial(angle) -> float:
-    """I at which [Jop2006]'s μ(I) = μ_s + (μ_2 − μ_s)/(I_0/I + 1) equals tan θ (steady flow
-    down an incline at ``angle`` degrees); NaN outside μ_s < tan θ < μ_2."""
-    mu_s, mu_2, i_0 = JOP
-    mu = np.tan(np.radians(angle))
-    if not mu_s < mu < mu_2:
-        return float("nan")
-    return float(i_0 * (mu - mu_s) / (mu_2 - mu))
-
-
-def bagnold(z, H, A=1.0):
-    """Bagnold's downhill velocity at height ``z`` above the base of a flow ``H`` deep
-    (units d = g = 1)."""
-    z = np.clip(np.asarray(z, float), 0.0, H)
-    return (2.0 / 3.0) * A * (H**1.5 - (H - z) ** 1.5)
-
-
-def fit_bagnold(z, v, H) -> tuple[float, float]:
-    """Least-squares A of :func:`bagnold` to the velocities ``v`` at heights ``z`` (flow
-    height ``H``) and the rms residual over the largest |v| given."""
-    shape = bagnold(z, H)
-    A = float(np.dot(shape, v) / np.dot(shape, shape))
-    rms = float(np.sqrt(np.mean((v - A * shape) ** 2)) / np.max(np.abs(v)))
-    return A, rms
-
-
-def slab_volume(zc, r, lo, hi):
-    """Volume of each sphere (centres ``zc``, radius ``r``) between the planes z = ``lo`` and
-    z = ``hi`` (arrays broadcast: spheres × slabs)."""
-    a = np.clip(lo - zc, -r, r)
-    b = np.clip(hi - zc, -r, r)
-    return np.pi * (r * r * (b - a) - (b**3 - a**3) / 3.0)
-
-
-def profiles(pos, vel, r, area, edges):
-    """φ and mean v_x of the spheres (flowing ones) in the z bins ``edges``."""
-    phi = slab_volume(pos[:, 2:3], r, edges[None, :-1], edges[None, 1:]).sum(0)
-    phi /= area * np.diff(edges)
-    k = np.digitize(pos[:, 2], edges) - 1
-    ok = (k >= 0) & (k < len(edges) - 1)
-    count = np.bincount(k[ok], minlength=len(edges) - 1)
-    vx = np.bincount(k[ok], vel[ok, 0], minlength=len(edges) - 1)
-    return phi, vx, count
-
-
-def inertial_number(z, phi, vx, angle):
-    """The inertial number I(z) = γ̇ d / √(P/ρ_s) at the bin centres ``z`` (units d = g = 1):
-    γ̇ = dv_x/dz by central differences, P/ρ_s = g cos θ ∫_z^∞ φ dz' (the weight of the
-    layer above, bins of 1 d). Bagnold's profile is a constant I through the depth."""
-    above = np.cumsum(phi[::-1])[::-1] - 0.5 * phi  # ∫ φ from the bin's centre up
-    pressure = np.cos(np.radians(angle)) * above
-    shear = np.gradient(vx, z)
-    return shear / np.sqrt(np.maximum(pressure, 1e-12))
-
-
-def trend(series, since) -> tuple[float, float]:
-    """Steadiness of the mean downhill velocity after ``since``: the change of its mean from
-    the first to the second half of the window, and the change over the whole window by a
-    straight line fitted to it, both over its mean."""
-    t = np.array([s["t"] for s in series if s["t"] > since + 1e-9])
-    v = np.array([s["vx"] for s in series if s["t"] > since + 1e-9])
-    first, second = np.array_split(v, 2)
-    slope = np.polyfit(t, v, 1)[0]
-    return float(second.mean() / first.mean() - 1.0), float(slope * (t[-1] - t[0]) / v.mean())
 
 
 def run_angle(angle, args) -> dict:
@@ -147,30 +76,12 @@ def run_angle(angle, args) -> dict:
 
 def analyse(angle, z, phi, vx, series, settle_time, dt, samples, seconds, n, base,
             length) -> dict:
-    """H, bulk φ, the Bagnold fit and the steadiness of one angle's profiles."""
-    inner = z > 0
-    rough = float(np.mean(phi[inner & (z < 10.0)]))
-    half = np.flatnonzero(inner & (phi < 0.5 * rough))
-    H = float(z[half[0]]) if half.size else float(z[-1])
-    bulk = inner & (z > 0.25 * H) & (z < 0.75 * H)
-    phi_bulk = float(np.mean(phi[bulk]))
-    half = np.flatnonzero(inner & (phi < 0.5 * phi_bulk))  # again with the bulk value
-    H = float(z[half[0]] - 0.5 * D) if half.size else H
-    use = inner & (z < H)
-    A, rms = fit_bagnold(z[use], vx[use], H)
-    after = np.array([s["ke"] for s in series if s["t"] > settle_time + 1e-9])
-    first, second = np.array_split(after, 2)
-    vx_change, vx_trend = trend(series, settle_time)
-    inertial = inertial_number(z, phi, vx, angle)[bulk]
+    """One angle's record: the run's numbers, ``pdyn.analysis.bagnold.measures`` of its
+    profiles and series, and the profiles and series themselves."""
     return {"angle_deg": angle, "spheres": n, "base_spheres": base, "width_d": length,
             "dt": dt, "settle": settle_time, "average": series[-1]["t"] - settle_time,
-            "samples": samples, "seconds": round(seconds, 1), "H": H, "phi_bulk": phi_bulk,
-            "A": A, "fit_rms": rms, "v_surface": float(np.max(vx[use])),
-            "v_base_bin": float(vx[inner][0]),
-            "ke_first_half": float(first.mean()), "ke_second_half": float(second.mean()),
-            "ke_change": float(second.mean() / first.mean() - 1.0),
-            "vx_change": vx_change, "vx_trend": vx_trend,
-            "I_bulk": float(inertial.mean()), "I_spread": float(inertial.std()),
+            "samples": samples, "seconds": round(seconds, 1),
+            **measures(angle, z, phi, vx, series, settle_time),
             "z": z.tolist(), "phi": phi.tolist(), "vx": vx.tolist(), "series": series}
 
 

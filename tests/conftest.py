@@ -46,8 +46,10 @@ def listing(folder: Path) -> dict:
 
 @pytest.fixture
 def cli(tmp_path, capsys):
-    """``cli(args, cwd=tmp_path)`` runs ``pdyn.cli.main(args)`` in ``cwd``; returns (exit code,
-    stdout, stderr)."""
+    """``cli(args, cwd=tmp_path)`` runs ``pdyn.cli.main(args)`` in ``cwd`` (``args`` made
+    strings); returns (exit code, stdout, stderr). The tests' one way to run the command line
+    in-process; a run that needs its own process (signals, mpiexec, the entry point) is a
+    subprocess."""
 
     def run(args, cwd=tmp_path):
         old = os.getcwd()

@@ -1,20 +1,19 @@
-"""``benchmarks/beverloo.py``'s analysis on synthetic data: the Beverloo fit recovers C and k,
-and the constant-rate window and line fit see a constant and a falling rate."""
+"""``pdyn.analysis.beverloo`` on synthetic data: the Beverloo fit recovers C and k, and the
+constant-rate window and line fit see a constant and a falling rate; and the program
+``benchmarks/beverloo.py`` on top: its table, its refusal of a bad height, its wall time of
+merged runs."""
 
 import math
 
 import numpy as np
 import pytest
 
+from pdyn.analysis import beverloo as bv
+
 from .conftest import benchmark_script
 
 
-def _module():
-    return benchmark_script("beverloo")
-
-
 def test_beverloo_fit_recovers_c_and_k():
-    bv = _module()
     d, rho = 0.01, 1500.0
     D = np.array([4.0, 5.0, 6.0, 7.0, 8.0]) * d
     for c, k in ((0.58, 1.5), (0.64, 2.8), (0.45, 0.9)):
@@ -29,13 +28,11 @@ def test_beverloo_fit_recovers_c_and_k():
 
 
 def test_area_equivalent_diameter():
-    bv = _module()
     s = 0.06
     assert math.pi * bv.area_diameter(s) ** 2 / 4 == pytest.approx(s * s, rel=1e-14)
 
 
 def test_window_ends_when_a_third_is_left_and_the_line_fits_a_constant_rate():
-    bv = _module()
     t = np.arange(0.0, 3.0, 0.01)
     m0, opens, w = 10.0, 0.3, 4.0
     out = np.where(t < opens, 0.0, 0.3 + w * (t - opens))  # a plug of 0.3 kg at the opening
@@ -50,7 +47,6 @@ def test_window_ends_when_a_third_is_left_and_the_line_fits_a_constant_rate():
 
 
 def test_a_falling_rate_shows_as_drift_and_curvature():
-    bv = _module()
     t = np.linspace(0.0, 1.0, 101)
     m = 2.0 * t - 0.5 * t**2  # the rate falls from 2 to 1 kg/s
     f = bv.line_fit(t, m)
@@ -60,7 +56,6 @@ def test_a_falling_rate_shows_as_drift_and_curvature():
 
 
 def test_analyse_fits_the_runs_rates_and_needs_two_sizes():
-    bv = _module()
     d, rho, c, k = 0.01, 1500.0, 0.6, 1.5
     t = np.arange(0.0, 2.0, 0.01)
     runs = []
@@ -71,18 +66,18 @@ def test_analyse_fits_the_runs_rates_and_needs_two_sizes():
                      "rho_b": rho, "spheres": 100, "max_overlap_over_radius": 0.01,
                      "times": t.tolist(),
                      "mass_out": np.clip(w * (t - 0.3), 0.0, 20.0).tolist()})
-    fits = bv.analyse(runs, skip=0.1)
+    fits = bv.analyse(runs, skip=0.1, d=d)
     assert fits["area"]["C"] == pytest.approx(c, rel=1e-6)
     assert fits["area"]["k"] == pytest.approx(k, rel=1e-6)
-    assert "| 0.600 | 1.50 | 0.0% |" in bv.table(runs, fits)
-    assert "area" not in bv.analyse(runs[:1], skip=0.1)
+    assert "| 0.600 | 1.50 | 0.0% |" in benchmark_script("beverloo").table(runs, fits)
+    assert "area" not in bv.analyse(runs[:1], skip=0.1, d=d)
 
 
 def test_a_bad_height_is_one_line_before_any_run(capsys):
-    bv = benchmark_script("beverloo")
+    program = benchmark_script("beverloo")
     for bad in ("0", "-2", "nan"):
         with pytest.raises(SystemExit) as stop:
-            bv.main(["--height", bad, "--orifices", "5"])
+            program.main(["--height", bad, "--orifices", "5"])
         assert str(stop.value).startswith("beverloo.py: --height = ")
         assert "\n" not in str(stop.value)
 
@@ -90,11 +85,11 @@ def test_a_bad_height_is_one_line_before_any_run(capsys):
 def test_merged_runs_count_the_wall_time_while_any_ran():
     import datetime
 
-    bv = _module()
+    busy_seconds = benchmark_script("beverloo").busy_seconds
     t = datetime.datetime(2026, 1, 1)
     m = datetime.timedelta(minutes=1)
     side_by_side = [(t, t + 10 * m), (t + 2 * m, t + 12 * m)]
-    assert bv.busy_seconds(side_by_side) == 12 * 60
+    assert busy_seconds(side_by_side) == 12 * 60
     apart = [(t + 100 * m, t + 105 * m), (t, t + 10 * m)]
-    assert bv.busy_seconds(apart) == 15 * 60
-    assert bv.busy_seconds([(t, t + 10 * m), (t + m, t + 2 * m)]) == 10 * 60
+    assert busy_seconds(apart) == 15 * 60
+    assert busy_seconds([(t, t + 10 * m), (t + m, t + 2 * m)]) == 10 * 60

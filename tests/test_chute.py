@@ -1,16 +1,16 @@
 """The ``chute`` scene (issue 33; Silbert et al. 2001): its rough base of fixed spheres, a
-short run in which the base never moves, and the profile tools of
-``benchmarks/chute_bagnold.py`` (the Bagnold fit recovers A, the slab volumes add up)."""
+short run in which the base never moves, and the profile tools of ``pdyn.analysis.bagnold``
+(the Bagnold fit recovers A, the slab volumes add up)."""
 
 import numpy as np
 import pytest
 
 from pdyn import Simulation, SimulationConfig
+from pdyn.analysis import bagnold as cb
+from pdyn.analysis.packing import slab_volume
 from pdyn.particles import FIXED
 from pdyn.placement import SceneError, random_layer
 from pdyn.scenarios import chute, make_scene
-
-from .conftest import benchmark_script
 
 
 def periodic_distances(xy, lx, ly):
@@ -69,7 +69,6 @@ def test_fixed_spheres_never_move_while_the_rest_flows():
 
 
 def test_bagnold_fit_recovers_A():
-    cb = benchmark_script("chute_bagnold")
     z = np.arange(0.5, 20.0, 1.0)
     v = cb.bagnold(z, 20.0, 0.42)
     A, rms = cb.fit_bagnold(z, v, 20.0)
@@ -82,10 +81,9 @@ def test_bagnold_fit_recovers_A():
 
 
 def test_slab_volumes_add_up_to_the_spheres():
-    cb = benchmark_script("chute_bagnold")
     zc = np.array([[0.3], [1.7], [2.0]])
     edges = np.arange(-1.0, 4.0, 0.5)
-    vol = cb.slab_volume(zc, 0.5, edges[None, :-1], edges[None, 1:])
+    vol = slab_volume(zc, 0.5, edges[None, :-1], edges[None, 1:])
     assert np.allclose(vol.sum(1), np.pi / 6)
     pos = np.array([[0.5, 0.5, 1.0], [1.5, 0.5, 1.0]])
     phi, vx, count = cb.profiles(pos, np.array([[1.0, 0, 0], [3.0, 0, 0]]), 0.5, 4.0,
@@ -95,7 +93,6 @@ def test_slab_volumes_add_up_to_the_spheres():
 
 
 def test_bagnold_profile_has_one_inertial_number():
-    cb = benchmark_script("chute_bagnold")
     z = np.arange(0.5, 20.0, 1.0)
     phi = np.full(z.shape, 0.57)
     theta, A = 23.0, 0.1
@@ -107,7 +104,6 @@ def test_bagnold_profile_has_one_inertial_number():
 
 
 def test_velocity_trend_over_the_averaging_window():
-    cb = benchmark_script("chute_bagnold")
     series = [{"t": t, "vx": 1.0 + 0.001 * t, "ke": 0.0} for t in np.arange(0.0, 300.0, 1.0)]
     halves, line = cb.trend(series, since=99.5)
     assert halves == pytest.approx(1.2495 / 1.1495 - 1.0)  # the halves' means
@@ -117,7 +113,6 @@ def test_velocity_trend_over_the_averaging_window():
 
 
 def test_jop_inertial_number_inverts_mu_of_i():
-    cb = benchmark_script("chute_bagnold")
     mu_s, mu_2, i_0 = cb.JOP
     for angle in (21.0, 22.0, 24.0, 30.0):
         i = cb.jop_inertial(angle)

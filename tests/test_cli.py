@@ -8,22 +8,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from pdyn.cli import main
 from pdyn.config import ConfigError, config_from_dict, load_config
 
 ROOT = Path(__file__).resolve().parents[1]
 SMALL = ["--scale", "0.05", "--steps", "20", "--no-progress"]
-
-
-def run_cli(args, tmp_path, capsys):
-    cwd = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        code = main(args)
-    finally:
-        os.chdir(cwd)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 def write(tmp_path, text, name="run.toml"):
@@ -32,40 +20,40 @@ def write(tmp_path, text, name="run.toml"):
     return str(p)
 
 
-def test_default_run_writes_snapshots_and_summary(tmp_path, capsys):
-    code, out, err = run_cli(["run", *SMALL, "--snapshot-every", "10"], tmp_path, capsys)
+def test_default_run_writes_snapshots_and_summary(tmp_path, cli):
+    code, out, err = cli(["run", *SMALL, "--snapshot-every", "10"])
     assert code == 0, err
     assert "scene 'drop'" in out and "steps/s" in out
     snaps = sorted((tmp_path / "pdyn-output" / "snapshots").glob("*.h5"))
     assert [p.name for p in snaps][-1].endswith("00000020.h5")
 
 
-def test_short_run_says_nothing_was_written(tmp_path, capsys):
-    code, out, err = run_cli(["run", *SMALL], tmp_path, capsys)  # 20 steps < 500
+def test_short_run_says_nothing_was_written(tmp_path, cli):
+    code, out, err = cli(["run", *SMALL])  # 20 steps < 500
     assert code == 0, err
     assert "nothing written" in out and "--snapshot-every" in out
 
 
-def test_second_run_needs_overwrite(tmp_path, capsys):
+def test_second_run_needs_overwrite(tmp_path, cli):
     args = ["run", *SMALL, "--snapshot-every", "10"]
-    assert run_cli(args, tmp_path, capsys)[0] == 0
-    code, _, err = run_cli(args, tmp_path, capsys)
+    assert cli(args)[0] == 0
+    code, _, err = cli(args)
     assert code == 2 and "output.folder" in err and "--overwrite" in err
-    assert run_cli(args + ["--overwrite"], tmp_path, capsys)[0] == 0
+    assert cli(args + ["--overwrite"])[0] == 0
 
 
 @pytest.mark.parametrize("name", ["drop.toml", "heap.toml"])
-def test_example_config_runs(tmp_path, capsys, name):
+def test_example_config_runs(tmp_path, cli, name):
     cfg = ROOT / "examples" / name
-    code, out, err = run_cli(["run", str(cfg), "--steps", "10", "--no-progress",
-                              "--output", str(tmp_path / "o")], tmp_path, capsys)
+    code, out, err = cli(["run", str(cfg), "--steps", "10", "--no-progress",
+                          "--output", str(tmp_path / "o")])
     assert code == 0, err
 
 
-def test_scenes_lists_every_scene(tmp_path, capsys):
+def test_scenes_lists_every_scene(tmp_path, cli):
     from pdyn.scenarios import SCENES
 
-    code, out, _ = run_cli(["scenes"], tmp_path, capsys)
+    code, out, _ = cli(["scenes"])
     assert code == 0 and all(name in out for name in SCENES)
 
 
@@ -102,11 +90,11 @@ BAD_TOML = [
 
 
 @pytest.mark.parametrize("text,needle", BAD_TOML)
-def test_bad_config_is_one_line_exit_2_nothing_written(tmp_path, capsys, text, needle):
+def test_bad_config_is_one_line_exit_2_nothing_written(tmp_path, cli, text, needle):
     cfg = write(tmp_path, text + "\nsteps = 5\n" if "steps" not in text and "[" not in text
                 else text)
-    code, out, err = run_cli(["run", cfg, "--no-progress", "--snapshot-every", "1",
-                              "--output", "out"], tmp_path, capsys)
+    code, out, err = cli(["run", cfg, "--no-progress", "--snapshot-every", "1",
+                          "--output", "out"])
     assert code == 2
     lines = err.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("pdyn: error:"), err
@@ -124,36 +112,35 @@ def test_bad_config_is_one_line_exit_2_nothing_written(tmp_path, capsys, text, n
     (["--dt", "nan"], "dt = nan"),
     (["--blocks", "0", "1", "1"], "blocks[0] = 0"),
 ])
-def test_bad_options(tmp_path, capsys, args, needle):
-    code, _, err = run_cli(["run", "--no-progress", *args], tmp_path, capsys)
+def test_bad_options(tmp_path, cli, args, needle):
+    code, _, err = cli(["run", "--no-progress", *args])
     assert code == 2 and needle in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "pdyn-output").exists()
 
 
-def test_missing_config_file(tmp_path, capsys):
-    code, _, err = run_cli(["run", "nope.toml"], tmp_path, capsys)
+def test_missing_config_file(tmp_path, cli):
+    code, _, err = cli(["run", "nope.toml"])
     assert code == 2 and "nope.toml" in err
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root can write anywhere; use a file instead")
-def test_unwritable_output_folder(tmp_path, capsys):
+def test_unwritable_output_folder(tmp_path, cli):
     ro = tmp_path / "ro"
     ro.mkdir()
     ro.chmod(0o500)
-    code, _, err = run_cli(["run", *SMALL, "--output", str(ro / "x")], tmp_path, capsys)
+    code, _, err = cli(["run", *SMALL, "--output", str(ro / "x")])
     assert code == 2 and "output.folder" in err
 
 
-def test_output_folder_that_is_a_file(tmp_path, capsys):
+def test_output_folder_that_is_a_file(tmp_path, cli):
     (tmp_path / "afile").write_text("x")
-    code, _, err = run_cli(["run", *SMALL, "--output", str(tmp_path / "afile")], tmp_path, capsys)
+    code, _, err = cli(["run", *SMALL, "--output", str(tmp_path / "afile")])
     assert code == 2 and "output.folder" in err and "not a folder" in err
 
 
-def test_output_folder_below_a_file(tmp_path, capsys):
+def test_output_folder_below_a_file(tmp_path, cli):
     (tmp_path / "afile").write_text("x")
-    code, _, err = run_cli(["run", *SMALL, "--output", str(tmp_path / "afile" / "sub")],
-                           tmp_path, capsys)
+    code, _, err = cli(["run", *SMALL, "--output", str(tmp_path / "afile" / "sub")])
     assert code == 2 and "output.folder" in err
 
 
@@ -171,10 +158,10 @@ def test_console_script_entry_point(tmp_path):
     assert r.returncode == 2 and r.stderr.startswith("pdyn: error: steps = 0")
 
 
-def test_bench_prints_kochs_table(tmp_path, capsys):
-    code, out, err = run_cli(["bench", "--scene", "reference", "--scale", "0.01", "--steps", "2",
-                              "--structures", "brute", "linked_cells", "auto", "--json",
-                              "b.json"], tmp_path, capsys)
+def test_bench_prints_kochs_table(tmp_path, cli):
+    code, out, err = cli(["bench", "--scene", "reference", "--scale", "0.01", "--steps", "2",
+                          "--structures", "brute", "linked_cells", "auto", "--json",
+                          "b.json"])
     assert code == 0, err
     assert "detect_ms" in out and "linked_cells" in out and "scipy cKDTree" in out
     assert "broad phase auto -> index_sort" in out
@@ -197,14 +184,14 @@ def test_every_bench_option_has_help_text():
         assert action.help, f"pdyn bench {action.option_strings}"
 
 
-def test_run_summary_says_what_auto_chose(tmp_path, capsys):
-    code, out, err = run_cli(["run", *SMALL, "--broadphase", "auto"], tmp_path, capsys)
+def test_run_summary_says_what_auto_chose(tmp_path, cli):
+    code, out, err = cli(["run", *SMALL, "--broadphase", "auto"])
     assert code == 0, err
     assert "broad phase auto -> index_sort" in out
 
 
-def test_bench_rejects_unknown_structure(tmp_path, capsys):
-    code, _, err = run_cli(["bench", "--structures", "nope"], tmp_path, capsys)
+def test_bench_rejects_unknown_structure(tmp_path, cli):
+    code, _, err = cli(["bench", "--structures", "nope"])
     assert code == 2 and "structures = 'nope'" in err
 
 

@@ -1,19 +1,14 @@
-"""``benchmarks/drum_angle.py``'s regime markers on built configurations: spheres in flight,
+"""``pdyn.analysis.drum``'s regime markers on built configurations: spheres in flight,
 spheres moving with the drum, the reading of the regime and [Mellmann2001]'s ranges."""
 
 import numpy as np
 
-from .conftest import benchmark_script
+from pdyn.analysis import drum as da
 
 R, L = 0.004, 0.0264  # sphere radius, periodic length (m)
 
 
-def _module():
-    return benchmark_script("drum_angle")
-
-
 def test_flight_needs_half_a_diameter_of_gap_to_everything():
-    da = _module()
     radius = np.full(4, R)
     pos = np.array([[0.002, 0.0, -0.095],  # touches the drum (gap 0.001 < d/2)
                     [0.0255, 0.0, -0.0870],  # across the periodic boundary from the next one
@@ -26,7 +21,6 @@ def test_flight_needs_half_a_diameter_of_gap_to_everything():
 
 
 def test_moving_with_the_drum_is_the_rigid_rotation_about_x():
-    da = _module()
     pos = np.array([[0.0, 0.05, 0.0], [0.0, 0.0, -0.08], [0.0, 0.0, 0.03]])
     omega = 2.0
     rigid = omega * np.column_stack((np.zeros(3), -pos[:, 2], pos[:, 1]))
@@ -39,7 +33,6 @@ def test_moving_with_the_drum_is_the_rigid_rotation_about_x():
 
 
 def test_the_regime_reading_and_mellmanns_ranges():
-    da = _module()
     y = np.array(da.bin_centres())
     flat = {"profile_top_m": list(np.where(np.abs(y) < 0.08, 0.5 * y, np.nan)), "d_m": 0.008,
             "flying": 0.0, "with_drum": 0.5}
@@ -58,7 +51,6 @@ def test_the_regime_reading_and_mellmanns_ranges():
 def test_glued_spheres_are_neighbours_but_not_counted():
     """With ``bed`` (a rough drum) a glued sphere keeps a bed sphere near it from being in
     flight, but is itself neither in flight nor counted as moving with the drum."""
-    da = _module()
     pos = np.array([[0.010, 0.03, 0.0],  # bed, at rest (not turning with the drum)
                     [0.010, 0.03, -0.0095],  # glued, 1.5 mm below it (in the middle, for the
                     [0.010, -0.05, 0.03]])  # test); glued, far away, at rest

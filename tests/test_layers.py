@@ -12,8 +12,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pdyn"
 
 #: bottom to top; a name stands for the module or package and everything below it
 LAYERS = [
-    ("pdyn._jit", "pdyn.version", "pdyn.interrupt", "pdyn.values", "pdyn.heap"),  # numba
-    # options; version; signals; value checks; the C heap's free pages
+    ("pdyn._jit", "pdyn.version", "pdyn.interrupt", "pdyn.values", "pdyn.heap",
+     "pdyn.analysis"),  # numba options; version; signals; value checks; the C heap's free
+    # pages; fits and profiles of output arrays (numpy only: it runs nothing)
     ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
     ("pdyn.mesh", "pdyn.stl"),  # triangle-mesh walls (contacts, grid); STL files

@@ -430,18 +430,16 @@ def test_sphere_starting_through_a_mesh_is_refused():
      "pdyn: error: walls[0].normal = [0.0, 0.0, 1.0]: not a field of a mesh"),
     ('type = "mesh"\nfile = "floor.stl"\nscale = 0.1',
      "pdyn: error: particle 2 overlaps the wall walls[0] (mesh)")])
-def test_cli_refuses_bad_meshes_with_one_line_and_writes_nothing(tmp_path, capsys, wall, head):
+def test_cli_refuses_bad_meshes_with_one_line_and_writes_nothing(tmp_path, cli, wall, head):
     """Through ``pdyn run``: one line naming the field (or the overlapping sphere), exit code 2,
     no output folder. The floor (±500 m scaled by 0.1, at z = 3 m) cuts the drop scene's
     spheres."""
-    from pdyn.cli import main
-
     v, t = grid_surface(2, 5000.0, lift=lambda x, y: 30.0 + 0.0 * x)
     write_stl(tmp_path / "floor.stl", v[t])
     (tmp_path / "broken.stl").write_bytes(b"\x00" * 90)
     (tmp_path / "run.toml").write_text(f'scene = "drop"\n[[walls]]\n{wall}\n')
-    code = main(["run", str(tmp_path / "run.toml"), "--steps", "5", "--no-progress",
-                 "--output", str(tmp_path / "out")])
-    err = capsys.readouterr().err.strip()
+    code, _, err = cli(["run", str(tmp_path / "run.toml"), "--steps", "5", "--no-progress",
+                        "--output", str(tmp_path / "out")])
+    err = err.strip()
     assert code == 2 and err.startswith(head) and "\n" not in err, err
     assert not (tmp_path / "out").exists()

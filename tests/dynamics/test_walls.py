@@ -186,13 +186,11 @@ def test_sphere_starting_inside_a_wall_is_refused():
      "pdyn: error: walls[0].radius = 0.0: must be > 0"),
     ('type = "plane"\npoint = [0.0, 0.0, 3.0]\nnormal = [0.0, 0.0, 1.0]',
      "pdyn: error: particle 1 overlaps the wall walls[0] (plane)")])
-def test_cli_refuses_bad_walls_with_one_line_and_writes_nothing(tmp_path, capsys, walls, head):
-    from pdyn.cli import main
-
+def test_cli_refuses_bad_walls_with_one_line_and_writes_nothing(tmp_path, cli, walls, head):
     (tmp_path / "run.toml").write_text(f'scene = "drop"\n[[walls]]\n{walls}\n')
-    code = main(["run", str(tmp_path / "run.toml"), "--steps", "5", "--no-progress",
-                 "--output", str(tmp_path / "out")])
-    err = capsys.readouterr().err.strip()
+    code, _, err = cli(["run", str(tmp_path / "run.toml"), "--steps", "5", "--no-progress",
+                        "--output", str(tmp_path / "out")])
+    err = err.strip()
     assert code == 2 and err.startswith(head) and "\n" not in err
     assert not (tmp_path / "out").exists()
 

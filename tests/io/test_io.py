@@ -15,7 +15,6 @@ import h5py
 import numpy as np
 import pytest
 
-from pdyn.cli import main
 from pdyn.config import OutputConfig, SimulationConfig
 from pdyn.io import OutputFileError, read_checkpoint, read_snapshot
 from pdyn.io.hdf5 import open_pdyn
@@ -37,17 +36,6 @@ def state(sim):
 def assert_identical(a, b):
     for x, y, name in zip(a, b, ("gid", "pos", "vel", "force")):
         assert x.shape == y.shape and np.array_equal(x, y), f"{name} differs"
-
-
-def cli(args, cwd, capsys):
-    old = os.getcwd()
-    os.chdir(cwd)
-    try:
-        code = main(args)
-    finally:
-        os.chdir(old)
-    out = capsys.readouterr()
-    return code, out.out, out.err
 
 
 # ------------------------------------------------------------------ snapshots
@@ -246,13 +234,13 @@ def test_checkpoint_holds_everything(tmp_path):
     assert ck["contact"]["restitution"] == 0.5 and ck["gravity"][2] == -9.81
 
 
-def test_cli_restart_matches_uninterrupted_run(tmp_path, capsys):
+def test_cli_restart_matches_uninterrupted_run(tmp_path, cli):
     base = ["--scale", "0.05", "--no-progress", "--snapshot-every", "25",
             "--checkpoint-every", "50"]
-    assert cli(["run", *base, "--steps", "100", "--output", "full"], tmp_path, capsys)[0] == 0
-    assert cli(["run", *base, "--steps", "50", "--output", "half"], tmp_path, capsys)[0] == 0
+    assert cli(["run", *base, "--steps", "100", "--output", "full"])[0] == 0
+    assert cli(["run", *base, "--steps", "50", "--output", "half"])[0] == 0
     code, out, err = cli(["run", "--restart", "half/checkpoints/ckpt_00000050.h5", "--steps",
-                          "50", "--no-progress"], tmp_path, capsys)
+                          "50", "--no-progress"])
     assert code == 0, err
     assert "restarted from" in out and "100 steps" in out
     a = read_checkpoint(tmp_path / "full" / "checkpoints" / "ckpt_00000100.h5")
@@ -266,29 +254,29 @@ def test_cli_restart_matches_uninterrupted_run(tmp_path, capsys):
     assert xa.replace("full", "half") == xb.replace("full", "half")
 
 
-def test_restart_refuses_changed_scene_and_finished_run(tmp_path, capsys):
+def test_restart_refuses_changed_scene_and_finished_run(tmp_path, cli):
     base = ["--scale", "0.05", "--no-progress", "--checkpoint-every", "10", "--steps", "10"]
-    assert cli(["run", *base], tmp_path, capsys)[0] == 0
+    assert cli(["run", *base])[0] == 0
     ck = "pdyn-output/checkpoints/ckpt_00000010.h5"
-    code, _, err = cli(["run", "--restart", ck, "--scene", "box"], tmp_path, capsys)
+    code, _, err = cli(["run", "--restart", ck, "--scene", "box"])
     assert code == 2 and "--scene" in err and len(err.strip().splitlines()) == 1
-    code, _, err = cli(["run", "--restart", ck], tmp_path, capsys)
+    code, _, err = cli(["run", "--restart", ck])
     assert code == 2 and "ended at step 10" in err
     # a run folder restarts from its newest checkpoint; another folder must be empty
     code, out, err = cli(["run", "--restart", "pdyn-output", "--steps", "5", "--output", "new",
-                          "--no-progress"], tmp_path, capsys)
+                          "--no-progress"])
     assert code == 0, err
     assert (tmp_path / "new" / "checkpoints").exists() is False
     assert read_checkpoint(tmp_path / ck)["step"] == 10
 
 
-def test_existing_checkpoints_need_overwrite(tmp_path, capsys):
+def test_existing_checkpoints_need_overwrite(tmp_path, cli):
     args = ["run", "--scale", "0.05", "--steps", "10", "--no-progress", "--snapshot-every", "0",
             "--checkpoint-every", "10"]
-    assert cli(args, tmp_path, capsys)[0] == 0
-    code, _, err = cli(args, tmp_path, capsys)
+    assert cli(args)[0] == 0
+    code, _, err = cli(args)
     assert code == 2 and "--overwrite" in err
-    assert cli(args + ["--overwrite"], tmp_path, capsys)[0] == 0
+    assert cli(args + ["--overwrite"])[0] == 0
 
 
 def _series(xmf: Path) -> list[str]:
@@ -399,26 +387,25 @@ def test_sigkill_during_a_write(tmp_path, victim):
 
 
 # ------------------------------------------------------------------ inspection
-def test_info_describes_snapshot_and_checkpoint(tmp_path, capsys):
+def test_info_describes_snapshot_and_checkpoint(tmp_path, cli):
     args = ["run", "--scale", "0.05", "--steps", "10", "--no-progress", "--snapshot-every", "10",
             "--checkpoint-every", "10"]
-    assert cli(args, tmp_path, capsys)[0] == 0
-    code, out, _ = cli(["info", "pdyn-output/snapshots/snap_00000010.h5"], tmp_path, capsys)
+    assert cli(args)[0] == 0
+    code, out, _ = cli(["info", "pdyn-output/snapshots/snap_00000010.h5"])
     run = (tmp_path / "pdyn-output" / "run_id").read_text().strip()
     assert code == 0 and "pdyn-snapshot version 7" in out and "50 particles" in out
     assert " contacts (" in out and "sphere pairs" in out and f"run {run}" in out
     assert "step 10" in out and "6 walls" in out and "particles/velocity" in out
-    code, out, _ = cli(["info", "pdyn-output/checkpoints/ckpt_00000010.h5"], tmp_path, capsys)
+    code, out, _ = cli(["info", "pdyn-output/checkpoints/ckpt_00000010.h5"])
     assert code == 0 and "pdyn-checkpoint version 8" in out and "config:" in out
     assert f"run {run}" in out
 
 
-def test_render_writes_png(tmp_path, capsys):
+def test_render_writes_png(tmp_path, cli):
     pytest.importorskip("vtkmodules.vtkRenderingOpenGL2")
     args = ["run", "--scale", "0.05", "--steps", "10", "--no-progress", "--snapshot-every", "10"]
-    assert cli(args, tmp_path, capsys)[0] == 0
-    code, out, err = cli(["render", "pdyn-output", "-o", "pic.png", "--size", "320", "240"],
-                         tmp_path, capsys)
+    assert cli(args)[0] == 0
+    code, out, err = cli(["render", "pdyn-output", "-o", "pic.png", "--size", "320", "240"])
     if code != 0 and "render window" in err.lower():  # pragma: no cover - no EGL/OSMesa here
         pytest.skip(f"no offscreen OpenGL: {err}")
     assert code == 0, err
@@ -438,11 +425,11 @@ def good_files(tmp_path):
             tmp_path / "o" / "checkpoints" / "ckpt_00000010.h5")
 
 
-def test_wrong_kind_and_missing_files(tmp_path, capsys, good_files):
+def test_wrong_kind_and_missing_files(tmp_path, cli, good_files):
     snap, ckpt = good_files
-    code, _, err = cli(["run", "--restart", str(snap)], tmp_path, capsys)
+    code, _, err = cli(["run", "--restart", str(snap)])
     assert code == 2 and "a pdyn snapshot, expected a pdyn checkpoint" in err
-    code, _, err = cli(["info", str(tmp_path / "nope.h5")], tmp_path, capsys)
+    code, _, err = cli(["info", str(tmp_path / "nope.h5")])
     assert code == 2 and "no such file" in err
     with pytest.raises(OutputFileError, match="no readable checkpoint"):
         from pdyn.io import latest_checkpoint
@@ -477,9 +464,9 @@ def test_missing_piece_of_multi_rank_file(tmp_path):
         open_pdyn(path)
 
 
-def test_render_without_vtk_is_one_line_error(tmp_path, capsys, good_files, monkeypatch):
+def test_render_without_vtk_is_one_line_error(tmp_path, cli, good_files, monkeypatch):
     monkeypatch.setitem(sys.modules, "vtkmodules.vtkRenderingOpenGL2", None)  # import fails
-    code, _, err = cli(["render", str(good_files[0])], tmp_path, capsys)
+    code, _, err = cli(["render", str(good_files[0])])
     assert code == 2 and "needs the 'vtk' package" in err and len(err.strip().splitlines()) == 1
 
 

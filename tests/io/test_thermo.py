@@ -3,13 +3,11 @@
 tests/mpi/test_thermo_mpi.py."""
 
 import math
-import os
 from dataclasses import replace
 
 import numpy as np
 import pytest
 
-from pdyn.cli import main
 from pdyn.config import OutputConfig
 from pdyn.dynamics.contact import touching_pairs
 from pdyn.io import read_thermo
@@ -19,7 +17,6 @@ from pdyn.simulation import Simulation
 
 from ..conftest import assert_user_error
 from ..mpi.scenes import walled_pile
-from .test_io import cli
 
 
 def pile(folder, **out):
@@ -90,21 +87,16 @@ def test_restart_keeps_the_series_bit_for_bit(tmp_path):
     assert (tmp_path / "a" / "thermo.csv").read_bytes() == full
 
 
-def test_cli_thermo_and_restart(tmp_path, capsys):
+def test_cli_thermo_and_restart(tmp_path, cli):
     """``--thermo-every`` prints the table on stdout; a CLI restart continues thermo.csv and
     sets the old file aside."""
-    old = os.getcwd()
-    os.chdir(tmp_path)
-    try:
-        args = ["run", "--scene", "box", "--scale", "0.1", "--steps", "60", "--no-progress",
-                "--snapshot-every", "0", "--checkpoint-every", "30", "--thermo-every", "10"]
-        assert main(args) == 0
-        out = capsys.readouterr().out
-        full = (tmp_path / "pdyn-output" / "thermo.csv").read_bytes()
-        ckpt = "pdyn-output/checkpoints/ckpt_00000030.h5"
-        assert main(["run", "--restart", ckpt, "--no-progress", "--thermo-every", "10"]) == 0
-    finally:
-        os.chdir(old)
+    code, out, _ = cli(["run", "--scene", "box", "--scale", "0.1", "--steps", "60",
+                        "--no-progress", "--snapshot-every", "0", "--checkpoint-every", "30",
+                        "--thermo-every", "10"])
+    assert code == 0
+    full = (tmp_path / "pdyn-output" / "thermo.csv").read_bytes()
+    ckpt = "pdyn-output/checkpoints/ckpt_00000030.h5"
+    assert cli(["run", "--restart", ckpt, "--no-progress", "--thermo-every", "10"])[0] == 0
     table = [ln.split() for ln in out.splitlines() if len(ln.split()) == 8 and
              (ln.split()[0] == "Step" or ln.split()[0].isdigit())]
     assert table[0][0] == "Step" and [r[0] for r in table[1:]] == [str(k) for k in
@@ -114,18 +106,18 @@ def test_cli_thermo_and_restart(tmp_path, capsys):
 
 
 @pytest.mark.parametrize("value", ["-3", "x", "1.5"])
-def test_bad_thermo_every_is_refused(tmp_path, capsys, value):
+def test_bad_thermo_every_is_refused(tmp_path, cli, value):
     code, _, err = cli(["run", "--scene", "box", "--scale", "0.1", "--steps", "5",
-                        "--thermo-every", value], tmp_path, capsys)
+                        "--thermo-every", value])
     assert_user_error(code, err, "thermo", value)
     assert not list(tmp_path.iterdir())
 
 
 # ------------------------------------------------------------------ pdyn plot
-def test_plot_draws_the_series(tmp_path, capsys):
+def test_plot_draws_the_series(tmp_path, cli):
     pytest.importorskip("matplotlib")
     Simulation(pile(tmp_path / "run", thermo_every=20, wall_forces=True)).run(200)
-    code, out, _ = cli(["plot", "run"], tmp_path, capsys)
+    code, out, _ = cli(["plot", "run"])
     assert code == 0
     names = ("thermo_energy.png", "thermo_contacts.png", "thermo_overlap.png",
              "wall_forces.png")
@@ -133,17 +125,17 @@ def test_plot_draws_the_series(tmp_path, capsys):
         data = (tmp_path / "run" / name).read_bytes()
         assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 5000, name
         assert name in out
-    code, out, _ = cli(["plot", "run", "-o", "pics"], tmp_path, capsys)
+    code, out, _ = cli(["plot", "run", "-o", "pics"])
     assert code == 0 and sorted(p.name for p in (tmp_path / "pics").iterdir()) == sorted(names)
 
 
-def test_plot_refuses_a_folder_without_thermo(tmp_path, capsys):
+def test_plot_refuses_a_folder_without_thermo(tmp_path, cli):
     (tmp_path / "run").mkdir()
-    code, _, err = cli(["plot", "run"], tmp_path, capsys)
+    code, _, err = cli(["plot", "run"])
     assert_user_error(code, err, "thermo.csv", "run")
 
 
-def test_plot_without_matplotlib(tmp_path, capsys, monkeypatch):
+def test_plot_without_matplotlib(tmp_path, cli, monkeypatch):
     import builtins
 
     Simulation(pile(tmp_path / "run", thermo_every=50)).run(100)
@@ -155,6 +147,6 @@ def test_plot_without_matplotlib(tmp_path, capsys, monkeypatch):
         return real(name, *args, **kwargs)
 
     monkeypatch.setattr(builtins, "__import__", no_matplotlib)
-    code, _, err = cli(["plot", "run"], tmp_path, capsys)
+    code, _, err = cli(["plot", "run"])
     assert_user_error(code, err, "matplotlib", "pdyn[plot]")
     assert not list((tmp_path / "run").glob("*.png"))

@@ -166,12 +166,10 @@ def test_checkpoint_walls_are_the_snapshot_triangles(tmp_path):
         pytest.approx(0.1, abs=1e-15)
 
 
-def test_format_6_snapshots_still_listed_read_and_rendered(tmp_path, capsys):
+def test_format_6_snapshots_still_listed_read_and_rendered(tmp_path, cli):
     """A snapshot of format 6 (quadrilaterals) in a folder beside format-7 ones: the sidecar
     lists both (VTK reads quadrilaterals for it), ``pdyn info`` and ``pdyn render`` read it."""
     vtk_xdmf = pytest.importorskip("vtkmodules.vtkIOXdmf2")
-    from pdyn.cli import main
-
     drum_run(tmp_path).run(40)
     old = tmp_path / "snapshots" / "snap_00000020.h5"
     moved = older_snapshot(old, tmp_path / "v6" / old.name, 6)
@@ -187,11 +185,11 @@ def test_format_6_snapshots_still_listed_read_and_rendered(tmp_path, capsys):
         walls = [out.GetBlock(b) for b in range(out.GetNumberOfBlocks())
                  if out.GetMetaData(b).Get(out.NAME()).startswith("walls")][0]
         assert walls.GetNumberOfCells() == (cells or len(s["walls"]["triangles"]))
-    assert main(["info", str(old)]) == 0
-    assert "pdyn-snapshot version 6" in capsys.readouterr().out
-    assert main(["render", str(old), "-o", str(tmp_path / "old.png")]) == 0
-    assert main(["render", str(tmp_path / "snapshots" / "snap_00000040.h5"), "-o",
-                 str(tmp_path / "new.png")]) == 0
+    code, out, _ = cli(["info", old])
+    assert code == 0 and "pdyn-snapshot version 6" in out
+    assert cli(["render", old, "-o", tmp_path / "old.png"])[0] == 0
+    assert cli(["render", tmp_path / "snapshots" / "snap_00000040.h5", "-o",
+                tmp_path / "new.png"])[0] == 0
     assert (tmp_path / "old.png").stat().st_size > 0 and (tmp_path / "new.png").stat().st_size
 
 

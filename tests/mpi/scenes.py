@@ -1,12 +1,25 @@
-"""Small dense scenes for the multi-rank tests (every rank builds the same one)."""
+"""Small dense scenes for the multi-rank tests (every rank builds the same one), and the
+gathering of their state for bit-for-bit comparisons. A scene builder takes the output
+configuration as ``output`` (or keyword fields of the SimulationConfig)."""
+
+import math
+from dataclasses import replace
 
 import numpy as np
 
-from pdyn.config import BoxConfig, ContactConfig, OutputConfig, ParticlesConfig, SimulationConfig
+from pdyn.config import (BoxConfig, ContactConfig, InsertionConfig, ParticlesConfig,
+                         SimulationConfig)
+from pdyn.mesh import grid_surface, tube_surface
 from pdyn.particles import FIELDS
-from pdyn.restart import from_checkpoint
-from pdyn.scenarios import place_spheres
-from pdyn.simulation import Simulation
+from pdyn.scenarios import Scene, drum, hopper, make_scene, place_spheres
+from pdyn.stl import write_stl
+
+#: the box boundaries of :func:`dense_polydisperse` by name
+BOUNDARIES = {
+    "periodic": ("periodic", "periodic", "periodic"),
+    "walled": ("wall", "wall", "wall"),
+    "mixed": ("periodic", "wall", "periodic"),
+}
 
 
 def dense_polydisperse(boundary=("periodic",) * 3, n=400, seed=3, broadphase="linked_cells",
@@ -98,16 +111,194 @@ def assert_same_state(a, b, what: str) -> None:
         assert np.array_equal(x, y), f"{name} differs {what}"
 
 
-def run_then_restart(cfg_of, out, comm, steps: int, at: int, wall_forces: bool = False,
-                     **sim):
-    """Run the config ``cfg_of(output)`` for ``steps`` steps on ``comm``, writing checkpoints
-    every ``at`` steps into ``out``/a; returns that run and a Simulation restarted from its
-    checkpoint of step ``at`` (writing into ``out``/b), not yet run. ``sim``: more arguments
-    of the Simulation (a scene)."""
-    ref = Simulation(cfg_of(OutputConfig(folder=str(out / "a"), checkpoint_every=at,
-                                         overwrite=True, wall_forces=wall_forces)),
-                     comm=comm, **sim)
-    ref.run(steps)
-    cont = from_checkpoint(out / "a" / "checkpoints" / f"ckpt_{at:08d}.h5", comm=comm,
-                           output=OutputConfig(folder=str(out / "b"), overwrite=True))
-    return ref, cont
+def large_particle(boundary=("wall",) * 3, **cfg):
+    """8 blocks of edge 2 along x; a big sphere (r 4.2 > 2 blocks) in block 2 touching small
+    spheres whose centres are in blocks 0 and 4, two blocks away on either side (they start
+    in contact: initial overlaps allowed)."""
+    pos = [[5.0, 4.5, 4.5], [9.45, 4.5, 4.5], [0.55, 4.5, 4.5], [13.0, 4.5, 4.5]]
+    vel = [[0.0, 0.0, 0.0], [-0.5, 0.0, 0.0], [0.5, 0.0, 0.0], [0.0, 0.0, 0.0]]
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=pos, velocities=vel, radii=[4.2, 0.3, 0.3, 0.3],
+                                  density=1000.0),
+        box=BoxConfig(lo=(0.0, 0.0, 0.0), hi=(16.0, 9.0, 9.0), boundary=boundary),
+        blocks=(8, 1, 1), gravity=(0.0, 0.0, 0.0), dt=1e-3, progress=False,
+        initial_overlap="allow", **cfg)
+
+
+def thrown_chute():
+    """The chute at a quarter of its area (544 spheres over 18 fixed ones), every flowing
+    sphere thrown down at 2 √(gd) so that the base is hit within the first 100 steps."""
+    s = make_scene("chute", scale=0.25)
+    s.velocities[~s.fixed] = np.random.default_rng(2).normal(0.0, 0.5, ((~s.fixed).sum(), 3))
+    s.velocities[~s.fixed, 2] -= 2.0
+    return s
+
+
+def thrown_rough_drum():
+    """The rough drum at a third of its length (666 spheres, 166 glued ones) turning fast
+    (Fr = 25: the layer moves 2 cm in 200 steps, across the blocks), contacts soft (k = 1000
+    N/m: a step is 84 µs) and the bed thrown at 0.5 m/s, so that it hits the layer within
+    the run."""
+    s = drum(scale=1 / 3, froude=25.0, rough=True)
+    bed = s.glued < 0
+    v = np.zeros_like(s.positions)
+    v[bed] = np.random.default_rng(4).normal(0.0, 0.5, (bed.sum(), 3))
+    return replace(s, velocities=v, contact={**s.contact, "youngs_modulus": 5e5})
+
+
+def sliding_plate():
+    """A rough plate sliding along a periodic axis: a plane at z = 0 moving at 2 m/s along
+    x carries a 6 × 6 square layer of glued spheres (d = 1 m, touching) in a box periodic
+    over 6 m in x and y; 30 spheres fall onto it under gravity and are dragged along. In 300
+    steps of 10 ms the layer goes once round the box in x."""
+    g = (np.arange(6) + 0.5)
+    x, y = np.meshgrid(g, g, indexing="ij")
+    layer = np.column_stack((x.ravel(), y.ravel(), np.full(36, 0.5)))
+    k, i = np.divmod(np.arange(30), 6)  # five layers of six, 1.1 m apart, on a diagonal
+    above = np.column_stack((g[i] + 0.05 * k, g[::-1][i], 1.8 + 1.1 * k))
+    pos = np.concatenate((layer, above))
+    return Scene(name="plate", box_lo=np.zeros(3), box_hi=np.array([6.0, 6.0, 10.0]),
+                 boundary=("periodic", "periodic", "open"), positions=pos,
+                 velocities=np.zeros_like(pos), radii=np.full(len(pos), 0.5), density=1000.0,
+                 gravity=np.array([0.0, 0.0, -9.81]), dt=0.01,
+                 contact={"stiffness": 1e4, "restitution": 0.5, "friction": 0.5},
+                 walls=({"type": "plane", "point": [0.0, 0.0, 0.0], "normal": [0.0, 0.0, 1.0],
+                         "velocity": [2.0, 0.0, 0.0]},),
+                 glued=np.where(np.arange(len(pos)) < 36, 0, -1))
+
+
+def discharging(**cfg):
+    """A tenth of the hopper (500 spheres, orifice 4 d) opened from the start, the spheres
+    thrown down at 1 m/s (and ± 0.2 m/s at random), so that the lowest layers leave at once."""
+    s = hopper(scale=0.1, orifice=4.0, opens=0.0)
+    v = np.random.default_rng(7).normal(0.0, 0.2, s.positions.shape) + [0.0, 0.0, -1.0]
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=s.positions, velocities=v, radii=s.radii,
+                                  density=s.density),
+        box=BoxConfig(lo=s.box_lo, hi=s.box_hi, boundary=s.boundary),
+        contact=ContactConfig(**s.contact), walls=list(s.walls),
+        insertion=InsertionConfig(**s.insertion), gravity=tuple(s.gravity), progress=False,
+        **cfg)
+
+
+def trough(folder, comm, **cfg):
+    """250 spheres (r 4-6 mm) over a V trough of 200 triangles (faces at 30°, an STL file
+    in mm, written into ``folder`` by rank 0), thrown down at 1 m/s, a vertical mesh plate
+    moving in along y at 0.3 m/s; friction 0.5, rolling friction 0.02, walled sides."""
+    if comm.rank == 0:
+        slope = math.tan(math.radians(30.0))
+        v, t = grid_surface(10, 100.0, lift=lambda x, y: slope * np.abs(x))
+        write_stl(folder / "trough.stl", v[t].astype(np.float32))
+    comm.barrier()
+    rng = np.random.default_rng(9)
+    radii = rng.uniform(0.004, 0.006, 250)
+    pos = place_spheres(radii, np.array([-0.03, -0.09, 0.025]), np.array([0.03, 0.09, 0.14]),
+                        9)  # above the trough (0.017 m high at |x| = 0.03 m)
+    vel = rng.normal(0.0, 0.2, pos.shape) + [0.0, 0.0, -1.0]
+    plate = {"type": "mesh", "vertices": [[-0.1, -0.092, 0.0], [0.1, -0.092, 0.0],
+                                          [0.1, -0.092, 0.2], [-0.1, -0.092, 0.2]],
+             "triangles": [[0, 1, 2], [0, 2, 3]], "velocity": [0.0, 0.3, 0.0]}
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=pos, velocities=vel, radii=radii, density=2500.0),
+        box=BoxConfig(lo=(-0.1, -0.12, -0.01), hi=(0.1, 0.1, 0.25),
+                      boundary=("wall", "wall", "open")),
+        contact=ContactConfig(youngs_modulus=1e6, restitution=0.5, friction=0.5,
+                              rolling_friction=0.02),
+        walls=[{"type": "mesh", "file": str(folder / "trough.stl"), "scale": 0.001}, plate],
+        gravity=(0.0, 0.0, -9.81), progress=False, **cfg)
+
+
+def mesh_drum(**cfg):
+    """100 spheres (r 3-4 mm) thrown down at 0.5 m/s in a drum of 192 triangles (radius 5 cm,
+    axis y through (0, 0, 0.01), walled ends) turning at 4 rad/s, friction 0.5, rolling
+    friction 0.02."""
+    rng = np.random.default_rng(4)
+    radii = rng.uniform(0.003, 0.004, 100)
+    pos = place_spheres(radii, np.array([-0.025, -0.02, -0.028]),
+                        np.array([0.025, 0.02, 0.015]), 4)
+    vel = rng.normal(0.0, 0.1, pos.shape) + [0.0, 0.0, -0.5]
+    v, t = tube_surface(48, 0.05, 0.04, along=2)
+    wall = {"type": "mesh", "vertices": v + [0.0, 0.0, 0.01], "triangles": t,
+            "angular_velocity": 4.0, "axis": [0.0, 1.0, 0.0], "point": [0.0, 0.0, 0.01]}
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=pos, velocities=vel, radii=radii, density=2500.0),
+        box=BoxConfig(lo=(-0.06, -0.02, -0.05), hi=(0.06, 0.02, 0.07),
+                      boundary=("open", "wall", "open")),
+        contact=ContactConfig(youngs_modulus=2e5, restitution=0.5, friction=0.5,
+                              rolling_friction=0.02),
+        walls=[wall], gravity=(0.0, 0.0, -9.81), progress=False, **cfg)
+
+
+#: a plane moving in along its normal and turning about it (a turning piston)
+PISTON = {"type": "plane", "point": [0.0, -0.1, 0.0], "normal": [0.0, 1.0, 0.0],
+          "velocity": [0.0, 0.5, 0.0], "angular_velocity": 40.0}
+#: an open tube across the drum just above the bed, hit by the spheres thrown up (its outer
+#: face and its rims)
+TUBE = {"type": "cylinder", "point": [0.013, 0.0, 0.031], "axis": [0.0, 1.0, 0.0],
+        "radius": 0.012, "length": 0.07}
+
+
+def drum_with_piston(extra=PISTON, **cfg):
+    """The drum scene at a third of its length (666 spheres, soft) thrown at 0.3 m/s, with a
+    plane moving in from the side at 0.5 m/s (or the wall ``extra``)."""
+    s = make_scene("drum", scale=1 / 3)
+    v = np.random.default_rng(5).normal(0.0, 0.3, s.positions.shape)
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=s.positions, velocities=v, radii=s.radii,
+                                  density=s.density),
+        box=BoxConfig(lo=s.box_lo, hi=s.box_hi, boundary=s.boundary),
+        # the scene's contacts made soft (k = 1000 N/m), so that a few hundred steps are
+        # tens of ms: the spheres reach the walls
+        contact=ContactConfig(**{**s.contact, "youngs_modulus": 5e5}),
+        walls=list(s.walls) + [extra],
+        gravity=tuple(s.gravity), progress=False, **cfg)
+
+
+#: steps of :func:`mixture` to run: the spheres have fallen and piled up (a big sphere
+#: touching ~30 small ones at 1:3, ~60 at 1:10)
+MIXTURE_STEPS = {3: 600, 10: 1200}
+
+
+def mixture(ratio, n_small=700, big=0.25, seed=5, **cfg):
+    """Three spheres of radius ``big`` and ``n_small`` of radius big/``ratio`` placed at random
+    in a walled box at ~20 % solid fraction, twice as high as wide: they fall and pile up on
+    the floor; gravity, Hertz contacts with friction 0.5 and rolling friction 0.05,
+    restitution 0.5."""
+    small = big / ratio
+    radii = np.concatenate((np.full(3, big), np.full(n_small, small)))
+    rng = np.random.default_rng(seed)
+    radii = radii * rng.uniform(0.95, 1.05, radii.size)  # no two alike
+    L = ((4.0 / 3.0 * np.pi * radii**3).sum() / 0.4) ** (1.0 / 3.0)
+    hi = np.array([L, L, 2.0 * L])
+    pos = place_spheres(radii, np.zeros(3), hi, seed)
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=pos, radii=radii, density=1000.0),
+        box=BoxConfig(lo=(0.0, 0.0, 0.0), hi=tuple(hi)),
+        contact=ContactConfig(law="hertz", youngs_modulus=1e6, restitution=0.5, friction=0.5,
+                              rolling_friction=0.05),
+        gravity=(0.0, 0.0, -9.81), progress=False, balance_every=20, balance_threshold=1.0,
+        reorder_every=30, **cfg)
+
+
+def heap_pour(**cfg):
+    """The heap scene at scale 0.05 with 250 spheres poured in over an outlet."""
+    ins = InsertionConfig(region_lo=(0.3, 0.3, 1.0), region_hi=(2.5, 2.5, 2.6), rate=600.0,
+                          radius_min=0.08, radius_max=0.12, velocity=(0.0, 0.0, -3.0),
+                          total=250, every=25, seed=7, outlet_lo=(0.0, 0.0, 0.0),
+                          outlet_hi=(0.6, 2.8, 0.4))
+    return SimulationConfig(scene="heap", scale=0.05, insertion=ins, progress=False, **cfg)
+
+
+def outlet_pour(friction=0.5, broadphase="auto", seed=2, **cfg):
+    """Spheres poured onto an outlet strip along the whole floor (0 < y < 1 m), blocks
+    rebalanced every 10 steps: spheres migrate or move with their block at the very rebuild
+    steps at which the outlet drains them."""
+    ins = InsertionConfig(region_lo=(0.3, 0.3, 0.45), region_hi=(3.4, 1.6, 1.0), rate=2000.0,
+                          radius_min=0.08, radius_max=0.12, velocity=(2.0, 0.5, -3.0),
+                          total=300, every=10, seed=seed, outlet_lo=(0.0, 0.0, 0.0),
+                          outlet_hi=(3.7, 1.0, 0.35))
+    return SimulationConfig(scene="heap", scale=0.1, insertion=ins, progress=False,
+                            balance_every=10, balance_threshold=1.0, broadphase=broadphase,
+                            contact=ContactConfig(youngs_modulus=1e7, restitution=0.3,
+                                                  friction=friction,
+                                                  rolling_friction=0.2 * friction), **cfg)

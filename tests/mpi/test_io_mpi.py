@@ -12,7 +12,7 @@ from pdyn.parallel import SerialComm
 from pdyn.restart import from_checkpoint
 from pdyn.simulation import Simulation
 
-from .scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields, gather_state
+from .scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
 
 pytestmark = pytest.mark.mpi
 

@@ -1,0 +1,52 @@
+"""Janssen's saturation of the floor load of a column filled in stages [Janssen1895]: a
+column of bulk density ρ_b, cross-section A and perimeter P, with wall friction μ_w
+mobilised everywhere and a ratio K = σ_h/σ_v of horizontal to vertical stress, carries on
+its floor the apparent mass
+
+    F/g = M_∞ (1 − exp(−M/M_∞)),   M_∞ = ρ_b A λ,   λ = A/(P μ_w K)  (= L/(4 μ_w K), square)
+
+for a mass M filled in. Masses in kg, lengths in m; the fit needs scipy."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+
+def janssen_fit(run: dict) -> dict:
+    """Janssen's saturation from a column's stages (``run``: ``stages``, a list of ``mass``
+    filled in and floor ``apparent_mass``; ``width`` L of the square column; wall
+    ``friction`` μ; ``bulk_density`` ρ_b): the plateau (the mean apparent mass of the last
+    three stages, and the share of their added weight that still reached the floor), and the
+    least-squares fit of F/g = M_∞ (1 − exp(−M/M_∞)) to every stage (with its rms misfit over
+    the last mass); for each M_∞, λ = M_∞/(ρ_b A) (m, and in column widths) and
+    K = L/(4 μ λ). Also the floor load over the weight at the end and its extremes. Without
+    saturation (F/g = M within 2 % at the end, or μ = 0) no M_∞ (infinite, K NaN)."""
+    from scipy.optimize import curve_fit
+
+    m = np.array([s["mass"] for s in run["stages"]])
+    f = np.array([s["apparent_mass"] for s in run["stages"]])
+    end = float(f[-1] / m[-1])
+    res = {"load_over_weight": end, "load_over_weight_min": float((f / m).min()),
+           "load_over_weight_max": float((f / m).max())}
+    none = {"m_inf": math.inf, "lambda": math.inf, "lambda_widths": math.inf, "K": math.nan,
+            "m_plateau": math.inf, "plateau_slope": 1.0, "lambda_plateau_widths": math.inf,
+            "K_plateau": math.nan, "fit_rms": math.nan}
+    if end > 0.98 or run["friction"] == 0:
+        return {**res, **none}
+    area, L, mu = run["width"] ** 2, run["width"], run["friction"]
+
+    def length(m_inf):
+        lam = m_inf / (run["bulk_density"] * area)
+        return lam, lam / L, L / (4 * mu * lam)
+
+    (m_inf,), _ = curve_fit(lambda x, a: a * (1 - np.exp(-x / a)), m, f, p0=[f.max()])
+    lam, lam_w, k = length(m_inf)
+    resid = f - m_inf * (1 - np.exp(-m / m_inf))
+    plateau = float(f[-3:].mean())
+    _, lam_pw, k_p = length(plateau)
+    return {**res, "m_inf": float(m_inf), "lambda": float(lam), "lambda_widths": float(lam_w),
+            "K": float(k), "fit_rms": float(np.sqrt(np.mean(resid**2)) / m[-1]),
+            "m_plateau": plateau, "plateau_slope": float((f[-1] - f[-3]) / (m[-1] - m[-3])),
+            "lambda_plateau_widths": float(lam_pw), "K_plateau": float(k_p)}

@@ -1,0 +1,384 @@
+"""Determinism under real mpiexec (2 and 4 ranks; also runs on 1), over one table of scenes:
+each row runs a scene on N ranks and compares, bit for bit, the fields it names (by id,
+gathered from every rank)
+
+- ``ranks``: with the 1-rank run of the same config (or of its ``reference``; run on rank 0);
+  with ``wall_forces`` the wall-force series too, byte for byte;
+- ``restart``: the run continued from its checkpoint of step ``at`` on the same ranks, with
+  the uninterrupted run; with ``wall_forces`` the continued rows of the series too;
+
+and, with ``inserter``, the insertion's state. ``check`` asserts what the run must have done
+for the comparison to mean something (contacts, rebuilds, rebalancing, walls touched); it
+runs on every rank (``run.ref``, the 1-rank run, only on rank 0). The scenes are in
+``scenes.py``; multi-rank tests of other kinds (every step's ids, errors, files across rank
+counts) stay in their files."""
+
+from dataclasses import dataclass
+from types import SimpleNamespace
+from typing import Callable
+
+import numpy as np
+import pytest
+
+from pdyn.broadphase import REGISTRY
+from pdyn.config import OutputConfig, SimulationConfig
+from pdyn.parallel import SerialComm
+from pdyn.particles import FIXED
+from pdyn.restart import from_checkpoint
+from pdyn.simulation import Simulation
+
+from . import scenes
+from .scenes import BOUNDARIES, FRICTIONAL_STATE, TUBE, gather_fields
+
+pytestmark = pytest.mark.mpi
+
+MOTION = ("pos", "vel")
+GLUED = FRICTIONAL_STATE + ("anchor", "glued")
+
+
+@dataclass(frozen=True)
+class Case:
+    """A row of the table: ``config(folder, comm, output)`` run for ``steps`` steps on N ranks,
+    compared as ``compares`` says (module docstring) over the store ``fields``."""
+    name: str
+    config: Callable
+    steps: int
+    compares: tuple = ("ranks",)
+    at: int = 0  #: the checkpoint step a restart continues from
+    fields: tuple = FRICTIONAL_STATE
+    scene: Callable = None  #: the pdyn.scenarios.Scene given to the Simulation, if any
+    reference: Callable = None  #: the 1-rank run's config from the N-rank run's (same if None)
+    wall_forces: bool = False
+    inserter: bool = False
+    before: Callable = None  #: (sim, comm) -> run.before, on the N-rank run before it runs
+    mid: Callable = None  #: (continued sim) -> run.mid, before the continued run runs
+    check: Callable = None  #: (run) -> None, after the comparisons
+    slow: bool = False
+
+
+def compare(a, b, names, what):
+    for name, x, y in zip(("gid",) + tuple(names), a, b):
+        assert np.array_equal(x, y), f"{name} differs {what}"
+
+
+@pytest.fixture
+def run_case(comm, shared_dir):
+    """Run a :class:`Case` and make its comparisons; the record its ``check`` gets."""
+
+    def go(case: Case):
+        restart = "restart" in case.compares
+        out = OutputConfig(folder=str(shared_dir / "n"), overwrite=True,
+                           checkpoint_every=case.at if restart else 0,
+                           wall_forces=case.wall_forces)
+        scene = case.scene() if case.scene else None
+        extra = {"scene": scene} if scene is not None else {}
+        cfg = case.config(shared_dir, comm, out)
+        sim = Simulation(cfg, comm=comm, **extra)
+        run = SimpleNamespace(sim=sim, comm=comm, folder=shared_dir, scene=scene, ref=None,
+                              cont=None, mid=None,
+                              before=case.before(sim, comm) if case.before else None)
+        sim.run(case.steps)
+        run.state = gather_fields(sim, case.fields)
+        if restart:
+            run.cont = from_checkpoint(
+                shared_dir / "n" / "checkpoints" / f"ckpt_{case.at:08d}.h5", comm=comm,
+                output=OutputConfig(folder=str(shared_dir / "b"), overwrite=True,
+                                    wall_forces=case.wall_forces))
+            run.mid = case.mid(run.cont) if case.mid else None
+            run.cont.run(case.steps - case.at)
+            compare(run.state, gather_fields(run.cont, case.fields), case.fields,
+                    "after the restart")
+            if case.inserter:
+                assert run.cont.inserter.state() == sim.inserter.state()
+            if case.wall_forces and comm.rank == 0:
+                a = (shared_dir / "n" / "wall_forces.csv").read_text().splitlines()
+                b = (shared_dir / "b" / "wall_forces.csv").read_text().splitlines()
+                assert b[0] == a[0] and b[1:] == a[case.at + 1:case.steps + 1]
+        if "ranks" in case.compares and comm.rank == 0:
+            ref_cfg = cfg.with_(output=OutputConfig(folder=str(shared_dir / "one"),
+                                                    overwrite=True, wall_forces=case.wall_forces))
+            run.ref = Simulation(case.reference(ref_cfg) if case.reference else ref_cfg,
+                                 comm=SerialComm(), **extra)
+            run.ref.run(case.steps)
+            compare(run.state, gather_fields(run.ref, case.fields), case.fields,
+                    "from the 1-rank run")
+            if case.inserter:
+                assert sim.inserter.state() == run.ref.inserter.state()
+            if case.wall_forces:
+                a = (shared_dir / "n" / "wall_forces.csv").read_text()
+                assert a == (shared_dir / "one" / "wall_forces.csv").read_text()
+        if case.check:
+            case.check(run)
+        comm.barrier()
+
+    return go
+
+
+# ------------------------------------------------------------------ what the runs must do
+def dense_did_work(run):
+    """Dense: many contacts, lists rebuilt, blocks moved during the run."""
+    sim = run.sim
+    assert run.comm.allreduce_sum(int(sim.n_contacts)) > 50
+    assert sim.rebuilds > 5
+    if run.comm.size > 1:
+        assert sim.balancer.rebalances >= 5
+
+
+def frictional_did_work(run):
+    """Lists rebuilt, contact history held and spheres spinning."""
+    state = dict(zip(("gid",) + FRICTIONAL_STATE, run.state))
+    assert run.sim.rebuilds > 5
+    assert (state["history_key"] != 0).sum() > 50 and np.abs(state["omega"]).max() > 0.1
+
+
+def auto_switched(run):
+    """``auto`` switched to ``hash_grid`` on some rank (on every one with one rank)."""
+    bp = run.sim.broadphase
+    assert run.comm.allreduce_sum(int(bp.switches > 0)) >= 1
+    assert run.comm.size > 1 or bp.chosen == "hash_grid"
+
+
+def contact_across_ranks(sim, comm):
+    """The big sphere touches both small ones from the start, across ranks on N ranks."""
+    found = {tuple(map(int, p)) for part in comm.allgather(sim.contact_pairs()) for p in part}
+    assert (0, 1) in found and (0, 2) in found, found
+    if comm.size > 1:
+        owner_big = comm.allreduce_sum(int(0 in sim.store.gid[sim.store.owned]) * comm.rank)
+        owner_small = comm.allreduce_sum(int(1 in sim.store.gid[sim.store.owned]) * comm.rank)
+        assert owner_big != owner_small
+
+
+def bounced(run):
+    """Both small spheres bounced off the big one."""
+    vel = run.state[2]
+    assert vel[1, 0] > 0 and vel[2, 0] < 0
+
+
+def reordered(run):
+    assert run.sim.broadphase.calls["build"] > 2
+
+
+def base_unmoved(sim, scene):
+    """The chute's fixed spheres are where the scene put them, at rest, on every rank."""
+    h = sim.store.owned
+    mine = (sim.store.flags[h] & FIXED) != 0
+    assert np.array_equal(scene.fixed[sim.store.gid[h]], mine)
+    assert np.array_equal(sim.store.pos[h][mine], scene.positions[sim.store.gid[h][mine]])
+    assert not sim.store.vel[h][mine].any()
+
+
+def touched(sim, ids):
+    """Some sphere touched one of the spheres ``ids`` (on some rank)."""
+    pairs = np.concatenate(sim.comm.allgather(sim.contact_pairs()))
+    return np.isin(pairs, ids).any()
+
+
+def chute_base_hit(run):
+    base_unmoved(run.sim, run.scene)
+    assert touched(run.sim, np.flatnonzero(run.scene.fixed))
+
+
+def glued_ids(sim, comm):
+    return set(sim.store.gid[sim._glued].tolist())
+
+
+def drum_layer_hit(run):
+    """The thrown spheres touched the glued layer, and glued spheres changed rank."""
+    sim = run.sim
+    assert sim.rebuilds >= 4 and touched(sim, np.flatnonzero(run.scene.glued >= 0))
+    came = len(glued_ids(sim, run.comm) - run.before)
+    assert run.comm.allreduce_sum(came) > 0 or run.comm.size == 1
+
+
+def plate_wrapped(run):
+    """Each glued centre stays the motion's image (x₀ + v t, whole periods apart), the layer
+    wrapped at least once, and the dropped spheres are dragged along x."""
+    gid, pos, vel = run.state[:3]
+    layer = gid < 36
+    shift = pos[layer] - run.scene.positions[gid[layer]] - [2.0 * run.sim.time, 0.0, 0.0]
+    np.testing.assert_allclose(shift[:, 1:], 0.0, atol=1e-12)
+    np.testing.assert_allclose(shift[:, 0] / 6.0, np.round(shift[:, 0] / 6.0), atol=1e-12)
+    assert (np.abs(shift[:, 0]) > 1.0).any()
+    assert np.all((pos[layer, 0] > -1.0) & (pos[layer, 0] < 7.0))
+    assert vel[~layer, 0].mean() > 1.0
+
+
+def discharged(run):
+    assert run.sim.inserter.removed >= 10 and run.sim.rebuilds >= 4
+
+
+def discharging_at_restart(run):
+    assert 0 < run.mid < run.cont.inserter.removed
+
+
+def walls_touched(*ids):
+    """Lists rebuilt and the walls ``ids`` (negative contact ids) touched on some rank."""
+    def check(run):
+        assert run.sim.rebuilds >= 4
+        walls = run.sim.wall_contacts()["id"][:, 1]
+        seen = set(sum(run.comm.allgather(np.unique(walls).tolist()), []))
+        assert set(ids) <= seen, seen
+    return check
+
+
+def dragged_by_the_drum(run):
+    """The drum drags the bed along its bottom's motion, Ω ŷ × (−ẑ) = −x̂."""
+    assert run.sim.rebuilds >= 4
+    vel = run.sim.store.vel[run.sim.store.owned]
+    assert run.comm.allreduce_sum(float(np.sum(vel[:, 0]))) < 0.0
+
+
+def wall_forces_head(run):
+    """The wall-force series' header, as columns (rank 0; None elsewhere)."""
+    if run.comm.rank == 0:
+        return (run.folder / "n" / "wall_forces.csv").read_text().splitlines()[0].split(",")
+    return None
+
+
+def trough_head(run):
+    """The series has the force and torque of both mesh walls (ids 5 and 6)."""
+    head = wall_forces_head(run)
+    if head:
+        assert head[-12:] == [f"wall{k}_{c}{a}" for c in "ft" for k in (5, 6) for a in "xyz"]
+
+
+def piston_head(run):
+    """The series has the forces of the drum and the piston, and the piston's torque."""
+    head = wall_forces_head(run)
+    if head:
+        assert head[:5] == ["step", "time", "wall1_fx", "wall1_fy", "wall1_fz"]
+        assert head[5:8] == ["wall2_fx", "wall2_fy", "wall2_fz"] and len(head) == 14
+        assert head[-3:] == ["wall2_tx", "wall2_ty", "wall2_tz"]
+
+
+def tube_hit(run):
+    """Spheres hit the tube, the drum carried a torque: the series (one row a step) shows
+    both."""
+    if run.ref is not None:
+        a = (run.folder / "n" / "wall_forces.csv").read_text().splitlines()
+        assert len(a) == 201
+        head = a[0].split(",")
+        rows = np.array([[float(x) for x in ln.split(",")] for ln in a[1:]])
+        assert np.abs(rows[:, head.index("wall2_fz")]).max() > 0.0
+        assert np.abs(rows[:, head.index("wall1_tx")]).max() > 0.0
+
+
+def piled_up(ratio):
+    """Lists rebuilt and a big sphere holding dozens of contact records."""
+    def check(run):
+        most = run.comm.allreduce_max(int(run.sim.store.history_count[
+            run.sim.store.owned].max()))
+        assert run.sim.rebuilds > 5 and most >= (25 if ratio == 3 else 50)
+    return check
+
+
+def poured_over_ranks(run):
+    """Most spheres poured in, some drained, on several ranks."""
+    owners = run.comm.allgather(len(run.sim.store.owned))
+    if run.ref is not None:
+        assert len(run.state[0]) > 150 and run.ref.inserter.removed > 0
+        if run.comm.size > 1:
+            assert sum(n > 0 for n in owners) > 1
+
+
+def drained_while_balancing(run):
+    """The checkpoint is mid-pour; spheres drained; blocks moved and spheres migrated."""
+    assert 0 < run.mid < 300
+    if run.ref is not None:
+        assert run.ref.inserter.removed > 20 and len(run.state[0]) > 100
+        if run.comm.size > 1:
+            assert run.sim.balancer.rebalances > 1 and run.sim.exchange.n_migrated > 0
+
+
+# ------------------------------------------------------------------ the table
+def dense(kind, **cfg):
+    return lambda folder, comm, output: scenes.dense_polydisperse(BOUNDARIES[kind], **cfg,
+                                                                  output=output)
+
+
+def built(make, *args, **cfg):
+    """``make(*args, **cfg, output=...)`` as a Case's config."""
+    return lambda folder, comm, output: make(*args, **cfg, output=output)
+
+
+def trough(**cfg):
+    """The mesh trough, its STL file written into the test's folder."""
+    return lambda folder, comm, output: scenes.trough(folder, comm, **cfg, output=output)
+
+
+def named_scene(name, **cfg):
+    return lambda folder, comm, output: SimulationConfig(scene=name, progress=False, **cfg,
+                                                         output=output)
+
+
+BALANCED = dict(reorder_every=20, balance_every=20, balance_threshold=1.0)
+
+CASES = [
+    *(Case(f"dense-{kind}-{bp}-{'every-step' if skin == 0.0 else 'lists'}",
+           dense(kind, broadphase=bp, neighbour_skin=skin, balance_every=20,
+                 balance_threshold=1.0),
+           200, fields=MOTION, check=dense_did_work,
+           slow=(kind, bp, skin) != ("periodic", "linked_cells", None))
+      for kind in ("periodic", "walled") for bp in ("linked_cells", "hash_grid")
+      if bp in REGISTRY for skin in (None, 0.0)),
+    *(Case(f"frictional-{kind}-{law}",
+           dense(kind, law=law, friction=0.5, reorder_every=20, balance_every=20,
+                 balance_threshold=1.0),
+           200, check=frictional_did_work, slow=(kind, law) != ("walled", "linear"))
+      for kind in ("periodic", "walled") for law in ("linear", "hertz")),
+    Case("auto-switching", named_scene("gas", scale=0.1, neighbour_skin=0.0, reorder_every=10,
+                                       broadphase="auto"),
+         30, fields=MOTION, reference=lambda c: c.with_(broadphase="index_sort"),
+         check=auto_switched),
+    Case("large-particle", built(scenes.large_particle), 300, fields=MOTION,
+         before=contact_across_ranks, check=bounced),
+    Case("reordering", dense("periodic", n=300, speed=3.0, dt=2e-3, reorder_every=7), 120,
+         fields=MOTION, reference=lambda c: c.with_(reorder_every=0), check=reordered),
+    Case("chute", named_scene("chute", **BALANCED), 300, scene=scenes.thrown_chute,
+         check=chute_base_hit),
+    Case("chute-restart", named_scene("chute"), 200, ("restart",), at=100,
+         scene=scenes.thrown_chute, check=lambda run: base_unmoved(run.cont, run.scene)),
+    Case("rough-drum", named_scene("drum", **BALANCED), 200, fields=GLUED,
+         scene=scenes.thrown_rough_drum, before=glued_ids, check=drum_layer_hit),
+    Case("rough-drum-restart", named_scene("drum"), 160, ("restart",), at=80, fields=GLUED,
+         scene=scenes.thrown_rough_drum),
+    Case("sliding-plate", named_scene("drum", **BALANCED), 300, fields=GLUED,
+         scene=scenes.sliding_plate, check=plate_wrapped),
+    Case("hopper", built(scenes.discharging, **BALANCED), 300, inserter=True,
+         check=discharged),
+    Case("hopper-restart", built(scenes.discharging), 400, ("restart",), at=200,
+         inserter=True, mid=lambda cont: cont.inserter.removed, check=discharging_at_restart),
+    Case("mesh-trough", trough(**BALANCED), 600, check=walls_touched(-5, -6)),
+    Case("mesh-trough-restart", trough(), 600, ("restart",), at=300, wall_forces=True,
+         check=trough_head),
+    Case("mesh-drum", built(scenes.mesh_drum, **BALANCED), 1000, check=dragged_by_the_drum),
+    Case("mesh-drum-restart", built(scenes.mesh_drum), 1000, ("restart",), at=400,
+         wall_forces=True),
+    Case("moving-walls", built(scenes.drum_with_piston, **BALANCED), 300,
+         check=walls_touched(-1, -2), slow=True),
+    Case("moving-walls-restart", built(scenes.drum_with_piston), 200, ("restart",), at=100,
+         wall_forces=True, check=piston_head),
+    Case("tube", built(scenes.drum_with_piston, TUBE, **BALANCED), 200, wall_forces=True,
+         check=tube_hit),
+    Case("tube-restart", built(scenes.drum_with_piston, TUBE), 200, ("restart",), at=100,
+         wall_forces=True),
+    *(Case(f"packing-1:{ratio}", built(scenes.mixture, ratio), scenes.MIXTURE_STEPS[ratio],
+           check=piled_up(ratio), slow=True) for ratio in (3, 10)),
+    Case("heap-pour", built(scenes.heap_pour), 1200, fields=MOTION, inserter=True,
+         check=poured_over_ranks, slow=True),
+    *(Case(f"outlet-pour-{name}", built(scenes.outlet_pour, **kind), 600, ("ranks", "restart"),
+           at=300, fields=fields, inserter=True,
+           mid=lambda cont: cont.inserter.state()["inserted"], check=drained_while_balancing,
+           slow=True)
+      for name, kind, fields in (("frictional", {}, MOTION + ("omega",)),
+                                 ("frictionless-linked-cells",
+                                  {"friction": 0.0, "broadphase": "linked_cells", "seed": 4},
+                                  MOTION))),
+]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=c.name,
+                                               marks=[pytest.mark.slow] if c.slow else [])
+                                  for c in CASES])
+def test_same_bits(run_case, case):
+    run_case(case)
