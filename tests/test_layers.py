@@ -16,7 +16,9 @@ LAYERS = [
     # options; version; signals; value checks; the C heap's free pages
     ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
-    ("pdyn.mesh", "pdyn.stl"),  # triangle-mesh walls (contacts, grid); STL files
+    ("pdyn.mesh", "pdyn.stl", "pdyn.wallshapes"),  # triangle-mesh walls (contacts, grid); STL
+    # files; wall surfaces in numpy (distances, drawing)
+    ("pdyn.wallkinds",),  # one spec per wall kind: fields, table row, gaps, drawing, glued
     ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios", "pdyn.walls"),  # data; wall geometry
     ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection
     ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io", "pdyn.checks"),  # the pieces
