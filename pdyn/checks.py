@@ -43,7 +43,7 @@ from .broadphase import find_contacts
 from .domain import check_block_count, default_block_dims
 from .particles import GHOST, INFINITE, OWNED
 from .scenarios import BYTES_PER_PARTICLE, ROTATION_BYTES_PER_PARTICLE, SceneError
-from .walls import MESH, gaps
+from .wallkinds import kind_of, table_row
 
 #: relaxation sweeps before giving up (each moves every overlapping pair apart)
 RELAX_SWEEPS = 1000
@@ -253,10 +253,10 @@ def _wall_overlaps(pos, rad, box):
         if kind == "wall":
             cols += [rad - (pos[:, a] - box.lo[a]), rad - (box.hi[a] - pos[:, a])]
             names += [f"{'xyz'[a]} = {float(box.lo[a]):g}", f"{'xyz'[a]} = {float(box.hi[a]):g}"]
-    for w in box.shapes:  # configured planes, cylinders and meshes (pdyn.walls)
-        cols.append(rad - (w["mesh"].gaps(pos) if w["kind"] == MESH else
-                           gaps(pos, w["point"], w["normal"], w["kind"], w["radius"],
-                                w.get("length", np.inf))))
+    for w in box.shapes:  # configured walls, each by its kind (pdyn.wallkinds)
+        row, axis = table_row(w)
+        cols.append(rad - kind_of(w["kind"]).gaps(pos, w.get("point"), axis, row,
+                                                  w.get("mesh")))
         names.append(w["name"])
     return (np.column_stack(cols) if cols else np.zeros((pos.shape[0], 0))), names
 

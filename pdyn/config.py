@@ -19,9 +19,8 @@ import numpy as np
 from .domain import BOUNDARIES, CURVES
 from .values import (BadValue, array, choice, choices, flag, integer, integers, number, short,
                      vector)
-from .mesh import Mesh, MeshError
-from .stl import StlError, read_stl
-from .walls import CYLINDER_INSIDE, CYLINDER_OUTSIDE, MESH, PLANE
+from .mesh import Mesh
+from .wallkinds import KINDS, load_mesh
 
 CONTACT_LAWS = ("linear", "hertz")
 #: the smallest coefficient of restitution accepted: the damping ratio that gives e is bounded
@@ -250,50 +249,8 @@ class ParticlesConfig:
             object.__setattr__(self, name, arr)
 
 
-WALL_TYPES = ("plane", "cylinder", "mesh")
-#: fields of each wall type besides ``type`` and ``velocity`` (the others must keep defaults)
-_WALL_FIELDS = {"plane": ("point", "normal", "angular_velocity"),
-                "cylinder": ("point", "axis", "radius", "inside", "angular_velocity", "length"),
-                "mesh": ("file", "scale", "vertices", "triangles", "point", "axis",
-                         "angular_velocity")}
-
-
-@functools.lru_cache(maxsize=16)
-def _stl_mesh(path: str, stamp: tuple, scale: float) -> Mesh:
-    """The mesh of an STL file (``stamp``: its size and time, so a changed file is read
-    again), scaled; errors as :class:`BadValue` of ``walls.file``."""
-    try:
-        corners = read_stl(path)
-    except StlError as exc:
-        raise BadValue("walls.file", path, str(exc)) from None
-    try:
-        return Mesh(corners * scale)
-    except MeshError as exc:
-        raise BadValue("walls.file", path, str(exc)) from None
-
-
-@functools.lru_cache(maxsize=16)
-def _array_mesh(vertices: tuple, triangles: tuple, scale: float) -> Mesh:
-    """The mesh of vertex and triangle arrays (as nested tuples), scaled."""
-    v = array("walls.vertices", vertices, (3,))
-    try:
-        t = np.asarray(triangles)
-    except ValueError:  # ragged
-        t = np.zeros(0)
-    if t.dtype.kind not in "iu" or t.ndim != 2 or t.shape[1] != 3:
-        raise BadValue("walls.triangles", triangles, "expected integers of shape (T, 3)")
-    try:
-        return Mesh.from_arrays(v * scale, t)
-    except MeshError as exc:
-        raise BadValue("walls.triangles", triangles, str(exc)) from None
-
-
-def _nested(value):
-    """Lists and arrays as nested tuples (hashable, comparable)."""
-    if isinstance(value, (list, tuple, np.ndarray)):
-        return tuple(_nested(x) for x in (value.tolist() if isinstance(value, np.ndarray)
-                                           else value))
-    return value
+#: the ``[[walls]]`` types, one per wall kind (``pdyn.wallkinds.KINDS``)
+WALL_TYPES = tuple(KINDS)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -311,18 +268,27 @@ class WallConfig:
     :func:`load_config`) or from ``vertices`` (V, 3) and ``triangles`` (T, 3) of vertex
     indices (library), times ``scale`` (file units → m); may translate, and turn at
     ``angular_velocity`` (rad/s, right-handed) about ``axis`` through ``point`` (m, in the
-    scaled mesh's frame; default its origin) (``pdyn.mesh``). Errors name
-    ``walls[k].<field>``."""
+    scaled mesh's frame; default its origin) (``pdyn.mesh``). ``type = "cone"``: ``point``
+    on its axis, ``axis``, radii ``radius_lo`` and ``radius_hi`` (m, >= 0, not both 0) at
+    axial positions ``lo`` < ``hi`` (m from ``point`` along ``axis``), as LAMMPS' ``region
+    cone``; a thin shell whose both faces and rims act, or with ``infinite`` the whole cone
+    from its apex on; moves as a cylinder. Each type's fields, checks and table row: its
+    spec in ``pdyn.wallkinds``. Errors name ``walls[k].<field>``."""
 
     type: str
-    point: tuple | None = None  # plane, cylinder; mesh: on its axis of turning (m)
+    point: tuple | None = None  # plane, cylinder, cone; mesh: on its axis of turning (m)
     normal: tuple | None = None  # plane: toward the spheres
-    axis: tuple | None = None  # cylinder; mesh: its axis of turning
+    axis: tuple | None = None  # cylinder, cone; mesh: its axis of turning
     radius: float | None = None  # cylinder, m
     inside: bool = True  # cylinder: spheres inside
     velocity: tuple = (0.0, 0.0, 0.0)  # m/s
-    angular_velocity: float = 0.0  # rad/s about the cylinder's (mesh's) axis, a plane's normal
+    angular_velocity: float = 0.0  # rad/s about the axis (cylinder, cone, mesh), plane's normal
     length: float | None = None  # cylinder, m, centred on point; None: infinite
+    radius_lo: float | None = None  # cone, m, at lo
+    radius_hi: float | None = None  # cone, m, at hi
+    lo: float | None = None  # cone, m along the axis from point
+    hi: float | None = None  # cone, m along the axis from point (> lo)
+    infinite: bool = False  # cone: the whole cone from its apex on, not only lo to hi
     file: str | None = None  # mesh: an STL file
     scale: float = 1.0  # mesh: file units → m
     vertices: tuple | None = None  # mesh (library): (V, 3)
@@ -330,103 +296,33 @@ class WallConfig:
 
     @_config_errors
     def __post_init__(self):
+        """Fields of another kind refused; the kind's own checked and normalised by its
+        spec (``pdyn.wallkinds.WallKind.check``)."""
         choice("walls.type", self.type, WALL_TYPES)
         object.__setattr__(self, "velocity", vector("walls.velocity", self.velocity))
+        kind = KINDS[self.type]
         defaults = {f.name: f.default for f in fields(self)}
         for name in sorted(set(defaults) - {"type", "velocity"}):
-            owners = [k for k, v in _WALL_FIELDS.items() if name in v]
-            foreign = (name not in _WALL_FIELDS["mesh"] if self.type == "mesh"
-                       else owners == ["mesh"])  # (planes and cylinders sort theirs below)
-            if foreign and getattr(self, name) != defaults[name]:
+            if name in kind.fields or name in kind.explains:
+                continue
+            if getattr(self, name) != defaults[name]:
+                owners = [k for k, v in KINDS.items() if name in v.fields]
                 raise BadValue(f"walls.{name}", getattr(self, name),
                                f"not a field of a {self.type} (only of a "
                                f"{' or '.join(owners)})")
-        if self.type == "mesh":
-            self._check_mesh()
-            return
-        if self.point is None:
-            raise ConfigError("walls.point: required in [[walls]]")
-        object.__setattr__(self, "point", vector("walls.point", self.point))
-        number("walls.angular_velocity", self.angular_velocity)
-        direction = "normal" if self.type == "plane" else "axis"
-        other = "axis" if self.type == "plane" else "normal"
-        if getattr(self, other) is not None:
-            raise BadValue(f"walls.{other}", getattr(self, other),
-                           f"not a field of a {self.type} (give {direction})")
-        if getattr(self, direction) is None:
-            raise ConfigError(f"walls.{direction}: required for a {self.type}")
-        d = vector(f"walls.{direction}", getattr(self, direction))
-        if not math.hypot(*d) > 0.0:
-            raise BadValue(f"walls.{direction}", list(d), "must not be zero")
-        object.__setattr__(self, direction, d)
-        if self.type == "plane":
-            for name, default in (("radius", None), ("inside", True), ("length", None)):
-                if getattr(self, name) != default:
-                    raise BadValue(f"walls.{name}", getattr(self, name), "only for cylinders")
-        else:
-            if self.radius is None:
-                raise ConfigError("walls.radius: required for a cylinder")
-            number("walls.radius", self.radius, above=0)
-            flag("walls.inside", self.inside)
-            if self.length is not None:
-                number("walls.length", self.length, above=0)
-                if not self.inside:
-                    raise BadValue("walls.inside", self.inside, "a finite cylinder is an open "
-                                   "tube whose both faces act (omit inside)")
+        for name, value in kind.check(self._values()).items():
+            object.__setattr__(self, name, value)
 
-    def _check_mesh(self) -> None:
-        """A mesh's source (a file, or vertices and triangles), scale and motion; reads it."""
-        number("walls.scale", self.scale, above=0)
-        number("walls.angular_velocity", self.angular_velocity)
-        if self.point is not None:
-            object.__setattr__(self, "point", vector("walls.point", self.point))
-        if self.axis is not None:
-            a = vector("walls.axis", self.axis)
-            if not math.hypot(*a) > 0.0:
-                raise BadValue("walls.axis", list(a), "must not be zero")
-            object.__setattr__(self, "axis", a)
-        elif self.angular_velocity != 0.0:
-            raise ConfigError("walls.axis: required for a turning mesh (angular_velocity)")
-        given = self.file is not None, self.vertices is not None or self.triangles is not None
-        if given[0] == given[1]:
-            raise ConfigError("walls.file: a mesh needs a file, or vertices and triangles "
-                              "(not both)")
-        if given[0]:
-            if not isinstance(self.file, str) or not self.file:
-                raise BadValue("walls.file", self.file, "expected a file name")
-        else:
-            for name in ("vertices", "triangles"):
-                if getattr(self, name) is None:
-                    raise ConfigError(f"walls.{name}: required with "
-                                      f"{'triangles' if name == 'vertices' else 'vertices'}")
-                object.__setattr__(self, name, _nested(getattr(self, name)))
-        self.mesh()
+    def _values(self) -> dict:
+        return {f.name: getattr(self, f.name) for f in fields(self)}
 
     def mesh(self) -> Mesh:
         """A mesh wall's geometry (``pdyn.mesh.Mesh``, in m; read once and cached)."""
-        if self.file is not None:
-            try:
-                st = Path(self.file).stat()
-            except OSError as exc:
-                raise BadValue("walls.file", self.file, f"cannot read ({exc.strerror})") \
-                    from None
-            return _stl_mesh(str(Path(self.file).resolve()), (st.st_size, st.st_mtime_ns),
-                             float(self.scale))
-        return _array_mesh(self.vertices, self.triangles, float(self.scale))
+        return load_mesh(self._values())
 
     def spec(self) -> dict:
-        """The wall as ``pdyn.walls.WallSet`` takes it."""
-        if self.type == "mesh":
-            mesh = self.mesh().moved(self.velocity, float(self.angular_velocity),
-                                     self.axis or (0.0, 0.0, 1.0), self.point or (0.0, 0.0, 0.0))
-            return {"kind": MESH, "mesh": mesh, "velocity": self.velocity}
-        kind = PLANE if self.type == "plane" else (CYLINDER_INSIDE if self.inside
-                                                   else CYLINDER_OUTSIDE)
-        return {"kind": kind, "point": self.point,
-                "normal": self.normal if self.type == "plane" else self.axis,
-                "radius": float(self.radius or 0.0), "velocity": self.velocity,
-                "angular_velocity": float(self.angular_velocity),
-                "length": math.inf if self.length is None else float(self.length)}
+        """The wall as ``pdyn.walls.WallSet`` takes it (``pdyn.wallkinds.WallKind.spec``)."""
+        return KINDS[self.type].spec(self._values())
 
 
 def wall_configs(walls) -> tuple:

@@ -1,12 +1,15 @@
-"""Wall geometry: half-spaces (planes at any angle) and cylinders, fixed or moving.
+"""Wall geometry: half-spaces (planes at any angle), cylinders and cones, fixed or moving.
 
 A wall is an infinite particle of the store (radius inf, negative gid −1, −2, …, the same on
 every rank): ``pos`` is a point of it (a plane's point, a point of a cylinder's axis) and
 ``normal`` a unit vector (a plane's normal toward the spheres, a cylinder's axis). What the
 store does not hold is one row per wall of the *wall table* (:class:`WallSet`), indexed by
-−1 − gid: the kind, a cylinder's radius, the wall's velocity and angular velocity, its point
-at t = 0 and the extra reach the neighbour lists give it. Geometry is written once
-(:func:`wall_contact`), for the contact pass, the neighbour lists and the output.
+−1 − gid: the kind, a cylinder's radius (a cone's radii and extent), the wall's velocity and
+angular velocity, its point at t = 0 and the extra reach the neighbour lists give it (layout
+and each kind's other facts — config fields, table columns, drawing, glued spheres — in
+``pdyn.wallkinds``). Geometry is written once, one inlined function per kind dispatched on
+the kind code in :func:`wall_contact`, for the contact pass, the neighbour lists and the
+output.
 
 * ``plane`` (kind 0): gap g = (x − p)·n̂ (distance of a centre from the plane, n̂ toward the
   spheres); overlap δ = r − g; contact normal (sphere → wall) −n̂.
@@ -18,6 +21,13 @@ at t = 0 and the extra reach the neighbour lists give it. Geometry is written on
   act as edges: the closest point c = p + e â + R q̂ of the rim (e = ±L/2), gap |c − x|,
   normal (c − x)/|c − x| — equal to the tube's at d·â = ±L/2, so a sphere sliding over a
   rim feels a continuous force (the closest-point rule of triangle-mesh walls' edges).
+* ``cone`` (kind 4), axis point p, unit axis â: the surface of revolution of its generating
+  segment from (s, ρ) = (lo, R_lo) to (hi, R_hi) in the meridian half-plane (s = d·â,
+  ρ = |q|), or of the line through them from its apex on (``infinite``). A thin shell whose
+  both faces act, its rims (or apex) acting as edges by the closest point rule, as the
+  finite tube's: the closest point (c_s, c_ρ) of the segment to (s, ρ) gives the contact
+  point c = p + c_s â + c_ρ q̂, gap |c − x|, normal (c − x)/|c − x| ([Ericson2004] 5.1.2);
+  LAMMPS' ``region cone`` ([LAMMPSregion]) names its radii and extent the same way.
 * ``mesh`` (kind 3): triangles (``pdyn.mesh``); the wall's point is the mesh's point p
   translated (p + v t), its normal the mesh's axis â, and each triangle within reach is a list
   entry of its own (:func:`entry_contact`), so :func:`wall_contact` gives a mesh no contact
@@ -25,10 +35,11 @@ at t = 0 and the extra reach the neighbour lists give it. Geometry is written on
 * Motion ([LAMMPS] ``fix wall/gran`` ``wiggle``/``shear``/``rotate``; mesa_pd's moving
   bodies): a translating wall's point is p(t) = p₀ + v t, computed from the step count
   (t = step·dt), never accumulated, so every rank and a restart get the same bits; a
-  cylinder may rotate about its own axis at Ω (rad/s), a plane about its normal through its
+  cylinder or a cone may rotate about its own axis at Ω (rad/s), a plane about its normal through its
   point (a turntable: its place does not change), a mesh about its axis â through its
   point (its frame turned by Ω t, ``pdyn.mesh.frames``). The wall's surface velocity at the
-  contact point c, u = v + Ω â × (c − p(t)) (a cylinder's: v + Ω â × R q̂; a plane's, â = n̂:
+  contact point c, u = v + Ω â × (c − p(t)) (a cylinder's: v + Ω R â × q̂, a cone's
+  v + Ω c_ρ â × q̂; a plane's, â = n̂:
   v + Ω n̂ × (x − p(t)), the same since c − x ∥ n̂), enters the contact's relative velocity
   (it drags spheres through friction); Ω â is the wall's spin for rolling resistance.
 
@@ -44,33 +55,16 @@ from numba import njit
 
 from ._jit import JIT
 from .mesh import FRAME, frames, pack
+from .wallkinds import (CONE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, HALF, HI, KIND, LO, MESH,
+                        OMEGA, PLANE, RADIUS, RADIUS_HI, REACH, T0, T1, VX, VY, VZ, WIDTH, X0,
+                        Y0, Z0, kind_of, table_row)
 
-PLANE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, MESH = 0, 1, 2, 3
-#: columns of the wall table
-KIND, RADIUS, VX, VY, VZ, OMEGA, X0, Y0, Z0, REACH, HALF = range(11)
-WIDTH = 11
 
 
 @njit(inline="always", **JIT)
-def wall_contact(x, y, z, r, pos, normal, table, w, g):
-    """Sphere (centre (x, y, z), radius r) against wall handle ``w`` (table row ``g``):
-    the unit normal from the sphere to the wall, the overlap δ (m; negative: apart) and the
-    wall's surface velocity at the contact (m/s)."""
-    kind = table[g, KIND]
-    if kind == MESH:  # its triangles are separate entries (:func:`entry_contact`)
-        return 0.0, 0.0, 1.0, -np.inf, 0.0, 0.0, 0.0
-    if kind == PLANE:
-        nx, ny, nz = -normal[w, 0], -normal[w, 1], -normal[w, 2]
-        dx, dy, dz = x - pos[w, 0], y - pos[w, 1], z - pos[w, 2]
-        delta = r + (dx * nx + dy * ny + dz * nz)
-        om = table[g, OMEGA]
-        if om == 0.0:
-            return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
-        # a turntable: u = v + Ω n̂ × (c − p(t)) = v + Ω n̂ × (x − p(t)) (c − x ∥ n̂)
-        return (nx, ny, nz, delta, table[g, VX] + om * (nz * dy - ny * dz),
-                table[g, VY] + om * (nx * dz - nz * dx), table[g, VZ] + om * (ny * dx - nx * dy))
-    ax, ay, az = normal[w, 0], normal[w, 1], normal[w, 2]
-    dx, dy, dz = x - pos[w, 0], y - pos[w, 1], z - pos[w, 2]
+def _meridian(dx, dy, dz, ax, ay, az):
+    """Of d = x − p about the unit axis â: the axial position s = d·â, the distance ρ from the
+    axis and the unit radial direction q̂ (on the axis: any unit vector normal to it)."""
     s = dx * ax + dy * ay + dz * az
     qx, qy, qz = dx - s * ax, dy - s * ay, dz - s * az
     rho = math.sqrt(qx * qx + qy * qy + qz * qz)
@@ -83,6 +77,28 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
             qx, qy, qz = -az, 0.0, ax
         n = math.sqrt(qx * qx + qy * qy + qz * qz)
         qx, qy, qz = qx / n, qy / n, qz / n
+    return s, rho, qx, qy, qz
+
+
+@njit(inline="always", **JIT)
+def _plane(x, y, z, r, pos, normal, table, w, g):
+    """A plane: normal −n̂, overlap r − (x − p)·n̂, surface velocity v (+ a turntable's)."""
+    nx, ny, nz = -normal[w, 0], -normal[w, 1], -normal[w, 2]
+    dx, dy, dz = x - pos[w, 0], y - pos[w, 1], z - pos[w, 2]
+    delta = r + (dx * nx + dy * ny + dz * nz)
+    om = table[g, OMEGA]
+    if om == 0.0:
+        return nx, ny, nz, delta, table[g, VX], table[g, VY], table[g, VZ]
+    # a turntable: u = v + Ω n̂ × (c − p(t)) = v + Ω n̂ × (x − p(t)) (c − x ∥ n̂)
+    return (nx, ny, nz, delta, table[g, VX] + om * (nz * dy - ny * dz),
+            table[g, VY] + om * (nx * dz - nz * dx), table[g, VZ] + om * (ny * dx - nx * dy))
+
+
+@njit(inline="always", **JIT)
+def _cylinder(x, y, z, r, pos, normal, table, w, g, kind):
+    """A cylinder, infinite (inside or outside) or a finite open tube with its rims."""
+    ax, ay, az = normal[w, 0], normal[w, 1], normal[w, 2]
+    s, rho, qx, qy, qz = _meridian(x - pos[w, 0], y - pos[w, 1], z - pos[w, 2], ax, ay, az)
     big_r = table[g, RADIUS]
     spin = table[g, OMEGA] * big_r  # surface speed Ω R along â × q̂
     ux = table[g, VX] + spin * (ay * qz - az * qy)
@@ -104,6 +120,49 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
     if kind == CYLINDER_INSIDE:
         return qx, qy, qz, r - (big_r - rho), ux, uy, uz
     return -qx, -qy, -qz, r - (rho - big_r), ux, uy, uz
+
+
+@njit(inline="always", **JIT)
+def _cone(x, y, z, r, pos, normal, table, w, g):
+    """A cone (thin shell, both faces; its rims, or its apex, as edges): the closest point
+    (c_s, c_ρ) of its generating segment (LO, RADIUS) → (HI, RADIUS_HI), parameter t clamped
+    to [T0, T1], to the centre's (s, ρ) in the meridian half-plane; c − x = (c_s − s) â +
+    (c_ρ − ρ) q̂, normal (c − x)/|c − x|, overlap r − |c − x|; surface velocity
+    v + Ω c_ρ â × q̂."""
+    ax, ay, az = normal[w, 0], normal[w, 1], normal[w, 2]
+    s, rho, qx, qy, qz = _meridian(x - pos[w, 0], y - pos[w, 1], z - pos[w, 2], ax, ay, az)
+    lo, r_lo = table[g, LO], table[g, RADIUS]
+    es, er = table[g, HI] - lo, table[g, RADIUS_HI] - r_lo
+    t = ((s - lo) * es + (rho - r_lo) * er) / (es * es + er * er)
+    t = min(max(t, table[g, T0]), table[g, T1])
+    c_rho = r_lo + t * er
+    cs, cr = lo + t * es - s, c_rho - rho  # c − x in (axial, radial)
+    spin = table[g, OMEGA] * c_rho  # surface speed Ω c_ρ along â × q̂
+    ux = table[g, VX] + spin * (ay * qz - az * qy)
+    uy = table[g, VY] + spin * (az * qx - ax * qz)
+    uz = table[g, VZ] + spin * (ax * qy - ay * qx)
+    dist = math.sqrt(cs * cs + cr * cr)
+    if dist == 0.0:  # a centre on the shell: the face's normal away from the axis
+        length = math.sqrt(es * es + er * er)
+        ns, nr = -er / length, es / length
+        return ns * ax + nr * qx, ns * ay + nr * qy, ns * az + nr * qz, r, ux, uy, uz
+    return ((cs * ax + cr * qx) / dist, (cs * ay + cr * qy) / dist, (cs * az + cr * qz) / dist,
+            r - dist, ux, uy, uz)
+
+
+@njit(inline="always", **JIT)
+def wall_contact(x, y, z, r, pos, normal, table, w, g):
+    """Sphere (centre (x, y, z), radius r) against wall handle ``w`` (table row ``g``):
+    the unit normal from the sphere to the wall, the overlap δ (m; negative: apart) and the
+    wall's surface velocity at the contact (m/s)."""
+    kind = table[g, KIND]
+    if kind == MESH:  # its triangles are separate entries (:func:`entry_contact`)
+        return 0.0, 0.0, 1.0, -np.inf, 0.0, 0.0, 0.0
+    if kind == PLANE:
+        return _plane(x, y, z, r, pos, normal, table, w, g)
+    if kind == CONE:
+        return _cone(x, y, z, r, pos, normal, table, w, g)
+    return _cylinder(x, y, z, r, pos, normal, table, w, g, kind)
 
 
 @njit(inline="always", **JIT)
@@ -168,29 +227,24 @@ def wall_spin(table, g, normal, w):
 
 def gaps(pos: np.ndarray, point, normal, kind: int, radius: float,
          length: float = math.inf) -> np.ndarray:
-    """Distance (m) of each centre ``pos`` (N, 3) from one wall's surface, positive on the
-    spheres' side (a finite tube of ``length``: the distance from its shell or rims, >= 0)
-    (numpy; for checks and pictures)."""
-    d = np.asarray(pos, float) - np.asarray(point, float)
-    n = np.asarray(normal, float)
-    if kind == PLANE:
-        return d @ n
-    s = d @ n
-    rho = np.linalg.norm(d - np.outer(s, n), axis=1)
-    if length < math.inf:
-        beyond = np.maximum(np.abs(s) - 0.5 * length, 0.0)
-        return np.hypot(beyond, radius - rho)
-    return radius - rho if kind == CYLINDER_INSIDE else rho - radius
+    """Distance (m) of each centre ``pos`` (N, 3) from one plane's or cylinder's surface,
+    positive on the spheres' side (a finite tube of ``length``: the distance from its shell
+    or rims, >= 0) (numpy; for checks and pictures; any kind: ``WallKind.gaps``)."""
+    row, n = table_row({"kind": kind, "point": point, "normal": normal, "radius": radius,
+                        "length": length})
+    return kind_of(kind).gaps(pos, point, n, row, None)
 
 
 class WallSet:
     """The walls of a run: the box's faces (planes, gids −1 … −k, ``Box.walls()`` order)
     followed by the configured walls, with their table (:data:`WIDTH` columns, row −1 − gid).
 
-    ``specs``: dicts with ``kind`` (``PLANE``, ``CYLINDER_INSIDE``, ``CYLINDER_OUTSIDE``),
-    ``point``, ``normal`` (plane normal or cylinder axis; normalised here), ``radius``,
-    ``velocity``, ``angular_velocity``, ``length`` (a cylinder's, centred on its point;
-    absent or inf: infinite); a mesh (kind ``MESH``) gives ``mesh`` (a
+    ``specs``: dicts (``pdyn.wallkinds.WallKind.spec``; each a row by
+    ``pdyn.wallkinds.table_row``) with ``kind`` (``PLANE``, ``CYLINDER_INSIDE``,
+    ``CYLINDER_OUTSIDE``, ``CONE``), ``point``, ``normal`` (plane normal or axis; normalised
+    here), ``velocity``, ``angular_velocity`` and the kind's own: a cylinder's ``radius``,
+    ``length`` (centred on its point; absent or inf: infinite), a cone's ``radius_lo``,
+    ``radius_hi``, ``lo``, ``hi``, ``infinite``; a mesh (kind ``MESH``) gives ``mesh`` (a
     :class:`pdyn.mesh.Mesh`, which carries its motion: point, axis, velocity, angular
     velocity) instead. :attr:`bundle` packs the meshes (``pdyn.mesh.pack``; None without
     meshes: the kernels then compile no mesh code), :attr:`meshes` lists them, :attr:`mesh_of`
@@ -206,22 +260,10 @@ class WallSet:
         self.table[:self.n_box, X0:Z0 + 1] = box_points
         self.table[:, HALF] = math.inf
         self.normals[:self.n_box] = box_normals
-        self.meshes, rows = [], []
         for k, s in enumerate(specs, self.n_box):
-            if s["kind"] == MESH:
-                self.meshes.append(s["mesh"])
-                rows.append(k)
-                m = s["mesh"]
-                s = {**s, "point": tuple(m.point), "normal": tuple(m.axis),
-                     "velocity": tuple(m.velocity), "angular_velocity": m.angular_velocity}
-            a = np.asarray(s["normal"], float)
-            self.normals[k] = a / np.linalg.norm(a)
-            self.table[k, KIND] = s["kind"]
-            self.table[k, RADIUS] = s.get("radius", 0.0)
-            self.table[k, VX:VZ + 1] = s.get("velocity", (0.0, 0.0, 0.0))
-            self.table[k, OMEGA] = s.get("angular_velocity", 0.0)
-            self.table[k, X0:Z0 + 1] = s["point"]
-            self.table[k, HALF] = 0.5 * s.get("length", math.inf)
+            self.table[k], self.normals[k] = table_row(s)
+        rows = [k for k, s in enumerate(specs, self.n_box) if s["kind"] == MESH]
+        self.meshes = [specs[k - self.n_box]["mesh"] for k in rows]
         self.gid = -1 - np.arange(n, dtype=np.int64)
         self.bundle = pack(self.meshes, rows) if self.meshes else None
         self.mesh_of = dict(zip(rows, self.meshes))  # a mesh wall's row -> its mesh
@@ -272,5 +314,5 @@ class WallSet:
         return [f"wall{k + 1}" for k in range(self.n_box, len(self))]
 
 
-__all__ = ["PLANE", "CYLINDER_INSIDE", "CYLINDER_OUTSIDE", "MESH", "WallSet", "wall_contact",
-           "entry_contact", "mesh_entry", "gaps"]
+__all__ = ["PLANE", "CYLINDER_INSIDE", "CYLINDER_OUTSIDE", "MESH", "CONE", "WallSet",
+           "wall_contact", "entry_contact", "mesh_entry", "gaps"]

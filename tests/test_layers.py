@@ -17,7 +17,9 @@ LAYERS = [
     # pages; fits and profiles of output arrays (numpy only: it runs nothing)
     ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
-    ("pdyn.mesh", "pdyn.stl"),  # triangle-mesh walls (contacts, grid); STL files
+    ("pdyn.mesh", "pdyn.stl", "pdyn.wallshapes"),  # triangle-mesh walls (contacts, grid); STL
+    # files; wall surfaces in numpy (distances, drawing)
+    ("pdyn.wallkinds",),  # one spec per wall kind: fields, table row, gaps, drawing, glued
     ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios", "pdyn.walls"),  # data; wall geometry
     ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection
     ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io", "pdyn.checks"),  # the pieces

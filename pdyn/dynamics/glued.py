@@ -34,6 +34,7 @@ from numba import njit
 from .._jit import JIT
 from ..placement import SceneError
 from ..particles import FIXED, OWNED
+from ..wallkinds import KINDS
 from ..walls import OMEGA, VX, VY, VZ, X0, Y0, Z0
 
 
@@ -91,7 +92,7 @@ def glued_walls(glued, n: int, walls: tuple, n_box: int) -> np.ndarray | None:
     moves with, 0 for none, from ``Scene.glued`` (per sphere the index k of the scene's wall
     ``walls[k]``, −1 for none; None: no glued spheres) and the box's ``n_box`` faces (the
     scene's walls follow them in the wall table). Refuses (:class:`SceneError`, one line)
-    anything else and a wall that cannot carry spheres (a mesh)."""
+    anything else and a wall whose kind cannot carry spheres (``WallKind.glued``: a mesh)."""
     if glued is None:
         return None
     try:
@@ -108,9 +109,10 @@ def glued_walls(glued, n: int, walls: tuple, n_box: int) -> np.ndarray | None:
                          f"{len(walls)} walls (0 to {len(walls) - 1}) or -1 (not glued)")
     for w in np.unique(k[k >= 0]).tolist():
         kind = walls[w]["type"] if isinstance(walls[w], dict) else walls[w].type
-        if kind not in ("plane", "cylinder"):
+        if kind in KINDS and not KINDS[kind].glued:
+            riders = [f"a {name}" for name, spec in KINDS.items() if spec.glued]
             raise SceneError(f"glued: spheres glued to walls[{w}], a {kind}: spheres move with "
-                             "a plane or a cylinder only")
+                             f"{', '.join(riders[:-1])} or {riders[-1]} only")
     return np.where(k >= 0, -1 - (n_box + k), 0).astype(np.int64)
 
 

@@ -163,7 +163,7 @@ def test_glued_to_a_mesh_or_in_a_cells_scene_refused():
     s = drum(scale=1 / 3, rough=True)
     s = replace(s, walls=s.walls + (mesh,), glued=np.where(s.glued >= 0, 1, -1))
     with pytest.raises(SceneError, match=r"^glued: spheres glued to walls\[1\], a mesh: spheres "
-                       "move with a plane or a cylinder only$"):
+                       "move with a plane, a cylinder or a cone only$"):
         Simulation(SimulationConfig(scene="drum", progress=False), scene=s)
     cells = make_scene("drop", scale=0.05, materialise=False)
     cells = replace(cells, glued=np.zeros(len(cells), int))

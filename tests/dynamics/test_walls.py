@@ -161,7 +161,7 @@ def test_walls_from_toml_and_their_refusals():
             "walls[0].normal = [0.0, 0.0, 0.0]: must not be zero"),
            ({"type": "plane", "point": [0, 0, 0], "normal": [0, 0, 1], "radius": 1.0},
             "walls[0].radius = 1.0: only for cylinders"),
-           ({"type": "cone", "point": [0, 0, 0]}, "walls[0].type = 'cone': choose from"),
+           ({"type": "box", "point": [0, 0, 0]}, "walls[0].type = 'box': choose from"),
            ({"type": "plane", "point": [0, 0, 0]}, "walls[0].normal: required")]
     for spec, head in bad:
         with pytest.raises(ConfigError) as err:
