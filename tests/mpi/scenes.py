@@ -302,3 +302,30 @@ def outlet_pour(friction=0.5, broadphase="auto", seed=2, **cfg):
                             contact=ContactConfig(youngs_modulus=1e7, restitution=0.3,
                                                   friction=friction,
                                                   rolling_friction=0.2 * friction), **cfg)
+
+
+CONE_SILO, CONE_SPHERE = 0.03, 0.002  # m
+#: the cone hopper: a 45° cone (apex at the origin, radius z) from its orifice at z = 0.008 to
+#: z = 0.03, turning slowly, under a cylinder of the cone's top radius up to z = 0.09
+CONE_WALLS = [{"type": "cylinder", "point": [0.0, 0.0, 0.06], "axis": [0.0, 0.0, 1.0],
+               "radius": CONE_SILO, "length": 0.06},
+              {"type": "cone", "point": [0.0, 0.0, 0.0], "axis": [0.0, 0.0, 1.0],
+               "radius_lo": 0.008, "radius_hi": CONE_SILO, "lo": 0.008, "hi": 0.03,
+               "angular_velocity": 5.0}]
+
+
+def cone_hopper(**cfg):
+    """A cylinder (wall −7) over a turning 45° cone (wall −8) with an orifice: three layers
+    of spheres (a square lattice within the cylinder, 384 of them) above the cone, thrown
+    down at 1 m/s (± 0.2 m/s at random): soft (k = 1000 N/m), frictional."""
+    g = np.arange(-0.0264, 0.0265, 0.0044)
+    x, y, z = np.meshgrid(g, g, [0.033, 0.0375, 0.042], indexing="ij")
+    pos = np.column_stack((x.ravel(), y.ravel(), z.ravel()))
+    pos = pos[np.hypot(pos[:, 0], pos[:, 1]) < CONE_SILO - 1.25 * CONE_SPHERE]
+    v = np.random.default_rng(3).normal(0.0, 0.2, pos.shape) + [0.0, 0.0, -1.0]
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=pos, velocities=v,
+                                  radii=np.full(len(pos), CONE_SPHERE), density=2500.0),
+        box=BoxConfig(lo=(-0.04, -0.04, -0.02), hi=(0.04, 0.04, 0.1)),
+        contact=ContactConfig(youngs_modulus=5e5, restitution=0.5, friction=0.5),
+        walls=CONE_WALLS, gravity=(0.0, 0.0, -9.81), progress=False, **cfg)
