@@ -16,7 +16,12 @@ LAYERS = [
     # options; version; signals; value checks; the C heap's free pages
     ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
-    ("pdyn.mesh", "pdyn.stl"),  # triangle-mesh walls (contacts, grid); STL files
+    # triangle-mesh walls, a package whose modules have layers of their own:
+    ("pdyn.mesh.frame", "pdyn.mesh.shapes", "pdyn.stl"),  # a mesh's frame; test surfaces; STL
+    ("pdyn.mesh.geometry",),  # the sphere–triangle geometry (closest feature, kept contacts)
+    ("pdyn.mesh.grid", "pdyn.mesh.bundle"),  # the grid over triangles; meshes packed for kernels
+    ("pdyn.mesh.model",),  # Mesh: welded triangles, adjacency, motion, grid
+    ("pdyn.mesh",),  # the package's face (re-exports)
     ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios", "pdyn.walls"),  # data; wall geometry
     ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection
     ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io", "pdyn.checks"),  # the pieces
