@@ -54,7 +54,7 @@ import numpy as np
 from numba import njit
 
 from ._jit import JIT
-from .mesh import FRAME, frames, pack
+from .mesh import frames, pack
 from .wallkinds import (CONE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, HALF, HI, KIND, LO, MESH,
                         OMEGA, PLANE, RADIUS, RADIUS_HI, REACH, T0, T1, VX, VY, VZ, WIDTH, X0,
                         Y0, Z0, kind_of, table_row)
@@ -169,7 +169,7 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
 def mesh_entry(mesh, slot, geo, u):
     """Of list entry ``u``: (q, normal, overlap) — q = ``slot[u]`` ≥ 0 for a mesh triangle,
     whose normal and overlap this step are ``geo[q]`` (``pdyn.mesh.contact_geometry``:
-    ``pdyn.mesh.mesh_contact`` of every mesh entry, computed before the pass) —, or q = −1.
+    the sphere–triangle contact of every mesh entry, computed before the pass) —, or q = −1.
     ``mesh``: the pair (``slot``, ``geo``), taken apart once per kernel by
     :func:`mesh_arrays`; a run without meshes passes None: numba prunes the test at compile
     time and the kernel holds no mesh code. Scalars out, for :func:`entry_contact`: an inlined
@@ -281,7 +281,7 @@ class WallSet:
     def turn(self, time: float) -> None:
         """Turning meshes' frames to ``time`` (s) in the bundle (``pdyn.mesh.frames``)."""
         if self.turning:
-            frames(self.meshes, time, self.bundle[FRAME])
+            frames(self.meshes, time, self.bundle.frames)
 
     def points(self, time: float) -> np.ndarray:
         """Each wall's point at ``time`` (s): p₀ + v t (W, 3)."""

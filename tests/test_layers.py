@@ -17,8 +17,13 @@ LAYERS = [
     # pages; fits and profiles of output arrays (numpy only: it runs nothing)
     ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
-    ("pdyn.mesh", "pdyn.stl", "pdyn.wallshapes"),  # triangle-mesh walls (contacts, grid); STL
-    # files; wall surfaces in numpy (distances, drawing)
+    # triangle-mesh walls, a package whose modules have layers of their own:
+    ("pdyn.mesh.frame", "pdyn.mesh.shapes", "pdyn.stl", "pdyn.wallshapes"),  # a mesh's frame;
+    # test surfaces; STL files; wall surfaces in numpy (distances, drawing)
+    ("pdyn.mesh.geometry",),  # the sphere–triangle geometry (closest feature, kept contacts)
+    ("pdyn.mesh.grid", "pdyn.mesh.bundle"),  # the grid over triangles; meshes packed for kernels
+    ("pdyn.mesh.model",),  # Mesh: welded triangles, adjacency, motion, grid
+    ("pdyn.mesh",),  # the package's face (re-exports)
     ("pdyn.wallkinds",),  # one spec per wall kind: fields, table row, gaps, drawing, glued
     ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios", "pdyn.walls"),  # data; wall geometry
     ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection

@@ -34,7 +34,7 @@ from numba import njit
 
 from .._jit import JIT
 from ..broadphase import overlaps
-from ..mesh import FRAME, RECORDS, ROWS, candidates, entry_homes
+from ..mesh import MeshBundle, candidates, entry_homes
 from ..walls import REACH, WallSet, wall_contact
 
 NO_ENTRIES = np.zeros(0, np.int64)
@@ -227,7 +227,7 @@ class NeighbourList:
 
     def build(self, pairs: np.ndarray, store, radius: np.ndarray, rows: np.ndarray,
               walls: np.ndarray, exact: bool = False, table: np.ndarray | None = None,
-              mesh: tuple | None = None) -> None:
+              mesh: MeshBundle | None = None) -> None:
         """Lists of ``rows`` from the broad phase's finite ``pairs`` on the radii :meth:`radii`
         returned (passed as ``radius``) — candidates, or with ``exact`` pairs that passed the
         exact test on those radii (``BroadPhase.contacts``) — and the wall handles ``walls``
@@ -258,8 +258,8 @@ class NeighbourList:
         self.mesh_facet, self.mesh_wall = mfacet.astype(np.int32), fhandle
         if mesh is not None:
             self.mesh_home = np.empty((mfacet.shape[0], 4))
-            entry_homes(self.mesh_sphere, self.mesh_facet, fhandle, store.pos, mesh[RECORDS],
-                        mesh[FRAME], mesh[11], self.mesh_home)
+            entry_homes(self.mesh_sphere, self.mesh_facet, fhandle, store.pos, mesh.records,
+                        mesh.frames, mesh.tmesh, self.mesh_home)
         self.rows = rows
         self.builds += 1
 
@@ -277,12 +277,12 @@ class NeighbourList:
         mesh handle; empty without meshes."""
         if mesh is None or rows.shape[0] == 0:
             return np.zeros(rows.shape[0] + 1, np.int64), NO_ENTRIES, NO_PARTNERS
-        mesh_rows = mesh[ROWS]
+        mesh_rows = mesh.rows
         handles = walls[mesh_rows]
         extra = np.ascontiguousarray(table[mesh_rows, REACH])  # (``radius`` holds the skin/2)
         origin = np.ascontiguousarray(store.pos[handles])
-        mstart, mfacet = candidates(rows, store.pos, radius, extra, mesh, origin, mesh[FRAME])
-        return mstart, mfacet, handles[mesh[11]].astype(np.int32)
+        mstart, mfacet = candidates(rows, store.pos, radius, extra, mesh, origin, mesh.frames)
+        return mstart, mfacet, handles[mesh.tmesh].astype(np.int32)
 
     def entries(self) -> int:
         """Partner entries over all rows (list memory: 4 bytes each)."""

@@ -11,20 +11,20 @@ import numpy as np
 import pytest
 
 from pdyn.config import ConfigError, config_from_dict, load_config
-from pdyn.mesh import (EDGE, FACE, NONE, RECORDS, VERTEX, Mesh, MeshError, candidates,
-                       closest_feature, contact_geometry, entry_homes, grid_surface,
-                       mesh_contact, pack, record_feature)
+from pdyn.mesh import (EDGE, FACE, NONE, VERTEX, Mesh, MeshError, candidates, contact_geometry,
+                       entry_homes, grid_surface, pack, record_feature)
 from pdyn.stl import StlError, read_stl, write_stl
 
+from .mesh_oracle import arrays, closest_feature, mesh_contact
 from .test_walls import G, K, MASS, R, one_sphere, state
 
 
 def contacts_of(mesh, p, r):
-    """The kept contacts (triangle, normal, overlap) of a sphere against every triangle."""
-    b = pack([mesh], [0])
+    """The kept contacts (triangle, normal, overlap) of a sphere against every triangle (the
+    oracle's)."""
     out = []
     for f in range(len(mesh)):
-        nx, ny, nz, delta = mesh_contact(p[0], p[1], p[2], r, 0.0, 0.0, 0.0, f, *b[:11])
+        nx, ny, nz, delta = mesh_contact(p[0], p[1], p[2], r, 0.0, 0.0, 0.0, f, *arrays(mesh))
         if delta >= 0.0:
             out.append((f, np.array([nx, ny, nz]), delta))
     return out
@@ -137,14 +137,14 @@ def test_v_gives_two_face_contacts_and_a_ridge_one_edge_contact():
             got = contacts_of(mesh, p, 0.3)
             assert len(got) == 1
             f, n, delta = got[0]
-            kind, ident = closest_feature(*p, f, *pack([mesh], [0])[:7], np.inf)[:2]
+            kind, ident = closest_feature(*p, f, *arrays(mesh)[:7], np.inf)[:2]
             assert kind == EDGE
             assert np.allclose(n, -p * [1, 0, 1] / np.hypot(p[0], p[2]), atol=1e-12)
             assert delta == pytest.approx(0.3 - np.hypot(p[0], p[2]))
             q = np.array([0.3, 0.1, 0.0])
             got = contacts_of(mesh, q, 0.3)
             assert len(got) == 1
-            assert closest_feature(*q, got[0][0], *pack([mesh], [0])[:7], np.inf)[0] == FACE
+            assert closest_feature(*q, got[0][0], *arrays(mesh)[:7], np.inf)[0] == FACE
 
 
 def test_convex_corner_gives_one_vertex_contact():
@@ -154,7 +154,7 @@ def test_convex_corner_gives_one_vertex_contact():
     mesh = Mesh.from_arrays(v, t)
     got = contacts_of(mesh, [0.0, 0.0, 1.2], 0.3)
     assert len(got) == 1
-    assert closest_feature(0.0, 0.0, 1.2, got[0][0], *pack([mesh], [0])[:7], np.inf)[0] == VERTEX
+    assert closest_feature(0.0, 0.0, 1.2, got[0][0], *arrays(mesh)[:7], np.inf)[0] == VERTEX
     assert np.allclose(got[0][1], [0, 0, -1]) and got[0][2] == pytest.approx(0.1)
 
 
@@ -165,7 +165,8 @@ def bits(*values):
 def test_packed_records_give_the_closest_feature_and_the_contact_bit_for_bit():
     """Centres near bumpy, jittered and random-soup meshes (over faces, exactly over vertices
     and edge midpoints, beside borders, near and far, the mesh translated): the packed records'
-    feature (``record_feature``) is ``closest_feature``'s bit for bit, and ``contact_geometry``
+    feature (``record_feature``) is the oracle's (``mesh_oracle.closest_feature``, on the mesh's
+    arrays) bit for bit, and ``contact_geometry``
     (its two passes; the lists built with the centres and the mesh elsewhere, so that some
     entries are found still apart since the build and some not; then once more, from where
     the first found entries apart) gives ``mesh_contact``'s normal and overlap bit for bit
@@ -185,7 +186,7 @@ def test_packed_records_give_the_closest_feature_and_the_contact_bit_for_bit():
                               special + rng.normal(0.0, 1e-13, special.shape)))
         origin = np.array([0.25, -0.5, 0.125])
         pts = pts + origin
-        b = pack([mesh], [0])
+        b, a = pack([mesh], [0]), arrays(mesh)
         n, n_tri = len(pts), len(mesh)
         sphere = np.repeat(np.arange(n), n_tri)
         facet = np.tile(np.arange(n_tri), n)
@@ -194,8 +195,8 @@ def test_packed_records_give_the_closest_feature_and_the_contact_bit_for_bit():
         geo, home = np.empty((n * n_tri, 4)), np.empty((n * n_tri, 4))
         wall = np.full(n_tri, n, np.int32)
         built = pos + rng.normal(0.0, 0.1, pos.shape)  # where the lists were built
-        entry_homes(sphere, facet, wall, built, b[RECORDS], None, b[11], home)
-        want = np.array([mesh_contact(*pos[i], rad[i], *origin, f, *b[:11])
+        entry_homes(sphere, facet, wall, built, b.records, None, b.tmesh, home)
+        want = np.array([mesh_contact(*pos[i], rad[i], *origin, f, *a)
                          for i, f in zip(sphere, facet)])
         skipped = []
         for _ in range(2):  # again: the homes moved to where the first found entries apart
@@ -210,14 +211,14 @@ def test_packed_records_give_the_closest_feature_and_the_contact_bit_for_bit():
             i, f = sphere[q], facet[q]
             p = pos[i] - origin
             for cut in (np.inf, rad[i]):
-                kind, ident, cx, cy, cz, d2 = closest_feature(*p, f, *b[:7], cut)
-                got = record_feature(*p, b[RECORDS], f, cut)
+                kind, ident, cx, cy, cz, d2 = closest_feature(*p, f, *a[:7], cut)
+                got = record_feature(*p, b.records, f, cut)
                 assert got[0] == kind and bits(*got[1:5]) == bits(cx, cy, cz, d2), (i, f, cut)
-                e = b[3][f, got[5]]  # the edge (and its end) it names: the feature's id
+                e = b.tedge[f, got[5]]  # the edge (and its end) it names: the feature's id
                 if kind == EDGE:
                     assert e == ident
                 elif kind == VERTEX:
-                    assert b[6][e, got[6] - 1] == ident
+                    assert b.ev[e, got[6] - 1] == ident
                 kinds.add(kind)
         assert kinds == {FACE, EDGE, VERTEX, NONE}
         assert 0 < skipped[0] < skipped[1]
@@ -364,7 +365,8 @@ def test_grid_candidates_are_exactly_the_triangles_within_reach():
         for i in range(m):
             p = pos[i] - origin[0]
             want = [f for f in range(n)
-                    if math.sqrt(closest_feature(*p, f, *b[:7], np.inf)[5]) <= rad[i] + extra[0]]
+                    if math.sqrt(closest_feature(*p, f, *arrays(mesh)[:7], np.inf)[5])
+                    <= rad[i] + extra[0]]
             assert got[start[i]:start[i + 1]].tolist() == want
 
 

@@ -12,10 +12,10 @@ import numpy as np
 import pytest
 
 from pdyn.config import ConfigError, config_from_dict, load_config
-from pdyn.mesh import (RECORDS, Mesh, MeshError, candidates, closest_feature, contact_geometry,
-                       entry_homes, frames, grid_surface, mesh_contact, pack, rotation,
-                       tube_surface)
+from pdyn.mesh import (Mesh, MeshError, candidates, contact_geometry, entry_homes, frames,
+                       grid_surface, pack, rotation, tube_surface)
 
+from .mesh_oracle import arrays, closest_feature, mesh_contact
 from .test_mesh import mesh_wall
 from .test_walls import G, K, MASS, R, one_sphere, state
 
@@ -33,8 +33,8 @@ def test_turned_mesh_contacts_are_the_mesh_placed_where_it_is():
                               axis=[0.3, -0.4, 1.0], point=[0.2, 0.1, -0.3])
     time = 0.9
     placed = Mesh.from_arrays(*moving.surface(time))
-    b, ref = pack([moving], [0]), pack([placed], [0])
-    frames([moving], time, b[-1])
+    b, ref = pack([moving], [0]), arrays(placed)
+    frames([moving], time, b.frames)
     corners = placed.verts[placed.tri]
     pts = np.concatenate((rng.uniform(-1.2, 1.2, (300, 3)) + moving.velocity * time,
                           corners.mean(axis=1) + rng.normal(0.0, 0.05, (len(t), 3))))
@@ -45,9 +45,9 @@ def test_turned_mesh_contacts_are_the_mesh_placed_where_it_is():
     rad = np.concatenate((rng.uniform(0.05, 0.4, n), [np.inf]))
     wall = np.full(n_tri, n, np.int32)
     home, geo = np.empty((n * n_tri, 4)), np.empty((n * n_tri, 4))
-    entry_homes(sphere, facet, wall, pos, b[RECORDS], b[-1], b[11], home)
+    entry_homes(sphere, facet, wall, pos, b.records, b.frames, b.tmesh, home)
     contact_geometry(sphere, facet, wall, pos, rad, b, home, geo, np.empty(n * n_tri, np.int64))
-    want = np.array([mesh_contact(*pos[i], rad[i], 0.0, 0.0, 0.0, f, *ref[:11])
+    want = np.array([mesh_contact(*pos[i], rad[i], 0.0, 0.0, 0.0, f, *ref)
                      for i, f in zip(sphere, facet)])
     sure = np.abs(want[:, 3]) > 1e-9  # kept or apart beyond rounding
     touch = sure & (want[:, 3] >= 0.0)
@@ -55,7 +55,8 @@ def test_turned_mesh_contacts_are_the_mesh_placed_where_it_is():
     assert np.array_equal(geo[sure, 3] >= 0.0, want[sure, 3] >= 0.0)
     assert np.abs(geo[touch] - want[touch]).max() < 1e-12
     reach = 0.1
-    start, got = candidates(np.arange(n), pos, rad, np.array([reach]), b, origin[None], b[-1])
+    start, got = candidates(np.arange(n), pos, rad, np.array([reach]), b, origin[None],
+                            b.frames)
     for i in range(n):
         d = np.array([math.sqrt(closest_feature(*pos[i], f, *ref[:7], np.inf)[5])
                       for f in range(n_tri)])

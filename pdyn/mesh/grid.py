@@ -1,0 +1,197 @@
+"""The uniform grid over a mesh's triangles, for the neighbour lists: each mesh's triangles are
+binned once, in its own frame, into a uniform grid over their bounding boxes (cell size about
+the median triangle's largest bounding-box side, at most ``4 T + 64`` cells); a query (centre,
+reach) visits the cells its box overlaps and tests each triangle met once by its exact
+distance (``pdyn.mesh.geometry.record_feature``, a lower bound above the reach rejecting most
+without the border's search).
+
+Units: m.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+from .._jit import JIT
+from .frame import in_frame
+from .geometry import record_feature
+
+
+class TriangleGrid(NamedTuple):
+    """One mesh's grid (:func:`bin_triangles`): corner ``lo`` (3,) and cell size ``h`` (m),
+    cells per axis ``dims`` (3,), and each cell's triangles, ascending (CSR ``start``,
+    ``tri``)."""
+
+    lo: np.ndarray
+    h: float
+    dims: np.ndarray
+    start: np.ndarray
+    tri: np.ndarray
+
+
+def bin_triangles(corners: np.ndarray) -> TriangleGrid:
+    """The grid (module docstring) over triangles with corners ``corners`` (T, 3, 3; m)."""
+    bmin, bmax = corners.min(axis=1), corners.max(axis=1)
+    lo, hi = bmin.min(axis=0), bmax.max(axis=0)
+    extent = np.maximum(hi - lo, 0.0)
+    h = float(np.median(np.max(bmax - bmin, axis=1)))
+    h = max(h, float(extent.max()) * 1e-6, 1e-300)
+    cap = 4 * corners.shape[0] + 64
+    while True:
+        dims = np.maximum(np.ceil(extent / h), 1).astype(np.int64)
+        if int(np.prod(dims)) <= cap:
+            break
+        h *= 1.25
+    return TriangleGrid(lo, h, dims, *_bin(lo, h, dims, bmin, bmax))
+
+
+@njit(inline="always", **JIT)
+def _cells(f, lo, h, dims, bmin, bmax):
+    """Cell ranges (i0, i1, j0, j1, k0, k1) that triangle f's box overlaps."""
+    i0 = min(max(int((bmin[f, 0] - lo[0]) / h), 0), dims[0] - 1)
+    i1 = min(max(int((bmax[f, 0] - lo[0]) / h), 0), dims[0] - 1)
+    j0 = min(max(int((bmin[f, 1] - lo[1]) / h), 0), dims[1] - 1)
+    j1 = min(max(int((bmax[f, 1] - lo[1]) / h), 0), dims[1] - 1)
+    k0 = min(max(int((bmin[f, 2] - lo[2]) / h), 0), dims[2] - 1)
+    k1 = min(max(int((bmax[f, 2] - lo[2]) / h), 0), dims[2] - 1)
+    return i0, i1, j0, j1, k0, k1
+
+
+@njit(**JIT)
+def _bin(lo, h, dims, bmin, bmax):
+    """CSR (start, triangles) of the grid cells (corner lo, cell size h, dims) over the
+    triangles' boxes, each cell's triangles ascending."""
+    n_cells = dims[0] * dims[1] * dims[2]
+    start = np.zeros(n_cells + 1, np.int64)
+    for f in range(bmin.shape[0]):
+        i0, i1, j0, j1, k0, k1 = _cells(f, lo, h, dims, bmin, bmax)
+        for i in range(i0, i1 + 1):
+            for j in range(j0, j1 + 1):
+                for k in range(k0, k1 + 1):
+                    start[(i * dims[1] + j) * dims[2] + k + 1] += 1
+    for c in range(n_cells):
+        start[c + 1] += start[c]
+    fill = start[:-1].copy()
+    out = np.empty(start[n_cells], np.int64)
+    for f in range(bmin.shape[0]):
+        i0, i1, j0, j1, k0, k1 = _cells(f, lo, h, dims, bmin, bmax)
+        for i in range(i0, i1 + 1):
+            for j in range(j0, j1 + 1):
+                for k in range(k0, k1 + 1):
+                    c = (i * dims[1] + j) * dims[2] + k
+                    out[fill[c]] = f
+                    fill[c] += 1
+    return start, out
+
+
+@njit(inline="always", **JIT)
+def _axis_range(p, reach, lo, h, n):
+    """Cells [a, b] along one axis that a box p ± reach overlaps (b < a: none)."""
+    a = math.floor((p - reach - lo) / h)
+    b = math.floor((p + reach - lo) / h)
+    return int(max(a, 0.0)), int(min(b, n - 1.0))
+
+
+@njit(**JIT)
+def query(px, py, pz, reach, m, mesh, mark, stamp, out, n_out):
+    """Append to ``out`` (from ``n_out``) the triangles of mesh m (of the bundle ``mesh``)
+    within ``reach`` of p (in its frame; the distance from the packed records), each once
+    (``mark[f] == stamp`` once taken); returns the new count (out must hold every triangle of
+    the mesh)."""
+    gf, gi, cstart, ctri, rec = mesh.gf, mesh.gi, mesh.cstart, mesh.ctri, mesh.records
+    h = gf[m, 3]
+    i0, i1 = _axis_range(px, reach, gf[m, 0], h, gi[m, 0])
+    j0, j1 = _axis_range(py, reach, gf[m, 1], h, gi[m, 1])
+    k0, k1 = _axis_range(pz, reach, gf[m, 2], h, gi[m, 2])
+    base = gi[m, 3]
+    for i in range(i0, i1 + 1):
+        for j in range(j0, j1 + 1):
+            for k in range(k0, k1 + 1):
+                c = base + (i * gi[m, 1] + j) * gi[m, 2] + k
+                for q in range(cstart[c], cstart[c + 1]):
+                    f = ctri[q]
+                    if mark[f] == stamp:
+                        continue
+                    mark[f] = stamp
+                    if math.sqrt(record_feature(px, py, pz, rec, f, reach)[4]) <= reach:
+                        out[n_out] = f
+                        n_out += 1
+    return n_out
+
+
+@njit(**JIT)
+def _sort(a, lo, hi):
+    """Insertion sort of a[lo:hi] (short runs)."""
+    for u in range(lo + 1, hi):
+        v = a[u]
+        w = u - 1
+        while w >= lo and a[w] > v:
+            a[w + 1] = a[w]
+            w -= 1
+        a[w + 1] = v
+
+
+@njit(**JIT)
+def candidates(rows, pos, rad, extra, mesh, origin, frame):
+    """Per row (handles ``rows``): the mesh triangles within ``rad[i] + extra[m]`` of its
+    centre (mesh m's wall point at ``origin[m]``; its centre taken into the mesh's frame by
+    ``frame``, the bundle's, :func:`in_frame`), ascending. Returns CSR (start, facets)."""
+    n = rows.shape[0]
+    n_tri = mesh.records.shape[0]
+    start = np.zeros(n + 1, np.int64)
+    mark = np.full(n_tri, -1, np.int64)
+    buf = np.empty(n_tri, np.int64)
+    out = np.empty(max(16, 4 * n), np.int64)
+    k = 0
+    for t in range(n):
+        i = rows[t]
+        got = 0
+        for m in range(origin.shape[0]):
+            px, py, pz = in_frame(pos[i, 0], pos[i, 1], pos[i, 2], origin[m, 0], origin[m, 1],
+                                  origin[m, 2], frame, m)
+            got = query(px, py, pz, rad[i] + extra[m], m, mesh, mark, t, buf, got)
+        _sort(buf, 0, got)
+        if k + got > out.shape[0]:
+            grown = np.empty(2 * (k + got), np.int64)
+            grown[:k] = out[:k]
+            out = grown
+        out[k:k + got] = buf[:got]
+        k += got
+        start[t + 1] = k
+    return start, out[:k]
+
+
+@njit(**JIT)
+def distances(pos, mesh):
+    """Distance (m) of each point ``pos`` (N, 3; in the meshes' frames) from the surfaces of
+    the bundle ``mesh`` (``pdyn.mesh.bundle``): grid queries growing their reach until a
+    triangle is found, the nearest of those found."""
+    n_tri = mesh.records.shape[0]
+    mark = np.full(n_tri, -1, np.int64)
+    buf = np.empty(n_tri, np.int64)
+    gf, rec = mesh.gf, mesh.records
+    out = np.empty(pos.shape[0])
+    stamp = 0
+    for i in range(pos.shape[0]):
+        best = np.inf
+        for m in range(gf.shape[0]):
+            reach = gf[m, 3]
+            while True:
+                got = query(pos[i, 0], pos[i, 1], pos[i, 2], reach, m, mesh, mark, stamp, buf,
+                            0)
+                stamp += 1
+                if got > 0:
+                    for q in range(got):
+                        d2 = record_feature(pos[i, 0], pos[i, 1], pos[i, 2], rec, buf[q],
+                                            np.inf)[4]
+                        best = min(best, math.sqrt(d2))
+                    break
+                reach *= 2.0
+                if reach > 1e300:
+                    break
+        out[i] = best
+    return out

@@ -1,0 +1,167 @@
+"""A triangle-mesh wall as a model: its triangles welded, with their edges, normals and
+adjacency, in its own frame; its motion (translation, a turn about an axis through its point)
+and its frame at a time; its grid; its surface for pictures and its distance for checks.
+
+A mesh is one wall of the store (kind ``MESH`` in the wall table, ``pdyn.walls``): its point
+is the mesh's point translated, p + v t (from the step count, as every wall's), its triangles
+held here in the mesh's own frame (``pdyn.mesh.frame``).
+
+Units: m, s, rad (after the ``scale`` applied by the caller).
+"""
+
+from __future__ import annotations
+
+import copy
+
+import numpy as np
+
+from .bundle import pack
+from .frame import rotation
+from .grid import bin_triangles, distances
+
+
+class MeshError(ValueError):
+    """Bad mesh geometry; ``str()`` is one line."""
+
+
+def _csr(keys: np.ndarray, n: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """CSR (start, values sorted by key then value) of ``values`` grouped by ``keys`` < n."""
+    order = np.lexsort((values, keys))
+    start = np.zeros(n + 1, np.int64)
+    np.cumsum(np.bincount(keys, minlength=n), out=start[1:])
+    return start, values[order].astype(np.int64)
+
+
+def _motion(velocity, angular_velocity, axis, point) -> tuple:
+    """A mesh's motion checked: (velocity, Ω, unit axis, point) as floats; MeshError names
+    the bad one."""
+    v = np.asarray(velocity, float).reshape(3)
+    p = np.asarray(point, float).reshape(3)
+    a = np.asarray(axis, float).reshape(3)
+    om = float(angular_velocity)
+    for name, x in (("velocity", v), ("angular_velocity", om), ("axis", a), ("point", p)):
+        if not np.isfinite(x).all():
+            raise MeshError(f"{name} {np.asarray(x).tolist()}: must be finite")
+    norm = float(np.linalg.norm(a))
+    if not norm > 0.0:
+        raise MeshError(f"axis {a.tolist()}: must not be zero")
+    return v, om, a / norm, p
+
+
+class Mesh:
+    """One triangle mesh in its own frame: corners (T, 3, 3), m, welded by exact coordinates.
+    Its motion: ``velocity`` (m/s) and a turn at ``angular_velocity`` Ω (rad/s, right-handed)
+    about ``axis`` through ``point`` (m, in its frame): a corner X is at p + v t + R(Ω t)
+    (X − p) at time t (:meth:`surface`). Refuses (:class:`MeshError`) an empty mesh, NaN or
+    inf coordinates, zero-area triangles, a zero axis."""
+
+    def __init__(self, corners, velocity=(0.0, 0.0, 0.0), angular_velocity=0.0,
+                 axis=(0.0, 0.0, 1.0), point=(0.0, 0.0, 0.0)):
+        corners = np.asarray(corners, float)
+        if corners.ndim != 3 or corners.shape[1:] != (3, 3) or corners.shape[0] == 0:
+            raise MeshError(f"expected triangles (T, 3, 3) with T > 0, got shape "
+                            f"{list(corners.shape)}")
+        if not np.isfinite(corners).all():
+            f = int(np.flatnonzero(~np.isfinite(corners).all(axis=(1, 2)))[0])
+            raise MeshError(f"triangle {f} has a NaN or infinite coordinate "
+                            f"({corners[f].tolist()})")
+        cross = np.cross(corners[:, 1] - corners[:, 0], corners[:, 2] - corners[:, 0])
+        area2 = np.linalg.norm(cross, axis=1)
+        side = np.max(np.linalg.norm(corners - np.roll(corners, 1, axis=1), axis=2), axis=1)
+        bad = ~(area2 > 1e-12 * side * side)
+        if bad.any():
+            f = int(np.flatnonzero(bad)[0])
+            raise MeshError(f"triangle {f} has zero area (corners {corners[f].tolist()}); "
+                            f"{int(bad.sum())} such triangle(s)")
+        self.velocity, self.angular_velocity, self.axis, self.point = _motion(
+            velocity, angular_velocity, axis, point)
+        self.verts, inverse = np.unique(corners.reshape(-1, 3), axis=0, return_inverse=True)
+        self.tri = inverse.reshape(-1, 3).astype(np.int64)
+        self.normal = cross / area2[:, None]
+        t = self.tri.shape[0]
+        a, b = self.tri, np.roll(self.tri, -1, axis=1)  # edge k: corner k to corner k + 1
+        pairs = np.stack((np.minimum(a, b), np.maximum(a, b)), axis=2).reshape(-1, 2)
+        self.edge_v, eid = np.unique(pairs, axis=0, return_inverse=True)
+        self.tedge = eid.reshape(t, 3).astype(np.int64)
+        d = self.verts[b] - self.verts[a]
+        self.elen = np.linalg.norm(self.verts[self.edge_v[:, 1]] - self.verts[self.edge_v[:, 0]],
+                                   axis=1)
+        m = np.cross(d, self.normal[:, None, :])  # outward in-plane edge normals
+        # (the corners are right-handed about the normal: d × n points out of the triangle)
+        self.tm = m / np.linalg.norm(m, axis=2, keepdims=True)
+        self.estart, self.etri = _csr(self.tedge.ravel(), len(self.edge_v),
+                                      np.repeat(np.arange(t), 3))
+        self.vstart, self.vtri = _csr(self.tri.ravel(), len(self.verts),
+                                      np.repeat(np.arange(t), 3))
+        self.grid = bin_triangles(self.verts[self.tri])  # (``pdyn.mesh.grid``)
+
+    @classmethod
+    def from_arrays(cls, vertices, triangles, velocity=(0.0, 0.0, 0.0), angular_velocity=0.0,
+                    axis=(0.0, 0.0, 1.0), point=(0.0, 0.0, 0.0)) -> "Mesh":
+        """A mesh from vertices (V, 3) and triangles (T, 3) of vertex indices; its motion as
+        :class:`Mesh` takes it."""
+        v = np.asarray(vertices, float)
+        t = np.asarray(triangles)
+        if v.ndim != 2 or v.shape[1] != 3:
+            raise MeshError(f"vertices: expected shape (V, 3), got {list(v.shape)}")
+        if t.ndim != 2 or t.shape[1] != 3 or not np.issubdtype(t.dtype, np.integer):
+            raise MeshError(f"triangles: expected integers of shape (T, 3), got "
+                            f"{list(t.shape)} {t.dtype}")
+        outside = (t < 0) | (t >= v.shape[0])
+        if outside.any():
+            raise MeshError(f"triangles: vertex index {int(t[outside][0])} outside 0 … "
+                            f"{v.shape[0] - 1}")
+        return cls(v[t], velocity, angular_velocity, axis, point)
+
+    def __len__(self) -> int:
+        return self.tri.shape[0]
+
+    def moved(self, velocity=(0.0, 0.0, 0.0), angular_velocity=0.0, axis=(0.0, 0.0, 1.0),
+              point=(0.0, 0.0, 0.0)) -> "Mesh":
+        """The same triangles with this motion (a shallow copy: the geometry is shared)."""
+        out = copy.copy(self)
+        out.velocity, out.angular_velocity, out.axis, out.point = _motion(
+            velocity, angular_velocity, axis, point)
+        return out
+
+    @property
+    def turning(self) -> bool:
+        return self.angular_velocity != 0.0
+
+    @property
+    def framed(self) -> bool:
+        """Does its frame differ from the world's by more than its translation (it turns, or
+        its point is not its frame's origin)?"""
+        return self.turning or bool(np.any(self.point != 0.0))
+
+    def frame(self, time: float) -> np.ndarray:
+        """The 12 numbers of its frame at ``time`` (s) that the kernels take
+        (``pdyn.mesh.frame.in_frame``): A = R(−Ω t) row-major, then p; a point x of the world is
+        X = p + A (x − (p + v t)) in the mesh's frame."""
+        return np.concatenate((rotation(self.axis, -self.angular_velocity * float(time))
+                               .ravel(), self.point))
+
+    def radius(self) -> float:
+        """The largest distance (m) of a corner from its axis (through its point)."""
+        d = self.verts - self.point
+        return float(np.max(np.linalg.norm(d - np.outer(d @ self.axis, self.axis), axis=1)))
+
+    def surface(self, time: float = 0.0) -> tuple[np.ndarray, np.ndarray]:
+        """Vertices (V, 3) at ``time`` (s: turned by Ω t about its axis through its point,
+        translated by velocity · time) and triangles (T, 3) of vertex indices — what a
+        picture of the mesh draws."""
+        shift = self.velocity * float(time)
+        if not self.turning:
+            return self.verts + shift, self.tri.copy()
+        turn = rotation(self.axis, self.angular_velocity * float(time))
+        return self.point + shift + (self.verts - self.point) @ turn.T, self.tri.copy()
+
+    def gaps(self, pos: np.ndarray, time: float = 0.0) -> np.ndarray:
+        """Distance (m) of each centre ``pos`` (N, 3) from the surface at ``time`` (numpy
+        entry; for checks)."""
+        bundle = pack([self.moved()])
+        pos = np.asarray(pos, float) - self.velocity * float(time)
+        if self.turning:
+            pos = self.point + (pos - self.point) @ rotation(
+                self.axis, -self.angular_velocity * float(time)).T
+        return distances(np.ascontiguousarray(pos), bundle)
