@@ -23,7 +23,6 @@ kernel.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from contextlib import contextmanager
@@ -39,10 +38,10 @@ from .config import (ConfigError, ContactConfig, InsertionConfig, SimulationConf
                      wall_configs)
 from .domain import Box
 from .dynamics.contact import ContactModel, contact_stats, touching_pairs
-from .dynamics.glued import glued_handles, glued_walls, place_glued
+from .dynamics.glued import GluedMotion, glued_walls
 from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
-from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList, mark_built
+from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList, integrated
 from .interrupt import StopRequest, Stopped, signal_name
 from .io import CONTACT_FORCES, OutputView, checkpoint_now, make_writers
 from .io.runid import new_run_id
@@ -61,12 +60,6 @@ NO_NEEDS = frozenset()
 #: the default (and largest accepted) time step with Hertz contacts, as a fraction of the
 #: Rayleigh time of the smallest sphere ([EDEMtimestep])
 RAYLEIGH_FRACTION = 0.2
-
-#: what a restart keeps from the checkpoint rather than from its first force pass: forces and
-#: torques (damping saw the half-step velocities, which are gone); those the run's store holds
-#: (the contact history is kept too: the first pass reads the checkpoint's records and does not
-#: change them, and the next pass reads them again)
-RESTART_KEPT = ("force", "torque")
 
 
 class PhaseTimers(dict):
@@ -319,15 +312,6 @@ class Simulation:
             mass = np.concatenate((mass, self.inserter.mass(self.inserter.radii)))
         return radius, mass
 
-    def _place_glued(self, step: int) -> np.ndarray:
-        """The glued spheres where their walls' motion has them at ``step`` (t = step · dt,
-        ``pdyn.dynamics.glued``); the largest squared move and drift (m²) as ``kick_drift``
-        returns them."""
-        s = self.store
-        return place_glued(s.pos, s.vel, getattr(s, "omega", None), s.anchor, s.glued,
-                           self._glued, self.wallset.table, self.wallset.normals,
-                           step * self.dt, self._period, s.build_pos)
-
     def _wall_order(self) -> np.ndarray:
         """Wall handles in the order their forces are summed: by id −1, −2, ..."""
         walls = self.store.walls
@@ -341,15 +325,6 @@ class Simulation:
         self.n_contacts, self.elastic_energy = self.contact.forces(
             self.store, self.neighbours, self.gravity, self.dt,
             record=record or self.record_tangential)
-
-    def sync_history(self) -> None:
-        """With rotation: write the contact history the force pass keeps beside the lists into
-        the particles' records (``history_count``, ``history_key``, ``history_spring``), so
-        the store holds the whole state. Done before the lists are rebuilt, before output and
-        at the end of :meth:`run`; call it before reading the records between steps. It
-        changes no result."""
-        if self.contact.rotating:
-            self.contact.save_history(self.store, self.neighbours)
 
     def _reorder(self) -> None:
         """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
@@ -365,49 +340,13 @@ class Simulation:
                                                        zorder(store.pos, others, cell))))
             self.exchange.remap(old_to_new)
 
-    def _find_neighbours(self, changes: list[StoreChanges] | None, rebuilt: bool,
-                         drift: float = 0.0) -> None:
-        """The broad phase, brought up to date with the exchange's ``changes`` (None: built
-        afresh, e.g. after reordering; several: made one after the other, so they are applied
-        as their net change, ``StoreChanges.then``), finds the pairs within the skin; the
-        neighbour lists are rebuilt from them. At a schedule rebuild (``rebuilt``) the
-        integrated particles are listed again and their build positions reset."""
-        store, bp, lists = self.store, self.broadphase, self.neighbours
-        lists.release()  # memory: the old entries are not held through the query
-        self.contact.release_links()  # nor the pass's links to them
-        with self.timers("broadphase"):
-            reach = lists.reach
-            if changes is not None:  # removed handles first (their slots may be reused)
-                changes = functools.reduce(StoreChanges.then, changes)
-                removed = changes.removed
-                if removed.size:
-                    bp.remove(removed)
-            radius = lists.radii(store.radius, drift)
-            if changes is None or lists.reach != reach:
-                bp.build(store.pos, radius, store.live)
-            else:
-                added = changes.added
-                if added.size:
-                    bp.bind(store.pos, radius)  # the store may have grown
-                    bp.insert(added)
-                bp.update(store.pos, radius)
-            # lists with a skin take the pairs within reach (structures that test while they
-            # emit never hold the candidates); skin 0 keeps the candidate query pdyn bench times
-            exact = not lists.every_step
-            if exact:  # nothing the structure keeps is read before the next rebuild
-                pairs = bp.contacts(include_infinite=False)
-                bp.release()
-            else:
-                pairs = bp.candidate_pairs(include_infinite=False)
-        with self.timers("neighbours"):
-            rows = lists.rows
-            if rebuilt or changes is None:
-                rows = self._integrated()
-                self._glued = glued_handles(store.flags, getattr(store, "glued", None))
-            if rebuilt:  # every owned sphere (a fixed one at rest keeps zero drift)
-                mark_built(store.pos, store.build_pos, store.owned)
-            lists.build(pairs, store, radius, rows, self._walls, exact, self.wallset.table,
-                        self.wallset.bundle)
+    def _rebuild(self, changes: list[StoreChanges] | None, relist: bool,
+                 drift: float = 0.0) -> None:
+        """The neighbour lists rebuilt (``NeighbourList.rebuild``) from the store's
+        ``changes`` (None: the broad phase built afresh); ``relist``: a schedule rebuild."""
+        self.neighbours.rebuild(self.broadphase, self.store, changes, relist=relist,
+                                walls=self._walls, table=self.wallset.table,
+                                mesh=self.wallset.bundle, drift=drift, timers=self.timers)
 
     def _pour(self, insert: bool) -> StoreChanges:
         """At a rebuild step (owned spheres in their blocks, no ghosts): remove the spheres in
@@ -434,8 +373,7 @@ class Simulation:
 
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""
-        f = self.store.flags
-        return np.flatnonzero(((f & OWNED) != 0) & ((f & (INFINITE | FIXED)) == 0))
+        return integrated(self.store.flags)
 
     def step(self, close: bool = True) -> None:
         """Advance one time step ``dt``: kick–drift, the reduction with the ghost update, the
@@ -452,13 +390,13 @@ class Simulation:
         do = self.schedule.decide(self.step_index + 1, red.drift2)
         self._move_walls(do.step)
         if do.lists:
-            with t("contacts"):  # the pass's history, saved before particles move in memory
-                self.sync_history()  # and the lists change
+            with t("contacts"):  # what hangs on the lists (the contact history) into the
+                self.neighbours.before_rebuild(self.store)  # store: before particles move
         changes = self._exchange(do)
         with t("ghosts"):
             ghosts = self.exchange.ghosts()
         if do.lists:
-            self._find_neighbours(None if changes is None else changes + [ghosts], do.rebuild)
+            self._rebuild(None if changes is None else changes + [ghosts], do.rebuild)
         with t("contacts"):  # friction: the tangential forces recorded for contact output
             self._forces(record=bool(do.needs & CONTACT_FORCES))
         with t("output"):
@@ -471,7 +409,7 @@ class Simulation:
         self.time = self.step_index * self.dt
         if do.writers:
             with t("output"):
-                self.sync_history()
+                self.neighbours.save(self.store)
                 view = self.view(do.needs)
                 for w in do.writers:
                     w(view)
@@ -492,8 +430,9 @@ class Simulation:
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                            lists.rows, half, self.dt, *self._spin(), 2 if self._kick_owed else 1)
         self._kick_owed = False
-        if self._glued.size:
-            moved = np.maximum(moved, self._place_glued(self.step_index + 1))
+        glued = self.glued.place(store, self.step_index + 1)
+        if glued is not None:
+            moved = np.maximum(moved, glued)
         mine = self._reduce_buffer
         mine[:2] = moved
         mine[2] = self._n_owned
@@ -583,7 +522,7 @@ class Simulation:
             if bar is not None:
                 bar.leave = done  # after an error the bar is erased: the error is the last line
                 bar.close()
-        self.sync_history()  # the store holds the whole state between runs
+        self.neighbours.save(self.store)  # the store holds the whole state between runs
         for w in self.writers:  # buffered output (the wall-force series)
             if hasattr(w, "finish"):
                 with self.timers("output"):
@@ -597,7 +536,7 @@ class Simulation:
     def _stopped(self) -> Stopped:
         """Every rank agreed to stop on a signal at the end of this step: write a checkpoint
         here (``pdyn.io.checkpoint_now``) and say where to continue from."""
-        self.sync_history()
+        self.neighbours.save(self.store)
         path = checkpoint_now(self.writers, self.view({"state"}))
         where = (f"checkpoint {path}; continue with: pdyn run --restart {path}" if path else
                  "no checkpoint: the run writes no output (give --checkpoint-every); "
@@ -849,23 +788,22 @@ def _first_pass(sim, restart, drift: float) -> None:
         sim._reorder()
     sim._walls = sim._wall_order()
     sim._move_walls(sim.step_index)
-    sim._period = np.where(sim.box.periodic, sim.box.length, 0.0)
-    sim._glued = glued_handles(sim.store.flags, getattr(sim.store, "glued", None))
-    if sim._glued.size:  # velocities and spins of the motion (a restart: the same bits)
-        sim._place_glued(sim.step_index)
+    sim.glued = GluedMotion(sim.store, sim.wallset.table, sim.wallset.normals, sim.dt,
+                            np.where(sim.box.periodic, sim.box.length, 0.0))
+    sim.neighbours.hang(*sim.contact.hangers, sim.glued)
+    # velocities and spins of the motion (a restart: the same bits)
+    sim.glued.place(sim.store, sim.step_index)
     sim.exchange.ghosts()
     if restart or sim.scene.cells is not None:  # this rank's share plus its ghosts
         share_state(sim.store, sim.box, sim.comm, restart=restart is not None,
                     **sim._overlap_rules())
     # a restart keeps the checkpoint's build positions (its schedule continues) and its
-    # forces (damping saw the half-step velocity, which is gone); contacts and elastic
-    # energy are counted either way
-    sim._find_neighbours(None, rebuilt=restart is None, drift=drift)
-    kept = ({k: getattr(sim.store, k).copy() for k in RESTART_KEPT if k in sim.store.fields}
-            if restart else {})
+    # forces and history (``ContactModel.resume``); contacts and elastic energy are counted
+    # either way
+    sim._rebuild(None, relist=restart is None, drift=drift)
     with sim.timers("contacts"):
-        sim._forces()
-    for k, v in kept.items():
-        getattr(sim.store, k)[:] = v
-    if restart:  # the history must not advance twice in one step: the next pass reads
-        sim.contact.history.rewind()  # the checkpoint's history again
+        if restart:
+            sim.n_contacts, sim.elastic_energy = sim.contact.resume(
+                sim.store, sim.neighbours, sim.gravity, sim.dt)
+        else:
+            sim._forces()

@@ -77,6 +77,7 @@ from numba import njit
 from .._jit import JIT, JIT_IEEE
 from ..mesh import contact_geometry
 from ..walls import WallSet, entry_contact, mesh_arrays, mesh_entry, wall_spin
+from .neighbours import Hanger
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
 from .laws import law_parameters, normal_force
@@ -635,6 +636,7 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, mesh):
 
 
 NO_BORDER = np.zeros(0, np.int64)
+NO_LINKS = np.zeros(0, np.int32)
 
 
 def mesh_state(store, lists, bundle, geo=None, border=None) -> tuple | None:
@@ -666,7 +668,14 @@ def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
     return int(once), int(ends), float(worst)
 
 
-class ContactModel:
+#: what the first pass of a restart keeps from the checkpoint rather than from its own
+#: evaluation: forces and torques (damping saw the half-step velocities, which are gone); the
+#: contact history is kept too (that pass reads the checkpoint's records and does not advance
+#: them, so the next pass reads them again)
+RESTART_KEPT = ("force", "torque")
+
+
+class ContactModel(Hanger):
     """A contact law with its parameters, and the force evaluation over a particle store.
 
     ``law`` is ``"linear"`` (default) or ``"hertz"``; ``youngs_modulus`` E (Pa), ``stiffness``
@@ -699,16 +708,16 @@ class ContactModel:
         self.tangential = np.zeros((0, 3))
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
         self.spinning = np.zeros(0, np.int32)  # rows (handles) that touched in the last pass
-        self._link = np.zeros(0, np.int32)  # who evaluates each list entry (_links)
-        self._links_of = None  # (the lists, their build number) of those
+        # who evaluates each list entry (_links; empty: every row its own pairs), found at the
+        # first pass over a build (``_link_found``)
+        self._link, self._link_found = NO_LINKS, False
         self._hand_over = None  # hand_over
         self._touching = 1.0  # the share of list entries that touched in the last pass
-        self._todo, self._row_of, self._gather = np.zeros(0, np.int64), None, True
+        self._todo, self._gather = np.zeros(0, np.int64), None  # (None: not decided yet)
         self._done = np.zeros((0, 6))  # the slots of results that later rows take over
         self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
         self._n_slots = 0  # the slots the last pass had
-        self.n_spinning = 0
-        self._spinning_of = None  # (the lists, their build number) of that pass
+        self.n_spinning = -1  # rows in ``spinning`` (-1: no pass over this build yet)
 
     @classmethod
     def from_config(cls, cfg) -> "ContactModel":
@@ -758,14 +767,47 @@ class ContactModel:
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 
+    @property
+    def hangers(self) -> tuple:
+        """What hangs on the builds of the lists this model's passes run over, in the order
+        to register them (``NeighbourList.hang``): the model (its links, scratch and spinning
+        rows), then its contact history."""
+        return (self, self.history)
+
+    def before_rebuild(self, store, lists) -> None:
+        """The lists are rebuilt: the links to their entries go (not held through the broad
+        phase's query; first, so the history's records never sit beside them)."""
+        self._link, self._link_found = NO_LINKS, False
+
+    def after_build(self, store, lists) -> None:
+        """New lists: links, row scratch and spinning rows are found again by the next pass."""
+        self._link, self._link_found, self._gather = NO_LINKS, False, None
+        self.n_spinning = -1
+
+    def save(self, store, lists) -> None:
+        """With rotation the history is saved next (its own hook): the links go first, so
+        the records never sit beside them (found again by the next pass)."""
+        if self.rotating:
+            self._link, self._link_found = NO_LINKS, False
+
+    def resume(self, store, lists, gravity: np.ndarray, dt: float) -> tuple[int, float]:
+        """The first pass of a restarted run: (contacts, elastic energy) of the checkpoint's
+        state, which it keeps — the forces and torques (:data:`RESTART_KEPT`) and the contact
+        history (not advanced: the next pass reads the checkpoint's again)."""
+        kept = {k: getattr(store, k).copy() for k in RESTART_KEPT if k in store.fields}
+        out = self.forces(store, lists, gravity, dt, advance=False)
+        for k, v in kept.items():
+            getattr(store, k)[:] = v
+        return out
+
     def forces(self, store, lists, gravity: np.ndarray, dt: float,
-               record: bool = False) -> tuple[int, float]:
+               record: bool = False, advance: bool = True) -> tuple[int, float]:
         """Set ``store.force`` (and with rotation ``store.torque``, advancing the contact
-        history by ``dt`` s) of the rows of the neighbour ``lists``
-        (:class:`~pdyn.dynamics.neighbours.NeighbourList`); return (contacts, elastic energy)
-        of this rank's share. With rotation the history between rebuilds is kept in
-        :attr:`history`; call :meth:`save_history` before the lists are rebuilt or particles
-        move. ``record``: keep each entry's tangential force in :attr:`tangential`."""
+        history by ``dt`` s unless not ``advance``) of the rows of the neighbour ``lists``
+        (:class:`~pdyn.dynamics.neighbours.NeighbourList`, on which :attr:`hangers` hang);
+        return (contacts, elastic energy) of this rank's share. With rotation the history
+        between rebuilds is kept in :attr:`history`. ``record``: keep each entry's tangential
+        force in :attr:`tangential`."""
         dt = float(dt)
         self.recorded = bool(record)
         record = None
@@ -804,10 +846,10 @@ class ContactModel:
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
-        self.history.advanced(k)
+        if advance:
+            self.history.advanced(k)
         self._touched(lists, n)
         self.n_spinning = q
-        self._spinning_of = (lists, lists.builds)
         return n, e
 
     def mesh_state(self, store, lists) -> tuple | None:
@@ -831,37 +873,37 @@ class ContactModel:
     def hand_over(self, value: bool | None) -> None:
         if value != self._hand_over:
             self._hand_over = value
-            self._links_of = None  # found again, between passes
+            self._link_found = False  # found again, between passes
 
     def _links(self, store, lists) -> np.ndarray | None:
         """Who evaluates each sphere entry of ``lists`` (:func:`_links`), found once per build
         of the lists (kept from pass to pass); None — every pair evaluated in each of its rows
         — where handing pairs over does not pay (:attr:`hand_over`, :data:`HAND_OVER_FROM`)."""
-        if self._links_of != (lists, lists.builds):
+        if not self._link_found:
             once = self.hand_over
             if once is None:  # from the pass before (the same bits either way)
                 once = self._touching >= HAND_OVER_FROM[self.rotating, self.law]
-            self._link = np.zeros(0, np.int32)
+            self._link = NO_LINKS
             if once:
-                self._link = np.empty(lists.entries(), np.int32)
+                link = np.empty(lists.entries(), np.int32)
                 row_of = np.full(store.capacity, -1, np.int32)  # the row of each handle
                 row_of[lists.rows] = np.arange(lists.rows.shape[0], dtype=np.int32)
-                _links(lists.rows, lists.start, lists.split, lists.partner, row_of, self._link)
+                _links(lists.rows, lists.start, lists.split, lists.partner, row_of, link)
                 del row_of
-            self._links_of = (lists, lists.builds)
+                self._link = link
+            self._link_found = True
         return self._link if self._link.shape[0] else None
 
     def _row_scratch(self, lists) -> np.ndarray | None:
         """Scratch for the sphere entries of the longest row of ``lists`` (kept from pass to
         pass, grown when too small) where :func:`_pass` gathers each row's entries with work
         first (:data:`GATHER_FROM`, decided once per build of the lists), else None."""
-        if self._row_of != (lists, lists.builds):
+        if self._gather is None:
             self._gather = self._touching >= GATHER_FROM
             if self._gather and lists.rows.shape[0]:
                 n = int(np.max(lists.split - lists.start[:-1]))
                 if self._todo.shape[0] < n:
                     self._todo = np.empty(n + n // 4, np.int64)
-            self._row_of = (lists, lists.builds)
         return self._todo if self._gather else None
 
     def _touched(self, lists, contacts: int) -> None:
@@ -895,23 +937,10 @@ class ContactModel:
         n = store.walls.shape[0]
         return WallSet(np.zeros((n, 3)), np.zeros((n, 3))).table
 
-    def save_history(self, store, lists) -> None:
-        """With rotation: the contact history into the particles' records
-        (:meth:`ContactHistory.save`), whose buffers it releases, as it releases the pass's
-        links (first, so the records never sit beside them; the slots stay): a rebuild or a
-        move in memory follows."""
-        self.release_links()
-        self.history.save(store, lists)
-
-    def release_links(self) -> None:
-        """The lists are about to be rebuilt: their links go (found again for the new lists),
-        so that they are not held through the broad phase's query."""
-        self._link, self._links_of = np.zeros(0, np.int32), None
-
     def spinning_rows(self, lists) -> np.ndarray:
         """Handles of the rows of ``lists`` that touched something in the last pass over them:
         the only ones whose torque may be nonzero (the spin kicks integrate these); every row
         where no pass has run over these lists yet (a rebuild, a restart)."""
-        if self._spinning_of != (lists, lists.builds):
+        if self.n_spinning < 0:
             return lists.rows
         return self.spinning[:self.n_spinning]

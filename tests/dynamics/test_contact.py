@@ -18,6 +18,7 @@ from tests.mpi.scenes import dense_polydisperse, gather_fields
 def forces(model, store, pairs, walls, rows, gravity, skin=0.0):
     """``model.forces`` over lists of ``rows`` built from candidate ``pairs`` and ``walls``."""
     lists = NeighbourList(skin)
+    lists.hang(*model.hangers)
     lists.build(pairs, store, lists.radii(store.radius), rows, walls)
     return model.forces(store, lists, gravity, 1e-6)[:2]
 
@@ -202,6 +203,6 @@ def test_frictionless_pairs_are_handed_over_where_it_pays(law):
     sim = Simulation(dense_polydisperse(("periodic",) * 3, n=300, law=law))
     model = sim.contact
     for touching, hertz_links in ((0.5, True), (0.2, False)):  # half the entries touch: dense
-        model._touching, model._links_of = touching, None
+        model._touching, model._link_found = touching, False
         link = model._links(sim.store, sim.neighbours)
         assert (link is not None) == (law == "hertz" and hertz_links)
