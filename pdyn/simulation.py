@@ -37,7 +37,7 @@ from .checks import (InitialStateError, StepGuard, check_memory, initial_state, 
 from .config import (ConfigError, ContactConfig, InsertionConfig, SimulationConfig,
                      wall_configs)
 from .domain import Box
-from .dynamics.contact import ContactModel, contact_stats, touching_pairs
+from .dynamics.contact import ContactLaw, ContactPass, contact_stats, touching_pairs
 from .dynamics.glued import GluedMotion, glued_walls
 from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
@@ -56,10 +56,6 @@ from .zorder import zorder
 
 NO_ROWS = np.zeros(0, np.int64)
 NO_NEEDS = frozenset()
-
-#: the default (and largest accepted) time step with Hertz contacts, as a fraction of the
-#: Rayleigh time of the smallest sphere ([EDEMtimestep])
-RAYLEIGH_FRACTION = 0.2
 
 
 class PhaseTimers(dict):
@@ -80,7 +76,7 @@ def scene_from_config(config: SimulationConfig, ranks: int = 1,
     cell scenes stay undrawn: each of ``ranks`` ranks draws its share; ``node``: the ranks on
     a node and the bytes it has available, ``pdyn.checks.node_memory``)."""
     if config.particles is None:
-        rotating = config.contact is not None and ContactModel.from_config(config.contact).rotating
+        rotating = config.contact is not None and ContactLaw.from_config(config.contact).rotating
         return make_scene(config.scene, scale=config.scale, seed=config.seed,
                           materialise=False, ranks=ranks, rotating=rotating,
                           node_ranks=node[0], available=node[1],
@@ -218,7 +214,7 @@ class Simulation:
     # ------------------------------------------------------------------ setup helpers
     def _overlap_rules(self) -> dict:
         c = self.config
-        return {"contact_forces": self.contact.E > 0 or self.contact.k > 0,
+        return {"contact_forces": self.contact.law.stiff,
                 "overlap": c.initial_overlap, "tolerance": c.overlap_tolerance}
 
     def _source(self, scene: Scene):
@@ -241,14 +237,11 @@ class Simulation:
         return ScatteredSource(particles, self.comm, self.box)
 
     def _add_walls(self) -> None:
-        """The box faces and the configured walls (``self.wallset``) as infinite particles;
-        the contact model reads their table."""
+        """The box faces and the configured walls (``self.wallset``) as infinite particles."""
         ws = self.wallset
         if len(ws):
             self.store.add(gid=ws.gid, pos=ws.points(0.0), normal=ws.normals, radius=np.inf,
                            mass=np.inf, flags=INFINITE | FIXED)
-        self.contact.walls = ws.table
-        self.contact.mesh = ws.bundle
 
     def _move_walls(self, step: int) -> None:
         """Translating walls to their place at ``step`` (p₀ + v · step·dt) and turning meshes'
@@ -271,36 +264,14 @@ class Simulation:
         return Inserter(asdict(cfg), int(n_particles), restart.insertion if restart else None)
 
     def _time_step(self) -> float:
-        """The configured (or the scene's) dt — refused above :meth:`_time_step_limit` unless
-        ``allow_large_dt`` — or, when none is given, the limit itself."""
-        limit, why = self._time_step_limit()
+        """The configured (or the scene's) dt, or the law's limit (``ContactLaw.time_step``)."""
         given = self.config.dt if self.config.dt is not None else self.scene.dt
-        if given is None:
-            if not math.isfinite(limit):
-                raise ConfigError(f"contact.youngs_modulus = {self.contact.E!r}: no contact "
-                                  "stiffness, so no time step follows from the contact time; "
-                                  "give dt (or a stiffness)")
-            return limit
-        if given > limit and not self.config.allow_large_dt:
-            raise ConfigError(f"dt = {given!r}: above the time-step limit {limit:.4g} s ({why}); "
-                              "give a smaller dt, or set allow_large_dt = true to force it")
-        return float(given)
-
-    def _time_step_limit(self) -> tuple[float, str]:
-        """The largest dt pdyn accepts without ``allow_large_dt`` and uses by default (s), and
-        what sets it: the shortest contact time t_c / ``dt_safety`` and, with Hertz, a fifth of
-        the Rayleigh time t_R of the smallest, stiffest sphere ([EDEMtimestep]: 0.2 t_R for
-        dense packings)."""
-        t_c = self._contact_time()
-        t_r = self.comm.allreduce_min(self.contact.rayleigh_time(*self._spheres()))
-        by_contact = t_c / self.config.dt_safety
-        if RAYLEIGH_FRACTION * t_r < by_contact:
-            return RAYLEIGH_FRACTION * t_r, f"{RAYLEIGH_FRACTION:g} x Rayleigh time {t_r:.4g} s"
-        return by_contact, f"contact time {t_c:.4g} s / dt_safety {self.config.dt_safety:g}"
-
-    def _contact_time(self) -> float:
-        """The shortest contact time t_c of all spheres (s; inf without stiffness)."""
-        return self.comm.allreduce_min(self.contact.contact_time(*self._spheres()))
+        try:
+            return self.contact.law.time_step(given, *self._spheres(), self.config.dt_safety,
+                                              self.config.allow_large_dt,
+                                              self.comm.allreduce_min)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
 
     def _spheres(self) -> tuple[np.ndarray, np.ndarray]:
         """Radii and masses of this rank's spheres, plus the smallest and largest the
@@ -594,7 +565,7 @@ class Simulation:
 
     def contact_network(self) -> dict:
         """This rank's share of the touching contacts with their forces now (each contact on
-        the rank that owns its lower-id sphere; :meth:`ContactModel.contact_list`). Snapshots
+        the rank that owns its lower-id sphere; :meth:`ContactPass.contact_list`). Snapshots
         write the one captured in the step (``sim.network``), which damping evaluated with
         the kernel's velocities."""
         return self.contact.contact_list(self.store, self.neighbours, self.dt,
@@ -607,14 +578,9 @@ class Simulation:
                                          tangential=self._tangential())
 
     def _tangential(self):
-        """The tangential force per neighbour-list entry for output: what the last force pass
-        recorded (``ContactModel.recorded``: in a step whose writers need contacts, or every
-        step with ``sim.record_tangential``); None (zeros) without friction or record. The one
-        place friction's per-contact history enters the contact network and wall forces."""
-        c = self.contact
-        if c.rotating and c.recorded and c.tangential.shape[0] == self.neighbours.entries():
-            return c.tangential
-        return None
+        """The tangential force per neighbour-list entry the last force pass recorded (in a
+        step whose writers need contacts, or every step with ``sim.record_tangential``)."""
+        return self.contact.recorded_tangential(self.neighbours)
 
     def summary(self) -> dict:
         n = self.comm.allreduce_sum(int(self.store.owned.size))
@@ -676,7 +642,8 @@ def _frame(sim, config, comm, scene, restart) -> None:
                            float)
     # the contact configuration the run uses (its config's, else the scene's), checkpointed whole
     sim.contact_config = config.contact or ContactConfig(**scene.contact)
-    sim.contact = ContactModel.from_config(sim.contact_config)
+    sim.contact = ContactPass(ContactLaw.from_config(sim.contact_config), sim.wallset.table,
+                              sim.wallset.bundle)
     sim.record_tangential = False  # True: every force pass records tangential forces
     sim.steps = config.steps or scene.steps
     sim.step_index = sim.first_step = restart.step if restart else 0
@@ -762,7 +729,8 @@ def _schedule(sim, n_particles: int, restart) -> None:
     sim.time = sim.step_index * sim.dt
     sim.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     sim.writers = make_writers(config.output)  # snapshots, checkpoints, series (pdyn.io)
-    sim.guard = StepGuard(sim.store, comm, sim.dt, sim._contact_time(), config.dt_safety,
+    t_c = comm.allreduce_min(sim.contact.law.contact_time(*sim._spheres()))
+    sim.guard = StepGuard(sim.store, comm, sim.dt, t_c, config.dt_safety,
                           sim.writers)
     if sim.inserter is not None:  # the smallest sphere may be one still to come
         sim.guard.r_min = min(sim.guard.r_min, float(sim.inserter.radii.min()))
@@ -798,7 +766,7 @@ def _first_pass(sim, restart, drift: float) -> None:
         share_state(sim.store, sim.box, sim.comm, restart=restart is not None,
                     **sim._overlap_rules())
     # a restart keeps the checkpoint's build positions (its schedule continues) and its
-    # forces and history (``ContactModel.resume``); contacts and elastic energy are counted
+    # forces and history (``ContactPass.resume``); contacts and elastic energy are counted
     # either way
     sim._rebuild(None, relist=restart is None, drift=drift)
     with sim.timers("contacts"):

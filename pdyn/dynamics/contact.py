@@ -143,7 +143,7 @@ def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj,
 
 
 # ------------------------------------------------------------------ the loop
-#: slots for the results of pairs handed over, per row (:meth:`ContactModel._slots`), and at
+#: slots for the results of pairs handed over, per row (:meth:`ContactPass._slots`), and at
 #: least: a result waits from its first row to its second, which memory order keeps near (on
 #: the dense gas at μ = 0.5, 39 304 and 97 336 spheres, at most 2 877 and 2 805 pairs waited
 #: at once, of 54 817 and 120 130)
@@ -660,8 +660,8 @@ def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
     contact ends of its rows (each pair twice over all ranks: the coordination) and the
     largest overlap / radius of its rows' contacts (the radius of the row's sphere, so over
     both sides that of the smaller one). Integers and a maximum: the same on any rank
-    count. ``walls``: the wall table (``ContactModel.wall_table``), ``mesh`` the mesh bundle
-    (``ContactModel.mesh``)."""
+    count. ``walls``: the wall table (``ContactPass.wall_table``), ``mesh`` the mesh bundle
+    (``ContactPass.mesh``)."""
     once, ends, worst = _stats(lists.rows, lists.start, lists.split, lists.partner, store.pos,
                                store.radius, store.gid, store.normal, walls,
                                mesh_state(store, lists, mesh))
@@ -675,54 +675,58 @@ def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
 RESTART_KEPT = ("force", "torque")
 
 
-class ContactModel(Hanger):
-    """A contact law with its parameters, and the force evaluation over a particle store.
+#: the default (and largest accepted) time step with Hertz contacts, as a fraction of the
+#: Rayleigh time of the smallest sphere ([EDEMtimestep])
+RAYLEIGH_FRACTION = 0.2
 
-    ``law`` is ``"linear"`` (default) or ``"hertz"``; ``youngs_modulus`` E (Pa), ``stiffness``
-    (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic); ``friction`` μ and
-    ``rolling_friction`` μ_r (0: no tangential force, no torque), ``poisson_ratio`` ν
-    (Hertz–Mindlin's tangential stiffness). With μ or μ_r > 0 the spheres rotate
-    (:attr:`rotating`) and the contact history is kept (:attr:`history`). A pass told to
-    ``record`` leaves the tangential force on the row's sphere of each contact evaluated in
-    its row in :attr:`tangential` (entries × 3, aligned with ``lists.partner``;
-    :attr:`recorded` says whether the last pass did).
+
+def _itself(x):
+    return x
+
+
+class ContactLaw:
+    """A contact law with its parameters, immutable: what a contact between two spheres (or a
+    sphere and a wall) does, and the time step that follows from it.
+
+    ``law`` (:attr:`name`) is ``"linear"`` (default) or ``"hertz"``; ``youngs_modulus`` E
+    (Pa), ``stiffness`` (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic);
+    ``friction`` μ and ``rolling_friction`` μ_r (0: no tangential force, no torque),
+    ``poisson_ratio`` ν (Hertz–Mindlin's tangential stiffness). The sub-models' records
+    (:attr:`parameters` of the normal law, ``pdyn.dynamics.laws``; :attr:`tangential_model`
+    and :attr:`rolling_model`, ``pdyn.dynamics.friction``) are what the kernels read. With μ
+    or μ_r > 0 the spheres rotate (:attr:`rotating`) and a pass keeps the contact history.
     """
+
+    __slots__ = ("name", "E", "k", "restitution", "poisson_ratio", "parameters",
+                 "tangential_model", "rolling_model", "rotating")
 
     def __init__(self, law: str = "linear", youngs_modulus: float = 1e6,
                  stiffness: float | None = None, restitution: float = 1.0,
                  friction: float = 0.0, poisson_ratio: float = 0.3,
                  rolling_friction: float = 0.0):
-        self.law = law
-        self.E = float(youngs_modulus)
-        self.k = float(stiffness or 0.0)
-        self.restitution = float(restitution)
-        self.poisson_ratio = float(poisson_ratio)
-        self.parameters = law_parameters(law, self.E, self.k, self.restitution, poisson_ratio)
-        self.tangential_model = tangential_model(law, friction, poisson_ratio)
-        self.rolling_model = rolling_model(rolling_friction)
-        self.rotating = friction > 0.0 or rolling_friction > 0.0
-        self.recorded = False  # the last pass recorded tangential forces
-        self.walls = None  # the wall table (pdyn.walls.WallSet.table); None: planes at rest
-        self.mesh = None  # the meshes' bundle (pdyn.walls.WallSet.bundle); None: no mesh
-        self._geo, self._border = np.zeros((0, 4)), NO_BORDER  # mesh_state's buffers
-        self.tangential = np.zeros((0, 3))
-        self.history = ContactHistory()  # with rotation: the springs between rebuilds
-        self.spinning = np.zeros(0, np.int32)  # rows (handles) that touched in the last pass
-        # who evaluates each list entry (_links; empty: every row its own pairs), found at the
-        # first pass over a build (``_link_found``)
-        self._link, self._link_found = NO_LINKS, False
-        self._hand_over = None  # hand_over
-        self._touching = 1.0  # the share of list entries that touched in the last pass
-        self._todo, self._gather = np.zeros(0, np.int64), None  # (None: not decided yet)
-        self._done = np.zeros((0, 6))  # the slots of results that later rows take over
-        self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
-        self._n_slots = 0  # the slots the last pass had
-        self.n_spinning = -1  # rows in ``spinning`` (-1: no pass over this build yet)
+        E, k = float(youngs_modulus), float(stiffness or 0.0)
+        for name, value in (
+                ("name", law), ("E", E), ("k", k), ("restitution", float(restitution)),
+                ("poisson_ratio", float(poisson_ratio)),
+                ("parameters", law_parameters(law, E, k, float(restitution), poisson_ratio)),
+                ("tangential_model", tangential_model(law, friction, poisson_ratio)),
+                ("rolling_model", rolling_model(rolling_friction)),
+                ("rotating", friction > 0.0 or rolling_friction > 0.0)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"ContactLaw.{name}: a contact law is immutable")
 
     @classmethod
-    def from_config(cls, cfg) -> "ContactModel":
+    def from_config(cls, cfg) -> "ContactLaw":
+        """The law of a ``pdyn.config.ContactConfig``."""
         return cls(cfg.law, cfg.youngs_modulus, cfg.stiffness, cfg.restitution, cfg.friction,
                    cfg.poisson_ratio, cfg.rolling_friction)
+
+    @property
+    def stiff(self) -> bool:
+        """Whether contacts push at all (a Young's modulus or a stiffness)."""
+        return self.E > 0 or self.k > 0
 
     def contact_time(self, radius: np.ndarray, mass: np.ndarray) -> float:
         """Shortest contact duration t_c = π √(m_eff / k) over sphere–sphere (like pairs)
@@ -739,12 +743,80 @@ class ContactModel(Hanger):
         (s; ρ from mass and radius, G = E/(2(1 + ν)); inf for the linear law, whose E is no
         material modulus) — the time a shear (Rayleigh) wave takes to cross a sphere
         ([EDEMtimestep])."""
-        if radius.size == 0 or self.law != "hertz" or self.E == 0.0:
+        if radius.size == 0 or self.name != "hertz" or self.E == 0.0:
             return math.inf
         nu = self.poisson_ratio
         rho = mass / (4.0 / 3.0 * np.pi * radius**3)
         shear = self.E / (2.0 * (1.0 + nu))
         return float(np.min(np.pi * radius * np.sqrt(rho / shear) / (0.1631 * nu + 0.8766)))
+
+    def time_step_limit(self, radius: np.ndarray, mass: np.ndarray, dt_safety: float,
+                        reduce_min=_itself) -> tuple[float, str]:
+        """The largest dt pdyn accepts without ``allow_large_dt`` and uses by default (s), and
+        what sets it, for spheres of ``radius`` and ``mass`` (the smallest over the ranks:
+        ``reduce_min``, ``comm.allreduce_min``): the shortest contact time t_c /
+        ``dt_safety`` and, with Hertz, :data:`RAYLEIGH_FRACTION` of the Rayleigh time t_R of
+        the smallest, stiffest sphere ([EDEMtimestep]: 0.2 t_R for dense packings)."""
+        t_c = reduce_min(self.contact_time(radius, mass))
+        t_r = reduce_min(self.rayleigh_time(radius, mass))
+        by_contact = t_c / dt_safety
+        if RAYLEIGH_FRACTION * t_r < by_contact:
+            return RAYLEIGH_FRACTION * t_r, f"{RAYLEIGH_FRACTION:g} x Rayleigh time {t_r:.4g} s"
+        return by_contact, f"contact time {t_c:.4g} s / dt_safety {dt_safety:g}"
+
+    def time_step(self, given: float | None, radius: np.ndarray, mass: np.ndarray,
+                  dt_safety: float, allow_large: bool = False, reduce_min=_itself) -> float:
+        """The time step (s): ``given`` — refused (``ValueError``, one line) above
+        :meth:`time_step_limit` unless ``allow_large`` — or, when None, the limit itself."""
+        limit, why = self.time_step_limit(radius, mass, dt_safety, reduce_min)
+        if given is None:
+            if not math.isfinite(limit):
+                raise ValueError(f"contact.youngs_modulus = {self.E!r}: no contact "
+                                 "stiffness, so no time step follows from the contact time; "
+                                 "give dt (or a stiffness)")
+            return limit
+        if given > limit and not allow_large:
+            raise ValueError(f"dt = {given!r}: above the time-step limit {limit:.4g} s ({why}); "
+                             "give a smaller dt, or set allow_large_dt = true to force it")
+        return float(given)
+
+
+class ContactPass(Hanger):
+    """The force evaluation of a :class:`ContactLaw` over a particle store and its neighbour
+    lists, with the state the passes keep from one to the next: the contact history (with
+    rotation, :attr:`history`), who evaluates each pair (links), the row scratch, the rows
+    that spun, the mesh buffers and the recorded tangential forces. It hangs on the lists
+    (:attr:`hangers`, ``pdyn.dynamics.neighbours.Hanger``), which tell it of each rebuild.
+    ``walls``: the wall table (``pdyn.walls.WallSet.table``; None: planes at rest),
+    ``mesh``: the meshes' bundle (``WallSet.bundle``; None: no mesh). A pass told to
+    ``record`` leaves the tangential force on the row's sphere of each contact evaluated in
+    its row in :attr:`tangential` (entries × 3, aligned with ``lists.partner``;
+    :attr:`recorded` says whether the last pass did).
+    """
+
+    def __init__(self, law: ContactLaw, walls: np.ndarray | None = None,
+                 mesh: tuple | None = None):
+        self.law, self.walls, self.mesh = law, walls, mesh
+        self.recorded = False  # the last pass recorded tangential forces
+        self._geo, self._border = np.zeros((0, 4)), NO_BORDER  # mesh_state's buffers
+        self.tangential = np.zeros((0, 3))
+        self.history = ContactHistory()  # with rotation: the springs between rebuilds
+        self.spinning = np.zeros(0, np.int32)  # rows (handles) that touched in the last pass
+        # who evaluates each list entry (_links; empty: every row its own pairs), found at the
+        # first pass over a build (``_link_found``)
+        self._link, self._link_found = NO_LINKS, False
+        self._hand_over = None  # hand_over
+        self._touching = 1.0  # the share of list entries that touched in the last pass
+        self._todo, self._gather = np.zeros(0, np.int64), None  # (None: not decided yet)
+        self._done = np.zeros((0, 6))  # the slots of results that later rows take over
+        self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
+        self._n_slots = 0  # the slots the last pass had
+        self.n_spinning = -1  # rows in ``spinning`` (-1: no pass over this build yet)
+
+    @property
+    def rotating(self) -> bool:
+        """The law's spheres rotate (friction or rolling friction)."""
+        return self.law.rotating
 
     def contact_list(self, store, lists, dt: float, *, spheres: bool = True,
                      tangential: np.ndarray | None = None) -> dict:
@@ -761,7 +833,7 @@ class ContactModel(Hanger):
         entry; None: no friction, zeros."""
         t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
         ids, ends, f_n, fvec, tvec = _contact_list(
-            self.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner,
+            self.law.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner,
             store.pos, store.vel, store.radius, store.mass, store.gid, store.normal,
             self.wall_table(store), t, spheres, self.mesh_state(store, lists))
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
@@ -821,7 +893,7 @@ class ContactModel(Hanger):
         if not self.rotating:
             link = self._links(store, lists)
             done, done_at = self._slots(lists.rows.shape[0], link is not None)
-            n, e = _pass(self.parameters, dt, gravity, lists.rows, lists.start, lists.split,
+            n, e = _pass(self.law.parameters, dt, gravity, lists.rows, lists.start, lists.split,
                          lists.partner, link, store.pos, store.vel, store.radius, store.mass,
                          store.gid, store.normal, walls, store.force, done, done_at,
                          self._row_scratch(lists), self.mesh_state(store, lists))
@@ -837,7 +909,8 @@ class ContactModel(Hanger):
             new_entry, new_spring, new_slid = self.history.next_buffer()
             done, done_at = self._slots(lists.rows.shape[0], link is not None)
             n, e, k, q = _pass_rotating(
-                self.parameters, self.tangential_model, self.rolling_model, dt, gravity,
+                self.law.parameters, self.law.tangential_model, self.law.rolling_model, dt,
+                gravity,
                 lists.rows, lists.start, lists.split, lists.partner, link, store.pos,
                 store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
                 store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,
@@ -882,7 +955,7 @@ class ContactModel(Hanger):
         if not self._link_found:
             once = self.hand_over
             if once is None:  # from the pass before (the same bits either way)
-                once = self._touching >= HAND_OVER_FROM[self.rotating, self.law]
+                once = self._touching >= HAND_OVER_FROM[self.rotating, self.law.name]
             self._link = NO_LINKS
             if once:
                 link = np.empty(lists.entries(), np.int32)
@@ -944,3 +1017,11 @@ class ContactModel(Hanger):
         if self.n_spinning < 0:
             return lists.rows
         return self.spinning[:self.n_spinning]
+
+    def recorded_tangential(self, lists) -> np.ndarray | None:
+        """The tangential force per entry of ``lists`` for output: what the last pass recorded
+        (:attr:`tangential`); None (zeros) without friction or record. The one place
+        friction's per-contact history enters the contact network and wall forces."""
+        if self.rotating and self.recorded and self.tangential.shape[0] == lists.entries():
+            return self.tangential
+        return None

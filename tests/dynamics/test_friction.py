@@ -11,7 +11,7 @@ import pytest
 from pdyn import Simulation
 from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
 from pdyn.dynamics import contact
-from pdyn.dynamics.contact import ContactModel
+from pdyn.dynamics.contact import ContactPass
 from pdyn.dynamics.history import partner_key
 from tests.mpi.scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
 
@@ -225,7 +225,7 @@ def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
         skipped += rest.size
     assert skipped > 150 * 20 and sparse.rebuilds > 3
     sparse.neighbours.save(sparse.store)
-    monkeypatch.setattr(ContactModel, "spinning_rows", lambda self, lists: lists.rows)
+    monkeypatch.setattr(ContactPass, "spinning_rows", lambda self, lists: lists.rows)
     dense = Simulation(cfg)
     dense.run(150)
     x, y = gather_fields(sparse, FRICTIONAL_STATE), gather_fields(dense, FRICTIONAL_STATE)
@@ -241,7 +241,7 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
     pair direct; friction and rolling) gives the run of every pair evaluated from both sides,
     bit for bit; so it does when the results wait in so few slots (``slots``) that most pairs
     find theirs taken and are evaluated in both rows, and when the run ``switch``es between
-    the two with every other build of the lists (``ContactModel.hand_over``)."""
+    the two with every other build of the lists (``ContactPass.hand_over``)."""
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5, reorder_every=20)
     if slots is not None:
         monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
