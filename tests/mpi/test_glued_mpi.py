@@ -47,10 +47,10 @@ def test_rough_drum_bit_identical_to_one_rank(comm):
     scene = thrown_rough_drum()
     cfg = config(reorder_every=20, balance_every=20, balance_threshold=1.0)
     sim = Simulation(cfg, comm=comm, scene=scene)
-    before = set(sim.store.gid[sim._glued].tolist())
+    before = set(sim.store.gid[sim.glued.handles].tolist())
     sim.run(200)
     assert sim.rebuilds >= 4 and layer_hit(sim, scene)
-    came = len(set(sim.store.gid[sim._glued].tolist()) - before)  # glued spheres migrated
+    came = len(set(sim.store.gid[sim.glued.handles].tolist()) - before)  # glued spheres migrated
     assert comm.allreduce_sum(came) > 0 or comm.size == 1
     ref = Simulation(cfg, comm=SerialComm(), scene=scene)
     ref.run(200)
