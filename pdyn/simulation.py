@@ -42,6 +42,7 @@ from .dynamics.glued import GluedMotion, glued_walls
 from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
 from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList, integrated
+from .dynamics.wallmotion import WallMotion
 from .interrupt import StopRequest, Stopped, signal_name
 from .io import CONTACT_FORCES, OutputView, checkpoint_now, make_writers
 from .io.runid import new_run_id
@@ -243,14 +244,6 @@ class Simulation:
             self.store.add(gid=ws.gid, pos=ws.points(0.0), normal=ws.normals, radius=np.inf,
                            mass=np.inf, flags=INFINITE | FIXED)
 
-    def _move_walls(self, step: int) -> None:
-        """Translating walls to their place at ``step`` (p₀ + v · step·dt) and turning meshes'
-        frames to that time: from the step count, so every rank and a restart get the same
-        bits."""
-        if self.wallset.translating:
-            self.store.pos[self._walls] = self.wallset.points(step * self.dt)
-        self.wallset.turn(step * self.dt)
-
     def _inserter(self, n_particles: int, restart: RestartState | None) -> Inserter | None:
         """The run's insertion (config's ``[insertion]``, else the scene's), continuing a
         checkpoint's state; None without one. New spheres get global ids from
@@ -289,13 +282,17 @@ class Simulation:
         return np.ascontiguousarray(walls[np.argsort(-self.store.gid[walls], kind="stable")])
 
     # ------------------------------------------------------------------ the step
-    def _forces(self, record: bool = False) -> None:
-        """Contact forces (plus gravity) on the integrated particles, from the lists; with
-        rotation also torques and the contact history (``record``: and each entry's
-        tangential force, for output)."""
-        self.n_contacts, self.elastic_energy = self.contact.forces(
-            self.store, self.neighbours, self.gravity, self.dt,
-            record=record or self.record_tangential)
+    def _forces(self, needs: frozenset = NO_NEEDS) -> None:
+        """Contact forces (plus gravity) on the integrated particles, from the lists (timed as
+        contacts); with rotation also torques and the contact history, and each entry's
+        tangential force when the due writers' ``needs`` ask for contact forces; then what
+        those writers need of the step's contacts (:meth:`_capture`, timed as output)."""
+        with self.timers("contacts"):
+            self.n_contacts, self.elastic_energy = self.contact.forces(
+                self.store, self.neighbours, self.gravity, self.dt,
+                record=bool(needs & CONTACT_FORCES) or self.record_tangential)
+        with self.timers("output"):
+            self._capture(needs)
 
     def _reorder(self) -> None:
         """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
@@ -319,21 +316,6 @@ class Simulation:
                                 walls=self._walls, table=self.wallset.table,
                                 mesh=self.wallset.bundle, drift=drift, timers=self.timers)
 
-    def _pour(self, insert: bool) -> StoreChanges:
-        """At a rebuild step (owned spheres in their blocks, no ghosts): remove the spheres in
-        the outlet, then, at an insertion step (``insert``), insert the new ones this rank
-        owns (``pdyn.dynamics.insertion``); their handles for the broad phase."""
-        owned = self._integrated()
-        gone = self.inserter.drain(self.store, owned, self.comm,
-                                   (self.step_index + 1) * self.dt)
-        if gone.size:
-            owned = self._integrated()
-        new = np.zeros(0, np.int64)
-        if insert:
-            new = self.inserter.insert(self.store, owned, (self.step_index + 1) * self.dt,
-                                       self.comm, self.exchange.owner_of)
-        return StoreChanges(rebuilt=True, emigrated=gone, immigrated=new)
-
     def _spin(self) -> tuple:
         """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius`` and the rows
         that touched something in the last force pass), None without rotation."""
@@ -347,19 +329,16 @@ class Simulation:
         return integrated(self.store.flags)
 
     def step(self, close: bool = True) -> None:
-        """Advance one time step ``dt``: kick–drift, the reduction with the ghost update, the
-        schedule's decisions (translating walls to their new place), exchange, [ghosts],
-        [lists], contacts, kick, writers. ``close=False`` may leave the closing half-kick to
-        the next step's kick–drift (``pdyn.dynamics.integrate``: the same bits), as
-        :meth:`run` does between its steps; the velocities are then the half-step ones until
-        that step. Not when writers are due or the run stops."""
-        t, half = self.timers, 0.5 * self.dt
+        """Advance one time step ``dt`` (ARCHITECTURE.md, "The step"). ``close=False`` may leave
+        the closing half-kick to the next step's kick–drift (the same bits), as :meth:`run` does
+        between its steps; not when writers are due or the run stops."""
+        t = self.timers
         with t("integrate"):
-            moved = self._kick_drift(half)
+            moved = self._kick_drift(0.5 * self.dt)
         with t("ghosts"):  # the ghosts' state travels while the ranks agree on the reduction
             red = self._reduce(moved)
         do = self.schedule.decide(self.step_index + 1, red.drift2)
-        self._move_walls(do.step)
+        self.wall_motion.advance(self.store, self._walls, do.step)
         if do.lists:
             with t("contacts"):  # what hangs on the lists (the contact history) into the
                 self.neighbours.before_rebuild(self.store)  # store: before particles move
@@ -368,22 +347,28 @@ class Simulation:
             ghosts = self.exchange.ghosts()
         if do.lists:
             self._rebuild(None if changes is None else changes + [ghosts], do.rebuild)
-        with t("contacts"):  # friction: the tangential forces recorded for contact output
-            self._forces(record=bool(do.needs & CONTACT_FORCES))
-        with t("output"):
-            self._capture(do.needs)
+        self._forces(do.needs)
         self._kick_owed = True
         if close or do.writers or self.stop_signal:
             with t("integrate"):
                 self.close_step()
         self.step_index += 1
-        self.time = self.step_index * self.dt
         if do.writers:
-            with t("output"):
-                self.neighbours.save(self.store)
-                view = self.view(do.needs)
-                for w in do.writers:
-                    w(view)
+            self._write(do.writers, do.needs)
+
+    def _write(self, writers: list, needs: frozenset) -> None:
+        """Call the due ``writers`` with the view of what they ``needs``, the store holding
+        the whole state (what hangs on the lists saved into it)."""
+        with self.timers("output"):
+            self.neighbours.save(self.store)
+            view = self.view(needs)
+            for w in writers:
+                w(view)
+
+    @property
+    def time(self) -> float:
+        """The simulated time (s): step · dt."""
+        return self.step_index * self.dt
 
     def close_step(self) -> None:
         """The closing half-kick of the last step, if it left it to the next (:meth:`step`):
@@ -438,7 +423,9 @@ class Simulation:
                 self.balancer.checked(do.step, moved, sent)
         if do.rebuild and self.inserter is not None:
             with t("migrate"):
-                changes.append(self._pour(do.pour))
+                gone, new = self.inserter.pour(store, self.comm, do.step * self.dt,
+                                               self.exchange.owner_of, do.pour)
+                changes.append(StoreChanges(emigrated=gone, immigrated=new))
         if do.rebuild:
             self._n_owned = int(store.owned.size)
             self.rebuilds += 1
@@ -494,10 +481,10 @@ class Simulation:
                 bar.leave = done  # after an error the bar is erased: the error is the last line
                 bar.close()
         self.neighbours.save(self.store)  # the store holds the whole state between runs
-        for w in self.writers:  # buffered output (the wall-force series)
-            if hasattr(w, "finish"):
-                with self.timers("output"):
-                    w.finish(self.view())
+        with self.timers("output"):  # buffered output (the wall-force series)
+            view = self.view()
+            for w in self.writers:
+                w.finish(view)
         self.wall_time = time.perf_counter() - t0
         self.steps_run = steps
         self.load = self.exchange.load_summary(  # collective; a line on rank 0 (the CLI prints it)
@@ -518,8 +505,7 @@ class Simulation:
     def last_good(self) -> str:
         """Where the run can continue from now: its newest checkpoint, else the checkpoint it
         was restarted from (for every stop's message)."""
-        written = [w.written[-1] for w in self.writers
-                   if getattr(w, "name", None) == "checkpoint" and w.written]
+        written = [w.written[-1] for w in self.writers if w.name == "checkpoint" and w.written]
         last = written[-1] if written else self.restarted_from
         return (f"last good checkpoint: {last}" if last else
                 "no checkpoint written by this run")
@@ -726,7 +712,7 @@ def _schedule(sim, n_particles: int, restart) -> None:
     if sim.balancer.every:
         sim.timers["balance"] = 0.0  # a row of the phase table even if never due
     sim.dt = restart.dt if restart else sim._time_step()
-    sim.time = sim.step_index * sim.dt
+    sim.wall_motion = WallMotion(sim.wallset, sim.dt)
     sim.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     sim.writers = make_writers(config.output)  # snapshots, checkpoints, series (pdyn.io)
     t_c = comm.allreduce_min(sim.contact.law.contact_time(*sim._spheres()))
@@ -746,7 +732,7 @@ def _schedule(sim, n_particles: int, restart) -> None:
             r_max = max(r_max, float(sim.inserter.radii.max()))
     sim.schedule = Schedule(sim.neighbours, sim.inserter, sim.balancer, sim.reorder_every,
                             sim.step_index, sim.writers, sim.dt,
-                            sim.wallset.rebuild_every(sim.neighbours.skin, sim.dt, r_max))
+                            sim.wall_motion.every(sim.neighbours.skin, r_max))
 
 
 def _first_pass(sim, restart, drift: float) -> None:
@@ -755,7 +741,7 @@ def _first_pass(sim, restart, drift: float) -> None:
     if sim.reorder_every:
         sim._reorder()
     sim._walls = sim._wall_order()
-    sim._move_walls(sim.step_index)
+    sim.wall_motion.advance(sim.store, sim._walls, sim.step_index)
     sim.glued = GluedMotion(sim.store, sim.wallset.table, sim.wallset.normals, sim.dt,
                             np.where(sim.box.periodic, sim.box.length, 0.0))
     sim.neighbours.hang(*sim.contact.hangers, sim.glued)
@@ -769,9 +755,9 @@ def _first_pass(sim, restart, drift: float) -> None:
     # forces and history (``ContactPass.resume``); contacts and elastic energy are counted
     # either way
     sim._rebuild(None, relist=restart is None, drift=drift)
-    with sim.timers("contacts"):
-        if restart:
+    if restart:
+        with sim.timers("contacts"):
             sim.n_contacts, sim.elastic_energy = sim.contact.resume(
                 sim.store, sim.neighbours, sim.gravity, sim.dt)
-        else:
-            sim._forces()
+    else:
+        sim._forces()

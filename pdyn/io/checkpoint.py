@@ -58,6 +58,7 @@ from ..version import __version__
 from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, agree, attempt, move_after, step_files,
                    write_global)
 from .runid import claim_folder
+from .writer import Writer
 from .schema import index_lattice, read_header, read_pdyn
 from .snapshot import PREFIX as SNAP_PREFIX
 from .snapshot import (XDMF_NAME, common_attrs, owned_sorted, wall_surface_arrays,
@@ -85,7 +86,7 @@ def _plain(x):
     raise TypeError(f"cannot store {type(x).__name__} in a checkpoint config")
 
 
-class CheckpointWriter:
+class CheckpointWriter(Writer):
     """Writes a checkpoint every ``every`` steps into ``folder/checkpoints``."""
 
     name = "checkpoint"

@@ -30,6 +30,7 @@ import numpy as np
 
 from .hdf5 import OutputWriteError, agree, attempt, make_folder, write_bytes_atomic
 from .runid import claim_folder
+from .writer import Writer
 
 FILE_NAME = "wall_forces.csv"
 #: steps between appends to the file (at most; snapshots and checkpoints append too)
@@ -62,7 +63,7 @@ def sum_by_wall(steps: np.ndarray, wall: np.ndarray, sphere: np.ndarray, force: 
     return out
 
 
-class WallForceWriter:
+class WallForceWriter(Writer):
     """Records every step's wall contacts of this rank and appends the totals per wall to
     ``folder/wall_forces.csv`` (rank 0) at flush steps (``flush_at(step)`` or every ``FLUSH``
     steps) and at :meth:`finish`."""
