@@ -58,7 +58,6 @@ from ..version import __version__
 from .hdf5 import (CHECKPOINT, VERSIONS, OutputFileError, agree, attempt, move_after, step_files,
                    write_global)
 from .runid import claim_folder
-from .writer import Writer
 from .schema import index_lattice, read_header, read_pdyn
 from .snapshot import PREFIX as SNAP_PREFIX
 from .snapshot import (XDMF_NAME, common_attrs, owned_sorted, wall_surface_arrays,
@@ -66,6 +65,7 @@ from .snapshot import (XDMF_NAME, common_attrs, owned_sorted, wall_surface_array
 from .thermo import FILE_NAME as THERMO
 from .wallforces import FILE_NAME as WALL_FORCES
 from .wallforces import keep_series
+from .writer import Writer
 
 PREFIX = "ckpt"
 HISTORY_COUNT = "history_count"
