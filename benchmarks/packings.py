@@ -60,9 +60,8 @@ from _common import write_json  # noqa: E402
 from pdyn.bench import format_table  # noqa: E402
 from pdyn.config import (BoxConfig, ContactConfig, InsertionConfig, OutputConfig,  # noqa: E402
                          ParticlesConfig, SimulationConfig)
-from pdyn.dynamics.contact import ContactModel  # noqa: E402
+from pdyn.dynamics.contact import RAYLEIGH_FRACTION, ContactLaw  # noqa: E402
 from pdyn.particles import WALL_KEY_BASE  # noqa: E402
-from pdyn.simulation import RAYLEIGH_FRACTION  # noqa: E402
 
 #: material of every scene: density (kg/m³), Young's modulus (Pa), Poisson ratio, restitution,
 #: sliding friction μ
@@ -97,8 +96,8 @@ def contact(rolling: float) -> ContactConfig:
 def default_dt(radii: np.ndarray) -> float:
     """pdyn's default time step (s) for spheres of ``radii`` (m) of the scenes' material:
     the shortest contact time over ``dt_safety`` or 0.2 Rayleigh times, the smaller
-    (``pdyn.simulation.Simulation._time_step_limit``)."""
-    model = ContactModel.from_config(contact(0.0))
+    (``pdyn.dynamics.contact.ContactLaw.time_step_limit``)."""
+    model = ContactLaw.from_config(contact(0.0))
     mass = DENSITY * 4.0 / 3.0 * math.pi * radii**3
     return min(model.contact_time(radii, mass) / SimulationConfig().dt_safety,
                RAYLEIGH_FRACTION * model.rayleigh_time(radii, mass))

@@ -3,7 +3,7 @@
 Two simulations of one scene of ``vs_lammps.py`` (the gas at ``--solid-fraction``, or the
 settled bed; with ``--friction`` μ or frictionless) are set up alike and stepped alternately
 in chunks of ``--chunk`` steps (the order swapped every chunk); one hands every pair of two
-rows over (``ContactModel.hand_over`` True, ``pdyn.dynamics.contact``), the other evaluates
+rows over (``ContactPass.hand_over`` True, ``pdyn.dynamics.contact``), the other evaluates
 every pair in both of its rows (False), whatever ``HAND_OVER_FROM`` would choose. Both meet
 the shared machine's slow and fast spells alike; the median over the chunks of the time ratio
 is the figure (the two runs stay bit for bit equal, which the script checks at the end). Runs

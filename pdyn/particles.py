@@ -63,7 +63,7 @@ MAX_SLOTS = 2**31 - 1
 MAX_RECORDS = 2**31 - 1
 
 #: the feature of the rotation fields (spin, torque, contact history): runs that rotate
-#: (``ContactModel.rotating``: friction or rolling friction > 0) build their store with it
+#: (``ContactLaw.rotating``: friction or rolling friction > 0) build their store with it
 ROTATION = "rotation"
 #: the feature of glued spheres (fixed spheres that move with a wall, ``pdyn.dynamics.glued``):
 #: runs whose scene glues spheres to a wall build their store with it

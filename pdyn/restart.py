@@ -27,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 from .config import ConfigError, config_from_dict
-from .dynamics.contact import ContactModel
+from .dynamics.contact import ContactLaw
 from .io.checkpoint import PREFIX, read_checkpoint_rows, run_folder_of
 from .io.hdf5 import OutputFileError
 from .io.runid import folder_run_id
@@ -115,7 +115,7 @@ def check_identity(path: str | Path, head: dict, config) -> None:
         raise OutputFileError(f"{path}: belongs to run {theirs} (scene {head['scene']!r}), not "
                               f"to run {ours} of its folder {home} (copied from another run?)")
     contact = config.contact or config_from_dict({"contact": head["contact"]}).contact
-    if ContactModel.from_config(contact).rotating and ROTATION not in head["features"]:
+    if ContactLaw.from_config(contact).rotating and ROTATION not in head["features"]:
         raise OutputFileError(
             f"{path}: a checkpoint of a run with friction = {contact.friction!r}, rolling "
             f"friction = {contact.rolling_friction!r} without its rotation and contact-history "

@@ -23,7 +23,6 @@ kernel.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from contextlib import contextmanager
@@ -38,11 +37,12 @@ from .checks import (InitialStateError, StepGuard, check_memory, initial_state, 
 from .config import (ConfigError, ContactConfig, InsertionConfig, SimulationConfig,
                      wall_configs)
 from .domain import Box
-from .dynamics.contact import ContactModel, contact_stats, touching_pairs
-from .dynamics.glued import glued_handles, glued_walls, place_glued
+from .dynamics.contact import ContactLaw, ContactPass, contact_stats, touching_pairs
+from .dynamics.glued import GluedMotion, glued_walls
 from .dynamics.insertion import Inserter
 from .dynamics.integrate import kick, kick_drift
-from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList, mark_built
+from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList, integrated
+from .dynamics.wallmotion import WallMotion
 from .interrupt import StopRequest, Stopped, signal_name
 from .io import CONTACT_FORCES, OutputView, checkpoint_now, make_writers
 from .io.runid import new_run_id
@@ -57,16 +57,6 @@ from .zorder import zorder
 
 NO_ROWS = np.zeros(0, np.int64)
 NO_NEEDS = frozenset()
-
-#: the default (and largest accepted) time step with Hertz contacts, as a fraction of the
-#: Rayleigh time of the smallest sphere ([EDEMtimestep])
-RAYLEIGH_FRACTION = 0.2
-
-#: what a restart keeps from the checkpoint rather than from its first force pass: forces and
-#: torques (damping saw the half-step velocities, which are gone); those the run's store holds
-#: (the contact history is kept too: the first pass reads the checkpoint's records and does not
-#: change them, and the next pass reads them again)
-RESTART_KEPT = ("force", "torque")
 
 
 class PhaseTimers(dict):
@@ -87,7 +77,7 @@ def scene_from_config(config: SimulationConfig, ranks: int = 1,
     cell scenes stay undrawn: each of ``ranks`` ranks draws its share; ``node``: the ranks on
     a node and the bytes it has available, ``pdyn.checks.node_memory``)."""
     if config.particles is None:
-        rotating = config.contact is not None and ContactModel.from_config(config.contact).rotating
+        rotating = config.contact is not None and ContactLaw.from_config(config.contact).rotating
         return make_scene(config.scene, scale=config.scale, seed=config.seed,
                           materialise=False, ranks=ranks, rotating=rotating,
                           node_ranks=node[0], available=node[1],
@@ -225,7 +215,7 @@ class Simulation:
     # ------------------------------------------------------------------ setup helpers
     def _overlap_rules(self) -> dict:
         c = self.config
-        return {"contact_forces": self.contact.E > 0 or self.contact.k > 0,
+        return {"contact_forces": self.contact.law.stiff,
                 "overlap": c.initial_overlap, "tolerance": c.overlap_tolerance}
 
     def _source(self, scene: Scene):
@@ -248,22 +238,11 @@ class Simulation:
         return ScatteredSource(particles, self.comm, self.box)
 
     def _add_walls(self) -> None:
-        """The box faces and the configured walls (``self.wallset``) as infinite particles;
-        the contact model reads their table."""
+        """The box faces and the configured walls (``self.wallset``) as infinite particles."""
         ws = self.wallset
         if len(ws):
             self.store.add(gid=ws.gid, pos=ws.points(0.0), normal=ws.normals, radius=np.inf,
                            mass=np.inf, flags=INFINITE | FIXED)
-        self.contact.walls = ws.table
-        self.contact.mesh = ws.bundle
-
-    def _move_walls(self, step: int) -> None:
-        """Translating walls to their place at ``step`` (p₀ + v · step·dt) and turning meshes'
-        frames to that time: from the step count, so every rank and a restart get the same
-        bits."""
-        if self.wallset.translating:
-            self.store.pos[self._walls] = self.wallset.points(step * self.dt)
-        self.wallset.turn(step * self.dt)
 
     def _inserter(self, n_particles: int, restart: RestartState | None) -> Inserter | None:
         """The run's insertion (config's ``[insertion]``, else the scene's), continuing a
@@ -278,36 +257,14 @@ class Simulation:
         return Inserter(asdict(cfg), int(n_particles), restart.insertion if restart else None)
 
     def _time_step(self) -> float:
-        """The configured (or the scene's) dt — refused above :meth:`_time_step_limit` unless
-        ``allow_large_dt`` — or, when none is given, the limit itself."""
-        limit, why = self._time_step_limit()
+        """The configured (or the scene's) dt, or the law's limit (``ContactLaw.time_step``)."""
         given = self.config.dt if self.config.dt is not None else self.scene.dt
-        if given is None:
-            if not math.isfinite(limit):
-                raise ConfigError(f"contact.youngs_modulus = {self.contact.E!r}: no contact "
-                                  "stiffness, so no time step follows from the contact time; "
-                                  "give dt (or a stiffness)")
-            return limit
-        if given > limit and not self.config.allow_large_dt:
-            raise ConfigError(f"dt = {given!r}: above the time-step limit {limit:.4g} s ({why}); "
-                              "give a smaller dt, or set allow_large_dt = true to force it")
-        return float(given)
-
-    def _time_step_limit(self) -> tuple[float, str]:
-        """The largest dt pdyn accepts without ``allow_large_dt`` and uses by default (s), and
-        what sets it: the shortest contact time t_c / ``dt_safety`` and, with Hertz, a fifth of
-        the Rayleigh time t_R of the smallest, stiffest sphere ([EDEMtimestep]: 0.2 t_R for
-        dense packings)."""
-        t_c = self._contact_time()
-        t_r = self.comm.allreduce_min(self.contact.rayleigh_time(*self._spheres()))
-        by_contact = t_c / self.config.dt_safety
-        if RAYLEIGH_FRACTION * t_r < by_contact:
-            return RAYLEIGH_FRACTION * t_r, f"{RAYLEIGH_FRACTION:g} x Rayleigh time {t_r:.4g} s"
-        return by_contact, f"contact time {t_c:.4g} s / dt_safety {self.config.dt_safety:g}"
-
-    def _contact_time(self) -> float:
-        """The shortest contact time t_c of all spheres (s; inf without stiffness)."""
-        return self.comm.allreduce_min(self.contact.contact_time(*self._spheres()))
+        try:
+            return self.contact.law.time_step(given, *self._spheres(), self.config.dt_safety,
+                                              self.config.allow_large_dt,
+                                              self.comm.allreduce_min)
+        except ValueError as exc:
+            raise ConfigError(str(exc)) from None
 
     def _spheres(self) -> tuple[np.ndarray, np.ndarray]:
         """Radii and masses of this rank's spheres, plus the smallest and largest the
@@ -319,37 +276,23 @@ class Simulation:
             mass = np.concatenate((mass, self.inserter.mass(self.inserter.radii)))
         return radius, mass
 
-    def _place_glued(self, step: int) -> np.ndarray:
-        """The glued spheres where their walls' motion has them at ``step`` (t = step · dt,
-        ``pdyn.dynamics.glued``); the largest squared move and drift (m²) as ``kick_drift``
-        returns them."""
-        s = self.store
-        return place_glued(s.pos, s.vel, getattr(s, "omega", None), s.anchor, s.glued,
-                           self._glued, self.wallset.table, self.wallset.normals,
-                           step * self.dt, self._period, s.build_pos)
-
     def _wall_order(self) -> np.ndarray:
         """Wall handles in the order their forces are summed: by id −1, −2, ..."""
         walls = self.store.walls
         return np.ascontiguousarray(walls[np.argsort(-self.store.gid[walls], kind="stable")])
 
     # ------------------------------------------------------------------ the step
-    def _forces(self, record: bool = False) -> None:
-        """Contact forces (plus gravity) on the integrated particles, from the lists; with
-        rotation also torques and the contact history (``record``: and each entry's
-        tangential force, for output)."""
-        self.n_contacts, self.elastic_energy = self.contact.forces(
-            self.store, self.neighbours, self.gravity, self.dt,
-            record=record or self.record_tangential)
-
-    def sync_history(self) -> None:
-        """With rotation: write the contact history the force pass keeps beside the lists into
-        the particles' records (``history_count``, ``history_key``, ``history_spring``), so
-        the store holds the whole state. Done before the lists are rebuilt, before output and
-        at the end of :meth:`run`; call it before reading the records between steps. It
-        changes no result."""
-        if self.contact.rotating:
-            self.contact.save_history(self.store, self.neighbours)
+    def _forces(self, needs: frozenset = NO_NEEDS) -> None:
+        """Contact forces (plus gravity) on the integrated particles, from the lists (timed as
+        contacts); with rotation also torques and the contact history, and each entry's
+        tangential force when the due writers' ``needs`` ask for contact forces; then what
+        those writers need of the step's contacts (:meth:`_capture`, timed as output)."""
+        with self.timers("contacts"):
+            self.n_contacts, self.elastic_energy = self.contact.forces(
+                self.store, self.neighbours, self.gravity, self.dt,
+                record=bool(needs & CONTACT_FORCES) or self.record_tangential)
+        with self.timers("output"):
+            self._capture(needs)
 
     def _reorder(self) -> None:
         """Z-curve reordering of particle memory ([Ihmsen2011] §4.5): walls first, then every
@@ -365,64 +308,13 @@ class Simulation:
                                                        zorder(store.pos, others, cell))))
             self.exchange.remap(old_to_new)
 
-    def _find_neighbours(self, changes: list[StoreChanges] | None, rebuilt: bool,
-                         drift: float = 0.0) -> None:
-        """The broad phase, brought up to date with the exchange's ``changes`` (None: built
-        afresh, e.g. after reordering; several: made one after the other, so they are applied
-        as their net change, ``StoreChanges.then``), finds the pairs within the skin; the
-        neighbour lists are rebuilt from them. At a schedule rebuild (``rebuilt``) the
-        integrated particles are listed again and their build positions reset."""
-        store, bp, lists = self.store, self.broadphase, self.neighbours
-        lists.release()  # memory: the old entries are not held through the query
-        self.contact.release_links()  # nor the pass's links to them
-        with self.timers("broadphase"):
-            reach = lists.reach
-            if changes is not None:  # removed handles first (their slots may be reused)
-                changes = functools.reduce(StoreChanges.then, changes)
-                removed = changes.removed
-                if removed.size:
-                    bp.remove(removed)
-            radius = lists.radii(store.radius, drift)
-            if changes is None or lists.reach != reach:
-                bp.build(store.pos, radius, store.live)
-            else:
-                added = changes.added
-                if added.size:
-                    bp.bind(store.pos, radius)  # the store may have grown
-                    bp.insert(added)
-                bp.update(store.pos, radius)
-            # lists with a skin take the pairs within reach (structures that test while they
-            # emit never hold the candidates); skin 0 keeps the candidate query pdyn bench times
-            exact = not lists.every_step
-            if exact:  # nothing the structure keeps is read before the next rebuild
-                pairs = bp.contacts(include_infinite=False)
-                bp.release()
-            else:
-                pairs = bp.candidate_pairs(include_infinite=False)
-        with self.timers("neighbours"):
-            rows = lists.rows
-            if rebuilt or changes is None:
-                rows = self._integrated()
-                self._glued = glued_handles(store.flags, getattr(store, "glued", None))
-            if rebuilt:  # every owned sphere (a fixed one at rest keeps zero drift)
-                mark_built(store.pos, store.build_pos, store.owned)
-            lists.build(pairs, store, radius, rows, self._walls, exact, self.wallset.table,
-                        self.wallset.bundle)
-
-    def _pour(self, insert: bool) -> StoreChanges:
-        """At a rebuild step (owned spheres in their blocks, no ghosts): remove the spheres in
-        the outlet, then, at an insertion step (``insert``), insert the new ones this rank
-        owns (``pdyn.dynamics.insertion``); their handles for the broad phase."""
-        owned = self._integrated()
-        gone = self.inserter.drain(self.store, owned, self.comm,
-                                   (self.step_index + 1) * self.dt)
-        if gone.size:
-            owned = self._integrated()
-        new = np.zeros(0, np.int64)
-        if insert:
-            new = self.inserter.insert(self.store, owned, (self.step_index + 1) * self.dt,
-                                       self.comm, self.exchange.owner_of)
-        return StoreChanges(rebuilt=True, emigrated=gone, immigrated=new)
+    def _rebuild(self, changes: list[StoreChanges] | None, relist: bool,
+                 drift: float = 0.0) -> None:
+        """The neighbour lists rebuilt (``NeighbourList.rebuild``) from the store's
+        ``changes`` (None: the broad phase built afresh); ``relist``: a schedule rebuild."""
+        self.neighbours.rebuild(self.broadphase, self.store, changes, relist=relist,
+                                walls=self._walls, table=self.wallset.table,
+                                mesh=self.wallset.bundle, drift=drift, timers=self.timers)
 
     def _spin(self) -> tuple:
         """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius`` and the rows
@@ -434,47 +326,49 @@ class Simulation:
 
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""
-        f = self.store.flags
-        return np.flatnonzero(((f & OWNED) != 0) & ((f & (INFINITE | FIXED)) == 0))
+        return integrated(self.store.flags)
 
     def step(self, close: bool = True) -> None:
-        """Advance one time step ``dt``: kick–drift, the reduction with the ghost update, the
-        schedule's decisions (translating walls to their new place), exchange, [ghosts],
-        [lists], contacts, kick, writers. ``close=False`` may leave the closing half-kick to
-        the next step's kick–drift (``pdyn.dynamics.integrate``: the same bits), as
-        :meth:`run` does between its steps; the velocities are then the half-step ones until
-        that step. Not when writers are due or the run stops."""
-        t, half = self.timers, 0.5 * self.dt
+        """Advance one time step ``dt`` (ARCHITECTURE.md, "The step"). ``close=False`` may leave
+        the closing half-kick to the next step's kick–drift (the same bits), as :meth:`run` does
+        between its steps; not when writers are due or the run stops."""
+        t = self.timers
         with t("integrate"):
-            moved = self._kick_drift(half)
+            moved = self._kick_drift(0.5 * self.dt)
         with t("ghosts"):  # the ghosts' state travels while the ranks agree on the reduction
             red = self._reduce(moved)
         do = self.schedule.decide(self.step_index + 1, red.drift2)
-        self._move_walls(do.step)
+        self.wall_motion.advance(self.store, self._walls, do.step)
         if do.lists:
-            with t("contacts"):  # the pass's history, saved before particles move in memory
-                self.sync_history()  # and the lists change
+            with t("contacts"):  # what hangs on the lists (the contact history) into the
+                self.neighbours.before_rebuild(self.store)  # store: before particles move
         changes = self._exchange(do)
         with t("ghosts"):
             ghosts = self.exchange.ghosts()
         if do.lists:
-            self._find_neighbours(None if changes is None else changes + [ghosts], do.rebuild)
-        with t("contacts"):  # friction: the tangential forces recorded for contact output
-            self._forces(record=bool(do.needs & CONTACT_FORCES))
-        with t("output"):
-            self._capture(do.needs)
+            self._rebuild(None if changes is None else changes + [ghosts], do.rebuild)
+        self._forces(do.needs)
         self._kick_owed = True
         if close or do.writers or self.stop_signal:
             with t("integrate"):
                 self.close_step()
         self.step_index += 1
-        self.time = self.step_index * self.dt
         if do.writers:
-            with t("output"):
-                self.sync_history()
-                view = self.view(do.needs)
-                for w in do.writers:
-                    w(view)
+            self._write(do.writers, do.needs)
+
+    def _write(self, writers: list, needs: frozenset) -> None:
+        """Call the due ``writers`` with the view of what they ``needs``, the store holding
+        the whole state (what hangs on the lists saved into it)."""
+        with self.timers("output"):
+            self.neighbours.save(self.store)
+            view = self.view(needs)
+            for w in writers:
+                w(view)
+
+    @property
+    def time(self) -> float:
+        """The simulated time (s): step · dt."""
+        return self.step_index * self.dt
 
     def close_step(self) -> None:
         """The closing half-kick of the last step, if it left it to the next (:meth:`step`):
@@ -492,8 +386,9 @@ class Simulation:
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                            lists.rows, half, self.dt, *self._spin(), 2 if self._kick_owed else 1)
         self._kick_owed = False
-        if self._glued.size:
-            moved = np.maximum(moved, self._place_glued(self.step_index + 1))
+        glued = self.glued.place(store, self.step_index + 1)
+        if glued is not None:
+            moved = np.maximum(moved, glued)
         mine = self._reduce_buffer
         mine[:2] = moved
         mine[2] = self._n_owned
@@ -528,7 +423,9 @@ class Simulation:
                 self.balancer.checked(do.step, moved, sent)
         if do.rebuild and self.inserter is not None:
             with t("migrate"):
-                changes.append(self._pour(do.pour))
+                gone, new = self.inserter.pour(store, self.comm, do.step * self.dt,
+                                               self.exchange.owner_of, do.pour)
+                changes.append(StoreChanges(emigrated=gone, immigrated=new))
         if do.rebuild:
             self._n_owned = int(store.owned.size)
             self.rebuilds += 1
@@ -583,11 +480,11 @@ class Simulation:
             if bar is not None:
                 bar.leave = done  # after an error the bar is erased: the error is the last line
                 bar.close()
-        self.sync_history()  # the store holds the whole state between runs
-        for w in self.writers:  # buffered output (the wall-force series)
-            if hasattr(w, "finish"):
-                with self.timers("output"):
-                    w.finish(self.view())
+        self.neighbours.save(self.store)  # the store holds the whole state between runs
+        with self.timers("output"):  # buffered output (the wall-force series)
+            view = self.view()
+            for w in self.writers:
+                w.finish(view)
         self.wall_time = time.perf_counter() - t0
         self.steps_run = steps
         self.load = self.exchange.load_summary(  # collective; a line on rank 0 (the CLI prints it)
@@ -597,7 +494,7 @@ class Simulation:
     def _stopped(self) -> Stopped:
         """Every rank agreed to stop on a signal at the end of this step: write a checkpoint
         here (``pdyn.io.checkpoint_now``) and say where to continue from."""
-        self.sync_history()
+        self.neighbours.save(self.store)
         path = checkpoint_now(self.writers, self.view({"state"}))
         where = (f"checkpoint {path}; continue with: pdyn run --restart {path}" if path else
                  "no checkpoint: the run writes no output (give --checkpoint-every); "
@@ -608,8 +505,7 @@ class Simulation:
     def last_good(self) -> str:
         """Where the run can continue from now: its newest checkpoint, else the checkpoint it
         was restarted from (for every stop's message)."""
-        written = [w.written[-1] for w in self.writers
-                   if getattr(w, "name", None) == "checkpoint" and w.written]
+        written = [w.written[-1] for w in self.writers if w.name == "checkpoint" and w.written]
         last = written[-1] if written else self.restarted_from
         return (f"last good checkpoint: {last}" if last else
                 "no checkpoint written by this run")
@@ -655,7 +551,7 @@ class Simulation:
 
     def contact_network(self) -> dict:
         """This rank's share of the touching contacts with their forces now (each contact on
-        the rank that owns its lower-id sphere; :meth:`ContactModel.contact_list`). Snapshots
+        the rank that owns its lower-id sphere; :meth:`ContactPass.contact_list`). Snapshots
         write the one captured in the step (``sim.network``), which damping evaluated with
         the kernel's velocities."""
         return self.contact.contact_list(self.store, self.neighbours, self.dt,
@@ -668,14 +564,9 @@ class Simulation:
                                          tangential=self._tangential())
 
     def _tangential(self):
-        """The tangential force per neighbour-list entry for output: what the last force pass
-        recorded (``ContactModel.recorded``: in a step whose writers need contacts, or every
-        step with ``sim.record_tangential``); None (zeros) without friction or record. The one
-        place friction's per-contact history enters the contact network and wall forces."""
-        c = self.contact
-        if c.rotating and c.recorded and c.tangential.shape[0] == self.neighbours.entries():
-            return c.tangential
-        return None
+        """The tangential force per neighbour-list entry the last force pass recorded (in a
+        step whose writers need contacts, or every step with ``sim.record_tangential``)."""
+        return self.contact.recorded_tangential(self.neighbours)
 
     def summary(self) -> dict:
         n = self.comm.allreduce_sum(int(self.store.owned.size))
@@ -737,7 +628,8 @@ def _frame(sim, config, comm, scene, restart) -> None:
                            float)
     # the contact configuration the run uses (its config's, else the scene's), checkpointed whole
     sim.contact_config = config.contact or ContactConfig(**scene.contact)
-    sim.contact = ContactModel.from_config(sim.contact_config)
+    sim.contact = ContactPass(ContactLaw.from_config(sim.contact_config), sim.wallset.table,
+                              sim.wallset.bundle)
     sim.record_tangential = False  # True: every force pass records tangential forces
     sim.steps = config.steps or scene.steps
     sim.step_index = sim.first_step = restart.step if restart else 0
@@ -820,10 +712,11 @@ def _schedule(sim, n_particles: int, restart) -> None:
     if sim.balancer.every:
         sim.timers["balance"] = 0.0  # a row of the phase table even if never due
     sim.dt = restart.dt if restart else sim._time_step()
-    sim.time = sim.step_index * sim.dt
+    sim.wall_motion = WallMotion(sim.wallset, sim.dt)
     sim.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     sim.writers = make_writers(config.output)  # snapshots, checkpoints, series (pdyn.io)
-    sim.guard = StepGuard(sim.store, comm, sim.dt, sim._contact_time(), config.dt_safety,
+    t_c = comm.allreduce_min(sim.contact.law.contact_time(*sim._spheres()))
+    sim.guard = StepGuard(sim.store, comm, sim.dt, t_c, config.dt_safety,
                           sim.writers)
     if sim.inserter is not None:  # the smallest sphere may be one still to come
         sim.guard.r_min = min(sim.guard.r_min, float(sim.inserter.radii.min()))
@@ -839,7 +732,7 @@ def _schedule(sim, n_particles: int, restart) -> None:
             r_max = max(r_max, float(sim.inserter.radii.max()))
     sim.schedule = Schedule(sim.neighbours, sim.inserter, sim.balancer, sim.reorder_every,
                             sim.step_index, sim.writers, sim.dt,
-                            sim.wallset.rebuild_every(sim.neighbours.skin, sim.dt, r_max))
+                            sim.wall_motion.every(sim.neighbours.skin, r_max))
 
 
 def _first_pass(sim, restart, drift: float) -> None:
@@ -848,24 +741,23 @@ def _first_pass(sim, restart, drift: float) -> None:
     if sim.reorder_every:
         sim._reorder()
     sim._walls = sim._wall_order()
-    sim._move_walls(sim.step_index)
-    sim._period = np.where(sim.box.periodic, sim.box.length, 0.0)
-    sim._glued = glued_handles(sim.store.flags, getattr(sim.store, "glued", None))
-    if sim._glued.size:  # velocities and spins of the motion (a restart: the same bits)
-        sim._place_glued(sim.step_index)
+    sim.wall_motion.advance(sim.store, sim._walls, sim.step_index)
+    sim.glued = GluedMotion(sim.store, sim.wallset.table, sim.wallset.normals, sim.dt,
+                            np.where(sim.box.periodic, sim.box.length, 0.0))
+    sim.neighbours.hang(*sim.contact.hangers, sim.glued)
+    # velocities and spins of the motion (a restart: the same bits)
+    sim.glued.place(sim.store, sim.step_index)
     sim.exchange.ghosts()
     if restart or sim.scene.cells is not None:  # this rank's share plus its ghosts
         share_state(sim.store, sim.box, sim.comm, restart=restart is not None,
                     **sim._overlap_rules())
     # a restart keeps the checkpoint's build positions (its schedule continues) and its
-    # forces (damping saw the half-step velocity, which is gone); contacts and elastic
-    # energy are counted either way
-    sim._find_neighbours(None, rebuilt=restart is None, drift=drift)
-    kept = ({k: getattr(sim.store, k).copy() for k in RESTART_KEPT if k in sim.store.fields}
-            if restart else {})
-    with sim.timers("contacts"):
+    # forces and history (``ContactPass.resume``); contacts and elastic energy are counted
+    # either way
+    sim._rebuild(None, relist=restart is None, drift=drift)
+    if restart:
+        with sim.timers("contacts"):
+            sim.n_contacts, sim.elastic_energy = sim.contact.resume(
+                sim.store, sim.neighbours, sim.gravity, sim.dt)
+    else:
         sim._forces()
-    for k, v in kept.items():
-        getattr(sim.store, k)[:] = v
-    if restart:  # the history must not advance twice in one step: the next pass reads
-        sim.contact.history.rewind()  # the checkpoint's history again

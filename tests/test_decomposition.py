@@ -292,12 +292,12 @@ def test_changes_made_one_after_another_apply_as_their_net_change():
     store.remove(old[:1])
     came = add(2)
     assert old[0] in came  # the emigrant's slot holds an immigrant
-    migration = StoreChanges(rebuilt=True, emigrated=old[:1], immigrated=came)
+    migration = StoreChanges(emigrated=old[:1], immigrated=came)
     store.remove(np.concatenate((came, old[1:2])))
     new = add(1)
-    outlet = StoreChanges(rebuilt=True, emigrated=np.concatenate((came, old[1:2])),
+    outlet = StoreChanges(emigrated=np.concatenate((came, old[1:2])),
                           immigrated=new)
-    ghosts = StoreChanges(rebuilt=True, ghosts_added=add(2))
+    ghosts = StoreChanges(ghosts_added=add(2))
     net = migration.then(outlet).then(ghosts)
     bp.remove(net.removed)
     bp.bind(store.pos, store.radius)

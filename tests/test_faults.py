@@ -13,7 +13,7 @@ import pytest
 from pdyn.checks import RunawayError
 from pdyn.config import (BoxConfig, ContactConfig, OutputConfig, ParticlesConfig,
                          SimulationConfig)
-from pdyn.io import OutputWriteError, read_checkpoint, read_snapshot
+from pdyn.io import OutputWriteError, Writer, read_checkpoint, read_snapshot
 from pdyn.simulation import Simulation
 
 from .conftest import assert_user_error, tmpfs
@@ -141,8 +141,8 @@ def test_full_disk(tiny_disk, cli):
 
 
 # ------------------------------------------------------------------ stopping a run
-class _Hook:
-    """A writer that does ``action()`` in the output phase of step ``at`` (a signal or a
+class _Hook(Writer):
+    """A writer (the declared protocol, ``pdyn.io.Writer``) that does ``action()`` in the output phase of step ``at`` (a signal or a
     failure arriving in the middle of a run, at a known step)."""
 
     name = "hook"

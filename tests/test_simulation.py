@@ -99,8 +99,8 @@ def test_the_history_save_at_a_rebuild_is_in_a_phase():
                                       contact=ContactConfig(friction=0.5)))
     sim.timers = Open()
     seen = []
-    save = sim.contact.save_history
-    sim.contact.save_history = lambda *a: (seen.append(list(sim.timers.open)), save(*a))[1]
+    save = sim.contact.history.save
+    sim.contact.history.save = lambda *a: (seen.append(list(sim.timers.open)), save(*a))[1]
     for _ in range(60):
         sim.step()
     assert sim.rebuilds > 3 and len(seen) >= sim.rebuilds

@@ -77,6 +77,7 @@ from numba import njit
 from .._jit import JIT, JIT_IEEE
 from ..mesh import contact_geometry
 from ..walls import WallSet, entry_contact, mesh_arrays, mesh_entry, wall_spin
+from .neighbours import Hanger
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
 from .laws import law_parameters, normal_force
@@ -142,7 +143,7 @@ def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj,
 
 
 # ------------------------------------------------------------------ the loop
-#: slots for the results of pairs handed over, per row (:meth:`ContactModel._slots`), and at
+#: slots for the results of pairs handed over, per row (:meth:`ContactPass._slots`), and at
 #: least: a result waits from its first row to its second, which memory order keeps near (on
 #: the dense gas at μ = 0.5, 39 304 and 97 336 spheres, at most 2 877 and 2 805 pairs waited
 #: at once, of 54 817 and 120 130)
@@ -635,6 +636,7 @@ def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, mesh):
 
 
 NO_BORDER = np.zeros(0, np.int64)
+NO_LINKS = np.zeros(0, np.int32)
 
 
 def mesh_state(store, lists, bundle, geo=None, border=None) -> tuple | None:
@@ -658,62 +660,73 @@ def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
     contact ends of its rows (each pair twice over all ranks: the coordination) and the
     largest overlap / radius of its rows' contacts (the radius of the row's sphere, so over
     both sides that of the smaller one). Integers and a maximum: the same on any rank
-    count. ``walls``: the wall table (``ContactModel.wall_table``), ``mesh`` the mesh bundle
-    (``ContactModel.mesh``)."""
+    count. ``walls``: the wall table (``ContactPass.wall_table``), ``mesh`` the mesh bundle
+    (``ContactPass.mesh``)."""
     once, ends, worst = _stats(lists.rows, lists.start, lists.split, lists.partner, store.pos,
                                store.radius, store.gid, store.normal, walls,
                                mesh_state(store, lists, mesh))
     return int(once), int(ends), float(worst)
 
 
-class ContactModel:
-    """A contact law with its parameters, and the force evaluation over a particle store.
+#: what the first pass of a restart keeps from the checkpoint rather than from its own
+#: evaluation: forces and torques (damping saw the half-step velocities, which are gone); the
+#: contact history is kept too (that pass reads the checkpoint's records and does not advance
+#: them, so the next pass reads them again)
+RESTART_KEPT = ("force", "torque")
 
-    ``law`` is ``"linear"`` (default) or ``"hertz"``; ``youngs_modulus`` E (Pa), ``stiffness``
-    (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic); ``friction`` μ and
-    ``rolling_friction`` μ_r (0: no tangential force, no torque), ``poisson_ratio`` ν
-    (Hertz–Mindlin's tangential stiffness). With μ or μ_r > 0 the spheres rotate
-    (:attr:`rotating`) and the contact history is kept (:attr:`history`). A pass told to
-    ``record`` leaves the tangential force on the row's sphere of each contact evaluated in
-    its row in :attr:`tangential` (entries × 3, aligned with ``lists.partner``;
-    :attr:`recorded` says whether the last pass did).
+
+#: the default (and largest accepted) time step with Hertz contacts, as a fraction of the
+#: Rayleigh time of the smallest sphere ([EDEMtimestep])
+RAYLEIGH_FRACTION = 0.2
+
+
+def _itself(x):
+    return x
+
+
+class ContactLaw:
+    """A contact law with its parameters, immutable: what a contact between two spheres (or a
+    sphere and a wall) does, and the time step that follows from it.
+
+    ``law`` (:attr:`name`) is ``"linear"`` (default) or ``"hertz"``; ``youngs_modulus`` E
+    (Pa), ``stiffness`` (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic);
+    ``friction`` μ and ``rolling_friction`` μ_r (0: no tangential force, no torque),
+    ``poisson_ratio`` ν (Hertz–Mindlin's tangential stiffness). The sub-models' records
+    (:attr:`parameters` of the normal law, ``pdyn.dynamics.laws``; :attr:`tangential_model`
+    and :attr:`rolling_model`, ``pdyn.dynamics.friction``) are what the kernels read. With μ
+    or μ_r > 0 the spheres rotate (:attr:`rotating`) and a pass keeps the contact history.
     """
+
+    __slots__ = ("name", "E", "k", "restitution", "poisson_ratio", "parameters",
+                 "tangential_model", "rolling_model", "rotating")
 
     def __init__(self, law: str = "linear", youngs_modulus: float = 1e6,
                  stiffness: float | None = None, restitution: float = 1.0,
                  friction: float = 0.0, poisson_ratio: float = 0.3,
                  rolling_friction: float = 0.0):
-        self.law = law
-        self.E = float(youngs_modulus)
-        self.k = float(stiffness or 0.0)
-        self.restitution = float(restitution)
-        self.poisson_ratio = float(poisson_ratio)
-        self.parameters = law_parameters(law, self.E, self.k, self.restitution, poisson_ratio)
-        self.tangential_model = tangential_model(law, friction, poisson_ratio)
-        self.rolling_model = rolling_model(rolling_friction)
-        self.rotating = friction > 0.0 or rolling_friction > 0.0
-        self.recorded = False  # the last pass recorded tangential forces
-        self.walls = None  # the wall table (pdyn.walls.WallSet.table); None: planes at rest
-        self.mesh = None  # the meshes' bundle (pdyn.walls.WallSet.bundle); None: no mesh
-        self._geo, self._border = np.zeros((0, 4)), NO_BORDER  # mesh_state's buffers
-        self.tangential = np.zeros((0, 3))
-        self.history = ContactHistory()  # with rotation: the springs between rebuilds
-        self.spinning = np.zeros(0, np.int32)  # rows (handles) that touched in the last pass
-        self._link = np.zeros(0, np.int32)  # who evaluates each list entry (_links)
-        self._links_of = None  # (the lists, their build number) of those
-        self._hand_over = None  # hand_over
-        self._touching = 1.0  # the share of list entries that touched in the last pass
-        self._todo, self._row_of, self._gather = np.zeros(0, np.int64), None, True
-        self._done = np.zeros((0, 6))  # the slots of results that later rows take over
-        self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
-        self._n_slots = 0  # the slots the last pass had
-        self.n_spinning = 0
-        self._spinning_of = None  # (the lists, their build number) of that pass
+        E, k = float(youngs_modulus), float(stiffness or 0.0)
+        for name, value in (
+                ("name", law), ("E", E), ("k", k), ("restitution", float(restitution)),
+                ("poisson_ratio", float(poisson_ratio)),
+                ("parameters", law_parameters(law, E, k, float(restitution), poisson_ratio)),
+                ("tangential_model", tangential_model(law, friction, poisson_ratio)),
+                ("rolling_model", rolling_model(rolling_friction)),
+                ("rotating", friction > 0.0 or rolling_friction > 0.0)):
+            object.__setattr__(self, name, value)
+
+    def __setattr__(self, name, value):
+        raise AttributeError(f"ContactLaw.{name}: a contact law is immutable")
 
     @classmethod
-    def from_config(cls, cfg) -> "ContactModel":
+    def from_config(cls, cfg) -> "ContactLaw":
+        """The law of a ``pdyn.config.ContactConfig``."""
         return cls(cfg.law, cfg.youngs_modulus, cfg.stiffness, cfg.restitution, cfg.friction,
                    cfg.poisson_ratio, cfg.rolling_friction)
+
+    @property
+    def stiff(self) -> bool:
+        """Whether contacts push at all (a Young's modulus or a stiffness)."""
+        return self.E > 0 or self.k > 0
 
     def contact_time(self, radius: np.ndarray, mass: np.ndarray) -> float:
         """Shortest contact duration t_c = π √(m_eff / k) over sphere–sphere (like pairs)
@@ -730,12 +743,80 @@ class ContactModel:
         (s; ρ from mass and radius, G = E/(2(1 + ν)); inf for the linear law, whose E is no
         material modulus) — the time a shear (Rayleigh) wave takes to cross a sphere
         ([EDEMtimestep])."""
-        if radius.size == 0 or self.law != "hertz" or self.E == 0.0:
+        if radius.size == 0 or self.name != "hertz" or self.E == 0.0:
             return math.inf
         nu = self.poisson_ratio
         rho = mass / (4.0 / 3.0 * np.pi * radius**3)
         shear = self.E / (2.0 * (1.0 + nu))
         return float(np.min(np.pi * radius * np.sqrt(rho / shear) / (0.1631 * nu + 0.8766)))
+
+    def time_step_limit(self, radius: np.ndarray, mass: np.ndarray, dt_safety: float,
+                        reduce_min=_itself) -> tuple[float, str]:
+        """The largest dt pdyn accepts without ``allow_large_dt`` and uses by default (s), and
+        what sets it, for spheres of ``radius`` and ``mass`` (the smallest over the ranks:
+        ``reduce_min``, ``comm.allreduce_min``): the shortest contact time t_c /
+        ``dt_safety`` and, with Hertz, :data:`RAYLEIGH_FRACTION` of the Rayleigh time t_R of
+        the smallest, stiffest sphere ([EDEMtimestep]: 0.2 t_R for dense packings)."""
+        t_c = reduce_min(self.contact_time(radius, mass))
+        t_r = reduce_min(self.rayleigh_time(radius, mass))
+        by_contact = t_c / dt_safety
+        if RAYLEIGH_FRACTION * t_r < by_contact:
+            return RAYLEIGH_FRACTION * t_r, f"{RAYLEIGH_FRACTION:g} x Rayleigh time {t_r:.4g} s"
+        return by_contact, f"contact time {t_c:.4g} s / dt_safety {dt_safety:g}"
+
+    def time_step(self, given: float | None, radius: np.ndarray, mass: np.ndarray,
+                  dt_safety: float, allow_large: bool = False, reduce_min=_itself) -> float:
+        """The time step (s): ``given`` — refused (``ValueError``, one line) above
+        :meth:`time_step_limit` unless ``allow_large`` — or, when None, the limit itself."""
+        limit, why = self.time_step_limit(radius, mass, dt_safety, reduce_min)
+        if given is None:
+            if not math.isfinite(limit):
+                raise ValueError(f"contact.youngs_modulus = {self.E!r}: no contact "
+                                 "stiffness, so no time step follows from the contact time; "
+                                 "give dt (or a stiffness)")
+            return limit
+        if given > limit and not allow_large:
+            raise ValueError(f"dt = {given!r}: above the time-step limit {limit:.4g} s ({why}); "
+                             "give a smaller dt, or set allow_large_dt = true to force it")
+        return float(given)
+
+
+class ContactPass(Hanger):
+    """The force evaluation of a :class:`ContactLaw` over a particle store and its neighbour
+    lists, with the state the passes keep from one to the next: the contact history (with
+    rotation, :attr:`history`), who evaluates each pair (links), the row scratch, the rows
+    that spun, the mesh buffers and the recorded tangential forces. It hangs on the lists
+    (:attr:`hangers`, ``pdyn.dynamics.neighbours.Hanger``), which tell it of each rebuild.
+    ``walls``: the wall table (``pdyn.walls.WallSet.table``; None: planes at rest),
+    ``mesh``: the meshes' bundle (``WallSet.bundle``; None: no mesh). A pass told to
+    ``record`` leaves the tangential force on the row's sphere of each contact evaluated in
+    its row in :attr:`tangential` (entries × 3, aligned with ``lists.partner``;
+    :attr:`recorded` says whether the last pass did).
+    """
+
+    def __init__(self, law: ContactLaw, walls: np.ndarray | None = None,
+                 mesh: tuple | None = None):
+        self.law, self.walls, self.mesh = law, walls, mesh
+        self.recorded = False  # the last pass recorded tangential forces
+        self._geo, self._border = np.zeros((0, 4)), NO_BORDER  # mesh_state's buffers
+        self.tangential = np.zeros((0, 3))
+        self.history = ContactHistory()  # with rotation: the springs between rebuilds
+        self.spinning = np.zeros(0, np.int32)  # rows (handles) that touched in the last pass
+        # who evaluates each list entry (_links; empty: every row its own pairs), found at the
+        # first pass over a build (``_link_found``)
+        self._link, self._link_found = NO_LINKS, False
+        self._hand_over = None  # hand_over
+        self._touching = 1.0  # the share of list entries that touched in the last pass
+        self._todo, self._gather = np.zeros(0, np.int64), None  # (None: not decided yet)
+        self._done = np.zeros((0, 6))  # the slots of results that later rows take over
+        self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
+        self._n_slots = 0  # the slots the last pass had
+        self.n_spinning = -1  # rows in ``spinning`` (-1: no pass over this build yet)
+
+    @property
+    def rotating(self) -> bool:
+        """The law's spheres rotate (friction or rolling friction)."""
+        return self.law.rotating
 
     def contact_list(self, store, lists, dt: float, *, spheres: bool = True,
                      tangential: np.ndarray | None = None) -> dict:
@@ -752,20 +833,53 @@ class ContactModel:
         entry; None: no friction, zeros."""
         t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
         ids, ends, f_n, fvec, tvec = _contact_list(
-            self.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner,
+            self.law.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner,
             store.pos, store.vel, store.radius, store.mass, store.gid, store.normal,
             self.wall_table(store), t, spheres, self.mesh_state(store, lists))
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 
+    @property
+    def hangers(self) -> tuple:
+        """What hangs on the builds of the lists this model's passes run over, in the order
+        to register them (``NeighbourList.hang``): the model (its links, scratch and spinning
+        rows), then its contact history."""
+        return (self, self.history)
+
+    def before_rebuild(self, store, lists) -> None:
+        """The lists are rebuilt: the links to their entries go (not held through the broad
+        phase's query; first, so the history's records never sit beside them)."""
+        self._link, self._link_found = NO_LINKS, False
+
+    def after_build(self, store, lists) -> None:
+        """New lists: links, row scratch and spinning rows are found again by the next pass."""
+        self._link, self._link_found, self._gather = NO_LINKS, False, None
+        self.n_spinning = -1
+
+    def save(self, store, lists) -> None:
+        """With rotation the history is saved next (its own hook): the links go first, so
+        the records never sit beside them (found again by the next pass)."""
+        if self.rotating:
+            self._link, self._link_found = NO_LINKS, False
+
+    def resume(self, store, lists, gravity: np.ndarray, dt: float) -> tuple[int, float]:
+        """The first pass of a restarted run: (contacts, elastic energy) of the checkpoint's
+        state, which it keeps — the forces and torques (:data:`RESTART_KEPT`) and the contact
+        history (not advanced: the next pass reads the checkpoint's again)."""
+        kept = {k: getattr(store, k).copy() for k in RESTART_KEPT if k in store.fields}
+        out = self.forces(store, lists, gravity, dt, advance=False)
+        for k, v in kept.items():
+            getattr(store, k)[:] = v
+        return out
+
     def forces(self, store, lists, gravity: np.ndarray, dt: float,
-               record: bool = False) -> tuple[int, float]:
+               record: bool = False, advance: bool = True) -> tuple[int, float]:
         """Set ``store.force`` (and with rotation ``store.torque``, advancing the contact
-        history by ``dt`` s) of the rows of the neighbour ``lists``
-        (:class:`~pdyn.dynamics.neighbours.NeighbourList`); return (contacts, elastic energy)
-        of this rank's share. With rotation the history between rebuilds is kept in
-        :attr:`history`; call :meth:`save_history` before the lists are rebuilt or particles
-        move. ``record``: keep each entry's tangential force in :attr:`tangential`."""
+        history by ``dt`` s unless not ``advance``) of the rows of the neighbour ``lists``
+        (:class:`~pdyn.dynamics.neighbours.NeighbourList`, on which :attr:`hangers` hang);
+        return (contacts, elastic energy) of this rank's share. With rotation the history
+        between rebuilds is kept in :attr:`history`. ``record``: keep each entry's tangential
+        force in :attr:`tangential`."""
         dt = float(dt)
         self.recorded = bool(record)
         record = None
@@ -779,7 +893,7 @@ class ContactModel:
         if not self.rotating:
             link = self._links(store, lists)
             done, done_at = self._slots(lists.rows.shape[0], link is not None)
-            n, e = _pass(self.parameters, dt, gravity, lists.rows, lists.start, lists.split,
+            n, e = _pass(self.law.parameters, dt, gravity, lists.rows, lists.start, lists.split,
                          lists.partner, link, store.pos, store.vel, store.radius, store.mass,
                          store.gid, store.normal, walls, store.force, done, done_at,
                          self._row_scratch(lists), self.mesh_state(store, lists))
@@ -795,7 +909,8 @@ class ContactModel:
             new_entry, new_spring, new_slid = self.history.next_buffer()
             done, done_at = self._slots(lists.rows.shape[0], link is not None)
             n, e, k, q = _pass_rotating(
-                self.parameters, self.tangential_model, self.rolling_model, dt, gravity,
+                self.law.parameters, self.law.tangential_model, self.law.rolling_model, dt,
+                gravity,
                 lists.rows, lists.start, lists.split, lists.partner, link, store.pos,
                 store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
                 store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,
@@ -804,10 +919,10 @@ class ContactModel:
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
-        self.history.advanced(k)
+        if advance:
+            self.history.advanced(k)
         self._touched(lists, n)
         self.n_spinning = q
-        self._spinning_of = (lists, lists.builds)
         return n, e
 
     def mesh_state(self, store, lists) -> tuple | None:
@@ -831,37 +946,37 @@ class ContactModel:
     def hand_over(self, value: bool | None) -> None:
         if value != self._hand_over:
             self._hand_over = value
-            self._links_of = None  # found again, between passes
+            self._link_found = False  # found again, between passes
 
     def _links(self, store, lists) -> np.ndarray | None:
         """Who evaluates each sphere entry of ``lists`` (:func:`_links`), found once per build
         of the lists (kept from pass to pass); None — every pair evaluated in each of its rows
         — where handing pairs over does not pay (:attr:`hand_over`, :data:`HAND_OVER_FROM`)."""
-        if self._links_of != (lists, lists.builds):
+        if not self._link_found:
             once = self.hand_over
             if once is None:  # from the pass before (the same bits either way)
-                once = self._touching >= HAND_OVER_FROM[self.rotating, self.law]
-            self._link = np.zeros(0, np.int32)
+                once = self._touching >= HAND_OVER_FROM[self.rotating, self.law.name]
+            self._link = NO_LINKS
             if once:
-                self._link = np.empty(lists.entries(), np.int32)
+                link = np.empty(lists.entries(), np.int32)
                 row_of = np.full(store.capacity, -1, np.int32)  # the row of each handle
                 row_of[lists.rows] = np.arange(lists.rows.shape[0], dtype=np.int32)
-                _links(lists.rows, lists.start, lists.split, lists.partner, row_of, self._link)
+                _links(lists.rows, lists.start, lists.split, lists.partner, row_of, link)
                 del row_of
-            self._links_of = (lists, lists.builds)
+                self._link = link
+            self._link_found = True
         return self._link if self._link.shape[0] else None
 
     def _row_scratch(self, lists) -> np.ndarray | None:
         """Scratch for the sphere entries of the longest row of ``lists`` (kept from pass to
         pass, grown when too small) where :func:`_pass` gathers each row's entries with work
         first (:data:`GATHER_FROM`, decided once per build of the lists), else None."""
-        if self._row_of != (lists, lists.builds):
+        if self._gather is None:
             self._gather = self._touching >= GATHER_FROM
             if self._gather and lists.rows.shape[0]:
                 n = int(np.max(lists.split - lists.start[:-1]))
                 if self._todo.shape[0] < n:
                     self._todo = np.empty(n + n // 4, np.int64)
-            self._row_of = (lists, lists.builds)
         return self._todo if self._gather else None
 
     def _touched(self, lists, contacts: int) -> None:
@@ -895,23 +1010,18 @@ class ContactModel:
         n = store.walls.shape[0]
         return WallSet(np.zeros((n, 3)), np.zeros((n, 3))).table
 
-    def save_history(self, store, lists) -> None:
-        """With rotation: the contact history into the particles' records
-        (:meth:`ContactHistory.save`), whose buffers it releases, as it releases the pass's
-        links (first, so the records never sit beside them; the slots stay): a rebuild or a
-        move in memory follows."""
-        self.release_links()
-        self.history.save(store, lists)
-
-    def release_links(self) -> None:
-        """The lists are about to be rebuilt: their links go (found again for the new lists),
-        so that they are not held through the broad phase's query."""
-        self._link, self._links_of = np.zeros(0, np.int32), None
-
     def spinning_rows(self, lists) -> np.ndarray:
         """Handles of the rows of ``lists`` that touched something in the last pass over them:
         the only ones whose torque may be nonzero (the spin kicks integrate these); every row
         where no pass has run over these lists yet (a rebuild, a restart)."""
-        if self._spinning_of != (lists, lists.builds):
+        if self.n_spinning < 0:
             return lists.rows
         return self.spinning[:self.n_spinning]
+
+    def recorded_tangential(self, lists) -> np.ndarray | None:
+        """The tangential force per entry of ``lists`` for output: what the last pass recorded
+        (:attr:`tangential`); None (zeros) without friction or record. The one place
+        friction's per-contact history enters the contact network and wall forces."""
+        if self.rotating and self.recorded and self.tangential.shape[0] == lists.entries():
+            return self.tangential
+        return None

@@ -36,6 +36,7 @@ from ..placement import SceneError
 from ..particles import FIXED, OWNED
 from ..wallkinds import KINDS
 from ..walls import OMEGA, VX, VY, VZ, X0, Y0, Z0
+from .neighbours import Hanger
 
 
 @njit(**JIT)
@@ -123,4 +124,39 @@ def glued_handles(flags, glued) -> np.ndarray:
     return np.flatnonzero(((flags & OWNED) != 0) & ((flags & FIXED) != 0) & (glued != 0))
 
 
-__all__ = ["place_glued", "glued_walls", "glued_handles"]
+class GluedMotion(Hanger):
+    """The glued spheres' motion, a component of the step: :meth:`place` puts this rank's
+    glued spheres where their walls have them at a step (after the drift); it hangs on the
+    neighbour lists (``pdyn.dynamics.neighbours.Hanger``) to find them again when the store
+    changed (a rebuild that listed the rows afresh). ``table`` and ``axes``: the wall table
+    and the walls' unit normals / axes (``pdyn.walls.WallSet``), ``dt`` (s), ``period`` (3,)
+    the box's period per axis (0: not periodic)."""
+
+    def __init__(self, store, table: np.ndarray, axes: np.ndarray, dt: float,
+                 period: np.ndarray):
+        self.table, self.axes, self.dt, self.period = table, axes, float(dt), period
+        self.handles = np.zeros(0, np.int64)
+        self.find(store)
+
+    def find(self, store) -> None:
+        """This rank's glued spheres in ``store`` now (:func:`glued_handles`)."""
+        self.handles = glued_handles(store.flags,
+                                     store.glued if "glued" in store.fields else None)
+
+    def after_build(self, store, lists) -> None:
+        if lists.relisted:
+            self.find(store)
+
+    def place(self, store, step: int) -> np.ndarray | None:
+        """The glued spheres where their walls' motion has them at ``step`` (t = step · dt):
+        centre, velocity, spin; the largest squared move and drift (m²) as ``kick_drift``
+        returns them, None without glued spheres on this rank."""
+        if not self.handles.size:
+            return None
+        s = store
+        return place_glued(s.pos, s.vel, s.omega if "omega" in s.fields else None, s.anchor,
+                           s.glued, self.handles, self.table, self.axes, step * self.dt,
+                           self.period, s.build_pos)
+
+
+__all__ = ["place_glued", "glued_walls", "glued_handles", "GluedMotion"]

@@ -39,6 +39,7 @@ from numba import njit
 from .._jit import JIT
 from ..heap import release_free
 from ..particles import entry_key, partner_key  # noqa: F401 (re-exported)
+from .neighbours import Hanger
 
 #: the store's count field of the history records (``pdyn.particles.FIELDS``)
 COUNT = "history_count"
@@ -116,19 +117,18 @@ ROWS_PER_ENTRY = 8
 MAX_ENTRIES = 2**31 - 1
 
 
-class ContactHistory:
+class ContactHistory(Hanger):
     """The contact history between rebuilds (module docstring): last step's touching entries
     (``entry``, ascending, of the lists it follows) with their ``spring``, and the buffer the
-    next pass writes. :meth:`save` writes it into the particles' records, :meth:`prepare`
-    loads it from them for lists it does not follow yet. The history lives in one home at a
+    next pass writes. It hangs on the lists (``pdyn.dynamics.neighbours.Hanger``): before a
+    rebuild and when asked to :meth:`save` it writes itself into the particles' records, and
+    the next pass (:meth:`prepare`) loads it from them. The history lives in one home at a
     time: a save releases the buffers, a load the records."""
 
     def __init__(self):
         self._buffers = [_buffers(0), _buffers(0)]
         self.count = 0
-        self._previous = 0  # the entries of the buffer the last pass read
-        self._follows = None  # (the lists, their build number) the entries refer to
-        self.saved = True  # the particles' records hold what the entries hold
+        self.saved = True  # the particles' records hold the history (the buffers none)
 
     @property
     def entry(self) -> np.ndarray:
@@ -150,37 +150,32 @@ class ContactHistory:
         """The buffer the next pass writes (entries, springs, slid)."""
         return self._buffers[1]
 
-    def rewind(self) -> None:
-        """Undo the last pass: its input, still in the other buffer, is the history again (a
-        restart keeps the checkpoint's state through its first pass)."""
-        self._buffers.reverse()
-        self.count = self._previous
-
     def save(self, store, lists) -> None:
-        """Write the history into the records of the rows' spheres of ``lists`` (before the
-        lists are rebuilt or particles move in memory; idempotent) and release the buffers:
-        the next pass loads it from the records."""
+        """Write the history into the records of the rows' spheres of ``lists`` (the lists
+        the last pass evaluated; idempotent) and release the buffers: the next pass loads it
+        from the records."""
         if self.saved:
             return
-        if self._follows != (lists, lists.builds):
-            raise RuntimeError("contact history: save asked for lists no pass has evaluated")
         self._buffers[1] = _buffers(0)  # the next pass's buffer: nothing to keep
         counts = _count_records(lists.start, self.entry, self.count)  # per row, zeros too
         pools = store.replace_records(COUNT, lists.rows, counts,
                                       given={"history_spring": self.spring})
         _fill_keys(self.entry, lists.partner, lists.facet, store.gid, pools["history_key"])
         self._buffers[0] = _buffers(0)
-        self.count = self._previous = 0
-        self._follows = None
+        self.count = 0
         self.saved = True
+
+    def before_rebuild(self, store, lists) -> None:
+        """The lists are rebuilt, particles move: the history goes into the records."""
+        self.save(store, lists)
 
     def prepare(self, store, lists) -> tuple:
         """Last step's entries, springs, slid flags and count for a pass over ``lists``, loaded
-        from the records when the lists are new (the records are then released), and whether
-        they are (every row's torque must then be written); the buffer the pass writes
+        from the records when the history is there (new lists, or a save; the records are
+        then released), and whether it was (every row's torque must then be written); the buffer the pass writes
         (:meth:`next_buffer`) then has room for last step's contacts and :data:`HEADROOM` more,
         at least an entry per :data:`ROWS_PER_ENTRY` rows."""
-        fresh = self._follows != (lists, lists.builds)
+        fresh = self.saved
         if fresh:
             self._load(store, lists)
         self.reserve(max(self.count, lists.rows.shape[0] // ROWS_PER_ENTRY))
@@ -188,11 +183,8 @@ class ContactHistory:
         return entry, spring, slid, self.count, fresh
 
     def _load(self, store, lists) -> None:
-        """Last step's entries and springs for new ``lists`` from the particles' records, which
+        """Last step's entries and springs for ``lists`` from the particles' records, which
         are then released (no reference to them outlives this call)."""
-        if not self.saved:
-            raise RuntimeError("contact history: the neighbour lists were rebuilt before "
-                               "the history was saved into the particles (save first)")
         if lists.entries() > MAX_ENTRIES:
             raise ValueError(f"contact history: {lists.entries()} list entries on this "
                              f"rank, more than {MAX_ENTRIES} (give it more ranks)")
@@ -209,10 +201,9 @@ class ContactHistory:
         store.clear_records(COUNT)
         release_free()  # the records' pages and the rebuild's temporaries (``pdyn.heap``)
         self.saved = False
-        self._follows = (lists, lists.builds)
 
     def advanced(self, count: int) -> None:
         """The pass wrote ``count`` entries into the second buffer: it becomes the history."""
         self._buffers.reverse()
-        self._previous, self.count = self.count, count
+        self.count = count
         self.saved = False

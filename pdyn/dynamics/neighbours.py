@@ -20,6 +20,14 @@ share this schedule) do not depend on the decomposition. This is the check of LA
 ``neigh_modify check yes`` ([Thompson2022]) and HOOMD-blue's ``NeighborList`` buffer
 ([Anderson2020]); Verlet's original list ([Verlet1967]) rebuilt on a fixed interval.
 
+What refers to one build of the lists — the contact history, the pass's links and scratch,
+the rows that spun, the glued spheres' handles — *hangs* on the lists (:class:`Hanger`, as
+LAMMPS' ``fix neigh/history`` hangs on its neighbour list, [Thompson2022]): the lists call it
+before a rebuild (save what must outlive the build into the store), after a build and when
+the store must hold the whole state (output, the end of a run). :meth:`NeighbourList.rebuild`
+runs the whole rebuild: the broad phase brought up to date with the store's changes, its
+pairs, the lists, the build positions.
+
 A skin of 0 turns the lists into the contacts of the current step: the broad phase runs every
 step and the lists hold the touching pairs only (the setting the structure comparisons of
 ``pdyn bench`` use); rebuilds of the ghost plan then follow the exchange's own skin.
@@ -29,12 +37,16 @@ Units: m.
 
 from __future__ import annotations
 
+import functools
+from contextlib import nullcontext
+
 import numpy as np
 from numba import njit
 
 from .._jit import JIT
 from ..broadphase import overlaps
 from ..mesh import MeshBundle, candidates, entry_homes
+from ..particles import FIXED, INFINITE, OWNED
 from ..walls import REACH, WallSet, wall_contact
 
 NO_ENTRIES = np.zeros(0, np.int64)
@@ -168,6 +180,40 @@ def mark_built(pos, build_pos, handles):
         build_pos[h, 2] = pos[h, 2]
 
 
+def integrated(flags: np.ndarray) -> np.ndarray:
+    """Handles of the owned, finite, not fixed particles (the lists' rows), ascending."""
+    return np.flatnonzero(((flags & OWNED) != 0) & ((flags & (INFINITE | FIXED)) == 0))
+
+
+def _untimed(phase: str):
+    return nullcontext()
+
+
+class Hanger:
+    """State that hangs on one build of the neighbour lists (it refers to their entries or
+    rows). Register it with :meth:`NeighbourList.hang`; the lists call their hangers in
+    registration order, each hook with the store and the lists:
+
+    * ``before_rebuild(store, lists)``: the lists are about to be rebuilt and particles to
+      move in memory (migration, reordering, the outlet): put what must outlive the build
+      into the store, let go of what refers to the old entries;
+    * ``after_build(store, lists)``: new lists (``lists.relisted``: their rows were listed
+      afresh, the store may have changed);
+    * ``save(store, lists)``: put the state into the store now (before output, at the end of
+      a run); the lists stay, and the next pass may take it back.
+
+    Each hook does nothing unless overridden."""
+
+    def before_rebuild(self, store, lists) -> None:
+        pass
+
+    def after_build(self, store, lists) -> None:
+        pass
+
+    def save(self, store, lists) -> None:
+        pass
+
+
 class NeighbourList:
     """Per-row partner lists (handles), valid until a particle has moved more than half the
     ``skin`` (m) since the build. ``skin = 0``: the touching pairs of the current positions,
@@ -194,7 +240,10 @@ class NeighbourList:
         self.mesh_sphere = self.mesh_facet = self.mesh_wall = NO_PARTNERS
         # of each q its centre in the mesh's frame and its distance at the build (M, 4; m)
         self.mesh_home = NO_HOMES
-        self.builds = 0  # lists built so far (what per-entry state refers to)
+        self.builds = 0  # lists built so far
+        self.relisted = False  # the last build listed its rows afresh
+        self._hangers = []  # what hangs on a build (:class:`Hanger`), in registration order
+        self._retired = True  # the hangers were told of the coming rebuild
         self._radius = np.zeros(0)
         # the build's scratch (candidates only), kept between rebuilds: on the 97k gas, fresh
         # pages (a page fault each) were ~40 % of the build
@@ -233,7 +282,8 @@ class NeighbourList:
         exact test on those radii (``BroadPhase.contacts``) — and the wall handles ``walls``
         (summed in the order given; ``table``: the wall table, default planes at rest), then
         the triangles of the meshes (``mesh``: the bundle, ``pdyn.mesh.pack``, or None; their walls'
-        handles are ``walls[row]``) within the same reach, found on their grids."""
+        handles are ``walls[row]``) within the same reach, found on their grids. The hangers
+        are told after the build (``after_build``)."""
         rows = np.ascontiguousarray(rows, np.int64)
         pairs = np.ascontiguousarray(pairs, np.int32)
         self.release()
@@ -262,6 +312,75 @@ class NeighbourList:
                         mesh.frames, mesh.tmesh, self.mesh_home)
         self.rows = rows
         self.builds += 1
+        self._retired = False
+        for h in self._hangers:
+            h.after_build(store, self)
+
+    def hang(self, *hangers: Hanger) -> None:
+        """Register ``hangers`` (:class:`Hanger`): called, in the order registered, before
+        each rebuild, after each build and at each :meth:`save`."""
+        self._hangers.extend(hangers)
+
+    def before_rebuild(self, store) -> None:
+        """The lists will be rebuilt and particles may move in memory: each hanger saves
+        what must outlive the build into ``store`` and lets go of the old entries (once per
+        rebuild; :meth:`rebuild` calls it if the driver did not)."""
+        if not self._retired:
+            for h in self._hangers:
+                h.before_rebuild(store, self)
+            self._retired = True
+
+    def save(self, store) -> None:
+        """Each hanger puts its state into ``store`` (output, the end of a run): the store
+        then holds the whole state. It changes no result."""
+        for h in self._hangers:
+            h.save(store, self)
+
+    def rebuild(self, broadphase, store, changes: list | None, *, relist: bool, walls,
+                table=None, mesh=None, drift: float = 0.0, timers=_untimed) -> None:
+        """The whole rebuild: the hangers told (:meth:`before_rebuild`), the old entries
+        released, the ``broadphase`` brought up to date with the store's ``changes``
+        (``StoreChanges`` one after the other, applied as their net change,
+        ``StoreChanges.then``; None: built afresh, e.g. after reordering) and its pairs within
+        reach found (timed as ``broadphase``), the lists built (:meth:`build`, timed as
+        ``neighbours``; ``walls`` the wall handles in sum order, ``table`` and ``mesh`` the
+        wall table and the meshes' bundle), then the hangers told again. ``relist`` (a
+        schedule rebuild): the integrated particles are listed afresh and every owned
+        particle's build position reset. ``drift`` (m): how far particles may have moved
+        since the last build (a restart). ``timers``: ``timers(phase)`` a context manager
+        (``pdyn.simulation.PhaseTimers``)."""
+        self.before_rebuild(store)
+        self.release()  # memory: the old entries are not held through the query
+        bp = broadphase
+        with timers("broadphase"):
+            reach = self.reach
+            if changes is not None:  # removed handles first (their slots may be reused)
+                changes = functools.reduce(lambda a, b: a.then(b), changes)
+                if changes.removed.size:
+                    bp.remove(changes.removed)
+            radius = self.radii(store.radius, drift)
+            if changes is None or self.reach != reach:
+                bp.build(store.pos, radius, store.live)
+            else:
+                added = changes.added
+                if added.size:
+                    bp.bind(store.pos, radius)  # the store may have grown
+                    bp.insert(added)
+                bp.update(store.pos, radius)
+            # lists with a skin take the pairs within reach (structures that test while they
+            # emit never hold the candidates); skin 0 keeps the candidate query pdyn bench times
+            exact = not self.every_step
+            if exact:  # nothing the structure keeps is read before the next rebuild
+                pairs = bp.contacts(include_infinite=False)
+                bp.release()
+            else:
+                pairs = bp.candidate_pairs(include_infinite=False)
+        with timers("neighbours"):
+            self.relisted = relist or changes is None
+            rows = integrated(store.flags) if self.relisted else self.rows
+            if relist:  # every owned sphere (a fixed one at rest keeps zero drift)
+                mark_built(store.pos, store.build_pos, store.owned)
+            self.build(pairs, store, radius, rows, walls, exact, table, mesh)
 
     def release(self) -> None:
         """The lists are about to be rebuilt: their entries go first (the history was saved

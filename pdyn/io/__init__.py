@@ -11,6 +11,7 @@ from .snapshot import SnapshotWriter, read_snapshot
 from .thermo import ThermoWriter, read_thermo
 from .view import CONTACT_FORCES, OutputView
 from .wallforces import WallForceWriter, read_wall_forces
+from .writer import Writer
 
 
 def make_writers(output) -> list:
@@ -48,11 +49,10 @@ def checkpoint_now(writers: list, view) -> Path | None:
     if writer.written and writer.written[-1] == path:
         return path
     for w in writers:
-        if hasattr(w, "finish"):
-            w.finish(view)
+        w.finish(view)
     return writer(view)
 
 
 __all__ = ["CONTACT_FORCES", "CheckpointWriter", "OutputView", "OutputFileError", "OutputWriteError", "SnapshotWriter",
-           "ThermoWriter", "WallForceWriter", "checkpoint_now", "latest_checkpoint", "make_writers", "read_checkpoint",
+           "ThermoWriter", "WallForceWriter", "Writer", "checkpoint_now", "latest_checkpoint", "make_writers", "read_checkpoint",
            "read_snapshot", "read_thermo", "read_wall_forces", "write_checkpoint"]

@@ -65,6 +65,7 @@ from .snapshot import (XDMF_NAME, common_attrs, owned_sorted, wall_surface_array
 from .thermo import FILE_NAME as THERMO
 from .wallforces import FILE_NAME as WALL_FORCES
 from .wallforces import keep_series
+from .writer import Writer
 
 PREFIX = "ckpt"
 HISTORY_COUNT = "history_count"
@@ -85,7 +86,7 @@ def _plain(x):
     raise TypeError(f"cannot store {type(x).__name__} in a checkpoint config")
 
 
-class CheckpointWriter:
+class CheckpointWriter(Writer):
     """Writes a checkpoint every ``every`` steps into ``folder/checkpoints``."""
 
     name = "checkpoint"

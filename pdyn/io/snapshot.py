@@ -47,6 +47,7 @@ from .schema import read_header, read_pdyn
 from ..walls import WallSet
 from .wallmesh import wall_surfaces
 from .xdmf import write_xdmf
+from .writer import Writer
 
 PREFIX = "snap"
 XDMF_NAME = "snapshots.xmf"
@@ -85,7 +86,7 @@ def common_attrs(view) -> dict:
     return attrs
 
 
-class SnapshotWriter:
+class SnapshotWriter(Writer):
     """Writes a snapshot every ``every`` steps into ``folder/snapshots`` and keeps the XDMF
     sidecar ``folder/snapshots.xmf`` listing every complete snapshot in the folder."""
 

@@ -27,6 +27,7 @@ from numba import njit
 from .._jit import JIT
 from .wallforces import append_text, start_series
 from .wallforces import read_series as read_thermo
+from .writer import Writer
 
 FILE_NAME = "thermo.csv"
 COLUMNS = ("step", "time", "kinetic_energy", "rotational_energy", "contacts", "coordination",
@@ -100,7 +101,7 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-class ThermoWriter:
+class ThermoWriter(Writer):
     """Every ``every`` steps: a thermo line on stdout (a header line first) and a row of
     ``folder/thermo.csv`` (rank 0)."""
 

@@ -20,7 +20,7 @@ class OutputView:
     uses (its config's or its scene's); ``gravity`` (m/s²); ``steps_total`` the run's
     planned steps; ``r_mean`` the run's mean radius (m). Filled in when a due writer needs
     them: ``network`` / ``walls`` this rank's contact network / wall contacts of the step
-    (``ContactModel.contact_list``); ``state`` the exchange's state (``exchange``) and the
+    (``ContactPass.contact_list``); ``state`` the exchange's state (``exchange``) and the
     inserter's parameters and state (``insertion``, None without insertion); ``thermo``
     this rank's contact statistics (``contacts``: ``pdyn.dynamics.contact.contact_stats``,
     its contacts counted once, its sphere–sphere contact ends and the largest overlap /

@@ -3,7 +3,7 @@
 One row per step: ``step``, ``time`` (s), then for each wall (in id order −1, −2, ...) the
 three components (N) of the total force the spheres exert on it — minus the sum of the
 forces the walls exert on the spheres in contact, normal and tangential (the numbers of the
-contact network, ``ContactModel.contact_list``). Columns are named after the wall: ``x_lo``
+contact network, ``ContactPass.contact_list``). Columns are named after the wall: ``x_lo``
 is the wall at the low end of x (inward normal +x), ``z_hi`` the top, others — tilted
 planes, every configured ``[[walls]]`` entry (a cylinder's force is the net force on it) —
 ``wall<k>`` with k = −id;
@@ -30,6 +30,7 @@ import numpy as np
 
 from .hdf5 import OutputWriteError, agree, attempt, make_folder, write_bytes_atomic
 from .runid import claim_folder
+from .writer import Writer
 
 FILE_NAME = "wall_forces.csv"
 #: steps between appends to the file (at most; snapshots and checkpoints append too)
@@ -62,7 +63,7 @@ def sum_by_wall(steps: np.ndarray, wall: np.ndarray, sphere: np.ndarray, force: 
     return out
 
 
-class WallForceWriter:
+class WallForceWriter(Writer):
     """Records every step's wall contacts of this rank and appends the totals per wall to
     ``folder/wall_forces.csv`` (rank 0) at flush steps (``flush_at(step)`` or every ``FLUSH``
     steps) and at :meth:`finish`."""
@@ -137,7 +138,7 @@ class WallForceWriter:
 
 
 def wall_loads(contacts: dict, store, wall_ids: np.ndarray, handles: np.ndarray) -> tuple:
-    """(ids (K, 2), loads (K, 6)) of a step's wall contacts (``ContactModel.contact_list``):
+    """(ids (K, 2), loads (K, 6)) of a step's wall contacts (``ContactPass.contact_list``):
     per contact the force on the wall F = −(normal + tangential force on the sphere), N, and
     its moment (c − p) × F about the wall's point p of the step, N·m (c: the contact point
     on the wall, the second end)."""

@@ -4,7 +4,7 @@ The driver (``pdyn.simulation``) calls ``distribute`` once, then every step ``re
 step's one reduction, with the ghosts' state travelling meanwhile), ``migrate`` with the
 schedule's decision (is this a rebuild step?) and ``ghosts``. The last two return a
 :class:`StoreChanges`, the handles they removed from and added to the particle store (ghosts
-dropped, emigrants, immigrants, new ghosts) and whether this step rebuilt; the driver applies it
+dropped, emigrants, immigrants, new ghosts); the driver applies it
 to the broad phase. An exchange knows the store, the box and the communicator, nothing else.
 ``stats()`` and ``load_summary()`` report per-rank load; ``state()`` and ``restore()`` carry
 the skin and the block map through a checkpoint, and a restart distributes with ``wrap=False``
@@ -89,7 +89,6 @@ class StoreChanges:
     the broad phase: remove ``removed`` first (their slots may already hold new particles),
     then insert ``added``."""
 
-    rebuilt: bool = False  # this step re-planned (ghosts recreated, particles migrated)
     ghosts_removed: np.ndarray = field(default_factory=_none)
     emigrated: np.ndarray = field(default_factory=_none)  # now owned by another rank
     immigrated: np.ndarray = field(default_factory=_none)  # now owned here
@@ -111,7 +110,6 @@ class StoreChanges:
         gone = later.removed
         fresh = self.added
         return StoreChanges(
-            rebuilt=self.rebuilt or later.rebuilt,
             ghosts_removed=np.concatenate((self.ghosts_removed,
                                            later.ghosts_removed[~np.isin(later.ghosts_removed,
                                                                          fresh)])),
@@ -439,7 +437,7 @@ class BlockExchange:
             self._drift = 0.0
             self.peers = self._neighbours()
         self.rebuild_seconds += time.perf_counter() - t1
-        return StoreChanges(rebuilt=True, ghosts_removed=ghosts, emigrated=out, immigrated=into)
+        return StoreChanges(ghosts_removed=ghosts, emigrated=out, immigrated=into)
 
     def _remove_ghosts(self) -> np.ndarray:
         ghosts = self.store.ghosts
@@ -524,7 +522,7 @@ class BlockExchange:
         self.peers = self._neighbours()
         # a particle that arrived in this step's migration and leaves again was never in
         # the broad phase: in neither list
-        return (changes.then(StoreChanges(rebuilt=True, emigrated=go, immigrated=came)), True,
+        return (changes.then(StoreChanges(emigrated=go, immigrated=came)), True,
                 len(go))
 
     # ------------------------------------------------------------------ ghosts
@@ -563,7 +561,7 @@ class BlockExchange:
         t0 = time.perf_counter()
         added = self._create_ghosts()
         self.rebuild_seconds += time.perf_counter() - t0
-        return StoreChanges(rebuilt=True, ghosts_added=added)
+        return StoreChanges(ghosts_added=added)
 
     def _create_ghosts(self) -> np.ndarray:
         store = self.store

@@ -8,7 +8,7 @@ import pytest
 
 from pdyn import Simulation
 from pdyn.dynamics import contact
-from pdyn.dynamics.contact import ContactModel
+from pdyn.dynamics.contact import ContactLaw, ContactPass
 from pdyn.dynamics.laws import Hertz, Linear, damping_ratio, normal_force
 from pdyn.dynamics.neighbours import NeighbourList
 from pdyn.particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
@@ -18,6 +18,7 @@ from tests.mpi.scenes import dense_polydisperse, gather_fields
 def forces(model, store, pairs, walls, rows, gravity, skin=0.0):
     """``model.forces`` over lists of ``rows`` built from candidate ``pairs`` and ``walls``."""
     lists = NeighbourList(skin)
+    lists.hang(*model.hangers)
     lists.build(pairs, store, lists.radii(store.radius), rows, walls)
     return model.forces(store, lists, gravity, 1e-6)[:2]
 
@@ -40,7 +41,7 @@ def test_force_does_not_depend_on_candidate_order_or_skin(law):
     """Shuffled candidates, swapped pair sides, rows in another order, lists with a skin (more
     partners that do not touch): the same forces, contacts and energy, bit for bit."""
     s, wall, h, pairs = _cluster()
-    model = ContactModel(law, 1e5, restitution=0.7)
+    model = ContactPass(ContactLaw(law, 1e5, restitution=0.7))
     g = np.array([0.0, 0.0, -9.81])
     n, e = forces(model, s, pairs, wall, h, g)
     ref = s.force[h].copy()
@@ -60,7 +61,7 @@ def test_only_owned_sides_get_forces_and_contacts_count_once():
     s = ParticleStore()
     a, b, c = s.add(gid=[5, 3, 7], pos=[[0, 0, 0], [0.8, 0, 0], [-0.8, 0, 0]], radius=0.5,
                     mass=1.0, flags=np.array([OWNED, GHOST, GHOST], np.uint8))
-    model = ContactModel("linear", stiffness=100.0)
+    model = ContactPass(ContactLaw("linear", stiffness=100.0))
     n, e = forces(model, s, np.array([[a, b], [c, a]]), np.zeros(0, np.int64), np.array([a]),
                   np.zeros(3))
     # a–b (gid 5, 3) is counted on b's owner, a–c (5, 7) here; each side holds half the energy
@@ -74,7 +75,7 @@ def test_candidates_that_do_not_touch_are_ignored():
     s = ParticleStore()
     a, b = s.add(gid=[0, 1], pos=[[0, 0, 0], [1.01, 0, 0]], radius=0.5, mass=1.0)
     for skin in (0.0, 0.1):
-        n, e = forces(ContactModel("linear", 1e6), s, np.array([[a, b]]), np.zeros(0, np.int64),
+        n, e = forces(ContactPass(ContactLaw("linear", 1e6)), s, np.array([[a, b]]), np.zeros(0, np.int64),
                       np.array([a, b]), np.zeros(3), skin)
         assert (n, e) == (0, 0.0)
     np.testing.assert_array_equal(s.force[[a, b]], 0.0)
@@ -148,10 +149,10 @@ def test_jitted_law_matches_the_python_law(law):
     a, w = s.add(gid=[0, -1], pos=[[0, 0, 0.45], [0, 0, 0]], vel=[[0, 0, -1.0], [0, 0, 0]],
                  normal=[[0, 0, 0], [0, 0, 1]], radius=[0.5, np.inf], mass=[2.0, np.inf],
                  flags=np.array([OWNED, INFINITE | FIXED], np.uint8))
-    model = ContactModel(law, 1e6, restitution=0.6)
+    model = ContactPass(ContactLaw(law, 1e6, restitution=0.6))
     n, e = forces(model, s, np.zeros((0, 2), np.int64), np.array([w]), np.array([a]),
                   np.zeros(3))
-    f, e_ref = normal_force(model.parameters, 0.5 - 0.45, 1.0, 0.5, 2.0, 1e-6)
+    f, e_ref = normal_force(model.law.parameters, 0.5 - 0.45, 1.0, 0.5, 2.0, 1e-6)
     assert n == 1 and e == e_ref
     assert s.force[a].tolist() == [0.0, 0.0, f]
 
@@ -202,6 +203,6 @@ def test_frictionless_pairs_are_handed_over_where_it_pays(law):
     sim = Simulation(dense_polydisperse(("periodic",) * 3, n=300, law=law))
     model = sim.contact
     for touching, hertz_links in ((0.5, True), (0.2, False)):  # half the entries touch: dense
-        model._touching, model._links_of = touching, None
+        model._touching, model._link_found = touching, False
         link = model._links(sim.store, sim.neighbours)
         assert (link is not None) == (law == "hertz" and hertz_links)

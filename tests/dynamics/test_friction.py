@@ -11,7 +11,7 @@ import pytest
 from pdyn import Simulation
 from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
 from pdyn.dynamics import contact
-from pdyn.dynamics.contact import ContactModel
+from pdyn.dynamics.contact import ContactPass
 from pdyn.dynamics.history import partner_key
 from tests.mpi.scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
 
@@ -96,7 +96,7 @@ def test_pair_springs_are_exact_negatives():
     seen = 0
     for _ in range(400):
         sim.step()
-        sim.sync_history()
+        sim.neighbours.save(sim.store)
         if s.history_count[a]:
             seen += 1
             assert s.history_count[a] == s.history_count[b] == 1
@@ -126,24 +126,26 @@ def test_history_survives_rebuilds_and_reordering():
         assert np.array_equal(u, v), name
 
 
-def test_history_sync_changes_nothing_and_is_required():
+def test_history_sync_changes_nothing_and_lists_save_it_before_a_rebuild():
     """Saving the history into the particles' records after every step changes no bit of the
-    run; lists rebuilt without that save are refused (the springs would be lost)."""
+    run; lists rebuilt without that save save it first (the history hangs on them: the
+    springs are never lost)."""
     cfg = dense_polydisperse(("wall",) * 3, n=200, law="hertz", friction=0.5)
     a, b = Simulation(cfg), Simulation(cfg)
     for _ in range(150):
         a.step()
         b.step()
-        b.sync_history()
-    a.sync_history()
+        b.neighbours.save(b.store)
+    a.neighbours.save(a.store)
     x, y = gather_fields(a, FRICTIONAL_STATE), gather_fields(b, FRICTIONAL_STATE)
     for name, u, v in zip(("gid",) + FRICTIONAL_STATE, x, y):
         assert np.array_equal(u, v), name
     assert (a.store.history_count > 0).sum() > 20
     a.step()  # the history advances past the records again
-    a._find_neighbours(None, rebuilt=True)
-    with pytest.raises(RuntimeError, match="saved"):
-        a._forces()
+    assert not a.contact.history.saved and a.store.history_count.sum() == 0
+    a.neighbours.rebuild(a.broadphase, a.store, None, relist=True, walls=a.store.walls,
+                         table=a.wallset.table)
+    assert a.contact.history.saved and (a.store.history_count > 0).sum() > 20
 
 
 def crowd(n: int, gap: float = 1.25, speed: float = 0.5, **cfg):
@@ -176,7 +178,7 @@ def test_a_sphere_keeps_a_spring_for_each_of_a_hundred_contacts():
     most = 0
     for _ in range(120):
         every.step()
-        every.sync_history()
+        every.neighbours.save(every.store)
         big = every.store.owned[every.store.gid[every.store.owned] == 0][0]
         c = int(every.store.history_count[big])
         if c > most:
@@ -222,8 +224,8 @@ def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
         assert not sparse.store.torque[rest].any()
         skipped += rest.size
     assert skipped > 150 * 20 and sparse.rebuilds > 3
-    sparse.sync_history()
-    monkeypatch.setattr(ContactModel, "spinning_rows", lambda self, lists: lists.rows)
+    sparse.neighbours.save(sparse.store)
+    monkeypatch.setattr(ContactPass, "spinning_rows", lambda self, lists: lists.rows)
     dense = Simulation(cfg)
     dense.run(150)
     x, y = gather_fields(sparse, FRICTIONAL_STATE), gather_fields(dense, FRICTIONAL_STATE)
@@ -239,7 +241,7 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
     pair direct; friction and rolling) gives the run of every pair evaluated from both sides,
     bit for bit; so it does when the results wait in so few slots (``slots``) that most pairs
     find theirs taken and are evaluated in both rows, and when the run ``switch``es between
-    the two with every other build of the lists (``ContactModel.hand_over``)."""
+    the two with every other build of the lists (``ContactPass.hand_over``)."""
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5, reorder_every=20)
     if slots is not None:
         monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
@@ -262,7 +264,7 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
     both = Simulation(cfg)
     both.run(150)
     assert both.contact._link.size == 0
-    once.sync_history()
+    once.neighbours.save(once.store)
     x, y = gather_fields(once, FRICTIONAL_STATE), gather_fields(both, FRICTIONAL_STATE)
     assert (x[FRICTIONAL_STATE.index("history_count") + 1] != 0).sum() > 50
     for name, u, v in zip(("gid",) + FRICTIONAL_STATE, x, y):

@@ -198,7 +198,7 @@ def test_rough_drum_from_a_config():
     cfg = config_from_dict({"scene": "drum", "scale": 1 / 3, "progress": False,
                             "scene_options": {"froude": 0.1, "rough": True}})
     sim = Simulation(cfg)
-    assert sim._glued.size == 225 and "Froude 0.1" in sim.scene.description
+    assert sim.glued.handles.size == 225 and "Froude 0.1" in sim.scene.description
     for options, why in (
             ({"rough": 1}, "scene_options.rough = 1: expected true or false"),
             ({"rugged": True}, "scene_options.rugged = True: not an option of the 'drum' "

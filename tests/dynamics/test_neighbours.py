@@ -206,3 +206,40 @@ def test_default_skin_and_one_schedule():
     off = Simulation(cfg.with_(neighbour_skin=0.0))
     assert off.neighbours.every_step
     assert off.neighbours.rebuild_skin == off.exchange.skin == pytest.approx(0.25 * mean_d)
+
+
+def test_a_hanger_added_to_a_running_simulation_is_called_at_the_rebuild_steps():
+    """An object hung on the lists of a running simulation (``NeighbourList.hang``; nothing
+    of the driver changed) is told before each rebuild and after each build, at exactly the
+    steps that rebuild, in that order, and asked to save at the end of the run."""
+    from pdyn.config import SimulationConfig
+    from pdyn.dynamics.neighbours import Hanger
+    from pdyn.simulation import Simulation
+
+    class Spy(Hanger):
+        def __init__(self):
+            self.calls = []
+
+        def before_rebuild(self, store, lists):
+            self.calls.append(("before", sim.step_index + 1))
+
+        def after_build(self, store, lists):
+            self.calls.append(("after", sim.step_index + 1))
+
+        def save(self, store, lists):
+            self.calls.append(("save", sim.step_index))
+
+    sim = Simulation(SimulationConfig(scene="box", scale=0.1, progress=False))
+    sim.run(5)
+    spy = Spy()
+    sim.neighbours.hang(spy)
+    rebuilt = []
+    for _ in range(80):
+        before = sim.rebuilds
+        sim.step()
+        if sim.rebuilds > before:
+            rebuilt.append(sim.step_index)
+    sim.run(0)
+    assert len(rebuilt) > 3 and len(rebuilt) < 80
+    assert spy.calls == [(k, s) for s in rebuilt for k in ("before", "after")] \
+        + [("save", sim.step_index)]

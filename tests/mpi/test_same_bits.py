@@ -179,7 +179,7 @@ def chute_base_hit(run):
 
 
 def glued_ids(sim, comm):
-    return set(sim.store.gid[sim._glued].tolist())
+    return set(sim.store.gid[sim.glued.handles].tolist())
 
 
 def drum_layer_hit(run):

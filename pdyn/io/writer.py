@@ -1,0 +1,24 @@
+"""The writer protocol: what the driver calls at the end of a step (HOOMD-blue's writers with
+triggers, [Anderson2020]). A writer never sees the simulation, only an ``OutputView``."""
+
+from __future__ import annotations
+
+
+class Writer:
+    """A writer of output files. ``name`` names it (``"checkpoint"``: continuing a run reads
+    its ``written`` paths); ``needs`` says what the driver must fill into the view before it
+    is called (a set of ``network``, ``walls``, ``state``, ``thermo``: ``OutputView``);
+    :meth:`due` says whether it writes at the end of a step; :meth:`__call__` writes;
+    :meth:`finish` flushes what it buffers (the end of a run, a stop), nothing by default."""
+
+    name = "writer"
+    needs = frozenset()
+
+    def due(self, step: int) -> bool:
+        raise NotImplementedError
+
+    def __call__(self, view):
+        raise NotImplementedError
+
+    def finish(self, view) -> None:
+        """Write what is buffered (nothing unless overridden)."""
