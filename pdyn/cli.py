@@ -533,9 +533,11 @@ def cmd_plot(args, comm) -> int:
 
     if comm.rank == 0:
         try:
-            files = plot_run(args.run, args.out)
+            files, notes = plot_run(args.run, args.out)
         except ImportError as exc:
             raise CLIError(str(exc)) from None
+        for note in notes:
+            print(note)
         for f in files:
             print(f"pdyn: wrote {f}")
     return 0
