@@ -133,7 +133,9 @@ def _case(field: str, value) -> dict:
 
 CASES = [(f, kind, v) for f, values in FIELDS.items()
          for kind, v in zip(("wrong type", "non-finite", "out of range"), values)
-         if v is not None]
+         if v is not None] + [
+    ("insertion.rate", "huge", 1e300),  # a count owed beyond 64-bit integers (a traceback)
+]
 
 
 @pytest.mark.parametrize("field,kind,value", CASES, ids=[f"{f}-{k}" for f, k, _ in CASES])
@@ -336,6 +338,9 @@ FOLDER_FAULTS = {
     "broken symbolic link": (_broken_link, "broken symbolic link"),
     "snapshots a broken link": (_snapshots_broken_link, "broken symbolic link"),
     "earlier run": (_earlier_run, "--overwrite"),
+    # tracebacks of the file system calls, before they were checked
+    "a NUL character": (lambda d: "out\0x", "holds a NUL character"),
+    "a name of 300 characters": (lambda d: "runs/" + "a" * 300, "longer than 255 bytes"),
 }
 
 
