@@ -389,6 +389,7 @@ class WallConfig:
 
     def _check_mesh(self) -> None:
         """A mesh's source (a file, or vertices and triangles), scale and motion; reads it."""
+        number("walls.scale", self.scale, above=0)
         number("walls.scale", self.scale, lo=1e-9, hi=1e9, note=" (file units to m)")
         number("walls.angular_velocity", self.angular_velocity)
         if self.point is not None:
