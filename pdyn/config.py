@@ -154,8 +154,9 @@ class InsertionConfig:
     def __post_init__(self):
         lo = vector("insertion.region_lo", self.region_lo)
         hi = vector("insertion.region_hi", self.region_hi)
-        number("insertion.rate", self.rate, lo=0, hi=MAX_INSERTION_RATE,
-               note=" (spheres per second: a count owed beyond 64-bit integers)")
+        number("insertion.rate", self.rate, lo=0)
+        number("insertion.rate", self.rate, hi=MAX_INSERTION_RATE,
+               note="spheres per second: a count owed beyond 64-bit integers")
         r0 = number("insertion.radius_min", self.radius_min, above=0)
         r1 = number("insertion.radius_max", self.radius_max, above=0)
         if r1 < r0:
@@ -390,7 +391,7 @@ class WallConfig:
     def _check_mesh(self) -> None:
         """A mesh's source (a file, or vertices and triangles), scale and motion; reads it."""
         number("walls.scale", self.scale, above=0)
-        number("walls.scale", self.scale, lo=1e-9, hi=1e9, note=" (file units to m)")
+        number("walls.scale", self.scale, lo=1e-9, hi=1e9, note="file units to m")
         number("walls.angular_velocity", self.angular_velocity)
         if self.point is not None:
             object.__setattr__(self, "point", vector("walls.point", self.point))
