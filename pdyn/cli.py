@@ -313,21 +313,22 @@ def check_new_file(path: str, name: str) -> Path:
     return p
 
 
-def _on_root(comm, action) -> None:
-    """Run ``action()`` on rank 0 only; if it raises a user error, every rank raises it (as a
-    :class:`CLIError` with the same message)."""
+def _on_root(comm, action):
+    """Run ``action()`` on rank 0 only and return its value on every rank; if it raises a user
+    error, every rank raises it (as a :class:`CLIError` with the same message), so no rank is
+    left waiting for one that has stopped."""
     if comm.size == 1:
-        action()
-        return
-    message = None
+        return action()
+    message = value = None
     if comm.rank == 0:
         try:
-            action()
+            value = action()
         except _user_errors() as exc:
             message = str(exc)
-    message = comm.bcast(message)
+    message, value = comm.bcast((message, value))
     if message:
         raise CLIError(message)
+    return value
 
 
 def _print_summary(s: dict, out) -> None:
@@ -440,12 +441,10 @@ def cmd_restart(args, comm) -> int:
     left."""
     from dataclasses import replace
 
-    from .config import ConfigError, config_from_dict
-    from .io import OutputFileError
     from .io.checkpoint import (checkpoint_header, latest_checkpoint, run_folder_of,
                                 set_aside_after)
     from .io.schema import unchecked_note
-    from .restart import from_checkpoint
+    from .restart import from_checkpoint, stored_config
 
     kept = "cannot be changed with --restart (the checkpoint holds the run's configuration)"
     if args.config is not None:
@@ -463,13 +462,10 @@ def cmd_restart(args, comm) -> int:
     ckpt = latest_checkpoint(args.restart)
     head = checkpoint_header(ckpt)
     step = head["step"]
-    note = unchecked_note(ckpt) if comm.rank == 0 else None
-    if note:
+    note = _on_root(comm, lambda: unchecked_note(ckpt))  # opens every per-rank piece
+    if note and comm.rank == 0:
         print(note, flush=True)
-    try:
-        stored = config_from_dict(head["config"], source=f"{ckpt} (config)")
-    except ConfigError as exc:
-        raise OutputFileError(f"{ckpt}: its stored config is invalid here ({exc})") from None
+    stored = stored_config(ckpt, head)
     if args.steps is not None:
         steps = args.steps
     else:
@@ -537,9 +533,11 @@ def cmd_plot(args, comm) -> int:
 
     if comm.rank == 0:
         try:
-            files = plot_run(args.run, args.out)
+            files, notes = plot_run(args.run, args.out)
         except ImportError as exc:
             raise CLIError(str(exc)) from None
+        for note in notes:
+            print(note)
         for f in files:
             print(f"pdyn: wrote {f}")
     return 0

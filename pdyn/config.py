@@ -83,6 +83,13 @@ class ContactConfig:
         number("contact.poisson_ratio", self.poisson_ratio, above=-1, hi=0.5)
 
 
+#: the longest file or folder name file systems take (bytes; NAME_MAX of Linux)
+MAX_NAME = 255
+#: the largest ``insertion.rate`` (s⁻¹): its spheres owed over a run of 10⁶ s still count in
+#: 64-bit integers
+MAX_INSERTION_RATE = 1e12
+
+
 @dataclass(frozen=True, kw_only=True)
 class OutputConfig:
     """Where and how often to write. 0 disables a writer. ``wall_forces``: the total force on
@@ -106,6 +113,11 @@ class OutputConfig:
     def __post_init__(self):
         if not isinstance(self.folder, str) or not self.folder:
             raise ConfigError(f"output.folder = {self.folder!r}: expected a folder path")
+        if "\0" in self.folder:
+            raise ConfigError(f"output.folder = {self.folder!r}: holds a NUL character")
+        if any(len(part.encode(errors="replace")) > MAX_NAME for part in self.folder.split("/")):
+            raise ConfigError(f"output.folder = {self.folder[:40]!r}... ({len(self.folder)} "
+                              f"characters): a name in it is longer than {MAX_NAME} bytes")
         integer("output.snapshot_every", self.snapshot_every, lo=0)
         integer("output.checkpoint_every", self.checkpoint_every, lo=0)
         integer("output.thermo_every", self.thermo_every, lo=0)
@@ -142,6 +154,8 @@ class InsertionConfig:
         lo = vector("insertion.region_lo", self.region_lo)
         hi = vector("insertion.region_hi", self.region_hi)
         number("insertion.rate", self.rate, lo=0)
+        number("insertion.rate", self.rate, hi=MAX_INSERTION_RATE,
+               note="spheres per second: a count owed beyond 64-bit integers")
         r0 = number("insertion.radius_min", self.radius_min, above=0)
         r1 = number("insertion.radius_max", self.radius_max, above=0)
         if r1 < r0:

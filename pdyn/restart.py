@@ -122,6 +122,24 @@ def check_identity(path: str | Path, head: dict, config) -> None:
             "datasets (damaged file; only a frictionless run's checkpoint has none)")
 
 
+def stored_config(path: str | Path, head: dict):
+    """The run's configuration stored in the checkpoint at ``path`` (``head``: its header),
+    validated with the scene's contact law and insertion it also stores (used where the config
+    gives none); refused as :class:`OutputFileError` when this pdyn does not accept it. The
+    one place a restart reads the stored configuration (``pdyn run --restart`` and
+    :func:`from_checkpoint`)."""
+    insertion = head.get("insertion")
+    try:
+        cfg = config_from_dict(head["config"], source=f"{path} (config)")
+        config_from_dict({"contact": head["contact"]}, source=f"{path} (contact)")
+        if insertion:
+            config_from_dict({"insertion": insertion["params"]},
+                             source=f"{path} (insertion.params)")
+    except ConfigError as exc:
+        raise OutputFileError(f"{path}: its stored config is invalid here ({exc})") from None
+    return cfg
+
+
 def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
     """A :class:`~pdyn.simulation.Simulation` continuing the checkpointed run at ``path`` on
     ``comm`` (any number of ranks). ``changes`` override configuration fields (``output``,
@@ -129,15 +147,7 @@ def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
     comm = comm if comm is not None else get_comm()
     head, _, rest = read_checkpoint_rows(path)
     insertion = head.get("insertion")  # {"params", "state"} of a pouring run, or None
-    try:
-        cfg = config_from_dict(head["config"], source=f"{path} (config)")
-        # the scene's contact law and insertion, used where the config gives none
-        config_from_dict({"contact": head["contact"]}, source=f"{path} (contact)")
-        if insertion:
-            config_from_dict({"insertion": insertion["params"]},
-                             source=f"{path} (insertion.params)")
-    except ConfigError as exc:
-        raise OutputFileError(f"{path}: its stored config is invalid here ({exc})") from None
+    cfg = stored_config(path, head)
     check_identity(path, head, cfg)
     if changes:
         cfg = cfg.with_(**changes)

@@ -5,13 +5,16 @@ bytes (normal, three corners as float32, a 2-byte attribute); a file of 84 + 50 
 binary even when its header starts with ``solid``. ASCII STL: ``solid``, then ``facet normal
 … / outer loop / vertex x y z (×3) / endloop / endfacet`` blocks, ``endsolid`` (one or more
 solids). The stored normals are ignored (pdyn computes its own from the corners). A file that
-is neither, truncated, or holds no triangle is refused with a one-line :class:`StlError`.
+is neither, truncated, or holds no triangle is refused with a one-line :class:`StlError`, and
+so is a path that is not a regular file (a FIFO, a device such as ``/dev/zero``, a folder),
+before anything is read.
 
 Units: whatever the file's (scaled by the caller).
 """
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -28,6 +31,9 @@ def read_stl(path: str | Path) -> np.ndarray:
     """The triangles of the STL file ``path`` (ASCII or binary) as float64 (T, 3, 3)."""
     path = Path(path)
     try:
+        mode = path.stat().st_mode
+        if not stat.S_ISREG(mode):  # a FIFO would wait for a writer, a device never end
+            raise StlError(f"not a regular file ({_kind(mode)}): give an STL file")
         raw = path.read_bytes()
     except OSError as exc:
         raise StlError(f"cannot read ({exc.strerror})") from None
@@ -46,6 +52,16 @@ def read_stl(path: str | Path) -> np.ndarray:
         raise StlError(f"not an STL file ({len(raw)} bytes: neither 'solid …' text nor a "
                        "binary header)")
     return _ascii(raw)
+
+
+def _kind(mode: int) -> str:
+    """What a file that is not a regular file is (``os.stat`` mode)."""
+    for test, name in ((stat.S_ISDIR, "a folder"), (stat.S_ISFIFO, "a FIFO"),
+                       (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
+                       (stat.S_ISSOCK, "a socket")):
+        if test(mode):
+            return name
+    return "a special file"
 
 
 def _ascii(raw: bytes) -> np.ndarray:

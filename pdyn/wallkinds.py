@@ -290,6 +290,7 @@ def load_mesh(values: dict) -> Mesh:
 def _check_mesh(v: dict) -> dict:
     """A mesh's source (a file, or vertices and triangles), scale and motion; reads it."""
     number("walls.scale", v["scale"], above=0)
+    number("walls.scale", v["scale"], lo=1e-9, hi=1e9, note="file units to m")
     number("walls.angular_velocity", v["angular_velocity"])
     out = {}
     if v["point"] is not None:

@@ -3,6 +3,7 @@ one-line error contract (exit 2, one line on stderr, the field named, nothing wr
 
 import os
 import subprocess
+import sys
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -91,3 +92,29 @@ def tmpfs(where: Path, options: str):
         yield where
     finally:
         subprocess.run(["umount", str(where)], capture_output=True, timeout=10)
+
+
+#: the venv's ``mpiexec`` (the 'mpich' wheel), for tests that run pdyn on several ranks
+MPIEXEC = Path(sys.executable).parent / "mpiexec"
+
+
+def mpiexec_pdyn(ranks: int, args, cwd, timeout: float = 180):
+    """``mpiexec -n ranks python -m pdyn ARGS`` in ``cwd``: (exit code, stdout, stderr). The
+    timeout guards against a hang (it measures nothing): then the whole job is killed (its
+    process group, so no rank is left behind) and the test fails."""
+    import signal
+
+    if not MPIEXEC.exists():
+        pytest.skip(f"no mpiexec next to {sys.executable} (install the 'mpich' wheel)")
+    env = dict(os.environ, MPIR_CVAR_ENABLE_HEAVY_YIELD="1", PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen([str(MPIEXEC), "-n", str(ranks), sys.executable, "-m", "pdyn",
+                             *map(str, args)], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, start_new_session=True)
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        out, err = proc.communicate()
+        pytest.fail(f"mpiexec -n {ranks} pdyn {' '.join(map(str, args))}: no end within "
+                    f"{timeout} s (a hang); stderr: {err[-2000:]}")
+    return proc.returncode, out, err

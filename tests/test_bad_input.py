@@ -133,7 +133,9 @@ def _case(field: str, value) -> dict:
 
 CASES = [(f, kind, v) for f, values in FIELDS.items()
          for kind, v in zip(("wrong type", "non-finite", "out of range"), values)
-         if v is not None]
+         if v is not None] + [
+    ("insertion.rate", "huge", 1e300),  # a count owed beyond 64-bit integers (a traceback)
+]
 
 
 @pytest.mark.parametrize("field,kind,value", CASES, ids=[f"{f}-{k}" for f, k, _ in CASES])
@@ -336,6 +338,9 @@ FOLDER_FAULTS = {
     "broken symbolic link": (_broken_link, "broken symbolic link"),
     "snapshots a broken link": (_snapshots_broken_link, "broken symbolic link"),
     "earlier run": (_earlier_run, "--overwrite"),
+    # tracebacks of the file system calls, before they were checked
+    "a NUL character": (lambda d: "out\0x", "holds a NUL character"),
+    "a name of 300 characters": (lambda d: "runs/" + "a" * 300, "longer than 255 bytes"),
 }
 
 
@@ -657,3 +662,66 @@ def test_outlet_outside_the_box(tmp_path, cli):
     assert_user_error(code, err, "insertion.outlet_lo = [0.0, 0.0, -3.0]: the outlet ..[8.0, "
                       "8.0, -1.0] lies outside the box", "never remove a sphere")
     assert not (tmp_path / "out").exists()
+
+
+# ------------------------------------------------------------------ STL special files, scales
+def _floor_stl(d):
+    from pdyn.stl import write_stl
+
+    tri = np.array([[[-5, -5, -1], [5, -5, -1], [5, 5, -1]], [[-5, -5, -1], [5, 5, -1],
+                                                               [-5, 5, -1]]], float)
+    write_stl(d / "floor.stl", tri)
+    return "floor.stl"
+
+
+def _fifo(d):
+    import os
+
+    os.mkfifo(d / "pipe.stl")
+    return "pipe.stl"
+
+
+def _folder(d):
+    (d / "folder.stl").mkdir()
+    return "folder.stl"
+
+
+MESH_FAULTS = {
+    # (the file, the wall's other fields, needles); a FIFO hung waiting for a writer,
+    # /dev/zero read until memory ran out, an absurd scale printed numpy warnings
+    "a FIFO": (_fifo, "", ("walls[0].file", "not a regular file (a FIFO)")),
+    "/dev/zero": (lambda d: "/dev/zero", "", ("walls[0].file", "a character device")),
+    "a folder": (_folder, "", ("walls[0].file", "a folder")),
+    "scale 1e300": (_floor_stl, "scale = 1e300", ("walls[0].scale = 1e+300", "must be in")),
+    "scale 1e-300": (_floor_stl, "scale = 1e-300", ("walls[0].scale = 1e-300", "must be in")),
+}
+
+
+class TestMeshFileFaults:
+    """A mesh wall's ``file`` that is not a regular file is refused before it is read, and a
+    scale no file's units need is refused: one line naming the field, exit 2, nothing written
+    (the test's alarm turns a hang into a failure)."""
+
+    @pytest.mark.parametrize("fault", MESH_FAULTS)
+    def test_one_line(self, tmp_path, cli, fault):
+        import signal
+
+        make, extra, needles = MESH_FAULTS[fault]
+        name = make(tmp_path)
+        (tmp_path / "run.toml").write_text(
+            f'scene = "drop"\nscale = 0.05\n[[walls]]\ntype = "mesh"\nfile = "{name}"\n{extra}\n')
+        before = listing(tmp_path)
+
+        def hang(*_):
+            raise TimeoutError(f"{fault}: no answer within 60 s (a hang)")
+
+        old = signal.signal(signal.SIGALRM, hang)
+        signal.alarm(60)
+        try:
+            code, _, err = cli(["run", "run.toml", "--steps", "2", "--no-progress",
+                                "--output", "out"])
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, old)
+        assert_user_error(code, err, *needles)
+        assert listing(tmp_path) == before

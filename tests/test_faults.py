@@ -16,7 +16,7 @@ from pdyn.config import (BoxConfig, ContactConfig, OutputConfig, ParticlesConfig
 from pdyn.io import OutputWriteError, Writer, read_checkpoint, read_snapshot
 from pdyn.simulation import Simulation
 
-from .conftest import assert_user_error, tmpfs
+from .conftest import assert_user_error, mpiexec_pdyn, tmpfs
 
 
 def test_huge_dt_stops_with_the_cause(tmp_path, cli):
@@ -262,3 +262,66 @@ def test_every_stop_names_the_last_good_checkpoint(tmp_path, cli, hook):
     code, _, err = cli(["run", "--scale", "0.05", "--steps", "50", "--no-progress",
                         "--snapshot-every", "0", "--output", "none"])
     assert_user_error(code, err, "; no checkpoint written by this run")
+
+
+# ------------------------------------------------------------------ a damaged per-rank piece
+def _damage(path, how):
+    """Truncate the file at ``path`` to half its size, or replace it by text."""
+    if how == "truncated":
+        with open(path, "r+b") as f:
+            f.truncate(path.stat().st_size // 2)
+    else:
+        path.write_text("not an HDF5 file\n")
+
+
+@pytest.fixture(scope="module")
+def multi_rank_runs(tmp_path_factory):
+    """``run(ranks)``: a run folder of the ``box`` scene run on that many ranks (made once),
+    checkpoints at steps 5 and 10, each with its per-rank pieces."""
+    runs = {}
+
+    def run(ranks):
+        if ranks not in runs:
+            where = tmp_path_factory.mktemp(f"ranks{ranks}")
+            code, _, err = mpiexec_pdyn(ranks, ["run", "--scene", "box", "--scale", "0.1",
+                                                "--steps", "10", "--checkpoint-every", "5",
+                                                "--snapshot-every", "0", "--no-progress",
+                                                "--output", "out"], where, timeout=600)
+            assert code == 0, err[-3000:]
+            runs[ranks] = where / "out"
+        return runs[ranks]
+    return run
+
+
+def _piece_cases():
+    """(ranks, piece, damage, what --restart names): every piece of a 2- and a 4-rank
+    checkpoint, truncated and not HDF5, named as a file; each piece of the 2-rank one through
+    its run folder; the fast lane takes two 2-rank cases."""
+    cases = [(ranks, piece, how, "file") for ranks in (2, 4) for piece in range(ranks)
+             for how in ("truncated", "not HDF5")]
+    cases += [(2, piece, "truncated", "folder") for piece in range(2)]
+    fast = {(2, 1, "not HDF5", "file"), (2, 0, "truncated", "folder")}
+    return [pytest.param(*c, marks=() if c in fast else pytest.mark.slow,
+                         id=f"{c[0]}ranks-r{c[1]}-{c[2].replace(' ', '')}-{c[3]}")
+            for c in cases]
+
+
+class TestDamagedPieceOnEveryRank:
+    """A restart on N ranks from an N-rank checkpoint one of whose per-rank pieces cannot be
+    opened: every rank takes part in the check, so the job ends within the timeout with one
+    line and exit 2 (it used to print the line on rank 0 and leave the other ranks waiting
+    forever). ``--restart FOLDER`` picks the newest checkpoint, whose piece is the damaged
+    one."""
+
+    @pytest.mark.parametrize("ranks,piece,how,target", _piece_cases())
+    def test_one_line_and_exit_2(self, multi_rank_runs, tmp_path, ranks, piece, how, target):
+        import shutil
+
+        out = tmp_path / "out"
+        shutil.copytree(multi_rank_runs(ranks), out)
+        ckpt = out / "checkpoints" / "ckpt_00000010.h5"
+        _damage(ckpt.with_name(f"ckpt_00000010.r{piece:04d}.h5"), how)
+        restart = ckpt if target == "file" else out
+        code, _, err = mpiexec_pdyn(ranks, ["run", "--restart", restart, "--steps", "5",
+                                            "--no-progress"], tmp_path, timeout=90)
+        assert_user_error(code, err, f"{ckpt}: cannot read its per-rank pieces")

@@ -4,17 +4,19 @@ the optional ``matplotlib`` package, ``pip install 'pdyn[plot]'``).
 ``thermo.csv`` gives ``thermo_energy.png`` (kinetic and rotational energy, J, against time),
 ``thermo_contacts.png`` (contacts and mean coordination) and ``thermo_overlap.png`` (largest
 overlap / radius); ``wall_forces.csv``, when the run wrote it, ``wall_forces.png`` (each
-wall's force components, N).
+wall's force components, N). A series whose last line a stopped run cut is drawn without
+it (a note says so); a series that does not read otherwise, or lacks a column, is one line.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .hdf5 import OutputFileError, make_folder
+import numpy as np
+
+from .hdf5 import OutputFileError, OutputWriteError, make_folder
 from .thermo import FILE_NAME as THERMO
 from .wallforces import FILE_NAME as WALL_FORCES
-from .wallforces import read_series
 
 
 def _pyplot():
@@ -29,25 +31,67 @@ def _pyplot():
     return plt
 
 
-def _read(path: Path):
+#: the columns each series must hold to be drawn
+THERMO_COLUMNS = ("time", "kinetic_energy", "rotational_energy", "contacts", "coordination",
+                  "max_overlap")
+WALL_COLUMNS = ("step", "time")
+
+
+def read_cut_series(path: Path, columns: tuple) -> tuple[list[str], np.ndarray, str | None]:
+    """(column names, rows, note) of the CSV series ``path``, which must hold ``columns``:
+    a last line that a stopped run cut (too few numbers, a cut number, no end of line) is
+    left out, and ``note`` says so (else None). Anything else that does not read is one
+    :class:`OutputFileError` naming the file and the line."""
     try:
-        return read_series(path)
-    except (OSError, UnicodeDecodeError, ValueError, IndexError) as exc:
-        raise OutputFileError(f"{path}: not a readable series ({exc})") from None
+        text = path.read_text()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise OutputFileError(f"{path}: cannot read it ({exc})") from None
+    lines = text.splitlines()
+    if not lines or not lines[0].strip():
+        raise OutputFileError(f"{path}: empty, expected a header line of column names")
+    names = lines[0].split(",")
+    for c in columns:
+        if c not in names:
+            raise OutputFileError(f"{path}: no column {c!r} in its header (not a pdyn series?)")
+    rows, note = [], None
+    body = [(k, ln) for k, ln in enumerate(lines[1:], start=2) if ln]
+    for k, ln in body:
+        try:
+            row = [float(x) for x in ln.split(",")]
+            if len(row) != len(names):
+                raise ValueError(f"{len(row)} numbers for {len(names)} columns")
+            if k == body[-1][0] and not text.endswith("\n"):  # every row ends with one
+                raise ValueError("no end of line")
+        except ValueError as exc:
+            if k == body[-1][0]:  # the last line: cut by a run that stopped while writing
+                note = (f"pdyn: note: {path}: its last line ({k}) is cut ({exc}); left out "
+                        "(a run stopped while appending?)")
+                break
+            raise OutputFileError(f"{path}: line {k} does not read ({exc})") from None
+        rows.append(row)
+    return names, np.array(rows, float).reshape(-1, len(names)), note
 
 
-def plot_run(run: str | Path, out: str | Path | None = None) -> list[Path]:
+def plot_run(run: str | Path, out: str | Path | None = None) -> tuple[list[Path], list[str]]:
     """Draw the series of the run folder ``run`` into ``out`` (default: ``run``); returns the
-    PNG files written. Raises :class:`OutputFileError` when ``run`` has no ``thermo.csv`` and
-    ``ImportError`` without matplotlib."""
+    PNG files written and notes (a cut last line left out, :func:`read_cut_series`). Raises
+    :class:`OutputFileError` when ``run`` has no readable ``thermo.csv`` (or a
+    ``wall_forces.csv`` that does not read), :class:`OutputWriteError` when a PNG cannot be
+    written and ``ImportError`` without matplotlib; all series are read before anything is
+    written."""
     run = Path(run)
     if not (run / THERMO).is_file():
         raise OutputFileError(f"{run}: no {THERMO} here (run with --thermo-every N or "
                               "[output] thermo_every = N)")
+    names, rows, note = read_cut_series(run / THERMO, THERMO_COLUMNS)
+    notes = [note] if note else []
+    wall = None
+    if (run / WALL_FORCES).is_file():
+        *wall, note = read_cut_series(run / WALL_FORCES, WALL_COLUMNS)
+        notes += [note] if note else []
     plt = _pyplot()
     out = Path(out) if out is not None else run
     make_folder(out)
-    names, rows = _read(run / THERMO)
     col = {n: rows[:, k] for k, n in enumerate(names)}
     t = col["time"]
     panels = [
@@ -57,8 +101,8 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> list[Path]:
          [("contacts", col["contacts"]), ("coordination", col["coordination"])]),
         ("thermo_overlap.png", "largest overlap / radius", [("max overlap", col["max_overlap"])]),
     ]
-    if (run / WALL_FORCES).is_file():
-        names_w, rows_w = _read(run / WALL_FORCES)
+    if wall is not None:
+        names_w, rows_w = wall
         panels.append(("wall_forces.png", "force on the wall (N)",
                        [(n, rows_w[:, k]) for k, n in enumerate(names_w) if k >= 2
                         and n[-3:-1] == "_f" and rows_w[:, k].any()], rows_w[:, 1]))
@@ -81,10 +125,15 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> list[Path]:
         ax.set_xlabel("time (s)")
         ax.set_title(f"{run.resolve().name}: {label}")
         fig.tight_layout()
-        fig.savefig(out / name, dpi=100)
-        plt.close(fig)
+        try:
+            fig.savefig(out / name, dpi=100)
+        except OSError as exc:
+            raise OutputWriteError(f"{out / name}: cannot write ({exc.strerror or exc})"
+                                   ) from None
+        finally:
+            plt.close(fig)
         written.append(out / name)
-    return written
+    return written, notes
 
 
 __all__ = ["plot_run"]

@@ -18,7 +18,8 @@ written with 17 significant digits, so they read back to the same bits
 Independent of the rank count bit for bit: each rank contributes its wall contacts (sphere id,
 wall id, force), rank 0 gathers them and sums each wall's in ascending sphere id — the same
 numbers in the same order on any number of ranks. Rows are buffered and appended when a
-snapshot or checkpoint is written, every ``FLUSH`` steps and at the end of a run; a restart
+snapshot or checkpoint is written, every ``FLUSH`` steps, when the ranks' buffers hold about
+``BUFFER_ROWS`` contacts each and at the end of a run (bounded memory); a restart
 keeps the rows up to its step (the file as it was goes to ``superseded/``, as snapshots do).
 """
 
@@ -35,6 +36,9 @@ from .writer import Writer
 FILE_NAME = "wall_forces.csv"
 #: steps between appends to the file (at most; snapshots and checkpoints append too)
 FLUSH = 1000
+#: wall contacts a rank buffers between appends, about (56 B each): fewer steps between
+#: appends when the walls hold many contacts
+BUFFER_ROWS = 1 << 15
 
 
 def wall_names(normals: np.ndarray, n_box: int | None = None) -> list[str]:
@@ -63,10 +67,41 @@ def sum_by_wall(steps: np.ndarray, wall: np.ndarray, sphere: np.ndarray, force: 
     return out
 
 
+class ContactBuffer:
+    """A rank's wall contacts since the last append: (step, sphere id, wall id, load (6))
+    rows in preallocated arrays that double when full, so adding a step costs a copy of its
+    contacts and nothing is kept per step (the append rule bounds how many rows it holds)."""
+
+    def __init__(self, capacity: int = 1024):
+        self.n = 0
+        self.ids = np.empty((capacity, 3), np.int64)  # step, sphere id, wall id
+        self.load = np.empty((capacity, 6))
+
+    def add(self, step: int, ids: np.ndarray, load: np.ndarray) -> None:
+        k = len(ids)
+        if self.n + k > len(self.ids):
+            grown = max(2 * len(self.ids), self.n + k)
+            self.ids = np.resize(self.ids, (grown, 3))
+            self.load = np.resize(self.load, (grown, 6))
+        self.ids[self.n:self.n + k, 0] = step
+        self.ids[self.n:self.n + k, 1:] = ids
+        self.load[self.n:self.n + k] = load
+        self.n += k
+
+    def take(self) -> tuple[np.ndarray, np.ndarray]:
+        """(ids, load) of the rows held (copies), and empty the buffer."""
+        out = self.ids[:self.n].copy(), self.load[:self.n].copy()
+        self.n = 0
+        return out
+
+
 class WallForceWriter(Writer):
-    """Records every step's wall contacts of this rank and appends the totals per wall to
-    ``folder/wall_forces.csv`` (rank 0) at flush steps (``flush_at(step)`` or every ``FLUSH``
-    steps) and at :meth:`finish`."""
+    """Records every step's wall contacts of this rank (:class:`ContactBuffer`) and appends
+    the totals per wall to ``folder/wall_forces.csv`` (rank 0) at flush steps
+    (``flush_at(step)``), every ``FLUSH`` steps, once the ranks hold about ``BUFFER_ROWS``
+    contacts each (the interval set at each append from the most contacts a rank had in one
+    step since the previous one; from one step on, at most doubling) and at :meth:`finish`: the
+    memory it holds is bounded whatever the run's length."""
 
     name = "wall_forces"
     needs = frozenset({"walls"})  # the wall contacts of every step
@@ -74,9 +109,12 @@ class WallForceWriter(Writer):
     def __init__(self, folder: str | Path, flush_at=None):
         self.path = Path(folder) / FILE_NAME
         self.flush_at = flush_at or (lambda step: False)
-        self._steps: list[int] = []
-        self._times: list[float] = []
-        self._rows: list[tuple] = []  # per step: (ids, forces and torques on the walls)
+        self._steps = np.empty(FLUSH, np.int64)
+        self._times = np.empty(FLUSH)
+        self._held = 0  # steps buffered
+        self._most = 0  # the most contacts of one step since the last append
+        self._every = 1  # steps between appends (the size rule's; at most doubling)
+        self._contacts = ContactBuffer()
         self._started = False
         self.written: list[Path] = []  # the file, once started
 
@@ -86,11 +124,17 @@ class WallForceWriter(Writer):
     def __call__(self, view) -> None:
         if not self._started:
             self._start(view)
-        self._steps.append(view.step)
-        self._times.append(view.time)
-        self._rows.append(wall_loads(view.wall_load, view.store, self.wall_ids,
-                                     self.wall_handles))
-        if view.step % FLUSH == 0 or self.flush_at(view.step):
+        if self._held == len(self._steps):  # at most FLUSH steps between appends
+            self.flush(view)
+        self._steps[self._held] = view.step
+        self._times[self._held] = view.time
+        self._held += 1
+        before = self._contacts.n
+        self._contacts.add(view.step, *wall_loads(view.wall_load, view.store, self.wall_ids,
+                                                  self.wall_handles))
+        self._most = max(self._most, self._contacts.n - before)
+        if (view.step % FLUSH == 0 or self._held >= self._every
+                or self.flush_at(view.step)):
             self.flush(view)
 
     def finish(self, view) -> None:
@@ -112,26 +156,27 @@ class WallForceWriter(Writer):
         self.written = [self.path]
 
     def flush(self, view) -> None:
-        """Gather the buffered rows on rank 0 and append them (collective)."""
-        if not self._steps:
+        """Gather the buffered rows on rank 0 and append them; set the steps until the next
+        append from the largest rank's contacts per step (collective)."""
+        if not self._held:
             return
-        steps = np.array(self._steps, np.int64)
-        ids, load = (np.concatenate(a) for a in zip(*self._rows))
-        counts = [len(r[0]) for r in self._rows]
-        mine = (np.repeat(steps, counts), ids[:, 0], ids[:, 1], load)
-        times = np.array(self._times)
-        self._steps, self._times, self._rows = [], [], []
-        parts = view.comm.gather(mine, root=0)
+        steps = self._steps[:self._held].copy()
+        times = self._times[:self._held].copy()
+        most = view.comm.allreduce_max(self._most)
+        self._every = int(min(FLUSH, 2 * self._every, max(1, BUFFER_ROWS // max(most, 1))))
+        self._most = 0
+        self._held = 0
+        parts = view.comm.gather(self._contacts.take(), root=0)
 
         def append():
-            cat = [np.concatenate([p[k] for p in parts]) for k in range(4)]
-            totals = sum_by_wall(cat[0], cat[2], cat[1], cat[3], self.wall_ids, steps)
+            ids = np.concatenate([p[0] for p in parts])
+            load = np.concatenate([p[1] for p in parts])
+            totals = sum_by_wall(ids[:, 0], ids[:, 2], ids[:, 1], load, self.wall_ids, steps)
             totals = np.concatenate((totals[:, :, :3].reshape(len(steps), -1),  # forces, torques
                                      totals[:, self.n_box:, 3:].reshape(len(steps), -1)), axis=1)
             fmt = ",".join(["%d"] + ["%.17g"] * (1 + totals[0].size)) + "\n"  # exact
             text = "".join(fmt % (s, t, *row) for s, t, row in
-                           zip(steps.tolist(), times.tolist(), totals.reshape(len(steps), -1)
-                               .tolist()))
+                           zip(steps.tolist(), times.tolist(), totals.tolist()))
             append_text(self.path, text)
 
         agree(view.comm, attempt(append) if view.comm.rank == 0 else None)

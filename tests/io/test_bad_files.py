@@ -679,3 +679,66 @@ def test_dataset_without_checksum_is_read_with_a_note(tmp_path, cli, good, kind,
         assert note in out.splitlines(), out
     code, out, _ = cli(["info", good[kind]])
     assert code == 0 and "Fletcher-32" not in out
+
+
+# ------------------------------------------------------------------ pdyn plot
+def _series(folder: Path, thermo_rows=3, wall=True) -> None:
+    """A run folder with a ``thermo.csv`` of ``thermo_rows`` rows and a ``wall_forces.csv``."""
+    from pdyn.io.thermo import COLUMNS
+
+    folder.mkdir()
+    rows = [",".join(str(k * 0.5 + c) for c in range(len(COLUMNS))) for k in range(thermo_rows)]
+    (folder / "thermo.csv").write_text("\n".join([",".join(COLUMNS), *rows]) + "\n")
+    if wall:
+        (folder / "wall_forces.csv").write_text(
+            "step,time,z_lo_fx,z_lo_fy,z_lo_fz\n1,0.001,0,0,-3.5\n2,0.002,0,0,-3.25\n")
+
+
+class TestPlotBadSeries:
+    """``pdyn plot`` on series a stopped run cut or that are not pdyn's: a cut last line is
+    left out with a note and the pictures are drawn; missing columns, a damaged line
+    inside, a header alone and a PNG that cannot be written are one line, exit 2, and no
+    PNG (it used to be a numpy message or a traceback)."""
+
+    @pytest.mark.parametrize("series,cut", [("thermo.csv", "1.0,0.5,2"),
+                                            ("thermo.csv", "1.0,0.5,2.5,3.5,4.5,5.5,6.2e"),
+                                            ("thermo.csv", "1.0,0.5,2.5,3.5,4.5,5.5,6.2"),
+                                            ("wall_forces.csv", "3,0.003,0,0,-")],
+                             ids=["thermo-few", "thermo-cut-number", "thermo-no-eol", "wall-forces"])
+    def test_cut_last_line_is_left_out(self, tmp_path, cli, series, cut):
+        pytest.importorskip("matplotlib")
+        _series(tmp_path / "run")
+        with open(tmp_path / "run" / series, "a") as f:
+            f.write(cut)  # no newline: the append was cut
+        code, out, err = cli(["plot", "run"])
+        assert code == 0 and not err, err
+        assert f"pdyn: note: run/{series}: its last line" in out and "left out" in out
+        assert len(list((tmp_path / "run").glob("*.png"))) == 4
+
+    @pytest.mark.parametrize("case,needles", [
+        ("no energy column", ("thermo.csv", "no column 'kinetic_energy'")),
+        ("no time in wall forces", ("wall_forces.csv", "no column 'time'")),
+        ("bad line inside", ("thermo.csv", "line 2 does not read")),
+        ("empty", ("thermo.csv", "empty")),
+        ("png is a folder", ("thermo_energy.png", "cannot write")),
+    ])
+    def test_bad_series_is_one_line(self, tmp_path, cli, case, needles):
+        pytest.importorskip("matplotlib")
+        run = tmp_path / "run"
+        _series(run)
+        thermo, wall = run / "thermo.csv", run / "wall_forces.csv"
+        if case == "no energy column":
+            thermo.write_text(thermo.read_text().replace("kinetic_energy", "kinetic"))
+        elif case == "no time in wall forces":
+            wall.write_text(wall.read_text().replace("time", "t"))
+        elif case == "bad line inside":
+            lines = thermo.read_text().splitlines()
+            lines[1] = lines[1].replace(",", ";", 2)
+            thermo.write_text("\n".join(lines) + "\n")
+        elif case == "empty":
+            thermo.write_text("")
+        else:
+            (run / "thermo_energy.png").mkdir()
+        code, _, err = cli(["plot", "run"])
+        assert_user_error(code, err, *needles)
+        assert not list(run.glob("*.png")) or case == "png is a folder"
