@@ -84,9 +84,8 @@ from .laws import law_parameters, normal_force
 
 
 # ------------------------------------------------------------------ geometry
-# The helpers take scalars, not arrays: the same helper taking the arrays and two handles (and
-# returning the touch flag in its tuple) made the whole kernel 6-10x slower (measured on the
-# 97 336-sphere gas: 22 vs 2.3 ms); with scalars it costs nothing.
+# The helpers take scalars, not arrays: the same helper taking the arrays and two handles made
+# the whole kernel several times slower; with scalars it costs nothing.
 @njit(inline="always", **JIT)
 def sphere_contact(dx, dy, dz, d2, s, gi, gj):
     """A touching sphere pair seen from i, given x_j − x_i = (dx, dy, dz), its square d2, the
@@ -153,22 +152,15 @@ MIN_SLOTS = 4096
 #: pairs of two rows are handed over (evaluated once) on lists built after a pass in which at
 #: least this share of the list entries touched (2 × contacts / entries), by (rotation?, law);
 #: below, each row evaluates all its pairs, reading no links — the same bits either way.
-#: Handing over costs per entry (a link read) and per pair handed over (its slot), and saves
-#: an evaluation per contact. Measured in one process, alternating chunks
-#: (``benchmarks/pairs_once.py`` and its like), the time of handing over against not:
-#: frictionless, the dense linear gas (50 653 spheres, ~0.45 of the entries touch) 1.14, the
-#: settled Hertz bed (8 000 and 40 000 spheres, ~0.5) 0.76-0.81 — a linear contact costs
-#: less than its hand-over, a Hertz contact more —; with friction, the dilute gas 1.065, the
-#: dense gas (0.26-0.47) 0.84-0.88.
+#: Handing over costs a link read per entry and saves an evaluation per contact; a frictionless
+#: linear contact costs less than its hand-over (``benchmarks/pairs_once.py`` measures both).
 HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
                   (True, "linear"): 0.15, (True, "hertz"): 0.15}
 
 
 #: without rotation, a row gathers its entries with work first (:func:`_pass`) on lists built
-#: after a pass in which at least this share of the entries touched. Measured, gathering
-#: against not: the dense linear gas at ~0.45 touching (no hand-over against it) 0.73x the
-#: pass's time, at ~0.15 0.86x; the settled Hertz bed (~0.5, handing over) 0.92x the step's;
-#: the dilute gas (~0.09) 0.99-1.03x the pass's.
+#: after a pass in which at least this share of the entries touched (in a loose gas the
+#: gathering does not pay; ``benchmarks/pairs_once.py``).
 GATHER_FROM = 0.12
 
 
