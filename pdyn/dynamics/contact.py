@@ -153,14 +153,14 @@ MIN_SLOTS = 4096
 #: least this share of the list entries touched (2 × contacts / entries), by (rotation?, law);
 #: below, each row evaluates all its pairs, reading no links — the same bits either way.
 #: Handing over costs a link read per entry and saves an evaluation per contact; a frictionless
-#: linear contact costs less than its hand-over (``benchmarks/pairs_once.py`` measures both).
+#: linear contact costs less than its hand-over (``benchmarks/pairs_once.py`` measures one against the other).
 HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
                   (True, "linear"): 0.15, (True, "hertz"): 0.15}
 
 
 #: without rotation, a row gathers its entries with work first (:func:`_pass`) on lists built
-#: after a pass in which at least this share of the entries touched (in a loose gas the
-#: gathering does not pay; ``benchmarks/pairs_once.py``).
+#: after a pass in which at least this share of the entries touched (in a loose gas, where few
+#: entries touch, the gathering does not pay).
 GATHER_FROM = 0.12
 
 
