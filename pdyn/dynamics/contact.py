@@ -153,7 +153,8 @@ MIN_SLOTS = 4096
 #: least this share of the list entries touched (2 × contacts / entries), by (rotation?, law);
 #: below, each row evaluates all its pairs, reading no links — the same bits either way.
 #: Handing over costs a link read per entry and saves an evaluation per contact; a frictionless
-#: linear contact costs less than its hand-over (``benchmarks/pairs_once.py`` measures one against the other).
+#: linear contact costs less than its hand-over (``benchmarks/pairs_once.py`` times one way
+#: against the other).
 HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
                   (True, "linear"): 0.15, (True, "hertz"): 0.15}
 
