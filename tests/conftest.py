@@ -22,6 +22,24 @@ def pytest_report_header(config):
                 "everything, as CI: python -m pytest")
 
 
+# The longest tests (each runs a whole pytest session under mpiexec) start first, so that the
+# pytest-xdist workers finish together rather than one waiting on them at the end.
+LONGEST_FIRST = ("tests/test_mpi_suite.py::test_mpi_suite",)
+
+
+def pytest_configure(config):
+    """Under ``mpiexec`` (``--with-mpi``) each rank is one pytest process: the ``-n auto`` of
+    pyproject.toml (pytest-xdist workers) is turned off there."""
+    if config.getoption("with_mpi", False) and hasattr(config.option, "numprocesses"):
+        config.option.numprocesses = 0
+        config.option.dist = "no"
+
+
+def pytest_collection_modifyitems(session, config, items):
+    """Puts the tests named in ``LONGEST_FIRST`` at the front of the run, in their order."""
+    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))
+
+
 def benchmark_script(name: str):
     """The program ``benchmarks/<name>.py`` imported as a module (the folder on the path for
     its own imports)."""
