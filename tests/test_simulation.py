@@ -79,8 +79,10 @@ def test_the_history_save_at_a_rebuild_is_in_a_phase():
     phase table accounts for it."""
     from contextlib import contextmanager
 
+    from pdyn.assembly import build
     from pdyn.config import ContactConfig
-    from pdyn.simulation import PhaseTimers
+    from pdyn.parallel import get_comm
+    from pdyn.timers import PhaseTimers
 
     class Open(PhaseTimers):  # remembers the phases being timed now
         def __init__(self):
@@ -94,10 +96,10 @@ def test_the_history_save_at_a_rebuild_is_in_a_phase():
                 yield
             self.open.pop()
 
-    sim = Simulation(SimulationConfig(scene="box", scale=0.1, steps=60, progress=False,
-                                      neighbour_skin=5e-4,
-                                      contact=ContactConfig(friction=0.5)))
-    sim.timers = Open()
+    parts = build(SimulationConfig(scene="box", scale=0.1, steps=60, progress=False,
+                                   neighbour_skin=5e-4, contact=ContactConfig(friction=0.5)),
+                  get_comm())
+    sim = Simulation(parts=parts._replace(timers=Open()))  # the parts of a run, one replaced
     seen = []
     save = sim.contact.history.save
     sim.contact.history.save = lambda *a: (seen.append(list(sim.timers.open)), save(*a))[1]
