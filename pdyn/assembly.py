@@ -12,7 +12,7 @@ import numpy as np
 
 from .broadphase import make_broadphase
 from .checks import StepGuard, check_memory, node_memory, share_state
-from .components import add_walls, enclosure, glued_motion, make_inserter
+from .components import add_walls, enclosure, glued_motion, list_walls, make_inserter
 from .config import ContactConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactLaw, ContactPass
@@ -186,7 +186,7 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     # forces and history (``ContactPass.resume``); contacts and elastic energy are counted
     # either way
     neighbours.rebuild(broadphase, store, None, relist=restart is None, walls=walls,
-                       table=wallset.table, mesh=wallset.bundle, drift=drift, timers=timers)
+                       drift=drift, timers=timers, **list_walls(wallset))
     with timers("contacts"):
         n_contacts, elastic_energy = (
             contact.resume(store, neighbours, gravity, dt) if restart else

@@ -65,6 +65,12 @@ def glued_motion(store, wallset: WallSet, box: Box, dt: float) -> GluedMotion:
                        np.where(box.periodic, box.length, 0.0))
 
 
+def list_walls(wallset: WallSet) -> dict:
+    """What the neighbour lists read of the walls at a rebuild (``NeighbourList.rebuild``):
+    the wall table and the meshes' bundle."""
+    return {"table": wallset.table, "mesh": wallset.bundle}
+
+
 def wall_view(wallset: WallSet) -> dict:
     """What the output reads of the walls: each wall's kind, the number of box faces, the
     wall table and the meshes (``pdyn.io.OutputView`` fields)."""

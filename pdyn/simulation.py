@@ -18,7 +18,8 @@ and walks the lists. Components return what they changed and the driver applies 
 step shows it: the exchange (``pdyn.parallel``) reports the handles it removed from and added
 to the store, and the broad-phase phase of a rebuild removes and inserts them. No component
 holds a reference to the simulation. Python orchestrates; every per-particle loop is a numba
-kernel.
+kernel. The parts driven are built apart (``pdyn.assembly.build``, a frozen ``Parts`` record
+the simulation unpacks); what can be read of a run is in ``pdyn.observables``.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ import numpy as np
 
 from .assembly import Parts, RestartState, build
 from .capture import NOTHING, capture
-from .components import insertion_view, wall_view
+from .components import insertion_view, list_walls, wall_view
 from .config import SimulationConfig
 from .dynamics.integrate import kick, kick_drift
 from .interrupt import StopRequest, Stopped, signal_name
@@ -189,8 +190,8 @@ class Simulation(Observables):
         """The neighbour lists rebuilt (``NeighbourList.rebuild``) from the store's
         ``changes`` (None: the broad phase built afresh); ``relist``: a schedule rebuild."""
         self.neighbours.rebuild(self.broadphase, self.store, changes, relist=relist,
-                                walls=self._walls, table=self.wallset.table,
-                                mesh=self.wallset.bundle, timers=self.timers)
+                                walls=self._walls, timers=self.timers,
+                                **list_walls(self.wallset))
 
     def _forces(self, needs: frozenset = NO_NEEDS) -> None:
         """Contact forces (plus gravity) on the integrated particles, from the lists (timed as
