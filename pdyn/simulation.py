@@ -75,6 +75,8 @@ class Simulation(Observables):
     def __init__(self, config: SimulationConfig | None = None, *, comm=None,
                  scene: Scene | None = None, restart: RestartState | None = None,
                  parts: Parts | None = None):
+        if parts is not None and any(x is not None for x in (config, comm, scene, restart)):
+            raise TypeError("Simulation(parts=...): give the parts alone (build took the rest)")
         p = parts if parts is not None else build(
             config or SimulationConfig(), comm if comm is not None else get_comm(), scene, restart)
         self.config, self.comm, self.node, self.scene = p.config, p.comm, p.node, p.scene

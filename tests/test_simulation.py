@@ -132,6 +132,8 @@ def test_a_run_from_built_parts_is_the_same_run_and_tells_a_hung_component_of_ea
     parts = build(cfg, get_comm())
     with pytest.raises(AttributeError):
         parts.dt = 1.0
+    with pytest.raises(TypeError, match="parts alone"):
+        Simulation(cfg, parts=parts)
     spy = Spy()
     parts.neighbours.hang(spy)
     sim = Simulation(parts=parts)

@@ -48,7 +48,7 @@ Decomposition independence (bit-identical N-rank and 1-rank trajectories):
 
 Handles the exchange keeps between rebuilds (owned sources of ghosts, ghost slots) are
 translated by :meth:`BlockExchange.remap` when the driver permutes the store
-(``Simulation._reorder``), so memory reordering never changes a result.
+(``pdyn.reorder.reorder``), so memory reordering never changes a result.
 
 Failures are collective where the exchange detects them (every rank raises the same error
 before anyone blocks in a message); any other exception is left to the CLI, which aborts the
@@ -367,7 +367,7 @@ class BlockExchange:
         return recv
 
     def remap(self, old_to_new) -> None:
-        """The store was permuted (``ParticleStore.permute``, e.g. ``Simulation._reorder``):
+        """The store was permuted (``ParticleStore.permute``, e.g. ``pdyn.reorder.reorder``):
         translate the handles the plan keeps (owned handles to send, ghost handles to fill)."""
         old_to_new = np.asarray(old_to_new, np.int64)
         if self.plan is not None and len(self.plan.handles):
