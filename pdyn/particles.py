@@ -32,7 +32,7 @@ Units are whatever the scene uses consistently (SI in the built-in scenes: m, kg
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from numba import njit
@@ -823,6 +823,48 @@ class Packing:
                       dst_rows, dst_cols, len(srcs), shifted,
                       NO_SHIFT_INDEX if sidx is None else sidx,
                       NO_SHIFTS if shifts is None else shifts)
+
+
+def _no_handles() -> np.ndarray:
+    return np.zeros(0, np.int64)
+
+
+@dataclass(frozen=True)
+class StoreChanges:
+    """What one call did to the particle store, by handle (an exchange's migration or ghosts,
+    the inserter's pour), for the driver to apply to the broad phase: remove ``removed`` first
+    (their slots may already hold new particles), then insert ``added``."""
+
+    ghosts_removed: np.ndarray = field(default_factory=_no_handles)
+    emigrated: np.ndarray = field(default_factory=_no_handles)  # now owned by another rank
+    immigrated: np.ndarray = field(default_factory=_no_handles)  # now owned here
+    ghosts_added: np.ndarray = field(default_factory=_no_handles)
+
+    @property
+    def removed(self) -> np.ndarray:
+        return np.concatenate((self.ghosts_removed, self.emigrated))
+
+    @property
+    def added(self) -> np.ndarray:
+        return np.concatenate((self.immigrated, self.ghosts_added))
+
+    def then(self, later: "StoreChanges") -> "StoreChanges":
+        """The net change of this one followed by ``later`` (both on one store), as one to
+        apply to the broad phase as it was before this one: a handle this one added and
+        ``later`` removed (an immigrant drained at the outlet, or sent on by a rebalance) was
+        never inserted, so it is in neither list; a slot ``later`` refills is added again."""
+        gone = later.removed
+        fresh = self.added
+        return StoreChanges(
+            ghosts_removed=np.concatenate((self.ghosts_removed,
+                                           later.ghosts_removed[~np.isin(later.ghosts_removed,
+                                                                         fresh)])),
+            emigrated=np.concatenate((self.emigrated,
+                                      later.emigrated[~np.isin(later.emigrated, fresh)])),
+            immigrated=np.concatenate((self.immigrated[~np.isin(self.immigrated, gone)],
+                                       later.immigrated)),
+            ghosts_added=np.concatenate((self.ghosts_added[~np.isin(self.ghosts_added, gone)],
+                                         later.ghosts_added)))
 
 
 def _rows(store, name) -> np.ndarray:

@@ -493,7 +493,7 @@ def test_builtin_scenes_pass_the_initial_checks():
     from pdyn.checks import initial_state
     from pdyn.domain import Box
     from pdyn.scenarios import SCENES, make_scene
-    from pdyn.simulation import scene_particles
+    from pdyn.initial import scene_particles
 
     for name in SCENES:
         scene = make_scene(name, scale=0.002 if name == "checkerboard" else 0.02)
@@ -531,7 +531,7 @@ def test_memory_estimate_counts_friction(monkeypatch):
     a config with friction reaches the check through the simulation's scene."""
     from pdyn import scenarios
     from pdyn.config import ContactConfig, SimulationConfig
-    from pdyn.simulation import scene_from_config
+    from pdyn.initial import scene_from_config
 
     n = scenarios.SIZES["drop"] * 10  # 10 000 spheres: 6.0 MB, 14.5 MB with friction
     monkeypatch.setattr(scenarios, "available_memory", lambda: 10 * 2**20)  # 10 MiB

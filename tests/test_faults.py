@@ -162,11 +162,11 @@ class _Hook(Writer):
 @pytest.fixture
 def hook(monkeypatch):
     """``hook(at, action)``: runs built from now on do ``action()`` after step ``at``."""
-    import pdyn.simulation
+    import pdyn.assembly
 
     def install(at, action):
-        real = pdyn.simulation.make_writers
-        monkeypatch.setattr(pdyn.simulation, "make_writers",
+        real = pdyn.assembly.make_writers
+        monkeypatch.setattr(pdyn.assembly, "make_writers",
                             lambda output: real(output) + [_Hook(at, action)])
     return install
 

@@ -13,8 +13,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pdyn"
 #: bottom to top; a name stands for the module or package and everything below it
 LAYERS = [
     ("pdyn._jit", "pdyn.version", "pdyn.interrupt", "pdyn.values", "pdyn.heap",
-     "pdyn.analysis"),  # numba options; version; signals; value checks; the C heap's free
-    # pages; fits and profiles of output arrays (numpy only: it runs nothing)
+     "pdyn.analysis", "pdyn.timers"),  # numba options; version; signals; value checks; the C
+    # heap's free pages; fits and profiles of output arrays (numpy only: it runs nothing);
+    # seconds per phase
     ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
     # triangle-mesh walls, a package whose modules have layers of their own:
@@ -28,6 +29,10 @@ LAYERS = [
     ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios", "pdyn.walls"),  # data; wall geometry
     ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection
     ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io", "pdyn.checks"),  # the pieces
+    ("pdyn.initial", "pdyn.components", "pdyn.timestep", "pdyn.schedule", "pdyn.capture",
+     "pdyn.reorder"),  # the initial state; feature components set up; the time step; the
+    # schedule; what writers read of the contacts; handles in their orders
+    ("pdyn.assembly", "pdyn.observables"),  # build(): a run's parts; readings of a run
     ("pdyn.simulation",),  # the driver
     ("pdyn.restart", "pdyn.bench", "pdyn.validation"),  # build and run drivers
     ("pdyn.cli",),

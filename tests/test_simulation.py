@@ -79,8 +79,10 @@ def test_the_history_save_at_a_rebuild_is_in_a_phase():
     phase table accounts for it."""
     from contextlib import contextmanager
 
+    from pdyn.assembly import build
     from pdyn.config import ContactConfig
-    from pdyn.simulation import PhaseTimers
+    from pdyn.parallel import get_comm
+    from pdyn.timers import PhaseTimers
 
     class Open(PhaseTimers):  # remembers the phases being timed now
         def __init__(self):
@@ -94,10 +96,10 @@ def test_the_history_save_at_a_rebuild_is_in_a_phase():
                 yield
             self.open.pop()
 
-    sim = Simulation(SimulationConfig(scene="box", scale=0.1, steps=60, progress=False,
-                                      neighbour_skin=5e-4,
-                                      contact=ContactConfig(friction=0.5)))
-    sim.timers = Open()
+    parts = build(SimulationConfig(scene="box", scale=0.1, steps=60, progress=False,
+                                   neighbour_skin=5e-4, contact=ContactConfig(friction=0.5)),
+                  get_comm())
+    sim = Simulation(parts=parts._replace(timers=Open()))  # the parts of a run, one replaced
     seen = []
     save = sim.contact.history.save
     sim.contact.history.save = lambda *a: (seen.append(list(sim.timers.open)), save(*a))[1]
@@ -105,3 +107,80 @@ def test_the_history_save_at_a_rebuild_is_in_a_phase():
         sim.step()
     assert sim.rebuilds > 3 and len(seen) >= sim.rebuilds
     assert all(seen), seen
+
+
+def test_a_run_from_built_parts_is_the_same_run_and_tells_a_hung_component_of_each_rebuild():
+    """``build`` returns the parts of a run as a frozen record; a component hung on its lists
+    before the simulation exists (``NeighbourList.hang``, a ``Hanger``: nothing of the driver
+    changed) is told before each rebuild and after each build, at exactly the steps that
+    rebuild, and the run is the one ``Simulation(config)`` makes, bit for bit."""
+    from pdyn.assembly import build
+    from pdyn.dynamics.neighbours import Hanger
+    from pdyn.parallel import get_comm
+
+    class Spy(Hanger):
+        def __init__(self):
+            self.calls = []
+
+        def before_rebuild(self, store, lists):
+            self.calls.append(("before", sim.step_index + 1))
+
+        def after_build(self, store, lists):
+            self.calls.append(("after", sim.step_index + 1))
+
+    cfg = SimulationConfig(scene="box", scale=0.1, progress=False)
+    parts = build(cfg, get_comm())
+    with pytest.raises(AttributeError):
+        parts.dt = 1.0
+    with pytest.raises(TypeError, match="parts alone"):
+        Simulation(cfg, parts=parts)
+    spy = Spy()
+    parts.neighbours.hang(spy)
+    sim = Simulation(parts=parts)
+    assert spy.calls == []  # hung after the first build
+    rebuilt = []
+    for _ in range(80):
+        before = sim.rebuilds
+        sim.step()
+        if sim.rebuilds > before:
+            rebuilt.append(sim.step_index)
+    assert 3 < len(rebuilt) < 80
+    assert spy.calls == [(k, s) for s in rebuilt for k in ("before", "after")]
+    ref = Simulation(cfg)
+    for _ in range(80):
+        ref.step()
+    for x, y in zip(final_state(sim), final_state(ref)):
+        np.testing.assert_array_equal(x, y)
+
+
+def test_nothing_outside_the_simulation_sets_its_attributes():
+    """The simulation sets its own attributes (``Simulation.__init__`` unpacks the parts
+    ``build`` made): no other module of the package assigns to an attribute of a name that
+    holds a simulation (``sim``), and the driver neither syncs, releases nor rewinds what
+    hangs on the lists (the lists' hangers do)."""
+    import ast
+    from pathlib import Path
+
+    import pdyn
+
+    root = Path(pdyn.__file__).parent
+
+    def assigned(t):  # the names assigned to, tuples unpacked (not items of arrays)
+        return [a for e in t.elts for a in assigned(e)] if isinstance(t, (ast.Tuple, ast.List)) \
+            else assigned(t.value) if isinstance(t, ast.Starred) else [t]
+
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            targets = (node.targets if isinstance(node, ast.Assign) else
+                       [node.target] if isinstance(node, (ast.AugAssign, ast.AnnAssign)) else
+                       node.args[:1] if isinstance(node, ast.Call) and getattr(
+                           node.func, "id", None) == "setattr" else [])
+            for t in (a for t in targets for a in assigned(t)):
+                if isinstance(t, ast.Attribute) and getattr(t.value, "id", None) == "sim" \
+                        or getattr(t, "id", None) == "sim" and isinstance(node, ast.Call):
+                    found.append(f"{path.relative_to(root)}:{node.lineno}")
+    assert found == []
+    driver = (root / "simulation.py").read_text()
+    assert not [w for w in ("sync_history", "release_links", "rewind", ".builds")
+                if w in driver]

@@ -21,7 +21,9 @@ import numpy as np
 
 from ..broadphase import REGISTRY, BroadPhaseError, canonical_pairs, filter_overlapping
 from ..broadphase import make_broadphase
+from ..assembly import build
 from ..config import OutputConfig, SimulationConfig
+from ..parallel import get_comm
 from ..simulation import Simulation
 from .timing import Stopwatch, clock, isolated
 
@@ -90,11 +92,11 @@ def simulations(scene, structures, steps: int, extra: dict | None = None, rounds
             rows[name] = {"structure": name, "error": f"skipped (N > {BRUTE_MAX})"}
             continue
         try:
-            sim = Simulation(SimulationConfig(broadphase=name, **base, **extra), scene=scene)
+            parts = build(SimulationConfig(broadphase=name, **base, **extra), get_comm(), scene)
         except (BroadPhaseError, MemoryError) as exc:
             rows[name] = {"structure": name, "error": _error(exc)}
             continue
-        sim.broadphase = Stopwatch(sim.broadphase)
+        sim = Simulation(parts=parts._replace(broadphase=Stopwatch(parts.broadphase)))
         runs[name] = {"sim": sim, "total": [], "update": [], "query": [], "cand": [],
                       "contacts": [], "spent": 0.0}
     per_round = max(1, -(-steps // rounds))

@@ -38,6 +38,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
+from ..particles import StoreChanges
 from .neighbours import integrated
 
 #: candidates drawn per sphere still owed at an insertion step
@@ -228,12 +229,12 @@ class Inserter:
         self.removed += comm.allreduce_sum(int(out.size))
         return out
 
-    def pour(self, store, comm, time: float, owner_of, insert: bool) -> tuple:
+    def pour(self, store, comm, time: float, owner_of, insert: bool) -> StoreChanges:
         """The inserter's part of a rebuild step ending at ``time`` (s; owned spheres in their
         blocks, no ghosts): remove the owned spheres in the outlet (:meth:`drain`), then, at
         an insertion step (``insert``), add the new ones this rank owns (:meth:`insert`;
-        ``owner_of``: the rank of each centre). Returns (removed, added) handles, for the
-        broad phase. Collective."""
+        ``owner_of``: the rank of each centre). Returns the store's changes (the drained as
+        emigrated, the new as immigrated), for the broad phase. Collective."""
         owned = integrated(store.flags)
         gone = self.drain(store, owned, comm, time)
         if gone.size:
@@ -241,4 +242,4 @@ class Inserter:
         new = np.zeros(0, np.int64)
         if insert:
             new = self.insert(store, owned, time, comm, owner_of)
-        return gone, new
+        return StoreChanges(emigrated=gone, immigrated=new)

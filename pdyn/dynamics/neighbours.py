@@ -348,7 +348,7 @@ class NeighbourList:
         schedule rebuild): the integrated particles are listed afresh and every owned
         particle's build position reset. ``drift`` (m): how far particles may have moved
         since the last build (a restart). ``timers``: ``timers(phase)`` a context manager
-        (``pdyn.simulation.PhaseTimers``)."""
+        (``pdyn.timers.PhaseTimers``)."""
         self.before_rebuild(store)
         self.release()  # memory: the old entries are not held through the query
         bp = broadphase

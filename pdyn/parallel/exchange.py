@@ -48,7 +48,7 @@ Decomposition independence (bit-identical N-rank and 1-rank trajectories):
 
 Handles the exchange keeps between rebuilds (owned sources of ghosts, ghost slots) are
 translated by :meth:`BlockExchange.remap` when the driver permutes the store
-(``Simulation._reorder``), so memory reordering never changes a result.
+(``pdyn.reorder.reorder``), so memory reordering never changes a result.
 
 Failures are collective where the exchange detects them (every rank raises the same error
 before anyone blocks in a message); any other exception is left to the CLI, which aborts the
@@ -58,13 +58,12 @@ job (``comm.abort``).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..domain import CURVES, BlockGrid, DecompositionError, default_block_dims, wrap_periodic
 from ..particles import (FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MIGRATE, OWNED,
-                         Packing, ragged_groups)
+                         Packing, StoreChanges, ragged_groups)
 from .balance import imbalance
 from .ghosts import plan_ghosts
 from .update import GhostUpdate
@@ -81,44 +80,6 @@ PLAN_SKIN_RADII = 0.5
 
 def _none() -> np.ndarray:
     return np.zeros(0, np.int64)
-
-
-@dataclass(frozen=True)
-class StoreChanges:
-    """What one exchange call did to the particle store, by handle, for the driver to apply to
-    the broad phase: remove ``removed`` first (their slots may already hold new particles),
-    then insert ``added``."""
-
-    ghosts_removed: np.ndarray = field(default_factory=_none)
-    emigrated: np.ndarray = field(default_factory=_none)  # now owned by another rank
-    immigrated: np.ndarray = field(default_factory=_none)  # now owned here
-    ghosts_added: np.ndarray = field(default_factory=_none)
-
-    @property
-    def removed(self) -> np.ndarray:
-        return np.concatenate((self.ghosts_removed, self.emigrated))
-
-    @property
-    def added(self) -> np.ndarray:
-        return np.concatenate((self.immigrated, self.ghosts_added))
-
-    def then(self, later: "StoreChanges") -> "StoreChanges":
-        """The net change of this one followed by ``later`` (both on one store), as one to
-        apply to the broad phase as it was before this one: a handle this one added and
-        ``later`` removed (an immigrant drained at the outlet, or sent on by a rebalance) was
-        never inserted, so it is in neither list; a slot ``later`` refills is added again."""
-        gone = later.removed
-        fresh = self.added
-        return StoreChanges(
-            ghosts_removed=np.concatenate((self.ghosts_removed,
-                                           later.ghosts_removed[~np.isin(later.ghosts_removed,
-                                                                         fresh)])),
-            emigrated=np.concatenate((self.emigrated,
-                                      later.emigrated[~np.isin(later.emigrated, fresh)])),
-            immigrated=np.concatenate((self.immigrated[~np.isin(self.immigrated, gone)],
-                                       later.immigrated)),
-            ghosts_added=np.concatenate((self.ghosts_added[~np.isin(self.ghosts_added, gone)],
-                                         later.ghosts_added)))
 
 
 #: nothing changed (what a step between rebuilds returns)
@@ -406,7 +367,7 @@ class BlockExchange:
         return recv
 
     def remap(self, old_to_new) -> None:
-        """The store was permuted (``ParticleStore.permute``, e.g. ``Simulation._reorder``):
+        """The store was permuted (``ParticleStore.permute``, e.g. ``pdyn.reorder.reorder``):
         translate the handles the plan keeps (owned handles to send, ghost handles to fill)."""
         old_to_new = np.asarray(old_to_new, np.int64)
         if self.plan is not None and len(self.plan.handles):

@@ -60,12 +60,12 @@ def test_wall_forces_bounded_and_the_same_bytes(comm, shared_dir, monkeypatch):
     made small): once the spheres reach the walls it never holds much more, and the
     file holds the bytes of the writer that kept every step's contacts until an append (the
     reference above, run in the same steps into another folder)."""
-    import pdyn.simulation
+    import pdyn.assembly
     from pdyn.io import WallForceWriter, wallforces
 
     monkeypatch.setattr(wallforces, "BUFFER_ROWS", 40)
-    real = pdyn.simulation.make_writers
-    monkeypatch.setattr(pdyn.simulation, "make_writers", lambda out: real(out) + [
+    real = pdyn.assembly.make_writers
+    monkeypatch.setattr(pdyn.assembly, "make_writers", lambda out: real(out) + [
         _ListWriter(shared_dir / "ref", lambda step: step % 50 == 0)])
     sim = Simulation(drum_with_piston(output=OutputConfig(
         folder=str(shared_dir / "new"), snapshot_every=50, wall_forces=True)), comm=comm)

@@ -1,0 +1,212 @@
+"""Building a run: :func:`build` turns a config (a scene, a checkpoint's :class:`RestartState`)
+into :class:`Parts`, a frozen record of everything the driver (``pdyn.simulation``) runs —
+its frame, particles, lists, contact pass, components, writers and schedule — with the first
+lists and force pass done, ready for the first step. Units: SI (m, kg, s)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+import numpy as np
+
+from .broadphase import make_broadphase
+from .checks import StepGuard, check_memory, node_memory, share_state
+from .components import add_walls, enclosure, glued_motion, list_walls, make_inserter
+from .config import ContactConfig, SimulationConfig
+from .domain import Box
+from .dynamics.contact import ContactLaw, ContactPass
+from .dynamics.glued import GluedMotion
+from .dynamics.insertion import Inserter
+from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList
+from .dynamics.wallmotion import WallMotion
+from .initial import has_glued, overlap_rules, particle_source, scene_from_config
+from .io import make_writers
+from .io.runid import new_run_id
+from .parallel import make_exchange
+from .parallel.balance import Balancer
+from .particles import GLUED, ROTATION, ParticleStore
+from .reorder import reorder, wall_order
+from .scenarios import Scene
+from .schedule import Schedule
+from .timers import PhaseTimers
+from .timestep import contact_time, time_step
+from .walls import WallSet
+
+
+@dataclass(frozen=True)
+class RestartState:
+    """Where a checkpointed run continues (built by ``pdyn.restart``): ``source`` hands each
+    rank its checkpointed particles (a particle source, ``pdyn.parallel.startup``), the
+    exchange's schedule (``exchange.state()``), the step, the time step (s), the largest
+    displacement since the last rebuild ``drift`` (m), the run's mean radius ``r_mean`` (m,
+    the neighbour lists' default skin derives from it), the inserter's state
+    (``Inserter.state()``, None without insertion) and the run id (``pdyn.io.runid``; None:
+    a checkpoint from before run ids, the continued run gets a new one)."""
+
+    source: object
+    exchange: dict
+    step: int
+    dt: float
+    drift: float
+    r_mean: float
+    insertion: dict | None = None
+    run_id: str | None = None
+    glued: bool = False  # the checkpoint holds glued spheres (pdyn.dynamics.glued)
+    path: str | None = None  # the checkpoint file (the last good one until the run writes)
+
+
+class Parts(NamedTuple):
+    """The parts of a run as :func:`build` made them, ready for its first step."""
+
+    config: SimulationConfig  # the run's, holding the scene's walls too
+    comm: object  # pdyn.parallel.comm
+    node: tuple  # ranks on the node, bytes available (pdyn.checks.node_memory)
+    scene: Scene
+    box: Box  # the box with its checked walls (pdyn.domain)
+    wallset: WallSet  # box faces and walls (pdyn.walls)
+    gravity: np.ndarray  # (3,) m/s²
+    contact_config: ContactConfig  # the contact configuration the run uses, checkpointed whole
+    contact: ContactPass  # the law and the state its passes keep
+    steps: int  # steps a run() takes by default
+    first_step: int  # the step the run starts at (a restart: the checkpoint's)
+    run_id: str  # which run the files belong to (pdyn.io.runid), kept through restarts
+    restarted_from: str | None  # the checkpoint file a restart continues
+    setup_note: str | None  # what relaxing given particles did (pdyn.checks)
+    r_mean: float  # mean radius of all particles (m)
+    store: ParticleStore  # this rank's particles and the walls
+    exchange: object  # migration, ghosts and balancing (pdyn.parallel)
+    neighbours: NeighbourList  # with the contact pass and the glued motion hung on it
+    broadphase: object  # pdyn.broadphase
+    balancer: Balancer
+    dt: float  # s
+    wall_motion: WallMotion
+    glued: GluedMotion
+    inserter: Inserter | None
+    writers: list  # pdyn.io.Writer
+    guard: StepGuard
+    schedule: Schedule
+    walls: np.ndarray  # wall handles in the order their forces are summed
+    timers: PhaseTimers
+    n_contacts: int  # of the first force pass
+    elastic_energy: float  # of the first force pass (J)
+
+
+def neighbour_skin(skin: float | None, r_mean: float) -> float:
+    """The neighbour lists' skin (m): ``skin``, or ``SKIN_DIAMETERS`` mean diameters (``r_mean``
+    the mean radius of all particles, the same on every rank)."""
+    if skin is not None:
+        return float(skin)
+    return SKIN_DIAMETERS * 2.0 * float(r_mean)
+
+
+def build(config: SimulationConfig, comm, scene: Scene | None = None,
+          restart: RestartState | None = None) -> Parts:
+    """The parts of a run of ``config`` on ``comm``: its frame (``scene``, default the config's;
+    box, walls, gravity, contact law, ids), its particles (store, walls, exchange), its
+    schedule (lists, balancer, dt, guard, writers) and the first lists and force pass;
+    ``restart`` continues a checkpoint (its schedule, and its forces kept). Collective."""
+    node = node_memory(comm)  # the same on every rank: the same memory verdicts
+    scene = scene if scene is not None else scene_from_config(config, comm.size, node)
+    config, box, wallset = enclosure(config, scene)
+    gravity = np.array(config.gravity if config.gravity is not None else scene.gravity, float)
+    contact_config = config.contact or ContactConfig(**scene.contact)
+    contact = ContactPass(ContactLaw.from_config(contact_config), wallset.table, wallset.bundle)
+    first_step = restart.step if restart else 0
+    run_id = restart.run_id if restart and restart.run_id else comm.bcast(
+        new_run_id() if comm.rank == 0 else None)
+    source, note = (restart.source, None) if restart else particle_source(
+        scene, comm, box, wallset.n_box, overlap_rules(config, contact.law))
+    r_mean = restart.r_mean if restart else source.r_mean
+    inserter = make_inserter(config, scene, box, source.n,
+                             restart.insertion if restart else None)
+    # one memory estimate of what the config implies, before the large allocations
+    check_memory(node, comm.size, box, config, particles=source.n, inserter=inserter,
+                 rotating=contact.rotating, restart=restart is not None)
+    # the rotation fields exist only when the contact model rotates; room for the rank's
+    # share and a quarter more for its ghosts (the store grows by half when that is short:
+    # every slot is a few hundred bytes, resident once the pages around it are touched)
+    store = ParticleStore(capacity=max(64, 5 * source.n // (4 * max(comm.size, 1))),
+                          features=(ROTATION,) * contact.rotating
+                          + (GLUED,) * has_glued(scene, restart))
+    add_walls(store, wallset)
+    if inserter is not None and source.n == 0 and not restart:  # an empty box to pour into
+        r_mean = float(np.mean(inserter.radii))
+    skin = neighbour_skin(config.neighbour_skin, r_mean)
+    exchange = make_exchange(store, box, comm, dims=config.blocks, skin=skin or None,
+                             n_particles=source.n, curve=config.balance_curve)
+    # a restart continues the exchange's plan and keeps centres unwrapped (distribute
+    # checks them against the skin along periodic axes); particles may have moved up to
+    # ``drift`` since the last rebuild, so the first plan and lists reach that much farther
+    drift = restart.drift if restart else 0.0
+    if restart:
+        exchange.restore(restart.exchange, drift=drift)
+    exchange.distribute(source, wrap=restart is None)
+    if inserter is not None:
+        exchange.admit(float(inserter.radii.max()))
+
+    neighbours = NeighbourList(skin, rebuild_skin=exchange.skin)
+    # the schedule continues a checkpoint's; one rank has nothing to balance
+    balancer = Balancer(config.balance_every if comm.size > 1 else 0, config.balance_threshold,
+                        config.balance_curve, comm.size, source.n,
+                        last=getattr(exchange, "balanced_at", 0) if restart else first_step)
+    timers = PhaseTimers()
+    if balancer.every:
+        timers["balance"] = 0.0  # a row of the phase table even if never due
+    dt = restart.dt if restart else time_step(
+        contact.law, config.dt if config.dt is not None else scene.dt, store, inserter,
+        config, comm)
+    wall_motion = WallMotion(wallset, dt)
+    broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
+    writers = make_writers(config.output)  # snapshots, checkpoints, series (pdyn.io)
+    guard = StepGuard(store, comm, dt, contact_time(contact.law, store, inserter, comm),
+                      config.dt_safety, writers)
+    if inserter is not None:  # the smallest sphere may be one still to come
+        guard.r_min = min(guard.r_min, float(inserter.radii.min()))
+    # translating walls and turning meshes: the lists reach half the skin farther for them,
+    # and a rebuild comes before one has moved that far (relative to the largest sphere)
+    wallset.set_reach(neighbours.skin)
+    r_max = _largest_radius(store, inserter, comm) if wallset.turning else 0.0
+    schedule = Schedule(neighbours, inserter, balancer, config.reorder_every, first_step,
+                        writers, dt, wall_motion.every(neighbours.skin, r_max))
+
+    # the first lists and force pass
+    if config.reorder_every:
+        reorder(store, exchange)
+    walls = wall_order(store)
+    wall_motion.advance(store, walls, first_step)
+    glued = glued_motion(store, wallset, box, dt)
+    neighbours.hang(*contact.hangers, glued)
+    glued.place(store, first_step)  # velocities and spins of the motion (a restart: the same)
+    exchange.ghosts()
+    if restart or scene.cells is not None:  # this rank's share plus its ghosts
+        share_state(store, box, comm, restart=restart is not None,
+                    **overlap_rules(config, contact.law))
+    # a restart keeps the checkpoint's build positions (its schedule continues) and its
+    # forces and history (``ContactPass.resume``); contacts and elastic energy are counted
+    # either way
+    neighbours.rebuild(broadphase, store, None, relist=restart is None, walls=walls,
+                       drift=drift, timers=timers, **list_walls(wallset))
+    with timers("contacts"):
+        n_contacts, elastic_energy = (
+            contact.resume(store, neighbours, gravity, dt) if restart else
+            contact.forces(store, neighbours, gravity, dt, record=False))
+    return Parts(
+        config=config, comm=comm, node=node, scene=scene, box=box, wallset=wallset,
+        gravity=gravity, contact_config=contact_config, contact=contact,
+        steps=config.steps or scene.steps, first_step=first_step, run_id=run_id,
+        restarted_from=restart.path if restart else None, setup_note=note, r_mean=r_mean,
+        store=store, exchange=exchange, neighbours=neighbours, broadphase=broadphase,
+        balancer=balancer, dt=dt, wall_motion=wall_motion, glued=glued, inserter=inserter,
+        writers=writers, guard=guard, schedule=schedule, walls=walls, timers=timers,
+        n_contacts=n_contacts, elastic_energy=elastic_energy)
+
+
+def _largest_radius(store, inserter, comm) -> float:
+    """The largest radius (m) of any rank's owned spheres and those the insertion will add
+    (the same on every rank). Collective."""
+    own = store.radius[store.owned]
+    r_max = comm.allreduce_max(float(own.max()) if own.size else 0.0)
+    if inserter is not None:
+        r_max = max(r_max, float(inserter.radii.max()))
+    return r_max

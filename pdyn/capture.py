@@ -1,0 +1,51 @@
+"""What the writers due at the end of a step read of its contacts: the contact network, the
+wall contacts and the contact statistics, taken right after the force pass — with the
+velocities it saw, so they are the forces applied (after the closing half-kick damping would
+see other velocities, and on several ranks ghosts keep the half-step ones). Units: N, m."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .dynamics.contact import contact_stats
+
+
+class Captured(NamedTuple):
+    """What a step kept of its contacts for its writers (``pdyn.io.OutputView``): ``network``
+    (:func:`contact_network`), ``wall_load`` (its wall contacts) and ``contact_stats``
+    (``pdyn.dynamics.contact.contact_stats``); None where no due writer needs it."""
+
+    network: dict | None
+    wall_load: dict | None
+    contact_stats: dict | None
+
+
+#: what a step whose writers need no contacts keeps
+NOTHING = Captured(None, None, None)
+
+
+def contact_network(contact, store, lists, dt: float, spheres: bool = True) -> dict:
+    """This rank's share of the touching contacts with their forces now, each contact on the
+    rank that owns its lower-id sphere (``ContactPass.contact_list``, with the tangential
+    forces the last force pass recorded); ``spheres=False``: the sphere–wall contacts only."""
+    return contact.contact_list(store, lists, dt, spheres=spheres,
+                                tangential=contact.recorded_tangential(lists))
+
+
+def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
+    """What the due writers' ``needs`` (their ``needs`` attributes: ``network``, ``walls``,
+    ``thermo``) ask of the contacts of ``contact``'s last pass over ``lists``."""
+    if not needs:
+        return NOTHING
+    stats = (contact_stats(store, lists, contact.wall_table(store), contact.mesh)
+             if "thermo" in needs else None)
+    network = contact_network(contact, store, lists, dt) if "network" in needs else None
+    wall_load = None
+    if "walls" in needs:
+        if network is None:
+            wall_load = contact_network(contact, store, lists, dt, spheres=False)
+        else:  # the network's wall contacts (a wall's gid is negative)
+            w = network["id"][:, 1] < 0
+            wall_load = {k: v[w] for k, v in network.items() if k != "ends"}
+            wall_load["ends"] = network["ends"].reshape(-1, 2, 3)[w].reshape(-1, 3)
+    return Captured(network, wall_load, stats)

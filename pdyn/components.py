@@ -1,0 +1,83 @@
+"""The feature components a run's config and scene ask for, set up for the driver: the box
+and its walls (``pdyn.walls.WallSet``; the walls as infinite particles of the store), the
+inserter (``pdyn.dynamics.insertion``), the glued spheres' motion (``pdyn.dynamics.glued``),
+and what the output reads of them (``pdyn.io.OutputView``). Units: m, s."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+import numpy as np
+
+from .config import InsertionConfig, SimulationConfig, wall_configs
+from .domain import Box
+from .dynamics.glued import GluedMotion
+from .dynamics.insertion import Inserter
+from .particles import FIXED, INFINITE
+from .scenarios import Scene
+from .walls import KIND, WallSet
+
+
+def enclosure(config: SimulationConfig, scene: Scene) -> tuple:
+    """(config, box, wallset): the box (the config's, else the scene's) with its faces and the
+    walls — the scene's, then the config's — as ``pdyn.walls.WallSet`` and as the box's
+    checked walls (``pdyn.domain.Box``). The config returned holds them all, so checkpoints
+    hold them (once: a config that holds them already, a run's own, is kept as it is)."""
+    box = config.box
+    lo = np.array(box.lo if box else scene.box_lo, float)
+    hi = np.array(box.hi if box else scene.box_hi, float)
+    boundary = tuple(box.boundary if box else scene.boundary)
+    own = wall_configs(scene.walls)
+    if own and config.walls[:len(own)] != own:
+        config = config.with_(walls=own + config.walls)
+    wallset = WallSet(*Box(lo, hi, boundary).walls(), [w.spec() for w in config.walls])
+    box = Box(lo, hi, boundary, tuple(
+        {**w.spec(), "name": f"walls[{k}] ({w.type})"} for k, w in enumerate(config.walls)))
+    return config, box, wallset
+
+
+def add_walls(store, wallset: WallSet) -> None:
+    """The box faces and the configured walls (``wallset``) as infinite particles of
+    ``store``."""
+    if len(wallset):
+        store.add(gid=wallset.gid, pos=wallset.points(0.0), normal=wallset.normals,
+                  radius=np.inf, mass=np.inf, flags=INFINITE | FIXED)
+
+
+def make_inserter(config: SimulationConfig, scene: Scene, box: Box, n_particles: int,
+                  state: dict | None) -> Inserter | None:
+    """The run's insertion (the config's ``[insertion]``, else the scene's), continuing a
+    checkpoint's ``state`` (None: a fresh one); None without insertion. New spheres get global
+    ids from ``n_particles`` on (the set-up's ids are 0 … n − 1)."""
+    cfg = config.insertion
+    if cfg is None and scene.insertion:
+        cfg = InsertionConfig(**scene.insertion)
+    if cfg is None:
+        return None
+    cfg.check_box(box.lo, box.hi)
+    return Inserter(asdict(cfg), int(n_particles), state)
+
+
+def glued_motion(store, wallset: WallSet, box: Box, dt: float) -> GluedMotion:
+    """The motion of the spheres glued to ``wallset``'s walls in ``store`` (time step ``dt``,
+    periodic images across ``box``)."""
+    return GluedMotion(store, wallset.table, wallset.normals, dt,
+                       np.where(box.periodic, box.length, 0.0))
+
+
+def list_walls(wallset: WallSet) -> dict:
+    """What the neighbour lists read of the walls at a rebuild (``NeighbourList.rebuild``):
+    the wall table and the meshes' bundle."""
+    return {"table": wallset.table, "mesh": wallset.bundle}
+
+
+def wall_view(wallset: WallSet) -> dict:
+    """What the output reads of the walls: each wall's kind, the number of box faces, the
+    wall table and the meshes (``pdyn.io.OutputView`` fields)."""
+    return {"wall_kinds": wallset.table[:, KIND], "n_box": wallset.n_box,
+            "wall_table": wallset.table, "wall_meshes": wallset.mesh_of or None}
+
+
+def insertion_view(inserter: Inserter | None) -> dict | None:
+    """What a checkpoint keeps of the insertion: its parameters and state (None without)."""
+    return None if inserter is None else {"params": inserter.p, "state": inserter.state()}

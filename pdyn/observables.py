@@ -1,0 +1,83 @@
+"""What can be read of a run between its steps, summed over the ranks: the simulated time,
+energies (J), momentum (kg m/s), the contacts and their forces (N), and the run's summary.
+:class:`Observables` is the simulation's reading side; the driver (``pdyn.simulation``) is
+its stepping side. Every method that sums over ranks is collective."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .capture import contact_network
+from .dynamics.contact import touching_pairs
+from .dynamics.neighbours import integrated
+
+
+class Observables:
+    """Readings of a run from its ``comm``, ``store``, ``neighbours``, ``contact`` (the
+    ``ContactPass``), ``gravity``, ``dt``, ``step_index`` and the last force pass's
+    ``n_contacts`` and ``elastic_energy`` (the attributes ``pdyn.simulation.Simulation``
+    keeps)."""
+
+    @property
+    def time(self) -> float:
+        """The simulated time (s): step · dt."""
+        return self.step_index * self.dt
+
+    def _integrated(self) -> np.ndarray:
+        """Handles of the owned, finite, not fixed particles, ascending."""
+        return integrated(self.store.flags)
+
+    def kinetic_energy(self) -> float:
+        """Translational kinetic energy of every rank's owned particles (J)."""
+        return self.comm.allreduce_sum(self.store.kinetic_energy())
+
+    def potential_energy(self) -> float:
+        """Elastic energy stored in contacts plus gravitational energy (J)."""
+        h = self._integrated()
+        grav = -float(np.sum(self.store.mass[h] * (self.store.pos[h] @ self.gravity)))
+        return self.comm.allreduce_sum(self.elastic_energy + grav)
+
+    def momentum(self) -> np.ndarray:
+        """Total momentum of every rank's owned particles (kg m/s, (3,))."""
+        return self.comm.allreduce_sum(self.store.momentum())
+
+    def contact_pairs(self) -> np.ndarray:
+        """Current contacts of this rank's integrated spheres with other spheres, as sorted
+        global-id pairs (K, 2), each once."""
+        return touching_pairs(self.store, self.neighbours)
+
+    def contact_network(self) -> dict:
+        """This rank's share of the touching contacts with their forces now
+        (``pdyn.capture.contact_network``). Snapshots write the one captured in the step
+        (``sim.network``), which damping evaluated with the kernel's velocities."""
+        return contact_network(self.contact, self.store, self.neighbours, self.dt)
+
+    def wall_contacts(self) -> dict:
+        """This rank's sphere–wall contacts with their forces now (the wall-force series
+        uses the ones captured in the step, ``sim.wall_load``)."""
+        return contact_network(self.contact, self.store, self.neighbours, self.dt,
+                               spheres=False)
+
+    def summary(self) -> dict:
+        """The run in numbers (global): scene, particles, ranks, steps, dt (s), time (s), wall
+        seconds and steps per second of the last ``run``, contacts, rebuilds, balancing,
+        skin (m), kinetic energy (J) and the seconds per phase."""
+        wall = self.wall_time
+        return {
+            "scene": self.scene.name,
+            "particles": self.comm.allreduce_sum(int(self.store.owned.size)),
+            "ranks": self.comm.size,
+            "broadphase": self.config.broadphase,
+            "steps": self.step_index,
+            "dt": self.dt,
+            "time": self.time,
+            "wall_seconds": wall,
+            "steps_per_second": self.steps_run / wall if wall > 0 else float("nan"),
+            "contacts": self.comm.allreduce_sum(int(self.n_contacts)),
+            "rebuilds": self.rebuilds,
+            "rebalances": self.balancer.rebalances,
+            "mean_imbalance": self.balancer.mean_imbalance,
+            "neighbour_skin": self.neighbours.skin,
+            "kinetic_energy": self.kinetic_energy(),
+            "timers": dict(self.timers),
+        }

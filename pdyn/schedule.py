@@ -1,0 +1,56 @@
+"""The one schedule of a run: from the step's drift, what each step does besides the work of
+every step — rebuild, pour, balance, reorder, which writers are due and what they need. The
+same decisions on every rank count ([Verlet1967]: the lists rebuild when the largest drift
+since the last build exceeds half the skin)."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+#: what a step whose writers are not due needs of it
+NO_NEEDS = frozenset()
+
+
+class Decisions(NamedTuple):
+    """What step ``step`` does besides the work of every step: rebuild (migrate, ghost plan,
+    broad phase, lists), pour (an insertion step), balance, reorder memory, rebuild the lists
+    (``lists``: a rebuild, or every step with skin 0), the ``writers`` due at its end and
+    what they ``needs`` (``pdyn.io.OutputView``)."""
+
+    step: int
+    rebuild: bool
+    pour: bool
+    balance: bool
+    reorder: bool
+    lists: bool
+    writers: list
+    needs: frozenset
+
+
+class Schedule:
+    """Decides each step from the step's drift: rebuild when the lists are due
+    (``NeighbourList.due``) or spheres are poured in, balance and reorder at the first
+    rebuild step ``every`` steps after the last, the writers due; with translating walls
+    also at every multiple of ``wall_every`` steps (``WallSet.rebuild_every``: no wall moves
+    more than half the skin between rebuilds). The same decisions on every rank count."""
+
+    def __init__(self, lists, inserter, balancer, reorder_every: int, reordered_at: int,
+                 writers: list, dt: float, wall_every: int = 0):
+        self.lists, self.inserter, self.balancer = lists, inserter, balancer
+        self.reorder_every, self.reordered_at = reorder_every, reordered_at
+        self.writers, self.dt, self.wall_every = writers, dt, wall_every
+
+    def decide(self, step: int, drift2: float) -> Decisions:
+        """The decisions of step ``step`` (the index after it), given the largest squared
+        drift since the last rebuild ``drift2`` (m²)."""
+        pour = self.inserter is not None and self.inserter.due(step, step * self.dt)
+        rebuild = (pour or bool(self.lists.due(drift2))  # new spheres enter lists and plan
+                   or (self.wall_every > 0 and step % self.wall_every == 0))  # moving walls
+        reorder = (rebuild and self.reorder_every > 0
+                   and step - 1 - self.reordered_at >= self.reorder_every)
+        if reorder:
+            self.reordered_at = step - 1
+        writers = [w for w in self.writers if w.due(step)]
+        needs = frozenset().union(*[w.needs for w in writers]) if writers else NO_NEEDS
+        return Decisions(step, rebuild, pour, rebuild and self.balancer.due(step), reorder,
+                         rebuild or self.lists.every_step, writers, needs)
