@@ -307,6 +307,7 @@ class WallConfig:
     scale: float = 1.0  # mesh: file units → m
     vertices: tuple | None = None  # mesh (library): (V, 3)
     triangles: tuple | None = None  # mesh (library): (T, 3) vertex indices
+    allow_fast: bool = False  # run a wall faster than pdyn.checks.refuse_fast_walls accepts
 
     @_config_errors
     def __post_init__(self):

@@ -33,7 +33,7 @@ import numpy as np
 
 from .broadphase import make_broadphase
 from .checks import (InitialStateError, StepGuard, check_memory, initial_state, node_memory,
-                     share_state)
+                     share_state, watch_walls)
 from .config import (ConfigError, ContactConfig, InsertionConfig, SimulationConfig,
                      wall_configs)
 from .domain import Box
@@ -383,6 +383,7 @@ class Simulation:
         """The first half-kick (after the step before's closing one, if left to it) and the
         drift: this rank's part of the step's reduction (:class:`Reduction`)."""
         store, lists = self.store, self.neighbours
+        passed = self.guard.watch(self.step_index)  # inf: an overlap beyond its limit
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                            lists.rows, half, self.dt, *self._spin(), 2 if self._kick_owed else 1)
         self._kick_owed = False
@@ -391,6 +392,7 @@ class Simulation:
             moved = np.maximum(moved, glued)
         mine = self._reduce_buffer
         mine[:2] = moved
+        mine[0] = max(mine[0], passed)
         mine[2] = self._n_owned
         mine[3] = self._stop.signum if self._stop is not None else 0.0
         return mine
@@ -716,8 +718,9 @@ def _schedule(sim, n_particles: int, restart) -> None:
     sim.broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     sim.writers = make_writers(config.output)  # snapshots, checkpoints, series (pdyn.io)
     t_c = comm.allreduce_min(sim.contact.law.contact_time(*sim._spheres()))
-    sim.guard = StepGuard(sim.store, comm, sim.dt, t_c, config.dt_safety,
-                          sim.writers)
+    sim.guard = StepGuard(sim.store, comm, sim.dt, t_c, config.dt_safety, sim.writers,
+                          watch_walls(sim.neighbours, sim.wallset, sim.box, sim.contact.law,
+                                      sim._spheres(), sim.dt, comm, config.initial_overlap))
     if sim.inserter is not None:  # the smallest sphere may be one still to come
         sim.guard.r_min = min(sim.guard.r_min, float(sim.inserter.radii.min()))
     sim.reorder_every = config.reorder_every
