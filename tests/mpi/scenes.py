@@ -256,8 +256,9 @@ def drum_with_piston(extra=PISTON, **cfg):
 
 
 #: steps of :func:`mixture` to run: the spheres have fallen and piled up (a big sphere
-#: touching ~30 small ones at 1:3, ~60 at 1:10)
-MIXTURE_STEPS = {3: 600, 10: 1200}
+#: touching 25-30 small ones; E = 4 MPa, so that no small sphere is pressed into a big one
+#: by more than its radius, which stops a run: pdyn.checks.OverlapWatch)
+MIXTURE_STEPS = {3: 1050, 10: 2100}
 
 
 def mixture(ratio, n_small=700, big=0.25, seed=5, **cfg):
@@ -275,7 +276,7 @@ def mixture(ratio, n_small=700, big=0.25, seed=5, **cfg):
     return SimulationConfig(
         particles=ParticlesConfig(positions=pos, radii=radii, density=1000.0),
         box=BoxConfig(lo=(0.0, 0.0, 0.0), hi=tuple(hi)),
-        contact=ContactConfig(law="hertz", youngs_modulus=1e6, restitution=0.5, friction=0.5,
+        contact=ContactConfig(law="hertz", youngs_modulus=4e6, restitution=0.5, friction=0.5,
                               rolling_friction=0.05),
         gravity=(0.0, 0.0, -9.81), progress=False, balance_every=20, balance_threshold=1.0,
         reorder_every=30, **cfg)

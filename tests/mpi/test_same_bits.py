@@ -268,7 +268,7 @@ def piled_up(ratio):
     def check(run):
         most = run.comm.allreduce_max(int(run.sim.store.history_count[
             run.sim.store.owned].max()))
-        assert run.sim.rebuilds > 5 and most >= (25 if ratio == 3 else 50)
+        assert run.sim.rebuilds > 5 and most >= 25
     return check
 
 
