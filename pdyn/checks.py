@@ -769,12 +769,13 @@ class OverlapWatch:
 
 
 def watch_walls(lists, wallset, box, law, spheres, dt: float, comm,
-                initial_overlap: str = "refuse") -> "OverlapWatch | None":
+                config) -> "OverlapWatch | None":
     """The start-up refusal of fast walls (:func:`refuse_fast_walls`; ``spheres`` the radii
     and masses that bound it) and the run's :class:`OverlapWatch` — None without contact
-    forces (spheres pass through each other by design). Collective."""
+    forces (spheres pass through each other by design) or with the config's
+    ``allow_deep_overlap``. Collective."""
     names = wall_names(box)
     refuse_fast_walls(wallset, names, lists.skin, dt, law, *spheres, comm)
-    if not law.stiff:
+    if not law.stiff or config.allow_deep_overlap:
         return None
-    return OverlapWatch(lists, wallset, names, dt, allow=initial_overlap == "allow")
+    return OverlapWatch(lists, wallset, names, dt, allow=config.initial_overlap == "allow")

@@ -720,7 +720,7 @@ def _schedule(sim, n_particles: int, restart) -> None:
     t_c = comm.allreduce_min(sim.contact.law.contact_time(*sim._spheres()))
     sim.guard = StepGuard(sim.store, comm, sim.dt, t_c, config.dt_safety, sim.writers,
                           watch_walls(sim.neighbours, sim.wallset, sim.box, sim.contact.law,
-                                      sim._spheres(), sim.dt, comm, config.initial_overlap))
+                                      sim._spheres(), sim.dt, comm, config))
     if sim.inserter is not None:  # the smallest sphere may be one still to come
         sim.guard.r_min = min(sim.guard.r_min, float(sim.inserter.radii.min()))
     sim.reorder_every = config.reorder_every

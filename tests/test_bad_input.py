@@ -68,6 +68,7 @@ FIELDS = {
     "initial_overlap": (5, NAN, "maybe"),
     "overlap_tolerance": ("x", NAN, 2.0),
     "progress": ("yes", NAN, None),
+    "allow_deep_overlap": ("yes", NAN, None),
     "contact.law": (5, NAN, "quadratic"),
     "contact.youngs_modulus": ("x", NAN, -1.0),
     "contact.stiffness": ("x", INF, 0.0),
@@ -751,6 +752,14 @@ class TestFastWalls:
         assert_user_error(code, err, "walls[0] (", *needles,
                           "set allow_fast = true in walls[0] to run it anyway")
         assert listing(tmp_path) == before
+
+    @pytest.mark.parametrize("kind", ["plate", "plane", "tube", "cone"])
+    def test_allow_fast_must_be_true_or_false(self, tmp_path, cli, kind):
+        doc = fast_walls.doc(kind, 0.01)
+        doc["walls"][0]["allow_fast"] = "yes"
+        (tmp_path / "run.toml").write_text(toml(doc))
+        code, _, err = cli(["run", "run.toml", "--no-progress"])
+        assert_user_error(code, err, "walls[0].allow_fast")
 
     @pytest.mark.parametrize("kind", fast_walls.APPROACHING)
     def test_below_the_limits_or_allowed_it_runs(self, kind):
