@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .broadphase import make_broadphase
-from .checks import StepGuard, check_memory, node_memory, share_state
+from .checks import StepGuard, check_memory, node_memory, share_state, watch_walls
 from .components import add_walls, enclosure, glued_motion, list_walls, make_inserter
 from .config import ContactConfig, SimulationConfig
 from .domain import Box
@@ -30,7 +30,7 @@ from .reorder import reorder, wall_order
 from .scenarios import Scene
 from .schedule import Schedule
 from .timers import PhaseTimers
-from .timestep import contact_time, time_step
+from .timestep import bounding_spheres, contact_time, time_step
 from .walls import WallSet
 
 
@@ -160,7 +160,9 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     writers = make_writers(config.output)  # snapshots, checkpoints, series (pdyn.io)
     guard = StepGuard(store, comm, dt, contact_time(contact.law, store, inserter, comm),
-                      config.dt_safety, writers)
+                      config.dt_safety, writers,
+                      watch_walls(neighbours, wallset, box, contact.law,
+                                  bounding_spheres(store, inserter), dt, comm, config))
     if inserter is not None:  # the smallest sphere may be one still to come
         guard.r_min = min(guard.r_min, float(inserter.radii.min()))
     # translating walls and turning meshes: the lists reach half the skin farther for them,

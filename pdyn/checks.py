@@ -37,13 +37,17 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
 from . import scenarios
+from ._jit import JIT
 from .broadphase import find_contacts
 from .domain import check_block_count, default_block_dims
 from .particles import GHOST, INFINITE, OWNED
 from .scenarios import BYTES_PER_PARTICLE, ROTATION_BYTES_PER_PARTICLE, SceneError
+from .mesh import contact_geometry
 from .wallkinds import kind_of, table_row
+from .walls import entry_contact, mesh_arrays, mesh_entry, overlap_limit
 
 #: relaxation sweeps before giving up (each moves every overlapping pair apart)
 RELAX_SWEEPS = 1000
@@ -56,6 +60,16 @@ class InitialStateError(ValueError):
 class RunawayError(RuntimeError):
     """A particle moved more than its radius in one step or stopped being finite (one line;
     raised on every rank in the same step)."""
+
+
+class FastWallError(InitialStateError):
+    """A wall moves faster than its contacts can be found or stopped (one line naming the
+    wall, its speed and the limit; every rank)."""
+
+
+class OverlapError(RunawayError):
+    """A sphere went through a wall or another sphere: an overlap beyond the limit (one line
+    naming both; every rank in the same step)."""
 
 
 class MemoryEstimateError(SceneError):
@@ -245,20 +259,32 @@ def _directions(i, j) -> np.ndarray:
     return np.column_stack((s * np.cos(phi), s * np.sin(phi), z))
 
 
+def wall_names(box) -> list[str]:
+    """The walls' names, in wall-table order: the walled faces (``x = 0``, ``Box.walls()``
+    order), then the configured walls (``walls[k] (type)``, ``Box.shapes``)."""
+    names = []
+    for a, kind in enumerate(box.boundary):
+        if kind == "wall":
+            names += [f"{'xyz'[a]} = {float(box.lo[a]):g}", f"{'xyz'[a]} = {float(box.hi[a]):g}"]
+    return names + [w["name"] for w in box.shapes]
+
+
+def _shape_gaps(pos, w) -> np.ndarray:
+    """Distance (m) of each centre from the configured wall ``w`` (a ``Box.shapes`` spec),
+    positive on the spheres' side (``WallKind.gaps``)."""
+    row, axis = table_row(w)
+    return kind_of(w["kind"]).gaps(pos, w.get("point"), axis, row, w.get("mesh"))
+
+
 def _wall_overlaps(pos, rad, box):
     """Overlap (m) of each sphere with each walled face, (N, W) in the order of
     ``Box.walls()``, then with each configured wall (``Box.shapes``), and the walls' names."""
-    cols, names = [], []
+    cols = []
     for a, kind in enumerate(box.boundary):
         if kind == "wall":
             cols += [rad - (pos[:, a] - box.lo[a]), rad - (box.hi[a] - pos[:, a])]
-            names += [f"{'xyz'[a]} = {float(box.lo[a]):g}", f"{'xyz'[a]} = {float(box.hi[a]):g}"]
-    for w in box.shapes:  # configured walls, each by its kind (pdyn.wallkinds)
-        row, axis = table_row(w)
-        cols.append(rad - kind_of(w["kind"]).gaps(pos, w.get("point"), axis, row,
-                                                  w.get("mesh")))
-        names.append(w["name"])
-    return (np.column_stack(cols) if cols else np.zeros((pos.shape[0], 0))), names
+    cols += [rad - _shape_gaps(pos, w) for w in box.shapes]  # each by its kind
+    return (np.column_stack(cols) if cols else np.zeros((pos.shape[0], 0))), wall_names(box)
 
 
 HINT = "(set initial_overlap = \"allow\" or \"relax\", or --allow-overlap / --relax-overlap)"
@@ -354,9 +380,11 @@ def _agree(comm, found, hint: str = HINT) -> None:
 
 def relax_overlaps(pos, rad, box, tolerance: float, sweeps: int = RELAX_SWEEPS):
     """Push overlapping spheres apart until no overlap exceeds half the tolerance: each sweep
-    moves both spheres of every such pair half their overlap apart along the line of centres
-    (coincident centres along a direction fixed by their ids), puts every sphere that overlaps
-    a wall just inside it and wraps periodic axes. Deterministic: every rank gets the same bits.
+    puts every sphere that overlaps a walled face just inside it, moves every sphere that
+    overlaps a configured wall (``Box.shapes``, every kind) out along the wall's normal until
+    it just touches it (:func:`_out_of_walls`), moves both spheres of every overlapping pair
+    half their overlap apart along the line of centres (coincident centres along a direction
+    fixed by their ids) and wraps periodic axes. Deterministic: every rank gets the same bits.
     Returns (positions, note); raises :class:`InitialStateError` after ``sweeps`` sweeps."""
     pos = np.array(pos, float)
     lo, hi = np.asarray(box.lo, float), np.asarray(box.hi, float)
@@ -367,30 +395,75 @@ def relax_overlaps(pos, rad, box, tolerance: float, sweeps: int = RELAX_SWEEPS):
     for sweep in range(sweeps + 1):
         pos[:, walled] = np.clip(pos[:, walled], (lo + rad[:, None])[:, walled],
                                  (hi - rad[:, None])[:, walled])
-        if pos.shape[0] < 2:
-            break
-        pairs, overlap, normal = _overlapping(pos, rad, box)
-        bad = overlap > 0.5 * tolerance * np.minimum(rad[pairs[:, 0]], rad[pairs[:, 1]])
-        if not bad.any():
+        stuck = _out_of_walls(pos, rad, box, tolerance, last=sweep == sweeps)
+        bad = np.zeros(0, bool)
+        if pos.shape[0] >= 2:
+            pairs, overlap, normal = _overlapping(pos, rad, box)
+            bad = overlap > 0.5 * tolerance * np.minimum(rad[pairs[:, 0]], rad[pairs[:, 1]])
+        if not bad.any() and stuck is None:
             break
         if sweep == sweeps:
+            if not bad.any():
+                raise InitialStateError(f"initial_overlap = 'relax': {stuck} after {sweeps} "
+                                        "relaxation sweeps (too dense to pull apart)")
             k = int(np.flatnonzero(bad)[0])
             raise InitialStateError(
                 f"initial_overlap = 'relax': particles {int(pairs[k, 0])} and "
                 f"{int(pairs[k, 1])} still overlap by {overlap[k]:.4g} m after {sweeps} "
                 "relaxation sweeps (too dense to pull apart)")
         n_pairs = max(n_pairs, int(bad.sum()))
-        push = 0.5 * overlap[bad, None] * normal[bad]
-        move = np.zeros_like(pos)
-        np.add.at(move, pairs[bad, 0], -push)
-        np.add.at(move, pairs[bad, 1], push)
-        pos += move
+        if bad.any():
+            push = 0.5 * overlap[bad, None] * normal[bad]
+            move = np.zeros_like(pos)
+            np.add.at(move, pairs[bad, 0], -push)
+            np.add.at(move, pairs[bad, 1], push)
+            pos += move
         pos[:, periodic] = lo[periodic] + np.mod(pos[:, periodic] - lo[periodic],
                                                  (hi - lo)[periodic])
     shift = np.sqrt(((pos - start) ** 2).sum(axis=1))
     note = (f"relaxed the initial overlaps in {sweep} sweep(s) (up to {n_pairs} pair(s) per "
             f"sweep; largest move {float(shift.max()) if len(shift) else 0.0:.4g} m)")
     return pos, note
+
+
+#: the step of the central differences that give a configured wall's normal at a centre, as
+#: a fraction of the sphere's radius (:func:`_out_of_walls`)
+NORMAL_STEP = 1e-6
+
+
+def _out_of_walls(pos, rad, box, tolerance: float, last: bool = False) -> str | None:
+    """Move (in place) every sphere overlapping a configured wall (``Box.shapes``) by more
+    than half the ``tolerance`` × its radius out along the wall's normal at its centre — the
+    gradient of the distance ``WallKind.gaps`` (central differences, :data:`NORMAL_STEP`;
+    on a shell's surface, where it has none, a direction fixed by the sphere's row) — by
+    its overlap, so that it just touches the wall. Returns None when none overlapped, else
+    what overlapped (with ``last``: the first such sphere and wall, by row, for the
+    message)."""
+    found = None
+    names = wall_names(box)[-len(box.shapes):] if box.shapes else []
+    for w, name in zip(box.shapes, names):
+        gap = _shape_gaps(pos, w)
+        over = rad - gap
+        bad = np.flatnonzero(over > 0.5 * tolerance * rad)
+        if not bad.size:
+            continue
+        if found is None:
+            k = int(bad[0])
+            found = (f"particle {k} still overlaps the wall {name} by {over[k]:.4g} m"
+                     if last else "a wall overlap")
+        p, h = pos[bad], NORMAL_STEP * rad[bad]
+        grad = np.empty_like(p)
+        for a in range(3):
+            e = np.zeros(3)
+            e[a] = 1.0
+            grad[:, a] = (_shape_gaps(p + h[:, None] * e, w)
+                          - _shape_gaps(p - h[:, None] * e, w)) / (2.0 * h)
+        norm = np.sqrt(np.einsum("ij,ij->i", grad, grad))
+        flat = ~(norm > 0.5)  # on a shell's surface: no gradient
+        grad[flat] = _directions(bad[flat], bad[flat] + 1)
+        norm[flat] = 1.0
+        pos[bad] = p + (over[bad] / norm)[:, None] * grad
+    return found
 
 
 # ------------------------------------------------------------------ every step
@@ -400,13 +473,15 @@ class StepGuard:
 
     ``store`` the particle store, ``comm`` the communicator, ``dt`` (s), ``contact_time`` the
     shortest contact time t_c (s, inf without contact forces), ``dt_safety`` pdyn's default
-    t_c/dt, ``writers`` the run's writers (for the last good files). Collective to build."""
+    t_c/dt, ``writers`` the run's writers (for the last good files), ``overlaps`` the
+    :class:`OverlapWatch` (None: none). Collective to build."""
 
     def __init__(self, store, comm, dt: float, contact_time: float, dt_safety: float,
-                 writers=()):
+                 writers=(), overlaps: "OverlapWatch | None" = None):
         self.store, self.comm = store, comm
         self.dt, self.t_c, self.dt_safety = float(dt), float(contact_time), float(dt_safety)
         self.writers = writers
+        self.overlaps = overlaps
         h = store.owned
         finite = h[np.isfinite(store.radius[h])]
         local = float(store.radius[finite].min()) if finite.size else math.inf
@@ -420,10 +495,24 @@ class StepGuard:
         not finite."""
         d = displacement if displacement == displacement else math.inf
         if d <= self.r_min:
+            if self.overlaps is not None:
+                self.overlaps.moved(d)
             return
         self._inspect(moving, step)
+        if self.overlaps is not None:
+            self.overlaps.moved(d)
+
+    def watch(self, step: int) -> float:
+        """Before the drift of the step after ``step``: inf if an overlap of this rank's
+        lists exceeds its limit now (:class:`OverlapWatch`), else 0 — for the driver to fold
+        into the step's reduction (the largest move), so that every rank inspects."""
+        if self.overlaps is None:
+            return 0.0
+        return self.overlaps.look(self.store, step)
 
     def _inspect(self, moving, step) -> None:
+        if self.overlaps is not None:
+            self._passed()
         store = self.store
         dx = self.dt * store.vel[moving]  # the drift of this step (velocity Verlet)
         moved = np.sqrt(np.einsum("ij,ij->i", dx, dx))
@@ -459,8 +548,234 @@ class StepGuard:
         return (f"likely cause: a speed or force too large for dt = {dt:.4g} s (the shortest "
                 f"contact time is {t_c:.4g} s); lower dt, the velocities or gravity")
 
+    def _passed(self) -> None:
+        """Collective: raise :class:`OverlapError` for the deepest excess any rank's
+        :class:`OverlapWatch` found (the same on every rank count), or, found at the first
+        look of a run that allows initial overlaps, turn the watch off."""
+        found = [f for f in self.comm.allgather(self.overlaps.found) if f is not None]
+        if not found:
+            return
+        key, step, text, first = min(found)
+        if first:
+            self.overlaps.on = False  # the initial state overlaps so (initial_overlap "allow")
+            return
+        raise OverlapError(f"step {step}: {text}; likely cause: an approach faster than the "
+                           "contacts stop (an overlap of about V √(m*/k)): lower the speeds "
+                           "or dt, or stiffen the contacts (docs/walls.md, \"Fast walls\"); "
+                           f"{self._last_good()}")
+
     def _last_good(self) -> str:
         last = {w.name: w.written[-1] for w in self.writers if getattr(w, "written", None)}
         if not last:
             return "no snapshot or checkpoint written by this run"
         return "last good " + ", ".join(f"{name}: {path}" for name, path in last.items())
+
+
+# ------------------------------------------------------------------ fast walls, deep overlaps
+#: a wall's approach must be stopped within this fraction of the softest sphere's radius
+STOP_WITHIN = 0.1
+
+
+def refuse_fast_walls(wallset, names, skin: float, dt: float, law, radius, mass, comm) -> None:
+    """Refuse at start-up (:class:`FastWallError`, one line naming the first such wall) a
+    configured wall, unless its ``allow_fast``, whose surface approaches the spheres
+    (``WallSet.approach``, V m/s)
+
+    * more than ``skin``/2 a step (V dt > skin/2): the lists are rebuilt every step then and
+      still miss spheres it reaches within the step (skin 0: rebuilt every step, not
+      refused), or
+    * faster than the softest sphere can stop within :data:`STOP_WITHIN` of its radius: the
+      largest overlap of an undamped sphere–wall contact at approach speed V, where the
+      contact's elastic energy equals m V²/2 — linear law δ = V √(m/k), k the stiffness or
+      E r; Hertz δ = (15 m V² / (16 E* √r))^(2/5) ([CundallStrack1979]) — over ``radius``
+      and ``mass`` of this rank's spheres (and those the insertion adds).
+
+    ``wallset``: ``pdyn.walls.WallSet``; ``names`` the walls' names (:func:`wall_names`);
+    ``law`` the ``ContactLaw`` (none stiff: nothing refused). Collective (one
+    ``allgather``)."""
+    if not law.stiff:
+        return
+    speeds = wallset.approach()
+    worst = _softest(law, np.asarray(radius, float), np.asarray(mass, float))
+    worst = max((w for w in comm.allgather(worst) if w is not None), default=None)
+    for k in range(wallset.n_box, len(wallset)):
+        v = float(speeds[k])
+        if v == 0.0 or wallset.allow_fast[k]:
+            continue
+        override = f"set allow_fast = true in {names[k].split()[0]} to run it anyway"
+        if skin > 0.0 and v * dt > 0.5 * skin:
+            raise FastWallError(
+                f"{names[k]}: its surface approaches the spheres by {v * dt:.4g} m a step "
+                f"({v:.4g} m/s at dt = {dt:.4g} s), more than half the neighbour skin "
+                f"{0.5 * skin:.4g} m: the lists would miss spheres it reaches; lower its "
+                f"speed or dt, or raise neighbour_skin ({override})")
+        if worst is None:
+            continue
+        per_speed, exponent, r = worst  # overlap / radius at 1 m/s, its power of V
+        depth = per_speed * v ** exponent
+        if depth > STOP_WITHIN:
+            limit = (STOP_WITHIN / per_speed) ** (1.0 / exponent)
+            raise FastWallError(
+                f"{names[k]}: its surface approaches the spheres at {v:.4g} m/s; the softest "
+                f"sphere (radius {r:.4g} m) stops it only after an overlap of about "
+                f"{depth:.3g} of its radius, more than {STOP_WITHIN:g} (the limit is "
+                f"{limit:.4g} m/s); lower its speed or stiffen the contacts ({override})")
+
+
+def _softest(law, radius, mass):
+    """(overlap over radius of a sphere–wall contact stopping an approach of 1 m/s, the power
+    of the speed it grows with, that sphere's radius) of the sphere that overlaps most, of
+    spheres of ``radius`` and ``mass``; None without spheres (:func:`refuse_fast_walls`)."""
+    keep = np.isfinite(radius) & np.isfinite(mass)
+    radius, mass = radius[keep], mass[keep]
+    if not radius.size:
+        return None
+    p = law.parameters
+    if law.name == "hertz":
+        exponent = 0.8
+        depth = (15.0 * mass / (16.0 * p.E * np.sqrt(radius))) ** 0.4 / radius
+    else:
+        exponent = 1.0
+        depth = np.sqrt(mass / p.stiffness(radius, radius)) / radius
+    k = int(np.argmax(depth))
+    return float(depth[k]), exponent, float(radius[k])
+
+
+#: an exact look is due when the bound on the smallest slack falls to this fraction of the
+#: slack last measured (rounding of the measured overlaps)
+SLACK_ROUNDING = 1e-6
+
+
+@njit(**JIT)
+def _deepest(rows, start, split, partner, pos, rad, gid, normal, table, mesh):
+    """Over every entry of the lists: the smallest slack, limit − overlap (m; the limit the
+    smaller radius of a sphere pair, ``pdyn.walls.overlap_limit`` of a wall), and the row and
+    entry of the largest excess, overlap − limit. A mesh entry apart counts as touching
+    (overlap 0): its geometry bounds its distance only from below."""
+    slot, geo = mesh_arrays(mesh)  # None: no mesh
+    slack = np.inf
+    at_t, at_u = -1, -1
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        xi, yi, zi, ri = pos[i, 0], pos[i, 1], pos[i, 2], rad[i]
+        for u in range(start[t], split[t]):
+            j = partner[u]
+            dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
+            room = min(ri, rad[j]) - (ri + rad[j] - math.sqrt(dx * dx + dy * dy + dz * dz))
+            if room < slack:
+                slack, at_t, at_u = room, t, u
+        for u in range(split[t], start[t + 1]):
+            w = partner[u]
+            g = -1 - gid[w]
+            entry = mesh_entry(mesh, slot, geo, u)
+            delta = entry_contact(xi, yi, zi, ri, pos, normal, table, w, g, entry)[3]
+            if entry[0] >= 0:
+                delta = max(delta, 0.0)
+            room = overlap_limit(table, g, ri) - delta
+            if room < slack:
+                slack, at_t, at_u = room, t, u
+    return slack, at_t, at_u
+
+
+class OverlapWatch:
+    """Stops a run the moment a sphere has gone through a wall or another sphere: an overlap
+    beyond the smaller radius of a sphere pair, a sphere's radius for a half-space wall,
+    half of it for a shell (``pdyn.walls.overlap_limit``).
+
+    Looked at before each step's drift, on the lists' entries (every pair that could
+    overlap): exactly (:func:`_deepest`, one pass over the lists, the meshes' geometry
+    recomputed into its own buffers) only when the slack could have run out. The smallest
+    slack it measured falls each step by at most d + max(d, w) — d the step's largest move
+    of any sphere (the step guard's reduction), w the largest step of a wall's surface along
+    its normal (``WallSet.approach`` · dt) — and every rebuild of the lists measures again,
+    so a look is skipped only where no overlap can exceed its limit: the verdict is the
+    exact one, on any rank count. ``lists`` the neighbour lists, ``wallset`` the walls,
+    ``names`` their names (:func:`wall_names`), ``dt`` (s); ``allow`` (initial_overlap
+    "allow"): an excess in the first look turns the watch off (the run was allowed to start
+    so)."""
+
+    def __init__(self, lists, wallset, names, dt: float, allow: bool = False):
+        self.lists, self.table, self.bundle, self.names = lists, wallset.table, \
+            wallset.bundle, names
+        self.wall_step = float(np.max(wallset.approach(), initial=0.0)) * float(dt)
+        self.slack = -math.inf  # a lower bound of the smallest slack now (m)
+        self.builds = -1  # the build of the lists it was measured on
+        self.first, self.on = bool(allow), True
+        self.found = None  # (key, step, message, first look) of this rank's excess
+        self._geo, self._home, self._border = np.zeros((0, 4)), np.zeros((0, 4)), \
+            np.zeros(0, np.int64)
+
+    def moved(self, d: float) -> None:
+        """A step moved spheres by up to ``d`` (m): the slack falls by up to d + max(d, w)."""
+        self.slack -= d + max(d, self.wall_step)
+
+    def look(self, store, step: int) -> float:
+        """inf if an overlap of ``store``'s rows exceeds its limit at ``step`` (kept in
+        :attr:`found`), else 0."""
+        lists = self.lists
+        if not self.on:
+            return 0.0
+        if lists.builds != self.builds:
+            self.slack, self.builds = -math.inf, lists.builds
+        if self.slack > 0.0:
+            return 0.0
+        slack, t, u = _deepest(lists.rows, lists.start, lists.split, lists.partner, store.pos,
+                               store.radius, store.gid, store.normal, self.table,
+                               self._mesh(store))
+        first, self.first = self.first, False
+        self.slack = slack * (1.0 - SLACK_ROUNDING) if slack < math.inf else math.inf
+        if not slack < 0.0:
+            return 0.0
+        self.found = self._offender(store, step, int(t), int(u), -slack, first)
+        return math.inf
+
+    def _mesh(self, store):
+        """The meshes' contact geometry of the lists now, in buffers of its own (the lists'
+        homes copied: the force pass's are left as they are), or None without meshes."""
+        lists = self.lists
+        if self.bundle is None:
+            return None
+        n = lists.mesh_sphere.shape[0]
+        if self._geo.shape[0] < n:
+            self._geo, self._home = np.empty((n, 4)), np.empty((n, 4))
+            self._border = np.empty(n, np.int64)
+        home = self._home[:n]
+        home[:] = lists.mesh_home[:n]
+        contact_geometry(lists.mesh_sphere, lists.mesh_facet, lists.mesh_wall, store.pos,
+                         store.radius, self.bundle, home, self._geo[:n], self._border[:n])
+        return lists.slot, self._geo[:n]
+
+    def _offender(self, store, step, t, u, excess, first) -> tuple:
+        """(key, step, message, first) of entry ``u`` of row ``t``, overlapping ``excess``
+        (m) beyond its limit; the key orders offenders alike on every rank count: the deepest
+        first, then by ids."""
+        lists = self.lists
+        i, j = lists.rows[t], lists.partner[u]
+        gi, gj, ri = int(store.gid[i]), int(store.gid[j]), float(store.radius[i])
+        if u < lists.split[t]:
+            small = min(ri, float(store.radius[j]))
+            a, b = min(gi, gj), max(gi, gj)
+            return ((-excess, a, b, -1), step, f"particles {a} and {b} overlap by "
+                    f"{small + excess:.4g} m, more than the smaller radius {small:.4g} m "
+                    "(one is passing through the other)", first)
+        g = -1 - gj
+        facet = int(lists.facet[u]) if lists.facet.shape[0] else -1
+        limit = float(overlap_limit(self.table, g, ri))
+        what = f"the wall {self.names[g]}" + (f" (triangle {facet})" if facet >= 0 else "")
+        rule = ("its radius (its centre is behind the wall)" if limit == ri else
+                "half its radius (its centre is passing through the wall)")
+        return ((-excess, gi, gj, facet), step, f"particle {gi} (radius {ri:.4g} m) overlaps "
+                f"{what} by {limit + excess:.4g} m, more than {rule}", first)
+
+
+def watch_walls(lists, wallset, box, law, spheres, dt: float, comm,
+                config) -> "OverlapWatch | None":
+    """The start-up refusal of fast walls (:func:`refuse_fast_walls`; ``spheres`` the radii
+    and masses that bound it) and the run's :class:`OverlapWatch` — None without contact
+    forces (spheres pass through each other by design) or with the config's
+    ``allow_deep_overlap``. Collective."""
+    names = wall_names(box)
+    refuse_fast_walls(wallset, names, lists.skin, dt, law, *spheres, comm)
+    if not law.stiff or config.allow_deep_overlap:
+        return None
+    return OverlapWatch(lists, wallset, names, dt, allow=config.initial_overlap == "allow")

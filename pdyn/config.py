@@ -307,6 +307,7 @@ class WallConfig:
     scale: float = 1.0  # mesh: file units → m
     vertices: tuple | None = None  # mesh (library): (V, 3)
     triangles: tuple | None = None  # mesh (library): (T, 3) vertex indices
+    allow_fast: bool = False  # run a wall faster than pdyn.checks.refuse_fast_walls accepts
 
     @_config_errors
     def __post_init__(self):
@@ -379,6 +380,8 @@ class SimulationConfig:
     dt_safety: float = 20.0
     # accept a dt above the limit (contact time / dt_safety; 0.2 Rayleigh times with Hertz)
     allow_large_dt: bool = False
+    # run on when a sphere goes through a wall or another sphere (pdyn.checks.OverlapWatch)
+    allow_deep_overlap: bool = False
     broadphase: str = "auto"  # picks the structure from the scene (pdyn/broadphase/auto.py)
     broadphase_params: dict = field(default_factory=dict)
     contact: ContactConfig | None = None
@@ -424,6 +427,7 @@ class SimulationConfig:
             number("dt", self.dt, above=0)
         number("dt_safety", self.dt_safety, lo=1.0)
         flag("allow_large_dt", self.allow_large_dt)
+        flag("allow_deep_overlap", self.allow_deep_overlap)
         if not isinstance(self.broadphase, str) or self.broadphase not in REGISTRY:
             raise ConfigError(
                 f"broadphase = {self.broadphase!r}: unknown (choose from {', '.join(REGISTRY)})"

@@ -136,6 +136,7 @@ class Simulation(Observables):
         and the moving components' places (the glued spheres): this rank's part of the
         step's reduction (:class:`Reduction`)."""
         store, lists = self.store, self.neighbours
+        passed = self.guard.watch(self.step_index)  # inf: an overlap beyond its limit
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                            lists.rows, half, self.dt, *self._spin(), 2 if self._kick_owed else 1)
         self._kick_owed = False
@@ -144,6 +145,7 @@ class Simulation(Observables):
             moved = np.maximum(moved, placed)
         mine = self._reduce_buffer
         mine[:2] = moved
+        mine[0] = max(mine[0], passed)
         mine[2] = self._n_owned
         mine[3] = self._stop.signum if self._stop is not None else 0.0
         return mine

@@ -60,7 +60,11 @@ class WallKind:
     it, positive on the spheres' side; ``draw(point, axis, row, lo, hi, time, mesh)``: its
     triangles at ``time`` in the box [lo, hi] (vertices, int64 triangles facing the spheres);
     ``glued``: glued spheres may ride on it (their motion is the wall's rigid motion).
-    ``axis`` (``normal``) as stored, not necessarily of unit length."""
+    ``approach(row, axis, mesh)``: the fastest any point of its surface moves along the
+    surface's normal (m/s; motion within the surface — a plane sliding in itself, a cylinder
+    or a cone turning about its axis — moves it toward no sphere): what the start-up refuses
+    and the overlap watch bounds (``pdyn.checks``). ``axis`` (``normal``) as stored, not
+    necessarily of unit length."""
 
     name: str
     codes: tuple
@@ -71,6 +75,7 @@ class WallKind:
     gaps: Callable
     draw: Callable
     glued: bool
+    approach: Callable
     explains: tuple = ()
 
 
@@ -84,6 +89,7 @@ def _oriented(values: dict, name: str, kind: str, other: str | None = None) -> t
         raise Missing("walls.point", "required in [[walls]]")
     point = vector("walls.point", values["point"])
     number("walls.angular_velocity", values["angular_velocity"])
+    flag("walls.allow_fast", values["allow_fast"])
     if other is not None and values[other] is not None:
         raise BadValue(f"walls.{other}", values[other], f"not a field of a {kind} (give "
                        f"{name})")
@@ -99,7 +105,13 @@ def _moving(values: dict, kind: int, normal: str) -> dict:
     """The spec entries every analytic wall has: kind code, point, normal (or axis), motion."""
     return {"kind": kind, "point": values["point"], "normal": values[normal],
             "velocity": values["velocity"],
-            "angular_velocity": float(values["angular_velocity"])}
+            "angular_velocity": float(values["angular_velocity"]),
+            "allow_fast": bool(values["allow_fast"])}
+
+
+def _speed(row) -> float:
+    """The wall's translation speed |v| (m/s)."""
+    return float(np.linalg.norm(row[VX:VZ + 1]))
 
 
 # --- plane -------------------------------------------------------------------------------
@@ -118,6 +130,12 @@ def _plane_gaps(pos, point, normal, row, mesh):
 
 def _draw_plane(point, normal, row, lo, hi, time, mesh):
     return plane_fan(point, normal, lo, hi)
+
+
+def _plane_approach(row, normal, mesh) -> float:
+    """|v·n̂|: sliding in itself or turning about its normal moves it toward no sphere."""
+    n = np.asarray(normal, float)
+    return abs(float(row[VX:VZ + 1] @ n)) / float(np.linalg.norm(n))
 
 
 # --- cylinder ----------------------------------------------------------------------------
@@ -153,6 +171,16 @@ def _cylinder_gaps(pos, point, axis, row, mesh):
     if half < math.inf:
         return np.hypot(np.maximum(np.abs(s) - half, 0.0), radius - rho)
     return radius - rho if row[KIND] == CYLINDER_INSIDE else rho - radius
+
+
+def _cylinder_approach(row, axis, mesh) -> float:
+    """Infinite: the velocity across the axis (along it and turning about it, the surface
+    stays in place); a finite tube: |v| (its rims move along the axis)."""
+    v = row[VX:VZ + 1]
+    if row[HALF] < math.inf:
+        return _speed(row)
+    a = np.asarray(axis, float) / np.linalg.norm(axis)
+    return float(np.linalg.norm(v - (v @ a) * a))
 
 
 def _draw_cylinder(point, axis, row, lo, hi, time, mesh):
@@ -292,6 +320,7 @@ def _check_mesh(v: dict) -> dict:
     number("walls.scale", v["scale"], above=0)
     number("walls.scale", v["scale"], lo=1e-9, hi=1e9, note="file units to m")
     number("walls.angular_velocity", v["angular_velocity"])
+    flag("walls.allow_fast", v["allow_fast"])
     out = {}
     if v["point"] is not None:
         out["point"] = vector("walls.point", v["point"])
@@ -321,7 +350,8 @@ def _check_mesh(v: dict) -> dict:
 def _mesh_spec(v: dict) -> dict:
     mesh = load_mesh(v).moved(v["velocity"], float(v["angular_velocity"]),
                               v["axis"] or (0.0, 0.0, 1.0), v["point"] or (0.0, 0.0, 0.0))
-    return {"kind": MESH, "mesh": mesh, "velocity": v["velocity"]}
+    return {"kind": MESH, "mesh": mesh, "velocity": v["velocity"],
+            "allow_fast": bool(v["allow_fast"])}
 
 
 def _mesh_columns(s: dict) -> dict:
@@ -339,21 +369,30 @@ def _draw_mesh(point, axis, row, lo, hi, time, mesh):
     return mesh.surface(time)
 
 
+def _mesh_approach(row, axis, mesh) -> float:
+    """|v| + |Ω| R_m, R_m its farthest corner from the axis (a paddle's tip): no point of a
+    triangle lies farther from the axis than its farthest corner."""
+    return _speed(row) + (abs(mesh.angular_velocity) * mesh.radius() if mesh.turning else 0.0)
+
+
 #: the kinds by their ``[[walls]]`` type
 KINDS = {k.name: k for k in (
-    WallKind("plane", (PLANE,), ("point", "normal", "angular_velocity"), _check_plane,
-             lambda v: _moving(v, PLANE, "normal"), lambda s: {}, _plane_gaps, _draw_plane,
-             glued=True, explains=("axis", "radius", "inside", "length")),
+    WallKind("plane", (PLANE,), ("point", "normal", "angular_velocity", "allow_fast"),
+             _check_plane, lambda v: _moving(v, PLANE, "normal"), lambda s: {}, _plane_gaps,
+             _draw_plane, glued=True, approach=_plane_approach,
+             explains=("axis", "radius", "inside", "length")),
     WallKind("cylinder", (CYLINDER_INSIDE, CYLINDER_OUTSIDE),
-             ("point", "axis", "radius", "inside", "angular_velocity", "length"),
+             ("point", "axis", "radius", "inside", "angular_velocity", "length", "allow_fast"),
              _check_cylinder, _cylinder_spec, _cylinder_columns, _cylinder_gaps,
-             _draw_cylinder, glued=True, explains=("normal",)),
+             _draw_cylinder, glued=True, approach=_cylinder_approach, explains=("normal",)),
     WallKind("cone", (CONE,), ("point", "axis", "radius_lo", "radius_hi", "lo", "hi",
-                               "infinite", "angular_velocity"),
-             _check_cone, _cone_spec, _cone_columns, _cone_gaps, _draw_cone, glued=True),
+                               "infinite", "angular_velocity", "allow_fast"),
+             _check_cone, _cone_spec, _cone_columns, _cone_gaps, _draw_cone, glued=True,
+             approach=lambda row, axis, mesh: _speed(row)),
     WallKind("mesh", (MESH,), ("file", "scale", "vertices", "triangles", "point", "axis",
-                               "angular_velocity"),
-             _check_mesh, _mesh_spec, _mesh_columns, _mesh_gaps, _draw_mesh, glued=False),
+                               "angular_velocity", "allow_fast"),
+             _check_mesh, _mesh_spec, _mesh_columns, _mesh_gaps, _draw_mesh, glued=False,
+             approach=_mesh_approach),
 )}
 #: the kinds by their code in the wall table
 BY_CODE = {code: k for k in KINDS.values() for code in k.codes}

@@ -166,6 +166,20 @@ def wall_contact(x, y, z, r, pos, normal, table, w, g):
 
 
 @njit(inline="always", **JIT)
+def overlap_limit(table, g, r):
+    """The overlap (m) beyond which a sphere of radius ``r`` has gone through wall row ``g``:
+    r for a half-space (a plane, an infinite cylinder), whose overlap grows without bound
+    behind it; r/2 for a thin shell whose both faces act (a finite tube, a cone, a mesh),
+    whose overlap is at most r — its centre on the surface — and falls again beyond it; a
+    sphere that crosses a shell moving at most r a step (the step guard) comes within r/2
+    of it at some step."""
+    kind = table[g, KIND]
+    if kind == MESH or kind == CONE or table[g, HALF] < math.inf:
+        return 0.5 * r
+    return r
+
+
+@njit(inline="always", **JIT)
 def mesh_entry(mesh, slot, geo, u):
     """Of list entry ``u``: (q, normal, overlap) — q = ``slot[u]`` ≥ 0 for a mesh triangle,
     whose normal and overlap this step are ``geo[q]`` (``pdyn.mesh.contact_geometry``:
@@ -267,6 +281,9 @@ class WallSet:
         self.gid = -1 - np.arange(n, dtype=np.int64)
         self.bundle = pack(self.meshes, rows) if self.meshes else None
         self.mesh_of = dict(zip(rows, self.meshes))  # a mesh wall's row -> its mesh
+        #: per row: the config's ``allow_fast`` (``pdyn.checks.refuse_fast_walls``)
+        self.allow_fast = np.array([False] * self.n_box
+                                   + [bool(s.get("allow_fast", False)) for s in specs])
         self.speed = float(np.max(np.linalg.norm(self.table[:, VX:VZ + 1], axis=1), initial=0.0))
         #: the turning meshes' rows and their radii (largest distance of a corner from the axis)
         self.turning = {k: m.radius() for k, m in self.mesh_of.items() if m.turning}
@@ -282,6 +299,12 @@ class WallSet:
         """Turning meshes' frames to ``time`` (s) in the bundle (``pdyn.mesh.frames``)."""
         if self.turning:
             frames(self.meshes, time, self.bundle.frames)
+
+    def approach(self) -> np.ndarray:
+        """Each wall's approach speed (m/s, (W,)): the fastest any point of its surface moves
+        along the surface's normal (``pdyn.wallkinds.WallKind.approach``; 0 at rest)."""
+        return np.array([kind_of(self.table[k, KIND]).approach(
+            self.table[k], self.normals[k], self.mesh_of.get(k)) for k in range(len(self))])
 
     def points(self, time: float) -> np.ndarray:
         """Each wall's point at ``time`` (s): p₀ + v t (W, 3)."""
@@ -315,4 +338,4 @@ class WallSet:
 
 
 __all__ = ["PLANE", "CYLINDER_INSIDE", "CYLINDER_OUTSIDE", "MESH", "CONE", "WallSet",
-           "wall_contact", "entry_contact", "mesh_entry", "gaps"]
+           "wall_contact", "entry_contact", "mesh_entry", "overlap_limit", "gaps"]

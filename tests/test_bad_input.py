@@ -12,6 +12,7 @@ import pytest
 
 from pdyn.config import ConfigError, ContactConfig, SimulationConfig, config_from_dict
 
+from . import fast_walls
 from .conftest import assert_user_error, listing, tmpfs
 
 NAN, INF = math.nan, math.inf
@@ -67,6 +68,7 @@ FIELDS = {
     "initial_overlap": (5, NAN, "maybe"),
     "overlap_tolerance": ("x", NAN, 2.0),
     "progress": ("yes", NAN, None),
+    "allow_deep_overlap": ("yes", NAN, None),
     "contact.law": (5, NAN, "quadratic"),
     "contact.youngs_modulus": ("x", NAN, -1.0),
     "contact.stiffness": ("x", INF, 0.0),
@@ -725,3 +727,114 @@ class TestMeshFileFaults:
             signal.signal(signal.SIGALRM, old)
         assert_user_error(code, err, *needles)
         assert listing(tmp_path) == before
+
+
+# ------------------------------------------------------------------ fast walls (issue 44)
+class TestFastWalls:
+    """A wall whose surface approaches the spheres more than half the skin a step, or faster
+    than the softest sphere stops within a tenth of its radius, is refused at start-up: one
+    line naming the wall, its speed and the limit, exit 2, nothing written (every kind that
+    can approach: plate and paddle meshes, plane, tube, cone, infinite cylinder; the scenes
+    of ``tests/fast_walls.py``). Below both limits, with ``allow_fast = true``, or moving
+    within its own surface (a conveyor, a drum, a turning cone) at any speed, it runs."""
+
+    @pytest.mark.parametrize("kind", fast_walls.APPROACHING)
+    @pytest.mark.parametrize("per_step, needles", [
+        (0.2, ("approaches the spheres at 12.5 m/s", "stops it only after an overlap of about",
+               "more than 0.1 (the limit is 0.9772 m/s)")),
+        (3.0, ("approaches the spheres by 0.15 m a step (187.5 m/s at dt = 0.0008 s), more "
+               "than half the neighbour skin 0.015 m",))])
+    def test_refused(self, tmp_path, cli, kind, per_step, needles):
+        (tmp_path / "run.toml").write_text(toml(fast_walls.doc(kind, per_step)))
+        before = listing(tmp_path)
+        code, _, err = cli(["run", "run.toml", "--no-progress", "--output", "out",
+                            "--snapshot-every", "1"])
+        assert_user_error(code, err, "walls[0] (", *needles,
+                          "set allow_fast = true in walls[0] to run it anyway")
+        assert listing(tmp_path) == before
+
+    @pytest.mark.parametrize("kind", ["plate", "plane", "tube", "cone"])
+    def test_allow_fast_must_be_true_or_false(self, tmp_path, cli, kind):
+        doc = fast_walls.doc(kind, 0.01)
+        doc["walls"][0]["allow_fast"] = "yes"
+        (tmp_path / "run.toml").write_text(toml(doc))
+        code, _, err = cli(["run", "run.toml", "--no-progress"])
+        assert_user_error(code, err, "walls[0].allow_fast")
+
+    @pytest.mark.parametrize("kind", fast_walls.APPROACHING)
+    def test_below_the_limits_or_allowed_it_runs(self, kind):
+        from pdyn.simulation import Simulation
+
+        Simulation(fast_walls.config(kind, 0.01))  # 0.625 m/s: below both limits
+        Simulation(fast_walls.config(kind, 3.0, allow_fast=True))
+
+    @pytest.mark.parametrize("kind", fast_walls.WITHIN)
+    def test_motion_within_the_surface_is_never_refused(self, kind):
+        from pdyn.simulation import Simulation
+
+        Simulation(fast_walls.config(kind, 3.0)).run(20)  # 187.5 m/s along its surface
+
+    def test_hertz_limit_is_its_closed_form(self, tmp_path, cli):
+        """Hertz: the approach the softest sphere stops within 0.1 r, where the elastic
+        energy 8/15 E* √r δ^(5/2) equals m V²/2, E* = E / (2 (1 − ν²))."""
+        doc = fast_walls.doc("plane", 0.2)
+        doc["contact"] = {"law": "hertz", "youngs_modulus": 1e7, "poisson_ratio": 0.3,
+                          "restitution": 0.5}
+        doc["dt"] = 1e-4
+        (tmp_path / "run.toml").write_text(toml(doc))
+        r = fast_walls.R
+        e_star = 1e7 / (2.0 * (1.0 - 0.3**2))
+        mass = 2500.0 * 4.0 / 3.0 * math.pi * r**3
+        limit = math.sqrt(2.0 * 8.0 / 15.0 * e_star * math.sqrt(r) * (0.1 * r) ** 2.5 / mass)
+        code, _, err = cli(["run", "run.toml", "--no-progress"])
+        assert_user_error(code, err, "walls[0] (plane)", f"(the limit is {limit:.4g} m/s)")
+
+
+class TestRelaxOutOfWalls:
+    """A sphere started through a configured wall of any kind is refused with the hint to
+    relax; ``initial_overlap = "relax"`` moves it out along the wall's normal until it just
+    touches it (a half-space: onto the spheres' side), and the run starts."""
+
+    BOX = {"lo": [0.0, 0.0, 0.0], "hi": [4.0, 4.0, 4.0]}
+    WALLS = {  # (wall, centre of a sphere of radius 0.2 through it)
+        "plane": ({"type": "plane", "point": [0, 0, 0.5], "normal": [0, 0, 1]},
+                  [2.0, 2.0, 0.45]),
+        "cylinder": ({"type": "cylinder", "point": [2, 2, 0], "axis": [0, 0, 1],
+                      "radius": 1.0}, [2.9, 2.0, 2.0]),
+        "tube": ({"type": "cylinder", "point": [2, 2, 2], "axis": [0, 0, 1], "radius": 1.0,
+                  "length": 2.0}, [3.05, 2.0, 2.0]),
+        "cone": ({"type": "cone", "point": [2, 2, 2], "axis": [0, 0, 1], "radius_lo": 0.5,
+                  "radius_hi": 1.5, "lo": -1.0, "hi": 1.0}, [2.9, 2.0, 2.0]),
+        "mesh": ({"type": "mesh", "vertices": [[0, 0, 1], [4, 0, 1], [4, 4, 1], [0, 4, 1]],
+                  "triangles": [[0, 1, 2], [0, 2, 3]]}, [2.0, 2.0, 1.1]),
+    }
+
+    def _doc(self, kind):
+        wall, centre = self.WALLS[kind]
+        doc = _spheres([[2.0, 2.3, 3.6], centre], [0.2, 0.2])
+        doc["walls"] = [wall]
+        return doc
+
+    @pytest.mark.parametrize("kind", WALLS)
+    def test_refused_recommending_relax(self, tmp_path, cli, kind):
+        (tmp_path / "run.toml").write_text(toml(self._doc(kind)))
+        code, _, err = cli(["run", "run.toml", "--no-progress"])
+        assert_user_error(code, err, "particle 1 overlaps the wall walls[0]", "--relax-overlap")
+
+    @pytest.mark.parametrize("kind", WALLS)
+    def test_relax_moves_it_out(self, tmp_path, cli, kind):
+        from pdyn.checks import _wall_overlaps
+        from pdyn.simulation import Simulation
+
+        sim = Simulation(config_from_dict(dict(self._doc(kind), initial_overlap="relax")))
+        assert "relaxed the initial overlaps" in sim.setup_note
+        s = sim.store
+        h = s.owned[np.argsort(s.gid[s.owned])]
+        over, _ = _wall_overlaps(s.pos[h], s.radius[h], sim.box)
+        assert over.max() <= 0.005 * 0.2
+        assert over[1, -1] > -1e-9  # touching the wall it was in (moved its overlap, no more)
+        if kind == "plane":
+            assert s.pos[h[1], 2] == pytest.approx(0.7)  # onto the spheres' side
+        (tmp_path / "run.toml").write_text(toml(self._doc(kind)))
+        code, out, err = cli(["run", "run.toml", "--no-progress", "--relax-overlap"])
+        assert code == 0, err

@@ -5,17 +5,19 @@ must go stops the run without a half-written file. One rank here; every rank cou
 ``tests/mpi/test_faults_mpi.py``."""
 
 import math
+import re
 import signal
 
 import numpy as np
 import pytest
 
-from pdyn.checks import RunawayError
+from pdyn.checks import OverlapError, OverlapWatch, RunawayError
 from pdyn.config import (BoxConfig, ContactConfig, OutputConfig, ParticlesConfig,
                          SimulationConfig)
 from pdyn.io import OutputWriteError, Writer, read_checkpoint, read_snapshot
 from pdyn.simulation import Simulation
 
+from . import fast_walls
 from .conftest import assert_user_error, mpiexec_pdyn, tmpfs
 
 
@@ -325,3 +327,62 @@ class TestDamagedPieceOnEveryRank:
         code, _, err = mpiexec_pdyn(ranks, ["run", "--restart", restart, "--steps", "5",
                                             "--no-progress"], tmp_path, timeout=90)
         assert_user_error(code, err, f"{ckpt}: cannot read its per-rank pieces")
+
+
+class TestWallsNeverPassSilently:
+    """Issue 44's sweeps (``tests/fast_walls.py``): six resting spheres (r 0.05 m, E 1 MPa)
+    swept by a plate of two triangles, a plane, an open tube, a paddle turning about z. Below
+    the start-up limits (0.01 r a step) the wall pushes every sphere ahead of it; forced
+    (``allow_fast``) at 0.2 r and 0.3 r a step — faster than the spheres can be stopped — the
+    run stops the moment a sphere is through it, naming the step, the sphere and the wall;
+    without that stop the same runs end with spheres behind the wall and no word."""
+
+    KINDS = ("plate", "plane", "tube", "paddle")
+
+    @pytest.mark.parametrize("kind", KINDS)
+    def test_below_the_limits_it_pushes_them(self, kind):
+        sim = Simulation(fast_walls.config(kind, 0.01))
+        sim.run(fast_walls.steps(kind, 0.01))
+        assert fast_walls.passed(sim, kind) == []
+        if kind != "paddle":
+            assert (sim.store.vel[sim.store.owned][:, 1] > 0.0).all()  # every one pushed
+
+    @pytest.mark.parametrize("kind", KINDS)
+    @pytest.mark.parametrize("per_step", [0.2, 0.3])
+    def test_forced_it_stops_naming_sphere_and_wall(self, kind, per_step):
+        """Every shell stops the run; the plane (a half-space, which pushes back a sphere
+        behind it) stops it at 0.3 r a step and pushes every sphere at 0.2 r."""
+        sim = Simulation(fast_walls.config(kind, per_step, allow_fast=True))
+        try:
+            sim.run(fast_walls.steps(kind, per_step))
+        except OverlapError as err:
+            msg = str(err)
+        else:
+            assert (kind, per_step) == ("plane", 0.2) and fast_walls.passed(sim, kind) == []
+            return
+        assert len(msg.splitlines()) == 1
+        assert re.match(r"step \d+: particle \d+ \(radius 0.05 m\) overlaps the wall "
+                        r"walls\[0\] \((mesh|plane|cylinder)\)", msg), msg
+        assert ("more than its radius" if kind == "plane" else "more than half its radius") \
+            in msg
+        assert "lower the speeds or dt, or stiffen the contacts" in msg
+
+    @pytest.mark.parametrize("kind", ["plate", "tube", "paddle"])
+    def test_without_the_stop_they_pass_silently(self, kind, monkeypatch):
+        """What the stop prevents (and this suite would miss, were it broken)."""
+        monkeypatch.setattr(OverlapWatch, "look", lambda self, store, step: 0.0)
+        sim = Simulation(fast_walls.config(kind, 0.3, allow_fast=True))
+        sim.run(fast_walls.steps(kind, 0.3))
+        assert fast_walls.passed(sim, kind)
+
+    def test_spheres_through_each_other(self):
+        """Two spheres meeting head-on at 20 m/s each (0.32 r a step, the contact stops them
+        only after an overlap of about 2 r): stopped when one is through the other."""
+        cfg = fast_walls.config("plane", 0.0).with_(walls=[])
+        p = cfg.particles
+        cfg = cfg.with_(particles=p.__class__(positions=[[0.0, 0.0, 0.0], [0.2, 0.0, 0.0]],
+                                              velocities=[[20.0, 0, 0], [-20.0, 0, 0]],
+                                              radii=[0.05, 0.05], density=2500.0))
+        with pytest.raises(OverlapError, match=r"step \d+: particles 0 and 1 overlap by "
+                           r"0\.0\d+ m, more than the smaller radius 0\.05 m"):
+            Simulation(cfg).run(100)

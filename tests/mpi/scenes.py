@@ -38,7 +38,8 @@ def dense_polydisperse(boundary=("periodic",) * 3, n=400, seed=3, broadphase="li
         box=BoxConfig(lo=(0.0, 0.0, 0.0), hi=(L, L, L), boundary=tuple(boundary)),
         contact=ContactConfig(law=law, youngs_modulus=1e6, restitution=0.9, friction=friction,
                               rolling_friction=0.1 * friction),
-        gravity=(0.0, 0.0, 0.0), broadphase=broadphase, progress=False, **cfg)
+        gravity=(0.0, 0.0, 0.0), broadphase=broadphase, progress=False,
+        allow_deep_overlap=True, **cfg)  # fast enough that spheres pass through each other
 
 
 def owned_state(sim):
@@ -277,7 +278,7 @@ def mixture(ratio, n_small=700, big=0.25, seed=5, **cfg):
         contact=ContactConfig(law="hertz", youngs_modulus=1e6, restitution=0.5, friction=0.5,
                               rolling_friction=0.05),
         gravity=(0.0, 0.0, -9.81), progress=False, balance_every=20, balance_threshold=1.0,
-        reorder_every=30, **cfg)
+        reorder_every=30, allow_deep_overlap=True, **cfg)  # small ones crushed by big ones
 
 
 def heap_pour(**cfg):
