@@ -4,7 +4,7 @@ contact's sub-models chosen at compile time.
 The loop walks the lists of ``pdyn.dynamics.neighbours`` row by row, each row an owned,
 integrated sphere i, and for each listed partner:
 
-1. **Geometry** (written once, ``sphere_contact`` here and ``pdyn.walls.wall_contact``): a
+1. **Geometry** (written once, ``pdyn.geometry`` and ``pdyn.walls.wall_contact``): a
    sphere j with the exact overlap predicate every broad phase shares, |x_j − x_i|² ≤
    (r_i + r_j)² (a periodic image at its place: ghosts carry the owner's position plus the
    shift); a wall (plane or cylinder, by a kind code in the wall table) by the overlap
@@ -75,28 +75,13 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT, JIT_IEEE
+from ..geometry import sphere_contact
 from ..mesh import contact_geometry
 from ..walls import WallSet, entry_contact, mesh_arrays, mesh_entry, wall_spin
 from .neighbours import Hanger
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
 from .laws import law_parameters, normal_force
-
-
-# ------------------------------------------------------------------ geometry
-# The helpers take scalars, not arrays: the same helper taking the arrays and two handles made
-# the whole kernel several times slower; with scalars it costs nothing.
-@njit(inline="always", **JIT)
-def sphere_contact(dx, dy, dz, d2, s, gi, gj):
-    """A touching sphere pair seen from i, given x_j − x_i = (dx, dy, dz), its square d2, the
-    sum of radii s (m) and the ids gi, gj: the unit normal from i to j and the overlap δ.
-    Coincident centres get a fixed axis, antisymmetric in the pair (+x for the lower id)."""
-    dist = math.sqrt(d2)
-    if dist > 0.0:
-        nx, ny, nz = dx / dist, dy / dist, dz / dist
-    else:
-        nx, ny, nz = (1.0 if gi < gj else -1.0), 0.0, 0.0
-    return nx, ny, nz, max(s - dist, 0.0)
 
 
 # ------------------------------------------------------------------ one contact
@@ -258,7 +243,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
             dz = pos[j, 2] - zi
             s = ri + rad[j]
             d2 = dx * dx + dy * dy + dz * dz
-            if d2 <= s * s:  # the shared exact predicate (pdyn.broadphase.overlaps)
+            if d2 <= s * s:  # the shared exact predicate (pdyn.geometry.overlaps)
                 nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s, gi, gid[j])
                 mj = mass[j]
                 v_n = ((vel[i, 0] - vel[j, 0]) * nx + (vel[i, 1] - vel[j, 1]) * ny
