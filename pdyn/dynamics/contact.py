@@ -24,18 +24,20 @@ integrated sphere i, and for each listed partner:
    global id, then the walls in wall order, then gravity m_i g; with rotation also the torque
    on i.
 
-The pieces each exist once, as small scalar helpers the two loops (and the output) share:
-the overlap test (``pdyn.geometry.within``), a contact's record (:func:`_sphere_pair`,
-:func:`_wall_pair`), the normal force (:func:`_normal`), the hand-over's states
-(:data:`SECOND`, :data:`POSTED`) with its take and post (:func:`_posted`, :func:`_post`,
-:func:`_free`, :func:`_negated`, :func:`_post_rotating`), and the history cursor (:func:`_seek`, :func:`_spring`,
-:func:`_keep`). The two force loops stay two kernels — one source with the rotation behind a
-pruned test compiled to a slower step in both —, and the output (contact network, wall
-loads, statistics) is one walk over the touching entries (:func:`_walk`) with the contact
-evaluated by the same helpers. Compile-time choices are arguments that are None or not:
-numba prunes the branch and compiles one kernel per combination, kept in its on-disk cache
-like any other, so no kernel factory is needed (a closure over flags would give the same
-code, cached per flag tuple by the hash of its cells).
+The scalar pieces exist once and the two loops (and the output) share them: the overlap test
+(``pdyn.geometry.within``), a contact's record (:func:`_sphere_pair`, :func:`_wall_pair`), the
+normal force (:func:`_normal`) and the sub-models (:func:`_evaluate`, records in and out).
+The hand-over's states have names (:data:`SECOND`, :data:`POSTED`). Its take and post and the
+history cursor read and write arrays, and stay written out in the two force loops: as inlined
+helpers taking the arrays they made the rotating pass 1.4-2x slower (process time of the pass
+on the dense gas with μ = 0.5, alternating runs), as numba counts references to arrays handed
+to an inlined function (``pdyn.walls.mesh_entry``). The two force loops stay two kernels — one
+source with the rotation behind a pruned test compiled to a slower step in both —, and the
+output (contact network, wall loads, statistics) is one walk over the touching entries
+(:func:`_walk`) with the contact evaluated by the same helpers. Compile-time choices are
+arguments that are None or not: numba prunes the branch and compiles one kernel per
+combination, kept in its on-disk cache like any other, so no kernel factory is needed (a
+closure over flags would give the same code, cached per flag tuple by the hash of its cells).
 
 Why this order ([CundallStrack1979] for the model; the rule is pdyn's): ghost copies carry the
 owner's bits, so whichever rank owns i computes the identical sum, whatever order the broad
@@ -277,101 +279,6 @@ def _links(rows, start, split, partner, row_of, link):
                         break
 
 
-@njit(inline="always", **JIT)
-def _posted(link, u):
-    """Sphere entry ``u`` of a pass with links: (its link, the slot its result was posted in
-    or −1); a posted entry goes back to :data:`SECOND` (its result is read once)."""
-    w = link[u]
-    if w > POSTED:
-        return w, -1
-    link[u] = SECOND
-    return w, POSTED - w
-
-
-@njit(inline="always", **JIT)
-def _post(link, done_at, n_free, n_slots, w):
-    """The earlier row of a pair posts its result for entry ``w`` of the later row: (a slot
-    taken from the stack of free ones in ``done_at[:, 2]``, −1 when none is free — then the
-    later row evaluates the pair too —, the free slots left)."""
-    if n_free > 0:
-        n_free -= 1
-        c = done_at[n_free, 2]
-        link[w] = POSTED - c
-        return c, n_free
-    link[w] = POSTED - n_slots
-    return -1, n_free
-
-
-@njit(inline="always", **JIT)
-def _free(done_at, n_free, h):
-    """Slot ``h`` read: back on the stack of free slots; the free slots now."""
-    done_at[n_free, 2] = h
-    return n_free + 1
-
-
-# ------------------------------------------------------------------ history cursor
-# A helper that takes arrays calls no other function: an inlined one that does made numba count
-# references to its arrays at each call (``pdyn.walls.mesh_entry``).
-@njit(inline="always", **JIT)
-def _seek(old_entry, n_old, p, u):
-    """The history cursor ``p`` past last step's entries before ``u`` (their contacts ended)."""
-    while p < n_old and np.uint64(old_entry[p]) < u:
-        p += 1
-    return p
-
-
-@njit(inline="always", **JIT)
-def _spring(old_entry, old_spring, old_slid, n_old, p, u):
-    """Entry ``u``'s spring of last step, the cursor ``p`` at or past it: (sx, sy, sz, whether
-    it slid, its place in the buffer); a contact that did not touch then starts from zero
-    (place −1)."""
-    if p < n_old and np.uint64(old_entry[p]) == u:
-        return old_spring[p, 0], old_spring[p, 1], old_spring[p, 2], old_slid[p] != 0, p
-    return 0.0, 0.0, 0.0, False, -1
-
-
-@njit(inline="always", **JIT)
-def _keep(new_entry, new_spring, new_slid, k, u, sx, sy, sz, sliding):
-    """Write entry ``u``'s new spring as this step's k-th touching entry (if it fits: the
-    caller grows the buffers and runs again otherwise); the count of entries after it."""
-    if k < new_entry.shape[0]:
-        new_entry[k] = u
-        new_spring[k, 0] = sx
-        new_spring[k, 1] = sy
-        new_spring[k, 2] = sz
-        new_slid[k] = sliding
-    return k + 1
-
-
-@njit(inline="always", **JIT)
-def _negated(old_spring, o, sx, sy, sz):
-    """Whether the spring (sx, sy, sz) a later row starts from is the negated of the one the
-    earlier row started from (its place ``o`` in last step's springs; −1: none, zero): then
-    the later row takes the posted result (not so after a periodic image)."""
-    ox = oy = oz = 0.0
-    if o >= 0:
-        b = np.uint64(o)
-        ox, oy, oz = old_spring[b, 0], old_spring[b, 1], old_spring[b, 2]
-    return sx == -ox and sy == -oy and sz == -oz
-
-
-@njit(inline="always", **JIT)
-def _post_rotating(done, done_at, c, o, k, old):
-    """Post :class:`Outcome` ``o`` in slot ``c`` (:func:`_post`): the force and the torque on
-    the later row's sphere, the place ``k`` of the new spring and ``old`` of the one it
-    started from. True (posted)."""
-    g = np.uint64(c)
-    done[g, 0] = o.fx
-    done[g, 1] = o.fy
-    done[g, 2] = o.fz
-    done[g, 3] = o.jx
-    done[g, 4] = o.jy
-    done[g, 5] = o.jz
-    done_at[g, 0] = k
-    done_at[g, 1] = old
-    return True
-
-
 # ------------------------------------------------------------------ the loop
 # Handles and list positions are cast to unsigned before indexing: numba then omits its
 # negative-index wraparound from every array access (with JIT_IEEE, 13-15 % less time for the
@@ -416,17 +323,19 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
             u = first + b if todo is None else np.uint64(todo[b])
             w = np.int64(u)  # (no links: every pair evaluated in each of its rows)
             if link is not None:
-                w, h = _posted(link, u)
-                if w == SECOND:  # evaluated in j's (earlier) row: apart
-                    continue
-                if 0 <= h < n_slots:  # posted (else every slot was taken: evaluate it here)
-                    n_free = _free(done_at, n_free, h)
-                    g = np.uint64(h)
-                    fx += done[g, 0]  # −(−F n from j's side)
-                    fy += done[g, 1]
-                    fz += done[g, 2]
-                    energy += done[g, 3]
-                    continue
+                w = link[u]
+                if w < 0:  # evaluated in j's (earlier) row
+                    if w == SECOND:  # apart
+                        continue
+                    h = POSTED - w
+                    link[u] = SECOND
+                    if h < n_slots:  # posted (else every slot was taken: evaluate it here)
+                        g = np.uint64(h)
+                        done_at[n_free, 2] = h  # the slot is free again
+                        n_free += 1
+                        fx, fy, fz = fx + done[g, 0], fy + done[g, 1], fz + done[g, 2]
+                        energy += done[g, 3]  # (−(−F n) from j's side, and its energy)
+                        continue
             j = np.uint64(partner[u])
             dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
             s = ri + rad[j]
@@ -442,15 +351,16 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
             fz -= f * c.nz
             energy += 0.5 * e
             if link is not None and w > np.int64(u):  # the first row of a pair of two rows
-                q, n_free = _post(link, done_at, n_free, n_slots, w)
-                if q >= 0:  # posted for j's row, still to come: the pair counted here
-                    g = np.uint64(q)
-                    done[g, 0] = f * c.nx
-                    done[g, 1] = f * c.ny
-                    done[g, 2] = f * c.nz
+                if n_free > 0:  # a free slot: post for j's row, still to come
+                    n_free -= 1
+                    z = done_at[n_free, 2]
+                    g = np.uint64(z)
+                    done[g, 0], done[g, 1], done[g, 2] = f * c.nx, f * c.ny, f * c.nz
                     done[g, 3] = 0.5 * e
-                    n_contacts += 1
+                    link[w] = POSTED - z
+                    n_contacts += 1  # the pair, counted here
                     continue
+                link[w] = POSTED - n_slots  # every slot taken: j's row evaluates it too
             if gi < gid[j]:
                 n_contacts += 1
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
@@ -490,12 +400,15 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
     energy = 0.0
+    cap = new_entry.shape[0]
     n_contacts = p = k = q = 0
     n_slots = n_free = done.shape[0]
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         k_row = k
-        p = p_row = _seek(old_entry, n_old, p, np.uint64(start[t]))
+        while p < n_old and old_entry[p] < start[t]:
+            p += 1
+        p_row = p
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
         ri, mi, gi = rad[i], mass[i], gid[i]
         # read with every row (a stream in memory order), not at each contact (a cache miss)
@@ -509,20 +422,35 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
             w = np.int64(u)  # (no links or recording: every pair evaluated in each of its rows)
             if u < u_split:
                 if link is not None:
-                    if record is None:
-                        w, h = _posted(link, u)
-                        if w == SECOND:  # evaluated in j's (earlier) row: apart
+                    w = link[u]
+                    if record is None and w < 0:  # evaluated in j's (earlier) row
+                        if w == SECOND:  # apart
                             continue
-                        if 0 <= h < n_slots:  # posted (else no slot was free: evaluate here)
+                        h = POSTED - w
+                        link[u] = SECOND
+                        if h < n_slots:  # posted (else no slot was free: evaluate it here)
                             counted = True
-                            d, n_free = np.uint64(done_at[h, 0]), _free(done_at, n_free, h)
-                            p = _seek(old_entry, n_old, p, u)
-                            sx, sy, sz, _, _ = _spring(old_entry, old_spring, old_slid, n_old,
-                                                       p, u)
-                            if _negated(old_spring, done_at[h, 1], sx, sy, sz):  # take it
-                                k = _keep(new_entry, new_spring, new_slid, k, u,
-                                          -new_spring[d, 0], -new_spring[d, 1],
-                                          -new_spring[d, 2], new_slid[d])
+                            d, at = np.uint64(done_at[h, 0]), done_at[h, 1]
+                            done_at[n_free, 2] = h  # the slot is free again
+                            n_free += 1
+                            while p < n_old and np.uint64(old_entry[p]) < u:
+                                p += 1
+                            sx = sy = sz = ox = oy = oz = 0.0
+                            if p < n_old and np.uint64(old_entry[p]) == u:
+                                sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
+                            if at >= 0:  # the spring j's row started from
+                                b = np.uint64(at)
+                                ox, oy, oz = old_spring[b, 0], old_spring[b, 1], old_spring[b, 2]
+                            # its spring the negated of j's (not so after a periodic image):
+                            # take the result
+                            if sx == -ox and sy == -oy and sz == -oz:
+                                if k < cap:
+                                    new_entry[k] = u
+                                    new_spring[k, 0] = -new_spring[d, 0]
+                                    new_spring[k, 1] = -new_spring[d, 1]
+                                    new_spring[k, 2] = -new_spring[d, 2]
+                                    new_slid[k] = new_slid[d]
+                                k += 1
                                 g = np.uint64(h)
                                 fx, fy, fz = fx - done[g, 0], fy - done[g, 1], fz - done[g, 2]
                                 mx, my, mz = mx + done[g, 3], my + done[g, 4], mz + done[g, 5]
@@ -544,17 +472,37 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                     continue
                 wjx, wjy, wjz = wall_spin(walls, g, normal, j)
                 spin = Spin(ri, 0.0, wix, wiy, wiz, wjx, wjy, wjz)
-            p = _seek(old_entry, n_old, p, u)  # ended contacts: springs go
-            sx, sy, sz, slid, old = _spring(old_entry, old_spring, old_slid, n_old, p, u)
+            sx = sy = sz = 0.0
+            slid = False
+            old = -1
+            while p < n_old and np.uint64(old_entry[p]) < u:  # ended contacts: springs go
+                p += 1
+            if p < n_old and np.uint64(old_entry[p]) == u:
+                sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
+                slid = old_slid[p] != 0
+                old = p
             o = _evaluate(law, tangential, rolling, c, spin, sx, sy, sz, slid, dt)
             posted = False  # for j's row, still to come
-            if link is not None:
-                if record is None:
-                    if u < u_split and w > np.int64(u) and k < new_entry.shape[0]:
-                        z, n_free = _post(link, done_at, n_free, n_slots, w)
-                        if z >= 0:
-                            posted = _post_rotating(done, done_at, z, o, k, old)
-            k = _keep(new_entry, new_spring, new_slid, k, u, o.sx, o.sy, o.sz, o.sliding)
+            if k < cap:
+                new_entry[k] = u
+                new_spring[k, 0] = o.sx
+                new_spring[k, 1] = o.sy
+                new_spring[k, 2] = o.sz
+                new_slid[k] = o.sliding
+                if link is not None:
+                    if record is None and u < u_split and w > np.int64(u):  # the first row
+                        if n_free > 0:  # a free slot: post for j's row
+                            n_free -= 1
+                            z = done_at[n_free, 2]
+                            done[z, 0], done[z, 1], done[z, 2] = o.fx, o.fy, o.fz
+                            done[z, 3], done[z, 4], done[z, 5] = o.jx, o.jy, o.jz
+                            done_at[z, 0] = k  # its new spring
+                            done_at[z, 1] = old  # the spring it started from (−1: none)
+                            link[w] = POSTED - z
+                            posted = True
+                        else:  # every slot taken: j's row evaluates it too
+                            link[w] = POSTED - n_slots
+            k += 1
             if record is not None:
                 record[u, 0], record[u, 1], record[u, 2] = o.tx, o.ty, o.tz
             fx, fy, fz = fx + o.fx, fy + o.fy, fz + o.fz
@@ -568,7 +516,8 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                     n_contacts += 1
         force[i, 0], force[i, 1], force[i, 2] = (fx + mi * gravity[0], fy + mi * gravity[1],
                                                  fz + mi * gravity[2])
-        p = _seek(old_entry, n_old, p, np.uint64(start[t + 1]))  # the row's ended contacts
+        while p < n_old and old_entry[p] < start[t + 1]:  # the row's ended contacts
+            p += 1
         if k > k_row:
             spinning[q] = i
             q += 1
@@ -906,8 +855,8 @@ class ContactPass(Hanger):
         int64 — (gid_i, gid_j), a sphere pair once (lower gid first), a wall's negative gid
         second —, ``ends`` (2K, 3) m — x_i, then x_j or the contact point on the wall —,
         ``force`` (K,) N — the normal force magnitude, > 0 repulsive —, ``normal_force`` and
-        ``tangential_force`` (K, 3) N on i from j. ``spheres=False``: wall contacts only (the cheap pass of the wall-force
-        series).
+        ``tangential_force`` (K, 3) N on i from j. ``spheres=False``: wall contacts only (the
+        cheap pass of the wall-force series).
 
         ``tangential`` is where a tangential (friction) force enters: an (entries, 3) array,
         aligned with ``lists.partner``, of the tangential force on each row's sphere per list
