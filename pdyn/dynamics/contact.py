@@ -11,15 +11,16 @@ integrated sphere i, and for each listed partner:
    δ = r_i − (distance of x_i from its surface), its surface velocity entering the relative
    velocity. Partners that do not touch (yet) cost this
    test only.
-2. **Sub-models** ([LAMMPSgranular]'s ``pair granular`` split): the normal law
-   (``pdyn.dynamics.laws``: ``Linear`` or ``Hertz``), then with friction the tangential
-   spring–dashpot with history (``pdyn.dynamics.friction.Tangential``) and with rolling
-   friction the rolling torque (``Rolling``), in one function per contact (:func:`_evaluate`,
-   from a :class:`Contact` record to an :class:`Outcome`). Each is a parameter record (or
-   None), and numba compiles one loop per combination with the chosen parts inlined and the
-   others pruned. Without rotation the loop is :func:`_pass` (the normal force alone); with it
-   :func:`_pass_rotating`, whose history (``pdyn.dynamics.history``) is an input and output
-   of the pass.
+2. **Sub-models** ([LAMMPSgranular]'s ``pair granular`` split, declared with their
+   parameters and history in ``pdyn.dynamics.laws``): the normal law and its damping
+   (``pdyn.dynamics.laws``: ``Linear`` or ``Hertz``, ``Tangent`` or ``Constant``), then with
+   friction the tangential spring–dashpot with history (``pdyn.dynamics.friction.Tangential``)
+   and with rolling friction the rolling torque (``Rolling``), in one function per contact
+   (:func:`_evaluate`, from a :class:`Contact` record to an :class:`Outcome`). Each is a
+   parameter record (or None), and numba compiles one loop per combination with the chosen
+   parts inlined and the others pruned. Without rotation the loop is :func:`_pass` (the
+   normal force alone); with it :func:`_pass_rotating`, whose history
+   (``pdyn.dynamics.history``) is an input and output of the pass.
 3. **Sum**, in list order: f(i←j) computed from i's side for the partners in ascending
    global id, then the walls in wall order, then gravity m_i g; with rotation also the torque
    on i.
@@ -98,7 +99,7 @@ from ..walls import WallSet, entry_contact, mesh_arrays, mesh_entry, wall_spin
 from .neighbours import Hanger
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
-from .laws import law_parameters, normal_force
+from .laws import STORED_HISTORY, chosen, history_layout, law_parameters, normal_force
 
 
 # ------------------------------------------------------------------ one contact
@@ -719,26 +720,34 @@ class ContactLaw:
     sphere and a wall) does, and the time step that follows from it.
 
     ``law`` (:attr:`name`) is ``"linear"`` (default) or ``"hertz"``; ``youngs_modulus`` E
-    (Pa), ``stiffness`` (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic);
-    ``friction`` μ and ``rolling_friction`` μ_r (0: no tangential force, no torque),
-    ``poisson_ratio`` ν (Hertz–Mindlin's tangential stiffness). The sub-models' records
-    (:attr:`parameters` of the normal law, ``pdyn.dynamics.laws``; :attr:`tangential_model`
-    and :attr:`rolling_model`, ``pdyn.dynamics.friction``) are what the kernels read. With μ
-    or μ_r > 0 the spheres rotate (:attr:`rotating`) and a pass keeps the contact history.
+    (Pa), ``stiffness`` (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic)
+    and its ``damping`` (``"tangent"``, default, or ``"constant"``); ``friction`` μ and
+    ``rolling_friction`` μ_r (0: no tangential force, no torque), ``poisson_ratio`` ν
+    (Hertz–Mindlin's tangential stiffness). :attr:`models` are the chosen sub-models
+    (``pdyn.dynamics.laws``); their records (:attr:`parameters`, the normal law with its
+    damping, ``pdyn.dynamics.laws``; :attr:`tangential_model` and :attr:`rolling_model`,
+    ``pdyn.dynamics.friction``) are what the kernels read. With μ or μ_r > 0 the spheres
+    rotate (:attr:`rotating`) and a pass keeps the contact history.
     """
 
     __slots__ = ("name", "E", "k", "restitution", "poisson_ratio", "parameters",
-                 "tangential_model", "rolling_model", "rotating")
+                 "tangential_model", "rolling_model", "rotating", "damping", "models")
 
     def __init__(self, law: str = "linear", youngs_modulus: float = 1e6,
                  stiffness: float | None = None, restitution: float = 1.0,
                  friction: float = 0.0, poisson_ratio: float = 0.3,
-                 rolling_friction: float = 0.0):
+                 rolling_friction: float = 0.0, damping: str = "tangent"):
         E, k = float(youngs_modulus), float(stiffness or 0.0)
+        models = chosen(law, damping, friction, rolling_friction)
+        if history_layout(models) not in ((), STORED_HISTORY):
+            raise ValueError(f"contact sub-models {[m.name for m in models]}: their history "
+                             "is not the one pdyn.dynamics.history stores")
         for name, value in (
                 ("name", law), ("E", E), ("k", k), ("restitution", float(restitution)),
-                ("poisson_ratio", float(poisson_ratio)),
-                ("parameters", law_parameters(law, E, k, float(restitution), poisson_ratio)),
+                ("poisson_ratio", float(poisson_ratio)), ("damping", damping),
+                ("models", models),
+                ("parameters", law_parameters(law, E, k, float(restitution), poisson_ratio,
+                                              damping)),
                 ("tangential_model", tangential_model(law, friction, poisson_ratio)),
                 ("rolling_model", rolling_model(rolling_friction)),
                 ("rotating", friction > 0.0 or rolling_friction > 0.0)):
@@ -751,7 +760,7 @@ class ContactLaw:
     def from_config(cls, cfg) -> "ContactLaw":
         """The law of a ``pdyn.config.ContactConfig``."""
         return cls(cfg.law, cfg.youngs_modulus, cfg.stiffness, cfg.restitution, cfg.friction,
-                   cfg.poisson_ratio, cfg.rolling_friction)
+                   cfg.poisson_ratio, cfg.rolling_friction, cfg.damping)
 
     @property
     def stiff(self) -> bool:
