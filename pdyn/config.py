@@ -23,6 +23,8 @@ from .mesh import Mesh
 from .wallkinds import KINDS, load_mesh
 
 CONTACT_LAWS = ("linear", "hertz")
+#: the normal dashpots (the table in ``pdyn.dynamics.laws``: a test holds the two lists equal)
+DAMPINGS = ("tangent", "constant")
 #: the smallest coefficient of restitution accepted: the damping ratio that gives e is bounded
 #: (``pdyn.dynamics.laws.MAX_DAMPING_RATIO``, whose e is 6.2e-4 linear, 5.2e-4 Hertz)
 MIN_RESTITUTION = 1e-3
@@ -55,7 +57,8 @@ class ContactConfig:
     E / (2 (1 − ν²)) from ``youngs_modulus`` E and ``poisson_ratio`` ν. Optional normal damping
     from the restitution coefficient e (1 = elastic; at least :data:`MIN_RESTITUTION`): a
     dashpot that vanishes with the approach speed, so a contact at rest carries its elastic force
-    exactly (``pdyn.dynamics.laws``). Tangential friction
+    exactly, on the law's tangent stiffness (``damping = "tangent"``) or of constant
+    coefficient (``"constant"``) (``pdyn.dynamics.laws``). Tangential friction
     (``friction`` μ, Coulomb; 0 = frictionless), ``rolling_friction`` μ_r (constant rolling
     torque) and ``poisson_ratio`` ν (Hertz–Mindlin's shear modulus), as LAMMPS names them
     (``pdyn.dynamics.friction``)."""
@@ -67,10 +70,12 @@ class ContactConfig:
     friction: float = 0.0  # μ, Coulomb coefficient
     poisson_ratio: float = 0.3  # ν
     rolling_friction: float = 0.0  # μ_r, dimensionless (torque μ_r R_eff F_n)
+    damping: str = "tangent"  # the normal dashpot: "tangent" (c ∝ √k_t(δ)) or "constant"
 
     @_config_errors
     def __post_init__(self):
         choice("contact.law", self.law, CONTACT_LAWS)
+        choice("contact.damping", self.damping, DAMPINGS)
         number("contact.youngs_modulus", self.youngs_modulus, lo=0)
         if self.stiffness is not None:
             number("contact.stiffness", self.stiffness, above=0)

@@ -16,7 +16,8 @@ LAYERS = [
      "pdyn.analysis", "pdyn.timers"),  # numba options; version; signals; value checks; the C
     # heap's free pages; fits and profiles of output arrays (numpy only: it runs nothing);
     # seconds per phase
-    ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
+    ("pdyn.cell_index", "pdyn.lattice", "pdyn.geometry"),  # positions to cells; lattices of
+    # cells over a box; the sphere–sphere overlap predicate and contact normal
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
     # triangle-mesh walls, a package whose modules have layers of their own:
     ("pdyn.mesh.frame", "pdyn.mesh.shapes", "pdyn.stl", "pdyn.wallshapes"),  # a mesh's frame;

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._kernels import canonical_pairs, filter_overlapping, overlaps
+from ..geometry import overlaps
+from ._kernels import canonical_pairs, filter_overlapping
 from .base import BroadPhase, BroadPhaseError, BruteForce
 from .linked_cells import LinkedCells
 from .index_sort import IndexSort, ZIndexSort

@@ -24,7 +24,7 @@ from numba import njit
 from .._jit import JIT
 from ._hashed_grids import (C_CELL, C_COUNT, G_BASE, G_COUNT, G_INV, G_M, G_NOCC, G_OCCBASE,
                             G_RMAX, HALF_FIRST, O_CONT, O_SLOT, cell_hash, pattern)
-from ._kernels import overlaps
+from ..geometry import overlaps
 from ._sort import radix_sort
 
 

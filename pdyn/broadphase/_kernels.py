@@ -1,7 +1,8 @@
-"""Shared njit kernels of the broad phases: the exact overlap predicate, resident-set
-bookkeeping with O(1) insert/remove, pair buffers and the canonical (i < j, sorted) pair order.
+"""Shared njit kernels of the broad phases: the exact filter, resident-set bookkeeping with O(1)
+insert/remove, pair buffers and the canonical (i < j, sorted) pair order.
 
-Every structure uses :func:`overlaps` so that all of them agree bit for bit with ``brute``.
+Every structure uses the one overlap predicate (``pdyn.geometry.overlaps``) so that all of them
+agree bit for bit with ``brute``.
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
+from ..geometry import overlaps, within
 
 # 13 of the 26 neighbour offsets: the "forward" half, so each pair of cells is visited once
 # ([Schornbaum2009] Sec. 3.6; [Koch2020] Sec. 2.2).
@@ -31,16 +33,6 @@ FULL_STENCIL = np.array(
 #: temporaries), so a structure is bound to at most ``MAX_ROWS`` rows
 PAIR_DTYPE = np.int32
 MAX_ROWS = 2**31 - 1
-
-
-@njit(**JIT)
-def overlaps(pos, rad, i, j):
-    """Exact sphere test |x_i − x_j| ≤ r_i + r_j (squared, the one predicate all structures use)."""
-    dx = pos[i, 0] - pos[j, 0]
-    dy = pos[i, 1] - pos[j, 1]
-    dz = pos[i, 2] - pos[j, 2]
-    s = rad[i] + rad[j]
-    return dx * dx + dy * dy + dz * dz <= s * s
 
 
 @njit(**JIT)
@@ -148,12 +140,9 @@ def emit_between(out, k, items, s, e, s2, e2, spos=None, srad=None):
             xa, ya, za, ra = spos[a, 0], spos[a, 1], spos[a, 2], srad[a]
         for b in range(a + 1 if s2 == s else s2, e2):
             keep = True
-            if spos is not None:  # overlaps(spos, srad, a, b): the same operations
-                dx = xa - spos[b, 0]
-                dy = ya - spos[b, 1]
-                dz = za - spos[b, 2]
-                r = ra + srad[b]
-                keep = dx * dx + dy * dy + dz * dz <= r * r
+            if spos is not None:  # overlaps(spos, srad, a, b), a's row read once
+                keep = within(xa - spos[b, 0], ya - spos[b, 1], za - spos[b, 2],
+                              ra + srad[b])[1]
             if k < cap:
                 out[k, 0] = ha
                 out[k, 1] = items[b]

@@ -7,7 +7,7 @@ the exact test, ``stats()`` → dict with at least ``candidates`` and ``memory_b
 
 ``stats()["candidates"]`` means the same for every structure: the number of finite pairs the
 last ``candidate_pairs`` (or ``contacts``) call handed to the exact sphere test
-(``_kernels.overlaps``). Most structures hand their candidates to the caller, who applies the
+(``pdyn.geometry.overlaps``). Most structures hand their candidates to the caller, who applies the
 test (the contact kernel), so it is ``len(candidate_pairs(include_infinite=False))``;
 ``brute`` and ``hash_grid`` (``filters = True``) apply the test themselves and return only
 overlapping pairs, and the index sorts and linked cells do so in ``contacts``
@@ -221,7 +221,7 @@ class BroadPhase:
         return self._with_infinite(pairs) if include_infinite else pairs
 
     def contacts(self, include_infinite: bool = True) -> np.ndarray:
-        """The candidate pairs that pass the exact test (``_kernels.overlaps``), each once, int32
+        """The candidate pairs that pass the exact test (``pdyn.geometry.overlaps``), each once, int32
         (K, 2): what ``find_contacts`` sorts. Structures that can test while they emit
         (``_touching``) never materialise the candidate list."""
         pairs = self._touching()

@@ -18,7 +18,8 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ._kernels import filter_overlapping, overlaps, run_pair_kernel
+from ..geometry import overlaps
+from ._kernels import filter_overlapping, run_pair_kernel
 from .base import BroadPhase
 
 

@@ -4,24 +4,41 @@ contact's sub-models chosen at compile time.
 The loop walks the lists of ``pdyn.dynamics.neighbours`` row by row, each row an owned,
 integrated sphere i, and for each listed partner:
 
-1. **Geometry** (written once, ``sphere_contact`` here and ``pdyn.walls.wall_contact``): a
+1. **Geometry** (written once, ``pdyn.geometry`` and ``pdyn.walls.wall_contact``): a
    sphere j with the exact overlap predicate every broad phase shares, |x_j − x_i|² ≤
    (r_i + r_j)² (a periodic image at its place: ghosts carry the owner's position plus the
    shift); a wall (plane or cylinder, by a kind code in the wall table) by the overlap
    δ = r_i − (distance of x_i from its surface), its surface velocity entering the relative
    velocity. Partners that do not touch (yet) cost this
    test only.
-2. **Sub-models** ([LAMMPSgranular]'s ``pair granular`` split): the normal law
-   (``pdyn.dynamics.laws``: ``Linear`` or ``Hertz``), then with friction the tangential
-   spring–dashpot with history (``pdyn.dynamics.friction.Tangential``) and with rolling
-   friction the rolling torque (``Rolling``), in one function per contact (:func:`_evaluate`).
-   Each is a parameter record (or None), and numba compiles one loop per combination with the
-   chosen parts inlined and the others pruned. Without rotation the loop is :func:`_pass`
-   (the normal law alone); with it :func:`_pass_rotating`, whose history
+2. **Sub-models** ([LAMMPSgranular]'s ``pair granular`` split, declared with their
+   parameters and history in ``pdyn.dynamics.laws``): the normal law and its damping
+   (``pdyn.dynamics.laws``: ``Linear`` or ``Hertz``, ``Tangent`` or ``Constant``), then with
+   friction the tangential spring–dashpot with history (``pdyn.dynamics.friction.Tangential``)
+   and with rolling friction the rolling torque (``Rolling``), in one function per contact
+   (:func:`_evaluate`, from a :class:`Contact` record to an :class:`Outcome`). Each is a
+   parameter record (or None), and numba compiles one loop per combination with the chosen
+   parts inlined and the others pruned. Without rotation the loop is :func:`_pass` (the
+   normal force alone); with it :func:`_pass_rotating`, whose history
    (``pdyn.dynamics.history``) is an input and output of the pass.
 3. **Sum**, in list order: f(i←j) computed from i's side for the partners in ascending
    global id, then the walls in wall order, then gravity m_i g; with rotation also the torque
    on i.
+
+The scalar pieces exist once and the two loops (and the output) share them: the overlap test
+(``pdyn.geometry.within``), a contact's record (:func:`_sphere_pair`, :func:`_wall_pair`), the
+normal force (:func:`_normal`) and the sub-models (:func:`_evaluate`, records in and out).
+The hand-over's states have names (:data:`SECOND`, :data:`POSTED`). Its take and post and the
+history cursor read and write arrays, and stay written out in the two force loops: as inlined
+helpers taking the arrays they made the rotating pass 1.4-2x slower (process time of the pass
+on the dense gas with μ = 0.5, alternating runs), as numba counts references to arrays handed
+to an inlined function (``pdyn.walls.mesh_entry``). The two force loops stay two kernels — one
+source with the rotation behind a pruned test compiled to a slower step in both —, and the
+output (contact network, wall loads, statistics) is one walk over the touching entries
+(:func:`_walk`) with the contact evaluated by the same helpers. Compile-time choices are
+arguments that are None or not: numba prunes the branch and compiles one kernel per
+combination, kept in its on-disk cache like any other, so no kernel factory is needed (a
+closure over flags would give the same code, cached per flag tuple by the hash of its cells).
 
 Why this order ([CundallStrack1979] for the model; the rule is pdyn's): ghost copies carry the
 owner's bits, so whichever rank owns i computes the identical sum, whatever order the broad
@@ -70,78 +87,144 @@ Units: N, N·m, m, m/s, kg, J.
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import numpy as np
 from numba import njit
 
 from .._jit import JIT, JIT_IEEE
+from ..geometry import sphere_contact, within
 from ..mesh import contact_geometry
 from ..walls import WallSet, entry_contact, mesh_arrays, mesh_entry, wall_spin
 from .neighbours import Hanger
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
-from .laws import law_parameters, normal_force
-
-
-# ------------------------------------------------------------------ geometry
-# The helpers take scalars, not arrays: the same helper taking the arrays and two handles made
-# the whole kernel several times slower; with scalars it costs nothing.
-@njit(inline="always", **JIT)
-def sphere_contact(dx, dy, dz, d2, s, gi, gj):
-    """A touching sphere pair seen from i, given x_j − x_i = (dx, dy, dz), its square d2, the
-    sum of radii s (m) and the ids gi, gj: the unit normal from i to j and the overlap δ.
-    Coincident centres get a fixed axis, antisymmetric in the pair (+x for the lower id)."""
-    dist = math.sqrt(d2)
-    if dist > 0.0:
-        nx, ny, nz = dx / dist, dy / dist, dz / dist
-    else:
-        nx, ny, nz = (1.0 if gi < gj else -1.0), 0.0, 0.0
-    return nx, ny, nz, max(s - dist, 0.0)
+from .laws import STORED_HISTORY, chosen, history_layout, law_parameters, normal_force
 
 
 # ------------------------------------------------------------------ one contact
+class Contact(NamedTuple):
+    """One touching contact seen from sphere i: the unit normal (nx, ny, nz) from i to its
+    partner, the overlap ``delta`` (m), effective radius ``r_eff`` (m) and mass ``m_eff``
+    (kg) of the pair (a wall: r_i, m_i) and the relative velocity v_i − v_j (m/s; a wall: its
+    surface velocity for v_j)."""
+
+    nx: float
+    ny: float
+    nz: float
+    delta: float
+    r_eff: float
+    m_eff: float
+    dvx: float
+    dvy: float
+    dvz: float
+
+
+class Spin(NamedTuple):
+    """The rotation of a contact's two sides: lever arms ``ri``, ``rj`` (m; a wall's 0) and
+    angular velocities ω_i, ω_j (rad/s; a wall's own)."""
+
+    ri: float
+    rj: float
+    wix: float
+    wiy: float
+    wiz: float
+    wjx: float
+    wjy: float
+    wjz: float
+
+
+class Outcome(NamedTuple):
+    """What one contact does, seen from i: the normal force magnitude ``f`` (N, > 0 repulsive)
+    and elastic energy ``e`` (J), the whole force on i (fx, fy, fz: −f n + F_t), the tangential
+    force F_t on i (tx, ty, tz), the torques on i (mx, my, mz) and on j (jx, jy, jz) (N·m), the
+    new spring (sx, sy, sz, m) and whether the contact slides."""
+
+    f: float
+    e: float
+    fx: float
+    fy: float
+    fz: float
+    tx: float
+    ty: float
+    tz: float
+    mx: float
+    my: float
+    mz: float
+    jx: float
+    jy: float
+    jz: float
+    sx: float
+    sy: float
+    sz: float
+    sliding: bool
+
+
 @njit(inline="always", **JIT)
-def _evaluate(law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy,
-              dvz, wix, wiy, wiz, wjx, wjy, wjz, sx, sy, sz, dt, slid):
-    """One touching contact seen from i (normal n from i to j, overlap δ, v_i − v_j, spins
-    ω_i, ω_j, lever arms r_i, r_j, spring s, whether it slid last step): the normal force
-    magnitude (> 0 repulsive) and elastic energy, the new spring, the tangential force on i,
-    the torque on i (tangential, r_i n × F_t, and rolling), the torque on j (r_j n × F_t and
-    the opposite rolling torque: what j's own evaluation gives, bit for bit) and whether it
-    slides. Without a tangential or rolling part those are zero (and False)."""
+def _sphere_pair(dx, dy, dz, d2, s, ri, rj, mi, mj, gi, gj, dvx, dvy, dvz):
+    """The :class:`Contact` of a touching sphere pair (x_j − x_i = (dx, dy, dz), its square
+    ``d2``, the sum of radii ``s``; radii, masses, ids; v_i − v_j)."""
+    nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s, gi, gj)
+    return Contact(nx, ny, nz, delta, ri * rj / s, mi * mj / (mi + mj), dvx, dvy, dvz)
+
+
+@njit(inline="always", **JIT)
+def _wall_pair(geometry, ri, mi, vix, viy, viz):
+    """The :class:`Contact` of a wall entry of sphere i (radius, mass, velocity) from its
+    geometry (``pdyn.walls.entry_contact``: normal, overlap, surface velocity)."""
+    nx, ny, nz, delta, ux, uy, uz = geometry
+    return Contact(nx, ny, nz, delta, ri, mi, vix - ux, viy - uy, viz - uz)
+
+
+@njit(inline="always", **JIT)
+def _normal(law, c, dt):
+    """The normal law on :class:`Contact` ``c``: (force magnitude on i, elastic energy)."""
+    return normal_force(law, c.delta, c.dvx * c.nx + c.dvy * c.ny + c.dvz * c.nz, c.r_eff,
+                        c.m_eff, dt)
+
+
+@njit(inline="always", **JIT)
+def _evaluate(law, tangential, rolling, c, w, sx, sy, sz, slid, dt):
+    """One touching contact (:class:`Contact` ``c``, :class:`Spin` ``w``, the spring s it
+    starts from and whether it slid last step) through the sub-models: the normal law, then
+    the tangential spring–dashpot and the rolling torque (each None: absent, pruned at
+    compile time). An :class:`Outcome`; the torque on j is what j's own evaluation gives, bit
+    for bit. Without a tangential or rolling part those are zero (and False)."""
     tx = ty = tz = 0.0
     mx = my = mz = 0.0
     jx = jy = jz = 0.0
     sliding = False
+    nx, ny, nz = c.nx, c.ny, c.nz
     if tangential is not None:
         # contact-point velocity of i relative to j: dv + (r_i ω_i + r_j ω_j) × n
-        wx = ri * wix + rj * wjx
-        wy = ri * wiy + rj * wjy
-        wz = ri * wiz + rj * wjz
-        vcx = dvx + (wy * nz - wz * ny)
-        vcy = dvy + (wz * nx - wx * nz)
-        vcz = dvz + (wx * ny - wy * nx)
-    f, e = normal_force(law, delta, dvx * nx + dvy * ny + dvz * nz, r_eff, m_eff, dt)
+        wx = w.ri * w.wix + w.rj * w.wjx
+        wy = w.ri * w.wiy + w.rj * w.wjy
+        wz = w.ri * w.wiz + w.rj * w.wjz
+        vcx = c.dvx + (wy * nz - wz * ny)
+        vcy = c.dvy + (wz * nx - wx * nz)
+        vcz = c.dvz + (wx * ny - wy * nx)
+    f, e = _normal(law, c, dt)
     if tangential is not None:
         sx, sy, sz, tx, ty, tz, sliding = tangential_force(
-            law, tangential, sx, sy, sz, nx, ny, nz, vcx, vcy, vcz, f, delta, r_eff, m_eff, dt,
-            slid)
+            law, tangential, sx, sy, sz, nx, ny, nz, vcx, vcy, vcz, f, c.delta, c.r_eff,
+            c.m_eff, dt, slid)
         cx, cy, cz = ny * tz - nz * ty, nz * tx - nx * tz, nx * ty - ny * tx
-        mx, my, mz = ri * cx, ri * cy, ri * cz
-        jx, jy, jz = rj * cx, rj * cy, rj * cz
+        mx, my, mz = w.ri * cx, w.ri * cy, w.ri * cz
+        jx, jy, jz = w.rj * cx, w.rj * cy, w.rj * cz
     if rolling is not None:
-        rx, ry, rz = rolling_torque(rolling, nx, ny, nz, wix - wjx, wiy - wjy, wiz - wjz, f,
-                                    r_eff)
+        rx, ry, rz = rolling_torque(rolling, nx, ny, nz, w.wix - w.wjx, w.wiy - w.wjy,
+                                    w.wiz - w.wjz, f, c.r_eff)
         mx += rx
         my += ry
         mz += rz
         jx += -rx
         jy += -ry
         jz += -rz
-    return f, e, sx, sy, sz, tx, ty, tz, mx, my, mz, jx, jy, jz, sliding
+    return Outcome(f, e, tx - f * nx, ty - f * ny, tz - f * nz, tx, ty, tz, mx, my, mz, jx,
+                   jy, jz, sx, sy, sz, sliding)
 
 
-# ------------------------------------------------------------------ the loop
+# ------------------------------------------------------------------ hand-over
 #: slots for the results of pairs handed over, per row (:meth:`ContactPass._slots`), and at
 #: least: a result waits from its first row to its second, which memory order keeps near (on
 #: the dense gas at μ = 0.5, 39 304 and 97 336 spheres, at most 2 877 and 2 805 pairs waited
@@ -164,14 +247,24 @@ HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
 #: entries touch, the gathering does not pay).
 GATHER_FROM = 0.12
 
+# The states of a sphere entry's link (:func:`_links`), one per entry: a position ≥ 0 — the
+# pair is evaluated in this row; when the position is above the entry's own, it is the pair's
+# entry in the later row, which takes the result (:data:`SECOND`) —, or one of:
+#: the later row's entry of a pair: the earlier row evaluates it and posts its result (when
+#: the pair touches); between passes every such entry holds this
+SECOND = -1
+#: during a pass, the later row's entry whose result waits in slot h holds POSTED − h; h ≥ the
+#: number of slots says that none was free: the later row evaluates the pair itself
+POSTED = -2
+
 
 @njit(**JIT)
 def _links(rows, start, split, partner, row_of, link):
-    """Who evaluates each sphere entry of new lists (``link``, one per entry): a pair of two
-    rows is evaluated in the row that comes first, whose entry holds the position of the
-    pair's entry in the other row (> its own); that entry holds −1, and during a pass −2 − h
-    while the first row's result waits for it as the pass's h-th. Entries whose partner has
-    no row (a ghost) hold their own position: evaluated in their row alone."""
+    """Who evaluates each sphere entry of new lists (``link``, one per entry, the states
+    above): a pair of two rows is evaluated in the row that comes first, whose entry holds the
+    position of the pair's entry in the other row (> its own), which holds :data:`SECOND`.
+    Entries whose partner has no row (a ghost) hold their own position: evaluated in their
+    row alone."""
     for t in range(rows.shape[0]):
         for u in range(start[t], split[t]):
             link[u] = u
@@ -183,10 +276,11 @@ def _links(rows, start, split, partner, row_of, link):
                 for v in range(start[t_j], split[t_j]):
                     if partner[v] == i:
                         link[u] = v
-                        link[v] = -1
+                        link[v] = SECOND
                         break
 
 
+# ------------------------------------------------------------------ the loop
 # Handles and list positions are cast to unsigned before indexing: numba then omits its
 # negative-index wraparound from every array access (with JIT_IEEE, 13-15 % less time for the
 # frictionless pass on the equilibrated 97 336-sphere gas for the handles, 0.93-0.94x again for
@@ -199,10 +293,9 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
     share, their elastic energy). ``link`` says which row evaluates each pair (:func:`_links`;
     left as found); ``done`` (slots × ≥ 4: the force on the second row and its half of the
     energy) and the stack of free slots in ``done_at[:, 2]`` (left a permutation of them) carry
-    the results of the pairs handed over, as in :func:`_pass_rotating`; ``todo``: scratch for
-    as many entries as the longest row has spheres, to gather each row's entries with work
-    first (the module docstring), or None. ``mesh``: the step's mesh
-    state (:func:`mesh_state`), or None without meshes (``pdyn.walls.entry_contact``)."""
+    the results of the pairs handed over; ``todo``: scratch for as many entries as the longest
+    row has spheres, to gather each row's entries with work first (the module docstring), or
+    None. ``mesh``: the step's mesh state (:func:`mesh_state`), or None without meshes."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     energy = 0.0
     n_contacts = 0
@@ -211,9 +304,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
         i = np.uint64(rows[t])
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
         ri, mi, gi = rad[i], mass[i], gid[i]
-        fx = 0.0
-        fy = 0.0
-        fz = 0.0
+        fx = fy = fz = 0.0
         first = np.uint64(start[t])
         n_todo = np.uint64(split[t]) - first  # without todo: every sphere entry
         if todo is not None:
@@ -223,14 +314,10 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
             n_todo = np.uint64(0)
             for u in range(first, np.uint64(split[t])):
                 j = np.uint64(partner[u])
-                dx = pos[j, 0] - xi
-                dy = pos[j, 1] - yi
-                dz = pos[j, 2] - zi
-                s = ri + rad[j]
-                keep = dx * dx + dy * dy + dz * dz <= s * s  # the shared exact predicate
+                keep = within(pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi, ri + rad[j])[1]
                 if link is not None:
                     w = link[u]
-                    keep = (w < -1) | ((w >= 0) & keep)
+                    keep = (w <= POSTED) | ((w >= 0) & keep)
                 todo[n_todo] = u
                 n_todo += np.uint64(keep)
         for b in range(n_todo):
@@ -239,62 +326,54 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
             if link is not None:
                 w = link[u]
                 if w < 0:  # evaluated in j's (earlier) row
-                    if w == -1:  # not touching
+                    if w == SECOND:  # apart
                         continue
-                    h = -2 - w
-                    link[u] = -1
+                    h = POSTED - w
+                    link[u] = SECOND
                     if h < n_slots:  # posted (else every slot was taken: evaluate it here)
                         g = np.uint64(h)
                         done_at[n_free, 2] = h  # the slot is free again
                         n_free += 1
-                        fx += done[g, 0]  # −(−F n from j's side)
-                        fy += done[g, 1]
-                        fz += done[g, 2]
-                        energy += done[g, 3]
+                        fx, fy, fz = fx + done[g, 0], fy + done[g, 1], fz + done[g, 2]
+                        energy += done[g, 3]  # (−(−F n) from j's side, and its energy)
                         continue
             j = np.uint64(partner[u])
-            dx = pos[j, 0] - xi
-            dy = pos[j, 1] - yi
-            dz = pos[j, 2] - zi
+            dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
             s = ri + rad[j]
-            d2 = dx * dx + dy * dy + dz * dz
-            if d2 <= s * s:  # the shared exact predicate (pdyn.broadphase.overlaps)
-                nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s, gi, gid[j])
-                mj = mass[j]
-                v_n = ((vel[i, 0] - vel[j, 0]) * nx + (vel[i, 1] - vel[j, 1]) * ny
-                       + (vel[i, 2] - vel[j, 2]) * nz)
-                f, e = normal_force(law, delta, v_n, ri * rad[j] / s, mi * mj / (mi + mj), dt)
-                fx -= f * nx
-                fy -= f * ny
-                fz -= f * nz
-                energy += 0.5 * e
-                if link is not None:
-                    if w > np.int64(u):  # the first row of a pair of two rows
-                        if n_free > 0:  # a free slot: post for j's row, still to come
-                            n_free -= 1
-                            c = done_at[n_free, 2]
-                            g = np.uint64(c)
-                            done[g, 0] = f * nx
-                            done[g, 1] = f * ny
-                            done[g, 2] = f * nz
-                            done[g, 3] = 0.5 * e
-                            link[w] = -2 - c
-                            n_contacts += 1  # the pair, counted here
-                            continue
-                        link[w] = -2 - n_slots  # every slot taken: j's row evaluates it too
-                if gi < gid[j]:
-                    n_contacts += 1
+            d2, touches = within(dx, dy, dz, s)
+            if not touches:
+                continue
+            c = _sphere_pair(dx, dy, dz, d2, s, ri, rad[j], mi, mass[j], gi, gid[j],
+                             vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1],
+                             vel[i, 2] - vel[j, 2])
+            f, e = _normal(law, c, dt)
+            fx -= f * c.nx
+            fy -= f * c.ny
+            fz -= f * c.nz
+            energy += 0.5 * e
+            if link is not None and w > np.int64(u):  # the first row of a pair of two rows
+                if n_free > 0:  # a free slot: post for j's row, still to come
+                    n_free -= 1
+                    z = done_at[n_free, 2]
+                    g = np.uint64(z)
+                    done[g, 0], done[g, 1], done[g, 2] = f * c.nx, f * c.ny, f * c.nz
+                    done[g, 3] = 0.5 * e
+                    link[w] = POSTED - z
+                    n_contacts += 1  # the pair, counted here
+                    continue
+                link[w] = POSTED - n_slots  # every slot taken: j's row evaluates it too
+            if gi < gid[j]:
+                n_contacts += 1
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
             w = np.uint64(partner[u])
-            nx, ny, nz, delta, ux, uy, uz = entry_contact(xi, yi, zi, ri, pos, normal, walls, w,
-                                                          np.uint64(-1 - gid[w]),
-                                                          mesh_entry(mesh, slot, geo, u))
-            if delta >= 0.0:
-                v_n = (vel[i, 0] - ux) * nx + (vel[i, 1] - uy) * ny + (vel[i, 2] - uz) * nz
-                f, e = normal_force(law, delta, v_n, ri, mi, dt)
-                fx -= f * nx
-                fy -= f * ny
-                fz -= f * nz
+            c = _wall_pair(entry_contact(xi, yi, zi, ri, pos, normal, walls, w,
+                                         np.uint64(-1 - gid[w]), mesh_entry(mesh, slot, geo, u)),
+                           ri, mi, vel[i, 0], vel[i, 1], vel[i, 2])
+            if c.delta >= 0.0:
+                f, e = _normal(law, c, dt)
+                fx -= f * c.nx
+                fy -= f * c.ny
+                fz -= f * c.nz
                 energy += e
                 n_contacts += 1
         force[i, 0] = fx + mi * gravity[0]
@@ -307,36 +386,23 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
 def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, link,
                    pos, vel, rad, mass, gid, normal, walls, force, omega, torque, history,
                    spinning, done, done_at, record, mesh):
-    """The contact loop with rotation (module docstring): sets ``force`` and ``torque`` of every
-    row's sphere and advances ``history`` = (last step's touching entries (ascending), their
-    springs, whether each slid, their number, whether every row's torque must be written —
-    new lists —, this step's entries, springs and whether each slides (written)).
-    ``link`` says which row evaluates each pair (:func:`_links`; the pass leaves it as it
-    found it), ``done`` and ``done_at`` (slots; the last column of ``done_at`` a stack of all
-    of them, left as a permutation of them) receive the results of the pairs handed over and
-    the places of their springs in the buffer.
-    ``spinning`` receives the handles of the rows whose sphere touches something, the only
-    ones whose torque may be nonzero: a row that touches nothing now has its torque written
-    as zero only if it touched something last step or the lists are new, as every other such
-    row holds a zero already. ``record``
-    (entries × 3, or None) receives the tangential force on the row's sphere per touching
-    entry. Returns (contacts of this rank's share, their elastic energy, entries written — or
-    more than fit the buffers, which then hold the first that fit: the caller grows them and
-    runs the pass again, as it leaves its inputs as it found them —, rows written into
-    ``spinning``).
-
-    The loop of :func:`_pass` with the tangential and rolling parts and the history, a kernel
-    of its own: one source for both loops, the rotation parts behind a pruned ``None`` test,
-    compiled to a markedly slower step in both."""
+    """:func:`_pass` with the tangential and rolling parts (module docstring): sets ``force``
+    and ``torque`` of every row's sphere and advances ``history`` = (last step's touching
+    entries (ascending), springs, whether each slid, their number, whether every row's torque
+    must be written — new lists —, this step's entries, springs, whether each slides).
+    ``done``/``done_at`` also carry the torque on the later row and the places of the pair's
+    new and old springs. ``spinning`` receives the rows that touch something (the only
+    nonzero torques: another row's torque is written only if it touched last step or the
+    lists are new). ``record`` (entries × 3 or None; recording evaluates every pair in each
+    row) receives the tangential force per touching entry. Returns (contacts, energy, entries
+    written — more than fit: the caller grows the buffers and runs again, as the pass leaves
+    its inputs as found —, rows in ``spinning``)."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
-    cap = new_entry.shape[0]
     energy = 0.0
-    n_contacts = 0
-    p = 0
-    k = 0
-    q = 0
+    cap = new_entry.shape[0]
+    n_contacts = p = k = q = 0
     n_slots = n_free = done.shape[0]
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
@@ -349,79 +415,64 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
         # read with every row (a stream in memory order), not at each contact (a cache miss)
         vix, viy, viz = vel[i, 0], vel[i, 1], vel[i, 2]
         wix, wiy, wiz = omega[i, 0], omega[i, 1], omega[i, 2]
-        fx = fy = fz = 0.0
-        mx = my = mz = 0.0
+        fx = fy = fz = mx = my = mz = 0.0
         u_split = np.uint64(split[t])
         for u in range(np.uint64(start[t]), np.uint64(start[t + 1])):
             j = np.uint64(partner[u])
             counted = False  # evaluated in j's row, which counted it
-            w = np.int64(u)  # (no links: every pair evaluated in each of its rows)
+            w = np.int64(u)  # (no links or recording: every pair evaluated in each of its rows)
             if u < u_split:
                 if link is not None:
                     w = link[u]
                     if record is None and w < 0:  # evaluated in j's (earlier) row
-                        if w == -1:  # not touching
+                        if w == SECOND:  # apart
                             continue
-                        h = -2 - w
-                        link[u] = -1
-                        take = False
-                        d = np.uint64(0)
-                        if h < n_slots:  # posted (else every slot was taken: evaluate it here)
+                        h = POSTED - w
+                        link[u] = SECOND
+                        if h < n_slots:  # posted (else no slot was free: evaluate it here)
                             counted = True
-                            d = np.uint64(done_at[h, 0])
-                            o = done_at[h, 1]
+                            d, at = np.uint64(done_at[h, 0]), done_at[h, 1]
                             done_at[n_free, 2] = h  # the slot is free again
                             n_free += 1
                             while p < n_old and np.uint64(old_entry[p]) < u:
                                 p += 1
-                            sx = sy = sz = 0.0
+                            sx = sy = sz = ox = oy = oz = 0.0
                             if p < n_old and np.uint64(old_entry[p]) == u:
                                 sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
-                            # its spring the negated of j's (not so after a periodic
-                            # image): take it
-                            ox = oy = oz = 0.0
-                            if o >= 0:
-                                b = np.uint64(o)
+                            if at >= 0:  # the spring j's row started from
+                                b = np.uint64(at)
                                 ox, oy, oz = old_spring[b, 0], old_spring[b, 1], old_spring[b, 2]
-                            take = sx == -ox and sy == -oy and sz == -oz
-                        if take:
-                            g = np.uint64(h)
-                            if k < cap:
-                                new_entry[k] = u
-                                new_spring[k, 0] = -new_spring[d, 0]
-                                new_spring[k, 1] = -new_spring[d, 1]
-                                new_spring[k, 2] = -new_spring[d, 2]
-                                new_slid[k] = new_slid[d]
-                            k += 1
-                            fx -= done[g, 0]
-                            fy -= done[g, 1]
-                            fz -= done[g, 2]
-                            mx += done[g, 3]
-                            my += done[g, 4]
-                            mz += done[g, 5]
-                            continue
-                dx = pos[j, 0] - xi
-                dy = pos[j, 1] - yi
-                dz = pos[j, 2] - zi
+                            # its spring the negated of j's (not so after a periodic image):
+                            # take the result
+                            if sx == -ox and sy == -oy and sz == -oz:
+                                if k < cap:
+                                    new_entry[k] = u
+                                    new_spring[k, 0] = -new_spring[d, 0]
+                                    new_spring[k, 1] = -new_spring[d, 1]
+                                    new_spring[k, 2] = -new_spring[d, 2]
+                                    new_slid[k] = new_slid[d]
+                                k += 1
+                                g = np.uint64(h)
+                                fx, fy, fz = fx - done[g, 0], fy - done[g, 1], fz - done[g, 2]
+                                mx, my, mz = mx + done[g, 3], my + done[g, 4], mz + done[g, 5]
+                                continue
+                dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
                 rj = rad[j]
-                s = ri + rj
-                d2 = dx * dx + dy * dy + dz * dz
-                if d2 > s * s:  # the shared exact predicate
+                d2, touches = within(dx, dy, dz, ri + rj)
+                if not touches:
                     continue
-                nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s, gi, gid[j])
-                mj = mass[j]
-                r_eff, m_eff = ri * rj / s, mi * mj / (mi + mj)
-                dvx, dvy, dvz = vix - vel[j, 0], viy - vel[j, 1], viz - vel[j, 2]
-                wjx, wjy, wjz = omega[j, 0], omega[j, 1], omega[j, 2]
+                c = _sphere_pair(dx, dy, dz, d2, ri + rj, ri, rj, mi, mass[j], gi, gid[j],
+                                 vix - vel[j, 0], viy - vel[j, 1], viz - vel[j, 2])
+                spin = Spin(ri, rj, wix, wiy, wiz, omega[j, 0], omega[j, 1], omega[j, 2])
             else:
                 g = np.uint64(-1 - gid[j])
-                nx, ny, nz, delta, ux, uy, uz = entry_contact(
-                    xi, yi, zi, ri, pos, normal, walls, j, g, mesh_entry(mesh, slot, geo, u))
-                if delta < 0.0:
+                c = _wall_pair(entry_contact(xi, yi, zi, ri, pos, normal, walls, j, g,
+                                             mesh_entry(mesh, slot, geo, u)), ri, mi, vix, viy,
+                               viz)
+                if c.delta < 0.0:
                     continue
-                rj, r_eff, m_eff = 0.0, ri, mi
-                dvx, dvy, dvz = vix - ux, viy - uy, viz - uz  # the wall's surface velocity
                 wjx, wjy, wjz = wall_spin(walls, g, normal, j)
+                spin = Spin(ri, 0.0, wix, wiy, wiz, wjx, wjy, wjz)
             sx = sy = sz = 0.0
             slid = False
             old = -1
@@ -431,205 +482,166 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
                 slid = old_slid[p] != 0
                 old = p
-            f, e, sx, sy, sz, tx, ty, tz, cx, cy, cz, jx, jy, jz, sliding = _evaluate(
-                law, tangential, rolling, nx, ny, nz, delta, r_eff, m_eff, ri, rj, dvx, dvy,
-                dvz, wix, wiy, wiz, wjx, wjy, wjz, sx, sy, sz, dt, slid)
-            posted = False
+            o = _evaluate(law, tangential, rolling, c, spin, sx, sy, sz, slid, dt)
+            posted = False  # for j's row, still to come
             if k < cap:
                 new_entry[k] = u
-                new_spring[k, 0] = sx
-                new_spring[k, 1] = sy
-                new_spring[k, 2] = sz
-                new_slid[k] = sliding
+                new_spring[k, 0] = o.sx
+                new_spring[k, 1] = o.sy
+                new_spring[k, 2] = o.sz
+                new_slid[k] = o.sliding
                 if link is not None:
-                    if record is None and u < u_split and w > np.int64(u):
-                        if n_free > 0:  # a free slot: post for j's row, still to come
+                    if record is None and u < u_split and w > np.int64(u):  # the first row
+                        if n_free > 0:  # a free slot: post for j's row
                             n_free -= 1
-                            c = done_at[n_free, 2]
-                            done[c, 0] = tx - f * nx
-                            done[c, 1] = ty - f * ny
-                            done[c, 2] = tz - f * nz
-                            done[c, 3] = jx
-                            done[c, 4] = jy
-                            done[c, 5] = jz
-                            done_at[c, 0] = k  # its new spring
-                            done_at[c, 1] = old  # the spring it started from (−1: none)
-                            link[w] = -2 - c
+                            z = done_at[n_free, 2]
+                            done[z, 0], done[z, 1], done[z, 2] = o.fx, o.fy, o.fz
+                            done[z, 3], done[z, 4], done[z, 5] = o.jx, o.jy, o.jz
+                            done_at[z, 0] = k  # its new spring
+                            done_at[z, 1] = old  # the spring it started from (−1: none)
+                            link[w] = POSTED - z
                             posted = True
                         else:  # every slot taken: j's row evaluates it too
-                            link[w] = -2 - n_slots
+                            link[w] = POSTED - n_slots
             k += 1
             if record is not None:
-                record[u, 0] = tx
-                record[u, 1] = ty
-                record[u, 2] = tz
-            fx += tx - f * nx  # normal force on i: −F n
-            fy += ty - f * ny
-            fz += tz - f * nz
-            mx += cx
-            my += cy
-            mz += cz
+                record[u, 0], record[u, 1], record[u, 2] = o.tx, o.ty, o.tz
+            fx, fy, fz = fx + o.fx, fy + o.fy, fz + o.fz
+            mx, my, mz = mx + o.mx, my + o.my, mz + o.mz
             if u >= u_split or posted:  # a wall, or both sides of the pair
-                energy += e
+                energy += o.e
                 n_contacts += 1
             elif not counted:
-                energy += 0.5 * e
+                energy += 0.5 * o.e
                 if gi < gid[j]:
                     n_contacts += 1
-        force[i, 0] = fx + mi * gravity[0]
-        force[i, 1] = fy + mi * gravity[1]
-        force[i, 2] = fz + mi * gravity[2]
+        force[i, 0], force[i, 1], force[i, 2] = (fx + mi * gravity[0], fy + mi * gravity[1],
+                                                 fz + mi * gravity[2])
         while p < n_old and old_entry[p] < start[t + 1]:  # the row's ended contacts
             p += 1
-        touches = k > k_row
-        if touches:
+        if k > k_row:
             spinning[q] = i
             q += 1
-        if touches or all_torques or p > p_row:
-            torque[i, 0] = mx
-            torque[i, 1] = my
-            torque[i, 2] = mz
+        if k > k_row or all_torques or p > p_row:
+            torque[i, 0], torque[i, 1], torque[i, 2] = mx, my, mz
     return n_contacts, energy, k, q
 
 
 # ------------------------------------------------------------------ output
-# Output only (snapshots' contact network, the wall-force series): not called in the step.
+# Output only (snapshots' contact network, the wall-force series, statistics): not called in
+# the step. One walk finds the touching entries; each output reads them.
 @njit(**JIT)
-def _contact_list(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
-                  walls, tangential, spheres, mesh):
-    """Every touching contact of the rows, each once: sphere pairs from the row with the lower
-    gid (when ``spheres``), then each row's walls. Returns ``(ids (K, 2), ends (2K, 3),
+def _walk(rows, start, split, partner, pos, rad, gid, normal, walls, mesh, spheres, walls_too,
+          lower, found):
+    """The touching entries of every row in list order — its sphere partners when ``spheres``
+    (when ``lower`` only those of higher gid: each pair once), then its walls when
+    ``walls_too`` — written to ``found`` (rows (entry, row); None: only counted); returns how
+    many. ``mesh`` as for :func:`_pass`."""
+    slot, geo = mesh_arrays(mesh)  # None: no mesh
+    k = 0
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        xi, yi, zi, ri = pos[i, 0], pos[i, 1], pos[i, 2], rad[i]
+        for u in range(start[t] if spheres else split[t],
+                       start[t + 1] if walls_too else split[t]):
+            j = partner[u]
+            if u < split[t]:
+                touches = (within(pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi, ri + rad[j])[1]
+                           and not (lower and gid[i] > gid[j]))
+            else:
+                touches = entry_contact(xi, yi, zi, ri, pos, normal, walls, j, -1 - gid[j],
+                                        mesh_entry(mesh, slot, geo, u))[3] >= 0.0
+            if touches:
+                if found is not None:
+                    found[k, 0] = u
+                    found[k, 1] = t
+                k += 1
+    return k
+
+
+@njit(inline="always", **JIT)
+def _found(u, t, rows, split, partner, pos, vel, rad, mass, gid, normal, walls, mesh, slot, geo):
+    """Touching entry ``u`` of row ``t`` (:func:`_walk`): its :class:`Contact` and the far end
+    (x_j, or the contact point on the wall's surface)."""
+    i, j = rows[t], partner[u]
+    ri, mi = rad[i], mass[i]
+    if u < split[t]:
+        dx, dy, dz = pos[j, 0] - pos[i, 0], pos[j, 1] - pos[i, 1], pos[j, 2] - pos[i, 2]
+        d2 = within(dx, dy, dz, ri + rad[j])[0]
+        c = _sphere_pair(dx, dy, dz, d2, ri + rad[j], ri, rad[j], mi, mass[j], gid[i], gid[j],
+                         vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1], vel[i, 2] - vel[j, 2])
+        return c, pos[i, 0] + dx, pos[i, 1] + dy, pos[i, 2] + dz
+    c = _wall_pair(entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j,
+                                 -1 - gid[j], mesh_entry(mesh, slot, geo, u)),
+                   ri, mi, vel[i, 0], vel[i, 1], vel[i, 2])
+    dist = ri - c.delta  # the centre's distance from the wall's surface
+    return c, pos[i, 0] + dist * c.nx, pos[i, 1] + dist * c.ny, pos[i, 2] + dist * c.nz
+
+
+@njit(**JIT)
+def _contact_list(law, dt, found, rows, split, partner, pos, vel, rad, mass, gid, normal,
+                  walls, tangential, mesh):
+    """The contacts ``found`` by :func:`_walk` with their forces: ``(ids (K, 2), ends (2K, 3),
     f_n (K,), normal force (K, 3), tangential force (K, 3))``: ids = (gid_i, gid_j) with a
-    wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its surface), forces on i from j — the same numbers the contact loop computes.
+    wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its
+    surface), forces on i from j — the same numbers the contact loop computes.
     ``tangential`` (entries, 3): the tangential force on the row's sphere per list entry, or 0
     rows (none). ``mesh`` as for :func:`_pass`."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
-    k = 0
-    for t in range(rows.shape[0]):  # count
-        i = rows[t]
-        for u in range(start[t] if spheres else split[t], start[t + 1]):
-            j = partner[u]
-            if u < split[t]:
-                dx, dy, dz = pos[j, 0] - pos[i, 0], pos[j, 1] - pos[i, 1], pos[j, 2] - pos[i, 2]
-                s = rad[i] + rad[j]
-                if gid[i] < gid[j] and dx * dx + dy * dy + dz * dz <= s * s:
-                    k += 1
-            elif entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
-                               -1 - gid[j], mesh_entry(mesh, slot, geo, u))[3] >= 0.0:
-                k += 1
+    k = found.shape[0]
     ids = np.empty((k, 2), np.int64)
     ends = np.empty((2 * k, 3))
     f_n = np.empty(k)
     fvec = np.empty((k, 3))
     tvec = np.zeros((k, 3))
-    with_t = tangential.shape[0] > 0
-    q = 0
-    for t in range(rows.shape[0]):
+    for q in range(k):
+        u, t = found[q, 0], found[q, 1]
         i = rows[t]
-        ri, mi, gi = rad[i], mass[i], gid[i]
-        for u in range(start[t] if spheres else split[t], start[t + 1]):
-            j = partner[u]
-            if u < split[t]:
-                dx, dy, dz = pos[j, 0] - pos[i, 0], pos[j, 1] - pos[i, 1], pos[j, 2] - pos[i, 2]
-                s = ri + rad[j]
-                d2 = dx * dx + dy * dy + dz * dz
-                if gi > gid[j] or d2 > s * s:
-                    continue
-                nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s, gi, gid[j])
-                v_n = ((vel[i, 0] - vel[j, 0]) * nx + (vel[i, 1] - vel[j, 1]) * ny
-                       + (vel[i, 2] - vel[j, 2]) * nz)
-                mj = mass[j]
-                f, e = normal_force(law, delta, v_n, ri * rad[j] / s, mi * mj / (mi + mj), dt)
-                ends[2 * q + 1, 0] = pos[i, 0] + dx
-                ends[2 * q + 1, 1] = pos[i, 1] + dy
-                ends[2 * q + 1, 2] = pos[i, 2] + dz
-            else:
-                nx, ny, nz, delta, ux, uy, uz = entry_contact(
-                    pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j, -1 - gid[j],
-                    mesh_entry(mesh, slot, geo, u))
-                if delta < 0.0:
-                    continue
-                dist = ri - delta  # the centre's distance from the wall's surface
-                v_n = (vel[i, 0] - ux) * nx + (vel[i, 1] - uy) * ny + (vel[i, 2] - uz) * nz
-                f, e = normal_force(law, delta, v_n, ri, mi, dt)
-                ends[2 * q + 1, 0] = pos[i, 0] + dist * nx
-                ends[2 * q + 1, 1] = pos[i, 1] + dist * ny
-                ends[2 * q + 1, 2] = pos[i, 2] + dist * nz
-            ids[q, 0] = gi
-            ids[q, 1] = gid[j]
-            ends[2 * q] = pos[i]
-            f_n[q] = f
-            fvec[q, 0] = -f * nx
-            fvec[q, 1] = -f * ny
-            fvec[q, 2] = -f * nz
-            if with_t:
-                tvec[q] = tangential[u]
-            q += 1
+        c, xj, yj, zj = _found(u, t, rows, split, partner, pos, vel, rad, mass, gid, normal,
+                               walls, mesh, slot, geo)
+        f, e = _normal(law, c, dt)
+        ids[q, 0] = gid[i]
+        ids[q, 1] = gid[partner[u]]
+        ends[2 * q] = pos[i]
+        ends[2 * q + 1, 0] = xj
+        ends[2 * q + 1, 1] = yj
+        ends[2 * q + 1, 2] = zj
+        f_n[q] = f
+        fvec[q, 0] = -f * c.nx
+        fvec[q, 1] = -f * c.ny
+        fvec[q, 2] = -f * c.nz
+        if tangential.shape[0] > 0:
+            tvec[q] = tangential[u]
     return ids, ends, f_n, fvec, tvec
 
 
 @njit(**JIT)
-def _touching(rows, start, split, partner, pos, rad, gid):
-    """Global-id pairs (gid_i, gid_j) of the touching sphere partners of every row."""
-    out = np.empty((start[rows.shape[0]], 2), np.int64)
-    k = 0
-    for t in range(rows.shape[0]):
-        i = rows[t]
-        for u in range(start[t], split[t]):
-            j = partner[u]
-            dx, dy, dz = pos[j, 0] - pos[i, 0], pos[j, 1] - pos[i, 1], pos[j, 2] - pos[i, 2]
-            s = rad[i] + rad[j]
-            if dx * dx + dy * dy + dz * dz <= s * s:
-                out[k, 0] = gid[i]
-                out[k, 1] = gid[j]
-                k += 1
-    return out[:k]
-
-
-def touching_pairs(store, lists) -> np.ndarray:
-    """The sphere–sphere contacts of the rows of ``lists`` now, as sorted global-id pairs
-    (K, 2) with the lower id first, each once."""
-    pairs = _touching(lists.rows, lists.start, lists.split, lists.partner, store.pos,
-                      store.radius, store.gid)
-    if pairs.shape[0] == 0:
-        return np.zeros((0, 2), np.int64)
-    return np.unique(np.sort(pairs, axis=1), axis=0)
-
-
-@njit(**JIT)
-def _stats(rows, start, split, partner, pos, rad, gid, normal, walls, mesh):
-    """Over the rows' touching entries: contacts counted once (a sphere pair from the row
-    with the lower gid, every wall contact), sphere–sphere contact ends, and the largest
-    overlap over the row sphere's radius."""
+def _stats(found, rows, split, partner, pos, vel, rad, mass, gid, normal, walls, mesh):
+    """Over the touching entries ``found`` (:func:`_walk`, every sphere and wall entry):
+    contacts counted once (a sphere pair from the row with the lower gid, every wall
+    contact), sphere–sphere contact ends, and the largest overlap over the row sphere's
+    radius."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     once = 0
     ends = 0
     worst = 0.0
-    for t in range(rows.shape[0]):
-        i = rows[t]
-        xi, yi, zi, ri = pos[i, 0], pos[i, 1], pos[i, 2], rad[i]
-        for u in range(start[t], split[t]):
-            j = partner[u]
-            dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
-            s = ri + rad[j]
-            d2 = dx * dx + dy * dy + dz * dz
-            if d2 <= s * s:  # the shared exact predicate, as the force pass
-                delta = sphere_contact(dx, dy, dz, d2, s, gid[i], gid[j])[3]
-                ends += 1
-                once += gid[i] < gid[j]
-                worst = max(worst, delta / ri)
-        for u in range(split[t], start[t + 1]):
-            w = partner[u]
-            delta = entry_contact(xi, yi, zi, ri, pos, normal, walls, w, -1 - gid[w],
-                                  mesh_entry(mesh, slot, geo, u))[3]
-            if delta >= 0.0:
-                once += 1
-                worst = max(worst, delta / ri)
+    for q in range(found.shape[0]):
+        u, t = found[q, 0], found[q, 1]
+        i, j = rows[t], partner[u]
+        c = _found(u, t, rows, split, partner, pos, vel, rad, mass, gid, normal, walls, mesh,
+                   slot, geo)[0]
+        if u < split[t]:
+            ends += 1
+            once += gid[i] < gid[j]
+        else:
+            once += 1
+        worst = max(worst, c.delta / rad[i])
     return once, ends, worst
 
 
 NO_BORDER = np.zeros(0, np.int64)
 NO_LINKS = np.zeros(0, np.int32)
+NO_WALLS = np.zeros((0, 1))  # a wall table for walks that read no wall
 
 
 def mesh_state(store, lists, bundle, geo=None, border=None) -> tuple | None:
@@ -655,10 +667,36 @@ def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
     both sides that of the smaller one). Integers and a maximum: the same on any rank
     count. ``walls``: the wall table (``ContactPass.wall_table``), ``mesh`` the mesh bundle
     (``ContactPass.mesh``)."""
-    once, ends, worst = _stats(lists.rows, lists.start, lists.split, lists.partner, store.pos,
-                               store.radius, store.gid, store.normal, walls,
-                               mesh_state(store, lists, mesh))
+    state = mesh_state(store, lists, mesh)
+    found = touching_entries(store, lists, walls, state)
+    once, ends, worst = _stats(found, lists.rows, lists.split, lists.partner, store.pos,
+                               store.vel, store.radius, store.mass, store.gid, store.normal,
+                               walls, state)
     return int(once), int(ends), float(worst)
+
+
+def touching_entries(store, lists, walls, mesh, *, spheres: bool = True, walls_too: bool = True,
+                     lower: bool = False) -> np.ndarray:
+    """The touching entries of the rows of ``lists`` now (:func:`_walk`), (K, 2) int64 rows
+    (list entry, row) in list order: sphere entries when ``spheres`` (``lower``: only those
+    whose partner has the higher gid), wall entries when ``walls_too``. ``walls``: the wall
+    table, ``mesh``: the mesh state (:func:`mesh_state`) or None."""
+    args = (lists.rows, lists.start, lists.split, lists.partner, store.pos, store.radius,
+            store.gid, store.normal, walls, mesh, spheres, walls_too, lower)
+    found = np.empty((_walk(*args, None), 2), np.int64)
+    _walk(*args, found)
+    return found
+
+
+def touching_pairs(store, lists) -> np.ndarray:
+    """The sphere–sphere contacts of the rows of ``lists`` now, as sorted global-id pairs
+    (K, 2) with the lower id first, each once."""
+    found = touching_entries(store, lists, NO_WALLS, None, walls_too=False)
+    if found.shape[0] == 0:
+        return np.zeros((0, 2), np.int64)
+    pairs = np.stack([store.gid[lists.rows[found[:, 1]]], store.gid[lists.partner[found[:, 0]]]],
+                     axis=1)
+    return np.unique(np.sort(pairs, axis=1), axis=0)
 
 
 #: what the first pass of a restart keeps from the checkpoint rather than from its own
@@ -682,26 +720,34 @@ class ContactLaw:
     sphere and a wall) does, and the time step that follows from it.
 
     ``law`` (:attr:`name`) is ``"linear"`` (default) or ``"hertz"``; ``youngs_modulus`` E
-    (Pa), ``stiffness`` (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic);
-    ``friction`` μ and ``rolling_friction`` μ_r (0: no tangential force, no torque),
-    ``poisson_ratio`` ν (Hertz–Mindlin's tangential stiffness). The sub-models' records
-    (:attr:`parameters` of the normal law, ``pdyn.dynamics.laws``; :attr:`tangential_model`
-    and :attr:`rolling_model`, ``pdyn.dynamics.friction``) are what the kernels read. With μ
-    or μ_r > 0 the spheres rotate (:attr:`rotating`) and a pass keeps the contact history.
+    (Pa), ``stiffness`` (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic)
+    and its ``damping`` (``"tangent"``, default, or ``"constant"``); ``friction`` μ and
+    ``rolling_friction`` μ_r (0: no tangential force, no torque), ``poisson_ratio`` ν
+    (Hertz–Mindlin's tangential stiffness). :attr:`models` are the chosen sub-models
+    (``pdyn.dynamics.laws``); their records (:attr:`parameters`, the normal law with its
+    damping, ``pdyn.dynamics.laws``; :attr:`tangential_model` and :attr:`rolling_model`,
+    ``pdyn.dynamics.friction``) are what the kernels read. With μ or μ_r > 0 the spheres
+    rotate (:attr:`rotating`) and a pass keeps the contact history.
     """
 
     __slots__ = ("name", "E", "k", "restitution", "poisson_ratio", "parameters",
-                 "tangential_model", "rolling_model", "rotating")
+                 "tangential_model", "rolling_model", "rotating", "damping", "models")
 
     def __init__(self, law: str = "linear", youngs_modulus: float = 1e6,
                  stiffness: float | None = None, restitution: float = 1.0,
                  friction: float = 0.0, poisson_ratio: float = 0.3,
-                 rolling_friction: float = 0.0):
+                 rolling_friction: float = 0.0, damping: str = "tangent"):
         E, k = float(youngs_modulus), float(stiffness or 0.0)
+        models = chosen(law, damping, friction, rolling_friction)
+        if history_layout(models) not in ((), STORED_HISTORY):
+            raise ValueError(f"contact sub-models {[m.name for m in models]}: their history "
+                             "is not the one pdyn.dynamics.history stores")
         for name, value in (
                 ("name", law), ("E", E), ("k", k), ("restitution", float(restitution)),
-                ("poisson_ratio", float(poisson_ratio)),
-                ("parameters", law_parameters(law, E, k, float(restitution), poisson_ratio)),
+                ("poisson_ratio", float(poisson_ratio)), ("damping", damping),
+                ("models", models),
+                ("parameters", law_parameters(law, E, k, float(restitution), poisson_ratio,
+                                              damping)),
                 ("tangential_model", tangential_model(law, friction, poisson_ratio)),
                 ("rolling_model", rolling_model(rolling_friction)),
                 ("rotating", friction > 0.0 or rolling_friction > 0.0)):
@@ -714,7 +760,7 @@ class ContactLaw:
     def from_config(cls, cfg) -> "ContactLaw":
         """The law of a ``pdyn.config.ContactConfig``."""
         return cls(cfg.law, cfg.youngs_modulus, cfg.stiffness, cfg.restitution, cfg.friction,
-                   cfg.poisson_ratio, cfg.rolling_friction)
+                   cfg.poisson_ratio, cfg.rolling_friction, cfg.damping)
 
     @property
     def stiff(self) -> bool:
@@ -816,19 +862,21 @@ class ContactPass(Hanger):
         """The touching contacts of the rows of ``lists`` with their forces as the force pass of
         a step of ``dt`` s computed them, for output (not used by the step): ``id`` (K, 2)
         int64 — (gid_i, gid_j), a sphere pair once (lower gid first), a wall's negative gid
-        second —, ``ends`` (2K, 3) m — x_i, then x_j or the contact point on the wall —, ``force`` (K,) N — the normal force
-        magnitude, > 0 repulsive —, ``normal_force`` and ``tangential_force`` (K, 3) N on i
-        from j. ``spheres=False``: wall contacts only (the cheap pass of the wall-force
-        series).
+        second —, ``ends`` (2K, 3) m — x_i, then x_j or the contact point on the wall —,
+        ``force`` (K,) N — the normal force magnitude, > 0 repulsive —, ``normal_force`` and
+        ``tangential_force`` (K, 3) N on i from j. ``spheres=False``: wall contacts only (the
+        cheap pass of the wall-force series).
 
         ``tangential`` is where a tangential (friction) force enters: an (entries, 3) array,
         aligned with ``lists.partner``, of the tangential force on each row's sphere per list
         entry; None: no friction, zeros."""
         t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
+        walls, mesh = self.wall_table(store), self.mesh_state(store, lists)
+        found = touching_entries(store, lists, walls, mesh, spheres=spheres, lower=True)
         ids, ends, f_n, fvec, tvec = _contact_list(
-            self.law.parameters, float(dt), lists.rows, lists.start, lists.split, lists.partner,
-            store.pos, store.vel, store.radius, store.mass, store.gid, store.normal,
-            self.wall_table(store), t, spheres, self.mesh_state(store, lists))
+            self.law.parameters, float(dt), found, lists.rows, lists.split, lists.partner,
+            store.pos, store.vel, store.radius, store.mass, store.gid, store.normal, walls, t,
+            mesh)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 

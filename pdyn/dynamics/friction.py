@@ -83,18 +83,18 @@ def rolling_model(rolling: float) -> Rolling | None:
 
 
 @njit(**JIT)
-def linear_tangential(law, tangential, delta, r_eff, m_eff):
-    """(k_t, c_t) of the linear law: 2/7 k_n and half the normal dashpot."""
+def linear_tangential(law, zeta, tangential, delta, r_eff, m_eff):
+    """(k_t, c_t) of the linear law: 2/7 k_n and half the normal dashpot (damping ratio
+    ``zeta``)."""
     k = law.k if law.k > 0.0 else law.E * r_eff
-    return tangential.kt_ratio * k, (law.zeta * math.sqrt(m_eff * k) if law.zeta > 0.0
-                                     else 0.0)
+    return tangential.kt_ratio * k, (zeta * math.sqrt(m_eff * k) if zeta > 0.0 else 0.0)
 
 
 @njit(**JIT)
-def hertz_tangential(law, tangential, delta, r_eff, m_eff):
+def hertz_tangential(law, zeta, tangential, delta, r_eff, m_eff):
     """(k_t, c_t) of Hertz–Mindlin: 8 G* √(R δ) and 2 ζ √(m k_t)."""
     kt = tangential.kt_ratio * 2.0 * law.E * math.sqrt(r_eff * delta)
-    return kt, (2.0 * law.zeta * math.sqrt(m_eff * kt) if law.zeta > 0.0 else 0.0)
+    return kt, (2.0 * zeta * math.sqrt(m_eff * kt) if zeta > 0.0 else 0.0)
 
 
 #: parameter record of the normal law → its tangential coefficients
@@ -102,17 +102,19 @@ COEFFICIENTS = {Linear: linear_tangential, Hertz: hertz_tangential}
 
 
 def tangential_coefficients(law, tangential, delta, r_eff, m_eff):
-    """(k_t (N/m), c_t (N·s/m)) of one contact under the normal ``law`` record."""
-    return COEFFICIENTS[type(law)](law, tangential, delta, r_eff, m_eff)
+    """(k_t (N/m), c_t (N·s/m)) of one contact under the normal sub-models ``law`` (a
+    ``pdyn.dynamics.laws.Normal`` record: the elastic law and the damping's ratio ζ)."""
+    return COEFFICIENTS[type(law.law)](law.law, law.damping.zeta, tangential, delta, r_eff,
+                                       m_eff)
 
 
 @overload(tangential_coefficients, jit_options=JIT)
 def _tangential_coefficients(law, tangential, delta, r_eff, m_eff):
     """Inside numba: resolve the law from the record's type at compile time."""
-    kernel = COEFFICIENTS[law.instance_class]
+    kernel = COEFFICIENTS[law.types[0].instance_class]
 
     def impl(law, tangential, delta, r_eff, m_eff):
-        return kernel(law, tangential, delta, r_eff, m_eff)
+        return kernel(law.law, law.damping.zeta, tangential, delta, r_eff, m_eff)
 
     return impl
 

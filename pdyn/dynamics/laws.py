@@ -1,4 +1,6 @@
-"""Normal contact force laws, one function per law ([CundallStrack1979]).
+"""The normal force of a contact, two sub-models: the elastic law and its damping, one function
+each ([CundallStrack1979]; split as LAMMPS ``pair granular`` splits ``normal`` and ``damping``,
+[LAMMPSgranular]).
 
 A law maps the state of one contact seen from particle i — overlap δ ≥ 0 (m), normal approach
 speed v_n (m/s, > 0 when approaching, from the half-step velocities), effective radius R_eff and
@@ -13,12 +15,23 @@ sphere–wall contacts and on whichever rank owns i.
           effective modulus 1/E* = 2 (1 − ν²)/E of two bodies of Young's modulus E and
           Poisson ratio ν ([ChungOoi2011] §2); a wall is a half-space of the same material.
 
-Damping adds the force of a dashpot c(δ) = 2 ζ √(m_eff k_t) along the normal, k_t the law's
-tangent stiffness (k, or 2 E* √(R_eff δ) for Hertz: c ∝ δ^{1/4}, [Tsuji1992]). For both laws
-the coefficient of restitution of such a contact does not depend on the impact speed, only on
-ζ; with the clamp it is not the linear oscillator's closed form, so :func:`damping_ratio` finds
-the ζ that gives the asked e by integrating the dimensionless contact once (bisection on ζ):
-the restitution coefficient of the law is e to 1e-5, for both laws. ζ is at most
+A law declares its tangent stiffness k_t(δ) = K δ^p (linear: k, p = 0; Hertz: 2 E* √R_eff,
+p = 1/2) and its force exponent a (F ∝ δ^a); a damping reads only those and adds the force of a
+dashpot along the normal, so each law takes each damping:
+
+  tangent (default): c(δ) = 2 ζ √(m_eff k_t(δ)) ([Tsuji1992]: constant for the linear law,
+          ∝ δ^{1/4} for Hertz);
+  constant: c = 2 ζ √(m_eff k_t(δ̄)), δ̄ = :data:`REFERENCE_OVERLAP` · R_eff — the linear
+          law's tangent damping, bit for bit; for Hertz a dashpot that does not stiffen with
+          the overlap.
+
+With the tangent damping the coefficient of restitution of a contact does not depend on the
+impact speed, only on ζ; with the clamp it is not the linear oscillator's closed form, so
+:func:`damping_ratio` finds the ζ that gives the asked e by integrating the dimensionless
+contact once (bisection on ζ): the restitution coefficient of the law is e to 1e-5, for both
+laws. With the constant damping Hertz' restitution depends on the impact speed (the contact
+stiffens as it deepens); ζ is the linear contact's for e, so e holds for impacts whose mean
+tangent stiffness is near k_t(δ̄) and faster ones rebound higher. ζ is at most
 :data:`MAX_DAMPING_RATIO` (20: e ≥ 6.2e-4 linear, 5.2e-4 Hertz; the config asks e ≥ 1e-3).
 
 **The dashpot in a discrete step** (:func:`_dashpot`). Velocity Verlet samples the force at
@@ -61,7 +74,7 @@ depends on ζ alone and the modified contact's ζ is ζ_β / √(1 − ε_β) = 
 e = 0.1 tends to it as dt → 0 (0.46 at 80 steps per contact time). γ, the second order, is
 fitted to the discrete impact: that best α exceeds the first-order one by 0.13–0.16 ε for
 Hertz (20 to 80 steps per contact time, impact speeds 0.1 to 10 m/s) and by −0.01 to 0.03 ε
-for the linear law, so γ = 0.15 (Hertz), 0 (linear): :data:`LINEAR_LAG`, :data:`HERTZ_LAG`.
+for the linear law, so γ = 0.15 (Hertz), 0 (linear): :func:`_lag`.
 
 *The window.* The damping impulse over any stretch of a contact is a function of the overlaps
 at its ends, ∫ c(δ) δ' dt = D(δ_b) − D(δ_a), D(δ) = C δ^{q+1}/(q + 1) (c = C δ^q), so the
@@ -85,15 +98,18 @@ and 0.5 % (Hertz) of the asked e for e in [0.1, 1] at the default dt (the plain 
 18 %); a contact at rest carries its elastic force to 1e-10 (``tests/dynamics/
 test_statics.py``). An elastic contact (ζ = 0) has no dashpot: its force is unchanged.
 
-A law is chosen in Python once, by its parameter record (:class:`Linear` or :class:`Hertz`);
-:func:`normal_force` dispatches on the record's type, so numba compiles one force kernel per
-law with the law inlined and no branch on the law inside the pair loop.
+Law and damping are chosen in Python once, by their parameter records (:class:`Linear` or
+:class:`Hertz`, :class:`Tangent` or :class:`Constant`, together a :class:`Normal`);
+:func:`normal_force` dispatches on the records' types, so numba compiles one force kernel per
+combination with both inlined and no branch on the model inside the pair loop. The parameters
+each reads and the history each keeps are declared in :data:`SUB_MODELS`.
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -101,6 +117,7 @@ from numba import njit
 from numba.extending import overload
 
 from .._jit import JIT
+from ..broadphase.params import Param
 
 
 @njit(**JIT)
@@ -164,12 +181,11 @@ def damping_ratio(restitution: float, law: str = "linear") -> float:
 
 
 class Linear(NamedTuple):
-    """Linear spring–dashpot: Young's modulus ``E`` (Pa), constant stiffness ``k`` (N/m; 0:
-    k = E·R_eff), damping ratio ``zeta``."""
+    """Linear spring: Young's modulus ``E`` (Pa), constant stiffness ``k`` (N/m; 0:
+    k = E·R_eff)."""
 
     E: float
     k: float
-    zeta: float
 
     def stiffness(self, r_eff, radius):
         """Stiffness (N/m) of contacts of effective radius ``r_eff`` between spheres of
@@ -178,22 +194,57 @@ class Linear(NamedTuple):
 
 
 class Hertz(NamedTuple):
-    """Hertz contact: effective modulus ``E`` = E* (Pa), damping ratio ``zeta``."""
+    """Hertz contact: effective modulus ``E`` = E* (Pa)."""
 
     E: float
-    zeta: float
 
     def stiffness(self, r_eff, radius):
         """Tangent stiffness (N/m) at an overlap of 1 % of ``radius``."""
         return 2.0 * self.E * np.sqrt(r_eff * 0.01 * radius)
 
 
-#: the lag correction of the dashpot per law: (α, γ) of u* = u / (1 + α ε + γ ε²),
-#: ε = c dt / (2 m_eff) (module docstring: α from the modified equation, γ fitted to the
-#: discrete impact); the γ term stops growing at ε = 1/√γ, so that the damping force never
-#: decreases as ε grows
-LINEAR_LAG = (0.5, 0.0)
-HERTZ_LAG = (5.0 / 11.0, 0.15)
+class Tangent(NamedTuple):
+    """Dashpot on the normal law's tangent stiffness, c(δ) = 2 ζ √(m_eff k_t(δ)) ([Tsuji1992]:
+    c ∝ δ^{1/4} for Hertz, constant for the linear law): damping ratio ``zeta``."""
+
+    zeta: float
+
+
+class Constant(NamedTuple):
+    """Dashpot of constant coefficient c = 2 ζ √(m_eff k̄), k̄ the normal law's tangent
+    stiffness at the overlap :data:`REFERENCE_OVERLAP` × R_eff (the linear law's k: for it the
+    same as :class:`Tangent`): damping ratio ``zeta``."""
+
+    zeta: float
+
+
+class Normal(NamedTuple):
+    """The normal force of a contact, two sub-models: the elastic ``law`` (:class:`Linear` or
+    :class:`Hertz`) and its ``damping`` (:class:`Tangent` or :class:`Constant`)."""
+
+    law: object
+    damping: object
+
+    def stiffness(self, r_eff, radius):
+        """The law's stiffness (N/m) for the time step (:meth:`Linear.stiffness`)."""
+        return self.law.stiffness(r_eff, radius)
+
+
+#: the lag correction of the dashpot (:func:`_dashpot`): u* = u / (1 + α ε + γ ε²),
+#: ε = c dt / (2 m_eff), α = (a − q)/(a + 1 + q) for F ∝ δ^a and c ∝ δ^q (module docstring:
+#: from the modified equation; 1/2 linear, 5/11 Hertz with :class:`Tangent`), γ fitted to the
+#: discrete impact: :data:`HERTZ_TANGENT_GAMMA` for Hertz with :class:`Tangent`, 0 otherwise;
+#: the γ term stops growing at ε = 1/√γ, so that the damping force never decreases as ε grows
+HERTZ_TANGENT_GAMMA = 0.15
+
+#: :class:`Constant`'s reference overlap, a fraction of R_eff
+REFERENCE_OVERLAP = 0.02
+
+
+@njit(inline="always", **JIT)
+def _lag(a, q):
+    """(α, γ) of the dashpot's lag correction for F ∝ δ^a, c ∝ δ^q."""
+    return (a - q) / (a + 1.0 + q), (HERTZ_TANGENT_GAMMA if a == 1.5 and q == 0.25 else 0.0)
 
 
 @njit(inline="always", **JIT)
@@ -233,36 +284,112 @@ def _dashpot(coef, q, lag, delta, v_n, m_eff, dt):
     return min(max(f, -cap), cap)
 
 
-@njit(**JIT)
-def linear(law, delta, v_n, r_eff, m_eff, dt):
-    """Linear spring–dashpot: (normal force magnitude on i, elastic energy)."""
+# ------------------------------------------------------------------ normal laws
+# Each law gives its elastic force and energy, and its tangent stiffness k_t = K δ^p as
+# (m_eff K, p, a) with F ∝ δ^a — what a damping reads of it.
+@njit(inline="always", **JIT)
+def linear(law, delta, r_eff):
+    """Linear spring: (force magnitude on i, elastic energy)."""
     k = law.k if law.k > 0.0 else law.E * r_eff
-    f = k * delta
-    energy = 0.5 * k * delta * delta
-    if law.zeta > 0.0:
-        f += _dashpot(2.0 * law.zeta * math.sqrt(m_eff * k), 0.0, LINEAR_LAG, delta, v_n,
-                      m_eff, dt)
-        if f < 0.0:  # never attractive
-            f = 0.0
-    return f, energy
+    return k * delta, 0.5 * k * delta * delta
 
 
-@njit(**JIT)
-def hertz(law, delta, v_n, r_eff, m_eff, dt):
-    """Hertz contact with tangent-stiffness damping: (normal force magnitude on i, energy)."""
+@njit(inline="always", **JIT)
+def linear_stiffness(law, r_eff, m_eff):
+    """(m_eff k, 0, 1): the linear law's constant stiffness."""
+    k = law.k if law.k > 0.0 else law.E * r_eff
+    return m_eff * k, 0.0, 1.0
+
+
+@njit(inline="always", **JIT)
+def hertz(law, delta, r_eff):
+    """Hertz contact: (force magnitude on i, elastic energy)."""
     s = math.sqrt(r_eff * delta)
-    f = 4.0 / 3.0 * law.E * s * delta
-    energy = 8.0 / 15.0 * law.E * s * delta * delta
-    if law.zeta > 0.0:  # c = 2 ζ √(m_eff 2 E* √(R_eff δ)) = C δ^{1/4}
-        coef = 2.0 * law.zeta * math.sqrt(2.0 * m_eff * law.E * math.sqrt(r_eff))
-        f += _dashpot(coef, 0.25, HERTZ_LAG, delta, v_n, m_eff, dt)
+    return 4.0 / 3.0 * law.E * s * delta, 8.0 / 15.0 * law.E * s * delta * delta
+
+
+@njit(inline="always", **JIT)
+def hertz_stiffness(law, r_eff, m_eff):
+    """(m_eff 2 E* √R_eff, 1/2, 3/2): Hertz' k_t = 2 E* √(R_eff δ)."""
+    return 2.0 * m_eff * law.E * math.sqrt(r_eff), 0.5, 1.5
+
+
+# ------------------------------------------------------------------ dampings
+# Each damping gives the dashpot's force (N, along the normal, on i) from the law's
+# stiffness (m_eff K, p, a), the overlap and the approach speed (:func:`_dashpot`).
+@njit(inline="always", **JIT)
+def tangent_damping(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
+    """:class:`Tangent`: c = 2 ζ √(m_eff K) δ^{p/2}."""
+    q = 0.5 * p
+    return _dashpot(2.0 * damping.zeta * math.sqrt(mk), q, _lag(a, q), delta, v_n, m_eff, dt)
+
+
+@njit(inline="always", **JIT)
+def constant_damping(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
+    """:class:`Constant`: c = 2 ζ √(m_eff K (δ̄)^p), δ̄ = :data:`REFERENCE_OVERLAP` R_eff."""
+    mk_ref = mk if p == 0.0 else mk * _power(REFERENCE_OVERLAP * r_eff, p)
+    return _dashpot(2.0 * damping.zeta * math.sqrt(mk_ref), 0.0, _lag(a, 0.0), delta, v_n,
+                    m_eff, dt)
+
+
+#: parameter record → kernel: elastic force, tangent stiffness, damping force
+ELASTIC = {Linear: linear, Hertz: hertz}
+STIFFNESS = {Linear: linear_stiffness, Hertz: hertz_stiffness}
+DAMPING = {Tangent: tangent_damping, Constant: constant_damping}
+
+
+def elastic(law, delta, r_eff):
+    """The elastic force of the ``law`` record: (force magnitude on i, energy)."""
+    return ELASTIC[type(law)](law, delta, r_eff)
+
+
+def stiffness(law, r_eff, m_eff):
+    """The tangent stiffness of the ``law`` record as (m_eff K, p, a)."""
+    return STIFFNESS[type(law)](law, r_eff, m_eff)
+
+
+def damping_force(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
+    """The dashpot force (N, on i) of the ``damping`` record."""
+    return DAMPING[type(damping)](damping, mk, p, a, delta, v_n, r_eff, m_eff, dt)
+
+
+@overload(elastic, jit_options=JIT)
+def _elastic(law, delta, r_eff):
+    """Inside numba: the law's kernel, resolved from the record's type at compile time."""
+    kernel = ELASTIC[law.instance_class]
+    return lambda law, delta, r_eff: kernel(law, delta, r_eff)
+
+
+@overload(stiffness, jit_options=JIT)
+def _stiffness(law, r_eff, m_eff):
+    """Inside numba: the law's kernel, resolved from the record's type at compile time."""
+    kernel = STIFFNESS[law.instance_class]
+    return lambda law, r_eff, m_eff: kernel(law, r_eff, m_eff)
+
+
+@overload(damping_force, jit_options=JIT)
+def _damping_force(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
+    """Inside numba: the damping's kernel, resolved from the record's type at compile time."""
+    kernel = DAMPING[damping.instance_class]
+
+    def impl(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
+        return kernel(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt)
+
+    return impl
+
+
+@njit(inline="always", **JIT)
+def normal_force(model, delta, v_n, r_eff, m_eff, dt):
+    """The normal sub-models ``model`` (a :class:`Normal` record) applied to one contact
+    sampled in a step of ``dt`` s: (normal force magnitude on i, elastic energy) — the law's
+    elastic force plus its damping's dashpot, never attractive."""
+    f, energy = elastic(model.law, delta, r_eff)
+    if model.damping.zeta > 0.0:
+        mk, p, a = stiffness(model.law, r_eff, m_eff)
+        f += damping_force(model.damping, mk, p, a, delta, v_n, r_eff, m_eff, dt)
         if f < 0.0:  # never attractive
             f = 0.0
     return f, energy
-
-
-#: parameter record → law kernel
-KERNELS = {Linear: linear, Hertz: hertz}
 
 
 def effective_modulus(youngs_modulus: float, poisson_ratio: float) -> float:
@@ -271,28 +398,107 @@ def effective_modulus(youngs_modulus: float, poisson_ratio: float) -> float:
 
 
 def law_parameters(law: str, youngs_modulus: float, stiffness: float, restitution: float,
-                   poisson_ratio: float):
-    """The parameter record of the law named ``law``: the linear law takes ``youngs_modulus``
-    as its stiffness scale (k = E·R_eff unless ``stiffness``), Hertz the material's E and ν
-    (E* from :func:`effective_modulus`); ζ from the restitution e (:func:`damping_ratio`)."""
-    zeta = damping_ratio(restitution, law)
-    if law == "hertz":
-        return Hertz(effective_modulus(youngs_modulus, poisson_ratio), zeta)
-    return Linear(youngs_modulus, stiffness, zeta)
+                   poisson_ratio: float, damping: str = "tangent") -> Normal:
+    """The :class:`Normal` record of the law named ``law`` with the damping named ``damping``:
+    the linear law takes ``youngs_modulus`` as its stiffness scale (k = E·R_eff unless
+    ``stiffness``), Hertz the material's E and ν (E* from :func:`effective_modulus`); ζ from
+    the restitution e (:func:`damping_ratio`)."""
+    zeta = damping_ratio(restitution, law if damping == "tangent" else "linear")
+    elastic_law = (Hertz(effective_modulus(youngs_modulus, poisson_ratio)) if law == "hertz"
+                   else Linear(youngs_modulus, stiffness))
+    return Normal(elastic_law, DAMPINGS[damping](zeta))
 
 
-def normal_force(law, delta, v_n, r_eff, m_eff, dt):
-    """The force law ``law`` (a :class:`Linear` or :class:`Hertz` record) applied to one
-    contact sampled in a step of ``dt`` s: (normal force magnitude on i, elastic energy)."""
-    return KERNELS[type(law)](law, delta, v_n, r_eff, m_eff, dt)
+#: the dampings by name (``contact.damping``)
+DAMPINGS = {"tangent": Tangent, "constant": Constant}
 
 
-@overload(normal_force, jit_options=JIT)
-def _normal_force(law, delta, v_n, r_eff, m_eff, dt):
-    """Inside numba: resolve the law from the record's type at compile time."""
-    kernel = KERNELS[law.instance_class]
+# ------------------------------------------------------------------ the declared sub-models
+# The contact sub-models a run chooses from, in one table: each names its part (normal,
+# damping, tangential, rolling), the ``[contact]`` fields it reads with their kind, range,
+# default and meaning (``Param``, as the broad phases declare theirs) and the history it keeps
+# per contact and side, as LAMMPS ``pair granular``'s sub-models declare their coefficients and
+# ``size_history`` ([LAMMPSgranular]). A run's sub-models are one of each part (:func:`chosen`;
+# the tangential and rolling parts only with μ > 0 and μ_r > 0); its contact history holds
+# what they declare (:func:`history_layout`). Only the tangential spring keeps history, so
+# the layout is the one ``pdyn.dynamics.history`` stores — the spring (3 floats, saved with
+# the particles and checkpointed) and whether the contact slid (a byte, between rebuilds) —
+# and ``ContactLaw`` refuses a choice whose layout differs (a sub-model with other history
+# needs that module, the ``history_*`` fields of ``pdyn.particles.FIELDS`` and the loop
+# taught it). The tangential and rolling records are built in ``pdyn.dynamics.friction``.
+@dataclass(frozen=True)
+class SubModel:
+    """One sub-model: its ``part`` (normal, damping, tangential or rolling) and ``name`` (what
+    ``[contact]`` names it; the tangential and rolling parts have one each, chosen by their
+    coefficient), the ``[contact]`` fields it reads (name → :class:`Param`), the ``history``
+    it keeps per contact and side ((field, dtype, width), ...) and ``help``: what it
+    computes."""
 
-    def impl(law, delta, v_n, r_eff, m_eff, dt):
-        return kernel(law, delta, v_n, r_eff, m_eff, dt)
+    part: str
+    name: str
+    params: dict
+    help: str
+    history: tuple = ()
 
-    return impl
+
+YOUNGS = Param("number", 1e6, "Young's modulus E (Pa); the linear law's stiffness scale "
+               "(N/m per m of R*)", lo=0)
+POISSON = Param("number", 0.3, "Poisson ratio ν (Hertz's E*, Mindlin's G*)", above=-1, hi=0.5)
+RESTITUTION = Param("number", 1.0, "coefficient of restitution e (1: elastic); sets the "
+                    "damping ratio ζ", lo=1e-3, hi=1)
+
+#: every sub-model, one line each
+SUB_MODELS = (
+    SubModel("normal", "linear", {"youngs_modulus": YOUNGS, "stiffness": Param(
+        "number", None, "constant stiffness k (N/m); default E R*", above=0)},
+        "F = k δ, energy k δ²/2"),
+    SubModel("normal", "hertz", {"youngs_modulus": YOUNGS, "poisson_ratio": POISSON},
+             "F = 4/3 E* √R* δ^{3/2}, E* = E / (2 (1 − ν²))"),
+    SubModel("damping", "tangent", {"restitution": RESTITUTION},
+             "dashpot c = 2 ζ √(m* k_t(δ)) on the law's tangent stiffness (Tsuji); e exact "
+             "at any impact speed for both laws"),
+    SubModel("damping", "constant", {"restitution": RESTITUTION},
+             "dashpot of constant c = 2 ζ √(m* k_t(0.02 R*)); the linear law's tangent "
+             "damping; with Hertz e holds near one impact speed"),
+    SubModel("tangential", "spring", {"friction": Param(
+        "number", 0.0, "Coulomb coefficient μ (0: none)", lo=0), "poisson_ratio": POISSON},
+        "spring–dashpot with history and a Coulomb cap (Mindlin's stiffness for Hertz)",
+        history=(("spring", np.float64, 3), ("slid", np.uint8, 1))),
+    SubModel("rolling", "constant_torque", {"rolling_friction": Param(
+        "number", 0.0, "rolling coefficient μ_r (0: none)", lo=0)},
+        "constant rolling-resistance torque μ_r R* F_n (Ai et al. model A)"),
+)
+
+#: (part, name) → :class:`SubModel`
+TABLE = {(m.part, m.name): m for m in SUB_MODELS}
+
+
+def names(part: str) -> tuple[str, ...]:
+    """The sub-models of ``part``, by name."""
+    return tuple(m.name for m in SUB_MODELS if m.part == part)
+
+
+def chosen(law: str, damping: str, friction: float, rolling: float) -> tuple[SubModel, ...]:
+    """The sub-models of a contact: the normal ``law``, the ``damping``, the tangential spring
+    if ``friction`` > 0 and the rolling torque if ``rolling`` > 0 (ValueError, one line, for an
+    unknown name)."""
+    for part, name in (("normal", law), ("damping", damping)):
+        if (part, name) not in TABLE:
+            raise ValueError(f"contact {part} {name!r}: unknown (choose from "
+                             f"{', '.join(names(part))})")
+    out = [TABLE["normal", law], TABLE["damping", damping]]
+    if friction > 0.0:
+        out.append(TABLE["tangential", "spring"])
+    if rolling > 0.0:
+        out.append(TABLE["rolling", "constant_torque"])
+    return tuple(out)
+
+
+def history_layout(models) -> tuple:
+    """The history a contact side keeps under ``models``: their declared fields in order."""
+    return tuple(f for m in models for f in m.history)
+
+
+#: the layout ``pdyn.dynamics.history`` stores (module docstring)
+STORED_HISTORY = TABLE["tangential", "spring"].history
+

@@ -2,7 +2,7 @@
 
 At a rebuild the configured broad-phase structure, bound to radii enlarged by half the skin
 (``r + skin/2``), yields the pairs that pass the shared exact predicate
-(``pdyn.broadphase.overlaps``) on those radii (``BroadPhase.contacts``: structures
+(``pdyn.geometry.overlaps``) on those radii (``BroadPhase.contacts``: structures
 that test while they emit never hold the candidate list): exactly the pairs with
 |x_i − x_j| ≤ r_i + r_j + skin (with skin 0 the lists cut the candidates themselves). Every
 *row* (an owned, integrated particle) lists its partners in ascending global id, then the
@@ -44,7 +44,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from ..broadphase import overlaps
+from ..geometry import overlaps
 from ..mesh import MeshBundle, candidates, entry_homes
 from ..particles import FIXED, INFINITE, OWNED
 from ..walls import REACH, WallSet, wall_contact
