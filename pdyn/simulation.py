@@ -26,7 +26,7 @@ from __future__ import annotations
 import math
 import time
 from contextlib import contextmanager
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -34,7 +34,7 @@ import numpy as np
 from .broadphase import make_broadphase
 from .checks import (InitialStateError, StepGuard, check_memory, initial_state, node_memory,
                      share_state)
-from .config import (ConfigError, ContactConfig, InsertionConfig, SimulationConfig,
+from .config import (ConfigError, ContactConfig, SimulationConfig, insertion_params,
                      wall_configs)
 from .domain import Box
 from .dynamics.contact import ContactLaw, ContactPass, contact_stats, touching_pairs
@@ -248,13 +248,10 @@ class Simulation:
         """The run's insertion (config's ``[insertion]``, else the scene's), continuing a
         checkpoint's state; None without one. New spheres get global ids from
         ``n_particles`` on (the set-up's ids are 0 … n − 1)."""
-        cfg = self.config.insertion
-        if cfg is None and self.scene.insertion:
-            cfg = InsertionConfig(**self.scene.insertion)
-        if cfg is None:
-            return None
-        cfg.check_box(self.box.lo, self.box.hi)
-        return Inserter(asdict(cfg), int(n_particles), restart.insertion if restart else None)
+        params = insertion_params(self.config.insertion or self.scene.insertion, self.box.lo,
+                                  self.box.hi)
+        return (Inserter(params, int(n_particles), restart.insertion if restart else None)
+                if params else None)
 
     def _time_step(self) -> float:
         """The configured (or the scene's) dt, or the law's limit (``ContactLaw.time_step``)."""
@@ -449,7 +446,7 @@ class Simulation:
             gravity=self.gravity, steps_total=self.steps, r_mean=self.r_mean,
             network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
             exchange=self.exchange.state() if state else None,
-            insertion=({"params": ins.p, "state": ins.state()} if state and ins else None),
+            insertion=({"params": ins.params, "state": ins.state()} if state and ins else None),
             wall_kinds=self.wallset.table[:, KIND], n_box=self.wallset.n_box,
             wall_table=self.wallset.table, wall_meshes=self.wallset.mesh_of or None)
 

@@ -15,7 +15,9 @@ LAYERS = [
     ("pdyn._jit", "pdyn.version", "pdyn.interrupt", "pdyn.values", "pdyn.heap",
      "pdyn.analysis"),  # numba options; version; signals; value checks; the C heap's free
     # pages; fits and profiles of output arrays (numpy only: it runs nothing)
-    ("pdyn.cell_index", "pdyn.lattice"),  # positions to cells; lattices of cells over a box
+    ("pdyn.cell_index", "pdyn.lattice", "pdyn.sizes", "pdyn.regions", "pdyn.scenefile"),
+    # positions to cells; lattices of cells over a box; size distributions; insertion
+    # regions; spheres read from a file
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
     # triangle-mesh walls, a package whose modules have layers of their own:
     ("pdyn.mesh.frame", "pdyn.mesh.shapes", "pdyn.stl", "pdyn.wallshapes"),  # a mesh's frame;
