@@ -9,7 +9,8 @@
 
 Positions in m, radii in m, velocities in m/s. Every value must be finite and every radius
 positive; the first that is not is named in a one-line :class:`pdyn.values.BadValue`
-(``particles.file = '<path>': sphere <k> ...``; k counts from 0, the sphere's id). Whether the
+(``particles.file = '<name>': sphere <k> ...``, the file's name; k counts from 0, the
+sphere's id). Whether the
 spheres lie inside the box and clear of the walls is checked with every initial state
 (``pdyn.checks.initial_state``).
 """
@@ -25,6 +26,7 @@ from .values import BadValue
 
 COLUMNS = ("x", "y", "z", "radius")
 VELOCITY = ("vx", "vy", "vz")
+EXPECTED = "expected x, y, z, radius and optionally vx, vy, vz"
 
 
 def read_spheres(path: str) -> dict:
@@ -36,8 +38,13 @@ def read_spheres(path: str) -> dict:
     elif suffix in (".h5", ".hdf5"):
         columns = _hdf5(path)
     else:
-        raise BadValue("particles.file", path, "expected a .csv, .h5 or .hdf5 file")
+        raise _bad(path, "expected a .csv, .h5 or .hdf5 file")
     return _checked(path, columns)
+
+
+def _bad(path: str, why: str) -> BadValue:
+    """The error of the file at ``path``, named by its name (the config names its folder)."""
+    return BadValue("particles.file", Path(path).name, why)
 
 
 def _columns(path: str, names) -> None:
@@ -45,44 +52,42 @@ def _columns(path: str, names) -> None:
     names = list(names)
     for c in COLUMNS:
         if c not in names:
-            raise BadValue("particles.file", path, f"no column {c!r} (expected x, y, z, radius "
-                           "and optionally vx, vy, vz)")
+            raise _bad(path, f"no column {c!r} ({EXPECTED})")
     other = sorted(set(names) - set(COLUMNS) - set(VELOCITY))
     if other:
-        raise BadValue("particles.file", path, f"unknown column {other[0]!r} (expected x, y, "
-                       "z, radius and optionally vx, vy, vz)")
+        raise _bad(path, f"unknown column {other[0]!r} ({EXPECTED})")
     some = [c for c in VELOCITY if c in names]
     if some and len(some) < 3:
-        raise BadValue("particles.file", path, f"velocity columns {', '.join(some)} without "
-                       f"{', '.join(c for c in VELOCITY if c not in some)}")
+        missing = ", ".join(c for c in VELOCITY if c not in some)
+        raise _bad(path, f"velocity columns {', '.join(some)} without {missing}")
 
 
 def _csv(path: str) -> dict:
     try:
         text = Path(path).read_text(encoding="utf-8")
     except OSError as exc:
-        raise BadValue("particles.file", path, f"cannot read ({exc.strerror})") from None
+        raise _bad(path, f"cannot read ({exc.strerror})") from None
     except UnicodeDecodeError:
-        raise BadValue("particles.file", path, "not a UTF-8 text file") from None
+        raise _bad(path, "not a UTF-8 text file") from None
     lines = [(k + 1, ln) for k, ln in enumerate(text.splitlines()) if ln.strip()]
     if not lines:
-        raise BadValue("particles.file", path, "empty (expected a header x,y,z,radius)")
+        raise _bad(path, "empty (expected a header x,y,z,radius)")
     head = [h.strip() for h in lines[0][1].split(",")]
     _columns(path, head)
     if len(set(head)) != len(head):
-        raise BadValue("particles.file", path, f"a column named twice in the header {head}")
+        raise _bad(path, f"a column named twice in the header {head}")
     rows = np.empty((len(lines) - 1, len(head)))
     for i, (line, text_row) in enumerate(lines[1:]):
         cells = text_row.split(",")
         if len(cells) != len(head):
-            raise BadValue("particles.file", path, f"line {line}: {len(cells)} values for the "
-                           f"{len(head)} columns of the header")
+            raise _bad(path, f"line {line}: {len(cells)} values for the {len(head)} columns "
+                       "of the header")
         for j, cell in enumerate(cells):
             try:
                 rows[i, j] = float(cell)
             except ValueError:
-                raise BadValue("particles.file", path, f"line {line}: {head[j]} = "
-                               f"{cell.strip()[:20]!r} is not a number") from None
+                raise _bad(path, f"line {line}: {head[j]} = {cell.strip()[:20]!r} is not a "
+                           "number") from None
     return {name: rows[:, j] for j, name in enumerate(head)}
 
 
@@ -96,14 +101,13 @@ def _hdf5(path: str) -> dict:
             for name in f.keys():
                 data = f[name]
                 if not isinstance(data, h5py.Dataset) or data.ndim != 1:
-                    raise BadValue("particles.file", path, f"{name}: expected a "
-                                   "one-dimensional dataset")
+                    raise _bad(path, f"{name}: expected a one-dimensional dataset")
                 out[name] = np.asarray(data[()], float)
     except OSError as exc:
-        raise BadValue("particles.file", path, f"cannot read as HDF5 ({exc})") from None
+        raise _bad(path, f"cannot read as HDF5 ({exc})") from None
     n = {len(v) for v in out.values()}
     if len(n) > 1:
-        raise BadValue("particles.file", path, f"datasets of different lengths {sorted(n)}")
+        raise _bad(path, f"datasets of different lengths {sorted(n)}")
     return out
 
 
@@ -115,10 +119,9 @@ def _snapshot(path: str, f) -> dict:
         rad = np.asarray(f["particles/radius"][()], float)
         vel = np.asarray(f["particles/velocity"][()], float).reshape(-1, 3)
     except KeyError as exc:
-        raise BadValue("particles.file", path, f"a pdyn snapshot without {exc}") from None
+        raise _bad(path, f"a pdyn snapshot without {exc}") from None
     if not len(ids) == len(pos) == len(rad) == len(vel):
-        raise BadValue("particles.file", path, "a pdyn snapshot whose particle datasets "
-                       "differ in length")
+        raise _bad(path, "a pdyn snapshot whose particle datasets differ in length")
     o = np.argsort(ids, kind="stable")
     return dict(zip(COLUMNS + VELOCITY, [*pos[o].T, rad[o], *vel[o].T]))
 
@@ -133,7 +136,7 @@ def _checked(path: str, columns: dict) -> dict:
         if bad.any():
             k = int(np.argmax(bad))
             why = "must be finite and > 0" if name == "radius" else "must be finite"
-            raise BadValue("particles.file", path, f"sphere {k}: {name} = {v[k]!r} {why}")
+            raise _bad(path, f"sphere {k}: {name} = {float(v[k])!r} {why}")
     pos = np.column_stack([columns[c] for c in COLUMNS[:3]])
     vel = (np.column_stack([columns[c] for c in VELOCITY]) if "vx" in columns
            else np.zeros_like(pos))
