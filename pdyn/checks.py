@@ -124,7 +124,8 @@ def check_memory(node: tuple, ranks: int, box, config, *, particles: int, rotati
         "insertion": (poured * each / ranks + candidates * BYTES_PER_CANDIDATE,
                       f"insertion.total = {ins.get('total')!r}"
                       if poured * each / ranks > candidates * BYTES_PER_CANDIDATE
-                      else f"insertion.region_hi = {list(ins.get('region_hi', ()))!r}"),
+                      else f"insertion.region_hi = {list(ins['region_hi'])!r}"
+                      if ins.get("region_hi") else f"insertion.region = {ins.get('region')!r}"),
     }
     need = on_node * sum(b for b, _ in parts.values())
     if have is None or need <= have:

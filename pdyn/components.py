@@ -5,11 +5,9 @@ and what the output reads of them (``pdyn.io.OutputView``). Units: m, s."""
 
 from __future__ import annotations
 
-from dataclasses import asdict
-
 import numpy as np
 
-from .config import InsertionConfig, SimulationConfig, wall_configs
+from .config import SimulationConfig, insertion_params, wall_configs
 from .domain import Box
 from .dynamics.glued import GluedMotion
 from .dynamics.insertion import Inserter
@@ -49,13 +47,8 @@ def make_inserter(config: SimulationConfig, scene: Scene, box: Box, n_particles:
     """The run's insertion (the config's ``[insertion]``, else the scene's), continuing a
     checkpoint's ``state`` (None: a fresh one); None without insertion. New spheres get global
     ids from ``n_particles`` on (the set-up's ids are 0 … n − 1)."""
-    cfg = config.insertion
-    if cfg is None and scene.insertion:
-        cfg = InsertionConfig(**scene.insertion)
-    if cfg is None:
-        return None
-    cfg.check_box(box.lo, box.hi)
-    return Inserter(asdict(cfg), int(n_particles), state)
+    params = insertion_params(config.insertion or scene.insertion, box.lo, box.hi)
+    return Inserter(params, int(n_particles), state) if params else None
 
 
 def glued_motion(store, wallset: WallSet, box: Box, dt: float) -> GluedMotion:
@@ -80,4 +73,4 @@ def wall_view(wallset: WallSet) -> dict:
 
 def insertion_view(inserter: Inserter | None) -> dict | None:
     """What a checkpoint keeps of the insertion: its parameters and state (None without)."""
-    return None if inserter is None else {"params": inserter.p, "state": inserter.state()}
+    return None if inserter is None else {"params": inserter.params, "state": inserter.state()}

@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import tomllib
-from dataclasses import MISSING, dataclass, field, fields, replace
+from dataclasses import MISSING, asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,10 @@ from .domain import BOUNDARIES, CURVES
 from .values import (BadValue, array, choice, choices, flag, integer, integers, number, short,
                      vector)
 from .mesh import Mesh
+from .placement import FILL_TRIES, fill_region
+from .regions import check_region, region_of
+from .scenefile import read_spheres
+from .sizes import size_distribution
 from .wallkinds import KINDS, load_mesh
 
 CONTACT_LAWS = ("linear", "hertz")
@@ -93,6 +97,9 @@ MAX_NAME = 255
 #: the largest ``insertion.rate`` (s⁻¹): its spheres owed over a run of 10⁶ s still count in
 #: 64-bit integers
 MAX_INSERTION_RATE = 1e12
+#: the largest ``insertion.fill``: random sequential placement jams near 0.38 for equal spheres
+#: ([Torquato2006]); wider size distributions reach somewhat more
+MAX_FILL = 0.6
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -133,18 +140,21 @@ class OutputConfig:
 @dataclass(frozen=True, kw_only=True)
 class InsertionConfig:
     """Spheres poured in during the run (``pdyn.dynamics.insertion``): ``rate`` spheres per
-    second (s⁻¹) into the box ``region_lo``..``region_hi`` (m), radii uniform in
-    [``radius_min``, ``radius_max``] (m), ``density`` (kg/m³), initial ``velocity`` (m/s),
-    at most ``total`` (0: no limit), an insertion step every ``every`` steps, random stream
-    ``seed`` (``rate`` 0: nothing is poured, the outlet alone); optional outlet box
+    second (s⁻¹), or at once to the solid fraction ``fill`` of the region, into a ``region``:
+    the box ``region_lo``..``region_hi`` (m; the default), a vertical ``cylinder`` or ``cone``
+    (``center``, ``radius`` or ``radius_lo``/``radius_hi``, ``lo``, ``hi``: ``pdyn.regions``);
+    radii uniform in [``radius_min``, ``radius_max``] (m) or from the distribution ``sizes``
+    (a table, ``pdyn.sizes``), ``density`` (kg/m³), initial ``velocity`` (m/s), at most
+    ``total`` (0: no limit), an insertion step every ``every`` steps, random stream ``seed``
+    (``rate`` 0: nothing is poured, the outlet alone); optional outlet box
     ``outlet_lo``..``outlet_hi`` (m) whose spheres are removed from time ``outlet_start`` (s) on
-    (a hopper filled closed, then opened)."""
+    (a hopper filled closed, then opened). Several tables: ``[[insertion]]``."""
 
-    region_lo: tuple
-    region_hi: tuple
-    rate: float
-    radius_min: float
-    radius_max: float
+    region_lo: tuple | None = None
+    region_hi: tuple | None = None
+    rate: float | None = None
+    radius_min: float | None = None
+    radius_max: float | None = None
     density: float = 2500.0
     velocity: tuple = (0.0, 0.0, 0.0)
     total: int = 0
@@ -153,24 +163,48 @@ class InsertionConfig:
     outlet_lo: tuple | None = None
     outlet_hi: tuple | None = None
     outlet_start: float = 0.0
+    region: str = "box"  # or "cylinder", "cone" (pdyn.regions)
+    center: tuple | None = None  # cylinder, cone: (x, y) of the vertical axis, m
+    radius: float | None = None  # cylinder, m
+    radius_lo: float | None = None  # cone, m at z = lo
+    radius_hi: float | None = None  # cone, m at z = hi
+    lo: float | None = None  # cylinder, cone: z from, m
+    hi: float | None = None  # cylinder, cone: z to, m
+    sizes: dict | None = None  # the size distribution (pdyn.sizes); None: uniform
+    fill: float | None = None  # fill the region to this solid fraction at once
 
     @_config_errors
     def __post_init__(self):
-        lo = vector("insertion.region_lo", self.region_lo)
-        hi = vector("insertion.region_hi", self.region_hi)
+        for name, value in check_region("insertion", self.__dict__).items():
+            object.__setattr__(self, name, value)
+        dist = size_distribution("insertion", self.sizes, self.radius_min, self.radius_max)
+        if self.fill is not None:
+            number("insertion.fill", self.fill, above=0, hi=MAX_FILL,
+                   note="the fill draws spheres at random, without moving them")
+            if self.rate not in (None, 0, 0.0):
+                raise BadValue("insertion.rate", self.rate, "not with fill (a fill pours "
+                               "once, to its solid fraction)")
+            object.__setattr__(self, "rate", 0.0)
+        elif self.rate is None:
+            raise BadValue("insertion.rate", None, "required (or fill)")
         number("insertion.rate", self.rate, lo=0)
         number("insertion.rate", self.rate, hi=MAX_INSERTION_RATE,
                note="spheres per second: a count owed beyond 64-bit integers")
-        r0 = number("insertion.radius_min", self.radius_min, above=0)
-        r1 = number("insertion.radius_max", self.radius_max, above=0)
-        if r1 < r0:
-            raise ConfigError(f"insertion.radius_max = {self.radius_max!r}: must be >= "
-                              f"insertion.radius_min = {self.radius_min!r}")
-        for a in range(3):
-            if not hi[a] - lo[a] >= 2.0 * r1:
-                raise ConfigError(f"insertion.region_hi = {list(hi)!r}: the region must be at "
-                                  f"least 2 radius_max = {2.0 * r1!r} m wide along "
-                                  f"{'xyz'[a]} (region_lo = {list(lo)!r})")
+        region = region_of(self.__dict__)
+        if self.region == "box":
+            lo, hi = self.region_lo, self.region_hi
+            for a in range(3):
+                if not hi[a] - lo[a] >= 2.0 * dist.hi:
+                    raise ConfigError(f"insertion.region_hi = {list(hi)!r}: the region must "
+                                      f"be at least 2 radius_max = {2.0 * dist.hi!r} m wide "
+                                      f"along {'xyz'[a]} (region_lo = {list(lo)!r})")
+        elif not region.fits(dist.hi):
+            raise ConfigError(f"insertion.region = {self.region!r}: no sphere of radius "
+                              f"{dist.hi!r} m fits inside it")
+        object.__setattr__(self, "radius_min", dist.lo)
+        object.__setattr__(self, "radius_max", dist.hi)
+        if self.sizes is not None:
+            object.__setattr__(self, "sizes", dict(self.sizes, distribution=dist.name))
         number("insertion.density", self.density, above=0)
         object.__setattr__(self, "velocity", vector("insertion.velocity", self.velocity))
         integer("insertion.total", self.total, lo=0)
@@ -178,8 +212,6 @@ class InsertionConfig:
         integer("insertion.seed", self.seed, lo=0)
         object.__setattr__(self, "outlet_start",
                            number("insertion.outlet_start", self.outlet_start, lo=0))
-        object.__setattr__(self, "region_lo", lo)
-        object.__setattr__(self, "region_hi", hi)
         if (self.outlet_lo is None) != (self.outlet_hi is None):
             given = "outlet_lo" if self.outlet_hi is None else "outlet_hi"
             raise ConfigError(f"insertion.{given} = {getattr(self, given)!r}: give both "
@@ -197,9 +229,15 @@ class InsertionConfig:
         """The region must lie inside the box ``lo``..``hi`` (m), the outlet must overlap it
         (else it would never remove a sphere)."""
         lo, hi = [float(x) for x in lo], [float(x) for x in hi]
+        region = region_of(self.__dict__)
+        if self.region != "box":
+            if (region.lo < lo).any() or (region.hi > hi).any():
+                raise ConfigError(f"insertion.region = {self.region!r}: reaches outside the "
+                                  f"box {lo!r}..{hi!r} (it spans {region.lo.tolist()!r}.."
+                                  f"{region.hi.tolist()!r})")
         for name, v, bad in (("region_lo", self.region_lo, lambda a: v[a] < lo[a]),
                              ("region_hi", self.region_hi, lambda a: v[a] > hi[a])):
-            if any(bad(a) for a in range(3)):
+            if self.region == "box" and any(bad(a) for a in range(3)):
                 raise ConfigError(f"insertion.{name} = {list(v)!r}: outside the box "
                                   f"{lo!r}..{hi!r}")
         if self.outlet_lo is not None and not all(
@@ -207,6 +245,48 @@ class InsertionConfig:
             raise ConfigError(f"insertion.outlet_lo = {list(self.outlet_lo)!r}: the outlet "
                               f"..{list(self.outlet_hi)!r} lies outside the box "
                               f"{lo!r}..{hi!r} (it would never remove a sphere)")
+
+
+def insertion_configs(value) -> tuple:
+    """``[insertion]`` (a table or :class:`InsertionConfig`) or ``[[insertion]]`` (a list of
+    them) as a tuple of InsertionConfigs (empty for None); errors of the k-th of a list name
+    ``insertion[k].<field>``."""
+    if value is None:
+        return ()
+    one = isinstance(value, (dict, InsertionConfig))
+    if not one and not isinstance(value, (list, tuple)):
+        raise ConfigError(f"insertion = {short(value)}: expected a table [insertion] or "
+                          "tables [[insertion]]")
+    items = [value] if one else list(value)
+    if not items:
+        raise ConfigError("insertion = []: expected at least one table [[insertion]]")
+    out = []
+    for k, item in enumerate(items):
+        where = "insertion" if one else f"insertion[{k}]"
+        if isinstance(item, InsertionConfig):
+            out.append(item)
+            continue
+        if not isinstance(item, dict):
+            raise ConfigError(f"{where} = {short(item)}: expected a table [{where}]")
+        bad = sorted(set(item) - _known(InsertionConfig))
+        if bad:
+            raise ConfigError(f"{where}.{bad[0]} = {short(item[bad[0]])}: unknown key "
+                              f"(known: {', '.join(sorted(_known(InsertionConfig)))})")
+        try:
+            out.append(InsertionConfig(**item))
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace("insertion.", f"{where}.", 1)) from None
+    return tuple(out)
+
+
+def insertion_params(value, lo, hi) -> list:
+    """The run's insertion tables (:func:`insertion_configs` of ``value``), each checked
+    against the box ``lo``..``hi`` (m), as the plain dicts ``pdyn.dynamics.insertion.Inserter``
+    takes (a one-table list for ``[insertion]``)."""
+    configs = insertion_configs(value or None)
+    for c in configs:
+        c.check_box(lo, hi)
+    return [asdict(c) for c in configs]
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -232,25 +312,41 @@ class BoxConfig:
         object.__setattr__(self, "boundary", choices("box.boundary", self.boundary, BOUNDARIES))
 
 
+#: the fields of an ``[insertion]`` table a ``[particles]`` fill takes
+FILL_FIELDS = ("region", "region_lo", "region_hi", "center", "radius", "radius_lo",
+               "radius_hi", "lo", "hi", "radius_min", "radius_max", "sizes", "fill", "seed")
+
+
 @dataclass(frozen=True, kw_only=True)
 class ParticlesConfig:
     """User-given spheres (instead of a named scene): centres (m), velocities (m/s), radii (m),
-    and either ``masses`` (kg) or a ``density`` (kg/m³)."""
+    and either ``masses`` (kg) or a ``density`` (kg/m³). The centres, radii and velocities
+    given as arrays, or read from a CSV or HDF5 ``file`` (``pdyn.scenefile``; a relative path
+    is resolved against the config file's folder by :func:`load_config`), or generated: a
+    ``fill`` table — a region, sizes and the solid fraction ``fill`` as an ``[insertion]``
+    fill, with its ``seed`` (``pdyn.placement.fill_region``), spheres at rest."""
 
-    positions: Any
-    radii: Any
+    positions: Any = None
+    radii: Any = None
     velocities: Any = None
     masses: Any = None
     density: float | None = None
+    file: str | None = None
+    fill: dict | None = None
 
     @_config_errors
     def __post_init__(self):
-        pos = array("particles.positions", self.positions, (3,))
+        made = self._made()
+        if made is None and (self.positions is None or self.radii is None):
+            raise BadValue("particles.positions" if self.positions is None else
+                           "particles.radii", None, "required (or particles.file or "
+                           "particles.fill)")
+        pos = array("particles.positions", made["positions"] if made else self.positions, (3,))
         n = pos.shape[0]
-        rad = array("particles.radii", self.radii, (), positive=True)
+        rad = array("particles.radii", made["radii"] if made else self.radii, (), positive=True)
         if rad.shape[0] != n:
             raise ConfigError(f"particles.radii: {rad.shape[0]} values for {n} positions")
-        vel = (np.zeros((n, 3)) if self.velocities is None
+        vel = (made["velocities"] if made else np.zeros((n, 3)) if self.velocities is None
                else array("particles.velocities", self.velocities, (3,)))
         if vel.shape[0] != n:
             raise ConfigError(f"particles.velocities: {vel.shape[0]} rows for {n} positions")
@@ -266,6 +362,56 @@ class ParticlesConfig:
                           ("masses", mass)):
             arr.setflags(write=False)
             object.__setattr__(self, name, arr)
+
+    def _made(self) -> dict | None:
+        """The spheres the ``file`` or the ``fill`` gives (None: neither); arrays given beside
+        them must be the very ones they give (a copy of this config holds them)."""
+        if self.file is not None and self.fill is not None:
+            raise BadValue("particles.fill", self.fill, "not with particles.file")
+        if self.file is not None:
+            if not isinstance(self.file, str) or not self.file:
+                raise BadValue("particles.file", self.file, "expected a file path")
+            made, source = read_spheres(self.file), "file"
+        elif self.fill is not None:
+            made, source = self.filled(), "fill"
+        else:
+            return None
+        for name in ("positions", "radii", "velocities"):
+            given = getattr(self, name)
+            if given is not None and not np.array_equal(np.asarray(given), made[name]):
+                raise BadValue(f"particles.{name}", given, f"not with particles.{source} "
+                               "(it gives them)")
+        return made
+
+    def fill_config(self) -> InsertionConfig:
+        """The ``fill`` table checked as an ``[insertion]`` fill (errors name
+        ``particles.fill.<field>``)."""
+        if not isinstance(self.fill, dict):
+            raise BadValue("particles.fill", self.fill, "expected a table [particles.fill]")
+        bad = sorted(set(self.fill) - set(FILL_FIELDS))
+        if bad:
+            raise BadValue(f"particles.fill.{bad[0]}", self.fill[bad[0]], "unknown key (known: "
+                           f"{', '.join(sorted(FILL_FIELDS))})")
+        if "fill" not in self.fill:
+            raise BadValue("particles.fill.fill", None, "required: the solid fraction")
+        try:
+            return InsertionConfig(**self.fill)
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace("insertion.", "particles.fill.", 1)) from None
+
+    def filled(self) -> dict:
+        """The spheres of the ``fill`` (at rest); every drawn sphere must find a place."""
+        cfg = self.fill_config()
+        dist = size_distribution("particles.fill", cfg.sizes, cfg.radius_min, cfg.radius_max)
+        region = region_of(asdict(cfg))
+        rng = np.random.Generator(np.random.PCG64(cfg.seed))
+        pos, rad, drawn = fill_region(region, dist, cfg.fill, rng, FILL_TRIES)
+        if len(rad) < drawn:
+            reached = float(np.sum(4.0 / 3.0 * np.pi * rad**3)) / region.volume
+            raise BadValue("particles.fill.fill", cfg.fill, f"{len(rad)} of the {drawn} spheres "
+                           f"drawn found a place in {FILL_TRIES} tries each (solid fraction "
+                           f"{reached:.3g}): ask for less")
+        return {"positions": pos, "radii": rad, "velocities": np.zeros_like(pos)}
 
 
 #: the ``[[walls]]`` types, one per wall kind (``pdyn.wallkinds.KINDS``)
@@ -393,7 +539,8 @@ class SimulationConfig:
     gravity: tuple | None = None  # m/s²
     box: BoxConfig | None = None
     particles: ParticlesConfig | None = None
-    insertion: InsertionConfig | None = None  # spheres poured in during the run
+    # spheres poured in during the run: [insertion], or a tuple of them ([[insertion]])
+    insertion: InsertionConfig | tuple | None = None
     walls: tuple = ()  # [[walls]]: planes and cylinders besides the box faces (WallConfig)
     blocks: tuple | None = None  # block grid for the MPI decomposition
     # dynamic load balancing (pdyn.parallel.balance): check at the first rebuild step at least
@@ -441,6 +588,10 @@ class SimulationConfig:
         if self.gravity is not None:
             object.__setattr__(self, "gravity", vector("gravity", self.gravity))
         object.__setattr__(self, "walls", wall_configs(self.walls))
+        if self.insertion is not None and not isinstance(self.insertion, InsertionConfig):
+            found = insertion_configs(self.insertion)
+            object.__setattr__(self, "insertion",
+                               found[0] if isinstance(self.insertion, dict) else found)
         if self.blocks is not None:
             b = tuple(integers("blocks", self.blocks, 3, lo=1).tolist())
             if math.prod(b) > 2**31:
@@ -456,6 +607,11 @@ class SimulationConfig:
             number("neighbour_skin", self.neighbour_skin, lo=0)
         if self.particles is not None and self.box is None:
             raise ConfigError("box: required with [particles] (give lo, hi, boundary)")
+        if self.particles is not None and self.particles.fill is not None:
+            try:
+                self.particles.fill_config().check_box(self.box.lo, self.box.hi)
+            except ConfigError as exc:
+                raise ConfigError(str(exc).replace("insertion.", "particles.fill.", 1)) from None
         flag("progress", self.progress)
 
     def with_(self, **changes) -> "SimulationConfig":
@@ -478,7 +634,7 @@ def _check_broadphase_params(cls, params) -> None:
 
 
 _SECTIONS = {"contact": ContactConfig, "output": OutputConfig, "box": BoxConfig,
-             "particles": ParticlesConfig, "insertion": InsertionConfig}
+             "particles": ParticlesConfig}
 
 
 def _known(cls) -> set[str]:
@@ -510,6 +666,9 @@ def config_from_dict(data: dict, *, source: str = "config") -> SimulationConfig:
             top[name] = cls(**sec)
     if "walls" in top:
         top["walls"] = wall_configs(top["walls"])
+    if "insertion" in top:  # [insertion] or [[insertion]]
+        found = insertion_configs(top["insertion"])
+        top["insertion"] = found[0] if isinstance(top["insertion"], dict) else found
     for key in ("gravity", "blocks"):
         if key in top and isinstance(top[key], list):
             top[key] = tuple(top[key])
@@ -535,4 +694,7 @@ def load_config(path: str | Path) -> SimulationConfig:
     for w in data.get("walls", ()) if isinstance(data.get("walls"), list) else ():
         if isinstance(w, dict) and isinstance(w.get("file"), str):  # relative to the config
             w["file"] = str(path.parent / w["file"])
+    particles = data.get("particles")
+    if isinstance(particles, dict) and isinstance(particles.get("file"), str):
+        particles["file"] = str(path.parent / particles["file"])
     return config_from_dict(data, source=str(path))

@@ -490,6 +490,69 @@ def uniform_cells(length, n: int, radius: float, seed: int) -> Cells:
     return Cells(lattice=lat, counts=counts, make=make, r_max=radius, r_mean=radius)
 
 
+# ------------------------------------------------------------------ fills of a region
+#: candidate centres per sphere of a fill
+FILL_TRIES = 256
+
+
+@njit(**JIT)
+def first_free(cand, cand_r, blocked, quota, group):
+    """Indices of the candidates taken, in order: not ``blocked``, not touching one taken
+    before, at most ``quota``, at most one of each run of ``group`` candidates (a sphere's
+    tries)."""
+    taken = np.empty(min(quota, cand.shape[0]), np.int64)
+    k = 0
+    for c in range(cand.shape[0]):
+        if k == quota:
+            break
+        if blocked[c] > 0.0 or (k > 0 and taken[k - 1] // group == c // group):
+            continue
+        free = True
+        for q in range(k):
+            d = taken[q]
+            dx = cand[c, 0] - cand[d, 0]
+            dy = cand[c, 1] - cand[d, 1]
+            dz = cand[c, 2] - cand[d, 2]
+            s = cand_r[c] + cand_r[d]
+            if dx * dx + dy * dy + dz * dz <= s * s:
+                free = False
+                break
+        if free:
+            taken[k] = c
+            k += 1
+    return taken[:k]
+
+
+def fill_radii(sizes, rng, volume: float) -> np.ndarray:
+    """Radii (m) drawn in order from ``sizes`` (``pdyn.sizes.Sizes``) with ``rng`` until their
+    volume is nearest ``volume`` (m³): the spheres of a fill, largest first (placed in that
+    order a random fill packs denser; the sample is the one drawn)."""
+    drawn, total = [], 0.0
+    while total < volume:
+        r = sizes.draw(rng, 1024)
+        drawn.append(r)
+        total += float(np.sum(4.0 / 3.0 * np.pi * r**3))
+    r = np.concatenate(drawn)
+    vol = np.cumsum(4.0 / 3.0 * np.pi * r**3)
+    k = min(int(np.searchsorted(vol, volume)), vol.size - 1)  # vol[k-1] < volume <= vol[k]
+    if k == 0 or vol[k] - volume < volume - vol[k - 1]:
+        k += 1
+    return -np.sort(-r[:k])
+
+
+def fill_region(region, sizes, fraction: float, rng, tries: int) -> tuple:
+    """A region (``pdyn.regions.Region``) filled at random to the solid ``fraction``: radii
+    from :func:`fill_radii`, ``tries`` centres each drawn in the region
+    (``Region.sample``), each sphere at its first centre inside the region and free of those
+    placed before it (random sequential addition, [Feder1980] in 3D). Returns (centres (m),
+    radii (m), how many were drawn); spheres that found no place are left out."""
+    radii = fill_radii(sizes, rng, fraction * region.volume)
+    r = np.repeat(radii, tries)
+    pos = region.sample(rng, r)
+    taken = first_free(pos, r, (~region.inside(pos, r)).astype(float), radii.size, tries)
+    return pos[taken], r[taken], radii.size
+
+
 # ------------------------------------------------------------------ a rough floor
 def random_layer(lx: float, ly: float, diameter: float, seed: int,
                  attempts_per_area: float = 200.0) -> np.ndarray:

@@ -16,8 +16,10 @@ LAYERS = [
      "pdyn.analysis", "pdyn.timers"),  # numba options; version; signals; value checks; the C
     # heap's free pages; fits and profiles of output arrays (numpy only: it runs nothing);
     # seconds per phase
-    ("pdyn.cell_index", "pdyn.lattice", "pdyn.geometry"),  # positions to cells; lattices of
-    # cells over a box; the sphere–sphere overlap predicate and contact normal
+    ("pdyn.cell_index", "pdyn.lattice", "pdyn.geometry", "pdyn.sizes", "pdyn.regions",
+     "pdyn.scenefile"),  # positions to cells; lattices of cells over a box; the sphere–sphere
+    # overlap predicate and contact normal; size distributions; insertion regions; spheres
+    # read from a file
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
     # triangle-mesh walls, a package whose modules have layers of their own:
     ("pdyn.mesh.frame", "pdyn.mesh.shapes", "pdyn.stl", "pdyn.wallshapes"),  # a mesh's frame;

@@ -543,7 +543,8 @@ def _id_bound(path, head: dict) -> int:
     def bad(what, why):
         raise OutputFileError(f"{path}: attribute insertion: {what}: {why} (damaged file)")
 
-    if set(ins) != {"params", "state"} or not all(isinstance(v, dict) for v in ins.values()):
+    if set(ins) != {"params", "state"} or not isinstance(ins["state"], dict) \
+            or not isinstance(ins["params"], (dict, list)):  # a list: [[insertion]]
         bad(short(json.dumps(ins)), "expected the tables params and state")
     state = ins["state"]
     counts = {}

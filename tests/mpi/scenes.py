@@ -305,6 +305,38 @@ def outlet_pour(friction=0.5, broadphase="auto", seed=2, **cfg):
                                                   rolling_friction=0.2 * friction), **cfg)
 
 
+#: a frictional contact for the pours
+POUR_CONTACT = ContactConfig(youngs_modulus=1e7, restitution=0.3, friction=0.5,
+                             rolling_friction=0.1)
+
+
+def lognormal_pour(**cfg):
+    """300 spheres of log-normal radii (median 0.08 m, σ = 0.35, 0.05..0.15 m) poured onto the
+    heap's floor (3.7 m square) at 2000 per second, thrown sideways and down."""
+    ins = InsertionConfig(region_lo=(0.3, 0.3, 0.45), region_hi=(3.4, 3.4, 1.2), rate=2000.0,
+                          radius_min=0.05, radius_max=0.15, velocity=(1.0, 0.5, -3.0),
+                          sizes={"distribution": "log_normal", "median": 0.08, "sigma": 0.35},
+                          total=300, every=10, seed=3)
+    return SimulationConfig(scene="heap", scale=0.1, insertion=ins, progress=False,
+                            contact=POUR_CONTACT, **cfg)
+
+
+def cylinder_pour(**cfg):
+    """Two feeds ([[insertion]]): a cone (0.4 m to 1.2 m radius) filled to 0.2 at the first
+    step with a sieve table by mass, and spheres uniform by mass poured from a cylinder above
+    it at 3000 per second."""
+    cone = InsertionConfig(region="cone", center=(1.85, 1.85), radius_lo=0.4, radius_hi=1.2,
+                           lo=0.1, hi=0.9, fill=0.2, seed=5,
+                           sizes={"distribution": "discrete", "radii": [0.06, 0.09, 0.12],
+                                  "fractions": [0.2, 0.3, 0.5], "by": "mass"})
+    tube = InsertionConfig(region="cylinder", center=(1.85, 1.85), radius=1.0, lo=1.2, hi=2.8,
+                           rate=3000.0, radius_min=0.06, radius_max=0.12, total=200, every=10,
+                           velocity=(0.0, 0.0, -2.0), seed=6,
+                           sizes={"distribution": "uniform_mass"})
+    return SimulationConfig(scene="heap", scale=0.1, insertion=(cone, tube), progress=False,
+                            contact=POUR_CONTACT, **cfg)
+
+
 CONE_SILO, CONE_SPHERE = 0.03, 0.002  # m
 #: the cone hopper: a 45° cone (apex at the origin, radius z) from its orifice at z = 0.008 to
 #: z = 0.03, turning slowly, under a cylinder of the cone's top radius up to z = 0.09

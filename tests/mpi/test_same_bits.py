@@ -290,6 +290,21 @@ def drained_while_balancing(run):
             assert run.sim.balancer.rebalances > 1 and run.sim.exchange.n_migrated > 0
 
 
+def poured_sizes(feeds):
+    """Each feed poured on every rank count; the spheres span their radii."""
+    def check(run):
+        ins = run.sim.inserter
+        assert [f.inserted for f in ins.feeds] == [n or f.inserted for f, n in
+                                                  zip(ins.feeds, feeds)]
+        assert all(f.inserted > 0 for f in ins.feeds) and run.sim.rebuilds > 5
+        assert run.comm.allreduce_sum(int(run.sim.n_contacts)) > 50
+        owners = run.comm.allgather(len(run.sim.store.owned))
+        assert run.comm.size == 1 or sum(n > 0 for n in owners) > 1
+        r = run.state[-1]
+        assert r.max() > 1.5 * r.min()
+    return check
+
+
 # ------------------------------------------------------------------ the table
 def dense(kind, **cfg):
     return lambda folder, comm, output: scenes.dense_polydisperse(BOUNDARIES[kind], **cfg,
@@ -368,6 +383,11 @@ CASES = [
          wall_forces=True),
     *(Case(f"packing-1:{ratio}", built(scenes.mixture, ratio), scenes.MIXTURE_STEPS[ratio],
            check=piled_up(ratio), slow=True) for ratio in (3, 10)),
+    Case("lognormal-pour", built(scenes.lognormal_pour, **BALANCED), 1000, ("ranks", "restart"),
+         at=500, fields=MOTION + ("omega", "radius"), inserter=True,
+         check=poured_sizes([None])),
+    Case("cylinder-pour", built(scenes.cylinder_pour, **BALANCED), 1000,
+         fields=MOTION + ("omega", "radius"), inserter=True, check=poured_sizes([None, 200])),
     Case("heap-pour", built(scenes.heap_pour), 1200, fields=MOTION, inserter=True,
          check=poured_over_ranks, slow=True),
     *(Case(f"outlet-pour-{name}", built(scenes.outlet_pour, **kind), 600, ("ranks", "restart"),
