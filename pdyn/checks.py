@@ -21,7 +21,8 @@ names the same first offender, by id, on every rank. The checks:
 
 A restart continues a checked run: only centres outside a walled face are refused there (a
 restart's unwrapped centres may lie past a periodic face, and spheres may have left along an
-open axis).
+open axis), and spheres wider than the box as it reads them (:func:`wider_than_box`,
+``pdyn.restart``).
 
 **Every step** (:class:`StepGuard`): a particle that moves more than its radius in one step, or
 whose velocity or position is no longer finite, stops the run in that step on every rank with
@@ -191,6 +192,13 @@ def _fits(rad, box, ids=None):
                                    f"wider than the box along {'xyz'[a]} ({length:.6g} m "
                                    "between walls)")
     return None
+
+
+def wider_than_box(rad, box, ids=None) -> str | None:
+    """The message naming the first sphere (lowest id) wider than ``box`` along a walled axis,
+    else None (a restart's rows, ``pdyn.restart``)."""
+    found = _fits(np.asarray(rad, float), box, ids)
+    return None if found is None else found[2]
 
 
 def _first(mask, ids) -> tuple[int, int]:

@@ -335,7 +335,10 @@ def _print_summary(s: dict, out) -> None:
     chosen = f" -> {s['chosen']}" if s.get("chosen") else ""
     print(f"pdyn: scene {s['scene']!r}: {s['particles']} particles, {s['ranks']} rank(s), "
           f"broad phase {s['broadphase']}{chosen}", file=out)
-    print(f"  {s['steps']} steps of dt = {s['dt']:.4g} s -> t = {s['time']:.4g} s in "
+    # the steps of this run (a restart's from its checkpoint's step on)
+    n, first = s.get("steps_run", s["steps"]), s.get("first_step", 0)
+    span = f" (step {first} to {first + n})" if first else ""
+    print(f"  {n} steps{span} of dt = {s['dt']:.4g} s -> t = {s['time']:.4g} s in "
           f"{s['wall_seconds']:.2f} s wall ({s['steps_per_second']:.0f} steps/s)", file=out)
     print(f"  contacts at the end: {s['contacts']}, kinetic energy: {s['kinetic_energy']:.6g} J",
           file=out)
@@ -407,11 +410,13 @@ def _run(sim, cfg, comm, steps=None) -> int:
                          _dt_note(sim, cfg), _insertion_note(sim)) if n]
     if comm.rank == 0 and notes:
         print("\n".join(notes), flush=True)
+    first = sim.step_index
     try:
         summary = sim.run(steps)
     except (KeyboardInterrupt, *_user_errors()) as exc:
         exc.last_good = sim.last_good()  # every stop names where to continue from
         raise
+    summary.update(steps_run=sim.step_index - first, first_step=first)
     summary["output"] = _output_note(sim, cfg)
     summary["chosen"] = _chosen(sim, comm)
     if comm.rank == 0:
@@ -441,10 +446,9 @@ def cmd_restart(args, comm) -> int:
     left."""
     from dataclasses import replace
 
-    from .io.checkpoint import (checkpoint_header, latest_checkpoint, run_folder_of,
-                                set_aside_after)
+    from .io.checkpoint import latest_checkpoint, run_folder_of, set_aside_after
     from .io.schema import unchecked_note
-    from .restart import from_checkpoint, stored_config
+    from .restart import from_checkpoint, old_meshes_note, prepare
 
     kept = "cannot be changed with --restart (the checkpoint holds the run's configuration)"
     if args.config is not None:
@@ -460,12 +464,12 @@ def cmd_restart(args, comm) -> int:
         raise CLIError(f"--steps = {args.steps}: must be >= 1 with --restart (further steps to "
                        "run); nothing was changed")
     ckpt = latest_checkpoint(args.restart)
-    head = checkpoint_header(ckpt)
-    step = head["step"]
     note = _on_root(comm, lambda: unchecked_note(ckpt))  # opens every per-rank piece
-    if note and comm.rank == 0:
-        print(note, flush=True)
-    stored = stored_config(ckpt, head)
+    head, _, stored = prepare(ckpt, comm)  # every rank, one verdict
+    step = head["step"]
+    notes = [n for n in (note, old_meshes_note(ckpt, head)) if n]
+    if notes and comm.rank == 0:
+        print("\n".join(notes), flush=True)
     if args.steps is not None:
         steps = args.steps
     else:
@@ -482,16 +486,35 @@ def cmd_restart(args, comm) -> int:
     _on_root(comm, lambda: check_output_folder(cfg, resuming=same))
     sim = from_checkpoint(ckpt, comm=comm, **changes)
     if same:
-        aside = set_aside_after(cfg.output.folder, step, comm)
+        aside = set_aside_after(cfg.output.folder, step, comm, run_id=head.get("run_id"))
     else:
         _on_root(comm, lambda: clear_output_folder(cfg))
         aside = None
     if comm.rank == 0:
         print(f"pdyn: restarted from {ckpt} at step {step} (t = {sim.time:.6g} s)", flush=True)
-        if aside is not None:
-            print(f"pdyn: the files written after step {step} were moved to {aside}",
+        if aside is not None and aside.folder is not None:
+            print(f"pdyn: the files written after step {step} were moved to {aside.folder}",
                   flush=True)
+        if aside is not None and aside.foreign:
+            shown = ", ".join(aside.foreign[:3]) + (", ..." if len(aside.foreign) > 3 else "")
+            print(f"pdyn: note: {len(aside.foreign)} of the files moved aside belong to "
+                  f"another run, not to run {head.get('run_id')}: {shown}", flush=True)
     return _run(sim, cfg, comm, steps)
+
+
+def _restartable(path) -> None:
+    """Refuse (:class:`CLIError`) a checkpoint that ``pdyn run --restart`` would refuse, by
+    the same checks (``pdyn.restart.refusal``); a snapshot passes. A damaged file is the
+    strict reader's own error."""
+    from .io.hdf5 import CHECKPOINT
+    from .io.schema import read_header
+    from .restart import refusal
+
+    if read_header(path)["format"] != CHECKPOINT:
+        return
+    why = refusal(path)
+    if why:
+        raise CLIError(f"would be refused by --restart: {why}")
 
 
 def cmd_info(args, comm) -> int:
@@ -499,7 +522,9 @@ def cmd_info(args, comm) -> int:
     from .io.schema import unchecked_note
 
     if comm.rank == 0:
-        print(describe(args.file))
+        description = describe(args.file)
+        _restartable(args.file)
+        print(description)
         note = unchecked_note(args.file)
         if note:
             print(note)
@@ -517,6 +542,8 @@ def cmd_render(args, comm) -> int:
     if args.out is not None:
         check_new_file(args.out, "--out")
     if comm.rank == 0:
+        if not Path(args.file).is_dir():
+            _restartable(args.file)
         try:
             out = render_png(args.file, args.out, color=args.color, size=tuple(args.size))
         except ImportError as exc:

@@ -17,7 +17,18 @@ rank continues with what it held.
 A checkpoint is checked for what it is before it is used (:func:`check_identity`): the step
 it holds against its name, its run id against its folder's, and a rotating run's checkpoint
 for its rotation and contact-history datasets; the strict reader has range-checked every
-count and index in it (``pdyn.io.schema``).
+count and index in it (``pdyn.io.schema``). Then against the run it continues, each check a
+class of values, not an instance (:func:`check_walls`, :func:`check_particles`,
+:func:`absent_partner`): the walls its stored config builds against the walls it holds, its
+meshes against the config's mesh walls, every sphere against the walled box, every history
+key against the meshes' triangles and the spheres it holds. Every rank takes part in every
+check and raises the same error (:func:`agreed`); ``pdyn info`` and ``pdyn render`` run the
+same checks (:func:`refusal`).
+
+The meshes come from the checkpoint (format 9, ``meshes/*``): the stored config's mesh walls
+get the checkpoint's vertices and triangles (:func:`stored_config`), so a restart never reads
+an STL file again. A checkpoint of formats 5-8 holds none: its mesh walls are read again from
+their files (:func:`old_meshes_note` says so).
 """
 
 from __future__ import annotations
@@ -26,15 +37,18 @@ from pathlib import Path
 
 import numpy as np
 
+from .checks import wider_than_box
 from .config import ConfigError, config_from_dict
+from .domain import Box
 from .dynamics.contact import ContactLaw
-from .io.checkpoint import PREFIX, read_checkpoint_rows, run_folder_of
-from .io.hdf5 import OutputFileError
+from .io.checkpoint import MESH_ARRAYS, PREFIX, read_checkpoint_rows, run_folder_of
+from .io.hdf5 import CHECKPOINT, OutputFileError
 from .io.runid import folder_run_id
+from .io.schema import MESHES_SINCE, read_header
 from .lattice import Lattice
 from .parallel import get_comm
 from .parallel.startup import block_lattice, blocks_box
-from .particles import GLUED, ROTATION
+from .particles import GLUED, MESH_KEY_BASE, ROTATION, WALL_KEY_BASE
 from .scenarios import Scene
 from .simulation import RestartState, Simulation
 
@@ -47,9 +61,11 @@ class CheckpointSource:
     overlap its blocks — HDF5 hyperslabs, never the whole file. With ``comm``, a file error
     on one rank is raised on every rank."""
 
-    def __init__(self, path: str | Path, head: dict, index: dict, comm=None):
+    def __init__(self, path: str | Path, head: dict, index: dict, comm=None, check=None):
         self.path = Path(path)
         self.comm = comm  # None: :meth:`take` is not collective
+        self.check = check  # check(particles): raises OutputFileError for rows a run refuses
+        self.head = head
         self.n = int(head["n_particles"])
         self.r_mean = float(head["r_mean"])
         self.lattice = Lattice.over(head["box_lo"], head["box_hi"], head["index_dims"])
@@ -73,16 +89,33 @@ class CheckpointSource:
             pick = np.isin(self.cell, cells) & (self.count > 0)
             rows = _runs(self.start[pick], self.start[pick] + self.count[pick])
         # collective: a damaged row one rank reads stops every rank (none waits for it)
-        error, particles = None, None
-        try:
+        def read():
             particles = read_checkpoint_rows(self.path, rows)[1]
-        except OutputFileError as exc:
-            error = str(exc)
-        if self.comm is not None and self.comm.size > 1:
-            error = next((e for e in self.comm.allgather(error) if e), None)
-        if error:
-            raise OutputFileError(error)
+            if self.check is not None:
+                self.check(particles)
+            return particles
+
+        particles = agreed(self.comm, read)
+        found = absent_partner(self.path, self.head, particles, self.comm)
+        if found:
+            raise OutputFileError(found)
         return particles
+
+
+def agreed(comm, action):
+    """``action()`` on every rank of ``comm`` (None: this process alone); an
+    :class:`OutputFileError` on any rank is raised on every rank (the lowest rank's message),
+    so no rank goes on to a collective the others have left. Returns this rank's value."""
+    error = value = None
+    try:
+        value = action()
+    except OutputFileError as exc:
+        error = str(exc)
+    if comm is not None and comm.size > 1:
+        error = next((e for e in comm.allgather(error) if e), None)
+    if error:
+        raise OutputFileError(error)
+    return value
 
 
 def _runs(starts, stops) -> list[tuple[int, int]]:
@@ -122,15 +155,53 @@ def check_identity(path: str | Path, head: dict, config) -> None:
             "datasets (damaged file; only a frictionless run's checkpoint has none)")
 
 
-def stored_config(path: str | Path, head: dict):
+def _with_meshes(path, head: dict, config: dict, meshes: dict) -> dict:
+    """The stored ``config`` (JSON table) with each mesh wall's source replaced by the
+    checkpoint's ``meshes`` (wall id -> vertices, triangles; scale 1: they are in m): refused
+    unless they are exactly the config's mesh walls."""
+    walls = config.get("walls")
+    if not isinstance(walls, list):
+        return config  # (refused by the config's own check)
+    n_box = head["shapes"]["walls/id"][0] - len(walls)
+    mesh_walls = [k for k, w in enumerate(walls) if isinstance(w, dict)
+                  and w.get("type") == "mesh"]
+    if sorted(-1 - w - n_box for w in meshes) != mesh_walls:
+        raise OutputFileError(
+            f"{path}: meshes/wall = {sorted(meshes, reverse=True)}: expected the ids of its "
+            f"stored config's mesh walls, {[-1 - n_box - k for k in mesh_walls]} (damaged file)")
+    walls = list(walls)
+    for w, (vertices, triangles) in meshes.items():
+        k = -1 - w - n_box
+        walls[k] = {**{f: v for f, v in walls[k].items() if f not in ("file", *MESH_ARRAYS)},
+                    "vertices": vertices, "triangles": triangles, "scale": 1.0}
+    return {**config, "walls": walls}
+
+
+def old_meshes_note(path: str | Path, head: dict) -> str | None:
+    """A note for a checkpoint before format 9 whose config has mesh walls read from files:
+    the restart reads those files again (a later checkpoint holds its meshes)."""
+    files = [w.get("file") for w in head["config"].get("walls") or ()
+             if isinstance(w, dict) and w.get("type") == "mesh" and w.get("file")]
+    if head["version"] >= MESHES_SINCE or not files:
+        return None
+    return (f"pdyn: note: {path}: checkpoint format {head['version']} holds no meshes, so its "
+            f"mesh walls are read again from {', '.join(map(repr, files))} (the continued "
+            "run's checkpoints hold them)")
+
+
+def stored_config(path: str | Path, head: dict, meshes: dict | None = None):
     """The run's configuration stored in the checkpoint at ``path`` (``head``: its header),
     validated with the scene's contact law and insertion it also stores (used where the config
-    gives none); refused as :class:`OutputFileError` when this pdyn does not accept it. The
-    one place a restart reads the stored configuration (``pdyn run --restart`` and
-    :func:`from_checkpoint`)."""
+    gives none); its mesh walls built from the checkpoint's ``meshes`` (format 9,
+    :func:`pdyn.io.checkpoint.stored_meshes`; None: from the config's files); refused as
+    :class:`OutputFileError` when this pdyn does not accept it. The one place a restart reads
+    the stored configuration (``pdyn run --restart`` and :func:`from_checkpoint`)."""
     insertion = head.get("insertion")
+    config = head["config"]
+    if meshes is not None:
+        config = _with_meshes(path, head, config, meshes)
     try:
-        cfg = config_from_dict(head["config"], source=f"{path} (config)")
+        cfg = config_from_dict(config, source=f"{path} (config)")
         config_from_dict({"contact": head["contact"]}, source=f"{path} (contact)")
         if insertion:
             config_from_dict({"insertion": insertion["params"]},
@@ -140,15 +211,124 @@ def stored_config(path: str | Path, head: dict):
     return cfg
 
 
+def _box(head: dict, cfg) -> Box:
+    """The box a restart runs in (the stored config's, else the checkpoint's)."""
+    b = cfg.box
+    return Box(*(b.lo, b.hi, tuple(b.boundary)) if b else (head["box_lo"], head["box_hi"],
+                                                          tuple(head["boundary"])))
+
+
+def check_walls(path, head: dict, cfg) -> None:
+    """The walls the stored config builds (the box faces, then its ``[[walls]]``) are the
+    walls the checkpoint holds: as many (every wall key of the history names one of them)."""
+    faces = len(_box(head, cfg).walls()[0])
+    held = head["shapes"]["walls/id"][0]
+    if faces + len(cfg.walls) != held:
+        raise OutputFileError(f"{path}: walls/id holds {held} walls, its stored config builds "
+                              f"{faces} box faces and {len(cfg.walls)} [[walls]] (damaged file)")
+
+
+def triangles_of(cfg) -> int:
+    """The triangles of the config's mesh walls (the meshes a restart builds)."""
+    return sum(len(w.mesh()) for w in cfg.walls if w.type == "mesh")
+
+
+def check_particles(path, head: dict, cfg, particles: dict) -> None:
+    """The particle rows read (``particles``, fields as read) against the run they continue:
+    no sphere wider than the box along a walled axis; every mesh key of the contact history
+    a triangle of the config's meshes."""
+    gid = particles["gid"]
+    found = wider_than_box(particles["radius"], _box(head, cfg), gid)
+    if found:
+        raise OutputFileError(f"{path}: {found} (damaged file)")
+    keys = particles.get("history_key")
+    if keys is None or not keys.size:
+        return
+    n = triangles_of(cfg)
+    beyond = keys > MESH_KEY_BASE + n
+    if beyond.any():
+        k = int(np.flatnonzero(beyond)[0])
+        owner = np.repeat(gid, particles["history_count"])[k]
+        raise OutputFileError(f"{path}: records/history_key = {int(keys[k])} of particle "
+                              f"{int(owner)}: triangle {int(keys[k]) - MESH_KEY_BASE - 1} of "
+                              f"meshes of {n} triangles (damaged file)")
+
+
+def absent_partner(path, head: dict, particles: dict, comm=None) -> str | None:
+    """The message naming the first history record (lowest particle id, then key) whose
+    partner sphere the checkpoint does not hold, over the rows every rank of ``comm`` read
+    (None: this process read them all); None when there is none. Only a pouring run's
+    checkpoint can miss ids (spheres removed); collective."""
+    ins = head.get("insertion")
+    if ins is None or ins["state"]["next_gid"] == head["n_particles"]:
+        return None  # the ids are 0 ... n - 1, each held (range-checked, unique)
+    gid = particles["gid"]
+    keys = particles.get("history_key", np.zeros(0, np.int64))
+    owner = np.repeat(gid, particles.get("history_count", np.zeros(len(gid), np.int64)))
+    sphere = (keys >= 1) & (keys < WALL_KEY_BASE)
+    keys, owner = keys[sphere], owner[sphere]
+    here = np.isin(keys - 1, gid)
+    ask = np.unique(keys[~here] - 1)
+    if comm is not None and comm.size > 1:  # which rank holds the others?
+        asked = np.concatenate(comm.allgather(ask))
+        held = np.logical_or.reduce(comm.allgather(np.isin(asked, gid)))
+        ask = ask[~np.isin(ask, asked[held])]
+    bad = np.isin(keys - 1, ask)
+    first = None
+    if bad.any():
+        k = np.lexsort((keys[bad], owner[bad]))[0]
+        first = (int(owner[bad][k]), int(keys[bad][k]))
+    if comm is not None and comm.size > 1:
+        first = min((f for f in comm.allgather(first) if f), default=None)
+    if first is None:
+        return None
+    return (f"{path}: records/history_key = {first[1]} of particle {first[0]}: sphere "
+            f"{first[1] - 1} is not in this checkpoint (damaged file)")
+
+
+def _checked_config(path, head: dict, rest: dict):
+    """The stored config of a checkpoint read (``head``, ``rest``), checked for what the
+    checkpoint is and against the walls the config builds."""
+    cfg = stored_config(path, head, rest["meshes"])
+    check_identity(path, head, cfg)
+    check_walls(path, head, cfg)
+    return cfg
+
+
+def prepare(path: str | Path, comm=None) -> tuple[dict, dict, object]:
+    """(header, rest as :func:`~pdyn.io.checkpoint.read_checkpoint_rows` gives it, stored
+    config) of the checkpoint at ``path``, checked for what it is and against the walls its
+    config builds; on every rank of ``comm`` (an error on one is raised on all)."""
+    def work():
+        head, _, rest = read_checkpoint_rows(path)
+        return head, rest, _checked_config(path, head, rest)
+
+    return agreed(comm, work)
+
+
+def refusal(path: str | Path) -> str | None:
+    """Why ``pdyn run --restart`` would refuse the checkpoint at ``path`` that reads cleanly
+    (every check it makes beyond the reader's, on all the rows at once), or None (``pdyn
+    info``, ``pdyn render``). A file the strict reader refuses raises
+    :class:`OutputFileError` (its own message)."""
+    n = read_header(path, CHECKPOINT)["n_particles"]
+    head, particles, rest = read_checkpoint_rows(path, [(0, n)])
+    try:
+        cfg = _checked_config(path, head, rest)
+        check_particles(path, head, cfg, particles)
+        return absent_partner(path, head, particles)
+    except OutputFileError as exc:
+        return str(exc)
+
+
 def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
     """A :class:`~pdyn.simulation.Simulation` continuing the checkpointed run at ``path`` on
     ``comm`` (any number of ranks). ``changes`` override configuration fields (``output``,
     ``progress``, ``steps``, ``broadphase``, ...)."""
     comm = comm if comm is not None else get_comm()
-    head, _, rest = read_checkpoint_rows(path)
+    head, rest, cfg = prepare(path, comm)
+    stored = cfg
     insertion = head.get("insertion")  # {"params", "state"} of a pouring run, or None
-    cfg = stored_config(path, head)
-    check_identity(path, head, cfg)
     if changes:
         cfg = cfg.with_(**changes)
     scene = Scene(name=head["scene"], box_lo=head["box_lo"], box_hi=head["box_hi"],
@@ -156,7 +336,9 @@ def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
                   dt=head["dt"], steps=head["steps_total"],
                   description=f"restarted from {Path(path).name} at step {head['step']}",
                   insertion=insertion["params"] if insertion else {})
-    restart = RestartState(source=CheckpointSource(path, head, rest, comm),
+    source = CheckpointSource(path, head, rest, comm,
+                              check=lambda rows: check_particles(path, head, stored, rows))
+    restart = RestartState(source=source,
                            exchange=rest["exchange"], step=head["step"], dt=head["dt"],
                            drift=head["drift"], r_mean=head["r_mean"],
                            insertion=insertion["state"] if insertion else None,

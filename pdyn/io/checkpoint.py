@@ -26,6 +26,12 @@ holds everything the run needs to continue:
   ``walls/{vertices, triangles, triangle_wall}`` as in a snapshot (from format 8; before it a
   quadrilateral a wall, ``quad_points``, ``quads``): pictures only — a restart rebuilds the
   walls from the config — so ``pdyn info``/``render`` show the container;
+* ``meshes/{wall, vertex_count, triangle_count, vertices, triangles}`` (from format 9): each
+  mesh wall's geometry as the run uses it — its wall id, its welded vertices (m, scaled, in
+  its own frame at t = 0, ``pdyn.mesh.Mesh``) and its triangles (rows of its own vertices),
+  the meshes in wall order. A restart builds its meshes from them and never reads an STL
+  file again (an edited, moved or deleted file changes nothing; a run folder can move);
+  the stored ``config`` leaves their ``vertices`` and ``triangles`` out;
 * attributes: ``step``, ``time``, ``dt`` (s), ``config`` (the run's configuration as JSON, its
   ``particles`` table left out: the arrays above replace it), the effective ``gravity`` and
   ``contact`` configuration (JSON: every field of the ``ContactConfig`` the run used, its
@@ -49,6 +55,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import NamedTuple
 
 import numpy as np
 
@@ -71,11 +78,39 @@ PREFIX = "ckpt"
 HISTORY_COUNT = "history_count"
 
 
+#: a mesh wall's fields a checkpoint keeps in ``meshes/*``, not in its stored ``config``
+MESH_ARRAYS = ("vertices", "triangles")
+
+
 def config_json(config) -> str:
-    """The configuration as JSON (TOML-shaped), without the ``particles`` table."""
-    d = dataclasses.asdict(config)
-    d.pop("particles", None)
-    return json.dumps({k: v for k, v in d.items() if v is not None}, default=_plain)
+    """The configuration as JSON (TOML-shaped), without the ``particles`` table and without
+    the mesh walls' ``vertices`` and ``triangles`` (the datasets ``meshes/*`` hold every
+    mesh)."""
+    d = {}
+    for f in dataclasses.fields(config):
+        v = getattr(config, f.name)
+        if f.name == "particles" or v is None:
+            continue
+        if f.name == "walls":
+            v = [{g.name: getattr(w, g.name) for g in dataclasses.fields(w)
+                  if not (w.type == "mesh" and g.name in MESH_ARRAYS)} for w in v]
+        elif dataclasses.is_dataclass(v):
+            v = dataclasses.asdict(v)
+        d[f.name] = v
+    return json.dumps(d, default=_plain)
+
+
+def mesh_arrays(view) -> dict:
+    """The ``meshes/*`` datasets of a checkpoint (``view``: an ``OutputView``): each mesh
+    wall's id, vertex and triangle counts, welded vertices (m) and triangles (rows of its own
+    vertices), in wall order."""
+    meshes = sorted((view.wall_meshes or {}).items())
+    return {"meshes/wall": np.array([-1 - w for w, _ in meshes], np.int64),
+            "meshes/vertex_count": np.array([len(m.verts) for _, m in meshes], np.int64),
+            "meshes/triangle_count": np.array([len(m) for _, m in meshes], np.int64),
+            "meshes/vertices": np.concatenate([m.verts for _, m in meshes] + [np.zeros((0, 3))]),
+            "meshes/triangles": np.concatenate([m.tri for _, m in meshes]
+                                               + [np.zeros((0, 3), np.int64)])}
 
 
 def _plain(x):
@@ -135,6 +170,7 @@ def write_checkpoint(view, path: str | Path) -> Path:
     )
     ex = view.exchange
     extra = wall_surface_arrays(view)
+    extra.update(mesh_arrays(view))
     extra.update({f"exchange/{k}": v for k, v in ex.items() if isinstance(v, np.ndarray)})
     ragged = ragged_groups(store.selection(CHECKPOINTED))
     bounds = np.concatenate(([0], np.cumsum(count))).astype(np.int64)
@@ -176,6 +212,7 @@ def read_checkpoint(path: str | Path) -> dict:
                                      "scene", "steps_total", "drift", "r_mean")})
     out["insertion"] = head.get("insertion")  # {"params", "state"} or None
     out["exchange"] = _exchange(head, data)
+    out["meshes"] = stored_meshes(data)
     rows = head["rows_per_rank"]
     out["rank"] = np.repeat(np.arange(len(rows), dtype=np.int64), rows)  # who wrote each row
     order = np.argsort(out["gid"], kind="stable")
@@ -212,6 +249,18 @@ def _particles(path, head: dict, data: dict) -> dict:
     return out
 
 
+def stored_meshes(data: dict) -> dict | None:
+    """The meshes of a checkpoint's checked data: wall id -> (vertices (V, 3) m, triangles
+    (T, 3) rows of them), in wall order; None for a checkpoint before format 9 (its meshes
+    are its config's files)."""
+    if "meshes/wall" not in data:
+        return None
+    ends = {k: np.cumsum(data[f"meshes/{k}_count"])[:-1] for k in ("vertex", "triangle")}
+    return dict(zip(data["meshes/wall"].tolist(),
+                    zip(np.split(data["meshes/vertices"], ends["vertex"]),
+                        np.split(data["meshes/triangles"], ends["triangle"]))))
+
+
 def _exchange(head: dict, data: dict) -> dict:
     """The exchange's checkpointed state: its plain values and its ``exchange/*`` arrays."""
     out = dict(head["exchange"])
@@ -222,11 +271,12 @@ def _exchange(head: dict, data: dict) -> dict:
 def read_checkpoint_rows(path: str | Path, rows=None) -> tuple[dict, dict, dict]:
     """(header, particles, rest) of the checkpoint at ``path`` with only the particle rows
     ``rows`` ([(start, stop)]; None: none) read: ``particles`` maps the fields the checkpoint
-    holds to those rows, ``rest`` holds the exchange's state (``exchange``) and the index (``cell``,
-    ``start``, ``count``). Checked as :func:`read_checkpoint`."""
+    holds to those rows, ``rest`` holds the exchange's state (``exchange``), the meshes
+    (``meshes``, :func:`stored_meshes`) and the index (``cell``, ``start``, ``count``). Checked
+    as :func:`read_checkpoint`."""
     head, data = read_pdyn(path, CHECKPOINT, rows=[] if rows is None else rows)
     particles = _particles(path, head, data)
-    rest = {"exchange": _exchange(head, data)}
+    rest = {"exchange": _exchange(head, data), "meshes": stored_meshes(data)}
     rest.update({k: data[f"index/{k}"] for k in ("cell", "start", "count")})
     return head, particles, rest
 
@@ -263,13 +313,39 @@ def run_folder_of(checkpoint: str | Path) -> Path:
     return p.parent.parent if p.parent.name == "checkpoints" else p.parent
 
 
-def set_aside_after(run_folder, step: int, comm) -> Path | None:
+class SetAside(NamedTuple):
+    """What :func:`set_aside_after` moved: the ``folder`` the files went to (None: none
+    moved) and the ``foreign`` ones among them (snapshots and checkpoints of another run,
+    as ``<subfolder>/<name> (run <id>)``)."""
+
+    folder: Path | None
+    foreign: list
+
+
+def _foreign(moved: list, run_id: str | None) -> list[str]:
+    """The snapshots and checkpoints among the ``moved`` files whose run id is not
+    ``run_id`` (per-rank pieces and files without a run id left out)."""
+    out = []
+    for p in moved:
+        if run_id is None or len(p.suffixes) != 1:  # a piece: <stem>.r0001.h5
+            continue
+        try:
+            theirs = read_header(p).get("run_id")
+        except OutputFileError:
+            continue
+        if theirs is not None and theirs != run_id:
+            out.append(f"{p.parent.name}/{p.name} (run {theirs})")
+    return out
+
+
+def set_aside_after(run_folder, step: int, comm, run_id: str | None = None) -> SetAside:
     """Restarting ``run_folder`` at ``step``: move its snapshots and checkpoints written after
     ``step`` into ``run_folder/superseded/after_<step>[_k]/`` (with their own snapshots.xmf),
     delete stray ``.tmp`` files and rewrite ``run_folder/snapshots.xmf`` to list exactly the
     snapshots left. Nothing is deleted that the continued run has not replaced. Rank 0 does the
     work; collective (raises :class:`~pdyn.io.hdf5.OutputWriteError` on every rank). Returns
-    the folder the files went to (None when there were none)."""
+    the folder the files went to and those of them that belong to another run than
+    ``run_id`` (:class:`SetAside`)."""
     run_folder = Path(run_folder)
     used = []
 
@@ -279,15 +355,15 @@ def set_aside_after(run_folder, step: int, comm) -> Path | None:
         while dest.exists():
             k += 1
             dest = base.with_name(f"{base.name}_{k}")
-        moved = (move_after(run_folder / "snapshots", SNAP_PREFIX, step, dest / "snapshots")
-                 + move_after(run_folder / "checkpoints", PREFIX, step, dest / "checkpoints")
-                 + keep_series(run_folder / WALL_FORCES, step, dest)
+        files = (move_after(run_folder / "snapshots", SNAP_PREFIX, step, dest / "snapshots")
+                 + move_after(run_folder / "checkpoints", PREFIX, step, dest / "checkpoints"))
+        moved = (files + keep_series(run_folder / WALL_FORCES, step, dest)
                  + keep_series(run_folder / THERMO, step, dest))
         if moved:
             write_series(dest)
-            used.append(dest)
+            used.append(SetAside(dest, _foreign(files, run_id)))
         if (run_folder / XDMF_NAME).exists() or (run_folder / "snapshots").is_dir():
             write_series(run_folder)
 
     agree(comm, attempt(work) if comm.rank == 0 else None)
-    return comm.bcast(used[0] if used else None)
+    return comm.bcast(used[0] if used else SetAside(None, []))

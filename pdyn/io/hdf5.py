@@ -48,14 +48,15 @@ CHECKPOINT = "pdyn-checkpoint"
 #: per particle (``records/*``, ``index/history_count``) instead of 16 slots, and the attribute
 #: ``run_id`` (``pdyn.io.runid``), as snapshot 6; checkpoint 8: glued spheres' ``glued`` and
 #: ``anchor`` when the run has any (``pdyn.dynamics.glued``), and the walls as triangles as
-#: snapshot 7 (instead of quadrilaterals); snapshot 4:
+#: snapshot 7 (instead of quadrilaterals); checkpoint 9: every mesh wall's welded vertices and
+#: triangles, ``meshes/*`` (a restart reads its meshes there, never their files); snapshot 4:
 #: ``particles/angular_velocity``; snapshot 5: the contact network ``contacts/*``; snapshot 7:
 #: every wall as triangles, ``walls/vertices``, ``walls/triangles``, ``walls/triangle_wall``,
 #: instead of quadrilaterals)
-VERSIONS = {SNAPSHOT: 7, CHECKPOINT: 8}
+VERSIONS = {SNAPSHOT: 7, CHECKPOINT: 9}
 #: format name -> versions this pdyn reads (older checkpoints cannot be read by share or
 #: continue the contact history)
-READABLE = {SNAPSHOT: (2, 3, 4, 5, 6, 7), CHECKPOINT: (5, 6, 7, 8)}
+READABLE = {SNAPSHOT: (2, 3, 4, 5, 6, 7), CHECKPOINT: (5, 6, 7, 8, 9)}
 
 
 class OutputFileError(ValueError):

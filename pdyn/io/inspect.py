@@ -21,6 +21,25 @@ def _fmt(v) -> str:
     return str(v)
 
 
+def _meshes(a: dict, data: dict) -> list[str]:
+    """A checkpoint's meshes, one line each: name (``walls[k]``, its STL file if the config
+    names one), wall id, triangles, bounding box (m, in its own frame at t = 0)."""
+    walls = a["config"].get("walls") or []
+    n_box = len(data["walls/id"]) - len(walls)
+    lines = ["  meshes (name, wall id, triangles, bounding box in m):"]
+    ends = np.cumsum(data["meshes/vertex_count"])
+    for w, nt, end, nv in zip(data["meshes/wall"], data["meshes/triangle_count"], ends,
+                              data["meshes/vertex_count"]):
+        k = int(-1 - w - n_box)
+        source = walls[k].get("file") if 0 <= k < len(walls) and isinstance(walls[k], dict) \
+            else None
+        v = data["meshes/vertices"][end - nv:end]
+        lines.append(f"    walls[{k}]" + (f" ({source})" if source else "")
+                     + f"  id {int(w)}  {int(nt)} triangles  {_fmt(v.min(axis=0))} .. "
+                     f"{_fmt(v.max(axis=0))}")
+    return lines
+
+
 def describe(path: str | Path) -> str:
     """Multi-line description: kind, version, step, time, counts, box, datasets with shapes and
     value ranges. Raises :class:`~pdyn.io.hdf5.OutputFileError` for unreadable files."""
@@ -57,6 +76,8 @@ def describe(path: str | Path) -> str:
         walls = int((ids[:, 1] < 0).sum())
         lines.append(f"  {len(ids)} contacts ({len(ids) - walls} sphere pairs, {walls} on walls)"
                      + (f", normal force {f.min():.6g} .. {f.max():.6g} N" if len(f) else ""))
+    if "meshes/wall" in data:  # checkpoints from format 9
+        lines += _meshes(a, data)
     if kind == CHECKPOINT:
         lines.append(f"  contact {json.dumps(a['contact'])}, gravity {_fmt(a['gravity'])}")
         lines.append(f"  config: {json.dumps(a['config'], sort_keys=True)}")

@@ -91,6 +91,12 @@ _WALLS = {"walls/id": ("i", ()), "walls/point": ("f", (3,)), "walls/normal": ("f
           # from 8; before them a quadrilateral a wall
           "walls/vertices": ("f", (3,)), "walls/triangles": ("i", (3,)),
           "walls/triangle_wall": ("i", ())}
+#: a checkpoint's meshes (from format 9, ``pdyn.io.checkpoint``): per mesh its wall id and
+#: counts, then every mesh's vertices and its triangles (rows of its own vertices)
+_MESHES = {"meshes/wall": ("i", ()), "meshes/vertex_count": ("i", ()),
+           "meshes/triangle_count": ("i", ()), "meshes/vertices": ("f", (3,)),
+           "meshes/triangles": ("i", (3,))}
+MESHES_SINCE = 9
 #: format -> dataset -> (dtype kinds, shape after the row count)
 DATASETS = {
     SNAPSHOT: dict({"particles/id": ("i", ()), "particles/position": ("f", (3,)),
@@ -107,7 +113,7 @@ DATASETS = {
                       for k, f in FIELDS.items() if f.checkpoint}, **_WALLS,
                      **{f"index/{k}": ("i", ()) for k in ("cell", "start", "count")},
                      **{f"index/{c}": ("i", ()) for c, names in ragged_groups(FIELDS).items()
-                        if FIELDS[names[0]].checkpoint}),
+                        if FIELDS[names[0]].checkpoint}, **_MESHES),
 }
 #: checkpoint format 7 keeps a ragged field (``pdyn.particles.FIELDS``, ``counted_by``) as its
 #: records, ``records/<field>`` (rows: the records of the particles in particle order), with
@@ -122,7 +128,7 @@ FINITE = ("particles/position", "particles/velocity", "particles/pos", "particle
           "particles/force", "particles/build_pos", "particles/angular_velocity",
           "particles/omega", "particles/torque", "particles/history_spring",
           "records/history_spring", "walls/point", "walls/normal", "walls/quad_points",
-          "walls/vertices",
+          "walls/vertices", "meshes/vertices", "particles/anchor",
           "contacts/points", "contacts/force", "contacts/normal_force",
           "contacts/tangential_force")
 POSITIVE = ("particles/radius", "particles/mass")
@@ -132,7 +138,8 @@ SINCE = {"particles/angular_velocity": {SNAPSHOT: 4},
          **{k: {SNAPSHOT: 5} for k in DATASETS[SNAPSHOT] if k.startswith("contacts/")},
          **{f"walls/{k}": {SNAPSHOT: 7, CHECKPOINT: 8}
             for k in ("vertices", "triangles", "triangle_wall")},
-         **{f"particles/{k}": {CHECKPOINT: 8} for k in ("glued", "anchor")}}
+         **{f"particles/{k}": {CHECKPOINT: 8} for k in ("glued", "anchor")},
+         **{k: {CHECKPOINT: MESHES_SINCE} for k in _MESHES}}
 #: datasets a format holds before a version: name -> {format: the first version without it}
 UNTIL = {f"walls/{k}": {SNAPSHOT: 7, CHECKPOINT: 8} for k in ("quad_points", "quads")}
 #: checkpoint datasets of a feature of the store (``pdyn.particles.FIELDS``): from checkpoint
@@ -193,9 +200,12 @@ def _features(f: h5py.File, fmt: str, version: int) -> tuple[str, ...]:
 
 
 def _rows(key: str, n: int, walls: int, segments: int, contacts: int, records: int,
-          mesh: tuple = (0, 0)) -> int:
+          mesh: tuple = (0, 0), meshes: tuple = (0, 0, 0)) -> int:
     if key in ("walls/vertices", "walls/triangles", "walls/triangle_wall"):
         return mesh[key != "walls/vertices"]  # (vertices, triangles) as the file holds them
+    if key.startswith("meshes/"):  # (meshes, vertices, triangles) as the file holds them
+        return meshes[1] if key == "meshes/vertices" else meshes[2] \
+            if key == "meshes/triangles" else meshes[0]
     if key.startswith("records/"):
         return records
     if key.startswith("index/"):
@@ -246,15 +256,17 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
     head["shapes"] = {}
     records = next((f[k].shape[0] for k in datasets if k.startswith("records/")
                     and isinstance(f.get(k), h5py.Dataset) and f[k].ndim), 0)
-    mesh = tuple(f[k].shape[0] if isinstance(f.get(k), h5py.Dataset) and f[k].ndim else 0
-                 for k in ("walls/vertices", "walls/triangles"))
+    mesh, meshes = (tuple(f[k].shape[0] if isinstance(f.get(k), h5py.Dataset) and f[k].ndim
+                          else 0 for k in keys)
+                    for keys in (("walls/vertices", "walls/triangles"),
+                                 ("meshes/wall", "meshes/vertices", "meshes/triangles")))
     for key, (kinds, tail) in datasets.items():
         ds = f.get(key)
         if not isinstance(ds, h5py.Dataset):
             raise OutputFileError(f"{path}: dataset {key!r} missing (not a complete {fmt} "
                                   "file)")
         want = (_rows(key, head["n_particles"], walls, segments, head.get("n_contacts", 0),
-                      records, mesh),) + tail
+                      records, mesh, meshes),) + tail
         if ds.dtype.kind not in kinds or ds.shape != want:
             raise OutputFileError(f"{path}: dataset {key} is {ds.dtype} {ds.shape}, expected "
                                   f"{'integers' if kinds == 'i' else 'numbers'} of shape "
@@ -514,9 +526,10 @@ def _check_indices(path, head: dict, data: dict, rows, at) -> None:
     for key, counter in COUNTED.items():
         if key in data:
             _check_counted(path, key, data[key], counter, data[counter], at)
+    n_triangles = _check_meshes(path, data, n_walls)
     for key, check in KEYS.items():
         if key in data:
-            check(path, key, data, bound, n_walls, at)
+            check(path, key, data, (bound, n_walls, n_triangles), at)
     if len(data["particles/pos"]):
         d = data["particles/pos"] - data["particles/build_pos"]
         moved = float(np.sqrt((d * d).sum(axis=1).max()))
@@ -587,41 +600,76 @@ def _slots(path, key: str, values, ok, why, at=None) -> None:
                               f"{why(i, k)} (damaged file)")
 
 
-def _history_keys(path, key: str, data: dict, bound: int, n_walls: int, at=None) -> None:
+def _check_meshes(path, data: dict, n_walls: int) -> int | None:
+    """A checkpoint's meshes (format 9): each a wall's, in wall order, its counts adding up
+    to the vertices and triangles held, each triangle three rows of its own mesh's vertices.
+    Returns the triangles of all meshes (None: a checkpoint before format 9)."""
+    if "meshes/wall" not in data:
+        return None
+    wall, nv, nt = (data[f"meshes/{k}"] for k in ("wall", "vertex_count", "triangle_count"))
+    _values(path, "meshes/wall", wall, lambda a: (a < 0) & (a >= -n_walls),
+            f"not one of the {n_walls} walls")
+    if (np.diff(wall) >= 0).any():
+        raise OutputFileError(f"{path}: meshes/wall = {short(wall.tolist())}: not in wall "
+                              "order -1, -2, ... (damaged file)")
+    for count, counts, key in (("vertex_count", nv, "vertices"),
+                               ("triangle_count", nt, "triangles")):
+        _values(path, f"meshes/{count}", counts, lambda a: a > 0, "must be > 0")
+        held = data[f"meshes/{key}"].shape[0]
+        if int(counts.sum()) != held:
+            raise OutputFileError(f"{path}: meshes/{count} adds up to {int(counts.sum())}, "
+                                  f"meshes/{key} holds {held} (damaged file)")
+    per_row = np.repeat(nv, nt)[:, None]
+    _values(path, "meshes/triangles", data["meshes/triangles"],
+            lambda a: (a >= 0) & (a < per_row), "not a row of its own mesh's vertices")
+    return int(nt.sum())
+
+
+def _valid_keys(keys, own, limits: tuple) -> np.ndarray:
+    """Which contact-history ``keys`` are another sphere's (not ``own``, the particle's
+    key) of this run, a wall's or a mesh triangle's; ``limits``: (one more than the largest
+    id, walls, triangles of the meshes — None: any up to ``MAX_TRIANGLES``)."""
+    bound, n_walls, n_triangles = limits
+    triangles = MAX_TRIANGLES if n_triangles is None else n_triangles
+    return (((keys >= 1) & (keys <= bound) & (keys != own))
+            | ((keys > HISTORY_WALL_KEY_BASE) & (keys <= HISTORY_WALL_KEY_BASE + n_walls))
+            | ((keys > MESH_KEY_BASE) & (keys <= MESH_KEY_BASE + triangles)))
+
+
+def _key_why(limits: tuple) -> str:
+    return ("not a key of another sphere of this run or of a wall"
+            + ("" if limits[2] is None else f" or of the {limits[2]} mesh triangles"))
+
+
+def _history_keys(path, key: str, data: dict, limits: tuple, at=None) -> None:
     """The contact history's keys (``HISTORY_WALL_KEY_BASE``): in the used slots a sphere of
     this run (not the particle itself) or one of the walls, strictly ascending."""
     keys = data[key]
     used = np.arange(keys.shape[1]) < data[COUNTED[key]][:, None]
-    own = (data["particles/gid"] + 1)[:, None]
-    valid = (((keys >= 1) & (keys <= bound) & (keys != own))
-             | ((keys > HISTORY_WALL_KEY_BASE) & (keys <= HISTORY_WALL_KEY_BASE + n_walls))
-             | ((keys > MESH_KEY_BASE) & (keys <= MESH_KEY_BASE + MAX_TRIANGLES)))
+    valid = _valid_keys(keys, (data["particles/gid"] + 1)[:, None], limits)
     rising = np.ones_like(used)
     rising[:, 1:] = keys[:, 1:] > keys[:, :-1]
     _slots(path, key, keys, ~used | (valid & rising),
-           lambda i, k: "not a key of another sphere of this run or of a wall" if not valid[i, k]
-           else "keys must ascend", at)
+           lambda i, k: _key_why(limits) if not valid[i, k] else "keys must ascend", at)
 
 
-def _record_keys(path, key: str, data: dict, bound: int, n_walls: int, at=None) -> None:
+def _record_keys(path, key: str, data: dict, limits: tuple, at=None) -> None:
     """The contact history's records (format 7): each key a sphere of this run (not the
-    particle itself) or one of the walls, strictly ascending within a particle's records."""
+    particle itself), one of the walls or a triangle of the meshes (format 9: of the meshes
+    the file holds), strictly ascending within a particle's records."""
     keys = data[key]
     counts = data["particles/history_count"]
-    own = np.repeat(data["particles/gid"] + 1, counts)
-    valid = (((keys >= 1) & (keys <= bound) & (keys != own))
-             | ((keys > HISTORY_WALL_KEY_BASE) & (keys <= HISTORY_WALL_KEY_BASE + n_walls))
-             | ((keys > MESH_KEY_BASE) & (keys <= MESH_KEY_BASE + MAX_TRIANGLES)))
+    valid = _valid_keys(keys, np.repeat(data["particles/gid"] + 1, counts), limits)
     first = np.zeros(keys.shape[0], bool)
     first[(np.cumsum(counts) - counts)[counts > 0]] = True
     rising = np.ones(keys.shape[0], bool)
     rising[1:] = keys[1:] > keys[:-1]
-    _values(path, key, keys, lambda a: valid, "not a key of another sphere of this run or of "
-            "a wall")
+    _values(path, key, keys, lambda a: valid, _key_why(limits))
     _values(path, key, keys, lambda a: rising | first, "keys must ascend within a particle")
 
 
-#: datasets of keys -> their check (path, key, data, id bound, walls, file rows): the contact
+#: datasets of keys -> their check (path, key, data, (id bound, walls, mesh triangles), file
+#: rows): the contact
 #: history's (slots before format 7, records from it)
 KEYS = {"particles/history_key": _history_keys, "records/history_key": _record_keys}
 

@@ -11,13 +11,18 @@ import h5py
 import numpy as np
 import pytest
 
-from pdyn.config import ContactConfig, InsertionConfig, OutputConfig, SimulationConfig
+from pdyn.config import (BoxConfig, ContactConfig, InsertionConfig, OutputConfig,
+                         ParticlesConfig, SimulationConfig)
 from pdyn.io import read_checkpoint, read_snapshot
 from pdyn.io.hdf5 import CHECKPOINT, SNAPSHOT, VERSIONS, OutputFileError
 from pdyn.io.schema import ATTRIBUTES, FEATURE_DATASETS, expected
+from pdyn.mesh import grid_surface
 from pdyn.particles import GLUED as GLUED_FEATURE
+from pdyn.particles import MESH_KEY_BASE
+from pdyn.restart import absent_partner, refusal
 from pdyn.scenarios import drum
 from pdyn.simulation import Simulation
+from pdyn.stl import write_stl
 
 from ..conftest import assert_user_error, listing
 
@@ -27,13 +32,32 @@ ROTATING = "rotating"  # the checkpoint of a run with friction (rotation dataset
 BLOCKS = "blocks"  # a periodic run's checkpoint: a block exchange with its block -> rank map
 POURING = "pouring"  # a checkpoint of a run pouring spheres in (the insertion state)
 GLUED = "glued"  # a checkpoint of the rough drum (spheres glued to its wall)
+MESH = "mesh"  # a checkpoint of spheres resting on an STL plate, with friction
+
+
+def plate_on_stl(folder: Path) -> SimulationConfig:
+    """20 spheres (r 4 mm) resting on a plate of 32 triangles from an STL file in mm (written
+    into ``folder``), with friction: each has a mesh triangle in its contact history."""
+    v, t = grid_surface(4, 40.0)
+    write_stl(folder / "plate.stl", v[t].astype(np.float32))
+    x, y = np.meshgrid(np.linspace(-0.02, 0.02, 5), np.linspace(-0.015, 0.015, 4))
+    pos = np.column_stack((x.ravel(), y.ravel(), np.full(x.size, 0.004 * 0.998)))
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=pos, velocities=np.zeros_like(pos),
+                                  radii=np.full(len(pos), 0.004), density=2500.0),
+        box=BoxConfig(lo=(-0.05, -0.05, -0.01), hi=(0.05, 0.05, 0.05),
+                      boundary=("wall", "wall", "open")),
+        contact=ContactConfig(youngs_modulus=1e6, restitution=0.5, friction=0.5),
+        walls=[{"type": "mesh", "file": str(folder / "plate.stl"), "scale": 0.001}],
+        gravity=(0.0, 0.0, -9.81), progress=False)
 
 
 @pytest.fixture(scope="module")
 def good(tmp_path_factory):
     """A snapshot and a checkpoint of a short run (50 spheres), and checkpoints of the same
     run with friction (in contact: the snapshot has contacts, the checkpoint contact
-    history), of a periodic run, of a pouring run and of the rough drum (glued spheres)."""
+    history), of a periodic run, of a pouring run, of the rough drum (glued spheres) and of
+    spheres on an STL plate (its file deleted after the run: nothing reads it again)."""
     out = {}
     pour = InsertionConfig(region_lo=(0.3, 0.3, 0.5), region_hi=(2.2, 2.2, 1.5), rate=1000.0,
                            radius_min=0.08, radius_max=0.12, total=60, every=10,
@@ -53,6 +77,12 @@ def good(tmp_path_factory):
         out[name] = folder / "checkpoints" / f"ckpt_{steps:08d}.h5"
         if name == ROTATING:
             out[SNAPSHOT] = folder / "snapshots" / f"snap_{steps:08d}.h5"
+    folder = tmp_path_factory.mktemp("good")
+    cfg = plate_on_stl(folder).with_(output=OutputConfig(folder=str(folder),
+                                                         checkpoint_every=10))
+    Simulation(cfg).run(10)
+    (folder / "plate.stl").unlink()
+    out[MESH] = folder / "checkpoints" / "ckpt_00000010.h5"
     return out
 
 
@@ -210,8 +240,9 @@ def test_damaged_checkpoint_attribute(tmp_path, cli, good, name, value, needle):
 def test_stored_config_invalid_here(tmp_path, cli, good):
     path = _make(tmp_path, good, CHECKPOINT,
                  lambda p: _edit(p, _set_attr("config", '{"steps": -4}')))
-    _check(cli, tmp_path, "restart", path, "its stored config is invalid here",
-           "steps = -4")
+    for command in COMMANDS[CHECKPOINT]:
+        _check(cli, tmp_path, command, path, "its stored config is invalid here",
+               "steps = -4")
 
 
 def test_wrong_kind(tmp_path, cli, good):
@@ -529,8 +560,24 @@ CKPT_FORGED = {
                         "attribute insertion: state.inserted = -2: must be >= 0"),
     "insertion tables": (POURING, _json("insertion", lambda t: t.pop("state")),
                          "expected the tables params and state"),
+    # the meshes: each a wall's, counts adding up, triangles of their own vertices; the history
+    # keys within their triangles
+    "key of a triangle beyond the meshes": (MESH, _key(lambda g: MESH_KEY_BASE + 1 + 32),
+                                            "or of the 32 mesh triangles"),
+    "mesh triangle beyond its vertices": (MESH, _rewrite("meshes/triangles", _at((3, 1), 10**6)),
+                                          "meshes/triangles[3] = ",
+                                          "not a row of its own mesh's vertices"),
+    "mesh triangle counts": (MESH, _rewrite("meshes/triangle_count", _at(0, 5)),
+                             "meshes/triangle_count adds up to 5, meshes/triangles holds 32"),
+    "mesh vertex counts": (MESH, _rewrite("meshes/vertex_count", _at(0, 0)),
+                           "meshes/vertex_count[0] = 0: must be > 0"),
+    "mesh of no wall": (MESH, _rewrite("meshes/wall", _at(0, -99)),
+                        "meshes/wall[0] = -99: not one of the 5 walls"),
+    "mesh vertex NaN": (MESH, _rewrite("meshes/vertices", _at((2, 0), np.nan)),
+                        "meshes/vertices[2]", "not finite"),
 }
-#: forged values only a restart reads (the tables a restart builds the run from)
+#: forged values only a restart uses (the tables and the run it builds from them): ``pdyn
+#: info`` and ``pdyn render`` make the same checks and say the restart would refuse them
 RESTART_FORGED = {
     "contact table": (CHECKPOINT, _json("contact", lambda t: t.update(law="glue")),
                       "its stored config is invalid here", "contact.law = 'glue'"),
@@ -538,6 +585,14 @@ RESTART_FORGED = {
                           "its stored config is invalid here", "contact.glue = 1: unknown key"),
     "insertion parameters": (POURING, _json("insertion", lambda t: t["params"].update(rate=-1)),
                              "its stored config is invalid here", "insertion.rate = -1"),
+    "sphere wider than the box": (CHECKPOINT, _rewrite("particles/radius", _at(4, 50.0)),
+                                  "particles.radii[", "= 50.0: the sphere is wider than the box"),
+    "walls the config builds": (CHECKPOINT, _json("config", lambda t: t.update(walls=[{
+        "type": "plane", "point": [0.0, 0.0, 0.5], "normal": [0.0, 0.0, 1.0]}])),
+        "walls/id holds 6 walls, its stored config builds 6 box faces and 1 [[walls]]"),
+    "mesh of another wall": (MESH, _rewrite("meshes/wall", _at(0, -2)),
+                             "meshes/wall = [-2]: expected the ids of its stored config's mesh "
+                             "walls, [-5]"),
 }
 
 
@@ -562,7 +617,9 @@ def test_forged_checkpoint(tmp_path, cli, good, case):
 def test_forged_restart_table(tmp_path, cli, good, case):
     kind, forge, *needles = RESTART_FORGED[case]
     path = _make(tmp_path, good, kind, lambda p: _edit(p, forge))
-    _check(cli, tmp_path, "restart", path, *needles)
+    for command in COMMANDS[CHECKPOINT]:
+        more = () if command == "restart" else ("pdyn: error: would be refused by --restart: ",)
+        _check(cli, tmp_path, command, path, *needles, *more)
 
 
 def test_forged_files_start_from_good_ones(good):
@@ -576,6 +633,12 @@ def test_forged_files_start_from_good_ones(good):
     with h5py.File(good[BLOCKS]) as f:
         assert "exchange/owner" in f
     assert 0 < read_checkpoint(good[POURING])["insertion"]["state"]["removed"]
+    for kind, path in good.items():  # and pass every check of a restart
+        assert kind == SNAPSHOT or refusal(path) is None, kind
+    with h5py.File(good[MESH]) as f:  # every sphere on a triangle, the STL file gone
+        assert (f["records/history_key"][()] > MESH_KEY_BASE).sum() == 20
+        assert f["meshes/triangle_count"][()].tolist() == [32]
+        assert not Path(json.loads(f.attrs["config"])["walls"][0]["file"]).exists()
 
 
 # ------------------------------------------------------------------ what a checkpoint is
@@ -653,6 +716,133 @@ def test_checkpoint_before_run_ids_still_restarts(tmp_path, cli, good):
         f.attrs["version"] = 7  # a format-7 file must hold its run id
     code, _, err = cli(["info", path])
     assert_user_error(code, err, "attribute 'run_id' missing")
+
+
+# ------------------------------------------------------------------ meshes
+def _checkpoint_arrays(path) -> dict:
+    with h5py.File(path) as f:
+        return {k: f[k][()] for k in ("particles/gid", "particles/pos", "particles/vel",
+                                      "particles/omega", "records/history_key",
+                                      "records/history_spring")}
+
+
+def test_restart_never_reads_the_stl_again(tmp_path, cli):
+    """A run of a config whose mesh is an STL file (a relative path); its folder moved
+    elsewhere and the STL file edited, then deleted: the restart from the moved folder, run
+    from another directory, gives the uninterrupted run's checkpoint bit for bit; ``pdyn
+    info`` names the mesh with its triangles and bounding box."""
+    cfg = plate_on_stl(tmp_path)
+    pos = json.dumps(np.asarray(cfg.particles.positions).tolist())
+    (tmp_path / "run.toml").write_text(f"""gravity = [0.0, 0.0, -9.81]
+[particles]
+positions = {pos}
+velocities = {json.dumps(np.zeros((20, 3)).tolist())}
+radii = {json.dumps([0.004] * 20)}
+density = 2500.0
+[box]
+lo = [-0.05, -0.05, -0.01]
+hi = [0.05, 0.05, 0.05]
+boundary = ["wall", "wall", "open"]
+[contact]
+youngs_modulus = 1e6
+restitution = 0.5
+friction = 0.5
+[[walls]]
+type = "mesh"
+file = "plate.stl"
+scale = 0.001
+""")
+    for folder, steps in (("whole", 40), ("part", 20)):
+        code, _, err = cli(["run", "run.toml", "--steps", steps, "--output", folder,
+                            "--checkpoint-every", 20, "--snapshot-every", 0, "--no-progress"])
+        assert code == 0, err
+    v, t = grid_surface(4, 40.0, lift=lambda x, y: 2.0 + 0 * x)  # a plate 2 mm higher
+    write_stl(tmp_path / "plate.stl", v[t].astype(np.float32))
+    (tmp_path / "elsewhere").mkdir()
+    shutil.move(tmp_path / "part", tmp_path / "elsewhere" / "moved")
+    code, out, err = cli(["info", "elsewhere/moved/checkpoints/ckpt_00000020.h5"])
+    assert code == 0, err
+    assert "  meshes (name, wall id, triangles, bounding box in m):" in out
+    assert "walls[0] (plate.stl)  id -5  32 triangles  [-0.04, -0.04,  0.  ] .. [0.04, 0.04, " \
+        "0.  ]" in out
+    for edit in ("edited", "deleted"):
+        if edit == "deleted":
+            (tmp_path / "plate.stl").unlink()
+        code, out, err = cli(["run", "--restart", "moved/checkpoints/ckpt_00000020.h5",
+                              "--steps", 20, "--no-progress", "--output", f"../{edit}"],
+                             cwd=tmp_path / "elsewhere")
+        assert code == 0, err
+        assert "holds no meshes" not in out
+        a = _checkpoint_arrays(tmp_path / "whole" / "checkpoints" / "ckpt_00000040.h5")
+        b = _checkpoint_arrays(tmp_path / edit / "checkpoints" / "ckpt_00000040.h5")
+        for k in a:
+            assert np.array_equal(a[k], b[k]), (edit, k)
+    at = _checkpoint_arrays(tmp_path / "whole" / "checkpoints" / "ckpt_00000020.h5")
+    assert (at["particles/pos"][:, 2] < 0.004 + 0.002).all()  # the edited plate cuts them
+
+
+def test_checkpoint_before_meshes_reads_the_stl_again(tmp_path, cli, good):
+    """A format-8 checkpoint (no ``meshes/*``) of a run with an STL mesh restarts from the
+    file, with a note saying so; without the file it is refused in one line."""
+    folder = tmp_path / "run"
+    cfg = plate_on_stl(tmp_path).with_(output=OutputConfig(folder=str(folder),
+                                                           checkpoint_every=10))
+    Simulation(cfg).run(10)
+    path = folder / "checkpoints" / "ckpt_00000010.h5"
+    with h5py.File(path, "r+") as f:
+        f.attrs["version"] = 8
+        del f["meshes"]
+    code, out, err = cli(["run", "--restart", path, "--steps", 5, "--no-progress"])
+    assert code == 0, err
+    assert (f"pdyn: note: {path}: checkpoint format 8 holds no meshes, so its mesh walls are "
+            f"read again from {str(tmp_path / 'plate.stl')!r}") in out
+    (tmp_path / "plate.stl").unlink()
+    for command in COMMANDS[CHECKPOINT]:
+        code, _, err = cli(_args(command, path))
+        assert_user_error(code, err, "walls[0].file = ", "cannot read (No such file")
+
+
+def test_history_partner_not_in_the_checkpoint_is_refused():
+    """A pouring run's ids have gaps (spheres removed): a history key naming an id within
+    the ids given but not held is refused, naming the record; one naming a held sphere is
+    not."""
+    head = {"n_particles": 3, "insertion": {"state": {"next_gid": 5}}}
+    rows = {"gid": np.array([0, 2, 4]), "history_count": np.array([1, 1, 0]),
+            "history_key": np.array([3, 4])}  # partners 2 (held) and 3 (removed)
+    assert absent_partner("ckpt.h5", head, rows) == (
+        "ckpt.h5: records/history_key = 4 of particle 2: sphere 3 is not in this checkpoint "
+        "(damaged file)")
+    rows["history_key"] = np.array([3, 5])
+    assert absent_partner("ckpt.h5", head, rows) is None
+
+
+# ------------------------------------------------------------------ the restart's own lines
+def test_restart_summary_counts_its_own_steps(tmp_path, cli):
+    """After ``--steps 5`` from step 20 the summary says 5 steps (from 20 to 25), not 25."""
+    _run(tmp_path / "run", 20)
+    code, out, err = cli(["run", "--restart", "run", "--steps", 5, "--no-progress"])
+    assert code == 0, err
+    assert "  5 steps (step 20 to 25) of dt = " in out
+
+
+def test_restart_names_another_runs_files_it_moves_aside(tmp_path, cli):
+    """A checkpoint of another run copied into a run folder, after the restart's step, is
+    moved aside with the run's own later files, and a line of its own says it is another
+    run's."""
+    run = _run(tmp_path / "run", 20)
+    other = _run(tmp_path / "other", 30)
+    shutil.copy(other / "checkpoints" / "ckpt_00000030.h5", run / "checkpoints")
+    theirs = (other / "run_id").read_text().strip()
+    ours = (run / "run_id").read_text().strip()
+    code, out, err = cli(["run", "--restart", "run/checkpoints/ckpt_00000010.h5", "--steps", 5,
+                          "--no-progress"])
+    assert code == 0, err
+    assert (f"pdyn: note: 1 of the files moved aside belong to another run, not to run {ours}:"
+            f" checkpoints/ckpt_00000030.h5 (run {theirs})") in out.splitlines()
+    assert (run / "superseded" / "after_00000010" / "checkpoints" / "ckpt_00000030.h5").exists()
+    code, out, err = cli(["run", "--restart", "run/checkpoints/ckpt_00000010.h5", "--steps", 5,
+                          "--no-progress"])
+    assert code == 0 and "another run" not in out, err
 
 
 # ------------------------------------------------------------------ notes

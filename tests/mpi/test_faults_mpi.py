@@ -191,3 +191,45 @@ def test_forged_checkpoint_is_one_error_on_every_rank(comm, shared_dir, case):
             "history key": "= -1: not a key of another sphere",
             "id": f"particles/gid[{first}] = 1000000: not an id of this run (0 to 199)",
             "block owner": "exchange/owner is not a map of the"}[case] in msg, msg
+
+
+def _config_walls(path):
+    """The stored config gains a plane (the checkpoint holds the box faces alone)."""
+    import json
+
+    import h5py
+
+    with h5py.File(path, "r+") as f:
+        table = json.loads(f.attrs["config"])
+        table["walls"] = [{"type": "plane", "point": [0.0, 0.0, 1.0], "normal": [0.0, 0.0, 1.0]}]
+        f.attrs["config"] = json.dumps(table)
+
+
+@pytest.mark.parametrize("case", ["sphere wider than the box", "walls of the config"])
+def test_checkpoint_against_its_run_is_one_error_on_every_rank(comm, shared_dir, case):
+    """Values that read cleanly but do not fit the run a restart builds from them (a sphere
+    in the last rank's rows wider than the walled box; a stored config building other walls
+    than the checkpoint holds): every rank raises the same error."""
+    from pdyn.config import OutputConfig
+    from pdyn.io import OutputFileError
+    from pdyn.restart import from_checkpoint
+
+    cfg = dense_polydisperse(("wall",) * 3, n=200, seed=4, dt=2e-3, friction=0.5).with_(
+        output=OutputConfig(folder=str(shared_dir / "a"), checkpoint_every=20))
+    Simulation(cfg, comm=comm).run(20)
+    path = shared_dir / "a" / "checkpoints" / "ckpt_00000020.h5"
+    comm.barrier()
+    if comm.rank == 0:
+        piece = path if comm.size == 1 else path.with_name(
+            f"ckpt_00000020.r{comm.size - 1:04d}.h5")
+        if case == "sphere wider than the box":
+            _forge(piece, "particles/radius", _set(0, 1e3))
+        else:
+            _config_walls(path)
+    comm.barrier()
+    msg = same_error_everywhere(comm, OutputFileError, lambda: from_checkpoint(
+        path, comm=comm, output=OutputConfig(folder=str(shared_dir / "b"))))
+    assert msg.startswith(f"{path}: "), msg
+    assert {"sphere wider than the box": "= 1000.0: the sphere is wider than the box along",
+            "walls of the config": "its stored config builds 6 box faces and 1 [[walls]]"}[case] \
+        in msg, msg

@@ -17,15 +17,19 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Callable
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
 from pdyn.broadphase import REGISTRY
 from pdyn.config import OutputConfig, SimulationConfig
+from pdyn.mesh import grid_surface
 from pdyn.parallel import SerialComm
 from pdyn.particles import FIXED
 from pdyn.restart import from_checkpoint
 from pdyn.simulation import Simulation
+from pdyn.stl import write_stl
 
 from . import scenes
 from .scenes import BOUNDARIES, FRICTIONAL_STATE, TUBE, gather_fields
@@ -242,6 +246,23 @@ def trough_head(run):
         assert head[-12:] == [f"wall{k}_{c}{a}" for c in "ft" for k in (5, 6) for a in "xyz"]
 
 
+def stl_changed(delete: bool):
+    """Before the run: the trough's STL file deleted, or edited (its trough 5 mm higher,
+    where the spheres that reach it lie; the run holds its mesh, and its restart must not read
+    the file again)."""
+    def before(sim, comm):
+        path = Path(sim.config.walls[0].file)
+        if comm.rank == 0:
+            if delete:
+                path.unlink()
+            else:
+                slope = np.tan(np.radians(30.0))
+                v, t = grid_surface(10, 100.0, lift=lambda x, y: slope * np.abs(x) + 5.0)
+                write_stl(path, v[t].astype(np.float32))
+        comm.barrier()
+    return before
+
+
 def piston_head(run):
     """The series has the forces of the drum and the piston, and the piston's torque."""
     head = wall_forces_head(run)
@@ -367,6 +388,8 @@ CASES = [
     Case("mesh-trough", trough(**BALANCED), 600, check=walls_touched(-5, -6)),
     Case("mesh-trough-restart", trough(), 600, ("restart",), at=300, wall_forces=True,
          check=trough_head),
+    *(Case(f"mesh-trough-restart-stl-{edit}", trough(), 200, ("restart",), at=100,
+           before=stl_changed(edit == "deleted")) for edit in ("edited", "deleted")),
     Case("mesh-drum", built(scenes.mesh_drum, **BALANCED), 1000, check=dragged_by_the_drum),
     Case("mesh-drum-restart", built(scenes.mesh_drum), 1000, ("restart",), at=400,
          wall_forces=True),
