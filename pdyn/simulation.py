@@ -357,10 +357,12 @@ class Simulation:
             self._write(do.writers, do.needs)
 
     def _write(self, writers: list, needs: frozenset) -> None:
-        """Call the due ``writers`` with the view of what they ``needs``, the store holding
-        the whole state (what hangs on the lists saved into it)."""
+        """Call the due ``writers`` with the view of what they ``needs``; for a writer that
+        needs the ``state`` the store holds the whole state (what hangs on the lists saved
+        into it)."""
         with self.timers("output"):
-            self.neighbours.save(self.store)
+            if "state" in needs:  # else the history stays on the lists (no save, no reload)
+                self.neighbours.save(self.store)
             view = self.view(needs)
             for w in writers:
                 w(view)
