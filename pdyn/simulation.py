@@ -32,8 +32,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .broadphase import make_broadphase
-from .checks import (InitialStateError, StepGuard, check_memory, initial_state, node_memory,
-                     share_state)
+from .checks import (InitialStateError, StepGuard, array_bytes, check_memory, initial_state,
+                     node_memory, share_state)
 from .config import (ConfigError, ContactConfig, InsertionConfig, SimulationConfig,
                      wall_configs)
 from .domain import Box
@@ -46,6 +46,7 @@ from .dynamics.wallmotion import WallMotion
 from .interrupt import StopRequest, Stopped, signal_name
 from .io import CONTACT_FORCES, OutputView, checkpoint_now, make_writers
 from .io.runid import new_run_id
+from .io.wallforces import buffer_bytes
 from .parallel import StoreChanges, get_comm, make_exchange
 from .parallel.balance import Balancer, block_work
 from .parallel.startup import GeneratedSource, ScatteredSource
@@ -660,7 +661,8 @@ def _particles(sim, restart):
     # one memory estimate of what the config implies, before the large allocations
     check_memory(sim.node, comm.size, sim.box, config, particles=source.n,
                  inserter=sim.inserter, rotating=sim.contact.rotating,
-                 restart=restart is not None)
+                 restart=restart is not None, meshes=array_bytes(sim.wallset.bundle),
+                 series=buffer_bytes(comm.size) if config.output.wall_forces else 0)
     # the rotation fields exist only when the contact model rotates; room for the rank's
     # share and a quarter more for its ghosts (the store grows by half when that is short:
     # every slot is a few hundred bytes, resident once the pages around it are touched)
