@@ -11,7 +11,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .broadphase import make_broadphase
-from .checks import StepGuard, check_memory, node_memory, share_state, watch_walls
+from .checks import (StepGuard, array_bytes, check_memory, node_memory, share_state,
+                     watch_walls)
 from .components import add_walls, enclosure, glued_motion, list_walls, make_inserter
 from .config import ContactConfig, SimulationConfig
 from .domain import Box
@@ -23,6 +24,7 @@ from .dynamics.wallmotion import WallMotion
 from .initial import has_glued, overlap_rules, particle_source, scene_from_config
 from .io import make_writers
 from .io.runid import new_run_id
+from .io.wallforces import buffer_bytes
 from .parallel import make_exchange
 from .parallel.balance import Balancer
 from .particles import GLUED, ROTATION, ParticleStore
@@ -122,7 +124,9 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
                              restart.insertion if restart else None)
     # one memory estimate of what the config implies, before the large allocations
     check_memory(node, comm.size, box, config, particles=source.n, inserter=inserter,
-                 rotating=contact.rotating, restart=restart is not None)
+                 rotating=contact.rotating, restart=restart is not None,
+                 meshes=array_bytes(wallset.bundle),
+                 series=buffer_bytes(comm.size) if config.output.wall_forces else 0)
     # the rotation fields exist only when the contact model rotates; room for the rank's
     # share and a quarter more for its ghosts (the store grows by half when that is short:
     # every slot is a few hundred bytes, resident once the pages around it are touched)

@@ -98,13 +98,22 @@ def node_memory(comm) -> tuple[int, float | None]:
     return node, None if math.isinf(least) else least
 
 
+def array_bytes(record) -> int:
+    """Bytes of the numpy arrays a record (a tuple of arrays, e.g. a ``MeshBundle``) holds;
+    0 for None."""
+    return sum(a.nbytes for a in (record or ()) if isinstance(a, np.ndarray))
+
+
 def check_memory(node: tuple, ranks: int, box, config, *, particles: int, rotating: bool,
-                 inserter=None, restart: bool = False) -> None:
+                 inserter=None, restart: bool = False, meshes: int = 0,
+                 series: int = 0) -> None:
     """One estimate, before set-up, of the large allocations a run on ``ranks`` ranks
     implies — each rank's share of the ``particles`` (``scenarios.BYTES_PER_PARTICLE``, more
     with ``rotating``) and of the spheres the insertion may pour, and on every rank the whole
     block grid (``BYTES_PER_BLOCK``) and an insertion step's candidates
-    (``BYTES_PER_CANDIDATE``) — against the memory of a node shared by its ranks (``node``:
+    (``BYTES_PER_CANDIDATE``), the ``meshes`` (bytes; every rank holds every mesh) and the
+    wall-force series' buffers (``series`` bytes, rank 0's) — against the memory of a node
+    shared by its ranks (``node``:
     :func:`node_memory`). A block grid over the cap (``domain.check_block_count``) is refused
     first, on any rank count. Deterministic given ``node``: every rank raises the same
     :class:`MemoryEstimateError` (or ``DecompositionError``)."""
@@ -127,6 +136,8 @@ def check_memory(node: tuple, ranks: int, box, config, *, particles: int, rotati
                       if poured * each / ranks > candidates * BYTES_PER_CANDIDATE
                       else f"insertion.region_hi = {list(ins['region_hi'])!r}"
                       if ins.get("region_hi") else f"insertion.region = {ins.get('region')!r}"),
+        "meshes": (meshes, "walls (meshes)"),
+        "wall-force buffers": (series, "output.wall_forces = true"),
     }
     need = on_node * sum(b for b, _ in parts.values())
     if have is None or need <= have:

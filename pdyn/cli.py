@@ -681,17 +681,39 @@ def _with_last_good(exc) -> str:
 
 
 def main(argv=None) -> int:
-    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit code."""
+    """Run the command line ``argv`` (default ``sys.argv[1:]``); returns the exit code. SIGINT
+    and SIGTERM before the first step end it with one line (``pdyn.interrupt``)."""
+    from .interrupt import StartupSignals, launched_as
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    with StartupSignals(*launched_as(), say=_say) as signals:  # while no step runs
+        from .parallel import get_comm
+
+        comm = get_comm()
+        signals.rank, signals.ranks = comm.rank, comm.size
+        return _command(argv, comm)
+
+
+def _say(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+def _command(argv: list, comm) -> int:
+    """Parse ``argv`` and run its command on ``comm`` (under the watchdog,
+    ``pdyn.parallel.comm``); every error path of :func:`main`."""
     import traceback
 
     from .broadphase import BroadPhaseError
     from .interrupt import Stopped
-    from .parallel import get_comm
+    from .parallel.comm import start_watchdog, timeout_from
 
-    argv = sys.argv[1:] if argv is None else list(argv)
-    comm = get_comm()
     debug = "--debug" in argv
+    watchdog = None
     try:
+        try:
+            watchdog = start_watchdog(comm, timeout_from())
+        except ValueError as exc:
+            raise CLIError(str(exc)) from None
         args = _parser().parse_args(argv)
         return COMMANDS[args.command](args, comm)
     except Stopped as exc:  # a signal, at the end of a step on every rank: where to continue
@@ -724,6 +746,9 @@ def main(argv=None) -> int:
             sys.stderr.flush()
             comm.abort(1)
         raise
+    finally:
+        if watchdog is not None:
+            watchdog.stop()
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -9,8 +9,10 @@ the system (the heap's layout and the threshold are unchanged; a page used again
 page then: a page fault). pdyn calls it where large blocks were just freed and rarely: when
 the contact history's buffers grow and when it has been loaded from the particles' records
 (``pdyn.dynamics.history``), so that the peak resident memory of a frictional run counts the
-arrays it holds, not the heap's freed fragments. Elsewhere (no glibc ``malloc_trim``) nothing
-is done.
+arrays it holds, not the heap's freed fragments. Never every step: under MPICH's UCX device
+every range handed back stays recorded (a few hundred bytes) until UCX next registers memory,
+which a run on one node never does (a trim a step grew such a run by kilobytes a step).
+Elsewhere (no glibc ``malloc_trim``) nothing is done.
 """
 
 from __future__ import annotations

@@ -79,20 +79,8 @@ class Simulation(Observables):
             raise TypeError("Simulation(parts=...): give the parts alone (build took the rest)")
         p = parts if parts is not None else build(
             config or SimulationConfig(), comm if comm is not None else get_comm(), scene, restart)
-        self.config, self.comm, self.node, self.scene = p.config, p.comm, p.node, p.scene
-        self.box, self.wallset, self.gravity = p.box, p.wallset, p.gravity
-        self.contact_config, self.contact = p.contact_config, p.contact
-        self.steps, self.step_index, self.first_step = p.steps, p.first_step, p.first_step
-        self.run_id, self.restarted_from, self.setup_note = p.run_id, p.restarted_from, \
-            p.setup_note
-        self.r_mean, self.store, self.exchange = p.r_mean, p.store, p.exchange
-        self.neighbours, self.broadphase, self.balancer = p.neighbours, p.broadphase, p.balancer
-        self.dt, self.wall_motion, self.glued, self.inserter = p.dt, p.wall_motion, p.glued, \
-            p.inserter
-        self.writers, self.guard, self.schedule, self._walls = p.writers, p.guard, p.schedule, \
-            p.walls
-        self.timers, self.n_contacts, self.elastic_energy = p.timers, p.n_contacts, \
-            p.elastic_energy
+        vars(self).update(p._asdict())  # each part an attribute of its name (Parts)
+        self.step_index = p.first_step
         self.network, self.wall_load, self.contact_stats = NOTHING  # captured for output
         self.record_tangential = False  # True: every force pass records tangential forces
         self.rebuilds, self.wall_time, self.steps_run, self.load = 0, 0.0, 0, None
@@ -113,7 +101,7 @@ class Simulation(Observables):
         with t("ghosts"):  # the ghosts' state travels while the ranks agree on the reduction
             red = self._reduce(moved)
         do = self.schedule.decide(self.step_index + 1, red.drift2)
-        self.wall_motion.advance(self.store, self._walls, do.step)
+        self.wall_motion.advance(self.store, self.walls, do.step)
         if do.lists:
             with t("contacts"):  # what hangs on the lists (the contact history) into the
                 self.neighbours.before_rebuild(self.store)  # store: before particles move
@@ -186,7 +174,7 @@ class Simulation(Observables):
         if do.reorder:
             with t("reorder"):
                 reorder(store, self.exchange)
-                self._walls = wall_order(store)
+                self.walls = wall_order(store)
             return None
         return changes
 
@@ -194,7 +182,7 @@ class Simulation(Observables):
         """The neighbour lists rebuilt (``NeighbourList.rebuild``) from the store's
         ``changes`` (None: the broad phase built afresh); ``relist``: a schedule rebuild."""
         self.neighbours.rebuild(self.broadphase, self.store, changes, relist=relist,
-                                walls=self._walls, timers=self.timers,
+                                walls=self.walls, timers=self.timers,
                                 **list_walls(self.wallset))
 
     def _forces(self, needs: frozenset = NO_NEEDS) -> None:
@@ -228,10 +216,11 @@ class Simulation(Observables):
             self._kick_owed = False
 
     def _write(self, writers: list, needs: frozenset) -> None:
-        """Call the due ``writers`` with the view of what they ``needs``, the store holding
-        the whole state (what hangs on the lists saved into it)."""
+        """Call the due ``writers`` with the view of what they ``needs``; for ``state`` the
+        store holds the whole state (what hangs on the lists saved into it)."""
         with self.timers("output"):
-            self.neighbours.save(self.store)
+            if "state" in needs:  # else the history stays on the lists (no save, no reload)
+                self.neighbours.save(self.store)
             view = self.view(needs)
             for w in writers:
                 w(view)

@@ -20,8 +20,10 @@ class OutputView:
     uses (its config's or its scene's); ``gravity`` (m/s²); ``steps_total`` the run's
     planned steps; ``r_mean`` the run's mean radius (m). Filled in when a due writer needs
     them: ``network`` / ``walls`` this rank's contact network / wall contacts of the step
-    (``ContactPass.contact_list``); ``state`` the exchange's state (``exchange``) and the
-    inserter's parameters and state (``insertion``, None without insertion); ``thermo``
+    (``ContactPass.contact_list``); ``state`` the exchange's state (``exchange``), the
+    inserter's parameters and state (``insertion``, None without insertion) and the store
+    holding what hangs on the lists (the contact history's records; saved only for a writer
+    that needs it: a save every step would reload the history every step); ``thermo``
     this rank's contact statistics (``contacts``: ``pdyn.dynamics.contact.contact_stats``,
     its contacts counted once, its sphere–sphere contact ends and the largest overlap /
     radius). ``wall_kinds`` the kind code of each wall in id order −1, −2, … (``pdyn.walls``:

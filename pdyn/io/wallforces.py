@@ -36,9 +36,16 @@ from .writer import Writer
 FILE_NAME = "wall_forces.csv"
 #: steps between appends to the file (at most; snapshots and checkpoints append too)
 FLUSH = 1000
-#: wall contacts a rank buffers between appends, about (56 B each): fewer steps between
+#: wall contacts a rank buffers between appends, about (72 B each): fewer steps between
 #: appends when the walls hold many contacts
 BUFFER_ROWS = 1 << 15
+
+
+def buffer_bytes(ranks: int) -> int:
+    """The most the series' buffers hold (bytes, rank 0's): its own rows with room to double
+    (72 B each: step, sphere and wall id, force and torque), and at an append every rank's
+    gathered and concatenated (for ``pdyn.checks.check_memory``)."""
+    return 72 * BUFFER_ROWS * (2 + 2 * int(ranks))
 
 
 def wall_names(normals: np.ndarray, n_box: int | None = None) -> list[str]:

@@ -7,12 +7,30 @@ completed later (:meth:`MPIComm.wait`), so that other work — the step's reduct
 while they travel. *What* to send is
 planned by the exchange (``pdyn.parallel.exchange``); a rank's messages to itself (periodic
 images) never go through MPI.
+
+**The watchdog** (:func:`start_watchdog`; ``pdyn.cli`` runs every command under it) ends a
+job one of whose ranks stopped answering (stopped with SIGSTOP, hung, its node lost), where the
+other ranks would wait in a collective for ever, silently (MPI polls: rank 0 busy-waits). Each
+rank runs a daemon thread that every ``timeout / 10`` seconds (at most 10 s) sends a heartbeat
+to the next rank of a ring, on a communicator of its own, and checks the heartbeats of the rank
+before it: when none came for ``timeout`` seconds (the first one for :data:`FIRST_BEAT`
+seconds, if longer) it prints one line naming that rank and aborts every rank
+(``MPI_Abort``). The step does nothing for it (the thread sleeps between heartbeats; numba
+kernels and MPI waits release the GIL): it costs nothing measurable a step. A rank that ends its
+command (:meth:`Watchdog.stop`) says so with its last heartbeat, and the rank after it stops
+watching it. A rank whose Python holds the GIL longer than ``timeout`` in one call counts as
+not answering. ``PDYN_WATCHDOG`` (environment, seconds) sets the timeout: default
+:data:`DEFAULT_TIMEOUT`, 0 turns it off. It runs only under ``mpiexec`` with more than one rank
+and an MPI that provides ``MPI_THREAD_MULTIPLE``.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import sys
+import threading
+import time
 
 import numpy as np
 
@@ -178,3 +196,112 @@ def get_comm():
     if MPI.COMM_WORLD.Get_size() == 1:
         return SerialComm()
     return MPIComm(MPI.COMM_WORLD)
+
+
+# ------------------------------------------------------------------ the watchdog
+#: the environment variable that sets the timeout (seconds; 0: off)
+ENV = "PDYN_WATCHDOG"
+#: seconds without a heartbeat after which a rank counts as not answering
+DEFAULT_TIMEOUT = 300.0
+#: the exit code of a job the watchdog aborts
+EXIT_CODE = 1
+#: the longest wait for a rank's first heartbeat (s; or the timeout, if longer): loading
+#: numba and the kernels holds the interpreter of a rank for seconds
+FIRST_BEAT = 300.0
+#: heartbeats per timeout, and the longest interval between two (s)
+BEATS_PER_TIMEOUT, LONGEST_INTERVAL = 10, 10.0
+_BEAT, _BYE = 1, -1  # a heartbeat's payload: alive, or ending its command
+
+
+def timeout_from(environ=os.environ) -> float:
+    """The watchdog timeout (s) ``PDYN_WATCHDOG`` sets (0: off); raises ``ValueError`` (one
+    line naming the variable and value) for anything but a number ≥ 0."""
+    text = environ.get(ENV)
+    if text is None or not text.strip():
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"{ENV} = {text!r}: expected seconds >= 0 (0 turns the watchdog off)")
+    return value
+
+
+class Watchdog:
+    """The heartbeat ring of an ``MPIComm`` (the module docstring); :meth:`stop` ends it
+    (say goodbye, stop the thread). Collective to make (the ring's communicator is a
+    duplicate)."""
+
+    def __init__(self, comm, timeout: float):
+        self.timeout = float(timeout)
+        self.interval = min(LONGEST_INTERVAL, self.timeout / BEATS_PER_TIMEOUT)
+        mpi = comm.mpi
+        self.mpi = mpi
+        self.ring = comm.comm.Dup()
+        self.ring.Set_errhandler(mpi.ERRORS_RETURN)  # a failed heartbeat ends the watch only
+        self.rank, size = comm.rank, comm.size
+        self.after, self.before = (self.rank + 1) % size, (self.rank - 1) % size
+        self._out = np.full(1, _BEAT, np.int64)
+        self._bye = np.full(1, _BYE, np.int64)
+        self._in = np.zeros(1, np.int64)
+        self._sent: list = []
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._watch, name="pdyn-watchdog", daemon=True)
+        self._thread.start()
+
+    def _watch(self) -> None:
+        try:
+            self._beat()
+        except self.mpi.Exception:  # the ring broke (a rank ended): nothing left to watch
+            pass
+
+    def _beat(self) -> None:
+        ring, heard = self.ring, time.monotonic()
+        limit = max(self.timeout, FIRST_BEAT)  # until the first heartbeat arrives
+        incoming = ring.Irecv(self._in, source=self.before, tag=0)
+        watching = True
+        try:
+            while not self._done.wait(self.interval):
+                self._sent = [r for r in self._sent if not r.Test()]
+                self._sent.append(ring.Isend(self._out, dest=self.after, tag=0))
+                while watching and incoming.Test():
+                    heard, limit = time.monotonic(), self.timeout
+                    watching = self._in[0] != _BYE
+                    incoming = ring.Irecv(self._in, source=self.before, tag=0)
+                if watching and time.monotonic() - heard > limit:
+                    self._abort(time.monotonic() - heard)
+        finally:
+            incoming.Cancel()
+            incoming.Wait()
+
+    def _abort(self, silent: float) -> None:
+        """One line naming the rank before this one, then every rank ends."""
+        sys.stderr.write(f"pdyn: error: rank {self.before} has not answered for {silent:.0f} s "
+                         f"(stopped or hung; watchdog timeout {ENV} = {self.timeout:g} s): "
+                         "every rank is aborted\n")
+        sys.stderr.flush()
+        self.mpi.COMM_WORLD.Abort(EXIT_CODE)
+
+    def stop(self) -> None:
+        """End the watch: the thread stops, the next rank hears goodbye (not collective)."""
+        self._done.set()
+        self._thread.join()
+        try:
+            self.ring.Isend(self._bye, dest=self.after, tag=0).Free()
+            for r in self._sent:
+                r.Free()
+        except self.mpi.Exception:
+            pass
+        self._sent = []
+
+
+def start_watchdog(comm, timeout: float) -> Watchdog | None:
+    """The watchdog of ``comm`` with ``timeout`` seconds (collective), or None: one rank, a
+    timeout of 0, or an MPI without ``MPI_THREAD_MULTIPLE``."""
+    mpi = getattr(comm, "mpi", None)
+    if mpi is None or comm.size < 2 or timeout <= 0:
+        return None
+    if mpi.Query_thread() < mpi.THREAD_MULTIPLE:
+        return None
+    return Watchdog(comm, timeout)
