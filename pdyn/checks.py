@@ -650,10 +650,10 @@ def _softest(law, radius, mass):
     radius, mass = radius[keep], mass[keep]
     if not radius.size:
         return None
-    p = law.parameters
+    p = law.parameters  # a Normal: the elastic law and its damping (pdyn.dynamics.laws)
     if law.name == "hertz":
         exponent = 0.8
-        depth = (15.0 * mass / (16.0 * p.E * np.sqrt(radius))) ** 0.4 / radius
+        depth = (15.0 * mass / (16.0 * p.law.E * np.sqrt(radius))) ** 0.4 / radius
     else:
         exponent = 1.0
         depth = np.sqrt(mass / p.stiffness(radius, radius)) / radius

@@ -118,6 +118,8 @@ def _plain(x):
         return x.tolist()
     if isinstance(x, np.generic):
         return x.item()
+    if dataclasses.is_dataclass(x) and not isinstance(x, type):  # e.g. [[insertion]] tables
+        return dataclasses.asdict(x)
     raise TypeError(f"cannot store {type(x).__name__} in a checkpoint config")
 
 
