@@ -63,6 +63,7 @@ def test_report_writes_json_markdown_and_plots(tmp_path):
     assert "stopped before its end. Series not measured: " + ", ".join(SERIES[1:]) in head
 
 
+@pytest.mark.slow  # seconds: outside the fast lane (tests/lanes.py)
 def test_report_of_two_series(tmp_path):
     """The fast lane's report: two of the series on three structures write their JSON, their
     Markdown sections and their plot (the whole report is the test above)."""

@@ -99,6 +99,7 @@ def test_signal_during_start_up_is_one_line(tmp_path, ranks, signum):
                                 "end of a run): no checkpoint was written"], err[-2000:]
 
 
+@pytest.mark.slow  # seconds: outside the fast lane (tests/lanes.py)
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc (Linux)")
 def test_stopped_rank_ends_the_job_after_the_timeout(tmp_path):
     """Rank 1 stopped (SIGSTOP) in the middle of the steps: with ``PDYN_WATCHDOG=4`` rank 0

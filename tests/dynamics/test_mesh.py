@@ -162,6 +162,7 @@ def bits(*values):
     return np.asarray(values, float).view(np.int64).tolist()
 
 
+@pytest.mark.slow  # seconds: outside the fast lane (tests/lanes.py)
 def test_packed_records_give_the_closest_feature_and_the_contact_bit_for_bit():
     """Centres near bumpy, jittered and random-soup meshes (over faces, exactly over vertices
     and edge midpoints, beside borders, near and far, the mesh translated): the packed records'

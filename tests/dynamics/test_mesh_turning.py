@@ -158,6 +158,7 @@ def paddle_run(skin):
         walls=[blade], gravity=(0.0, 0.0, 0.0), neighbour_skin=skin, progress=False))
 
 
+@pytest.mark.slow  # seconds: outside the fast lane (tests/lanes.py)
 def test_turning_paddle_lists_keep_up_and_pictures_turn():
     """The blade's tip moves 1 m/s: with a skin of 2 mm the lists are rebuilt every K steps
     (its speed |Ω| (R_m + r + skin)) and the run is the run rebuilding its lists every step,

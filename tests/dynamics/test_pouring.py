@@ -104,6 +104,7 @@ def test_a_fill_reaches_its_solid_fraction_inside_its_region(region):
         assert ((pos - r[:, None] >= [0.2, 0.2, 0.2]) & (pos + r[:, None] <= [0.8, 0.7, 0.8])).all()
 
 
+@pytest.mark.slow  # seconds: outside the fast lane (tests/lanes.py)
 def test_a_fill_by_mass_fractions_follows_them():
     """A sieve table by mass: each size's share of the filled mass within its sampling error
     (chi-square of the counts against the number fractions at the 1 % level)."""

@@ -37,6 +37,7 @@ def test_sphere_resting_on_a_plane_off_its_point(tmp_path):
     assert last[5:8] == pytest.approx(np.cross(c - p, f), abs=1e-9 * mass * G)
 
 
+@pytest.mark.slow  # seconds: outside the fast lane (tests/lanes.py)
 def test_turning_drum_torque_is_the_sum_of_its_contacts_moments(tmp_path):
     """The drum scene (a third of it, thrown at 0.3 m/s, 6000 steps): at a snapshot's step
     the torque column of the cylinder is Σ (c − p) × (−(F_n + F_t)) over the snapshot's
