@@ -1,7 +1,7 @@
 """The fast lane. ``python -m pytest -m "not slow"`` is the development loop (about 70 s on
 two cores, on every core by pytest-xdist); ``python -m pytest`` runs everything (the README's
-test command and CI). A family of tests that differ only by a seed or a size keeps its first members in the fast lane
-and marks the rest ``slow``."""
+test command and CI). A family of tests that differ only by a seed or a size keeps its first
+members in the fast lane and marks the rest ``slow``."""
 
 import pytest
 
