@@ -21,6 +21,7 @@ per writing rank, on the lattice its size implies, each row in its cell; the exc
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 
 import h5py
@@ -566,15 +567,37 @@ def _id_bound(path, head: dict) -> int:
             counts[key] = _count(f"state.{key}", state.get(key))
         except BadValue as exc:
             bad(f"state.{key} = {short(exc.value)}", exc.why)
-    try:
-        np.random.PCG64().state = state.get("rng")
-    except (TypeError, ValueError, KeyError, AttributeError):
-        bad(f"state.rng = {short(state.get('rng'))}", "not the state of a PCG64 random stream")
+    _check_stream(bad, "state.rng", state.get("rng"))
+    feeds = state.get("feeds")
+    if feeds is not None:  # several [[insertion]] tables, or one with sizes: one state each
+        tables = ins["params"] if isinstance(ins["params"], list) else [ins["params"]]
+        if not isinstance(feeds, list) or len(feeds) != len(tables) \
+                or not all(isinstance(f, dict) for f in feeds):
+            bad(f"state.feeds = {short(feeds)}", f"expected {len(tables)} tables")
+        for k, feed in enumerate(feeds):
+            _check_stream(bad, f"state.feeds[{k}].rng", feed.get("rng"))
+            try:
+                _count(f"state.feeds[{k}].inserted", feed.get("inserted"))
+            except BadValue as exc:
+                bad(f"state.feeds[{k}].inserted = {short(exc.value)}", exc.why)
+            pending = feed.get("pending", [])
+            if not isinstance(pending, list) or not all(
+                    isinstance(r, (int, float)) and math.isfinite(r) and r > 0 for r in pending):
+                bad(f"state.feeds[{k}].pending = {short(pending)}",
+                    "expected a list of finite positive radii")
     if counts["next_gid"] - counts["removed"] != head["n_particles"] \
             or counts["inserted"] > counts["next_gid"]:
         bad(f"state.next_gid = {counts['next_gid']}, state.removed = {counts['removed']}",
             f"the ids given less those removed must be the {head['n_particles']} particles held")
     return counts["next_gid"]
+
+
+def _check_stream(bad, what: str, value) -> None:
+    """``value`` must be the state of a PCG64 random stream (``bad(what, why)`` else)."""
+    try:
+        np.random.PCG64().state = value
+    except (TypeError, ValueError, KeyError, AttributeError):
+        bad(f"{what} = {short(value)}", "not the state of a PCG64 random stream")
 
 
 def _check_counted(path, key: str, values, counter: str, counts, at=None) -> None:

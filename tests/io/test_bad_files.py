@@ -560,6 +560,14 @@ CKPT_FORGED = {
                         "attribute insertion: state.inserted = -2: must be >= 0"),
     "insertion tables": (POURING, _json("insertion", lambda t: t.pop("state")),
                          "expected the tables params and state"),
+    "insertion feed stream": (POURING, _json("insertion", lambda t: t["state"].update(
+        feeds=[{"inserted": 0, "rng": [1]}])),
+        "attribute insertion: state.feeds[0].rng = [1]: not the state of a PCG64"),
+    "insertion feeds": (POURING, _json("insertion", lambda t: t["state"].update(feeds=[{}, {}])),
+                        "attribute insertion: state.feeds = ", "expected 1 tables"),
+    "insertion pending radius": (POURING, _json("insertion", lambda t: t["state"].update(
+        feeds=[{"inserted": 0, "rng": t["state"]["rng"], "pending": [-1.0]}])),
+        "state.feeds[0].pending = [-1.0]: expected a list of finite positive radii"),
     # the meshes: each a wall's, counts adding up, triangles of their own vertices; the history
     # keys within their triangles
     "key of a triangle beyond the meshes": (MESH, _key(lambda g: MESH_KEY_BASE + 1 + 32),
