@@ -115,18 +115,8 @@ def test_a_run_from_built_parts_is_the_same_run_and_tells_a_hung_component_of_ea
     changed) is told before each rebuild and after each build, at exactly the steps that
     rebuild, and the run is the one ``Simulation(config)`` makes, bit for bit."""
     from pdyn.assembly import build
-    from pdyn.dynamics.neighbours import Hanger
     from pdyn.parallel import get_comm
-
-    class Spy(Hanger):
-        def __init__(self):
-            self.calls = []
-
-        def before_rebuild(self, store, lists):
-            self.calls.append(("before", sim.step_index + 1))
-
-        def after_build(self, store, lists):
-            self.calls.append(("after", sim.step_index + 1))
+    from tests.dynamics.test_neighbours import RebuildSpy, rebuild_steps
 
     cfg = SimulationConfig(scene="box", scale=0.1, progress=False)
     parts = build(cfg, get_comm())
@@ -134,16 +124,11 @@ def test_a_run_from_built_parts_is_the_same_run_and_tells_a_hung_component_of_ea
         parts.dt = 1.0
     with pytest.raises(TypeError, match="parts alone"):
         Simulation(cfg, parts=parts)
-    spy = Spy()
+    spy = RebuildSpy(lambda: sim.step_index)
     parts.neighbours.hang(spy)
     sim = Simulation(parts=parts)
     assert spy.calls == []  # hung after the first build
-    rebuilt = []
-    for _ in range(80):
-        before = sim.rebuilds
-        sim.step()
-        if sim.rebuilds > before:
-            rebuilt.append(sim.step_index)
+    rebuilt = rebuild_steps(sim, 80)
     assert 3 < len(rebuilt) < 80
     assert spy.calls == [(k, s) for s in rebuilt for k in ("before", "after")]
     ref = Simulation(cfg)

@@ -8,7 +8,7 @@ import pytest
 from pdyn import Simulation, SimulationConfig
 from pdyn.broadphase import REGISTRY, canonical_pairs, find_contacts
 from pdyn.config import BoxConfig, ConfigError, ParticlesConfig
-from pdyn.dynamics.neighbours import NeighbourList
+from pdyn.dynamics.neighbours import Hanger, NeighbourList
 from pdyn.particles import FIXED, INFINITE, ParticleStore
 
 from ..mpi.scenes import dense_polydisperse
@@ -208,38 +208,44 @@ def test_default_skin_and_one_schedule():
     assert off.neighbours.rebuild_skin == off.exchange.skin == pytest.approx(0.25 * mean_d)
 
 
-def test_a_hanger_added_to_a_running_simulation_is_called_at_the_rebuild_steps():
-    """An object hung on the lists of a running simulation (``NeighbourList.hang``; nothing
-    of the driver changed) is told before each rebuild and after each build, at exactly the
-    steps that rebuild, in that order, and asked to save at the end of the run."""
-    from pdyn.config import SimulationConfig
-    from pdyn.dynamics.neighbours import Hanger
-    from pdyn.simulation import Simulation
+class RebuildSpy(Hanger):
+    """A component hung on the lists that notes each call with the step it belongs to
+    (``step()``: the simulation's step index)."""
 
-    class Spy(Hanger):
-        def __init__(self):
-            self.calls = []
+    def __init__(self, step):
+        self.step, self.calls = step, []
 
-        def before_rebuild(self, store, lists):
-            self.calls.append(("before", sim.step_index + 1))
+    def before_rebuild(self, store, lists):
+        self.calls.append(("before", self.step() + 1))
 
-        def after_build(self, store, lists):
-            self.calls.append(("after", sim.step_index + 1))
+    def after_build(self, store, lists):
+        self.calls.append(("after", self.step() + 1))
 
-        def save(self, store, lists):
-            self.calls.append(("save", sim.step_index))
+    def save(self, store, lists):
+        self.calls.append(("save", self.step()))
 
-    sim = Simulation(SimulationConfig(scene="box", scale=0.1, progress=False))
-    sim.run(5)
-    spy = Spy()
-    sim.neighbours.hang(spy)
+
+def rebuild_steps(sim, steps: int) -> list:
+    """Step ``sim`` ``steps`` times; the steps at which its lists were rebuilt."""
     rebuilt = []
-    for _ in range(80):
+    for _ in range(steps):
         before = sim.rebuilds
         sim.step()
         if sim.rebuilds > before:
             rebuilt.append(sim.step_index)
+    return rebuilt
+
+
+def test_a_hanger_added_to_a_running_simulation_is_called_at_the_rebuild_steps():
+    """An object hung on the lists of a running simulation (``NeighbourList.hang``; nothing
+    of the driver changed) is told before each rebuild and after each build, at exactly the
+    steps that rebuild, in that order, and asked to save at the end of the run."""
+    sim = Simulation(SimulationConfig(scene="box", scale=0.1, progress=False))
+    sim.run(5)
+    spy = RebuildSpy(lambda: sim.step_index)
+    sim.neighbours.hang(spy)
+    rebuilt = rebuild_steps(sim, 80)
     sim.run(0)
-    assert len(rebuilt) > 3 and len(rebuilt) < 80
+    assert 3 < len(rebuilt) < 80
     assert spy.calls == [(k, s) for s in rebuilt for k in ("before", "after")] \
         + [("save", sim.step_index)]
