@@ -28,7 +28,11 @@ from .wallkinds import KINDS, load_mesh
 
 CONTACT_LAWS = ("linear", "hertz")
 #: the normal dashpots (the table in ``pdyn.dynamics.laws``: a test holds the two lists equal)
-DAMPINGS = ("tangent", "constant")
+DAMPINGS = ("tangent", "constant", "mass_velocity", "viscoelastic", "tsuji")
+#: the dampings whose coefficient the user gives (``contact.damping_coefficient``), not e
+GIVEN_DAMPINGS = ("mass_velocity", "viscoelastic")
+#: how the tangential spring is turned into a new tangent plane (``pdyn.dynamics.friction``)
+TANGENTIAL_HISTORIES = ("rescaled", "projected")
 #: the smallest coefficient of restitution accepted: the damping ratio that gives e is bounded
 #: (``pdyn.dynamics.laws.MAX_DAMPING_RATIO``, whose e is 6.2e-4 linear, 5.2e-4 Hertz)
 MIN_RESTITUTION = 1e-3
@@ -75,11 +79,27 @@ class ContactConfig:
     poisson_ratio: float = 0.3  # ν
     rolling_friction: float = 0.0  # μ_r, dimensionless (torque μ_r R_eff F_n)
     damping: str = "tangent"  # the normal dashpot: "tangent" (c ∝ √k_t(δ)) or "constant"
+    # LAMMPS' dampings and history (docs/contacts.md): γ of "mass_velocity" (1/s) and
+    # "viscoelastic" (1/(m s)); the tangential spring "rescaled" or "projected"
+    damping_coefficient: float | None = None
+    tangential_history: str = "rescaled"
 
     @_config_errors
     def __post_init__(self):
         choice("contact.law", self.law, CONTACT_LAWS)
         choice("contact.damping", self.damping, DAMPINGS)
+        choice("contact.tangential_history", self.tangential_history, TANGENTIAL_HISTORIES)
+        if self.damping in GIVEN_DAMPINGS:
+            if self.damping_coefficient is None:
+                raise ConfigError(f"contact.damping_coefficient: damping {self.damping!r} "
+                                  "needs it (gamma, as LAMMPS' damping coefficient)")
+            number("contact.damping_coefficient", self.damping_coefficient, lo=0)
+            if self.restitution != 1.0:
+                raise ConfigError(f"contact.restitution = {self.restitution!r}: damping "
+                                  f"{self.damping!r} takes contact.damping_coefficient, not e")
+        elif self.damping_coefficient is not None:
+            raise ConfigError(f"contact.damping_coefficient = {self.damping_coefficient!r}: "
+                              f"only for damping {' or '.join(map(repr, GIVEN_DAMPINGS))}")
         number("contact.youngs_modulus", self.youngs_modulus, lo=0)
         if self.stiffness is not None:
             number("contact.stiffness", self.stiffness, above=0)

@@ -723,7 +723,9 @@ class ContactLaw:
     (Pa), ``stiffness`` (N/m, linear only; default E·R_eff), ``restitution`` e (1 = elastic)
     and its ``damping`` (``"tangent"``, default, or ``"constant"``); ``friction`` μ and
     ``rolling_friction`` μ_r (0: no tangential force, no torque), ``poisson_ratio`` ν
-    (Hertz–Mindlin's tangential stiffness). :attr:`models` are the chosen sub-models
+    (Hertz–Mindlin's tangential stiffness); ``damping_coefficient`` γ of the dampings
+    ``"mass_velocity"`` and ``"viscoelastic"``; ``tangential_history`` ``"rescaled"``
+    (default) or ``"projected"`` (``pdyn.dynamics.friction``). :attr:`models` are the chosen sub-models
     (``pdyn.dynamics.laws``); their records (:attr:`parameters`, the normal law with its
     damping, ``pdyn.dynamics.laws``; :attr:`tangential_model` and :attr:`rolling_model`,
     ``pdyn.dynamics.friction``) are what the kernels read. With μ or μ_r > 0 the spheres
@@ -736,7 +738,8 @@ class ContactLaw:
     def __init__(self, law: str = "linear", youngs_modulus: float = 1e6,
                  stiffness: float | None = None, restitution: float = 1.0,
                  friction: float = 0.0, poisson_ratio: float = 0.3,
-                 rolling_friction: float = 0.0, damping: str = "tangent"):
+                 rolling_friction: float = 0.0, damping: str = "tangent",
+                 damping_coefficient: float | None = None, tangential_history: str = "rescaled"):
         E, k = float(youngs_modulus), float(stiffness or 0.0)
         models = chosen(law, damping, friction, rolling_friction)
         if history_layout(models) not in ((), STORED_HISTORY):
@@ -747,8 +750,9 @@ class ContactLaw:
                 ("poisson_ratio", float(poisson_ratio)), ("damping", damping),
                 ("models", models),
                 ("parameters", law_parameters(law, E, k, float(restitution), poisson_ratio,
-                                              damping)),
-                ("tangential_model", tangential_model(law, friction, poisson_ratio)),
+                                              damping, damping_coefficient)),
+                ("tangential_model", tangential_model(law, friction, poisson_ratio,
+                                                      tangential_history)),
                 ("rolling_model", rolling_model(rolling_friction)),
                 ("rotating", friction > 0.0 or rolling_friction > 0.0)):
             object.__setattr__(self, name, value)
@@ -760,7 +764,8 @@ class ContactLaw:
     def from_config(cls, cfg) -> "ContactLaw":
         """The law of a ``pdyn.config.ContactConfig``."""
         return cls(cfg.law, cfg.youngs_modulus, cfg.stiffness, cfg.restitution, cfg.friction,
-                   cfg.poisson_ratio, cfg.rolling_friction, cfg.damping)
+                   cfg.poisson_ratio, cfg.rolling_friction, cfg.damping,
+                   cfg.damping_coefficient, cfg.tangential_history)
 
     @property
     def stiff(self) -> bool:

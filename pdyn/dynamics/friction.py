@@ -14,9 +14,13 @@ mass):
 * contact-point velocity of i relative to j ([CundallStrack1979]; the lever arms are the radii,
   as in LAMMPS ``gran/*/history`` [LAMMPSgranular]):
   v_c = v_i − v_j + (r_i ω_i + r_j ω_j) × n,  v_t = v_c − (v_c·n) n;
-* the tangential spring s (m, the contact's history) is first rotated into the current
-  tangent plane and rescaled to its former length, s ← (s − (s·n) n)·|s|/|s − (s·n) n|
-  ([LAMMPSgranular]), then s ← s + v_t dt; F_t = −k_t s − c_t v_t;
+* the tangential spring s (m, the contact's history) is first turned into the current
+  tangent plane, then s ← s + v_t dt; F_t = −k_t s − c_t v_t. How it is turned is the
+  history's sub-model (``[contact] tangential_history``): ``rescaled`` (:class:`Tangential`,
+  the default) rotates it and keeps its length, s ← (s − (s·n) n)·|s|/|s − (s·n) n|
+  ([Luding2008] eq. 17, LAMMPS ``pair granular``); ``projected`` (:class:`Projected`) drops
+  its normal part, s ← s − (s·n) n, as LAMMPS ``pair gran/*/history`` does ([LAMMPSgranular]:
+  it adds v_t dt first and projects the sum, the same spring since v_t ⊥ n);
 * Coulomb cap ([CundallStrack1979]): if |F_t| > μ F_n, F_t ← μ F_n F_t/|F_t| and the spring is
   reset to what gives the capped force, s = −(F_t + c_t v_t)/k_t (LAMMPS' rule);
 * stiffness and damping of the tangential spring:
@@ -26,6 +30,9 @@ mass):
   [Tsuji1992]), with G* = E* (1 − ν)/(2(2 − ν)) for two spheres of one material
   (G = E/(2(1 + ν)), 1/E* = 2(1 − ν²)/E, 1/G* = 2(2 − ν)/G, [ChungOoi2011] §2), and
   c_t = 2 ζ √(m_eff k_t), the normal law's damping ratio on the tangential stiffness;
+  with the dampings sampled as LAMMPS (``mass_velocity``, ``viscoelastic``, ``tsuji``,
+  ``pdyn.dynamics.laws``) c_t = η/2 for both laws, η the normal dashpot's coefficient
+  (LAMMPS' ``gamma_t`` = NULL of ``gran/*/history``, ``x_gammat`` = 0.5 of ``pair granular``);
 * torque of the tangential force on i: (r_i n) × F_t, on j: (r_j n) × F_t (the force on j is
   −F_t at −r_j n);
 * rolling resistance, constant-torque model ("model A" of [Ai2011]): on i
@@ -49,7 +56,7 @@ from numba import njit
 from numba.extending import overload
 
 from .._jit import JIT
-from .laws import Hertz, Linear
+from .laws import COEFFICIENT, Hertz, Linear, dashpot_coefficient, stiffness
 
 
 class Tangential(NamedTuple):
@@ -60,6 +67,21 @@ class Tangential(NamedTuple):
     kt_ratio: float
 
 
+class Projected(NamedTuple):
+    """:class:`Tangential` whose spring is projected onto the new tangent plane without
+    rescaling, as LAMMPS ``pair gran/*/history`` ([LAMMPSgranular]): the same fields."""
+
+    mu: float
+    kt_ratio: float
+
+
+#: the tangential histories by name (``contact.tangential_history``)
+HISTORIES = {"rescaled": Tangential, "projected": Projected}
+
+#: c_t / η with the dampings sampled as LAMMPS (its ``gamma_t`` = NULL default)
+SAMPLED_TANGENTIAL_DAMPING = 0.5
+
+
 class Rolling(NamedTuple):
     """Constant-torque rolling resistance ([Ai2011] model A): coefficient ``mu_roll``
     (dimensionless)."""
@@ -67,14 +89,18 @@ class Rolling(NamedTuple):
     mu_roll: float
 
 
-def tangential_model(law: str, friction: float, poisson: float) -> Tangential | None:
-    """The :class:`Tangential` record for μ = ``friction`` (None for μ = 0): k_t/k_n = 2/7 for
-    the linear law, 2(1 − ν)/(2 − ν) (= 8 G*/(2 E*), Mindlin's over Hertz's tangent
-    stiffness) for Hertz."""
+def tangential_model(law: str, friction: float, poisson: float,
+                     history: str = "rescaled") -> Tangential | Projected | None:
+    """The tangential record for μ = ``friction`` (None for μ = 0) with the spring turned as
+    ``history`` says (:data:`HISTORIES`): k_t/k_n = 2/7 for the linear law, 2(1 − ν)/(2 − ν)
+    (= 8 G*/(2 E*), Mindlin's over Hertz's tangent stiffness) for Hertz."""
+    if history not in HISTORIES:
+        raise ValueError(f"contact tangential_history {history!r}: unknown (choose from "
+                         f"{', '.join(HISTORIES)})")
     if not friction > 0.0:
         return None
     ratio = 2.0 * (1.0 - poisson) / (2.0 - poisson) if law == "hertz" else 2.0 / 7.0
-    return Tangential(float(friction), ratio)
+    return HISTORIES[history](float(friction), ratio)
 
 
 def rolling_model(rolling: float) -> Rolling | None:
@@ -101,22 +127,76 @@ def hertz_tangential(law, zeta, tangential, delta, r_eff, m_eff):
 COEFFICIENTS = {Linear: linear_tangential, Hertz: hertz_tangential}
 
 
+@njit(inline="always", **JIT)
+def sampled_tangential_damping(law, delta, r_eff, m_eff):
+    """c_t = :data:`SAMPLED_TANGENTIAL_DAMPING` η under a damping sampled as LAMMPS."""
+    mk, p, a = stiffness(law.law, r_eff, m_eff)
+    return SAMPLED_TANGENTIAL_DAMPING * dashpot_coefficient(law.damping, mk, p, a, delta,
+                                                            r_eff, m_eff)
+
+
 def tangential_coefficients(law, tangential, delta, r_eff, m_eff):
     """(k_t (N/m), c_t (N·s/m)) of one contact under the normal sub-models ``law`` (a
-    ``pdyn.dynamics.laws.Normal`` record: the elastic law and the damping's ratio ζ)."""
-    return COEFFICIENTS[type(law.law)](law.law, law.damping.zeta, tangential, delta, r_eff,
-                                       m_eff)
+    ``pdyn.dynamics.laws.Normal`` record: the elastic law and its damping — the damping ratio
+    ζ, or a damping sampled as LAMMPS)."""
+    kernel = COEFFICIENTS[type(law.law)]
+    if type(law.damping) in COEFFICIENT:
+        return (kernel(law.law, 0.0, tangential, delta, r_eff, m_eff)[0],
+                sampled_tangential_damping(law, delta, r_eff, m_eff))
+    return kernel(law.law, law.damping.zeta, tangential, delta, r_eff, m_eff)
 
 
 @overload(tangential_coefficients, jit_options=JIT)
 def _tangential_coefficients(law, tangential, delta, r_eff, m_eff):
-    """Inside numba: resolve the law from the record's type at compile time."""
+    """Inside numba: resolve the law and the damping from the records' types at compile
+    time."""
     kernel = COEFFICIENTS[law.types[0].instance_class]
-
-    def impl(law, tangential, delta, r_eff, m_eff):
-        return kernel(law.law, law.damping.zeta, tangential, delta, r_eff, m_eff)
+    if law.types[1].instance_class in COEFFICIENT:
+        def impl(law, tangential, delta, r_eff, m_eff):
+            return (kernel(law.law, 0.0, tangential, delta, r_eff, m_eff)[0],
+                    sampled_tangential_damping(law, delta, r_eff, m_eff))
+    else:
+        def impl(law, tangential, delta, r_eff, m_eff):
+            return kernel(law.law, law.damping.zeta, tangential, delta, r_eff, m_eff)
 
     return impl
+
+
+def turned(tangential, sx, sy, sz, nx, ny, nz):
+    """The spring s turned into the tangent plane of n as the ``tangential`` record's history
+    says (:data:`HISTORIES`)."""
+    return TURNS[type(tangential)](sx, sy, sz, nx, ny, nz)
+
+
+@overload(turned, jit_options=JIT)
+def _turned(tangential, sx, sy, sz, nx, ny, nz):
+    """Inside numba: the history's rule, resolved from the record's type at compile time."""
+    kernel = TURNS[tangential.instance_class]
+    return lambda tangential, sx, sy, sz, nx, ny, nz: kernel(sx, sy, sz, nx, ny, nz)
+
+
+@njit(inline="always", **JIT)
+def rescaled(sx, sy, sz, nx, ny, nz):
+    """:class:`Tangential`: s − (s·n) n, rescaled to the length of s."""
+    s_n = sx * nx + sy * ny + sz * nz
+    rx, ry, rz = sx - s_n * nx, sy - s_n * ny, sz - s_n * nz
+    if s_n != 0.0:  # rescale to the former length (nothing to do for a new spring)
+        r2 = rx * rx + ry * ry + rz * rz
+        if r2 > 0.0:
+            scale = math.sqrt((sx * sx + sy * sy + sz * sz) / r2)
+            rx, ry, rz = rx * scale, ry * scale, rz * scale
+    return rx, ry, rz
+
+
+@njit(inline="always", **JIT)
+def projected(sx, sy, sz, nx, ny, nz):
+    """:class:`Projected`: s − (s·n) n."""
+    s_n = sx * nx + sy * ny + sz * nz
+    return sx - s_n * nx, sy - s_n * ny, sz - s_n * nz
+
+
+#: tangential record → how its spring is turned
+TURNS = {Tangential: rescaled, Projected: projected}
 
 
 @njit(inline="always", **JIT)
@@ -137,13 +217,7 @@ def tangential_force(law, tangential, sx, sy, sz, nx, ny, nz, vx, vy, vz, f_n, d
     step took 1.3× the time with the branch alone and 1.25× with the select alone."""
     v_n = vx * nx + vy * ny + vz * nz
     tx, ty, tz = vx - v_n * nx, vy - v_n * ny, vz - v_n * nz
-    s_n = sx * nx + sy * ny + sz * nz
-    rx, ry, rz = sx - s_n * nx, sy - s_n * ny, sz - s_n * nz
-    if s_n != 0.0:  # rescale to the former length (nothing to do for a new spring)
-        r2 = rx * rx + ry * ry + rz * rz
-        if r2 > 0.0:
-            scale = math.sqrt((sx * sx + sy * sy + sz * sz) / r2)
-            rx, ry, rz = rx * scale, ry * scale, rz * scale
+    rx, ry, rz = turned(tangential, sx, sy, sz, nx, ny, nz)
     sx, sy, sz = rx + tx * dt, ry + ty * dt, rz + tz * dt
     kt, ct = tangential_coefficients(law, tangential, delta, r_eff, m_eff)
     fx = -kt * sx - ct * tx

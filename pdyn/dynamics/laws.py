@@ -218,9 +218,35 @@ class Constant(NamedTuple):
     zeta: float
 
 
+class MassVelocity(NamedTuple):
+    """LAMMPS' ``damping mass_velocity`` (the dashpot of ``pair gran/hooke/history``):
+    η = γ m_eff, ``gamma`` γ in 1/s, given by the user ([LAMMPSgranular]); sampled as LAMMPS
+    samples it (:func:`sampled_damping`)."""
+
+    gamma: float
+
+
+class Viscoelastic(NamedTuple):
+    """LAMMPS' ``damping viscoelastic`` ([Brilliantov1996]; the dashpot of ``pair
+    gran/hertz/history``): η = γ m_eff a, a = √(R_eff δ) the contact radius, ``gamma`` γ in
+    1/(m·s), given by the user ([LAMMPSgranular]); sampled as LAMMPS samples it."""
+
+    gamma: float
+
+
+class Tsuji(NamedTuple):
+    """LAMMPS' ``damping tsuji`` ([Tsuji1992]): η = α √(m_eff F_e/δ), F_e/δ the elastic force
+    over the overlap (the linear law's k; Hertz' 4/3 E* √(R_eff δ)), ``alpha`` α from the
+    restitution by Marshall's fit (:func:`tsuji_alpha`); sampled as LAMMPS samples it."""
+
+    alpha: float
+
+
 class Normal(NamedTuple):
     """The normal force of a contact, two sub-models: the elastic ``law`` (:class:`Linear` or
-    :class:`Hertz`) and its ``damping`` (:class:`Tangent` or :class:`Constant`)."""
+    :class:`Hertz`) and its ``damping`` (:class:`Tangent`, :class:`Constant`,
+    :class:`MassVelocity`, :class:`Viscoelastic` or :class:`Tsuji`; each record's first field is
+    its coefficient, 0: undamped)."""
 
     law: object
     damping: object
@@ -332,10 +358,61 @@ def constant_damping(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
                     m_eff, dt)
 
 
+# The dampings of LAMMPS' ``pair granular`` ([LAMMPSgranular]): each gives its coefficient η
+# (N·s/m) of one contact, and the force is η v_n at the half-step approach speed, as LAMMPS'
+# velocity Verlet samples it (no window, no lag correction, no cap: LAMMPS' numbers).
+@njit(inline="always", **JIT)
+def mass_velocity_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
+    """:class:`MassVelocity`: η = γ m_eff."""
+    return damping.gamma * m_eff
+
+
+@njit(inline="always", **JIT)
+def viscoelastic_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
+    """:class:`Viscoelastic`: η = γ m_eff √(R_eff δ)."""
+    return damping.gamma * m_eff * math.sqrt(r_eff * delta)
+
+
+@njit(inline="always", **JIT)
+def tsuji_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
+    """:class:`Tsuji`: η = α √(m_eff F_e/δ), with F_e/δ = k_t(δ)/a = K δ^p / a from the law's
+    tangent stiffness (m_eff K, p, a)."""
+    return damping.alpha * math.sqrt(mk / a) * _power(delta, 0.5 * p)
+
+
+#: the sampled dampings' records → their coefficient η
+COEFFICIENT = {MassVelocity: mass_velocity_coefficient, Viscoelastic: viscoelastic_coefficient,
+               Tsuji: tsuji_coefficient}
+
+
+def dashpot_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
+    """η (N·s/m) of a sampled ``damping`` record (:data:`COEFFICIENT`) at one contact."""
+    return COEFFICIENT[type(damping)](damping, mk, p, a, delta, r_eff, m_eff)
+
+
+@overload(dashpot_coefficient, jit_options=JIT)
+def _dashpot_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
+    """Inside numba: the damping's coefficient, resolved from the record's type at compile
+    time."""
+    kernel = COEFFICIENT[damping.instance_class]
+
+    def impl(damping, mk, p, a, delta, r_eff, m_eff):
+        return kernel(damping, mk, p, a, delta, r_eff, m_eff)
+
+    return impl
+
+
+@njit(inline="always", **JIT)
+def sampled_damping(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
+    """The dashpot force η v_n of a sampled damping (:data:`COEFFICIENT`), as LAMMPS."""
+    return dashpot_coefficient(damping, mk, p, a, delta, r_eff, m_eff) * v_n
+
+
 #: parameter record → kernel: elastic force, tangent stiffness, damping force
 ELASTIC = {Linear: linear, Hertz: hertz}
 STIFFNESS = {Linear: linear_stiffness, Hertz: hertz_stiffness}
-DAMPING = {Tangent: tangent_damping, Constant: constant_damping}
+DAMPING = {Tangent: tangent_damping, Constant: constant_damping, MassVelocity: sampled_damping,
+           Viscoelastic: sampled_damping, Tsuji: sampled_damping}
 
 
 def elastic(law, delta, r_eff):
@@ -384,7 +461,7 @@ def normal_force(model, delta, v_n, r_eff, m_eff, dt):
     sampled in a step of ``dt`` s: (normal force magnitude on i, elastic energy) — the law's
     elastic force plus its damping's dashpot, never attractive."""
     f, energy = elastic(model.law, delta, r_eff)
-    if model.damping.zeta > 0.0:
+    if model.damping[0] > 0.0:
         mk, p, a = stiffness(model.law, r_eff, m_eff)
         f += damping_force(model.damping, mk, p, a, delta, v_n, r_eff, m_eff, dt)
         if f < 0.0:  # never attractive
@@ -397,20 +474,41 @@ def effective_modulus(youngs_modulus: float, poisson_ratio: float) -> float:
     return youngs_modulus / (2.0 * (1.0 - poisson_ratio * poisson_ratio))
 
 
+#: Marshall's fit of Tsuji's α(e) ([Marshall2009] eq. 53), coefficients of e⁰ … e⁶
+TSUJI_FIT = (1.2728, -4.2783, 11.087, -22.348, 27.467, -18.022, 4.8218)
+
+
+def tsuji_alpha(restitution: float) -> float:
+    """α of :class:`Tsuji` for the restitution e: √2 × Marshall's fit of Tsuji's α(e)
+    ([Marshall2009] eq. 53; the √2 turns Tsuji's particle mass into the effective mass of the
+    pair, as LAMMPS' ``damping tsuji`` does since 2026 — its 22 Jul 2025 release omits it);
+    0 at e = 1 (elastic; the fit leaves 3·10⁻⁴ there)."""
+    if restitution >= 1.0:
+        return 0.0
+    return math.sqrt(2.0) * sum(c * restitution**n for n, c in enumerate(TSUJI_FIT))
+
+
 def law_parameters(law: str, youngs_modulus: float, stiffness: float, restitution: float,
-                   poisson_ratio: float, damping: str = "tangent") -> Normal:
+                   poisson_ratio: float, damping: str = "tangent",
+                   coefficient: float | None = None) -> Normal:
     """The :class:`Normal` record of the law named ``law`` with the damping named ``damping``:
     the linear law takes ``youngs_modulus`` as its stiffness scale (k = E·R_eff unless
     ``stiffness``), Hertz the material's E and ν (E* from :func:`effective_modulus`); ζ from
-    the restitution e (:func:`damping_ratio`)."""
-    zeta = damping_ratio(restitution, law if damping == "tangent" else "linear")
+    the restitution e (:func:`damping_ratio`), Tsuji's α from e (:func:`tsuji_alpha`), the
+    coefficient γ of ``mass_velocity`` and ``viscoelastic`` is ``coefficient`` (None: 0)."""
     elastic_law = (Hertz(effective_modulus(youngs_modulus, poisson_ratio)) if law == "hertz"
                    else Linear(youngs_modulus, stiffness))
+    if damping in ("mass_velocity", "viscoelastic"):
+        return Normal(elastic_law, DAMPINGS[damping](float(coefficient or 0.0)))
+    if damping == "tsuji":
+        return Normal(elastic_law, Tsuji(tsuji_alpha(restitution)))
+    zeta = damping_ratio(restitution, law if damping == "tangent" else "linear")
     return Normal(elastic_law, DAMPINGS[damping](zeta))
 
 
 #: the dampings by name (``contact.damping``)
-DAMPINGS = {"tangent": Tangent, "constant": Constant}
+DAMPINGS = {"tangent": Tangent, "constant": Constant, "mass_velocity": MassVelocity,
+            "viscoelastic": Viscoelastic, "tsuji": Tsuji}
 
 
 # ------------------------------------------------------------------ the declared sub-models
@@ -446,6 +544,8 @@ YOUNGS = Param("number", 1e6, "Young's modulus E (Pa); the linear law's stiffnes
 POISSON = Param("number", 0.3, "Poisson ratio ν (Hertz's E*, Mindlin's G*)", above=-1, hi=0.5)
 RESTITUTION = Param("number", 1.0, "coefficient of restitution e (1: elastic); sets the "
                     "damping ratio ζ", lo=1e-3, hi=1)
+DAMPING_COEFFICIENT = Param("number", None, "γ of the mass_velocity (1/s) and viscoelastic "
+                            "(1/(m s)) dampings, as LAMMPS' damping coefficient", lo=0)
 
 #: every sub-model, one line each
 SUB_MODELS = (
@@ -460,8 +560,21 @@ SUB_MODELS = (
     SubModel("damping", "constant", {"restitution": RESTITUTION},
              "dashpot of constant c = 2 ζ √(m* k_t(0.02 R*)); the linear law's tangent "
              "damping; with Hertz e holds near one impact speed"),
+    SubModel("damping", "mass_velocity", {"damping_coefficient": DAMPING_COEFFICIENT},
+             "LAMMPS' mass_velocity (gran/hooke/history): η = γ m*, γ in 1/s; η v_n sampled "
+             "as LAMMPS"),
+    SubModel("damping", "viscoelastic", {"damping_coefficient": DAMPING_COEFFICIENT},
+             "LAMMPS' viscoelastic (gran/hertz/history): η = γ m* √(R* δ), γ in 1/(m s); "
+             "η v_n sampled as LAMMPS"),
+    SubModel("damping", "tsuji", {"restitution": RESTITUTION},
+             "LAMMPS' tsuji: η = α √(m* F_e/δ), α = √2 × Marshall's fit of α(e); η v_n "
+             "sampled as LAMMPS"),
     SubModel("tangential", "spring", {"friction": Param(
-        "number", 0.0, "Coulomb coefficient μ (0: none)", lo=0), "poisson_ratio": POISSON},
+        "number", 0.0, "Coulomb coefficient μ (0: none)", lo=0), "poisson_ratio": POISSON,
+        "tangential_history": Param("choice", "rescaled", "the spring turned into a new "
+                                    "tangent plane keeps its length (rescaled) or is "
+                                    "projected (LAMMPS gran/*/history)",
+                                    choices=("rescaled", "projected"))},
         "spring–dashpot with history and a Coulomb cap (Mindlin's stiffness for Hertz)",
         history=(("spring", np.float64, 3), ("slid", np.uint8, 1))),
     SubModel("rolling", "constant_torque", {"rolling_friction": Param(

@@ -33,12 +33,13 @@ def static_overlap(law, load, r_eff):
     return (load / (4.0 / 3.0 * effective_modulus(E, NU) * np.sqrt(r_eff))) ** (2.0 / 3.0)
 
 
-def scene(law, e, pos, radii, lo=(-0.1, -0.1, 0.0), hi=(0.1, 0.1, 1.0), damping="tangent"):
+def scene(law, e, pos, radii, lo=(-0.1, -0.1, 0.0), hi=(0.1, 0.1, 1.0), damping="tangent",
+          **contact):
     """Spheres of the glass-like material at rest, periodic sides, a floor wall, gravity, the
-    default time step."""
+    default time step; ``contact``: more ``ContactConfig`` fields."""
     return Simulation(SimulationConfig(
         contact=ContactConfig(law=law, youngs_modulus=E, poisson_ratio=NU, restitution=e,
-                              damping=damping),
+                              damping=damping, **contact),
         box=BoxConfig(lo=lo, hi=hi, boundary=("periodic", "periodic", "wall")),
         particles=ParticlesConfig(positions=pos, radii=radii, density=RHO),
         gravity=(0.0, 0.0, -G), initial_overlap="allow", progress=False))

@@ -13,7 +13,7 @@ runs on every rank (``run.ref``, the 1-rank run, only on rank 0). The scenes are
 ``scenes.py``; multi-rank tests of other kinds (every step's ids, errors, files across rank
 counts) stay in their files."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from types import SimpleNamespace
 from typing import Callable
 
@@ -332,6 +332,18 @@ def dense(kind, **cfg):
                                                                   output=output)
 
 
+def lammps_choice(kind, law, history, damping, **given):
+    """The frictional dense scene with one of the LAMMPS-equivalent contact choices
+    (docs/contacts.md): ``damping`` with ``given`` (its coefficient or restitution) and the
+    tangential ``history``."""
+    def config(folder, comm, output):
+        cfg = dense(kind, law=law, friction=0.5, **BALANCED)(folder, comm, output)
+        return cfg.with_(contact=replace(cfg.contact, damping=damping,
+                                         tangential_history=history,
+                                         **{"restitution": 1.0, **given}))
+    return config
+
+
 def built(make, *args, **cfg):
     """``make(*args, **cfg, output=...)`` as a Case's config."""
     return lambda folder, comm, output: make(*args, **cfg, output=output)
@@ -362,6 +374,13 @@ CASES = [
                  balance_threshold=1.0),
            200, check=frictional_did_work, slow=(kind, law) != ("walled", "linear"))
       for kind in ("periodic", "walled") for law in ("linear", "hertz")),
+    *(Case(f"lammps-{law}-{damping}-{history}",
+           lammps_choice("walled", law, history, damping, **given), 200,
+           ("ranks", "restart"), at=100, check=frictional_did_work, slow=law == "hertz")
+      for law, damping, history, given in (
+          ("linear", "mass_velocity", "projected", {"damping_coefficient": 5.0}),
+          ("hertz", "viscoelastic", "projected", {"damping_coefficient": 100.0}),
+          ("hertz", "tsuji", "rescaled", {"restitution": 0.5}))),
     Case("auto-switching", named_scene("gas", scale=0.1, neighbour_skin=0.0, reorder_every=10,
                                        broadphase="auto"),
          30, fields=MOTION, reference=lambda c: c.with_(broadphase="index_sort"),
