@@ -99,7 +99,8 @@ from ..walls import WallSet, entry_contact, mesh_arrays, mesh_entry, wall_spin
 from .neighbours import Hanger
 from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
 from .history import ContactHistory
-from .laws import STORED_HISTORY, chosen, history_layout, law_parameters, normal_force
+from .laws import (STORED_HISTORY, chosen, history_layout, law_parameters, normal_force,
+                   normal_forces)
 
 
 # ------------------------------------------------------------------ one contact
@@ -189,7 +190,9 @@ def _evaluate(law, tangential, rolling, c, w, sx, sy, sz, slid, dt):
     starts from and whether it slid last step) through the sub-models: the normal law, then
     the tangential spring–dashpot and the rolling torque (each None: absent, pruned at
     compile time). An :class:`Outcome`; the torque on j is what j's own evaluation gives, bit
-    for bit. Without a tangential or rolling part those are zero (and False)."""
+    for bit. Without a tangential or rolling part those are zero (and False). The tangential
+    step reads the whole window's normal force and is scaled to the sample's share of it
+    (they differ at a first touch: ``pdyn.dynamics.laws``, "Friction at the first touch")."""
     tx = ty = tz = 0.0
     mx = my = mz = 0.0
     jx = jy = jz = 0.0
@@ -203,11 +206,17 @@ def _evaluate(law, tangential, rolling, c, w, sx, sy, sz, slid, dt):
         vcx = c.dvx + (wy * nz - wz * ny)
         vcy = c.dvy + (wz * nx - wx * nz)
         vcz = c.dvz + (wx * ny - wy * nx)
-    f, e = _normal(law, c, dt)
+    f, e, whole = normal_forces(law, c.delta, c.dvx * nx + c.dvy * ny + c.dvz * nz, c.r_eff,
+                                c.m_eff, dt)
     if tangential is not None:
+        # on the whole window's normal force, then scaled to the sample's share of it: they
+        # differ at a first touch (pdyn.dynamics.laws, "Friction at the first touch")
         sx, sy, sz, tx, ty, tz, sliding = tangential_force(
-            law, tangential, sx, sy, sz, nx, ny, nz, vcx, vcy, vcz, f, c.delta, c.r_eff,
+            law, tangential, sx, sy, sz, nx, ny, nz, vcx, vcy, vcz, whole, c.delta, c.r_eff,
             c.m_eff, dt, slid)
+        if whole != f and whole > 0.0:
+            share = f / whole
+            tx, ty, tz = share * tx, share * ty, share * tz
         cx, cy, cz = ny * tz - nz * ty, nz * tx - nx * tz, nx * ty - ny * tx
         mx, my, mz = w.ri * cx, w.ri * cy, w.ri * cz
         jx, jy, jz = w.rj * cx, w.rj * cy, w.rj * cz

@@ -22,7 +22,9 @@ mass):
   its normal part, s ← s − (s·n) n, as LAMMPS ``pair gran/*/history`` does ([LAMMPSgranular]:
   it adds v_t dt first and projects the sum, the same spring since v_t ⊥ n);
 * Coulomb cap ([CundallStrack1979]): if |F_t| > μ F_n, F_t ← μ F_n F_t/|F_t| and the spring is
-  reset to what gives the capped force, s = −(F_t + c_t v_t)/k_t (LAMMPS' rule);
+  reset to what gives the capped force, s = −(F_t + c_t v_t)/k_t (LAMMPS' rule); at a first
+  touch F_n is the whole window's normal force and the contact loop scales F_t to the
+  sample's share of it (``pdyn.dynamics.laws``, "Friction at the first touch");
 * stiffness and damping of the tangential spring:
   linear law: k_t = 2/7 k_n, c_t = c_n/2 (LAMMPS ``gran/hooke/history`` defaults for
   ``Kt`` and ``gamma_t`` [LAMMPSgranular]);

@@ -85,6 +85,20 @@ overlap a step ago was negative) the window starts at the touch: D(δ + u dt/2)/
 The first-touch test keeps no state, so a touch exactly on a step boundary (to rounding) can
 be counted twice.
 
+*Friction at the first touch.* The first sample's damping force is the impulse of the part of
+the window after the touch, over dt: between 1/2 and 3/2 of the dashpot of a contact that was
+there over the whole window, c(δ) u*. Friction's Coulomb limit must not read it: a contact
+that slides from its first touch would slide at μ times that share, and when the next sample
+brings the whole dashpot (twice as much for a touch late in the step) its spring is too short
+for the new limit, so it sticks for steps while it really slides — the tangential impulse fell
+up to 5 % short of μ times the normal one, and more as dt shrank. So :func:`normal_forces`
+also gives the whole window's force; the tangential step runs on it (its limit and the
+spring it leaves follow the contact as the next samples see it), and its force is then
+scaled by the sample's share of the window, f / f_whole: in sliding exactly μ f, the same
+share of the window as the normal dashpot's (``pdyn.dynamics.contact._evaluate``; tested
+from the default dt to t_c/320 in ``tests/dynamics/test_first_touch.py``). The normal force,
+and so statics and restitution, are untouched.
+
 *Never reversing.* A dashpot stops relative motion but never reverses it: the damping force
 is at most m_eff |u| / dt, the force that stops the pair's approach within the step. It
 binds only for ε ≳ 2/3 (linear law, default dt: ζ ≳ 4, e ≲ 0.02), where it keeps the explicit
@@ -289,7 +303,10 @@ def _dashpot(coef, q, lag, delta, v_n, m_eff, dt):
     mass ``m_eff`` (kg), step ``dt`` (s): the damping impulse of the sample's window over
     ``dt`` at the lag-corrected speed u* = u / (1 + α ε + γ ε²), ε = c dt / (2 m_eff),
     (α, γ) = ``lag``, at most the impulse that stops the approach, m_eff |u| / dt (module
-    docstring). Exactly 0 at u = 0."""
+    docstring). Exactly 0 at u = 0. Returns (that force, the force of the whole window): they
+    differ at a first touch only, where the second is c(δ) u*, the dashpot of a contact
+    that was there over the whole window (what friction's Coulomb limit reads, module
+    docstring)."""
     c = coef if q == 0.0 else coef * _power(delta, q)
     eps = 0.5 * dt * c / m_eff
     e2 = min(eps * eps, 1.0 / lag[1]) if lag[1] > 0.0 else 0.0
@@ -298,6 +315,7 @@ def _dashpot(coef, q, lag, delta, v_n, m_eff, dt):
     if v_n > 0.0 and delta < v_n * dt:  # first touch within the step just made
         y = delta + 0.5 * v_n * dt
         f = coef / p * (y * _power(y, q)) / dt * (u / v_n)
+        whole = c * u
     else:
         hi = delta + (u - 0.5 * v_n) * dt
         lo = delta - 0.5 * v_n * dt
@@ -306,8 +324,9 @@ def _dashpot(coef, q, lag, delta, v_n, m_eff, dt):
         else:
             hi, lo = max(hi, 0.0), max(lo, 0.0)
             f = coef / p * (hi * _power(hi, q) - lo * _power(lo, q)) / dt
+        whole = f
     cap = m_eff * abs(v_n) / dt  # a dashpot stops the relative motion, never reverses it
-    return min(max(f, -cap), cap)
+    return min(max(f, -cap), cap), min(max(whole, -cap), cap)
 
 
 # ------------------------------------------------------------------ normal laws
@@ -404,8 +423,10 @@ def _dashpot_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
 
 @njit(inline="always", **JIT)
 def sampled_damping(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
-    """The dashpot force η v_n of a sampled damping (:data:`COEFFICIENT`), as LAMMPS."""
-    return dashpot_coefficient(damping, mk, p, a, delta, r_eff, m_eff) * v_n
+    """The dashpot force η v_n of a sampled damping (:data:`COEFFICIENT`), as LAMMPS (twice:
+    the sample is the whole window's, :func:`_dashpot`)."""
+    f = dashpot_coefficient(damping, mk, p, a, delta, r_eff, m_eff) * v_n
+    return f, f
 
 
 #: parameter record → kernel: elastic force, tangent stiffness, damping force
@@ -426,7 +447,8 @@ def stiffness(law, r_eff, m_eff):
 
 
 def damping_force(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
-    """The dashpot force (N, on i) of the ``damping`` record."""
+    """The dashpot force (N, on i) of the ``damping`` record, and that of the whole window
+    (:func:`_dashpot`)."""
     return DAMPING[type(damping)](damping, mk, p, a, delta, v_n, r_eff, m_eff, dt)
 
 
@@ -456,16 +478,31 @@ def _damping_force(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
 
 
 @njit(inline="always", **JIT)
-def normal_force(model, delta, v_n, r_eff, m_eff, dt):
+def normal_forces(model, delta, v_n, r_eff, m_eff, dt):
     """The normal sub-models ``model`` (a :class:`Normal` record) applied to one contact
-    sampled in a step of ``dt`` s: (normal force magnitude on i, elastic energy) — the law's
-    elastic force plus its damping's dashpot, never attractive."""
+    sampled in a step of ``dt`` s: (normal force magnitude on i, elastic energy, the normal
+    force of the whole window) — the law's elastic force plus its damping's dashpot, never
+    attractive; the third differs from the first at a first touch only (:func:`_dashpot`:
+    what friction's Coulomb limit reads, module docstring)."""
     f, energy = elastic(model.law, delta, r_eff)
+    whole = f
     if model.damping[0] > 0.0:
         mk, p, a = stiffness(model.law, r_eff, m_eff)
-        f += damping_force(model.damping, mk, p, a, delta, v_n, r_eff, m_eff, dt)
+        d, d_whole = damping_force(model.damping, mk, p, a, delta, v_n, r_eff, m_eff, dt)
+        f += d
+        whole += d_whole
         if f < 0.0:  # never attractive
             f = 0.0
+        if whole < 0.0:
+            whole = 0.0
+    return f, energy, whole
+
+
+@njit(inline="always", **JIT)
+def normal_force(model, delta, v_n, r_eff, m_eff, dt):
+    """:func:`normal_forces` without the whole window's: (normal force magnitude on i,
+    elastic energy)."""
+    f, energy, _ = normal_forces(model, delta, v_n, r_eff, m_eff, dt)
     return f, energy
 
 
