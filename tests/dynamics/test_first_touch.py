@@ -34,9 +34,9 @@ def impulses(sim, a, b=None):
         jt += np.linalg.norm(f - (f @ n) * n)
 
 
-def wall_impact(e, dt_safety, phase, vt, vn=1.0, damping="tangent"):
-    """A sphere of the linear law hitting the floor at (vt, 0, −vn) m/s, its first touch at
-    ``phase`` (0..1) of a step: :func:`impulses`."""
+def on_floor(e, dt_safety, phase, vt, vn=1.0, damping="tangent"):
+    """A sphere of the linear law about to hit the floor at (vt, 0, −vn) m/s, its first touch
+    at ``phase`` (0..1) of a step: (simulation, the sphere's handle)."""
     sim = Simulation(SimulationConfig(
         contact=ContactConfig(stiffness=K, friction=MU, restitution=e, damping=damping),
         box=BoxConfig(lo=(-1.0, -1.0, 0.0), hi=(1.0, 1.0, 1.0),
@@ -46,7 +46,12 @@ def wall_impact(e, dt_safety, phase, vt, vn=1.0, damping="tangent"):
         gravity=(0.0, 0.0, 0.0), progress=False, dt_safety=dt_safety))
     (h,) = sim.store.owned
     sim.store.pos[h, 2] = R + (1.0 + phase) * vn * sim.dt
-    return impulses(sim, h)
+    return sim, h
+
+
+def wall_impact(*args, **kw):
+    """:func:`impulses` of the impact of :func:`on_floor`."""
+    return impulses(*on_floor(*args, **kw))
 
 
 def pair_impact(e, dt_safety, phase, vt, vn=0.5):
@@ -84,17 +89,9 @@ def test_sliding_pair_impact_takes_mu_times_the_normal_impulse(dt_safety):
     assert np.abs(np.array(got) - 1.0).max() < 1e-3, got
 
 
-def wall_spin(e, dt_safety, phase, vt, vn=1.0):
-    """ω r (m/s) of the sphere of :func:`wall_impact` after the impact."""
-    sim = Simulation(SimulationConfig(
-        contact=ContactConfig(stiffness=K, friction=MU, restitution=e),
-        box=BoxConfig(lo=(-1.0, -1.0, 0.0), hi=(1.0, 1.0, 1.0),
-                      boundary=("periodic", "periodic", "wall")),
-        particles=ParticlesConfig(positions=[[0.0, 0.0, 2 * R]], radii=[R],
-                                  velocities=[[vt, 0.0, -vn]], density=RHO),
-        gravity=(0.0, 0.0, 0.0), progress=False, dt_safety=dt_safety))
-    (h,) = sim.store.owned
-    sim.store.pos[h, 2] = R + (1.0 + phase) * vn * sim.dt
+def wall_spin(*args):
+    """ω r (m/s) of the sphere of :func:`on_floor` after the impact."""
+    sim, h = on_floor(*args)
     impulses(sim, h)
     return sim.store.omega[h][1] * R
 
