@@ -81,6 +81,21 @@ per sphere (3.62 and 4.41) to 0.6 % and 0.05 %; a sphere's centre differs betwee
 by 2·10⁻⁴ smallest radii rms (at most 1.2·10⁻³) while the spheres moved 2.7·10⁻² radii rms
 (μ = 0: without friction the frictionally settled bed slumps) and 1.2·10⁻³ (μ = 0.5).
 
+``--scene chute`` times the ``chute`` scene (``pdyn scenes``; Silbert et al.'s incline: 2 247
+spheres of d = 1 m, m = 1 kg at ``--scale 1``, 70 of them a fixed rough base, linear k = 2·10⁴
+N/m, e = 0.88, μ = 0.5, k_t = 2/7 k, gravity 1 m/s² tilted 23°, dt = 3.16·10⁻⁴ s) from its
+initial state (the lattice at rest, falling) in both codes. LAMMPS gets the same spheres and
+``pair_style gran/hooke/history k NULL γ_n NULL μ 1 limit_damping`` with γ_n = 2 ζ √(k/m*),
+ζ = pdyn's damping ratio for e (``pdyn.dynamics.laws.damping_ratio``) and m* = m/2 (a sphere
+pair: the same dashpot coefficient as pdyn's), ``neigh_modify exclude group base base``, the
+base out of ``fix nve/sphere`` and ``fix gravity`` (as pdyn's fixed spheres), the floor and
+the lid (pdyn's walls at z = 0 and at the box top) as ``fix wall/gran granular hooke k γ_n
+tangential linear_history 2/7 k 0.5 μ damping mass_velocity limit_damping zplane 0 top``.
+``--damping tangent`` (default) runs pdyn's default model (its exact-statics dashpot, the
+rescaled history) against it; ``--damping mass_velocity`` the LAMMPS-equivalent choice
+(``damping = "mass_velocity"``, ``damping_coefficient = γ_n``, ``tangential_history =
+"projected"``: the same model, docs/contacts.md; the walls differ in their history rule).
+
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
 (the venv's). A worker sets up, warms up (pdyn first runs a small simulation of the same model
 for 200 steps, so that numba compiles every kernel of the timed steps, rebuilds included;
@@ -185,6 +200,68 @@ def bed_parameters(args) -> dict:
     return bed_scene.parameters(args.scale, args.seed, args.settle_friction)
 
 
+def chute_parameters(args, scale: float | None = None) -> dict:
+    """The chute scene at ``scale`` (default ``--scale``) and its LAMMPS damping rate γ_n
+    (1/s; the module docstring)."""
+    from pdyn.dynamics.laws import damping_ratio
+    from pdyn.scenarios import chute
+
+    scene = chute(scale=args.scale if scale is None else scale, seed=args.seed)
+    k, e = float(scene.contact["stiffness"]), float(scene.contact["restitution"])
+    m_pair = 0.5 * float(scene.density) * 4.0 / 3.0 * np.pi * float(scene.radii[0]) ** 3
+    return {"scene": scene, "k": k,
+            "gamma": 2.0 * damping_ratio(e) * float(np.sqrt(k / m_pair))}
+
+
+def chute_contact(args, mu: float, chute: dict):
+    """pdyn's ``ContactConfig`` of the chute with μ: the scene's own (``--damping tangent``)
+    or the LAMMPS-equivalent choice (``mass_velocity``)."""
+    from pdyn.config import ContactConfig
+
+    k, e = chute["k"], chute["scene"].contact["restitution"]
+    if args.damping == "mass_velocity":
+        return ContactConfig(stiffness=k, damping="mass_velocity",
+                             damping_coefficient=chute["gamma"], friction=mu,
+                             tangential_history="projected")
+    return ContactConfig(stiffness=k, restitution=e, friction=mu)
+
+
+def lammps_chute(args, comm):
+    """A LAMMPS instance on ``comm`` holding the chute (module docstring), ready to run."""
+    from lammps import lammps
+
+    c = chute_parameters(args)
+    scene, k, gamma, mu = c["scene"], c["k"], c["gamma"], args.friction
+    n, base = len(scene), int(np.count_nonzero(scene.fixed))
+    lo, hi = scene.box_lo.tolist(), scene.box_hi.tolist()
+    lmp = lammps(cmdargs=["-log", "none", "-screen", "none", "-nocite"], comm=comm)
+    for line in (
+        "units si", "atom_style sphere", "atom_modify map array", "boundary p p f",
+        "comm_modify vel yes", f"region box block {lo[0]!r} {hi[0]!r} {lo[1]!r} {hi[1]!r} "
+        f"{lo[2]!r} {hi[2]!r}", "create_box 1 box", f"neighbor {SKIN} bin",
+        f"pair_style gran/hooke/history {k!r} NULL {gamma!r} NULL {mu!r} 1 limit_damping",
+        "pair_coeff * *", f"timestep {float(scene.dt)!r}",
+    ):
+        lmp.command(line)
+    ids = np.arange(1, n + 1, dtype=np.int32)
+    lmp.create_atoms(n, ids.tolist(), [1] * n, scene.positions.reshape(-1).tolist(),
+                     [0.0] * (3 * n))
+    g = [float(x) for x in scene.gravity]
+    for line in (
+        f"set type 1 diameter {2 * float(scene.radii[0])!r}",
+        f"set type 1 density {float(scene.density)!r}", f"group base id 1:{base}",
+        "group flow subtract all base",
+        "neigh_modify every 1 delay 0 check yes exclude group base base",
+        f"fix walls flow wall/gran granular hooke {k!r} {gamma!r} tangential linear_history "
+        f"{2.0 / 7.0 * k!r} 0.5 {mu!r} damping mass_velocity limit_damping zplane "
+        f"{lo[2]!r} {hi[2]!r}",
+        f"fix gravity flow gravity {float(np.linalg.norm(g))!r} vector {g[0]!r} {g[1]!r} "
+        f"{g[2]!r}", "fix integrate flow nve/sphere",
+    ):
+        lmp.command(line)
+    return lmp
+
+
 def pdyn_sim(args, mu: float, comm, tiny: bool = False):
     """pdyn's simulation of ``args.scene`` with μ (``tiny``: a small one, for numba to compile
     its kernels outside the timing, :func:`compile_kernels`)."""
@@ -199,6 +276,15 @@ def pdyn_sim(args, mu: float, comm, tiny: bool = False):
         if args.pdyn_config:
             cfg = cfg.with_(**json.loads(args.pdyn_config))
         return Simulation(cfg, comm=comm)
+    if getattr(args, "scene", "gas") == "chute":
+        from pdyn.config import OutputConfig, SimulationConfig
+
+        chute = chute_parameters(args, 0.1 if tiny else None)
+        extra = json.loads(args.pdyn_config) if args.pdyn_config else {}
+        cfg = SimulationConfig(scene="chute", steps=args.steps, progress=False,
+                               output=OutputConfig(snapshot_every=0),
+                               contact=chute_contact(args, mu, chute), **extra)
+        return Simulation(cfg, comm=comm, scene=chute["scene"])
     scale = 0.01 if tiny else args.scale
     return Simulation(pdyn_gas(args, mu, scale, COMPILE_STEPS if tiny else args.steps),
                       comm=comm, scene=gas_scene(args, scale))
@@ -314,7 +400,7 @@ def _timed_lammps(args) -> dict:
     from mpi4py import MPI
 
     comm = MPI.COMM_WORLD
-    lmp = lammps_gas(args, comm)
+    lmp = (lammps_chute if args.scene == "chute" else lammps_gas)(args, comm)
     wall, natoms, ke = _run_lammps(lmp, comm, args)
     lmp.close()
     return {"code": "lammps", "particles": natoms, "wall_s": wall, "rank": comm.rank,
@@ -392,7 +478,7 @@ def run_worker(code: str, ranks: int, args, dump: str | None = None) -> dict:
            "--scale", str(args.scale), "--steps", str(args.steps), "--warmup",
            str(args.warmup), "--friction", repr(args.mu), "--law", args.this_law,
            "--solid-fraction", repr(args.solid_fraction), "--scene", args.scene,
-           "--seed", str(args.seed)]
+           "--seed", str(args.seed), "--damping", args.damping]
     if args.settle_friction is not None:
         cmd += ["--settle-friction", repr(args.settle_friction)]
     if args.pdyn_config:
@@ -473,9 +559,12 @@ def check(args, why_not) -> None:
 def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--ranks", type=int, nargs="+", default=[1, 2], help="rank counts")
-    p.add_argument("--scene", choices=("gas", "bed"), default="gas",
+    p.add_argument("--scene", choices=("gas", "bed", "chute"), default="gas",
                    help="gas: the periodic gas (the default); bed: the settled polydisperse "
-                   "frictional bed (benchmarks/bed.py)")
+                   "frictional bed (benchmarks/bed.py); chute: the chute scene (Silbert)")
+    p.add_argument("--damping", choices=("tangent", "mass_velocity"), default="tangent",
+                   help="chute: pdyn's default model, or the LAMMPS-equivalent choice "
+                   "(mass_velocity, projected history)")
     p.add_argument("--scale", type=float, default=1.0,
                    help="scale of the scene (gas: 1 = 97 336 spheres; bed: 1 = 80 000)")
     p.add_argument("--solid-fraction", type=float, default=0.3,
@@ -515,7 +604,8 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     bed = args.scene == "bed"
     if args.friction is None:
-        args.friction = [bed_scene.BED["friction"]] if bed else [0.0]
+        args.friction = ([bed_scene.BED["friction"]] if bed
+                         else [0.5] if args.scene == "chute" else [0.0])
     if args.law is None:
         args.law = ["hertz"] if bed else ["hooke"]
     if args.steps is None:
@@ -526,6 +616,9 @@ def main(argv=None) -> None:
         return
     if bed and args.law != ["hertz"]:
         p.error(f"--scene bed has Hertz contacts only (--law hertz), got {args.law}")
+    if args.scene == "chute" and (args.law != ["hooke"] or 0.0 in args.friction):
+        p.error("--scene chute has linear frictional contacts only (--law hooke, "
+                f"--friction > 0), got {args.law}, {args.friction}")
     if args.check and not bed:
         p.error("--check compares the codes on the bed: give --scene bed")
     if args.paired and not (0.0 in args.friction and any(m > 0 for m in args.friction)):
@@ -602,7 +695,8 @@ def main(argv=None) -> None:
             if "lammps_ns" in r:
                 r["lammps_speedup"] = one["lammps_ns"] / r["lammps_ns"]
     scene = (f"bed scene ({bed_parameters(args)['spheres']} spheres, settled; Hertz, e = 0.5)"
-             if bed else f"gas scene at solid fraction {args.solid_fraction:g}")
+             if bed else f"chute scene (pdyn damping {args.damping})" if args.scene == "chute"
+             else f"gas scene at solid fraction {args.solid_fraction:g}")
     print(f"\n{scene}, {args.steps} timed steps, "
           f"median of {args.rounds} round(s); ratio = pdyn / LAMMPS per round (median, min, max)")
     print(format_table(rows, ["ranks", "law", "friction", "particles", "pdyn_ns", "vs_mu0",

@@ -35,3 +35,22 @@ def test_paired_needs_both_coefficients(vs_lammps, capsys):
         vs_lammps.main(["--paired", "--friction", "0.5", "--codes", "pdyn"])
     assert "--paired needs 0 and a coefficient > 0 in --friction, got [0.5]" in \
         capsys.readouterr().err
+
+
+def test_chute_models_have_lammps_dashpot(vs_lammps):
+    """``--scene chute``: LAMMPS' γ_n m* of a sphere pair is pdyn's dashpot coefficient
+    2 ζ √(m* k), and ``--damping mass_velocity`` is pdyn's LAMMPS-equivalent choice with
+    that γ_n."""
+    from pdyn.dynamics.contact import ContactLaw
+    from pdyn.dynamics.laws import damping_ratio
+
+    args = Namespace(scale=0.1, seed=0, damping="tangent")
+    c = vs_lammps.chute_parameters(args)
+    m_pair = 0.5 * c["scene"].density * 4.0 / 3.0 * 3.141592653589793 * 0.5**3
+    zeta = damping_ratio(0.88)
+    assert c["gamma"] * m_pair == pytest.approx(2 * zeta * (m_pair * c["k"]) ** 0.5, rel=1e-12)
+    assert ContactLaw.from_config(vs_lammps.chute_contact(args, 0.5, c)).damping == "tangent"
+    args.damping = "mass_velocity"
+    law = ContactLaw.from_config(vs_lammps.chute_contact(args, 0.5, c))
+    assert law.parameters.damping.gamma == c["gamma"]
+    assert type(law.tangential_model).__name__ == "Projected"
