@@ -24,6 +24,11 @@ dashpot along the normal, so each law takes each damping:
   constant: c = 2 ζ √(m_eff k_t(δ̄)), δ̄ = :data:`REFERENCE_OVERLAP` · R_eff — the linear
           law's tangent damping, bit for bit; for Hertz a dashpot that does not stiffen with
           the overlap.
+  mass_velocity, viscoelastic, tsuji: LAMMPS' ``pair granular`` dampings ([LAMMPSgranular]),
+          η = γ m_eff, γ m_eff √(R_eff δ) ([Brilliantov1996]) and α √(m_eff F_e/δ)
+          ([Tsuji1992], α from e by [Marshall2009]), sampled as LAMMPS samples them: η v_n
+          at the half-step approach speed (:func:`sampled_damping`), without the window, lag
+          correction and cap below — LAMMPS' numbers, for reproducing its studies.
 
 With the tangent damping the coefficient of restitution of a contact does not depend on the
 impact speed, only on ζ; with the clamp it is not the linear oscillator's closed form, so
@@ -113,7 +118,8 @@ and 0.5 % (Hertz) of the asked e for e in [0.1, 1] at the default dt (the plain 
 test_statics.py``). An elastic contact (ζ = 0) has no dashpot: its force is unchanged.
 
 Law and damping are chosen in Python once, by their parameter records (:class:`Linear` or
-:class:`Hertz`, :class:`Tangent` or :class:`Constant`, together a :class:`Normal`);
+:class:`Hertz`; :class:`Tangent`, :class:`Constant`, :class:`MassVelocity`,
+:class:`Viscoelastic` or :class:`Tsuji`; together a :class:`Normal`);
 :func:`normal_force` dispatches on the records' types, so numba compiles one force kernel per
 combination with both inlined and no branch on the model inside the pair loop. The parameters
 each reads and the history each keeps are declared in :data:`SUB_MODELS`.
