@@ -111,6 +111,7 @@ class Simulation(Observables):
         if do.lists:
             self._rebuild(None if changes is None else changes + [ghosts], do.rebuild)
         self._forces(do.needs)
+        self.wall_motion.respond(self.contact, self.store, self.neighbours, self.comm, do.step)
         self._kick_owed = True
         if close or do.writers or self.stop_signal:
             with t("integrate"):
@@ -238,6 +239,7 @@ class Simulation(Observables):
             network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
             exchange=self.exchange.state() if state else None,
             insertion=insertion_view(self.inserter) if state else None,
+            servos=self.wall_motion.state() if state else None,
             **wall_view(self.wallset))
 
     # ------------------------------------------------------------------ the run
