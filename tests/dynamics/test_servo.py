@@ -80,3 +80,36 @@ def test_bad_servos_are_one_line_naming_the_field(wall, message):
     with pytest.raises(ConfigError) as err:
         WallConfig(**wall)
     assert str(err.value).startswith(message) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("edit, needle", [
+    (lambda t: t.clear(), "attribute servos holds walls [], its stored config has servo walls "
+                          "['-3']"),
+    (lambda t: t.update({"-3": [0.1, "fast"]}), "attribute servos: wall -3: [0.1, 'fast']: "
+                                                 "expected [offset, speed]"),
+    (lambda t: t.update({"-3": [float("nan"), 0.0]}), "expected [offset, speed], two finite"),
+])
+def test_a_checkpoints_servo_state_is_checked(tmp_path, edit, needle):
+    """A restart refuses, in one line, a checkpoint whose servo state is not its servo
+    walls' two finite numbers (a checkpoint without it — from before servos — has none)."""
+    import json
+
+    import h5py
+
+    from pdyn.config import OutputConfig
+    from pdyn.io.hdf5 import OutputFileError
+    from pdyn.restart import from_checkpoint
+
+    sim = Simulation(servo_bed(SERVO_FORCE, output=OutputConfig(
+        folder=str(tmp_path), checkpoint_every=20, overwrite=True)))
+    sim.run(20)
+    path = tmp_path / "checkpoints" / "ckpt_00000020.h5"
+    assert json.loads(h5py.File(path, "r").attrs["servos"]) == {"-3": sim.wall_motion.servos[0]
+                                                                .state()}
+    with h5py.File(path, "r+") as f:
+        table = json.loads(f.attrs["servos"])
+        edit(table)
+        f.attrs["servos"] = json.dumps(table)
+    with pytest.raises(OutputFileError) as err:
+        from_checkpoint(path)
+    assert needle in str(err.value) and "\n" not in str(err.value)
