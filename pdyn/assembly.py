@@ -56,6 +56,7 @@ class RestartState:
     run_id: str | None = None
     glued: bool = False  # the checkpoint holds glued spheres (pdyn.dynamics.glued)
     path: str | None = None  # the checkpoint file (the last good one until the run writes)
+    servos: dict | None = None  # the servo walls' states by wall id (pdyn.dynamics.wallmotion.Servo)
 
 
 class Parts(NamedTuple):
@@ -160,7 +161,7 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     dt = restart.dt if restart else time_step(
         contact.law, config.dt if config.dt is not None else scene.dt, store, inserter,
         config, comm)
-    wall_motion = WallMotion(wallset, dt)
+    wall_motion = WallMotion(wallset, dt, first_step, restart.servos if restart else None)
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     writers = make_writers(config.output)  # snapshots, checkpoints, series (pdyn.io)
     guard = StepGuard(store, comm, dt, contact_time(contact.law, store, inserter, comm),

@@ -21,6 +21,7 @@ from .values import (BadValue, array, choice, choices, flag, integer, integers, 
                      vector)
 from .mesh import Mesh
 from .placement import FILL_TRIES, fill_region
+from .programs import check_motion, check_program, check_servo
 from .regions import check_region, region_of
 from .scenefile import read_spheres
 from .sizes import size_distribution
@@ -436,6 +437,8 @@ class ParticlesConfig:
 
 #: the ``[[walls]]`` types, one per wall kind (``pdyn.wallkinds.KINDS``)
 WALL_TYPES = tuple(KINDS)
+#: the ``[[walls]]`` fields of programs of time, any kind's (``pdyn.programs``)
+MOTION_FIELDS = ("translation", "rotation", "servo")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -458,7 +461,10 @@ class WallConfig:
     axial positions ``lo`` < ``hi`` (m from ``point`` along ``axis``), as LAMMPS' ``region
     cone``; a thin shell whose both faces and rims act, or with ``infinite`` the whole cone
     from its apex on; moves as a cylinder. Each type's fields, checks and table row: its
-    spec in ``pdyn.wallkinds``. Errors name ``walls[k].<field>``."""
+    spec in ``pdyn.wallkinds``. Any kind may follow a program of time: ``translation`` and
+    ``rotation``, lists of terms (``sine``, ``ramp``, ``table``) added to ``velocity`` and
+    ``angular_velocity``; a plane may hold a load with a ``servo`` (``pdyn.programs``).
+    Errors name ``walls[k].<field>``."""
 
     type: str
     point: tuple | None = None  # plane, cylinder, cone; mesh: on its axis of turning (m)
@@ -479,6 +485,11 @@ class WallConfig:
     vertices: tuple | None = None  # mesh (library): (V, 3)
     triangles: tuple | None = None  # mesh (library): (T, 3) vertex indices
     allow_fast: bool = False  # run a wall faster than pdyn.checks.refuse_fast_walls accepts
+    # programs of time (pdyn.programs, docs/walls.md "Programs"): terms added to velocity
+    # (translation, m) and to angular_velocity (rotation, rad); a plane's servo holding a load
+    translation: tuple = ()
+    rotation: tuple = ()
+    servo: dict | None = None
 
     @_config_errors
     def __post_init__(self):
@@ -486,9 +497,15 @@ class WallConfig:
         spec (``pdyn.wallkinds.WallKind.check``)."""
         choice("walls.type", self.type, WALL_TYPES)
         object.__setattr__(self, "velocity", vector("walls.velocity", self.velocity))
+        for name, dim in (("translation", 3), ("rotation", 1)):
+            object.__setattr__(self, name, check_program(f"walls.{name}", getattr(self, name),
+                                                         dim))
+        if self.servo is not None:
+            object.__setattr__(self, "servo", check_servo("walls.servo", self.servo))
+        check_motion(self.type, self.velocity, self.translation, self.rotation, self.servo)
         kind = KINDS[self.type]
         defaults = {f.name: f.default for f in fields(self)}
-        for name in sorted(set(defaults) - {"type", "velocity"}):
+        for name in sorted(set(defaults) - {"type", "velocity", *MOTION_FIELDS}):
             if name in kind.fields or name in kind.explains:
                 continue
             if getattr(self, name) != defaults[name]:
@@ -508,7 +525,8 @@ class WallConfig:
 
     def spec(self) -> dict:
         """The wall as ``pdyn.walls.WallSet`` takes it (``pdyn.wallkinds.WallKind.spec``)."""
-        return KINDS[self.type].spec(self._values())
+        return {**KINDS[self.type].spec(self._values()),
+                **{name: getattr(self, name) for name in MOTION_FIELDS}}
 
 
 def wall_configs(walls) -> tuple:

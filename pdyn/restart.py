@@ -33,6 +33,7 @@ their files (:func:`old_meshes_note` says so).
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import numpy as np
@@ -228,6 +229,24 @@ def check_walls(path, head: dict, cfg) -> None:
                               f"{faces} box faces and {len(cfg.walls)} [[walls]] (damaged file)")
 
 
+def check_servos(path, head: dict, cfg) -> None:
+    """The checkpoint's servo states (``servos``: wall id -> [offset (m), speed (m/s)],
+    ``pdyn.dynamics.wallmotion.Servo``) are those of the stored config's servo walls, each
+    two finite numbers; a checkpoint without them continues no servo wall."""
+    faces = len(_box(head, cfg).walls()[0])
+    want = sorted(str(-1 - faces - k) for k, w in enumerate(cfg.walls) if w.servo is not None)
+    held = head.get("servos") or {}
+    if sorted(held) != want:
+        raise OutputFileError(f"{path}: attribute servos holds walls {sorted(held)}, its stored "
+                              f"config has servo walls {want} (damaged file)")
+    for wall, state in held.items():
+        if not (isinstance(state, list) and len(state) == 2 and all(
+                isinstance(x, (int, float)) and not isinstance(x, bool) and math.isfinite(x)
+                for x in state)):
+            raise OutputFileError(f"{path}: attribute servos: wall {wall}: {str(state)[:60]}: "
+                                  "expected [offset, speed], two finite numbers (damaged file)")
+
+
 def triangles_of(cfg) -> int:
     """The triangles of the config's mesh walls (the meshes a restart builds)."""
     return sum(len(w.mesh()) for w in cfg.walls if w.type == "mesh")
@@ -292,6 +311,7 @@ def _checked_config(path, head: dict, rest: dict):
     cfg = stored_config(path, head, rest["meshes"])
     check_identity(path, head, cfg)
     check_walls(path, head, cfg)
+    check_servos(path, head, cfg)
     return cfg
 
 
@@ -343,7 +363,7 @@ def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
                            drift=head["drift"], r_mean=head["r_mean"],
                            insertion=insertion["state"] if insertion else None,
                            run_id=head.get("run_id"), path=str(path),
-                           glued=GLUED in head["features"])
+                           glued=GLUED in head["features"], servos=head.get("servos"))
     sim = Simulation(cfg, comm=comm, scene=scene, restart=restart)
     kept = sim.store.gid[sim.store.owned]
     n = sim.comm.allreduce_sum(int(kept.size))

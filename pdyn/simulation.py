@@ -111,6 +111,7 @@ class Simulation(Observables):
         if do.lists:
             self._rebuild(None if changes is None else changes + [ghosts], do.rebuild)
         self._forces(do.needs)
+        self.wall_motion.respond(self.contact, self.store, self.neighbours, self.comm, do.step)
         self._kick_owed = True
         if close or do.writers or self.stop_signal:
             with t("integrate"):
@@ -238,12 +239,25 @@ class Simulation(Observables):
             network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
             exchange=self.exchange.state() if state else None,
             insertion=insertion_view(self.inserter) if state else None,
+            servos=self.wall_motion.state() if state else None,
             **wall_view(self.wallset))
 
     # ------------------------------------------------------------------ the run
-    def run(self, steps: int | None = None, progress: bool | None = None) -> dict:
-        """Advance ``steps`` (default: the configured number); return :meth:`summary`."""
-        steps = self.steps if steps is None else int(steps)
+    def run(self, steps: int | None = None, progress: bool | None = None, *,
+            until=None, every: int = 1, callback=None) -> dict:
+        """Advance ``steps`` (default: the configured number; with ``until``, no bound); return
+        :meth:`summary`. Every ``every`` steps the step is closed (full-step velocities: the
+        same bits as not closing it), ``callback(sim)`` is called and the run stops where
+        ``until`` holds: a time (s, the first check at or past it) or ``until(sim) -> bool``
+        (called on every rank; the ranks stop together when it holds on any)."""
+        if until is None:
+            steps = self.steps if steps is None else int(steps)
+        elif steps is not None:
+            steps = int(steps)
+        every = int(every)
+        if every < 1:
+            raise ValueError(f"run(every={every}): must be >= 1")
+        checks = until is not None or callback is not None
         progress = self.config.progress if progress is None else progress
         bar = None
         if progress and self.comm.rank == 0:
@@ -253,14 +267,19 @@ class Simulation(Observables):
                        dynamic_ncols=True, mininterval=0.5)
         t0 = time.perf_counter()
         done = False
+        k = 0
         try:
             with StopRequest() as self._stop:  # a signal stops at the end of a step
-                for k in range(steps):
-                    self.step(close=k == steps - 1)
+                while steps is None or k < steps:
+                    check = checks and (k + 1) % every == 0
+                    self.step(close=check or (steps is not None and k == steps - 1))
+                    k += 1
                     if bar is not None:
                         bar.update(1)
                     if self.stop_signal:
                         raise self._stopped()
+                    if check and self._check(until, callback):
+                        break
             done = True
         finally:
             self.close_step()  # (a step that raised left none)
@@ -274,10 +293,21 @@ class Simulation(Observables):
             for w in self.writers:
                 w.finish(view)
         self.wall_time = time.perf_counter() - t0
-        self.steps_run = steps
+        self.steps_run = k
         self.load = self.exchange.load_summary(  # collective; a line on rank 0 (the CLI prints it)
             self.balancer.mean_imbalance, self.balancer.rebalances)
         return self.summary()
+
+    def _check(self, until, callback) -> bool:
+        """A check of :meth:`run`: the callback called, then whether ``until`` holds (on every
+        rank alike)."""
+        if callback is not None:
+            callback(self)
+        if until is None:
+            return False
+        if callable(until):
+            return bool(self.comm.allreduce_max(float(bool(until(self)))))
+        return self.time >= float(until)
 
     def _stopped(self) -> Stopped:
         """Every rank agreed to stop on a signal at the end of this step: write a checkpoint

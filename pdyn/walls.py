@@ -42,6 +42,12 @@ output.
   v + Ω c_ρ â × q̂; a plane's, â = n̂:
   v + Ω n̂ × (x − p(t)), the same since c − x ∥ n̂), enters the contact's relative velocity
   (it drags spheres through friction); Ω â is the wall's spin for rolling resistance.
+* Programs ([LAMMPSfixmove] ``wiggle``; ``pdyn.programs``): a wall's translation and rotation
+  may add terms of time to v and Ω — p(t) = p₀ + v t + Σ x_k(t), u(t) = v + Σ x_k′(t), each
+  in closed form from t = step·dt; the table's velocity and Ω columns hold u(t) and Ω(t) of
+  the step (:meth:`WallSet.points`), so the surface velocity above is the exact derivative.
+  A servo plane (``pdyn.dynamics.wallmotion.Servo``) moves along its normal by a speed set
+  from its load; the table holds that speed.
 
 Units: m, m/s, rad/s.
 """
@@ -55,6 +61,7 @@ from numba import njit
 
 from ._jit import JIT
 from .mesh import frames, pack
+from .programs import Program
 from .wallkinds import (CONE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, HALF, HI, KIND, LO, MESH,
                         OMEGA, PLANE, RADIUS, RADIUS_HI, REACH, T0, T1, VX, VY, VZ, WIDTH, X0,
                         Y0, Z0, kind_of, table_row)
@@ -284,7 +291,23 @@ class WallSet:
         #: per row: the config's ``allow_fast`` (``pdyn.checks.refuse_fast_walls``)
         self.allow_fast = np.array([False] * self.n_box
                                    + [bool(s.get("allow_fast", False)) for s in specs])
-        self.speed = float(np.max(np.linalg.norm(self.table[:, VX:VZ + 1], axis=1), initial=0.0))
+        #: per row its constant velocity (m/s; a programmed row's table columns change)
+        self.velocity = self.table[:, VX:VZ + 1].copy()
+        #: programmed rows -> (translation, rotation) (``pdyn.programs.Program``)
+        self.programs = {k: (Program(self.velocity[k], s.get("translation", ())),
+                             Program(self.table[k, OMEGA], s.get("rotation", ())))
+                         for k, s in enumerate(specs, self.n_box)
+                         if s.get("translation") or s.get("rotation")}
+        #: servo rows -> their servo (``pdyn.programs.check_servo``; moved by
+        #: ``pdyn.dynamics.wallmotion.Servo``)
+        self.servos = {k: s["servo"] for k, s in enumerate(specs, self.n_box) if s.get("servo")}
+        #: per row the largest translation speed it reaches (m/s)
+        self.peaks = np.linalg.norm(self.velocity, axis=1)
+        for k, (shift, _) in self.programs.items():
+            self.peaks[k] = shift.peak()
+        for k, servo in self.servos.items():
+            self.peaks[k] = servo["max_speed"]
+        self.speed = float(np.max(self.peaks, initial=0.0))
         #: the turning meshes' rows and their radii (largest distance of a corner from the axis)
         self.turning = {k: m.radius() for k, m in self.mesh_of.items() if m.turning}
 
@@ -303,17 +326,50 @@ class WallSet:
     def approach(self) -> np.ndarray:
         """Each wall's approach speed (m/s, (W,)): the fastest any point of its surface moves
         along the surface's normal (``pdyn.wallkinds.WallKind.approach``; 0 at rest)."""
-        return np.array([kind_of(self.table[k, KIND]).approach(
+        out = np.array([kind_of(self.table[k, KIND]).approach(
             self.table[k], self.normals[k], self.mesh_of.get(k)) for k in range(len(self))])
+        for k, (shift, _) in self.programs.items():
+            out[k] = self._program_approach(k, shift)
+        for k, servo in self.servos.items():  # a plane moving along its normal
+            out[k] = servo["max_speed"]
+        return out
 
-    def points(self, time: float) -> np.ndarray:
-        """Each wall's point at ``time`` (s): p₀ + v t (W, 3)."""
-        return self.table[:, X0:Z0 + 1] + self.table[:, VX:VZ + 1] * time
+    def _program_approach(self, k: int, shift: Program) -> float:
+        """A bound of a programmed wall's approach speed: its approach at rest in translation
+        (a mesh's turning) plus, per term of its translation, the largest excess over it of
+        the approach at one of the term's extreme velocities (``Program.extremes``; the
+        approach of a translation is a seminorm of its velocity, so its value at a sum is at
+        most the sum of its values)."""
+        kind, row, normal, mesh = (kind_of(self.table[k, KIND]), self.table[k].copy(),
+                                   self.normals[k], self.mesh_of.get(k))
+        row[VX:VZ + 1] = 0.0
+        base = kind.approach(row, normal, mesh)
+        total = base
+        for velocities in shift.extremes():
+            most = 0.0
+            for u in velocities:
+                row[VX:VZ + 1] = u
+                most = max(most, kind.approach(row, normal, mesh) - base)
+            total += most
+        return total
+
+    def points(self, time: float, move: bool = False) -> np.ndarray:
+        """Each wall's point at ``time`` (s): p₀ + v t, a programmed wall's p₀ + x(t)
+        (``pdyn.programs``) (W, 3). ``move``: its velocity and angular velocity in the table
+        set to the program's at ``time`` too (the surface velocity of the contacts)."""
+        pts = self.table[:, X0:Z0 + 1] + self.velocity * time
+        for k, (shift, turn) in self.programs.items():
+            x, u = shift(time)
+            pts[k] = self.table[k, X0:Z0 + 1] + x
+            if move:
+                self.table[k, VX:VZ + 1] = u
+                self.table[k, OMEGA] = turn(time)[1][0]
+        return pts
 
     def set_reach(self, skin: float) -> None:
         """Translating walls and turning meshes move up to ``skin``/2 between rebuilds
         (:meth:`rebuild_every`): the lists take them in within ``skin``/2 more."""
-        moving = np.linalg.norm(self.table[:, VX:VZ + 1], axis=1) > 0.0
+        moving = self.peaks > 0.0
         moving[list(self.turning)] = True
         self.table[:, REACH] = np.where(moving, 0.5 * skin, 0.0)
 
@@ -326,7 +382,7 @@ class WallSet:
         speed counts as |v| + |Ω| (R_m + r_max + skin)."""
         speed = self.speed
         for k, radius in self.turning.items():
-            v = float(np.linalg.norm(self.table[k, VX:VZ + 1]))
+            v = float(self.peaks[k])
             speed = max(speed, v + abs(self.table[k, OMEGA]) * (radius + r_max + skin))
         if speed == 0.0 or skin <= 0.0:
             return 0

@@ -110,6 +110,10 @@ def glued_walls(glued, n: int, walls: tuple, n_box: int) -> np.ndarray | None:
                          f"{len(walls)} walls (0 to {len(walls) - 1}) or -1 (not glued)")
     for w in np.unique(k[k >= 0]).tolist():
         kind = walls[w]["type"] if isinstance(walls[w], dict) else walls[w].type
+        get = walls[w].get if isinstance(walls[w], dict) else lambda k: getattr(walls[w], k)
+        if any(get(k) for k in ("translation", "rotation", "servo")):
+            raise SceneError(f"glued: spheres glued to walls[{w}], which follows a program or a "
+                             "servo: spheres move with a wall's constant motion only")
         if kind in KINDS and not KINDS[kind].glued:
             riders = [f"a {name}" for name, spec in KINDS.items() if spec.glued]
             raise SceneError(f"glued: spheres glued to walls[{w}], a {kind}: spheres move with "

@@ -43,8 +43,10 @@ holds everything the run needs to continue:
   run's mean radius (default skins derive from it).
   ``insertion`` (JSON, runs that pour spheres in): the inserter's parameters and state —
   spheres inserted and removed, the next global id, the state of its random stream — so a
-  restart draws the same candidates. Otherwise there is no random-number state to keep:
-  scenes are drawn from ``seed`` once at set-up.
+  restart draws the same candidates. ``servos`` (JSON, runs with servo walls,
+  ``pdyn.dynamics.wallmotion.Servo``; optional, absent from older files): each servo wall's
+  offset (m) and speed (m/s) by wall id, exact (JSON keeps a float's digits). Otherwise
+  there is no random-number state to keep: scenes are drawn from ``seed`` once at set-up.
 
 This module only writes and reads files; ``pdyn.restart`` builds the continued simulation from
 what :func:`read_checkpoint` returns.
@@ -183,6 +185,8 @@ def write_checkpoint(view, path: str | Path) -> Path:
         {k: v for k, v in ex.items() if not isinstance(v, np.ndarray)}, default=_plain))
     if view.insertion is not None:  # pouring: its parameters and state (counts, random stream)
         attrs["insertion"] = json.dumps(view.insertion, default=_plain)
+    if view.servos is not None:  # servo walls: their offsets and speeds (not closed-form)
+        attrs["servos"] = json.dumps(view.servos)
     names = store.selection(CHECKPOINTED)
     arrays = {f"particles/{k}": store.values(k, h) for k in names
               if FIELDS[k].counted_by is None}
@@ -213,6 +217,7 @@ def read_checkpoint(path: str | Path) -> dict:
                                      "contact", "gravity", "box_lo", "box_hi", "boundary",
                                      "scene", "steps_total", "drift", "r_mean")})
     out["insertion"] = head.get("insertion")  # {"params", "state"} or None
+    out["servos"] = head.get("servos")  # {wall id: [offset, speed]} or None
     out["exchange"] = _exchange(head, data)
     out["meshes"] = stored_meshes(data)
     rows = head["rows_per_rank"]

@@ -21,7 +21,8 @@ class OutputView:
     planned steps; ``r_mean`` the run's mean radius (m). Filled in when a due writer needs
     them: ``network`` / ``walls`` this rank's contact network / wall contacts of the step
     (``ContactPass.contact_list``); ``state`` the exchange's state (``exchange``), the
-    inserter's parameters and state (``insertion``, None without insertion) and the store
+    inserter's parameters and state (``insertion``, None without insertion), the servo walls'
+    states (``servos``, ``WallMotion.state``, None without servos) and the store
     holding what hangs on the lists (the contact history's records; saved only for a writer
     that needs it: a save every step would reload the history every step); ``thermo``
     this rank's contact statistics (``contacts``: ``pdyn.dynamics.contact.contact_stats``,
@@ -51,6 +52,7 @@ class OutputView:
     wall_load: dict | None = None
     exchange: dict | None = None
     insertion: dict | None = None
+    servos: dict | None = None
     contacts: tuple | None = None
     wall_kinds: np.ndarray | None = None
     n_box: int | None = None

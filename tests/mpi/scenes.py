@@ -233,6 +233,16 @@ def mesh_drum(**cfg):
 #: a plane moving in along its normal and turning about it (a turning piston)
 PISTON = {"type": "plane", "point": [0.0, -0.1, 0.0], "normal": [0.0, 1.0, 0.0],
           "velocity": [0.0, 0.5, 0.0], "angular_velocity": 40.0}
+#: the piston following a program: a constant velocity, a sine, a ramp and a table, turning
+#: as a ramp and a sine (``pdyn.programs``)
+PROGRAMMED = {**PISTON, "velocity": [0.0, 0.2, 0.0], "angular_velocity": 10.0,
+              "translation": [
+                  {"type": "sine", "amplitude": [0.0, 0.001, 0.0005], "frequency": 30.0},
+                  {"type": "ramp", "velocity": [0.0, 0.1, 0.0], "start": 0.002, "end": 0.02},
+                  {"type": "table", "times": [0.0, 0.01, 0.03],
+                   "velocities": [[0.0, 0.0, 0.0], [0.0, 0.1, 0.02], [0.0, -0.05, 0.0]]}],
+              "rotation": [{"type": "ramp", "velocity": 30.0, "start": 0.0, "end": 0.02},
+                           {"type": "sine", "amplitude": 0.05, "frequency": 50.0}]}
 #: an open tube across the drum just above the bed, hit by the spheres thrown up (its outer
 #: face and its rims)
 TUBE = {"type": "cylinder", "point": [0.013, 0.0, 0.031], "axis": [0.0, 1.0, 0.0],
@@ -362,3 +372,36 @@ def cone_hopper(**cfg):
         box=BoxConfig(lo=(-0.04, -0.04, -0.02), hi=(0.04, 0.04, 0.1)),
         contact=ContactConfig(youngs_modulus=5e5, restitution=0.5, friction=0.5),
         walls=CONE_WALLS, gravity=(0.0, 0.0, -9.81), progress=False, **cfg)
+
+
+#: the servo bed's piston load (N) and box (m): periodic across, a floor below
+SERVO_FORCE = 10.0
+SERVO_BOX = ((0.0, 0.0, 0.0), (0.05, 0.05, 0.2))
+
+
+#: the servo's target: none while the bed settles (0.1 s), then ramped up in 0.02 s and held
+SERVO_TARGET = [[0.1, 0.0], [0.12, SERVO_FORCE]]
+
+
+def servo_bed(force=SERVO_TARGET, layers=6, seed=7, pressure=None, **cfg):
+    """A frictional bed of ``layers`` × 25 spheres (r 4–4.5 mm, k ≈ 4000 N/m, weight ≈ 1.2 N)
+    on a floor, periodic in x and y, and above it a plane held at ``force`` (N, or a table of
+    time) by its servo (``pdyn.dynamics.wallmotion.Servo``; ``pressure``: its pressure and
+    area instead), touching the top layer at the start: with the default target it stays
+    there while the bed settles, then presses."""
+    rng = np.random.default_rng(seed)
+    lo, hi = SERVO_BOX
+    grid = np.stack(np.meshgrid(np.arange(5), np.arange(5), np.arange(layers), indexing="ij"),
+                    -1).reshape(-1, 3)
+    pos = 0.01 * (grid + 0.5) + rng.uniform(-4e-4, 4e-4, grid.shape)
+    pos[:, 2] = 0.0046 + 0.0092 * grid[:, 2]
+    radii = rng.uniform(0.004, 0.0045, len(pos))
+    top = float((pos[:, 2] + radii).max())
+    piston = {"type": "plane", "point": [0.0, 0.0, top], "normal": [0.0, 0.0, -1.0],
+              "servo": {**({"force": force} if pressure is None else pressure), "gain": 0.02,
+                        "max_speed": 0.2}}
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=pos, radii=radii, density=2500.0),
+        box=BoxConfig(lo=lo, hi=hi, boundary=("periodic", "periodic", "wall")),
+        contact=ContactConfig(youngs_modulus=1e6, restitution=0.3, friction=0.3),
+        walls=[piston], gravity=(0.0, 0.0, -9.81), progress=False, **cfg)

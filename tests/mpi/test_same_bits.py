@@ -32,7 +32,7 @@ from pdyn.simulation import Simulation
 from pdyn.stl import write_stl
 
 from . import scenes
-from .scenes import BOUNDARIES, FRICTIONAL_STATE, TUBE, gather_fields
+from .scenes import BOUNDARIES, FRICTIONAL_STATE, PROGRAMMED, TUBE, gather_fields
 
 pytestmark = pytest.mark.mpi
 
@@ -232,6 +232,17 @@ def dragged_by_the_drum(run):
     assert run.comm.allreduce_sum(float(np.sum(vel[:, 0]))) < 0.0
 
 
+def servo_pressed(run):
+    """The servo piston (wall −3) pressed the bed, and its state (offset, speed) is the same
+    bits in every run compared."""
+    walls_touched(-3)(run)
+    (servo,) = run.sim.wall_motion.servos
+    assert run.comm.allreduce_max(servo.load) > 1.0 and servo.offset > 0.0
+    for other in (run.ref, run.cont):
+        if other is not None:
+            assert other.wall_motion.state() == run.sim.wall_motion.state()
+
+
 def wall_forces_head(run):
     """The wall-force series' header, as columns (rank 0; None elsewhere)."""
     if run.comm.rank == 0:
@@ -416,6 +427,14 @@ CASES = [
          check=walls_touched(-1, -2), slow=True),
     Case("moving-walls-restart", built(scenes.drum_with_piston), 200, ("restart",), at=100,
          wall_forces=True, check=piston_head),
+    Case("programmed-walls", built(scenes.drum_with_piston, PROGRAMMED, **BALANCED), 300,
+         wall_forces=True, check=walls_touched(-1, -2)),
+    Case("programmed-walls-restart", built(scenes.drum_with_piston, PROGRAMMED), 200,
+         ("restart",), at=100, wall_forces=True, check=piston_head),
+    Case("servo-bed", built(scenes.servo_bed, scenes.SERVO_FORCE, **BALANCED), 600,
+         check=servo_pressed),
+    Case("servo-bed-restart", built(scenes.servo_bed, scenes.SERVO_FORCE), 600, ("restart",),
+         at=300, wall_forces=True, check=servo_pressed),
     Case("tube", built(scenes.drum_with_piston, TUBE, **BALANCED), 200, wall_forces=True,
          check=tube_hit),
     Case("tube-restart", built(scenes.drum_with_piston, TUBE), 200, ("restart",), at=100,
