@@ -86,6 +86,8 @@ def _parser() -> argparse.ArgumentParser:
                      "stdout and in thermo.csv, 0 = none (default 0)")
     run.add_argument("--wall-forces", action="store_true",
                      help="write the total force on each wall every step (wall_forces.csv)")
+    run.add_argument("--sphere-stress", action="store_true",
+                     help="snapshots hold each sphere's stress, contacts and contact force")
     overlap = run.add_mutually_exclusive_group()
     overlap.add_argument("--allow-overlap", action="store_true",
                          help="run even if spheres overlap each other or a wall at the start")
@@ -193,6 +195,7 @@ OPTIONS = (
     Option("thermo_every", "output.thermo_every"),
     Option("overwrite", "output.overwrite", value=True),
     Option("wall_forces", "output.wall_forces", value=True),
+    Option("sphere_stress", "output.sphere_stress", value=True),
 )
 
 
