@@ -113,9 +113,9 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"picture size in pixels, {MIN_SIZE} to {MAX_SIZE} each "
                         "(default 1200 900)")
     plot = sub.add_parser("plot", parents=[common],
-                          help="PNG plots of a run's thermo.csv and wall_forces.csv (needs "
-                          "the 'matplotlib' package)")
-    plot.add_argument("run", help="run folder (holding thermo.csv)")
+                          help="PNG plots of a run's thermo.csv, wall_forces.csv and fields "
+                          "profiles (needs the 'matplotlib' package)")
+    plot.add_argument("run", help="run folder (holding thermo.csv or fields profiles)")
     plot.add_argument("-o", "--out", metavar="DIR", help="folder for the PNG files "
                       "(default: the run folder)")
     bench = sub.add_parser(

@@ -160,6 +160,11 @@ def test_fields_files_open_in_vtk_and_the_profile_as_csv(tmp_path):
     depth = read_fields(tmp_path / "fields" / "depth_00000200.h5")
     assert np.array_equal(table[:, 2], depth["density"].ravel())
     assert not (tmp_path / "fields" / "grid_00000200.csv").exists()
+    pytest.importorskip("matplotlib", reason="pdyn plot draws with matplotlib")
+    from pdyn.io.plot import plot_run
+    written, notes = plot_run(tmp_path, tmp_path / "png")
+    assert written == [tmp_path / "png" / "fields_depth.png"] and not notes
+    assert written[0].stat().st_size > 10_000
 
 
 @pytest.mark.parametrize("table, message", [
