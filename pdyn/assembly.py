@@ -163,7 +163,7 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
         config, comm)
     wall_motion = WallMotion(wallset, dt, first_step, restart.servos if restart else None)
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
-    writers = make_writers(config.output)  # snapshots, checkpoints, series (pdyn.io)
+    writers = make_writers(config.output, config.fields)  # snapshots, checkpoints, series (pdyn.io)
     guard = StepGuard(store, comm, dt, contact_time(contact.law, store, inserter, comm),
                       config.dt_safety, writers,
                       watch_walls(neighbours, wallset, box, contact.law,

@@ -12,29 +12,35 @@ from .dynamics.contact import contact_stats
 
 class Captured(NamedTuple):
     """What a step kept of its contacts for its writers (``pdyn.io.OutputView``): ``network``
-    (:func:`contact_network`), ``wall_load`` (its wall contacts) and ``contact_stats``
-    (``pdyn.dynamics.contact.contact_stats``); None where no due writer needs it."""
+    (:func:`contact_network`), ``wall_load`` (its wall contacts), ``contact_stats``
+    (``pdyn.dynamics.contact.contact_stats``) and ``sphere_contacts`` (every row's contacts
+    from its own side: :func:`contact_network` with ``lower=False``); None where no due
+    writer needs it."""
 
     network: dict | None
     wall_load: dict | None
     contact_stats: dict | None
+    sphere_contacts: dict | None = None
 
 
 #: what a step whose writers need no contacts keeps
-NOTHING = Captured(None, None, None)
+NOTHING = Captured(None, None, None, None)
 
 
-def contact_network(contact, store, lists, dt: float, spheres: bool = True) -> dict:
+def contact_network(contact, store, lists, dt: float, spheres: bool = True,
+                    lower: bool = True) -> dict:
     """This rank's share of the touching contacts with their forces now, each contact on the
     rank that owns its lower-id sphere (``ContactPass.contact_list``, with the tangential
-    forces the last force pass recorded); ``spheres=False``: the sphere–wall contacts only."""
-    return contact.contact_list(store, lists, dt, spheres=spheres,
+    forces the last force pass recorded); ``spheres=False``: the sphere–wall contacts only;
+    ``lower=False``: every row's contacts from its side (a pair on both spheres' rows)."""
+    return contact.contact_list(store, lists, dt, spheres=spheres, lower=lower,
                                 tangential=contact.recorded_tangential(lists))
 
 
 def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
     """What the due writers' ``needs`` (their ``needs`` attributes: ``network``, ``walls``,
-    ``thermo``) ask of the contacts of ``contact``'s last pass over ``lists``."""
+    ``thermo``, ``sphere_contacts``) ask of the contacts of ``contact``'s last pass over
+    ``lists``."""
     if not needs:
         return NOTHING
     stats = (contact_stats(store, lists, contact.wall_table(store), contact.mesh)
@@ -48,4 +54,6 @@ def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
             w = network["id"][:, 1] < 0
             wall_load = {k: v[w] for k, v in network.items() if k != "ends"}
             wall_load["ends"] = network["ends"].reshape(-1, 2, 3)[w].reshape(-1, 3)
-    return Captured(network, wall_load, stats)
+    rows = (contact_network(contact, store, lists, dt, lower=False)
+            if "sphere_contacts" in needs else None)
+    return Captured(network, wall_load, stats, rows)

@@ -86,6 +86,8 @@ def _parser() -> argparse.ArgumentParser:
                      "stdout and in thermo.csv, 0 = none (default 0)")
     run.add_argument("--wall-forces", action="store_true",
                      help="write the total force on each wall every step (wall_forces.csv)")
+    run.add_argument("--sphere-stress", action="store_true",
+                     help="snapshots hold each sphere's stress, contacts and contact force")
     overlap = run.add_mutually_exclusive_group()
     overlap.add_argument("--allow-overlap", action="store_true",
                          help="run even if spheres overlap each other or a wall at the start")
@@ -111,9 +113,9 @@ def _parser() -> argparse.ArgumentParser:
                         help=f"picture size in pixels, {MIN_SIZE} to {MAX_SIZE} each "
                         "(default 1200 900)")
     plot = sub.add_parser("plot", parents=[common],
-                          help="PNG plots of a run's thermo.csv and wall_forces.csv (needs "
-                          "the 'matplotlib' package)")
-    plot.add_argument("run", help="run folder (holding thermo.csv)")
+                          help="PNG plots of a run's thermo.csv, wall_forces.csv and fields "
+                          "profiles (needs the 'matplotlib' package)")
+    plot.add_argument("run", help="run folder (holding thermo.csv or fields profiles)")
     plot.add_argument("-o", "--out", metavar="DIR", help="folder for the PNG files "
                       "(default: the run folder)")
     bench = sub.add_parser(
@@ -193,6 +195,7 @@ OPTIONS = (
     Option("thermo_every", "output.thermo_every"),
     Option("overwrite", "output.overwrite", value=True),
     Option("wall_forces", "output.wall_forces", value=True),
+    Option("sphere_stress", "output.sphere_stress", value=True),
 )
 
 

@@ -127,7 +127,9 @@ MAX_FILL = 0.6
 class OutputConfig:
     """Where and how often to write. 0 disables a writer. ``wall_forces``: the total force on
     each wall every step, ``folder/wall_forces.csv``. ``thermo_every``: every N steps a thermo
-    line on stdout and a row of ``folder/thermo.csv`` (``pdyn.io.thermo``; default 0: off)."""
+    line on stdout and a row of ``folder/thermo.csv`` (``pdyn.io.thermo``; default 0: off).
+    ``sphere_stress``: snapshots add each sphere's stress, contacts and contact force
+    (``pdyn.fields.sphere``)."""
 
     folder: str = "pdyn-output"
     snapshot_every: int = 0
@@ -135,6 +137,7 @@ class OutputConfig:
     overwrite: bool = False
     wall_forces: bool = False
     thermo_every: int = 0
+    sphere_stress: bool = False  # snapshots: stress, contacts, contact force per sphere
 
     @property
     def writes_files(self) -> bool:
@@ -154,8 +157,83 @@ class OutputConfig:
         integer("output.snapshot_every", self.snapshot_every, lo=0)
         integer("output.checkpoint_every", self.checkpoint_every, lo=0)
         integer("output.thermo_every", self.thermo_every, lo=0)
-        for name in ("overwrite", "wall_forces"):
+        for name in ("overwrite", "wall_forces", "sphere_stress"):
             flag(f"output.{name}", getattr(self, name))
+
+
+#: the kernels of coarse-grained fields (``pdyn.fields.deposit``)
+FIELD_KERNELS = ("gaussian", "lucy", "bins")
+
+
+@dataclass(frozen=True, kw_only=True)
+class FieldsConfig:
+    """Coarse-grained fields (``[[fields]]``; ``pdyn.fields.coarse``, ``pdyn.io.fields``): a
+    grid of ``cells`` per axis (1: the axis averaged out) over the box or the region
+    ``lo``..``hi`` (m), a ``kernel`` (gaussian, lucy, bins) of ``width`` mean diameters (the
+    Gaussian's standard deviation, Lucy's cut-off; bins: unused), a sample every ``every``
+    steps, the mean of ``window`` samples written as ``folder/fields/<name>_<step>.h5``."""
+
+    name: str = "fields"
+    cells: tuple = (1, 1, 20)
+    kernel: str = "gaussian"
+    width: float = 1.0
+    every: int = 100
+    window: int = 1
+    lo: tuple | None = None
+    hi: tuple | None = None
+
+    @_config_errors
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name.isidentifier():
+            raise BadValue("fields.name", self.name, "a name of letters, digits and _")
+        object.__setattr__(self, "cells", tuple(integers("fields.cells", self.cells, 3,
+                                                         lo=1).tolist()))
+        if math.prod(self.cells) > MAX_FIELD_CELLS:
+            raise BadValue("fields.cells", list(self.cells),
+                           f"at most {MAX_FIELD_CELLS} cells in all")
+        choice("fields.kernel", self.kernel, FIELD_KERNELS)
+        number("fields.width", self.width, above=0)
+        integer("fields.every", self.every, lo=1)
+        integer("fields.window", self.window, lo=1)
+        if (self.lo is None) != (self.hi is None):
+            raise BadValue("fields.lo" if self.lo is None else "fields.hi", None,
+                           "give both lo and hi (or neither: the box)")
+        if self.lo is not None:
+            lo, hi = vector("fields.lo", self.lo), vector("fields.hi", self.hi)
+            if not all(h > l for l, h in zip(lo, hi)):
+                raise BadValue("fields.hi", list(hi), f"must exceed fields.lo = {list(lo)}")
+            object.__setattr__(self, "lo", lo)
+            object.__setattr__(self, "hi", hi)
+
+
+#: the most cells of one [[fields]] grid (a 256³ grid of 23 int64 sums is 3 GB)
+MAX_FIELD_CELLS = 256 ** 3
+
+
+def field_configs(value) -> tuple:
+    """``[[fields]]`` (a list of tables or :class:`FieldsConfig`) as FieldsConfigs, each
+    error naming ``fields[k].<field>``; names unique."""
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"fields = {short(value)}: expected a list of tables [[fields]]")
+    out = []
+    for k, t in enumerate(value):
+        if isinstance(t, FieldsConfig):
+            out.append(t)
+            continue
+        if not isinstance(t, dict):
+            raise ConfigError(f"fields[{k}] = {short(t)}: expected a table [[fields]]")
+        bad = sorted(set(t) - {f.name for f in fields(FieldsConfig)})
+        if bad:
+            raise ConfigError(f"fields[{k}].{bad[0]} = {short(t[bad[0]])}: unknown key")
+        try:
+            out.append(FieldsConfig(**t))
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace("fields.", f"fields[{k}].", 1)) from None
+    names = [c.name for c in out]
+    for k, n in enumerate(names):
+        if n in names[:k]:
+            raise ConfigError(f"fields[{k}].name = {n!r}: another [[fields]] table has it")
+    return tuple(out)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -593,6 +671,7 @@ class SimulationConfig:
     # Verlet skin of the neighbour lists (m); None: 0.3 mean diameters; 0: broad phase every step
     neighbour_skin: float | None = None
     output: OutputConfig = field(default_factory=OutputConfig)
+    fields: tuple = ()  # [[fields]]: coarse-grained fields (FieldsConfig)
     progress: bool = True
 
     @_config_errors
@@ -626,6 +705,7 @@ class SimulationConfig:
         if self.gravity is not None:
             object.__setattr__(self, "gravity", vector("gravity", self.gravity))
         object.__setattr__(self, "walls", wall_configs(self.walls))
+        object.__setattr__(self, "fields", field_configs(self.fields))
         if self.insertion is not None and not isinstance(self.insertion, InsertionConfig):
             found = insertion_configs(self.insertion)
             object.__setattr__(self, "insertion",

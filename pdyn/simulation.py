@@ -81,7 +81,8 @@ class Simulation(Observables):
             config or SimulationConfig(), comm if comm is not None else get_comm(), scene, restart)
         vars(self).update(p._asdict())  # each part an attribute of its name (Parts)
         self.step_index = p.first_step
-        self.network, self.wall_load, self.contact_stats = NOTHING  # captured for output
+        (self.network, self.wall_load, self.contact_stats,
+         self.sphere_contacts) = NOTHING  # captured for output
         self.record_tangential = False  # True: every force pass records tangential forces
         self.rebuilds, self.wall_time, self.steps_run, self.load = 0, 0.0, 0, None
         self._stop = None  # the signals' flag while run() runs (pdyn.interrupt)
@@ -196,8 +197,9 @@ class Simulation(Observables):
                 self.store, self.neighbours, self.gravity, self.dt,
                 record=bool(needs & CONTACT_FORCES) or self.record_tangential)
         with self.timers("output"):
-            self.network, self.wall_load, self.contact_stats = capture(
-                self.contact, self.store, self.neighbours, self.dt, needs)
+            (self.network, self.wall_load, self.contact_stats,
+             self.sphere_contacts) = capture(self.contact, self.store, self.neighbours,
+                                             self.dt, needs)
 
     def _spin(self) -> tuple:
         """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius`` and the rows
@@ -237,6 +239,7 @@ class Simulation(Observables):
             first_step=self.first_step, config=self.config, contact=self.contact_config,
             gravity=self.gravity, steps_total=self.steps, r_mean=self.r_mean,
             network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
+            sphere_contacts=self.sphere_contacts,
             exchange=self.exchange.state() if state else None,
             insertion=insertion_view(self.inserter) if state else None,
             servos=self.wall_motion.state() if state else None,

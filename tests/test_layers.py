@@ -31,7 +31,8 @@ LAYERS = [
     ("pdyn.mesh",),  # the package's face (re-exports)
     ("pdyn.wallkinds",),  # one spec per wall kind: fields, table row, gaps, drawing, glued
     ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios", "pdyn.walls"),  # data; wall geometry
-    ("pdyn.domain", "pdyn.broadphase"),  # box and blocks (no MPI); contact detection
+    ("pdyn.domain", "pdyn.broadphase", "pdyn.fields"),  # box and blocks (no MPI); contact
+    # detection; continuum quantities from spheres and contacts (arrays in, arrays out)
     ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io", "pdyn.checks"),  # the pieces
     ("pdyn.initial", "pdyn.components", "pdyn.timestep", "pdyn.schedule", "pdyn.capture",
      "pdyn.reorder"),  # the initial state; feature components set up; the time step; the

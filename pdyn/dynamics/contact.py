@@ -872,21 +872,22 @@ class ContactPass(Hanger):
         return self.law.rotating
 
     def contact_list(self, store, lists, dt: float, *, spheres: bool = True,
-                     tangential: np.ndarray | None = None) -> dict:
+                     tangential: np.ndarray | None = None, lower: bool = True) -> dict:
         """The touching contacts of the rows of ``lists`` with their forces as the force pass of
         a step of ``dt`` s computed them, for output (not used by the step): ``id`` (K, 2)
         int64 — (gid_i, gid_j), a sphere pair once (lower gid first), a wall's negative gid
         second —, ``ends`` (2K, 3) m — x_i, then x_j or the contact point on the wall —,
         ``force`` (K,) N — the normal force magnitude, > 0 repulsive —, ``normal_force`` and
         ``tangential_force`` (K, 3) N on i from j. ``spheres=False``: wall contacts only (the
-        cheap pass of the wall-force series).
+        cheap pass of the wall-force series); ``lower=False``: every row's sphere pairs from
+        its own side (each pair twice over the ranks: per-sphere sums, ``pdyn.fields``).
 
         ``tangential`` is where a tangential (friction) force enters: an (entries, 3) array,
         aligned with ``lists.partner``, of the tangential force on each row's sphere per list
         entry; None: no friction, zeros."""
         t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
         walls, mesh = self.wall_table(store), self.mesh_state(store, lists)
-        found = touching_entries(store, lists, walls, mesh, spheres=spheres, lower=True)
+        found = touching_entries(store, lists, walls, mesh, spheres=spheres, lower=lower)
         ids, ends, f_n, fvec, tvec = _contact_list(
             self.law.parameters, float(dt), found, lists.rows, lists.split, lists.partner,
             store.pos, store.vel, store.radius, store.mass, store.gid, store.normal, walls, t,

@@ -1,11 +1,12 @@
 """Output: snapshots (HDF5 + XDMF 2 sidecar for ParaView), checkpoint files, the wall-force
-and thermo series (CSV), inspection
+and thermo series (CSV), coarse-grained fields (HDF5 + XDMF, CSV profiles), inspection
 (``pdyn info``) and pictures (``pdyn render``, needs the optional ``vtk`` package). Files only:
 continuing a run from a checkpoint is ``pdyn.restart``, above the driver."""
 
 from pathlib import Path
 
 from .checkpoint import CheckpointWriter, latest_checkpoint, read_checkpoint, write_checkpoint
+from .fields import FieldsWriter, read_fields
 from .hdf5 import OutputFileError, OutputWriteError
 from .snapshot import SnapshotWriter, read_snapshot
 from .thermo import ThermoWriter, read_thermo
@@ -14,15 +15,17 @@ from .wallforces import WallForceWriter, read_wall_forces
 from .writer import Writer
 
 
-def make_writers(output) -> list:
-    """The writers an :class:`~pdyn.config.OutputConfig` asks for, in the order they run
-    (the wall-force series first: it appends its rows when a snapshot or checkpoint is due;
-    the thermo output last)."""
+def make_writers(output, fields: tuple = ()) -> list:
+    """The writers an :class:`~pdyn.config.OutputConfig` and the ``[[fields]]`` tables
+    (:class:`~pdyn.config.FieldsConfig`) ask for, in the order they run (the wall-force series
+    first: it appends its rows when a snapshot or checkpoint is due; the thermo output last)."""
     writers = []
     if output.snapshot_every:
-        writers.append(SnapshotWriter(output.folder, output.snapshot_every))
+        writers.append(SnapshotWriter(output.folder, output.snapshot_every,
+                                      sphere_stress=output.sphere_stress))
     if output.checkpoint_every:
         writers.append(CheckpointWriter(output.folder, output.checkpoint_every))
+    writers += [FieldsWriter(output.folder, f) for f in fields]
     if output.thermo_every:
         writers.append(ThermoWriter(output.folder, output.thermo_every))
     if output.wall_forces:
@@ -53,6 +56,6 @@ def checkpoint_now(writers: list, view) -> Path | None:
     return writer(view)
 
 
-__all__ = ["CONTACT_FORCES", "CheckpointWriter", "OutputView", "OutputFileError", "OutputWriteError", "SnapshotWriter",
+__all__ = ["CONTACT_FORCES", "CheckpointWriter", "FieldsWriter", "read_fields", "OutputView", "OutputFileError", "OutputWriteError", "SnapshotWriter",
            "ThermoWriter", "WallForceWriter", "Writer", "checkpoint_now", "latest_checkpoint", "make_writers", "read_checkpoint",
            "read_snapshot", "read_thermo", "read_wall_forces", "write_checkpoint"]

@@ -4,7 +4,9 @@ the optional ``matplotlib`` package, ``pip install 'pdyn[plot]'``).
 ``thermo.csv`` gives ``thermo_energy.png`` (kinetic and rotational energy, J, against time),
 ``thermo_contacts.png`` (contacts and mean coordination) and ``thermo_overlap.png`` (largest
 overlap / radius); ``wall_forces.csv``, when the run wrote it, ``wall_forces.png`` (each
-wall's force components, N). A series whose last line a stopped run cut is drawn without
+wall's force components, N); each ``[[fields]]`` profile (``fields/<name>_<step>.csv``, one
+resolved axis) its newest window as ``fields_<name>.png`` (volume fraction, velocity, the
+stress's diagonal and shear against the axis). A series whose last line a stopped run cut is drawn without
 it (a note says so); a series that does not read otherwise, or lacks a column, is one line.
 """
 
@@ -72,19 +74,66 @@ def read_cut_series(path: Path, columns: tuple) -> tuple[list[str], np.ndarray, 
     return names, np.array(rows, float).reshape(-1, len(names)), note
 
 
+def newest_profiles(run: Path) -> dict[str, Path]:
+    """Profile name -> its newest CSV file in ``run/fields`` (``<name>_<step>.csv``)."""
+    newest = {}
+    for p in sorted((run / "fields").glob("*_*.csv")):
+        name, _, step = p.stem.rpartition("_")
+        if step.isdigit() and (name not in newest or int(step) >= newest[name][0]):
+            newest[name] = (int(step), p)
+    return {name: p for name, (_, p) in newest.items()}
+
+
+#: the profile panels: label and the columns drawn
+PROFILE_PANELS = (("volume fraction", ("volume_fraction",)),
+                  ("velocity (m/s)", ("velocity_x", "velocity_y", "velocity_z")),
+                  ("stress (Pa)", ("stress_xx", "stress_yy", "stress_zz", "stress_xz")))
+
+
+def plot_profile(plt, path: Path, names: list[str], rows: np.ndarray, out: Path) -> Path:
+    """Draw one fields profile (its columns ``names``, ``rows``) into ``out``."""
+    col = {n: rows[:, k] for k, n in enumerate(names)}
+    axis = names[0]
+    fig, axes = plt.subplots(1, len(PROFILE_PANELS), figsize=(12, 4.5))
+    for ax, (label, keys) in zip(axes, PROFILE_PANELS):
+        for k in keys:
+            ax.plot(col[axis], col[k], label=k)
+        ax.set_xlabel(f"{axis} (m)")
+        ax.set_ylabel(label)
+        ax.legend(loc="best", fontsize="small")
+    fig.suptitle(path.name)
+    fig.tight_layout()
+    try:
+        fig.savefig(out, dpi=100)
+    except OSError as exc:
+        raise OutputWriteError(f"{out}: cannot write ({exc.strerror or exc})") from None
+    finally:
+        plt.close(fig)
+    return out
+
+
 def plot_run(run: str | Path, out: str | Path | None = None) -> tuple[list[Path], list[str]]:
     """Draw the series of the run folder ``run`` into ``out`` (default: ``run``); returns the
     PNG files written and notes (a cut last line left out, :func:`read_cut_series`). Raises
-    :class:`OutputFileError` when ``run`` has no readable ``thermo.csv`` (or a
-    ``wall_forces.csv`` that does not read), :class:`OutputWriteError` when a PNG cannot be
+    :class:`OutputFileError` when ``run`` has neither a readable ``thermo.csv`` nor a fields
+    profile (or a series that does not read), :class:`OutputWriteError` when a PNG cannot be
     written and ``ImportError`` without matplotlib; all series are read before anything is
     written."""
     run = Path(run)
+    profiles = {name: read_cut_series(p, PROFILE_PANELS[0][1]) + (p,)
+                for name, p in newest_profiles(run).items()}
+    notes = [v[2] for v in profiles.values() if v[2]]
     if not (run / THERMO).is_file():
-        raise OutputFileError(f"{run}: no {THERMO} here (run with --thermo-every N or "
-                              "[output] thermo_every = N)")
+        if not profiles:
+            raise OutputFileError(f"{run}: no {THERMO} here (run with --thermo-every N or "
+                                  "[output] thermo_every = N)")
+        plt = _pyplot()
+        out = Path(out) if out is not None else run
+        make_folder(out)
+        return [plot_profile(plt, p, names, rows, out / f"fields_{name}.png")
+                for name, (names, rows, _, p) in profiles.items()], notes
     names, rows, note = read_cut_series(run / THERMO, THERMO_COLUMNS)
-    notes = [note] if note else []
+    notes += [note] if note else []
     wall = None
     if (run / WALL_FORCES).is_file():
         *wall, note = read_cut_series(run / WALL_FORCES, WALL_COLUMNS)
@@ -133,6 +182,8 @@ def plot_run(run: str | Path, out: str | Path | None = None) -> tuple[list[Path]
         finally:
             plt.close(fig)
         written.append(out / name)
+    written += [plot_profile(plt, p, names, rows, out / f"fields_{name}.png")
+                for name, (names, rows, _, p) in profiles.items()]
     return written, notes
 
 

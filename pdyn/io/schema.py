@@ -116,6 +116,11 @@ DATASETS = {
                      **{f"index/{c}": ("i", ()) for c, names in ragged_groups(FIELDS).items()
                         if FIELDS[names[0]].checkpoint}, **_MESHES),
 }
+#: datasets a file may hold (read and checked when present): the per-sphere stress of
+#: snapshots (``[output] sphere_stress``, ``pdyn.fields.sphere``)
+OPTIONAL_DATASETS = {SNAPSHOT: {"particles/stress": ("f", (6,)),
+                                "particles/coordination": ("i", ()),
+                                "particles/contact_force": ("f", ())}}
 #: checkpoint format 7 keeps a ragged field (``pdyn.particles.FIELDS``, ``counted_by``) as its
 #: records, ``records/<field>`` (rows: the records of the particles in particle order), with
 #: its count per particle ``particles/<count>`` and per index segment ``index/<count>``;
@@ -131,7 +136,7 @@ FINITE = ("particles/position", "particles/velocity", "particles/pos", "particle
           "records/history_spring", "walls/point", "walls/normal", "walls/quad_points",
           "walls/vertices", "meshes/vertices", "particles/anchor",
           "contacts/points", "contacts/force", "contacts/normal_force",
-          "contacts/tangential_force")
+          "contacts/tangential_force", "particles/stress", "particles/contact_force")
 POSITIVE = ("particles/radius", "particles/mass")
 IDS = ("particles/id", "particles/gid")
 #: datasets a format holds from a version on: name -> {format: first version}
@@ -249,6 +254,8 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
     segments = f["index/cell"].shape[0] if isinstance(f.get("index/cell"), h5py.Dataset) else 0
     head["features"] = _features(f, fmt, head["version"])
     datasets = expected(fmt, head["version"], head["features"])
+    datasets.update({k: v for k, v in OPTIONAL_DATASETS.get(fmt, {}).items()
+                     if isinstance(f.get(k), h5py.Dataset)})
     if "contacts/id" in datasets:
         try:
             head["n_contacts"] = _count("n_contacts", f.attrs.get("n_contacts"))

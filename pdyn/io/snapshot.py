@@ -28,6 +28,11 @@ A snapshot file holds (rank-major; within a rank sorted by id):
   ``contacts/normal_force`` and ``contacts/tangential_force`` (K, 3) N: the forces on the
   first sphere from the second (tangential zero without friction); ParaView shows them as
   lines (the ``contacts`` block of the sidecar); rank-major, within a rank sorted by ids;
+* with ``[output] sphere_stress`` (``--sphere-stress``): ``particles/stress`` (N, 6) Pa —
+  xx, yy, zz, xy, xz, yz of the symmetric part of the sphere's stress, tension positive
+  (``pdyn.fields.sphere``) —, ``particles/coordination`` int32 (N,) its touching contacts,
+  walls included, ``particles/contact_force`` (N,) N the magnitude of the sum of its contact
+  forces (fixed spheres: zeros); read when present;
 * attributes ``format = "pdyn-snapshot"``, ``version``, ``step``, ``time`` (s), ``dt`` (s),
   ``n_particles``, ``n_contacts``, ``ranks``, ``box_lo``, ``box_hi``, ``boundary``,
   ``scene``, ``run_id`` (``pdyn.io.runid``). (Version 7 drew the walls as triangles, 6 added
@@ -44,6 +49,7 @@ import numpy as np
 from .hdf5 import SNAPSHOT, VERSIONS, OutputFileError, step_files, write_global
 from .runid import claim_folder
 from .schema import read_header, read_pdyn
+from ..fields.sphere import sphere_tensors, symmetric_six
 from ..walls import WallSet
 from .wallmesh import wall_surfaces
 from .xdmf import write_xdmf
@@ -93,8 +99,11 @@ class SnapshotWriter(Writer):
     name = "snapshot"
     needs = frozenset({"network"})  # the contact network of the step
 
-    def __init__(self, folder: str | Path, every: int):
+    def __init__(self, folder: str | Path, every: int, sphere_stress: bool = False):
         self.run_folder = Path(folder)
+        self.sphere_stress = bool(sphere_stress)
+        if self.sphere_stress:  # each row's contacts from its side
+            self.needs = self.needs | {"sphere_contacts"}
         self.folder = self.run_folder / "snapshots"
         self.every = int(every)
         self.written: list[Path] = []
@@ -121,6 +130,11 @@ class SnapshotWriter(Writer):
             # zeros in a run without rotation: the format does not depend on the run
             "particles/angular_velocity": store.values("omega", h),
         }
+        if self.sphere_stress:
+            stress, count, force = sphere_tensors(store, h, view.sphere_contacts)
+            arrays.update({"particles/stress": symmetric_six(stress),
+                           "particles/coordination": count,
+                           "particles/contact_force": np.linalg.norm(force, axis=1)})
         walls = wall_surface_arrays(view)
         net = view.network
         order = np.lexsort((net["id"][:, 1], net["id"][:, 0]))
@@ -178,7 +192,8 @@ def write_series(run_folder: Path, known: dict | None = None) -> Path:
 
 def read_snapshot(path: str | Path) -> dict:
     """A snapshot as a dict: ``id``, ``position``, ``velocity``, ``radius``, ``rank``,
-    ``angular_velocity`` (global arrays; zeros before version 4), ``walls`` and ``contacts``
+    ``angular_velocity`` (global arrays; zeros before version 4), ``stress``,
+    ``coordination``, ``contact_force`` when the file holds them, ``walls`` and ``contacts``
     (dicts of the wall and contact-network arrays; no contacts before version 5), and
     ``step``, ``time``, ``dt``, ``ranks``,
     ``box_lo``, ``box_hi``, ``scene``. Checked strictly (``pdyn.io.schema``); raises
@@ -187,6 +202,8 @@ def read_snapshot(path: str | Path) -> dict:
     out = {k: data[f"particles/{k}"] for k in ("id", "position", "velocity", "radius", "rank")}
     out["angular_velocity"] = data.get("particles/angular_velocity",
                                        np.zeros_like(out["position"]))
+    out.update({k: data[f"particles/{k}"] for k in ("stress", "coordination", "contact_force")
+                if f"particles/{k}" in data})
     for group in ("walls", "contacts"):
         out[group] = {k.split("/", 1)[1]: v for k, v in data.items()
                       if k.startswith(group + "/")}

@@ -5,18 +5,20 @@ Columns: ``step``, ``time`` (s), ``kinetic_energy`` (J, Σ ½ m v² of the owned
 ``rotational_energy`` (J, Σ ½ I ω², I = 2/5 m r²; 0 without rotation), ``contacts`` (touching
 contacts: sphere pairs once, sphere–wall contacts), ``coordination`` (mean sphere–sphere
 contacts per sphere, 2 pairs / spheres), ``max_overlap`` (largest overlap over the radius of
-the smaller sphere, walls included); stdout adds ``steps/s`` since the last line. The CSV
-holds every float as its ``repr`` (reads back to the same bits) and the same bytes on any rank
-count: counts are integers, the overlap a maximum, and each energy is the correctly rounded
-sum of all spheres' terms — every rank reduces its terms to an exact expansion (Shewchuk's
-partials, as ``math.fsum``), rank 0 sums all expansions with ``math.fsum`` — whatever the
-order. A restart keeps the rows up to its step (the file as it was goes to ``superseded/``,
+the smaller sphere, walls included), then the cell's stress tensor, kinetic + contact
+(``stress_xx``, ``stress_yy``, ``stress_zz``, ``stress_xy``, ``stress_xz``, ``stress_yz``, Pa,
+tension positive; ``pressure`` −tr σ / 3 and ``deviator`` √(3/2 s:s), Pa:
+``pdyn.fields.virial``, over the box's volume); stdout adds ``Press`` and ``steps/s`` since
+the last line. The CSV holds every float as its ``repr`` (reads back to the same bits) and the
+same bytes on any rank count: counts are integers, the overlap a maximum, and each energy (and
+each sum of the stress) is the correctly rounded sum of all spheres' terms — every rank reduces
+its terms to an exact expansion (Shewchuk's partials, as ``math.fsum``: ``pdyn.fields.exact``),
+rank 0 sums all expansions with ``math.fsum`` — whatever the order. A restart keeps the rows up to its step (the file as it was goes to ``superseded/``,
 as ``wall_forces.csv`` does).
 """
 
 from __future__ import annotations
 
-import math
 import sys
 import time
 from pathlib import Path
@@ -25,38 +27,20 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
+from ..fields.exact import MAX_PARTIALS, exact_total
+from ..fields.exact import grow as _grow
+from ..fields.virial import COLUMNS as STRESS_COLUMNS
+from ..fields.virial import cell_parts, cell_stress, stress_columns
 from .wallforces import append_text, start_series
 from .wallforces import read_series as read_thermo
 from .writer import Writer
 
 FILE_NAME = "thermo.csv"
 COLUMNS = ("step", "time", "kinetic_energy", "rotational_energy", "contacts", "coordination",
-           "max_overlap")
+           "max_overlap") + STRESS_COLUMNS
 #: the stdout columns: name and width (LAMMPS-style right-aligned table)
 SCREEN = (("Step", 10), ("Time", 13), ("KinEng", 13), ("RotEng", 13), ("Contacts", 9),
-          ("Coord", 8), ("MaxOverlap", 11), ("Steps/s", 9))
-#: room for the partials of a float64 sum (nonoverlapping: at most ~40 over the exponent range)
-MAX_PARTIALS = 128
-
-
-@njit(**JIT)
-def _grow(partials, n, x):
-    """Add ``x`` to the exact expansion ``partials[:n]`` (Shewchuk); returns its new length."""
-    i = 0
-    for k in range(n):
-        y = partials[k]
-        if abs(x) < abs(y):
-            x, y = y, x
-        hi = x + y
-        lo = y - (hi - x)
-        if lo != 0.0:
-            partials[i] = lo
-            i += 1
-        x = hi
-    partials[i] = x
-    return i + 1
-
-
+          ("Coord", 8), ("MaxOverlap", 11), ("Press", 11), ("Steps/s", 9))
 @njit(**JIT)
 def _energy_partials(h, vel, mass, omega, radius, spin):
     """Exact expansions of Σ ½ m v² and (``spin``) Σ ⅕ m r² ω² over the spheres ``h``."""
@@ -81,13 +65,16 @@ def thermo_row(view) -> tuple | None:
     spin = "omega" in store.fields
     omega = store.omega if spin else np.zeros((1, 3))
     kin, rot = _energy_partials(h, store.vel, store.mass, omega, store.radius, spin)
-    parts = comm.gather((kin, rot, int(h.size)) + tuple(view.contacts), root=0)
+    parts = comm.gather((kin, rot, int(h.size)) + tuple(view.contacts)
+                        + (cell_parts(store, view.network),), root=0)
     if comm.rank != 0:
         return None
-    ke, re = (math.fsum(np.concatenate([p[k] for p in parts]).tolist()) for k in (0, 1))
+    ke, re = (exact_total([p[k] for p in parts]) for k in (0, 1))
     n, once, ends = (sum(p[k] for p in parts) for k in (2, 3, 4))
+    volume = float(np.prod(np.asarray(view.box.hi, float) - np.asarray(view.box.lo, float)))
+    stress = stress_columns(*cell_stress([p[6] for p in parts], volume))
     return (int(view.step), float(view.time), ke, re, once, ends / n if n else 0.0,
-            max(p[5] for p in parts))
+            max(p[5] for p in parts)) + stress
 
 
 def _say(line: str) -> None:
@@ -106,7 +93,7 @@ class ThermoWriter(Writer):
     ``folder/thermo.csv`` (rank 0)."""
 
     name = "thermo"
-    needs = frozenset({"thermo"})  # the contact statistics of the step
+    needs = frozenset({"thermo", "network"})  # the contact statistics and network of the step
 
     def __init__(self, folder: str | Path, every: int, say=_say):
         self.path = Path(folder) / FILE_NAME
@@ -133,7 +120,8 @@ class ThermoWriter(Writer):
         rate = (row[0] - self._last[0]) / max(now - self._last[1], 1e-12)
         self._last = (row[0], now)
         cells = (f"{row[0]:>10d}", f"{row[1]:>13.6g}", f"{row[2]:>13.6g}", f"{row[3]:>13.6g}",
-                 f"{row[4]:>9d}", f"{row[5]:>8.4g}", f"{row[6]:>11.4g}", f"{rate:>9.1f}")
+                 f"{row[4]:>9d}", f"{row[5]:>8.4g}", f"{row[6]:>11.4g}",
+                 f"{row[COLUMNS.index('pressure')]:>11.4g}", f"{rate:>9.1f}")
         self.say(" ".join(cells))
 
 

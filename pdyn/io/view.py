@@ -27,7 +27,9 @@ class OutputView:
     that needs it: a save every step would reload the history every step); ``thermo``
     this rank's contact statistics (``contacts``: ``pdyn.dynamics.contact.contact_stats``,
     its contacts counted once, its sphere–sphere contact ends and the largest overlap /
-    radius). ``wall_kinds`` the kind code of each wall in id order −1, −2, … (``pdyn.walls``:
+    radius); ``sphere_contacts`` every row's touching contacts from its own side, with their
+    forces (``ContactPass.contact_list`` with ``lower=False``: per-sphere sums, ``pdyn.fields``).
+    ``wall_kinds`` the kind code of each wall in id order −1, −2, … (``pdyn.walls``:
     0 a plane, 1 / 2 a cylinder with the spheres inside / outside, 3 a mesh) and ``n_box`` how many of
     them are box faces (the configured ``[[walls]]`` follow); None: box faces only.
     ``wall_table`` the wall table (``pdyn.walls.WallSet.table``, rows in id order); None:
@@ -54,6 +56,7 @@ class OutputView:
     insertion: dict | None = None
     servos: dict | None = None
     contacts: tuple | None = None
+    sphere_contacts: dict | None = None
     wall_kinds: np.ndarray | None = None
     n_box: int | None = None
     wall_table: np.ndarray | None = None
@@ -61,4 +64,4 @@ class OutputView:
 
 
 #: the needs that ask for the contacts' forces (the force pass records tangential forces)
-CONTACT_FORCES = frozenset({"network", "walls"})
+CONTACT_FORCES = frozenset({"network", "walls", "sphere_contacts"})

@@ -50,7 +50,7 @@ def test_columns_match_a_direct_computation(tmp_path):
     text = (tmp_path / "thermo.csv").read_text().splitlines()
     assert all(repr(float(x)) == x for x in text[-1].split(",")[1:4])  # exact digits
     assert lines[0].split() == ["Step", "Time", "KinEng", "RotEng", "Contacts", "Coord",
-                                "MaxOverlap", "Steps/s"]
+                                "MaxOverlap", "Press", "Steps/s"]
     assert len(lines) == 7 and lines[-1].split()[0] == "600"
 
 
@@ -97,7 +97,7 @@ def test_cli_thermo_and_restart(tmp_path, cli):
     full = (tmp_path / "pdyn-output" / "thermo.csv").read_bytes()
     ckpt = "pdyn-output/checkpoints/ckpt_00000030.h5"
     assert cli(["run", "--restart", ckpt, "--no-progress", "--thermo-every", "10"])[0] == 0
-    table = [ln.split() for ln in out.splitlines() if len(ln.split()) == 8 and
+    table = [ln.split() for ln in out.splitlines() if len(ln.split()) == 9 and
              (ln.split()[0] == "Step" or ln.split()[0].isdigit())]
     assert table[0][0] == "Step" and [r[0] for r in table[1:]] == [str(k) for k in
                                                                     range(10, 61, 10)]

@@ -6,6 +6,9 @@ gathered from every rank)
   with ``wall_forces`` the wall-force series too, byte for byte;
 - ``restart``: the run continued from its checkpoint of step ``at`` on the same ranks, with
   the uninterrupted run; with ``wall_forces`` the continued rows of the series too;
+- with ``coarse`` (``[[fields]]`` tables) or ``output`` (more ``[output]`` fields, such as
+  ``sphere_stress`` snapshots) the coarse-grained fields' files and the snapshots' per-sphere
+  stress of both comparisons, value for value;
 
 and, with ``inserter``, the insertion's state. ``check`` asserts what the run must have done
 for the comparison to mean something (contacts, rebuilds, rebalancing, walls touched); it
@@ -23,7 +26,10 @@ import numpy as np
 import pytest
 
 from pdyn.broadphase import REGISTRY
-from pdyn.config import OutputConfig, SimulationConfig
+from pdyn.config import FieldsConfig, OutputConfig, SimulationConfig
+from pdyn.fields.coarse import FIELDS
+from pdyn.io import read_fields, read_snapshot
+from pdyn.io.hdf5 import step_files
 from pdyn.mesh import grid_surface
 from pdyn.parallel import SerialComm
 from pdyn.particles import FIXED
@@ -58,11 +64,38 @@ class Case:
     mid: Callable = None  #: (continued sim) -> run.mid, before the continued run runs
     check: Callable = None  #: (run) -> None, after the comparisons
     slow: bool = False
+    coarse: tuple = ()  #: [[fields]] tables (pdyn.config.FieldsConfig)
+    output: dict = None  #: further [output] fields of every run (snapshots with sphere stress)
 
 
 def compare(a, b, names, what):
     for name, x, y in zip(("gid",) + tuple(names), a, b):
         assert np.array_equal(x, y), f"{name} differs {what}"
+
+
+SPHERE_STRESS = ("stress", "coordination", "contact_force")
+
+
+def compare_outputs(a: Path, b: Path, after: int, what: str) -> int:
+    """The fields files and the snapshots' per-sphere stress of run folder ``b`` equal those
+    of ``a`` for every step after ``after`` that ``b`` holds; how many files compared."""
+    n = 0
+    for p in sorted((b / "fields").glob("*.h5")):
+        if int(p.stem.rsplit("_", 1)[1]) > after:
+            x, y = read_fields(a / "fields" / p.name), read_fields(p)
+            for k in ("samples", *FIELDS):
+                assert np.array_equal(x[k], y[k]), f"fields {p.name} {k} differs {what}"
+            n += 1
+    for step, p in step_files(b / "snapshots", "snap"):
+        y = read_snapshot(p)
+        if step > after and "stress" in y:
+            x = read_snapshot(a / "snapshots" / p.name)
+            ox, oy = np.argsort(x["id"]), np.argsort(y["id"])  # rank-major: by id
+            for k in SPHERE_STRESS:
+                assert np.array_equal(x[k][ox], y[k][oy]), \
+                    f"snapshot {p.name} {k} differs {what}"
+            n += 1
+    return n
 
 
 @pytest.fixture
@@ -71,12 +104,15 @@ def run_case(comm, shared_dir):
 
     def go(case: Case):
         restart = "restart" in case.compares
+        more = case.output or {}
         out = OutputConfig(folder=str(shared_dir / "n"), overwrite=True,
                            checkpoint_every=case.at if restart else 0,
-                           wall_forces=case.wall_forces)
+                           wall_forces=case.wall_forces, **more)
         scene = case.scene() if case.scene else None
         extra = {"scene": scene} if scene is not None else {}
         cfg = case.config(shared_dir, comm, out)
+        if case.coarse:
+            cfg = cfg.with_(fields=case.coarse)
         sim = Simulation(cfg, comm=comm, **extra)
         run = SimpleNamespace(sim=sim, comm=comm, folder=shared_dir, scene=scene, ref=None,
                               cont=None, mid=None,
@@ -87,7 +123,7 @@ def run_case(comm, shared_dir):
             run.cont = from_checkpoint(
                 shared_dir / "n" / "checkpoints" / f"ckpt_{case.at:08d}.h5", comm=comm,
                 output=OutputConfig(folder=str(shared_dir / "b"), overwrite=True,
-                                    wall_forces=case.wall_forces))
+                                    wall_forces=case.wall_forces, **more))
             run.mid = case.mid(run.cont) if case.mid else None
             run.cont.run(case.steps - case.at)
             compare(run.state, gather_fields(run.cont, case.fields), case.fields,
@@ -98,9 +134,13 @@ def run_case(comm, shared_dir):
                 a = (shared_dir / "n" / "wall_forces.csv").read_text().splitlines()
                 b = (shared_dir / "b" / "wall_forces.csv").read_text().splitlines()
                 assert b[0] == a[0] and b[1:] == a[case.at + 1:case.steps + 1]
+            if (case.coarse or more) and comm.rank == 0:
+                assert compare_outputs(shared_dir / "n", shared_dir / "b", case.at,
+                                       "after the restart") > 0
         if "ranks" in case.compares and comm.rank == 0:
             ref_cfg = cfg.with_(output=OutputConfig(folder=str(shared_dir / "one"),
-                                                    overwrite=True, wall_forces=case.wall_forces))
+                                                    overwrite=True, wall_forces=case.wall_forces,
+                                                    **more))
             run.ref = Simulation(case.reference(ref_cfg) if case.reference else ref_cfg,
                                  comm=SerialComm(), **extra)
             run.ref.run(case.steps)
@@ -111,6 +151,9 @@ def run_case(comm, shared_dir):
             if case.wall_forces:
                 a = (shared_dir / "n" / "wall_forces.csv").read_text()
                 assert a == (shared_dir / "one" / "wall_forces.csv").read_text()
+            if case.coarse or more:
+                assert compare_outputs(shared_dir / "one", shared_dir / "n", 0,
+                                       "from the 1-rank run") > 0
         if case.check:
             case.check(run)
         comm.barrier()
@@ -371,6 +414,12 @@ def named_scene(name, **cfg):
 
 
 BALANCED = dict(reorder_every=20, balance_every=20, balance_threshold=1.0)
+#: coarse-grained fields of every kernel, 3D and 1D, windows of two samples (ending at the
+#: restart's step), and snapshots with the per-sphere stress
+COARSE = (FieldsConfig(name="gauss", cells=(4, 3, 5), every=25, window=2),
+          FieldsConfig(name="lucy", cells=(1, 6, 1), kernel="lucy", width=2.0, every=50),
+          FieldsConfig(name="bins", cells=(1, 1, 7), kernel="bins", every=50))
+SPHERE_SNAPSHOTS = {"sphere_stress": True, "snapshot_every": 100}
 
 CASES = [
     *(Case(f"dense-{kind}-{bp}-{'every-step' if skin == 0.0 else 'lists'}",
@@ -392,6 +441,9 @@ CASES = [
           ("linear", "mass_velocity", "projected", {"damping_coefficient": 5.0}),
           ("hertz", "viscoelastic", "projected", {"damping_coefficient": 100.0}),
           ("hertz", "tsuji", "rescaled", {"restitution": 0.5}))),
+    *(Case(f"fields-{kind}", dense(kind, friction=0.5, **BALANCED), 200, compares, at=100,
+           coarse=COARSE, output=SPHERE_SNAPSHOTS) for kind, compares in (
+               ("walled", ("ranks", "restart")), ("periodic", ("ranks",)))),
     Case("auto-switching", named_scene("gas", scale=0.1, neighbour_skin=0.0, reorder_every=10,
                                        broadphase="auto"),
          30, fields=MOTION, reference=lambda c: c.with_(broadphase="index_sort"),

@@ -1,0 +1,107 @@
+"""Coarse-grained fields of one sample ([Goldhirsch2010]; walls as [Weinhart2012]): every
+rank deposits its owned spheres and its share of the contact network
+(``pdyn.fields.deposit``), one integer allreduce joins them, and every rank holds the same
+sums. Fields (``FIELDS``) from the sums S over a cell of volume V_c:
+
+* volume fraction φ = Σ V_i w_i / V_c (a sphere's volume at its centre);
+* density ρ = Σ m_i w_i / V_c (kg/m³);
+* velocity u = Σ m_i v_i w_i / Σ m_i w_i (m/s);
+* kinetic stress σᵏ = −(Σ m_i v_i ⊗ v_i w_i − ρ V_c u ⊗ u) / V_c (Pa);
+* contact stress σᶜ = Σ_c (x_b − x_a) ⊗ F_c ∫₀¹ w(x_a + s (x_b − x_a)) ds / V_c (Pa): every
+  contact once, F_c on its first sphere a, x_b the other centre (its periodic image) or the
+  wall's contact point — the branch split along the line between them as MercuryCG does;
+* stress σ = σᵏ + σᶜ,
+
+w_i the point's normalized kernel weight of the cell. Stresses tension positive (the sign
+of ``pdyn.fields.sphere``), 3 × 3 with the branch's index first; in a cell at rest inside
+a bed σ_zz is minus the weight above per unit area. Each field sums to its total exactly:
+Σ_cells ρ V_c is the mass, Σ_cells σᶜ V_c the contact virial."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .deposit import deposit, segment_points
+from .exact import fixed_scale
+
+#: the raw sums of a sample: volume, mass, momentum (3), m v ⊗ v (9), contact b ⊗ F (9)
+VOLUME, MASS, MOMENTUM, MVV, CONTACT, N_SUMS = 0, 1, slice(2, 5), slice(5, 14), \
+    slice(14, 23), 23
+#: the fields: name -> components
+FIELDS = {"volume_fraction": 1, "density": 1, "velocity": 3, "kinetic_stress": 9,
+          "contact_stress": 9, "stress": 9}
+
+
+def sphere_values(store, handles) -> tuple[np.ndarray, np.ndarray]:
+    """(points (N, 3), values (N, 14)): the spheres ``handles``' volume, mass, momentum and
+    m v ⊗ v at their centres."""
+    m = store.mass[handles]
+    v = store.vel[handles]
+    vals = np.empty((len(handles), 14))
+    vals[:, 0] = 4.0 / 3.0 * np.pi * store.radius[handles] ** 3
+    vals[:, 1] = m
+    vals[:, 2:5] = m[:, None] * v
+    vals[:, 5:14] = (m[:, None, None] * v[:, :, None] * v[:, None, :]).reshape(-1, 9)
+    return store.pos[handles], vals
+
+
+def contact_values(grid, kind: str, network: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(points, values (Q, 9)): each contact's b ⊗ F spread along its branch
+    (:func:`~pdyn.fields.deposit.segment_points`)."""
+    ends = network["ends"]
+    force = network["normal_force"] + network["tangential_force"]
+    branch = ends[1::2] - ends[0::2]
+    moment = (branch[:, :, None] * force[:, None, :]).reshape(-1, 9)
+    points, seg, share = segment_points(grid, kind, ends)
+    return points, moment[seg] * share[:, None]
+
+
+def fixed_scales(comm, spheres: np.ndarray, contacts: np.ndarray) -> np.ndarray:
+    """The fixed-point scale of each raw sum (``pdyn.fields.exact.fixed_scale``) from every
+    rank's largest value and count of the sphere and contact ``values`` (collective: a
+    maximum and an integer sum, the same on any rank count)."""
+    most = np.zeros(N_SUMS)
+    if len(spheres):
+        most[:14] = np.abs(spheres).max(axis=0)
+    if len(contacts):
+        most[14:] = np.abs(contacts).max(axis=0)
+    most = comm.allreduce_max(most)
+    count = comm.allreduce_sum(np.array([len(spheres), len(contacts)], np.int64))
+    bound = 2.0 * most * np.where(np.arange(N_SUMS) < 14, count[0], count[1])
+    return np.array([fixed_scale(b) for b in bound])
+
+
+def local_sums(grid, kind: str, width: float, spheres: tuple, contacts: tuple,
+               scale: np.ndarray) -> np.ndarray:
+    """This rank's raw sums (N_SUMS, nx, ny, nz) as integers (times ``scale``) from its
+    (points, values) of ``spheres`` and ``contacts``."""
+    sums = np.zeros((N_SUMS,) + tuple(int(c) for c in grid.cells), np.int64)
+    deposit(grid, kind, width, *spheres, scale[:14], sums[:14])
+    deposit(grid, kind, width, *contacts, scale[14:], sums[14:])
+    return sums
+
+
+def sample(comm, store, network: dict, grid, kind: str, width: float) -> np.ndarray:
+    """The raw sums (N_SUMS, nx, ny, nz) of this moment over every rank (the owned spheres
+    and the contact network's share of each), the same bits on any rank count: integer sums
+    joined by an integer allreduce (collective)."""
+    spheres = sphere_values(store, store.owned)
+    contacts = contact_values(grid, kind, network)
+    scale = fixed_scales(comm, spheres[1], contacts[1])
+    sums = local_sums(grid, kind, width, spheres, contacts, scale)
+    sums = comm.allreduce_sum(sums) if comm.size > 1 else sums
+    return sums / scale[:, None, None, None]
+
+
+def fields_of(sums: np.ndarray, cell_volume: float) -> dict:
+    """The fields (:data:`FIELDS`, each (components, nx, ny, nz)) from raw sums (one sample's
+    or a window's mean)."""
+    mass = sums[MASS]
+    safe = np.where(mass > 0, mass, 1.0)
+    u = np.where(mass > 0, sums[MOMENTUM] / safe, 0.0)
+    mvv = sums[MVV].reshape((3, 3) + mass.shape)
+    kinetic = -(mvv - mass * u[:, None] * u[None, :]).reshape((9,) + mass.shape) / cell_volume
+    contact = sums[CONTACT] / cell_volume
+    return {"volume_fraction": sums[VOLUME:VOLUME + 1] / cell_volume,
+            "density": sums[MASS:MASS + 1] / cell_volume, "velocity": u,
+            "kinetic_stress": kinetic, "contact_stress": contact, "stress": kinetic + contact}

@@ -1,0 +1,193 @@
+"""Coarse-grained fields on a grid, written every window (``[[fields]]``; the fields and their
+equations: ``pdyn.fields.coarse``).
+
+Every ``every`` steps a sample (exact sums over the ranks, the same bits on any rank count);
+every ``window`` samples their mean is written by rank 0 to
+
+    <folder>/fields/<name>_<step:08d>.h5    the fields of the window ending at ``step``
+    <folder>/<name>.xmf                     the XDMF 2 index ParaView opens (cell data)
+    <folder>/fields/<name>_<step:08d>.csv   with one resolved axis: the profile as a table
+
+An HDF5 file holds ``x``, ``y``, ``z`` (the cell centres, m) and each field as
+(nz, ny, nx[, components]) — z slowest, as VTK and XDMF order a grid: ``density[k, j, i]``
+is the cell at (x_i, y_j, z_k) —: ``volume_fraction``, ``density`` (kg/m³), ``velocity`` (3,
+m/s), ``kinetic_stress``, ``contact_stress``, ``stress`` (9: xx, xy, xz, yx, …, Pa, tension
+positive); attributes ``format = "pdyn-fields"``, ``version``, ``step``, ``time`` (s),
+``samples`` (in the window), ``every``, ``kernel``, ``width`` (m), ``lo``, ``hi``, ``cells``.
+Windows end at multiples of every · window steps, so a restart at such a step continues the
+files bit for bit; one elsewhere writes its first window from the samples after it
+(``samples`` says how many)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import h5py
+import numpy as np
+
+from ..fields.coarse import FIELDS, fields_of, sample
+from ..fields.grid import Grid
+from .hdf5 import OutputFileError, agree, attempt, make_folder, put, write_atomic, \
+    write_bytes_atomic
+from .runid import claim_folder
+from .writer import Writer
+
+FORMAT = "pdyn-fields"
+VERSION = 1
+#: component names of the vector and tensor fields
+VECTOR = ("x", "y", "z")
+TENSOR = tuple(a + b for a in "xyz" for b in "xyz")
+
+
+class FieldsWriter(Writer):
+    """One ``[[fields]]`` table (``pdyn.config.FieldsConfig``): samples every ``every``
+    steps, writes every ``window`` samples into ``folder``."""
+
+    name = "fields"
+    needs = frozenset({"network"})  # the contact network of the step
+
+    def __init__(self, folder: str | Path, config):
+        self.run_folder = Path(folder)
+        self.folder = self.run_folder / "fields"
+        self.config = config
+        self.written: list[Path] = []
+        self._sums, self._samples, self._grid = None, 0, None
+        self._claimed = False
+
+    def due(self, step: int) -> bool:
+        return step % self.config.every == 0
+
+    def __call__(self, view) -> Path | None:
+        cfg = self.config
+        if self._grid is None:
+            self._grid = Grid.over(view.box, cfg.cells, cfg.lo, cfg.hi)
+        if not self._claimed:
+            claim_folder(self.run_folder, view.run_id, view.comm)
+            self._claimed = True
+        width = cfg.width * 2.0 * view.r_mean
+        sums = sample(view.comm, view.store, view.network, self._grid, cfg.kernel, width)
+        self._sums = sums if self._sums is None else self._sums + sums
+        self._samples += 1
+        if view.step % (cfg.every * cfg.window):
+            return None
+        mean, n = self._sums / self._samples, self._samples
+        self._sums, self._samples = None, 0
+        path = self.folder / f"{cfg.name}_{view.step:08d}.h5"
+        if view.comm.rank == 0:
+            fields = fields_of(mean, self._grid.cell_volume)
+            message = attempt(lambda: self._write(path, view, fields, n, width))
+        else:
+            message = None
+        agree(view.comm, message)
+        self.written.append(path)
+        return path
+
+    def _write(self, path: Path, view, fields: dict, samples: int, width: float) -> None:
+        g, cfg = self._grid, self.config
+        make_folder(self.folder)
+
+        def write(f):
+            f.attrs.update({"format": FORMAT, "version": VERSION, "step": int(view.step),
+                            "time": float(view.time), "samples": int(samples),
+                            "every": int(cfg.every), "kernel": cfg.kernel,
+                            "width": float(width), "lo": g.lo, "hi": g.hi, "cells": g.cells})
+            for a, name in enumerate("xyz"):
+                put(f, name, g.centres(a))
+            for name, value in fields.items():
+                put(f, name, zyx(value))
+
+        write_atomic(path, write)
+        if int(np.count_nonzero(g.cells > 1)) == 1:
+            write_bytes_atomic(path.with_suffix(".csv"), profile_csv(g, fields).encode())
+        write_fields_xdmf(self.run_folder, cfg.name, g)
+
+
+def zyx(value: np.ndarray) -> np.ndarray:
+    """(C, nx, ny, nz) as (nz, ny, nx[, C]) (one component: no last axis)."""
+    out = np.transpose(value, (3, 2, 1, 0))
+    return out[..., 0] if out.shape[-1] == 1 else out
+
+
+def component_names() -> list[str]:
+    """The column names of every field's components (:data:`FIELDS` order)."""
+    names = []
+    for name, n in FIELDS.items():
+        names += [name] if n == 1 else [f"{name}_{c}" for c in (VECTOR if n == 3 else TENSOR)]
+    return names
+
+
+def profile_csv(grid: Grid, fields: dict) -> str:
+    """A 1D profile as CSV: the resolved axis' centres, then every component (exact digits)."""
+    axis = int(np.flatnonzero(grid.cells > 1)[0])
+    cols = [grid.centres(axis)] + [v.reshape(v.shape[0], -1)[c] for v in fields.values()
+                                   for c in range(v.shape[0])]
+    lines = [",".join(["xyz"[axis]] + component_names())]
+    lines += [",".join(repr(float(c[k])) for c in cols) for k in range(len(cols[0]))]
+    return "\n".join(lines) + "\n"
+
+
+def _attribute(f: str, name: str, n: int, dims: str) -> str:
+    kind = {1: "Scalar", 3: "Vector", 9: "Tensor"}[n]
+    shape = dims if n == 1 else f"{dims} {n}"
+    return (f'     <Attribute Name="{name}" AttributeType="{kind}" Center="Cell">\n'
+            f'      <DataItem Dimensions="{shape}" NumberType="Float" Precision="8" '
+            f'Format="HDF">{f}:/{name}</DataItem>\n     </Attribute>')
+
+
+def write_fields_xdmf(run_folder: Path, name: str, grid: Grid) -> Path:
+    """Write ``run_folder/<name>.xmf``: an XDMF 2 time series of the grid's files in
+    ``run_folder/fields`` (a 3DRectMesh — VTK's XDMF 2 reader misreads a 3DCoRectMesh's
+    origin and spacing —, its node coordinates inline, the fields as cell data; XDMF orders
+    the dimensions z, y, x)."""
+    folder = Path(run_folder) / "fields"
+    nx, ny, nz = (int(c) for c in grid.cells)
+    nodes = [grid.lo[a] + np.arange(grid.cells[a] + 1) * grid.spacing[a] for a in range(3)]
+    dims = f"{nz} {ny} {nx}"
+    entries = []
+    for p in sorted(folder.glob(f"{name}_*.h5")):
+        tail = p.stem[len(name) + 1:]
+        if not tail.isdigit():
+            continue
+        try:
+            with h5py.File(p, "r") as f:
+                time = float(f.attrs["time"])
+        except (OSError, KeyError):  # an unreadable file is left out
+            continue
+        ref = f"fields/{p.name}"
+        entries.append("\n".join([
+            f'   <Grid Name="step {int(tail)}" GridType="Uniform">',
+            f'    <Time Value="{time!r}"/>',
+            f'    <Topology TopologyType="3DRectMesh" Dimensions="{nz + 1} {ny + 1} {nx + 1}"/>',
+            '    <Geometry GeometryType="VXVYVZ">',
+            *[f'     <DataItem Dimensions="{len(v)}" NumberType="Float" Precision="8" '
+              f'Format="XML">{" ".join(repr(float(x)) for x in v)}</DataItem>' for v in nodes],
+            '    </Geometry>',
+            *[_attribute(ref, field, n, dims) for field, n in FIELDS.items()],
+            '   </Grid>']))
+    text = ('<?xml version="1.0" ?>\n<!DOCTYPE Xdmf SYSTEM "Xdmf.dtd" []>\n'
+            '<Xdmf Version="2.0">\n <Domain>\n'
+            f'  <Grid Name="{name}" GridType="Collection" CollectionType="Temporal">\n'
+            + "\n".join(entries) + "\n  </Grid>\n </Domain>\n</Xdmf>\n")
+    path = Path(run_folder) / f"{name}.xmf"
+    write_bytes_atomic(path, text.encode())
+    return path
+
+
+def read_fields(path: str | Path) -> dict:
+    """A fields file as a dict: its attributes, ``x``, ``y``, ``z`` and every field
+    (:data:`~pdyn.fields.coarse.FIELDS`); raises :class:`OutputFileError` for a file that is
+    not one."""
+    path = Path(path)
+    try:
+        with h5py.File(path, "r") as f:
+            if f.attrs.get("format") != FORMAT:
+                raise OutputFileError(f"{path}: not a pdyn fields file")
+            out = {k: (v.decode() if isinstance(v, bytes) else v) for k, v in f.attrs.items()}
+            for key in ("x", "y", "z", *FIELDS):
+                out[key] = f[key][()]
+    except (OSError, KeyError) as exc:
+        raise OutputFileError(f"{path}: cannot read it as a fields file ({exc})") from None
+    return out
+
+
+__all__ = ["FORMAT", "FieldsWriter", "read_fields", "write_fields_xdmf"]
