@@ -81,9 +81,9 @@ class WallMotion:
 
 
 class Servo:
-    """The servo of wall row ``row`` (id −1 − row) of ``table`` with unit normal ``normal``
-    and servo ``spec``, time step ``dt`` (s), at step ``step`` with ``state`` (offset s,
-    speed v; None: at rest at its point)."""
+    """The servo ``spec`` (``pdyn.programs.check_servo``) of the plane of wall-table row
+    ``row`` (id −1 − row) with unit normal ``normal``, time step ``dt`` (s), at step ``step``
+    with ``state`` (offset s (m), speed v (m/s); None: at rest at its point)."""
 
     def __init__(self, row: int, normal: np.ndarray, spec: dict, dt: float, step: int,
                  state=None):
