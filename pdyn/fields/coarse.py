@@ -1,7 +1,7 @@
 """Coarse-grained fields of one sample ([Goldhirsch2010]; walls as [Weinhart2012]): every
-rank deposits its owned spheres and its share of the contact network
-(``pdyn.fields.deposit``), one integer allreduce joins them, and every rank holds the same
-sums. Fields (``FIELDS``) from the sums S over a cell of volume V_c:
+rank deposits its owned spheres and its share of the contacts, each once
+(``pdyn.fields.once``; ``pdyn.fields.deposit``), one integer allreduce joins them, and every
+rank holds the same sums. Fields (``FIELDS``) from the sums S over a cell of volume V_c:
 
 * volume fraction φ = Σ V_i w_i / V_c (a sphere's volume at its centre);
 * density ρ = Σ m_i w_i / V_c (kg/m³);

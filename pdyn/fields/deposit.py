@@ -132,7 +132,8 @@ def deposit(grid_spec, kind: str, width: float, points: np.ndarray, values: np.n
             scale: np.ndarray, out: np.ndarray) -> None:
     """Deposit ``values`` (P, C) at ``points`` (P, 3) onto ``out`` (C, nx, ny, nz) int64 with
     the kernel ``kind`` of ``width`` (m: the Gaussian's standard deviation, Lucy's cut-off),
-    each component scaled by ``scale`` (C,) (a power of two: :func:`~pdyn.fields.exact.fixed_scale`)."""
+    each component scaled by ``scale`` (C,) (a power of two:
+    :func:`~pdyn.fields.exact.fixed_scale`)."""
     g = grid_spec
     _deposit(np.ascontiguousarray(points, float), np.ascontiguousarray(values, float),
              g.lo, g.spacing, g.cells, g.periodic, KERNELS.index(kind), float(width),

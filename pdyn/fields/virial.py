@@ -5,7 +5,7 @@ sign of ``pdyn.fields.sphere`` (tension positive):
     σ = (1 / V) [ −Σ_i m_i (v_i − u) ⊗ (v_i − u) + Σ_c (x_b − x_a) ⊗ F_c ],
 
 V the box's volume, u = Σ m v / Σ m the mean velocity, the second sum over every touching
-contact once (the contact network): F_c the force on its first sphere a, x_b − x_a the
+contact once (``pdyn.fields.once``): F_c the force on its first sphere a, x_b − x_a the
 branch from a's centre to the other sphere's centre (its periodic image: the lists' image
 position) or to the wall's contact point. In a periodic box this is exactly the virial
 pressure tensor; with walls it is the mean stress of the box, and at rest with a floor at
@@ -61,7 +61,8 @@ def _trimmed(partials: tuple) -> list:
 
 def cell_parts(store, network: dict) -> tuple:
     """This rank's exact expansions of the cell's sums: (contact (9), kinetic (13)) from its
-    owned spheres and its share of the contact ``network`` (``pdyn.capture``)."""
+    owned spheres and its share of the contacts, each once over the ranks (``network``: the
+    contact network or ``pdyn.fields.once.each_once``)."""
     force = network["normal_force"] + network["tangential_force"]
     return (_trimmed(_contact_partials(network["ends"], force)),
             _trimmed(_kinetic_partials(store.owned, store.vel, store.mass)))

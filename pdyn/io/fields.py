@@ -16,7 +16,7 @@ positive); attributes ``format = "pdyn-fields"``, ``version``, ``step``, ``time`
 ``samples`` (in the window), ``every``, ``kernel``, ``width`` (m), ``lo``, ``hi``, ``cells``.
 Windows end at multiples of every · window steps, so a restart at such a step continues the
 files bit for bit; one elsewhere writes its first window from the samples after it
-(``samples`` says how many)."""
+(``samples`` says how many); a run that ends inside a window does not write it."""
 
 from __future__ import annotations
 
@@ -27,6 +27,7 @@ import numpy as np
 
 from ..fields.coarse import FIELDS, fields_of, sample
 from ..fields.grid import Grid
+from ..fields.once import each_once, fixed_ids
 from .hdf5 import OutputFileError, agree, attempt, make_folder, put, write_atomic, \
     write_bytes_atomic
 from .runid import claim_folder
@@ -44,14 +45,14 @@ class FieldsWriter(Writer):
     steps, writes every ``window`` samples into ``folder``."""
 
     name = "fields"
-    needs = frozenset({"network"})  # the contact network of the step
+    needs = frozenset({"sphere_contacts"})  # every row's contacts of the step
 
     def __init__(self, folder: str | Path, config):
         self.run_folder = Path(folder)
         self.folder = self.run_folder / "fields"
         self.config = config
         self.written: list[Path] = []
-        self._sums, self._samples, self._grid = None, 0, None
+        self._sums, self._samples, self._grid, self._fixed = None, 0, None, None
         self._claimed = False
 
     def due(self, step: int) -> bool:
@@ -61,11 +62,13 @@ class FieldsWriter(Writer):
         cfg = self.config
         if self._grid is None:
             self._grid = Grid.over(view.box, cfg.cells, cfg.lo, cfg.hi)
+            self._fixed = fixed_ids(view.comm, view.store)
         if not self._claimed:
             claim_folder(self.run_folder, view.run_id, view.comm)
             self._claimed = True
         width = cfg.width * 2.0 * view.r_mean
-        sums = sample(view.comm, view.store, view.network, self._grid, cfg.kernel, width)
+        contacts = each_once(view.sphere_contacts, self._fixed)
+        sums = sample(view.comm, view.store, contacts, self._grid, cfg.kernel, width)
         self._sums = sums if self._sums is None else self._sums + sums
         self._samples += 1
         if view.step % (cfg.every * cfg.window):

@@ -6,8 +6,9 @@ the optional ``matplotlib`` package, ``pip install 'pdyn[plot]'``).
 overlap / radius); ``wall_forces.csv``, when the run wrote it, ``wall_forces.png`` (each
 wall's force components, N); each ``[[fields]]`` profile (``fields/<name>_<step>.csv``, one
 resolved axis) its newest window as ``fields_<name>.png`` (volume fraction, velocity, the
-stress's diagonal and shear against the axis). A series whose last line a stopped run cut is drawn without
-it (a note says so); a series that does not read otherwise, or lacks a column, is one line.
+stress's diagonal and shear against the axis). A series whose last line a stopped run cut is
+drawn without it (a note says so); a series that does not read otherwise, or lacks a column,
+is one line.
 """
 
 from __future__ import annotations

@@ -13,8 +13,8 @@ the last line. The CSV holds every float as its ``repr`` (reads back to the same
 same bytes on any rank count: counts are integers, the overlap a maximum, and each energy (and
 each sum of the stress) is the correctly rounded sum of all spheres' terms — every rank reduces
 its terms to an exact expansion (Shewchuk's partials, as ``math.fsum``: ``pdyn.fields.exact``),
-rank 0 sums all expansions with ``math.fsum`` — whatever the order. A restart keeps the rows up to its step (the file as it was goes to ``superseded/``,
-as ``wall_forces.csv`` does).
+rank 0 sums all expansions with ``math.fsum`` — whatever the order. A restart keeps the rows
+up to its step (the file as it was goes to ``superseded/``, as ``wall_forces.csv`` does).
 """
 
 from __future__ import annotations
@@ -28,6 +28,7 @@ from numba import njit
 
 from .._jit import JIT
 from ..fields.exact import MAX_PARTIALS, exact_total
+from ..fields.once import each_once, fixed_ids
 from ..fields.exact import grow as _grow
 from ..fields.virial import COLUMNS as STRESS_COLUMNS
 from ..fields.virial import cell_parts, cell_stress, stress_columns
@@ -57,16 +58,19 @@ def _energy_partials(h, vel, mass, omega, radius, spin):
     return kin[:nk].copy(), rot[:nr].copy()
 
 
-def thermo_row(view) -> tuple | None:
+def thermo_row(view, fixed: np.ndarray | None = None) -> tuple | None:
     """The thermo columns (``COLUMNS``) of the run at ``view`` (an ``OutputView`` with
-    ``thermo``) on rank 0, None on the others. Collective."""
+    ``thermo`` and ``sphere_contacts``) on rank 0, None on the others; ``fixed``: the fixed
+    spheres' ids (``pdyn.fields.once.fixed_ids``, found when None). Collective."""
     store, comm = view.store, view.comm
+    if fixed is None:
+        fixed = fixed_ids(comm, store)
     h = store.owned
     spin = "omega" in store.fields
     omega = store.omega if spin else np.zeros((1, 3))
     kin, rot = _energy_partials(h, store.vel, store.mass, omega, store.radius, spin)
     parts = comm.gather((kin, rot, int(h.size)) + tuple(view.contacts)
-                        + (cell_parts(store, view.network),), root=0)
+                        + (cell_parts(store, each_once(view.sphere_contacts, fixed)),), root=0)
     if comm.rank != 0:
         return None
     ke, re = (exact_total([p[k] for p in parts]) for k in (0, 1))
@@ -93,7 +97,8 @@ class ThermoWriter(Writer):
     ``folder/thermo.csv`` (rank 0)."""
 
     name = "thermo"
-    needs = frozenset({"thermo", "network"})  # the contact statistics and network of the step
+    # the contact statistics and every row's contacts of the step
+    needs = frozenset({"thermo", "sphere_contacts"})
 
     def __init__(self, folder: str | Path, every: int, say=_say):
         self.path = Path(folder) / FILE_NAME
@@ -101,6 +106,7 @@ class ThermoWriter(Writer):
         self.say = say
         self.written: list[Path] = []  # the file, once started
         self._last = (None, time.perf_counter())  # (step, time) of the last line
+        self._fixed = None  # the fixed spheres' ids (pdyn.fields.once), found at the first row
 
     def due(self, step: int) -> bool:
         return self.every > 0 and step % self.every == 0
@@ -112,7 +118,9 @@ class ThermoWriter(Writer):
             if view.comm.rank == 0:
                 self.say(" ".join(f"{name:>{w}}" for name, w in SCREEN))
             self._last = (view.first_step, self._last[1])
-        row = thermo_row(view)
+        if self._fixed is None:
+            self._fixed = fixed_ids(view.comm, view.store)
+        row = thermo_row(view, self._fixed)
         if row is None:
             return
         append_text(self.path, ",".join(repr(x) for x in row) + "\n")

@@ -8,14 +8,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from pdyn.config import BoxConfig, OutputConfig
+from pdyn.config import BoxConfig, ContactConfig, OutputConfig, SimulationConfig
 from pdyn.fields.sphere import sphere_tensors, symmetric_six
 from pdyn.fields.virial import cell_parts, cell_stress, invariants
 from pdyn.io import read_snapshot, read_thermo
 from pdyn.io.thermo import COLUMNS
+from pdyn.scenarios import Scene
 from pdyn.simulation import Simulation
 
-from ..dynamics.test_statics import G, MASS, R, scene, settle
+from ..dynamics.test_statics import E, G, MASS, NU, R, scene, settle
 from ..mpi.scenes import walled_pile
 
 
@@ -126,3 +127,29 @@ def test_confined_packing_cell_pressure_is_the_wall_pressure():
     np.testing.assert_allclose(np.diag(kin + con), -push / side ** 2, rtol=1e-6)
     p = invariants(kin + con)[0]
     assert p / (push.sum() / 3 / side ** 2) == pytest.approx(1.0, abs=1e-6)
+
+
+def test_a_fixed_spheres_contacts_count_in_the_cell_stress(tmp_path):
+    """A sphere resting on a fixed one of lower id (a chute's base): the thermo's σ_zz V is
+    −m g (z_free − z_fixed), the contact seen from the free sphere's row (the contact network
+    leaves it out: the fixed sphere has no row)."""
+    start = 2 * R - MASS * G / (E * R / 2)  # at its static overlap (linear: k = E R_eff)
+    scene_ = Scene(name="stack", box_lo=np.zeros(3), box_hi=np.array([8 * R, 8 * R, 1.0]),
+                   boundary=("periodic", "periodic", "wall"),
+                   positions=np.array([[2 * R, 2 * R, 2 * R], [2 * R, 2 * R, 2 * R + start]]),
+                   velocities=np.zeros((2, 3)), radii=np.full(2, R), density=2800.0,
+                   gravity=np.array([0.0, 0.0, -G]),
+                   fixed=np.array([True, False]))
+    cfg = SimulationConfig(
+        scene="drop", contact=ContactConfig(law="linear", youngs_modulus=E, poisson_ratio=NU,
+                                            restitution=0.1),
+        gravity=(0.0, 0.0, -G), progress=False, initial_overlap="allow",
+        output=OutputConfig(folder=str(tmp_path), thermo_every=4000))
+    sim = Simulation(cfg, scene=scene_)
+    sim.run(4000)
+    assert not len(sim.contact_network()["id"])  # the network misses the contact
+    names, rows = read_thermo(tmp_path / "thermo.csv")
+    z = sim.store.pos[sim.store.owned, 2]
+    volume = 64 * R * R * 1.0
+    want = -MASS * G * (z.max() - z.min())
+    assert rows[-1, names.index("stress_zz")] * volume / want == pytest.approx(1.0, abs=1e-6)

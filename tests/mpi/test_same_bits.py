@@ -480,7 +480,7 @@ CASES = [
     Case("moving-walls-restart", built(scenes.drum_with_piston), 200, ("restart",), at=100,
          wall_forces=True, check=piston_head),
     Case("programmed-walls", built(scenes.drum_with_piston, PROGRAMMED, **BALANCED), 300,
-         wall_forces=True, check=walls_touched(-1, -2)),
+         wall_forces=True, check=walls_touched(-1, -2), slow=True),
     Case("programmed-walls-restart", built(scenes.drum_with_piston, PROGRAMMED), 200,
          ("restart",), at=100, wall_forces=True, check=piston_head),
     Case("servo-bed", built(scenes.servo_bed, scenes.SERVO_FORCE, **BALANCED), 600,
