@@ -13,7 +13,7 @@ import pytest
 
 from pdyn.checks import OverlapError, OverlapWatch, RunawayError
 from pdyn.config import (BoxConfig, ContactConfig, OutputConfig, ParticlesConfig,
-                         SimulationConfig)
+                         SimulationConfig, config_from_dict)
 from pdyn.io import OutputWriteError, Writer, read_checkpoint, read_snapshot
 from pdyn.simulation import Simulation
 
@@ -378,11 +378,53 @@ class TestWallsNeverPassSilently:
     def test_spheres_through_each_other(self):
         """Two spheres meeting head-on at 20 m/s each (0.32 r a step, the contact stops them
         only after an overlap of about 2 r): stopped when one is through the other."""
-        cfg = fast_walls.config("plane", 0.0).with_(walls=[])
-        p = cfg.particles
-        cfg = cfg.with_(particles=p.__class__(positions=[[0.0, 0.0, 0.0], [0.2, 0.0, 0.0]],
-                                              velocities=[[20.0, 0, 0], [-20.0, 0, 0]],
-                                              radii=[0.05, 0.05], density=2500.0))
         with pytest.raises(OverlapError, match=r"step \d+: particles 0 and 1 overlap by "
                            r"0\.0\d+ m, more than the smaller radius 0\.05 m"):
-            Simulation(cfg).run(100)
+            Simulation(config_from_dict(_head_on(0.0))).run(100)
+
+
+def _head_on(x: float) -> dict:
+    """The config (dict) of two spheres (r 0.05 m) meeting head-on at 20 m/s each, centres at
+    x and x + 0.2 m on the x axis (``tests/fast_walls.py``'s material, no wall)."""
+    doc = fast_walls.doc("plane", 0.0)
+    doc["walls"] = []
+    doc["particles"] = {"positions": [[x, 0.0, 0.0], [x + 0.2, 0.0, 0.0]],
+                        "velocities": [[20.0, 0.0, 0.0], [-20.0, 0.0, 0.0]],
+                        "radii": [0.05, 0.05], "density": 2500.0}
+    return doc
+
+
+def _overlap_cases():
+    """(ranks, kind): the sweeps of :class:`TestWallsNeverPassSilently` and the head-on
+    spheres on 2 and 4 ranks; the fast lane takes one."""
+    cases = [(ranks, kind) for ranks in (2, 4) for kind in (*TestWallsNeverPassSilently.KINDS,
+                                                           "spheres")]
+    return [pytest.param(*c, marks=() if c == (2, "plate") else pytest.mark.slow,
+                         id=f"{c[0]}ranks-{c[1]}") for c in cases]
+
+
+class TestOverlapStopOnEveryRank:
+    """The overlap stop of :class:`TestWallsNeverPassSilently` (a wall forced through the
+    spheres at 0.3 r a step; two spheres through each other) on 2 and 4 ranks: the blocks
+    (8 along x, 0.5 m) put the spheres on a rank other than 0 (the head-on pair on two
+    ranks), yet every rank ends within the timeout, exit 2, with one line naming the step,
+    the sphere and the wall (or the two spheres): the line of the same run on one rank."""
+
+    @pytest.mark.parametrize("ranks,kind", _overlap_cases())
+    def test_one_line_and_exit_2(self, tmp_path, ranks, kind):
+        from .test_bad_input import toml
+
+        if kind == "spheres":
+            doc, steps = _head_on(-0.1), 100
+        else:
+            doc, steps = fast_walls.doc(kind, 0.3, allow_fast=True), fast_walls.steps(kind, 0.3)
+        with pytest.raises(OverlapError) as one_rank:
+            Simulation(config_from_dict(doc)).run(steps)
+        (tmp_path / "run.toml").write_text(toml(doc))
+        code, _, err = mpiexec_pdyn(ranks, ["run", "run.toml", "--steps", steps, "--blocks",
+                                            8, 1, 1, "--snapshot-every", 0, "--no-progress",
+                                            "--output", "out"], tmp_path, timeout=90)
+        head = str(one_rank.value).split(";")[0]
+        assert re.match(r"step \d+: particles? \d+ (\(radius 0.05 m\) overlaps the wall "
+                        r"walls\[0\] \((mesh|plane|cylinder)\)|and 1 overlap by)", head), head
+        assert_user_error(code, err, head)

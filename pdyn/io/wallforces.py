@@ -28,7 +28,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
+from numba import njit
 
+from .._jit import JIT
 from .hdf5 import OutputWriteError, agree, attempt, make_folder, write_bytes_atomic
 from .runid import claim_folder
 from .writer import Writer
@@ -70,8 +72,18 @@ def sum_by_wall(steps: np.ndarray, wall: np.ndarray, sphere: np.ndarray, force: 
     order = np.lexsort((sphere, wall, steps))
     s_row = np.searchsorted(step_list, steps[order])
     w_col = np.searchsorted(-wall_ids, -wall[order])  # wall ids −1, −2, ... descending
-    np.add.at(out, (s_row, w_col), force[order])  # unbuffered: in this order, one by one
+    _add_rows(s_row, w_col, np.asarray(force)[order].reshape(len(order), -1),
+              out.reshape(len(step_list), len(wall_ids), -1))
     return out
+
+
+@njit(**JIT)
+def _add_rows(s_row, w_col, force, out):
+    """out[s_row[k], w_col[k]] += force[k] for k in order, one by one (``np.add.at``'s
+    sums, compiled)."""
+    for k in range(s_row.shape[0]):
+        for c in range(force.shape[1]):
+            out[s_row[k], w_col[k], c] += force[k, c]
 
 
 class ContactBuffer:
@@ -195,10 +207,28 @@ def wall_loads(contacts: dict, store, wall_ids: np.ndarray, handles: np.ndarray)
     its moment (c − p) × F about the wall's point p of the step, N·m (c: the contact point
     on the wall, the second end)."""
     ids = contacts["id"]
-    force = -(contacts["normal_force"] + contacts["tangential_force"])
-    point = store.pos[handles[np.searchsorted(-wall_ids, -ids[:, 1])]]
-    arm = contacts["ends"][1::2] - point
-    return ids, np.concatenate((force, np.cross(arm, force)), axis=1)
+    load = np.empty((len(ids), 6))
+    _loads(contacts["normal_force"], contacts["tangential_force"], contacts["ends"], store.pos,
+           handles[np.searchsorted(-wall_ids, -ids[:, 1])], load)
+    return ids, load
+
+
+@njit(**JIT)
+def _loads(normal, tangential, ends, pos, at, load):
+    """Per wall contact k: F = −(normal + tangential force) into ``load[k, :3]`` and its moment
+    (c − p) × F into ``load[k, 3:]``, c = ``ends[2k + 1]``, p = ``pos[at[k]]`` (the
+    arithmetic of ``-(n + t)`` and ``np.cross``, so the same bits)."""
+    for k in range(at.shape[0]):
+        fx = -(normal[k, 0] + tangential[k, 0])
+        fy = -(normal[k, 1] + tangential[k, 1])
+        fz = -(normal[k, 2] + tangential[k, 2])
+        ax = ends[2 * k + 1, 0] - pos[at[k], 0]
+        ay = ends[2 * k + 1, 1] - pos[at[k], 1]
+        az = ends[2 * k + 1, 2] - pos[at[k], 2]
+        load[k, 0], load[k, 1], load[k, 2] = fx, fy, fz
+        load[k, 3] = ay * fz - az * fy
+        load[k, 4] = az * fx - ax * fz
+        load[k, 5] = ax * fy - ay * fx
 
 
 def start_series(path: Path, header: list[str], step: int, view) -> None:

@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .frame import frames
-from .geometry import REC, triangle_records
+from .geometry import REC
 
 
 class MeshBundle(NamedTuple):
@@ -44,6 +44,11 @@ class MeshBundle(NamedTuple):
     frames: np.ndarray | None
 
 
+def _shift(a: np.ndarray, k: int) -> np.ndarray:
+    """``a + k``; ``a`` itself when k = 0 (the first mesh's numbers: no copy)."""
+    return a + k if k else a
+
+
 def pack(meshes, rows=()) -> MeshBundle:
     """The bundle of ``meshes`` (``pdyn.mesh.Mesh``), their triangles numbered in order, with
     ``rows`` their wall-table rows and their frames at t = 0 (None when no mesh turns or has
@@ -53,18 +58,18 @@ def pack(meshes, rows=()) -> MeshBundle:
     parts: dict[str, list] = {k: [] for k in MeshBundle._fields[:12]}
     for m, mesh in enumerate(meshes):
         grid = mesh.grid
-        parts["tedge"].append(mesh.tedge + e_off)
-        parts["ev"].append(mesh.edge_v + v_off)
+        parts["tedge"].append(_shift(mesh.tedge, e_off))
+        parts["ev"].append(_shift(mesh.edge_v, v_off))
         parts["estart"].append(mesh.estart[:-1] + 3 * t_off)
-        parts["etri"].append(mesh.etri + t_off)
+        parts["etri"].append(_shift(mesh.etri, t_off))
         parts["vstart"].append(mesh.vstart[:-1] + 3 * t_off)
-        parts["vtri"].append(mesh.vtri + t_off)
+        parts["vtri"].append(_shift(mesh.vtri, t_off))
         parts["tmesh"].append(np.full(len(mesh), m, i8))
         parts["gf"].append(np.append(grid.lo, grid.h)[None])
         parts["gi"].append(np.append(grid.dims, c_off)[None])
         parts["cstart"].append(grid.start[:-1] + n_ctri)
-        parts["ctri"].append(grid.tri + t_off)
-        parts["records"].append(triangle_records(mesh))
+        parts["ctri"].append(_shift(grid.tri, t_off))
+        parts["records"].append(mesh.records)
         v_off += len(mesh.verts)
         t_off += len(mesh)
         e_off += len(mesh.edge_v)
@@ -77,8 +82,9 @@ def pack(meshes, rows=()) -> MeshBundle:
     ends = {"estart": 3 * t_off, "vstart": 3 * t_off, "cstart": n_ctri}
     out = {}
     for key, (shape, dtype) in empty.items():
-        a = np.ascontiguousarray(np.concatenate(parts[key] or [np.zeros(shape, dtype)])
-                                 .astype(dtype))
+        a = parts[key] or [np.zeros(shape, dtype)]  # one mesh: its arrays, no copy
+        a = np.ascontiguousarray((a[0] if len(a) == 1 else np.concatenate(a))
+                                 .astype(dtype, copy=False))
         out[key] = np.append(a, ends[key]) if key in ends else a
     return MeshBundle(**out, rows=np.asarray(rows, i8).reshape(-1),
                       frames=frames(meshes, 0.0) if any(m.framed for m in meshes) else None)

@@ -3,7 +3,9 @@ binned once, in its own frame, into a uniform grid over their bounding boxes (ce
 the median triangle's largest bounding-box side, at most ``4 T + 64`` cells); a query (centre,
 reach) visits the cells its box overlaps and tests each triangle met once by its exact
 distance (``pdyn.mesh.geometry.record_feature``, a lower bound above the reach rejecting most
-without the border's search).
+without the border's search). A point's distance from the mesh (for the start-up checks)
+visits blocks of cells, then cells, nearest first, and stops at the first farther than the
+nearest triangle found (:func:`distances`).
 
 Units: m.
 """
@@ -165,33 +167,72 @@ def candidates(rows, pos, rad, extra, mesh, origin, frame):
     return start, out[:k]
 
 
+#: about how many blocks of cells :func:`distances` orders by their distance from a point
+BLOCKS = 1024
+
+
+@njit(inline="always", **JIT)
+def _cells_gap2(px, py, pz, x0, y0, z0, h, i0, j0, k0, i1, j1, k1):
+    """Squared distance of p from the box of the cells [i0, i1) × [j0, j1) × [k0, k1) of a
+    grid with corner (x0, y0, z0) and cell size h, widened by 10⁻⁶ h against rounding (0
+    inside)."""
+    pad = 1e-6 * h
+    dx = max(x0 + i0 * h - pad - px, 0.0, px - x0 - i1 * h - pad)
+    dy = max(y0 + j0 * h - pad - py, 0.0, py - y0 - j1 * h - pad)
+    dz = max(z0 + k0 * h - pad - pz, 0.0, pz - z0 - k1 * h - pad)
+    return dx * dx + dy * dy + dz * dz
+
+
+@njit(**JIT)
+def _nearest(px, py, pz, m, mesh, mark, stamp, best):
+    """The smaller of ``best`` and the distance (m) of p (in its frame) from mesh m of the
+    bundle ``mesh``: the grid's cells in blocks of about (cells / :data:`BLOCKS`)^(1/3) per
+    axis, visited in ascending distance of their boxes from p; a block or cell farther than
+    the best distance found so far is skipped, the rest's triangles are measured each once
+    (``mark[f] == stamp`` once done). The nearest point of a triangle lies in a cell the
+    triangle is binned in, so no skipped cell holds a nearer triangle."""
+    gf, gi, cstart, ctri, rec = mesh.gf, mesh.gi, mesh.cstart, mesh.ctri, mesh.records
+    x0, y0, z0, h = gf[m, 0], gf[m, 1], gf[m, 2], gf[m, 3]
+    nx, ny, nz, base = gi[m, 0], gi[m, 1], gi[m, 2], gi[m, 3]
+    s = max(1, int(math.ceil((nx * ny * nz / BLOCKS) ** (1.0 / 3.0))))
+    by, bz = (ny + s - 1) // s, (nz + s - 1) // s
+    gap2 = np.empty((nx + s - 1) // s * by * bz)
+    for b in range(gap2.shape[0]):
+        i, j, k = b // (by * bz) * s, b // bz % by * s, b % bz * s
+        gap2[b] = _cells_gap2(px, py, pz, x0, y0, z0, h, i, j, k, min(i + s, nx),
+                              min(j + s, ny), min(k + s, nz))
+    best2 = np.inf  # this mesh's nearest so far, squared
+    for b in np.argsort(gap2):
+        if gap2[b] > min(best2, best * best):
+            break
+        i0, j0, k0 = b // (by * bz) * s, b // bz % by * s, b % bz * s
+        for i in range(i0, min(i0 + s, nx)):
+            for j in range(j0, min(j0 + s, ny)):
+                for k in range(k0, min(k0 + s, nz)):
+                    if _cells_gap2(px, py, pz, x0, y0, z0, h, i, j, k, i + 1, j + 1,
+                                   k + 1) > min(best2, best * best):
+                        continue
+                    c = base + (i * ny + j) * nz + k
+                    for q in range(cstart[c], cstart[c + 1]):
+                        f = ctri[q]
+                        if mark[f] == stamp:
+                            continue
+                        mark[f] = stamp
+                        best2 = min(best2, record_feature(px, py, pz, rec, f, np.inf)[4])
+    return min(best, math.sqrt(best2))
+
+
 @njit(**JIT)
 def distances(pos, mesh):
     """Distance (m) of each point ``pos`` (N, 3; in the meshes' frames) from the surfaces of
-    the bundle ``mesh`` (``pdyn.mesh.bundle``): grid queries growing their reach until a
-    triangle is found, the nearest of those found."""
-    n_tri = mesh.records.shape[0]
-    mark = np.full(n_tri, -1, np.int64)
-    buf = np.empty(n_tri, np.int64)
-    gf, rec = mesh.gf, mesh.records
+    the bundle ``mesh`` (``pdyn.mesh.bundle``): the nearest triangle's (:func:`_nearest`, a
+    search in the grid's cells by their distance)."""
+    mark = np.full(mesh.records.shape[0], -1, np.int64)
     out = np.empty(pos.shape[0])
-    stamp = 0
     for i in range(pos.shape[0]):
         best = np.inf
-        for m in range(gf.shape[0]):
-            reach = gf[m, 3]
-            while True:
-                got = query(pos[i, 0], pos[i, 1], pos[i, 2], reach, m, mesh, mark, stamp, buf,
-                            0)
-                stamp += 1
-                if got > 0:
-                    for q in range(got):
-                        d2 = record_feature(pos[i, 0], pos[i, 1], pos[i, 2], rec, buf[q],
-                                            np.inf)[4]
-                        best = min(best, math.sqrt(d2))
-                    break
-                reach *= 2.0
-                if reach > 1e300:
-                    break
+        for m in range(mesh.gf.shape[0]):
+            best = _nearest(pos[i, 0], pos[i, 1], pos[i, 2], m, mesh, mark,
+                            i * mesh.gf.shape[0] + m, best)
         out[i] = best
     return out

@@ -17,6 +17,7 @@ import numpy as np
 
 from .bundle import pack
 from .frame import rotation
+from .geometry import triangle_records
 from .grid import bin_triangles, distances
 
 
@@ -25,11 +26,33 @@ class MeshError(ValueError):
 
 
 def _csr(keys: np.ndarray, n: int, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """CSR (start, values sorted by key then value) of ``values`` grouped by ``keys`` < n."""
-    order = np.lexsort((values, keys))
+    """CSR (start, values sorted by key then value) of ascending ``values`` grouped by
+    ``keys`` < n (one stable sort of the keys)."""
+    order = np.argsort(keys, kind="stable")
     start = np.zeros(n + 1, np.int64)
     np.cumsum(np.bincount(keys, minlength=n), out=start[1:])
     return start, values[order].astype(np.int64)
+
+
+def weld(points: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct points of ``points`` (P, 3) in ascending lexicographic order (x, then y,
+    then z; equal coordinates weld, 0.0 and −0.0 too, the first in ``points`` kept) and each
+    point's index among them: what ``np.unique(points, axis=0, return_inverse=True)`` gives,
+    by one lexicographic sort of the columns instead of a sort of row records."""
+    order = np.lexsort((points[:, 2], points[:, 1], points[:, 0]))
+    ranked = points[order]
+    new = np.ones(len(ranked), bool)
+    new[1:] = (ranked[1:] != ranked[:-1]).any(axis=1)
+    inverse = np.empty(len(ranked), np.int64)
+    inverse[order] = np.cumsum(new) - 1
+    return ranked[new], inverse
+
+
+def _unique_pairs(lo: np.ndarray, hi: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """The distinct pairs (lo, hi) of integers in [0, n) in ascending order (E, 2) and each
+    pair's index among them: ``np.unique`` of the rows, by a sort of the keys lo n + hi."""
+    keys, inverse = np.unique(lo * np.int64(n) + hi, return_inverse=True)
+    return np.column_stack((keys // n, keys % n)), inverse.reshape(-1).astype(np.int64)
 
 
 def _motion(velocity, angular_velocity, axis, point) -> tuple:
@@ -75,14 +98,14 @@ class Mesh:
                             f"{int(bad.sum())} such triangle(s)")
         self.velocity, self.angular_velocity, self.axis, self.point = _motion(
             velocity, angular_velocity, axis, point)
-        self.verts, inverse = np.unique(corners.reshape(-1, 3), axis=0, return_inverse=True)
-        self.tri = inverse.reshape(-1, 3).astype(np.int64)
+        self.verts, inverse = weld(corners.reshape(-1, 3))
+        self.tri = inverse.reshape(-1, 3)
         self.normal = cross / area2[:, None]
         t = self.tri.shape[0]
         a, b = self.tri, np.roll(self.tri, -1, axis=1)  # edge k: corner k to corner k + 1
-        pairs = np.stack((np.minimum(a, b), np.maximum(a, b)), axis=2).reshape(-1, 2)
-        self.edge_v, eid = np.unique(pairs, axis=0, return_inverse=True)
-        self.tedge = eid.reshape(t, 3).astype(np.int64)
+        self.edge_v, eid = _unique_pairs(np.minimum(a, b).ravel(), np.maximum(a, b).ravel(),
+                                         len(self.verts))
+        self.tedge = eid.reshape(t, 3)
         d = self.verts[b] - self.verts[a]
         self.elen = np.linalg.norm(self.verts[self.edge_v[:, 1]] - self.verts[self.edge_v[:, 0]],
                                    axis=1)
@@ -94,6 +117,8 @@ class Mesh:
         self.vstart, self.vtri = _csr(self.tri.ravel(), len(self.verts),
                                       np.repeat(np.arange(t), 3))
         self.grid = bin_triangles(self.verts[self.tri])  # (``pdyn.mesh.grid``)
+        self.records = triangle_records(self)  # (``pdyn.mesh.geometry``; the kernels')
+        self._alone: list = []  # the mesh packed alone, for :meth:`gaps` (at its first call)
 
     @classmethod
     def from_arrays(cls, vertices, triangles, velocity=(0.0, 0.0, 0.0), angular_velocity=0.0,
@@ -159,7 +184,9 @@ class Mesh:
     def gaps(self, pos: np.ndarray, time: float = 0.0) -> np.ndarray:
         """Distance (m) of each centre ``pos`` (N, 3) from the surface at ``time`` (numpy
         entry; for checks)."""
-        bundle = pack([self.moved()])
+        if not self._alone:  # (a list: its moved copies share it with the geometry)
+            self._alone.append(pack([self.moved()]))
+        bundle = self._alone[0]
         pos = np.asarray(pos, float) - self.velocity * float(time)
         if self.turning:
             pos = self.point + (pos - self.point) @ rotation(
