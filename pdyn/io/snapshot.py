@@ -120,6 +120,7 @@ class SnapshotWriter(Writer):
             "particles/rank": np.full(h.size, comm.rank, np.int32),
             # zeros in a run without rotation: the format does not depend on the run
             "particles/angular_velocity": store.values("omega", h),
+            "particles/material": store.material[h],
         }
         walls = wall_surface_arrays(view)
         net = view.network
@@ -137,7 +138,8 @@ class SnapshotWriter(Writer):
                                       "time": view.time, "n": n_total,
                                       "n_walls": len(walls["walls/id"]), "n_contacts": k_total,
                                       "wall_vertices": len(walls["walls/vertices"]),
-                                      "wall_triangles": len(walls["walls/triangles"])}
+                                      "wall_triangles": len(walls["walls/triangles"]),
+                                      "material": True}
             self.update_xdmf()
 
         write_global(path, comm, attrs, arrays, extra=walls, then=index)
@@ -167,7 +169,8 @@ def write_series(run_folder: Path, known: dict | None = None) -> Path:
             shapes = head["shapes"]
             e = {"file": p.name, "step": head["step"], "time": head["time"],
                  "n": head["n_particles"], "n_walls": shapes["walls/id"][0],
-                 "n_contacts": head.get("n_contacts", 0)}
+                 "n_contacts": head.get("n_contacts", 0),
+                 "material": "particles/material" in shapes}
             if "walls/triangles" in shapes:  # version 7 on: triangles, else quadrilaterals
                 e.update(wall_vertices=shapes["walls/vertices"][0],
                          wall_triangles=shapes["walls/triangles"][0])
@@ -187,6 +190,7 @@ def read_snapshot(path: str | Path) -> dict:
     out = {k: data[f"particles/{k}"] for k in ("id", "position", "velocity", "radius", "rank")}
     out["angular_velocity"] = data.get("particles/angular_velocity",
                                        np.zeros_like(out["position"]))
+    out["material"] = data.get("particles/material", np.zeros(len(out["id"]), np.uint8))
     for group in ("walls", "contacts"):
         out[group] = {k.split("/", 1)[1]: v for k, v in data.items()
                       if k.startswith(group + "/")}
