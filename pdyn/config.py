@@ -803,7 +803,8 @@ class SimulationConfig:
             self.insertion or ())
         out = []
         for k, feed in enumerate(feeds):
-            where = "insertion" if len(feeds) == 1 else f"insertion[{k}]"
+            where = ("insertion" if isinstance(self.insertion, InsertionConfig)
+                     else f"insertion[{k}]")
             m = mats[self.material_index(f"{where}.material", feed.material)] if (
                 feed.material is not None) else None
             if m is not None and m.density is not None and feed.density != m.density:

@@ -13,7 +13,8 @@ A snapshot file holds (rank-major; within a rank sorted by id):
 
 * ``particles/id`` int64 (N,), ``particles/position`` float64 (N, 3) m, ``particles/velocity``
   (N, 3) m/s, ``particles/radius`` (N,) m, ``particles/rank`` int32 (N,) owning rank,
-  ``particles/angular_velocity`` (N, 3) rad/s (from version 4);
+  ``particles/angular_velocity`` (N, 3) rad/s (from version 4), ``particles/material``
+  uint8 (N,) each sphere's material index (``pdyn.dynamics.materials``; from version 8);
 * ``walls/point``, ``walls/normal`` (W, 3): each wall's point at the snapshot's time and its
   normal (a plane's, toward the spheres) or axis (a cylinder's), ``walls/id`` (W,), and for
   pictures every wall as triangles at that time (``pdyn.io.wallmesh``): ``walls/vertices``
