@@ -205,7 +205,8 @@ def stored_config(path: str | Path, head: dict, meshes: dict | None = None):
         cfg = config_from_dict(config, source=f"{path} (config)")
         config_from_dict({"contact": head["contact"]}, source=f"{path} (contact)")
         if insertion:
-            config_from_dict({"insertion": insertion["params"]},
+            config_from_dict({"insertion": insertion["params"],  # naming its materials
+                              "materials": config.get("materials") or ()},
                              source=f"{path} (insertion.params)")
     except ConfigError as exc:
         raise OutputFileError(f"{path}: its stored config is invalid here ({exc})") from None
