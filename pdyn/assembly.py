@@ -13,7 +13,8 @@ import numpy as np
 from .broadphase import make_broadphase
 from .checks import (StepGuard, array_bytes, check_memory, node_memory, share_state,
                      watch_walls)
-from .components import add_walls, enclosure, glued_motion, list_walls, make_inserter
+from .components import (add_walls, enclosure, glued_motion, list_walls, make_inserter,
+                         sphere_materials, wall_materials)
 from .config import ContactConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactLaw, ContactPass
@@ -23,6 +24,7 @@ from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList
 from .dynamics.wallmotion import WallMotion
 from .initial import has_glued, overlap_rules, particle_source, scene_from_config
 from .io import make_writers
+from .io.hdf5 import OutputFileError
 from .io.runid import new_run_id
 from .io.wallforces import buffer_bytes
 from .parallel import make_exchange
@@ -114,12 +116,15 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     config, box, wallset = enclosure(config, scene)
     gravity = np.array(config.gravity if config.gravity is not None else scene.gravity, float)
     contact_config = config.contact or ContactConfig(**scene.contact)
-    contact = ContactPass(ContactLaw.from_config(contact_config), wallset.table, wallset.bundle)
+    contact = ContactPass(ContactLaw.from_config(contact_config,
+                                                 **config.material_pairs(contact_config)),
+                          wallset.table, wallset.bundle)
     first_step = restart.step if restart else 0
     run_id = restart.run_id if restart and restart.run_id else comm.bcast(
         new_run_id() if comm.rank == 0 else None)
     source, note = (restart.source, None) if restart else particle_source(
-        scene, comm, box, wallset.n_box, overlap_rules(config, contact.law))
+        scene, comm, box, wallset.n_box, overlap_rules(config, contact.law),
+        sphere_materials(config, len(scene)))
     r_mean = restart.r_mean if restart else source.r_mean
     inserter = make_inserter(config, scene, box, source.n,
                              restart.insertion if restart else None)
@@ -134,7 +139,7 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     store = ParticleStore(capacity=max(64, 5 * source.n // (4 * max(comm.size, 1))),
                           features=(ROTATION,) * contact.rotating
                           + (GLUED,) * has_glued(scene, restart))
-    add_walls(store, wallset)
+    add_walls(store, wallset, wall_materials(config, wallset))
     if inserter is not None and source.n == 0 and not restart:  # an empty box to pour into
         r_mean = float(np.mean(inserter.radii))
     skin = neighbour_skin(config.neighbour_skin, r_mean)
@@ -147,6 +152,8 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     if restart:
         exchange.restore(restart.exchange, drift=drift)
     exchange.distribute(source, wrap=restart is None)
+    if restart:
+        _known_materials(store, config, comm, restart.path)
     if inserter is not None:
         exchange.admit(float(inserter.radii.max()))
 
@@ -207,6 +214,17 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
         balancer=balancer, dt=dt, wall_motion=wall_motion, glued=glued, inserter=inserter,
         writers=writers, guard=guard, schedule=schedule, walls=walls, timers=timers,
         n_contacts=n_contacts, elastic_energy=elastic_energy)
+
+
+def _known_materials(store, config: SimulationConfig, comm, path) -> None:
+    """Refuse (``OutputFileError`` on every rank) a checkpoint's sphere whose material index
+    is not one of the config's materials (a forged or foreign file: the pass would read
+    outside its pair table). Collective."""
+    own = store.material[store.owned]
+    largest = comm.allreduce_max(float(own.max()) if own.size else 0.0)
+    if largest >= max(1, len(config.materials)):
+        raise OutputFileError(f"{path}: particles/material holds {int(largest)}, but the run "
+                              f"has {max(1, len(config.materials))} material(s) (damaged file)")
 
 
 def _largest_radius(store, inserter, comm) -> float:

@@ -34,12 +34,29 @@ def enclosure(config: SimulationConfig, scene: Scene) -> tuple:
     return config, box, wallset
 
 
-def add_walls(store, wallset: WallSet) -> None:
+def add_walls(store, wallset: WallSet, material=0) -> None:
     """The box faces and the configured walls (``wallset``) as infinite particles of
-    ``store``."""
+    ``store``, of ``material`` (each wall's index, :func:`wall_materials`)."""
     if len(wallset):
         store.add(gid=wallset.gid, pos=wallset.points(0.0), normal=wallset.normals,
-                  radius=np.inf, mass=np.inf, flags=INFINITE | FIXED)
+                  radius=np.inf, mass=np.inf, flags=INFINITE | FIXED, material=material)
+
+
+def wall_materials(config: SimulationConfig, wallset: WallSet) -> np.ndarray:
+    """Each wall's material index (uint8; ``config`` as :func:`enclosure` returns it): the
+    box faces' ``box.material``, then each ``[[walls]]`` table's ``material`` (None: 0)."""
+    box = config.material_index("box.material", config.box.material if config.box else None)
+    walls = [config.material_index(f"walls[{k}].material", w.material)
+             for k, w in enumerate(config.walls)]
+    return np.array([box] * wallset.n_box + walls, np.uint8)
+
+
+def sphere_materials(config: SimulationConfig, n: int) -> np.ndarray | None:
+    """The material index of each of the ``n`` spheres of ``[particles]`` (None: a named
+    scene's, all 0)."""
+    if config.particles is None:
+        return None
+    return config.material_indices("particles.material", config.particles.material, n)
 
 
 def make_inserter(config: SimulationConfig, scene: Scene, box: Box, n_particles: int,
@@ -48,7 +65,9 @@ def make_inserter(config: SimulationConfig, scene: Scene, box: Box, n_particles:
     checkpoint's ``state`` (None: a fresh one); None without insertion. New spheres get global
     ids from ``n_particles`` on (the set-up's ids are 0 … n − 1)."""
     params = insertion_params(config.insertion or scene.insertion, box.lo, box.hi)
-    return Inserter(params, int(n_particles), state) if params else None
+    materials = [config.material_index(f"insertion[{k}].material", p.get("material"))
+                 for k, p in enumerate(params)]  # each feed's (pdyn.dynamics.materials)
+    return Inserter(params, int(n_particles), state, materials) if params else None
 
 
 def glued_motion(store, wallset: WallSet, box: Box, dt: float) -> GluedMotion:

@@ -113,6 +113,151 @@ class ContactConfig:
         number("contact.poisson_ratio", self.poisson_ratio, above=-1, hi=0.5)
 
 
+# ------------------------------------------------------------------ several materials
+#: the ``[contact]`` fields a material (``[[materials]]``) or a pair (``[[interactions]]``)
+#: may set for itself; a material's omitted ones take ``[contact]``'s values
+MATERIAL_FIELDS = ("youngs_modulus", "poisson_ratio", "restitution", "friction",
+                   "rolling_friction", "stiffness")
+#: the most materials a run has (the per-sphere index is a byte, ``pdyn.particles.FIELDS``)
+MAX_MATERIALS = 255
+
+
+def _material_values(where: str, values: dict, law: str | None = None) -> None:
+    """The material fields of ``values`` that are given, checked as ``[contact]`` checks
+    them (errors name ``<where>.<field>``)."""
+    checks = {"youngs_modulus": {"lo": 0}, "poisson_ratio": {"above": -1, "hi": 0.5},
+              "restitution": {"lo": MIN_RESTITUTION, "hi": 1},
+              "friction": {"lo": 0}, "rolling_friction": {"lo": 0}, "stiffness": {"above": 0}}
+    for name, bounds in checks.items():
+        if values.get(name) is not None:
+            number(f"{where}.{name}", values[name], **bounds)
+
+
+@dataclass(frozen=True, kw_only=True)
+class ContactValues:
+    """The ``[contact]`` material fields (:data:`MATERIAL_FIELDS`) a material or a pair of
+    materials sets for itself (None: not set)."""
+
+    youngs_modulus: float | None = None
+    poisson_ratio: float | None = None
+    restitution: float | None = None
+    friction: float | None = None
+    rolling_friction: float | None = None
+    stiffness: float | None = None
+
+    def given(self) -> dict:
+        """The fields set (name -> value)."""
+        return {k: float(getattr(self, k)) for k in MATERIAL_FIELDS
+                if getattr(self, k) is not None}
+
+
+@dataclass(frozen=True, kw_only=True)
+class MaterialConfig(ContactValues):
+    """One material (``[[materials]]``): its ``name`` and any of the ``[contact]`` material
+    fields (:class:`ContactValues`; omitted: ``[contact]``'s value) and ``density`` (kg/m³;
+    the density of the spheres of this material where their table gives none). Pairs of
+    materials mix their values (``pdyn.dynamics.materials``) unless an ``[[interactions]]``
+    table sets them."""
+
+    name: str
+    density: float | None = None
+
+    @_config_errors
+    def __post_init__(self):
+        if not isinstance(self.name, str) or not self.name:
+            raise BadValue("materials.name", self.name, "expected a name")
+        _material_values("materials", self.__dict__)
+        if self.density is not None:
+            number("materials.density", self.density, above=0)
+
+    def values(self, contact: ContactConfig) -> dict:
+        """The material's :data:`MATERIAL_FIELDS`, ``contact``'s where it gives none."""
+        return {**{k: getattr(contact, k) for k in MATERIAL_FIELDS}, **self.given()}
+
+
+@dataclass(frozen=True, kw_only=True)
+class InteractionConfig(ContactValues):
+    """The contact values of one pair of materials (``[[interactions]]``): ``materials`` (two
+    names, the same twice for a material with itself) and any of the ``[contact]`` material
+    fields (:class:`ContactValues`), which replace the pair's mixed values (as LIGGGHTS'
+    ``peratomtypepair``)."""
+
+    materials: tuple
+
+    @_config_errors
+    def __post_init__(self):
+        pair = self.materials
+        if (not isinstance(pair, (list, tuple)) or len(pair) != 2
+                or not all(isinstance(m, str) and m for m in pair)):
+            raise BadValue("interactions.materials", pair, "expected two material names")
+        object.__setattr__(self, "materials", tuple(pair))
+        _material_values("interactions", self.__dict__)
+
+
+def _tables(name: str, cls, value) -> tuple:
+    """``[[name]]`` (a list of tables or ``cls``) as a tuple of ``cls``, errors naming
+    ``name[k].<field>``."""
+    if not isinstance(value, (list, tuple)):
+        raise ConfigError(f"{name} = {short(value)}: expected tables [[{name}]]")
+    out = []
+    for k, item in enumerate(value):
+        if isinstance(item, cls):
+            out.append(item)
+            continue
+        if not isinstance(item, dict):
+            raise ConfigError(f"{name}[{k}] = {short(item)}: expected a table [[{name}]]")
+        bad = sorted(set(item) - _known(cls))
+        if bad:
+            raise ConfigError(f"{name}[{k}].{bad[0]} = {short(item[bad[0]])}: unknown key "
+                              f"(known: {', '.join(sorted(_known(cls)))})")
+        required = [f.name for f in fields(cls) if f.default is MISSING]
+        for r in required:
+            if r not in item:
+                raise ConfigError(f"{name}[{k}].{r}: required in [[{name}]]")
+        try:
+            out.append(cls(**item))
+        except ConfigError as exc:
+            raise ConfigError(str(exc).replace(f"{name}.", f"{name}[{k}].", 1)) from None
+    return tuple(out)
+
+
+def material_configs(materials, interactions) -> tuple[tuple, tuple]:
+    """``[[materials]]`` and ``[[interactions]]`` checked together: names unique, at most
+    :data:`MAX_MATERIALS`, an interaction names known materials, each pair once, and a
+    linear ``stiffness`` given for every material or none (the pair of one with and one
+    without has no rule)."""
+    mats = _tables("materials", MaterialConfig, materials)
+    pairs = _tables("interactions", InteractionConfig, interactions)
+    if len(mats) > MAX_MATERIALS:
+        raise ConfigError(f"materials: {len(mats)} tables; at most {MAX_MATERIALS} materials")
+    seen = {}
+    for k, m in enumerate(mats):
+        if m.name in seen:
+            raise ConfigError(f"materials[{k}].name = {m.name!r}: a duplicate (also "
+                              f"materials[{seen[m.name]}])")
+        seen[m.name] = k
+    if pairs and not mats:
+        raise ConfigError(f"interactions[0].materials = {list(pairs[0].materials)!r}: no "
+                          "[[materials]] to name")
+    given = set()
+    for k, p in enumerate(pairs):
+        for name in p.materials:
+            if name not in seen:
+                raise ConfigError(f"interactions[{k}].materials = {list(p.materials)!r}: "
+                                  f"unknown material {name!r} (known: {', '.join(seen)})")
+        key = frozenset(p.materials)
+        if key in given:
+            raise ConfigError(f"interactions[{k}].materials = {list(p.materials)!r}: that "
+                              "pair is set twice")
+        given.add(key)
+    stiff = [m.stiffness is not None for m in mats]
+    if any(stiff) and not all(stiff):
+        k = stiff.index(False)
+        raise ConfigError(f"materials[{k}].stiffness = None: give a stiffness for every "
+                          "material or none")
+    return mats, pairs
+
+
 #: the longest file or folder name file systems take (bytes; NAME_MAX of Linux)
 MAX_NAME = 255
 #: the largest ``insertion.rate`` (s⁻¹): its spheres owed over a run of 10⁶ s still count in
@@ -271,6 +416,7 @@ class InsertionConfig:
     hi: float | None = None  # cylinder, cone: z to, m
     sizes: dict | None = None  # the size distribution (pdyn.sizes); None: uniform
     fill: float | None = None  # fill the region to this solid fraction at once
+    material: str | None = None  # its spheres' material ([[materials]]; None: the first)
 
     @_config_errors
     def __post_init__(self):
@@ -395,6 +541,7 @@ class BoxConfig:
     lo: tuple = (0.0, 0.0, 0.0)
     hi: tuple = (1.0, 1.0, 1.0)
     boundary: tuple = ("wall", "wall", "wall")
+    material: str | None = None  # the faces' material ([[materials]]; None: the first)
 
     @_config_errors
     def __post_init__(self):
@@ -432,6 +579,8 @@ class ParticlesConfig:
     density: float | None = None
     file: str | None = None
     fill: dict | None = None
+    # the spheres' material ([[materials]]): one name, or one per sphere; None: the first
+    material: Any = None
 
     @_config_errors
     def __post_init__(self):
@@ -453,13 +602,23 @@ class ParticlesConfig:
             mass = array("particles.masses", self.masses, (), positive=True)
             if mass.shape[0] != n:
                 raise ConfigError(f"particles.masses: {mass.shape[0]} values for {n} positions")
+        elif self.density is None and self.material is not None:
+            mass = None  # from the materials' densities (SimulationConfig)
         else:
             rho = number("particles.density", 1000.0 if self.density is None else self.density,
                           above=0)
             mass = rho * 4.0 / 3.0 * np.pi * rad**3
+        if self.material is not None and not isinstance(self.material, str):
+            names = self.material
+            if (not isinstance(names, (list, tuple)) or len(names) != n
+                    or not all(isinstance(m, str) for m in names)):
+                raise BadValue("particles.material", names, f"expected a name, or {n} names "
+                               "(one per sphere)")
+            object.__setattr__(self, "material", tuple(names))
         for name, arr in (("positions", pos), ("radii", rad), ("velocities", vel),
                           ("masses", mass)):
-            arr.setflags(write=False)
+            if arr is not None:
+                arr.setflags(write=False)
             object.__setattr__(self, name, arr)
 
     def _made(self) -> dict | None:
@@ -568,6 +727,7 @@ class WallConfig:
     translation: tuple = ()
     rotation: tuple = ()
     servo: dict | None = None
+    material: str | None = None  # its material ([[materials]]; None: the first)
 
     @_config_errors
     def __post_init__(self):
@@ -583,7 +743,7 @@ class WallConfig:
         check_motion(self.type, self.velocity, self.translation, self.rotation, self.servo)
         kind = KINDS[self.type]
         defaults = {f.name: f.default for f in fields(self)}
-        for name in sorted(set(defaults) - {"type", "velocity", *MOTION_FIELDS}):
+        for name in sorted(set(defaults) - {"type", "velocity", "material", *MOTION_FIELDS}):
             if name in kind.fields or name in kind.explains:
                 continue
             if getattr(self, name) != defaults[name]:
@@ -673,6 +833,10 @@ class SimulationConfig:
     output: OutputConfig = field(default_factory=OutputConfig)
     fields: tuple = ()  # [[fields]]: coarse-grained fields (FieldsConfig)
     progress: bool = True
+    # several materials: [[materials]] (MaterialConfig) and pair values [[interactions]]
+    # (InteractionConfig); none: [contact] is the one material
+    materials: tuple = ()
+    interactions: tuple = ()
 
     @_config_errors
     def __post_init__(self):
@@ -731,6 +895,90 @@ class SimulationConfig:
             except ConfigError as exc:
                 raise ConfigError(str(exc).replace("insertion.", "particles.fill.", 1)) from None
         flag("progress", self.progress)
+        self._materials()
+
+    def _materials(self) -> None:
+        """``[[materials]]`` and ``[[interactions]]`` checked, every ``material`` name known,
+        and the densities of materials given to the spheres of ``[particles]`` and of the
+        insertion feeds that name them and give no density of their own."""
+        mats, pairs = material_configs(self.materials, self.interactions)
+        object.__setattr__(self, "materials", mats)
+        object.__setattr__(self, "interactions", pairs)
+        p = self.particles
+        if p is not None:
+            index = self.material_indices("particles.material", p.material, len(p.radii))
+            if p.masses is None:
+                rho = np.array([1000.0 if m.density is None else m.density for m in mats]
+                               or [1000.0])
+                mass = rho[index] * 4.0 / 3.0 * np.pi * np.asarray(p.radii) ** 3
+                mass.setflags(write=False)
+                object.__setattr__(p, "masses", mass)
+        if self.box is not None:
+            self.material_index("box.material", self.box.material)
+        for k, w in enumerate(self.walls):
+            self.material_index(f"walls[{k}].material", w.material)
+        feeds = (self.insertion,) if isinstance(self.insertion, InsertionConfig) else (
+            self.insertion or ())
+        out = []
+        for k, feed in enumerate(feeds):
+            where = ("insertion" if isinstance(self.insertion, InsertionConfig)
+                     else f"insertion[{k}]")
+            m = mats[self.material_index(f"{where}.material", feed.material)] if (
+                feed.material is not None) else None
+            if m is not None and m.density is not None and feed.density != m.density:
+                if feed.density != InsertionConfig.density:
+                    raise BadValue(f"{where}.density", feed.density, f"the material "
+                                   f"{m.name!r} has density {m.density!r} (give one)")
+                feed = replace(feed, density=float(m.density))
+            out.append(feed)
+        if out:
+            object.__setattr__(self, "insertion", out[0] if isinstance(
+                self.insertion, InsertionConfig) else tuple(out))
+
+    def material_index(self, where: str, name: str | None) -> int:
+        """The index of the material ``name`` in :attr:`materials` (None: 0, the first);
+        a one-line error naming ``where`` for a name not there."""
+        if name is None:
+            return 0
+        for k, m in enumerate(self.materials):
+            if m.name == name:
+                return k
+        known = ", ".join(m.name for m in self.materials) or "none: no [[materials]]"
+        raise ConfigError(str(BadValue(where, name, f"unknown material (known: {known})")))
+
+    def material_indices(self, where: str, names, n: int) -> np.ndarray:
+        """``names`` (one name, one per sphere, or None) as the material index of each of
+        ``n`` spheres (uint8)."""
+        if names is None or isinstance(names, str):
+            return np.full(n, self.material_index(where, names), np.uint8)
+        return np.array([self.material_index(f"{where}[{k}]", m) for k, m in enumerate(names)],
+                        np.uint8)
+
+    def material_pairs(self, contact: ContactConfig) -> dict:
+        """What the contact law takes of the materials (``ContactLaw.from_config``): each
+        material's values (``materials``, :meth:`MaterialConfig.values` over ``contact``),
+        the pairs' own (``interactions``: (a, b) -> values) and the pairs that can occur
+        (``occurs``: a sphere material with a sphere or wall material, the time step's);
+        empty without ``[[materials]]``."""
+        if not self.materials:
+            return {}
+        index = {m.name: k for k, m in enumerate(self.materials)}
+        p = self.particles
+        feeds = (self.insertion,) if isinstance(self.insertion, InsertionConfig) else (
+            self.insertion or ())
+        spheres = {index.get(f.material, 0) for f in feeds}
+        if p is None:
+            spheres.add(0)  # a named scene's spheres
+        elif p.material is None or isinstance(p.material, str):
+            spheres.add(index.get(p.material, 0))
+        else:
+            spheres.update(index[m] for m in p.material)
+        walls = {index.get(None if self.box is None else self.box.material, 0)}
+        walls.update(index.get(w.material, 0) for w in self.walls)
+        return {"materials": [m.values(contact) for m in self.materials],
+                "interactions": {tuple(index[m] for m in i.materials): i.given()
+                                 for i in self.interactions},
+                "occurs": {(a, b) for a in spheres for b in spheres | walls}}
 
     def with_(self, **changes) -> "SimulationConfig":
         """A copy with some fields changed (validated again)."""

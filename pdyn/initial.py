@@ -22,7 +22,8 @@ def scene_from_config(config: SimulationConfig, ranks: int = 1,
     cell scenes stay undrawn: each of ``ranks`` ranks draws its share; ``node``: the ranks on
     a node and the bytes it has available, ``pdyn.checks.node_memory``)."""
     if config.particles is None:
-        rotating = config.contact is not None and ContactLaw.from_config(config.contact).rotating
+        rotating = config.contact is not None and ContactLaw.from_config(
+            config.contact, **config.material_pairs(config.contact)).rotating
         return make_scene(config.scene, scale=config.scale, seed=config.seed,
                           materialise=False, ranks=ranks, rotating=rotating,
                           node_ranks=node[0], available=node[1],
@@ -62,17 +63,22 @@ def overlap_rules(config: SimulationConfig, law: ContactLaw) -> dict:
             "tolerance": config.overlap_tolerance}
 
 
-def particle_source(scene: Scene, comm, box, n_box: int, rules: dict) -> tuple:
+def particle_source(scene: Scene, comm, box, n_box: int, rules: dict,
+                    material: np.ndarray | None = None) -> tuple:
     """Where a fresh start's particles come from, and what relaxing them did (a note or None):
-    the scene's cells, drawn per rank, or its arrays (``n_box`` box faces before its walls),
-    checked on rank 0 with the overlap ``rules`` (``pdyn.checks.initial_state``, relaxed there
-    when asked) and scattered. Collective; an error is raised on every rank."""
+    the scene's cells, drawn per rank, or its arrays (``n_box`` box faces before its walls,
+    ``material`` each sphere's material index, None: 0), checked on rank 0 with the overlap
+    ``rules`` (``pdyn.checks.initial_state``, relaxed there when asked) and scattered.
+    Collective; an error is raised on every rank."""
     if scene.cells is not None:
         return GeneratedSource(scene), None
     found = particles = None
     if comm.rank == 0:
         try:
-            particles, note = initial_state(scene_particles(scene, n_box), box, **rules)
+            given = scene_particles(scene, n_box)
+            if material is not None:
+                given["material"] = material
+            particles, note = initial_state(given, box, **rules)
             found = (None, note)
         except InitialStateError as exc:
             found = (str(exc), None)

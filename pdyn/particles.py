@@ -133,6 +133,9 @@ FIELDS: dict[str, Field] = {
                     feature=GLUED),
     "anchor": Field(np.float64, (3,), ghost=NEVER,  migrate=True,  checkpoint=True,
                     feature=GLUED),
+    # the material of a sphere (or a wall): its index in the run's [[materials]] (0 with one
+    # material; pdyn.dynamics.materials): a byte, known to the ghost from its creation
+    "material": Field(np.uint8, (), ghost=CREATE, migrate=True, checkpoint=True),
 }
 #: the field a periodic image shifts (ghost position = owner position + shift)
 SHIFTED = "pos"

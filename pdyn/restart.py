@@ -149,7 +149,8 @@ def check_identity(path: str | Path, head: dict, config) -> None:
         raise OutputFileError(f"{path}: belongs to run {theirs} (scene {head['scene']!r}), not "
                               f"to run {ours} of its folder {home} (copied from another run?)")
     contact = config.contact or config_from_dict({"contact": head["contact"]}).contact
-    if ContactLaw.from_config(contact).rotating and ROTATION not in head["features"]:
+    if (ContactLaw.from_config(contact, **config.material_pairs(contact)).rotating
+            and ROTATION not in head["features"]):
         raise OutputFileError(
             f"{path}: a checkpoint of a run with friction = {contact.friction!r}, rolling "
             f"friction = {contact.rolling_friction!r} without its rotation and contact-history "
@@ -205,7 +206,8 @@ def stored_config(path: str | Path, head: dict, meshes: dict | None = None):
         cfg = config_from_dict(config, source=f"{path} (config)")
         config_from_dict({"contact": head["contact"]}, source=f"{path} (contact)")
         if insertion:
-            config_from_dict({"insertion": insertion["params"]},
+            config_from_dict({"insertion": insertion["params"],  # naming its materials
+                              "materials": config.get("materials") or ()},
                              source=f"{path} (insertion.params)")
     except ConfigError as exc:
         raise OutputFileError(f"{path}: its stored config is invalid here ({exc})") from None

@@ -150,6 +150,61 @@ def test_config_field(tmp_path, cli, field, kind, value):
     assert listing(tmp_path) == before  # nothing written
 
 
+GLASS = '[[materials]]\nname = "glass"\n'
+STEEL = '[[materials]]\nname = "steel"\nyoungs_modulus = 2e8\n'
+SPHERE_TOML = ("steps = 5\n[box]\nlo = [0.0, 0.0, 0.0]\nhi = [1.0, 1.0, 1.0]\n"
+               "[particles]\npositions = [[0.5, 0.5, 0.5]]\nradii = [0.1]\n")
+#: several materials (pdyn.dynamics.materials): (the TOML after the sphere, the needles)
+MATERIAL_CASES = {
+    "unknown sphere material": ('material = "wood"\n' + GLASS,
+                                ("particles.material", "'wood'", "unknown material")),
+    "one name per sphere": ('material = ["glass", "glass"]\n' + GLASS,
+                            ("particles.material", "one per sphere")),
+    "no materials": ('material = "glass"\n', ("particles.material", "no [[materials]]")),
+    "duplicate name": (GLASS + GLASS, ("materials[1].name", "'glass'", "duplicate")),
+    "unknown box material": (GLASS, ("box.material", "'wood'")),
+    "unknown wall material": (GLASS + '[[walls]]\ntype = "plane"\npoint = [0, 0, 0.2]\n'
+                              'normal = [0, 0, 1]\nmaterial = "wood"\n',
+                              ("walls[0].material", "'wood'")),
+    "unknown feed material": (GLASS + '[[insertion]]\nregion_lo = [0.1, 0.1, 0.6]\n'
+                              'region_hi = [0.9, 0.9, 0.9]\nrate = 10.0\nradius_min = 0.05\n'
+                              'radius_max = 0.05\nmaterial = "wood"\n',
+                              ("insertion[0].material", "'wood'")),
+    "interaction names unknown": (GLASS + '[[interactions]]\nmaterials = ["glass", "wood"]\n',
+                                  ("interactions[0].materials", "'wood'")),
+    "interaction of one name": (GLASS + '[[interactions]]\nmaterials = ["glass"]\n',
+                                ("interactions[0].materials", "two material names")),
+    "pair set twice": (GLASS + STEEL + '[[interactions]]\nmaterials = ["glass", "steel"]\n'
+                       '[[interactions]]\nmaterials = ["steel", "glass"]\n',
+                       ("interactions[1].materials", "twice")),
+    "bad material value": (GLASS + 'restitution = 2.0\n', ("materials[0].restitution", "2.0")),
+    "bad pair value": (GLASS + '[[interactions]]\nmaterials = ["glass", "glass"]\n'
+                       'friction = -1.0\n', ("interactions[0].friction", "-1.0")),
+    "bad density": (GLASS + 'density = 0\n', ("materials[0].density", "0")),
+    "unknown material field": (GLASS + 'colour = "red"\n', ("materials[0].colour",)),
+    "name missing": ('[[materials]]\nfriction = 0.5\n', ("materials[0].name", "required")),
+    "stiffness for some": ('[contact]\nlaw = "linear"\n' + GLASS + "stiffness = 1e4\n" + STEEL,
+                           ("materials[1].stiffness",)),
+    "too many": ("".join(f'[[materials]]\nname = "m{k}"\n' for k in range(256)),
+                 ("materials", "256", "at most 255")),
+}
+
+
+@pytest.mark.parametrize("case", MATERIAL_CASES)
+def test_material_config(tmp_path, cli, case):
+    """A bad ``[[materials]]``, ``[[interactions]]`` or ``material`` name: one line naming
+    the field and the value, nothing written."""
+    after, needles = MATERIAL_CASES[case]
+    sphere = SPHERE_TOML
+    if case == "unknown box material":
+        sphere = sphere.replace("[box]\n", '[box]\nmaterial = "wood"\n')
+    (tmp_path / "run.toml").write_text(sphere + after)
+    before = listing(tmp_path)
+    code, _, err = cli(["run", "run.toml", "--no-progress", "--output", "out"])
+    assert_user_error(code, err, *needles)
+    assert listing(tmp_path) == before
+
+
 @pytest.mark.parametrize("structure,key,value", BROADPHASE_PARAMS,
                          ids=[f"{s}-{k}-{v!r}" for s, k, v in BROADPHASE_PARAMS])
 def test_broadphase_params(tmp_path, cli, structure, key, value):

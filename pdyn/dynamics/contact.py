@@ -97,10 +97,12 @@ from ..geometry import sphere_contact, within
 from ..mesh import contact_geometry
 from ..walls import WallSet, entry_contact, mesh_arrays, mesh_entry, wall_spin
 from .neighbours import Hanger
-from .friction import rolling_model, rolling_torque, tangential_force, tangential_model
+from .friction import (Rolling, Tangential, rolling_model, rolling_torque, tangential_force,
+                       tangential_model)
 from .history import ContactHistory
 from .laws import (STORED_HISTORY, chosen, history_layout, law_parameters, normal_force,
                    normal_forces)
+from .materials import pair_normal, pair_rolling, pair_table, pair_tangential, pair_values
 
 
 # ------------------------------------------------------------------ one contact
@@ -185,14 +187,16 @@ def _normal(law, c, dt):
 
 
 @njit(inline="always", **JIT)
-def _evaluate(law, tangential, rolling, c, w, sx, sy, sz, slid, dt):
+def _evaluate(law, tangential, rolling, c, w, sx, sy, sz, slid, dt, table, ma, mb):
     """One touching contact (:class:`Contact` ``c``, :class:`Spin` ``w``, the spring s it
     starts from and whether it slid last step) through the sub-models: the normal law, then
     the tangential spring–dashpot and the rolling torque (each None: absent, pruned at
-    compile time). An :class:`Outcome`; the torque on j is what j's own evaluation gives, bit
-    for bit. Without a tangential or rolling part those are zero (and False). The tangential
-    step reads the whole window's normal force and is scaled to the sample's share of it
-    (they differ at a first touch: ``pdyn.dynamics.laws``, "Friction at the first touch")."""
+    compile time), those of the pair of materials ``ma``, ``mb`` in the pair ``table``
+    (``pdyn.dynamics.materials``; None: the records given). An :class:`Outcome`; the torque
+    on j is what j's own evaluation gives, bit for bit. Without a tangential or rolling part
+    those are zero (and False). The tangential step reads the whole window's normal force and
+    is scaled to the sample's share of it (they differ at a first touch:
+    ``pdyn.dynamics.laws``, "Friction at the first touch")."""
     tx = ty = tz = 0.0
     mx = my = mz = 0.0
     jx = jy = jz = 0.0
@@ -206,14 +210,15 @@ def _evaluate(law, tangential, rolling, c, w, sx, sy, sz, slid, dt):
         vcx = c.dvx + (wy * nz - wz * ny)
         vcy = c.dvy + (wz * nx - wx * nz)
         vcz = c.dvz + (wx * ny - wy * nx)
-    f, e, whole = normal_forces(law, c.delta, c.dvx * nx + c.dvy * ny + c.dvz * nz, c.r_eff,
-                                c.m_eff, dt)
+    normal = pair_normal(law, table, ma, mb)
+    f, e, whole = normal_forces(normal, c.delta, c.dvx * nx + c.dvy * ny + c.dvz * nz,
+                                c.r_eff, c.m_eff, dt)
     if tangential is not None:
         # on the whole window's normal force, then scaled to the sample's share of it: they
         # differ at a first touch (pdyn.dynamics.laws, "Friction at the first touch")
         sx, sy, sz, tx, ty, tz, sliding = tangential_force(
-            law, tangential, sx, sy, sz, nx, ny, nz, vcx, vcy, vcz, whole, c.delta, c.r_eff,
-            c.m_eff, dt, slid)
+            normal, pair_tangential(law, tangential, table, ma, mb), sx, sy, sz, nx, ny, nz,
+            vcx, vcy, vcz, whole, c.delta, c.r_eff, c.m_eff, dt, slid)
         if whole != f and whole > 0.0:
             share = f / whole
             tx, ty, tz = share * tx, share * ty, share * tz
@@ -221,8 +226,9 @@ def _evaluate(law, tangential, rolling, c, w, sx, sy, sz, slid, dt):
         mx, my, mz = w.ri * cx, w.ri * cy, w.ri * cz
         jx, jy, jz = w.rj * cx, w.rj * cy, w.rj * cz
     if rolling is not None:
-        rx, ry, rz = rolling_torque(rolling, nx, ny, nz, w.wix - w.wjx, w.wiy - w.wjy,
-                                    w.wiz - w.wjz, f, c.r_eff)
+        rx, ry, rz = rolling_torque(pair_rolling(law, tangential, rolling, table, ma, mb), nx,
+                                    ny, nz, w.wix - w.wjx, w.wiy - w.wjy, w.wiz - w.wjz, f,
+                                    c.r_eff)
         mx += rx
         my += ry
         mz += rz
@@ -296,7 +302,7 @@ def _links(rows, start, split, partner, row_of, link):
 # the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
 def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, mass, gid, normal,
-          walls, force, done, done_at, todo, mesh):
+          walls, force, done, done_at, todo, mesh, material, table):
     """The contact loop without rotation (module docstring): sets ``force`` of every row's
     sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
     share, their elastic energy). ``link`` says which row evaluates each pair (:func:`_links`;
@@ -304,15 +310,20 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
     energy) and the stack of free slots in ``done_at[:, 2]`` (left a permutation of them) carry
     the results of the pairs handed over; ``todo``: scratch for as many entries as the longest
     row has spheres, to gather each row's entries with work first (the module docstring), or
-    None. ``mesh``: the step's mesh state (:func:`mesh_state`), or None without meshes."""
+    None. ``mesh``: the step's mesh state (:func:`mesh_state`), or None without meshes.
+    ``table``: the pair table of several materials (``pdyn.dynamics.materials``), read by
+    the ``material`` of the two sides; None: one material, ``law`` (``material`` not read)."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     energy = 0.0
     n_contacts = 0
     n_slots = n_free = done.shape[0]
+    ma = mb = 0
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
         ri, mi, gi = rad[i], mass[i], gid[i]
+        if table is not None:
+            ma = np.int64(material[i])
         fx = fy = fz = 0.0
         first = np.uint64(start[t])
         n_todo = np.uint64(split[t]) - first  # without todo: every sphere entry
@@ -355,7 +366,9 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
             c = _sphere_pair(dx, dy, dz, d2, s, ri, rad[j], mi, mass[j], gi, gid[j],
                              vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1],
                              vel[i, 2] - vel[j, 2])
-            f, e = _normal(law, c, dt)
+            if table is not None:
+                mb = np.int64(material[j])
+            f, e = _normal(pair_normal(law, table, ma, mb), c, dt)
             fx -= f * c.nx
             fy -= f * c.ny
             fz -= f * c.nz
@@ -379,7 +392,9 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
                                          np.uint64(-1 - gid[w]), mesh_entry(mesh, slot, geo, u)),
                            ri, mi, vel[i, 0], vel[i, 1], vel[i, 2])
             if c.delta >= 0.0:
-                f, e = _normal(law, c, dt)
+                if table is not None:
+                    mb = np.int64(material[w])
+                f, e = _normal(pair_normal(law, table, ma, mb), c, dt)
                 fx -= f * c.nx
                 fy -= f * c.ny
                 fz -= f * c.nz
@@ -394,7 +409,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
 @njit(**JIT_IEEE)
 def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, link,
                    pos, vel, rad, mass, gid, normal, walls, force, omega, torque, history,
-                   spinning, done, done_at, record, mesh):
+                   spinning, done, done_at, record, mesh, material, table):
     """:func:`_pass` with the tangential and rolling parts (module docstring): sets ``force``
     and ``torque`` of every row's sphere and advances ``history`` = (last step's touching
     entries (ascending), springs, whether each slid, their number, whether every row's torque
@@ -405,7 +420,8 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     lists are new). ``record`` (entries × 3 or None; recording evaluates every pair in each
     row) receives the tangential force per touching entry. Returns (contacts, energy, entries
     written — more than fit: the caller grows the buffers and runs again, as the pass leaves
-    its inputs as found —, rows in ``spinning``)."""
+    its inputs as found —, rows in ``spinning``). ``material``, ``table``: as for
+    :func:`_pass`."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
@@ -413,9 +429,12 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     cap = new_entry.shape[0]
     n_contacts = p = k = q = 0
     n_slots = n_free = done.shape[0]
+    ma = mb = 0
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         k_row = k
+        if table is not None:
+            ma = np.int64(material[i])
         while p < n_old and old_entry[p] < start[t]:
             p += 1
         p_row = p
@@ -482,6 +501,8 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                     continue
                 wjx, wjy, wjz = wall_spin(walls, g, normal, j)
                 spin = Spin(ri, 0.0, wix, wiy, wiz, wjx, wjy, wjz)
+            if table is not None:
+                mb = np.int64(material[j])
             sx = sy = sz = 0.0
             slid = False
             old = -1
@@ -491,7 +512,8 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
                 slid = old_slid[p] != 0
                 old = p
-            o = _evaluate(law, tangential, rolling, c, spin, sx, sy, sz, slid, dt)
+            o = _evaluate(law, tangential, rolling, c, spin, sx, sy, sz, slid, dt, table, ma,
+                          mb)
             posted = False  # for j's row, still to come
             if k < cap:
                 new_entry[k] = u
@@ -589,15 +611,16 @@ def _found(u, t, rows, split, partner, pos, vel, rad, mass, gid, normal, walls, 
 
 @njit(**JIT)
 def _contact_list(law, dt, found, rows, split, partner, pos, vel, rad, mass, gid, normal,
-                  walls, tangential, mesh):
+                  walls, tangential, mesh, material, table):
     """The contacts ``found`` by :func:`_walk` with their forces: ``(ids (K, 2), ends (2K, 3),
     f_n (K,), normal force (K, 3), tangential force (K, 3))``: ids = (gid_i, gid_j) with a
     wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its
     surface), forces on i from j — the same numbers the contact loop computes.
     ``tangential`` (entries, 3): the tangential force on the row's sphere per list entry, or 0
-    rows (none). ``mesh`` as for :func:`_pass`."""
+    rows (none). ``mesh``, ``material``, ``table`` as for :func:`_pass`."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     k = found.shape[0]
+    ma = mb = 0
     ids = np.empty((k, 2), np.int64)
     ends = np.empty((2 * k, 3))
     f_n = np.empty(k)
@@ -608,7 +631,9 @@ def _contact_list(law, dt, found, rows, split, partner, pos, vel, rad, mass, gid
         i = rows[t]
         c, xj, yj, zj = _found(u, t, rows, split, partner, pos, vel, rad, mass, gid, normal,
                                walls, mesh, slot, geo)
-        f, e = _normal(law, c, dt)
+        if table is not None:
+            ma, mb = np.int64(material[i]), np.int64(material[partner[u]])
+        f, e = _normal(pair_normal(law, table, ma, mb), c, dt)
         ids[q, 0] = gid[i]
         ids[q, 1] = gid[partner[u]]
         ends[2 * q] = pos[i]
@@ -742,13 +767,33 @@ class ContactLaw:
     """
 
     __slots__ = ("name", "E", "k", "restitution", "poisson_ratio", "parameters",
-                 "tangential_model", "rolling_model", "rotating", "damping", "models")
+                 "tangential_model", "rolling_model", "rotating", "damping", "models",
+                 "table", "pairs")
 
     def __init__(self, law: str = "linear", youngs_modulus: float = 1e6,
                  stiffness: float | None = None, restitution: float = 1.0,
                  friction: float = 0.0, poisson_ratio: float = 0.3,
                  rolling_friction: float = 0.0, damping: str = "tangent",
-                 damping_coefficient: float | None = None, tangential_history: str = "rescaled"):
+                 damping_coefficient: float | None = None, tangential_history: str = "rescaled",
+                 materials: list | None = None, interactions: dict | None = None,
+                 occurs: set | None = None):
+        if materials is not None and len(materials) == 1 and not interactions:
+            # one material: its values are the law's (the same bits as a [contact] alone)
+            youngs_modulus, stiffness, restitution, friction, poisson_ratio, rolling_friction = (
+                materials[0][k] for k in ("youngs_modulus", "stiffness", "restitution",
+                                          "friction", "poisson_ratio", "rolling_friction"))
+            materials = None
+        pairs = None
+        if materials is not None:  # several: a law per pair, the first pair's the template
+            values = pair_values(law, materials, interactions or {})
+            pairs = [[ContactLaw(law, damping=damping, damping_coefficient=damping_coefficient,
+                                 tangential_history=tangential_history, **v) for v in row]
+                     for row in values]
+            youngs_modulus, stiffness, restitution, poisson_ratio = (
+                values[0][0][k] for k in ("youngs_modulus", "stiffness", "restitution",
+                                          "poisson_ratio"))
+            friction = max(v["friction"] for row in values for v in row)
+            rolling_friction = max(v["rolling_friction"] for row in values for v in row)
         E, k = float(youngs_modulus), float(stiffness or 0.0)
         models = chosen(law, damping, friction, rolling_friction)
         if history_layout(models) not in ((), STORED_HISTORY):
@@ -765,26 +810,61 @@ class ContactLaw:
                 ("rolling_model", rolling_model(rolling_friction)),
                 ("rotating", friction > 0.0 or rolling_friction > 0.0)):
             object.__setattr__(self, name, value)
+        object.__setattr__(self, "table", None if pairs is None else self._pair_table(pairs))
+        if pairs is not None:
+            n = len(pairs)
+            occurs = {(a, b) for a in range(n) for b in range(n)} if occurs is None else occurs
+            pairs = {(a, b): pairs[a][b] for a, b in sorted(occurs)}
+        #: the laws of the pairs of materials that can occur, (a, b) -> law (None: one)
+        object.__setattr__(self, "pairs", pairs)
+
+    def _pair_table(self, pairs: list) -> np.ndarray:
+        """The pair table (``pdyn.dynamics.materials.pair_table``) of the laws of every pair
+        of materials ``pairs`` [a][b]; :attr:`parameters` is the first pair's record, and
+        the tangential and rolling templates are set from any pair that has them (a pair
+        without: μ = 0, μ_r = 0)."""
+        object.__setattr__(self, "parameters", pairs[0][0].parameters)
+        tangential = [[p.tangential_model for p in row] for row in pairs]
+        rolling = [[p.rolling_model for p in row] for row in pairs]
+        if self.tangential_model is not None:
+            kind = type(self.tangential_model)  # Tangential or Projected, as every pair's
+            tangential = [[t or kind(0.0, tangential_model(self.name, 1.0,
+                                                           p.poisson_ratio).kt_ratio)
+                           for t, p in zip(ts, row)] for ts, row in zip(tangential, pairs)]
+            object.__setattr__(self, "tangential_model",
+                               next(t for ts in tangential for t in ts if t.mu > 0.0))
+        if self.rolling_model is not None:
+            rolling = [[r or Rolling(0.0) for r in rs] for rs in rolling]
+            object.__setattr__(self, "rolling_model",
+                               next(r for rs in rolling for r in rs if r.mu_roll > 0.0))
+        return pair_table([[p.parameters for p in row] for row in pairs], tangential, rolling)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"ContactLaw.{name}: a contact law is immutable")
 
     @classmethod
-    def from_config(cls, cfg) -> "ContactLaw":
-        """The law of a ``pdyn.config.ContactConfig``."""
+    def from_config(cls, cfg, **materials) -> "ContactLaw":
+        """The law of a ``pdyn.config.ContactConfig``; ``materials``: several materials
+        (``SimulationConfig.material_pairs``: ``materials``, ``interactions``, ``occurs``)."""
         return cls(cfg.law, cfg.youngs_modulus, cfg.stiffness, cfg.restitution, cfg.friction,
                    cfg.poisson_ratio, cfg.rolling_friction, cfg.damping,
-                   cfg.damping_coefficient, cfg.tangential_history)
+                   cfg.damping_coefficient, cfg.tangential_history, **materials)
 
     @property
     def stiff(self) -> bool:
-        """Whether contacts push at all (a Young's modulus or a stiffness)."""
+        """Whether contacts push at all (a Young's modulus or a stiffness; with several
+        materials: in any pair)."""
+        if self.pairs is not None:
+            return any(p.stiff for p in self.pairs.values())
         return self.E > 0 or self.k > 0
 
     def contact_time(self, radius: np.ndarray, mass: np.ndarray) -> float:
         """Shortest contact duration t_c = π √(m_eff / k) over sphere–sphere (like pairs)
         contacts of the given particles (s); inf without stiffness. Hertz uses its tangent
-        stiffness at an overlap of 1 % of the radius."""
+        stiffness at an overlap of 1 % of the radius. With several materials the shortest
+        over the pairs that can occur, each for every sphere (the stiffest pair bounds)."""
+        if self.pairs is not None:
+            return min(p.contact_time(radius, mass) for p in self.pairs.values())
         if radius.size == 0 or (self.E == 0.0 and self.k == 0.0):
             return math.inf
         m_eff = mass / 2.0  # like pairs are the stiffest relative to their mass
@@ -795,7 +875,11 @@ class ContactLaw:
         """Shortest Rayleigh time t_R = π r √(ρ/G) / (0.1631 ν + 0.8766) of the given spheres
         (s; ρ from mass and radius, G = E/(2(1 + ν)); inf for the linear law, whose E is no
         material modulus) — the time a shear (Rayleigh) wave takes to cross a sphere
-        ([EDEMtimestep])."""
+        ([EDEMtimestep]). With several materials the shortest over the spheres' materials
+        (each for every sphere: a bound)."""
+        if self.pairs is not None:
+            return min(p.rayleigh_time(radius, mass) for (a, b), p in self.pairs.items()
+                       if a == b)
         if radius.size == 0 or self.name != "hertz" or self.E == 0.0:
             return math.inf
         nu = self.poisson_ratio
@@ -891,7 +975,7 @@ class ContactPass(Hanger):
         ids, ends, f_n, fvec, tvec = _contact_list(
             self.law.parameters, float(dt), found, lists.rows, lists.split, lists.partner,
             store.pos, store.vel, store.radius, store.mass, store.gid, store.normal, walls, t,
-            mesh)
+            mesh, store.material, self.law.table)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 
@@ -952,7 +1036,8 @@ class ContactPass(Hanger):
             n, e = _pass(self.law.parameters, dt, gravity, lists.rows, lists.start, lists.split,
                          lists.partner, link, store.pos, store.vel, store.radius, store.mass,
                          store.gid, store.normal, walls, store.force, done, done_at,
-                         self._row_scratch(lists), self.mesh_state(store, lists))
+                         self._row_scratch(lists), self.mesh_state(store, lists),
+                         store.material, self.law.table)
             self._touched(lists, n)
             return n, e
         mesh = self.mesh_state(store, lists)
@@ -971,7 +1056,7 @@ class ContactPass(Hanger):
                 store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
                 store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,
                                             new_entry, new_spring, new_slid),
-                self.spinning, done, done_at, record, mesh)
+                self.spinning, done, done_at, record, mesh, store.material, self.law.table)
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)

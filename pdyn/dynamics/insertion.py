@@ -236,10 +236,11 @@ class Inserter:
     ``velocity`` (m/s), ``total`` (0: no limit), ``every`` (steps), ``seed``,
     ``outlet_lo``/``outlet_hi`` (m, or None), ``outlet_start`` (s), and the region, ``sizes``
     and ``fill`` fields), or a list of them. ``next_gid``: the first global id to give;
-    ``state``: a checkpoint's :meth:`state` to continue from.
+    ``state``: a checkpoint's :meth:`state` to continue from; ``materials``: each table's
+    material index (its spheres', ``pdyn.dynamics.materials``; None: 0).
     """
 
-    def __init__(self, params, next_gid: int, state: dict | None = None):
+    def __init__(self, params, next_gid: int, state: dict | None = None, materials=None):
         tables = [params] if isinstance(params, dict) else list(params)
         # as the config gave them, one table as itself (checkpoints keep it)
         self.params = tables[0] if len(tables) == 1 else tables
@@ -251,6 +252,7 @@ class Inserter:
             self.next_gid = int(state["next_gid"])
             states = state.get("feeds") or [{"inserted": state["inserted"], "rng": state["rng"]}]
         self.feeds = [Feed(p, s) for p, s in zip(tables, states)]
+        self.materials = list(materials or [0] * len(tables))
         self.p = self.feeds[0].p  # the first table's fields (notes and estimates name them)
         self._due = self.feeds
 
@@ -314,6 +316,7 @@ class Inserter:
         (``owner_of(centres)`` → rank per centre) to ``store``; returns their handles."""
         new = []
         for k, feed in enumerate(self.feeds if feeds is None else feeds):
+            material = self.materials[self.feeds.index(feed)]
             if k:
                 owned = integrated(store.flags)
             pos, r = feed.take(store, owned, time, comm)
@@ -323,7 +326,8 @@ class Inserter:
             pos, r = pos[mine], r[mine]
             new.append(store.add(gid=gids[mine], pos=pos, build_pos=pos,
                                  vel=np.array(feed.p["velocity"], float), radius=r,
-                                 mass=feed.mass(r)))
+                                 mass=feed.mass(r),
+                                 material=material))
         if len(new) == 1:
             return new[0]
         return np.concatenate(new) if new else np.zeros(0, np.int64)

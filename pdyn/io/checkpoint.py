@@ -5,7 +5,8 @@ holds everything the run needs to continue:
 
 * ``particles/<field>`` for every field of the run's store the schema marks ``checkpoint``
   (``ParticleStore.selection(CHECKPOINT)``: gid, pos, vel, force, radius, mass, flags,
-  build_pos; in a run that rotates also omega, torque and ``history_count``, a frictionless
+  build_pos, material (from format 10: older checkpoints read as material 0); in a run that
+  rotates also omega, torque and ``history_count``, a frictionless
   run has none): the owned spheres in full precision, rank-major, sorted within a rank by
   *index cell* (the cell of a lattice of about one cell per ``INDEX_PARTICLES`` particles
   over the box, at least ``INDEX_CELLS`` (``pdyn.io.schema.index_lattice``), attribute

@@ -53,10 +53,10 @@ CHECKPOINT = "pdyn-checkpoint"
 #: ``particles/angular_velocity``; snapshot 5: the contact network ``contacts/*``; snapshot 7:
 #: every wall as triangles, ``walls/vertices``, ``walls/triangles``, ``walls/triangle_wall``,
 #: instead of quadrilaterals)
-VERSIONS = {SNAPSHOT: 7, CHECKPOINT: 9}
+VERSIONS = {SNAPSHOT: 8, CHECKPOINT: 10}
 #: format name -> versions this pdyn reads (older checkpoints cannot be read by share or
 #: continue the contact history)
-READABLE = {SNAPSHOT: (2, 3, 4, 5, 6, 7), CHECKPOINT: (5, 6, 7, 8, 9)}
+READABLE = {SNAPSHOT: (2, 3, 4, 5, 6, 7, 8), CHECKPOINT: (5, 6, 7, 8, 9, 10)}
 
 
 class OutputFileError(ValueError):

@@ -103,6 +103,7 @@ DATASETS = {
     SNAPSHOT: dict({"particles/id": ("i", ()), "particles/position": ("f", (3,)),
                     "particles/velocity": ("f", (3,)), "particles/radius": ("f", ()),
                     "particles/rank": ("i", ()), "particles/angular_velocity": ("f", (3,)),
+                    "particles/material": ("u", ()),
                     # the contact network, rows = the attribute ``n_contacts``
                     "contacts/id": ("i", (2,)), "contacts/points": ("f", (3,)),
                     "contacts/lines": ("i", (2,)), "contacts/force": ("f", ()),
@@ -145,6 +146,8 @@ SINCE = {"particles/angular_velocity": {SNAPSHOT: 4},
          **{f"walls/{k}": {SNAPSHOT: 7, CHECKPOINT: 8}
             for k in ("vertices", "triangles", "triangle_wall")},
          **{f"particles/{k}": {CHECKPOINT: 8} for k in ("glued", "anchor")},
+         # each sphere's material index (pdyn.dynamics.materials): older files, all 0
+         "particles/material": {SNAPSHOT: 8, CHECKPOINT: 10},
          **{k: {CHECKPOINT: MESHES_SINCE} for k in _MESHES}}
 #: datasets a format holds before a version: name -> {format: the first version without it}
 UNTIL = {f"walls/{k}": {SNAPSHOT: 7, CHECKPOINT: 8} for k in ("quad_points", "quads")}

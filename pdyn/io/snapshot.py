@@ -13,7 +13,8 @@ A snapshot file holds (rank-major; within a rank sorted by id):
 
 * ``particles/id`` int64 (N,), ``particles/position`` float64 (N, 3) m, ``particles/velocity``
   (N, 3) m/s, ``particles/radius`` (N,) m, ``particles/rank`` int32 (N,) owning rank,
-  ``particles/angular_velocity`` (N, 3) rad/s (from version 4);
+  ``particles/angular_velocity`` (N, 3) rad/s (from version 4), ``particles/material``
+  uint8 (N,) each sphere's material index (``pdyn.dynamics.materials``; from version 8);
 * ``walls/point``, ``walls/normal`` (W, 3): each wall's point at the snapshot's time and its
   normal (a plane's, toward the spheres) or axis (a cylinder's), ``walls/id`` (W,), and for
   pictures every wall as triangles at that time (``pdyn.io.wallmesh``): ``walls/vertices``
@@ -129,6 +130,7 @@ class SnapshotWriter(Writer):
             "particles/rank": np.full(h.size, comm.rank, np.int32),
             # zeros in a run without rotation: the format does not depend on the run
             "particles/angular_velocity": store.values("omega", h),
+            "particles/material": store.material[h],
         }
         if self.sphere_stress:
             stress, count, force = sphere_tensors(store, h, view.sphere_contacts)
@@ -151,7 +153,8 @@ class SnapshotWriter(Writer):
                                       "time": view.time, "n": n_total,
                                       "n_walls": len(walls["walls/id"]), "n_contacts": k_total,
                                       "wall_vertices": len(walls["walls/vertices"]),
-                                      "wall_triangles": len(walls["walls/triangles"])}
+                                      "wall_triangles": len(walls["walls/triangles"]),
+                                      "material": True}
             self.update_xdmf()
 
         write_global(path, comm, attrs, arrays, extra=walls, then=index)
@@ -181,7 +184,8 @@ def write_series(run_folder: Path, known: dict | None = None) -> Path:
             shapes = head["shapes"]
             e = {"file": p.name, "step": head["step"], "time": head["time"],
                  "n": head["n_particles"], "n_walls": shapes["walls/id"][0],
-                 "n_contacts": head.get("n_contacts", 0)}
+                 "n_contacts": head.get("n_contacts", 0),
+                 "material": "particles/material" in shapes}
             if "walls/triangles" in shapes:  # version 7 on: triangles, else quadrilaterals
                 e.update(wall_vertices=shapes["walls/vertices"][0],
                          wall_triangles=shapes["walls/triangles"][0])
@@ -204,6 +208,7 @@ def read_snapshot(path: str | Path) -> dict:
                                        np.zeros_like(out["position"]))
     out.update({k: data[f"particles/{k}"] for k in ("stress", "coordination", "contact_force")
                 if f"particles/{k}" in data})
+    out["material"] = data.get("particles/material", np.zeros(len(out["id"]), np.uint8))
     for group in ("walls", "contacts"):
         out[group] = {k.split("/", 1)[1]: v for k, v in data.items()
                       if k.startswith(group + "/")}

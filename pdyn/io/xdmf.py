@@ -2,7 +2,7 @@
 
 A temporal collection with one entry per snapshot; each entry is a spatial collection of up to
 three grids: ``particles`` (a Polyvertex of N points with the arrays id, velocity,
-angular_velocity, radius, rank), ``walls`` (T triangles with the cell array wall, the wall id
+angular_velocity, radius, rank and from format 8 material), ``walls`` (T triangles with the cell array wall, the wall id
 of each; snapshots before format 7: W quadrilaterals with the cell array normal) and
 ``contacts`` (the contact network: K two-point polylines with the cell arrays force,
 normal_force, tangential_force and the two ids id_a, id_b, hyperslabs of ``contacts/id``;
@@ -41,6 +41,10 @@ def _entry(sub: str, e: dict) -> str:
             ("radius", "Scalar", "Float", 8, f"{n}"), ("rank", "Scalar", "Int", 4, f"{n}")):
         lines += [f'     <Attribute Name="{name}" AttributeType="{kind}" Center="Node">',
                   f'      {_item(dims, number, prec, f + ":/particles/" + name)}',
+                  '     </Attribute>']
+    if e.get("material"):  # format 8 on: each sphere's material index
+        lines += ['     <Attribute Name="material" AttributeType="Scalar" Center="Node">',
+                  f'      {_item(f"{n}", "UInt", 1, f + ":/particles/material")}',
                   '     </Attribute>']
     lines.append('    </Grid>')
     t = int(e.get("wall_triangles", 0))

@@ -393,11 +393,11 @@ def test_info_describes_snapshot_and_checkpoint(tmp_path, cli):
     assert cli(args)[0] == 0
     code, out, _ = cli(["info", "pdyn-output/snapshots/snap_00000010.h5"])
     run = (tmp_path / "pdyn-output" / "run_id").read_text().strip()
-    assert code == 0 and "pdyn-snapshot version 7" in out and "50 particles" in out
+    assert code == 0 and "pdyn-snapshot version 8" in out and "50 particles" in out
     assert " contacts (" in out and "sphere pairs" in out and f"run {run}" in out
     assert "step 10" in out and "6 walls" in out and "particles/velocity" in out
     code, out, _ = cli(["info", "pdyn-output/checkpoints/ckpt_00000010.h5"])
-    assert code == 0 and "pdyn-checkpoint version 9" in out and "config:" in out
+    assert code == 0 and "pdyn-checkpoint version 10" in out and "config:" in out
     assert f"run {run}" in out
 
 

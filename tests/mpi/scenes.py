@@ -7,8 +7,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from pdyn.config import (BoxConfig, ContactConfig, InsertionConfig, ParticlesConfig,
-                         SimulationConfig)
+from pdyn.config import (BoxConfig, ContactConfig, InsertionConfig, InteractionConfig,
+                         MaterialConfig, ParticlesConfig, SimulationConfig)
 from pdyn.mesh import grid_surface, tube_surface
 from pdyn.particles import FIELDS
 from pdyn.scenarios import Scene, drum, hopper, make_scene, place_spheres
@@ -405,3 +405,33 @@ def servo_bed(force=SERVO_TARGET, layers=6, seed=7, pressure=None, **cfg):
         box=BoxConfig(lo=lo, hi=hi, boundary=("periodic", "periodic", "wall")),
         contact=ContactConfig(youngs_modulus=1e6, restitution=0.3, friction=0.3),
         walls=[piston], gravity=(0.0, 0.0, -9.81), progress=False, **cfg)
+
+
+#: the materials of :func:`two_materials`: spheres of glass and rubber, a steel box
+MATERIALS = (MaterialConfig(name="glass", youngs_modulus=5e7, poisson_ratio=0.24,
+                            restitution=0.8, friction=0.3, density=2500.0),
+             MaterialConfig(name="rubber", youngs_modulus=5e6, poisson_ratio=0.45,
+                            restitution=0.4, friction=0.8, rolling_friction=0.05,
+                            density=1200.0),
+             MaterialConfig(name="steel", youngs_modulus=2e8, poisson_ratio=0.3,
+                            friction=0.2))
+
+
+def two_materials(n=200, seed=6, **cfg):
+    """``n`` spheres (radii 0.05-0.1 m), glass and rubber alternating by id, falling into a
+    walled steel box (1.2 x 1.2 x 2 m) under Hertz contacts with friction, a glass–steel pair
+    of its own restitution ([[interactions]]), and a feed of 40 rubber spheres poured in."""
+    rng = np.random.default_rng(seed)
+    radii = rng.uniform(0.05, 0.1, n)
+    pos = place_spheres(radii, np.zeros(3), np.array([1.2, 1.2, 1.3]), seed)
+    vel = rng.normal(0.0, 0.5, (n, 3))
+    ins = InsertionConfig(region_lo=(0.1, 0.1, 1.5), region_hi=(1.1, 1.1, 1.9), rate=2000.0,
+                          radius_min=0.05, radius_max=0.08, velocity=(0.0, 0.0, -2.0),
+                          total=40, every=10, seed=seed, material="rubber")
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=pos, radii=radii, velocities=vel,
+                                  material=["glass", "rubber"] * (n // 2) + ["glass"] * (n % 2)),
+        box=BoxConfig(lo=(0.0, 0.0, 0.0), hi=(1.2, 1.2, 2.0), material="steel"),
+        contact=ContactConfig(law="hertz", restitution=0.6), materials=MATERIALS,
+        interactions=(InteractionConfig(materials=("glass", "steel"), restitution=0.5),),
+        insertion=ins, gravity=(0.0, 0.0, -9.81), progress=False, **cfg)

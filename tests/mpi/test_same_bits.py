@@ -365,6 +365,21 @@ def drained_while_balancing(run):
             assert run.sim.balancer.rebalances > 1 and run.sim.exchange.n_migrated > 0
 
 
+def mixed_materials(run):
+    """Both sphere materials and the feed's touched each other and the box; the material
+    indices arrived as set (the feed's rubber too), also on spheres that changed rank."""
+    sim = run.sim
+    state = dict(zip(("gid",) + FRICTIONAL_STATE + ("material",), run.state))
+    n = len(run.state[0])
+    assert sim.inserter.inserted == 40 and n == 240
+    assert np.array_equal(state["material"][:200], np.arange(200) % 2)
+    assert (state["material"][200:] == 1).all()
+    assert run.comm.allreduce_sum(int(sim.n_contacts)) > 20 and sim.rebuilds > 5
+    assert np.abs(state["omega"]).max() > 0.1
+    if run.comm.size > 1:
+        assert run.comm.allreduce_sum(int(sim.exchange.n_migrated)) > 0
+
+
 def poured_sizes(feeds):
     """Each feed poured on every rank count; the spheres span their radii."""
     def check(run):
@@ -496,6 +511,10 @@ CASES = [
          wall_forces=True),
     *(Case(f"packing-1:{ratio}", built(scenes.mixture, ratio), scenes.MIXTURE_STEPS[ratio],
            check=piled_up(ratio), slow=True) for ratio in (3, 10)),
+    Case("two-materials", built(scenes.two_materials, **BALANCED), 400,
+         fields=FRICTIONAL_STATE + ("material",), inserter=True, check=mixed_materials),
+    Case("two-materials-restart", built(scenes.two_materials), 400, ("restart",), at=200,
+         fields=FRICTIONAL_STATE + ("material",), inserter=True),
     Case("lognormal-pour", built(scenes.lognormal_pour, **BALANCED), 1000, ("ranks", "restart"),
          at=500, fields=MOTION + ("omega", "radius"), inserter=True,
          check=poured_sizes([None])),
