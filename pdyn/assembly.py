@@ -22,7 +22,7 @@ from .dynamics.insertion import Inserter
 from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList
 from .dynamics.wallmotion import WallMotion
 from .initial import has_glued, overlap_rules, particle_source, scene_from_config
-from .io import make_writers
+from .io import fields_writers, make_writers
 from .io.runid import new_run_id
 from .io.wallforces import buffer_bytes
 from .parallel import make_exchange
@@ -162,7 +162,7 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
         config, comm)
     wall_motion = WallMotion(wallset, dt)
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
-    writers = make_writers(config.output, config.fields)  # snapshots, checkpoints, series (pdyn.io)
+    writers = make_writers(config.output) + fields_writers(config.output, config.fields)  # snapshots, checkpoints, series (pdyn.io)
     guard = StepGuard(store, comm, dt, contact_time(contact.law, store, inserter, comm),
                       config.dt_safety, writers,
                       watch_walls(neighbours, wallset, box, contact.law,
