@@ -23,7 +23,7 @@ from .dynamics.insertion import Inserter
 from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList
 from .dynamics.wallmotion import WallMotion
 from .initial import has_glued, overlap_rules, particle_source, scene_from_config
-from .io import make_writers
+from .io import fields_writers, make_writers
 from .io.hdf5 import OutputFileError
 from .io.runid import new_run_id
 from .io.wallforces import buffer_bytes
@@ -170,7 +170,8 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
         config, comm)
     wall_motion = WallMotion(wallset, dt, first_step, restart.servos if restart else None)
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
-    writers = make_writers(config.output, config.fields)  # snapshots, checkpoints, series (pdyn.io)
+    # snapshots, checkpoints, series; coarse-grained fields (pdyn.io)
+    writers = make_writers(config.output) + fields_writers(config.output, config.fields)
     guard = StepGuard(store, comm, dt, contact_time(contact.law, store, inserter, comm),
                       config.dt_safety, writers,
                       watch_walls(neighbours, wallset, box, contact.law,

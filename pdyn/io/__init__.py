@@ -15,17 +15,16 @@ from .wallforces import WallForceWriter, read_wall_forces
 from .writer import Writer
 
 
-def make_writers(output, fields: tuple = ()) -> list:
-    """The writers an :class:`~pdyn.config.OutputConfig` and the ``[[fields]]`` tables
-    (:class:`~pdyn.config.FieldsConfig`) ask for, in the order they run (the wall-force series
-    first: it appends its rows when a snapshot or checkpoint is due; the thermo output last)."""
+def make_writers(output) -> list:
+    """The writers an :class:`~pdyn.config.OutputConfig` asks for, in the order they run
+    (the wall-force series first: it appends its rows when a snapshot or checkpoint is due;
+    the thermo output last)."""
     writers = []
     if output.snapshot_every:
         writers.append(SnapshotWriter(output.folder, output.snapshot_every,
                                       sphere_stress=output.sphere_stress))
     if output.checkpoint_every:
         writers.append(CheckpointWriter(output.folder, output.checkpoint_every))
-    writers += [FieldsWriter(output.folder, f) for f in fields]
     if output.thermo_every:
         writers.append(ThermoWriter(output.folder, output.thermo_every))
     if output.wall_forces:
@@ -33,6 +32,12 @@ def make_writers(output, fields: tuple = ()) -> list:
         writers.insert(0, WallForceWriter(output.folder,
                                           lambda step: any(w.due(step) for w in files)))
     return writers
+
+
+def fields_writers(output, fields: tuple) -> list:
+    """A :class:`FieldsWriter` into ``output.folder`` per ``[[fields]]`` table (``fields``:
+    :class:`~pdyn.config.FieldsConfig`), run after :func:`make_writers`' writers."""
+    return [FieldsWriter(output.folder, f) for f in fields]
 
 
 def checkpoint_now(writers: list, view) -> Path | None:
@@ -57,5 +62,5 @@ def checkpoint_now(writers: list, view) -> Path | None:
 
 
 __all__ = ["CONTACT_FORCES", "CheckpointWriter", "FieldsWriter", "read_fields", "OutputView", "OutputFileError", "OutputWriteError", "SnapshotWriter",
-           "ThermoWriter", "WallForceWriter", "Writer", "checkpoint_now", "latest_checkpoint", "make_writers", "read_checkpoint",
+           "ThermoWriter", "WallForceWriter", "Writer", "checkpoint_now", "fields_writers", "latest_checkpoint", "make_writers", "read_checkpoint",
            "read_snapshot", "read_thermo", "read_wall_forces", "write_checkpoint"]
