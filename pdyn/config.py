@@ -358,22 +358,7 @@ MAX_FIELD_CELLS = 256 ** 3
 def field_configs(value) -> tuple:
     """``[[fields]]`` (a list of tables or :class:`FieldsConfig`) as FieldsConfigs, each
     error naming ``fields[k].<field>``; names unique."""
-    if not isinstance(value, (list, tuple)):
-        raise ConfigError(f"fields = {short(value)}: expected a list of tables [[fields]]")
-    out = []
-    for k, t in enumerate(value):
-        if isinstance(t, FieldsConfig):
-            out.append(t)
-            continue
-        if not isinstance(t, dict):
-            raise ConfigError(f"fields[{k}] = {short(t)}: expected a table [[fields]]")
-        bad = sorted(set(t) - {f.name for f in fields(FieldsConfig)})
-        if bad:
-            raise ConfigError(f"fields[{k}].{bad[0]} = {short(t[bad[0]])}: unknown key")
-        try:
-            out.append(FieldsConfig(**t))
-        except ConfigError as exc:
-            raise ConfigError(str(exc).replace("fields.", f"fields[{k}].", 1)) from None
+    out = _tables("fields", FieldsConfig, value)
     names = [c.name for c in out]
     for k, n in enumerate(names):
         if n in names[:k]:
