@@ -15,7 +15,7 @@ from .checks import (StepGuard, array_bytes, check_memory, node_memory, share_st
                      watch_walls)
 from .components import (add_walls, enclosure, glued_motion, list_walls, make_inserter,
                          sphere_materials, wall_materials)
-from .config import ContactConfig, SimulationConfig
+from .config import ConfigError, ContactConfig, SimulationConfig
 from .domain import Box
 from .dynamics.contact import ContactLaw, ContactPass
 from .dynamics.glued import GluedMotion
@@ -33,6 +33,7 @@ from .particles import GLUED, ROTATION, ParticleStore
 from .reorder import reorder, wall_order
 from .scenarios import Scene
 from .schedule import Schedule
+from .stages import Stages, plan_walls, stage_laws
 from .timers import PhaseTimers
 from .timestep import bounding_spheres, contact_time, time_step
 from .walls import WallSet
@@ -59,6 +60,7 @@ class RestartState:
     glued: bool = False  # the checkpoint holds glued spheres (pdyn.dynamics.glued)
     path: str | None = None  # the checkpoint file (the last good one until the run writes)
     servos: dict | None = None  # the servo walls' states by wall id (pdyn.dynamics.wallmotion.Servo)
+    stages: dict | None = None  # where a staged run is (pdyn.stages.Stages.state)
 
 
 class Parts(NamedTuple):
@@ -86,6 +88,7 @@ class Parts(NamedTuple):
     balancer: Balancer
     dt: float  # s
     wall_motion: WallMotion
+    stages: Stages | None  # a staged run's stages (None: one stage)
     glued: GluedMotion
     inserter: Inserter | None
     writers: list  # pdyn.io.Writer
@@ -114,6 +117,7 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     node = node_memory(comm)  # the same on every rank: the same memory verdicts
     scene = scene if scene is not None else scene_from_config(config, comm.size, node)
     config, box, wallset = enclosure(config, scene)
+    plan_walls(config.stages, wallset)  # the stages' wall speeds count from the start
     gravity = np.array(config.gravity if config.gravity is not None else scene.gravity, float)
     contact_config = config.contact or ContactConfig(**scene.contact)
     contact = ContactPass(ContactLaw.from_config(contact_config,
@@ -169,6 +173,9 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
         contact.law, config.dt if config.dt is not None else scene.dt, store, inserter,
         config, comm)
     wall_motion = WallMotion(wallset, dt, first_step, restart.servos if restart else None)
+    stages = _stages(config, contact_config, contact, store, dt, restart)
+    if stages is not None:  # what the stages begun so far changed
+        stages.enter(gravity, wallset, wall_motion, contact)
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     # snapshots, checkpoints, series; coarse-grained fields (pdyn.io)
     writers = make_writers(config.output) + fields_writers(config.output, config.fields)
@@ -212,9 +219,24 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
         steps=config.steps or scene.steps, first_step=first_step, run_id=run_id,
         restarted_from=restart.path if restart else None, setup_note=note, r_mean=r_mean,
         store=store, exchange=exchange, neighbours=neighbours, broadphase=broadphase,
-        balancer=balancer, dt=dt, wall_motion=wall_motion, glued=glued, inserter=inserter,
+        balancer=balancer, dt=dt, wall_motion=wall_motion, stages=stages, glued=glued,
+        inserter=inserter,
         writers=writers, guard=guard, schedule=schedule, walls=walls, timers=timers,
         n_contacts=n_contacts, elastic_energy=elastic_energy)
+
+
+def _stages(config: SimulationConfig, contact_config: ContactConfig, contact: ContactPass,
+            store, dt: float, restart: RestartState | None) -> Stages | None:
+    """The run's stages (``pdyn.stages``; None without ``[[stages]]``), where a restart left
+    them; their contact laws made now, so that a refused change stops the run before its
+    first step."""
+    if not config.stages:
+        return None
+    if "glued" in store.fields and any(s.walls for s in config.stages):
+        raise ConfigError("stages: a stage changes a wall's motion in a run with glued spheres "
+                          "(they ride only walls without a program)")
+    return Stages(config.stages, stage_laws(config.stages, config, contact_config, contact.law),
+                  dt, restart.stages if restart else None)
 
 
 def _known_materials(store, config: SimulationConfig, comm, path) -> None:

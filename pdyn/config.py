@@ -22,6 +22,7 @@ from .values import (BadValue, array, choice, choices, flag, integer, integers, 
 from .mesh import Mesh
 from .placement import FILL_TRIES, fill_region
 from .programs import check_motion, check_program, check_servo
+from .stageplan import check_stages
 from .regions import check_region, region_of
 from .scenefile import read_spheres
 from .sizes import size_distribution
@@ -822,6 +823,8 @@ class SimulationConfig:
     # (InteractionConfig); none: [contact] is the one material
     materials: tuple = ()
     interactions: tuple = ()
+    # a run in stages: [[stages]] (pdyn.stageplan.Stage; docs/stages.md)
+    stages: tuple = ()
 
     @_config_errors
     def __post_init__(self):
@@ -881,6 +884,40 @@ class SimulationConfig:
                 raise ConfigError(str(exc).replace("insertion.", "particles.fill.", 1)) from None
         flag("progress", self.progress)
         self._materials()
+        self._stages()
+
+    def _stages(self) -> None:
+        """``[[stages]]`` checked (``pdyn.stageplan``) and against the run: the walls they
+        name exist and may take the change, the materials they change are known."""
+        plan = check_stages(self.stages)
+        object.__setattr__(self, "stages", plan)
+        n = len(self.walls)
+        for k, stage in enumerate(plan):
+            where = f"stages[{k}]"
+            if stage.end is not None and stage.end[0] == "wall_force" and (
+                    stage.end[1]["wall"] >= n):
+                raise BadValue(f"{where}.wall_force.wall", stage.end[1]["wall"],
+                               f"the run has {n} [[walls]]")
+            for i, w in enumerate(stage.walls):
+                name = f"{where}.walls[{i}]"
+                if w["wall"] >= n:
+                    raise BadValue(f"{name}.wall", w["wall"], f"the run has {n} [[walls]]")
+                wall = self.walls[w["wall"]]
+                if wall.type == "mesh":
+                    raise BadValue(f"{name}.wall", w["wall"], "a mesh's motion is set for the "
+                                   "whole run")
+                if ("servo" in w) != (wall.servo is not None):
+                    raise BadValue(f"{name}.wall", w["wall"], "a servo wall takes a new servo "
+                                   "only" if wall.servo is not None else
+                                   "a new servo only for a wall that has one from the start")
+            if stage.contact is not None and self.materials:
+                raise BadValue(f"{where}.contact", stage.contact, "the run has [[materials]]: "
+                               "change them by materials = [{name = ..., ...}]")
+            if stage.materials and not self.materials:
+                raise BadValue(f"{where}.materials", list(stage.materials), "the run has no "
+                               "[[materials]]: change contact = {...}")
+            for i, m in enumerate(stage.materials):
+                self.material_index(f"{where}.materials[{i}].name", m["name"])
 
     def _materials(self) -> None:
         """``[[materials]]`` and ``[[interactions]]`` checked, every ``material`` name known,

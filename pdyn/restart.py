@@ -249,6 +249,24 @@ def check_servos(path, head: dict, cfg) -> None:
                                   "expected [offset, speed], two finite numbers (damaged file)")
 
 
+def check_stages(path, head: dict, cfg) -> None:
+    """The checkpoint's stage state (``stages``: ``starts``, the steps the stages began at,
+    and ``finished``, ``pdyn.stages.Stages.state``) fits the stored config's ``[[stages]]``:
+    from 0, increasing, at most its step, no more than the stages; absent exactly when the
+    config has none."""
+    held, n = head.get("stages"), len(cfg.stages)
+    if held is None and n == 0:
+        return
+    starts = held.get("starts") if isinstance(held, dict) else None
+    if (not n or not isinstance(starts, list) or not 1 <= len(starts) <= n
+            or not all(isinstance(s, int) and not isinstance(s, bool) for s in starts)
+            or starts[0] != 0 or any(b < a for a, b in zip(starts, starts[1:]))
+            or starts[-1] > head["step"] or not isinstance(held.get("finished"), bool)):
+        raise OutputFileError(f"{path}: attribute stages = {str(held)[:80]}: its stored "
+                              f"config has {n} stage(s); expected starts from 0, increasing, "
+                              f"up to step {head['step']}, and finished (damaged file)")
+
+
 def triangles_of(cfg) -> int:
     """The triangles of the config's mesh walls (the meshes a restart builds)."""
     return sum(len(w.mesh()) for w in cfg.walls if w.type == "mesh")
@@ -314,6 +332,7 @@ def _checked_config(path, head: dict, rest: dict):
     check_identity(path, head, cfg)
     check_walls(path, head, cfg)
     check_servos(path, head, cfg)
+    check_stages(path, head, cfg)
     return cfg
 
 
@@ -365,7 +384,8 @@ def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
                            drift=head["drift"], r_mean=head["r_mean"],
                            insertion=insertion["state"] if insertion else None,
                            run_id=head.get("run_id"), path=str(path),
-                           glued=GLUED in head["features"], servos=head.get("servos"))
+                           glued=GLUED in head["features"], servos=head.get("servos"),
+                           stages=head.get("stages"))
     sim = Simulation(cfg, comm=comm, scene=scene, restart=restart)
     kept = sim.store.gid[sim.store.owned]
     n = sim.comm.allreduce_sum(int(kept.size))

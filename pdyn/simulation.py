@@ -114,10 +114,13 @@ class Simulation(Observables):
         self._forces(do.needs)
         self.wall_motion.respond(self.contact, self.store, self.neighbours, self.comm, do.step)
         self._kick_owed = True
-        if close or do.writers or self.stop_signal:
+        staged = self.stages is not None and self.stages.due(do.step)
+        if close or do.writers or self.stop_signal or staged:
             with t("integrate"):
                 self.close_step()
         self.step_index += 1
+        if staged:  # the running stage ends here or goes on (pdyn.stages)
+            self.stages.check(self)
         if do.writers:
             self._write(do.writers, do.needs)
 
@@ -243,6 +246,8 @@ class Simulation(Observables):
             exchange=self.exchange.state() if state else None,
             insertion=insertion_view(self.inserter) if state else None,
             servos=self.wall_motion.state() if state else None,
+            stage=None if self.stages is None else self.stages.index,
+            stages=self.stages.state() if state and self.stages is not None else None,
             **wall_view(self.wallset))
 
     # ------------------------------------------------------------------ the run
@@ -252,8 +257,12 @@ class Simulation(Observables):
         :meth:`summary`. Every ``every`` steps the step is closed (full-step velocities: the
         same bits as not closing it), ``callback(sim)`` is called and the run stops where
         ``until`` holds: a time (s, the first check at or past it) or ``until(sim) -> bool``
-        (called on every rank; the ranks stop together when it holds on any)."""
-        if until is None:
+        (called on every rank; the ranks stop together when it holds on any). A staged run
+        (``[[stages]]``) given neither ``steps`` nor ``until`` (nor ``steps`` in its config)
+        runs until its last stage ends."""
+        staged = (steps is None and until is None and self.config.steps is None
+                  and self.stages is not None and self.stages.drives)
+        if until is None and not staged:
             steps = self.steps if steps is None else int(steps)
         elif steps is not None:
             steps = int(steps)
@@ -282,6 +291,8 @@ class Simulation(Observables):
                     if self.stop_signal:
                         raise self._stopped()
                     if check and self._check(until, callback):
+                        break
+                    if staged and self.stages.finished:
                         break
             done = True
         finally:

@@ -301,6 +301,10 @@ class WallSet:
         #: servo rows -> their servo (``pdyn.programs.check_servo``; moved by
         #: ``pdyn.dynamics.wallmotion.Servo``)
         self.servos = {k: s["servo"] for k, s in enumerate(specs, self.n_box) if s.get("servo")}
+        #: programmed rows a stage gave a new motion -> (its start time (s), the point there)
+        self.origins: dict[int, tuple[float, np.ndarray]] = {}
+        #: rows -> the translations later stages give them (``plan``; their speeds count now)
+        self.planned: dict[int, list[Program]] = {}
         #: per row the largest translation speed it reaches (m/s)
         self.peaks = np.linalg.norm(self.velocity, axis=1)
         for k, (shift, _) in self.programs.items():
@@ -330,8 +334,10 @@ class WallSet:
             self.table[k], self.normals[k], self.mesh_of.get(k)) for k in range(len(self))])
         for k, (shift, _) in self.programs.items():
             out[k] = self._program_approach(k, shift)
-        for k, servo in self.servos.items():  # a plane moving along its normal
-            out[k] = servo["max_speed"]
+        for k in self.servos:  # a plane moving along its normal (any stage's servo)
+            out[k] = self.peaks[k]
+        for k, later in self.planned.items():
+            out[k] = max([out[k]] + [self._program_approach(k, shift) for shift in later])
         return out
 
     def _program_approach(self, k: int, shift: Program) -> float:
@@ -359,12 +365,28 @@ class WallSet:
         set to the program's at ``time`` too (the surface velocity of the contacts)."""
         pts = self.table[:, X0:Z0 + 1] + self.velocity * time
         for k, (shift, turn) in self.programs.items():
-            x, u = shift(time)
-            pts[k] = self.table[k, X0:Z0 + 1] + x
+            since, origin = self.origins.get(k, (0.0, self.table[k, X0:Z0 + 1]))
+            x, u = shift(time - since)
+            pts[k] = origin + x
             if move:
                 self.table[k, VX:VZ + 1] = u
-                self.table[k, OMEGA] = turn(time)[1][0]
+                self.table[k, OMEGA] = turn(time - since)[1][0]
         return pts
+
+    def plan(self, k: int, translation: Program, max_speed: float = 0.0) -> None:
+        """Row ``k`` will follow ``translation`` (or a servo of ``max_speed``, m/s) from a
+        later stage on (``pdyn.stages``): its speed counts now for the lists' reach, their
+        rebuild interval and the fast-wall refusal."""
+        self.planned.setdefault(k, []).append(translation)
+        self.peaks[k] = max(self.peaks[k], translation.peak(), max_speed)
+        self.speed = float(np.max(self.peaks, initial=0.0))
+
+    def reprogram(self, k: int, translation: Program, rotation: Program, time: float) -> None:
+        """Row ``k`` follows ``translation`` and ``rotation`` from ``time`` (s) on, from the
+        point where its motion so far puts it then: p(t) = p(time) + x(t − time)."""
+        origin = self.points(time)[k].copy()
+        self.programs[k] = (translation, rotation)
+        self.origins[k] = (float(time), origin)
 
     def set_reach(self, skin: float) -> None:
         """Translating walls and turning meshes move up to ``skin``/2 between rebuilds

@@ -30,12 +30,12 @@ LAYERS = [
     ("pdyn.mesh.model",),  # Mesh: welded triangles, adjacency, motion, grid
     ("pdyn.mesh",),  # the package's face (re-exports)
     ("pdyn.wallkinds",),  # one spec per wall kind: fields, table row, gaps, drawing, glued
-    ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios", "pdyn.walls"),  # data; wall geometry
+    ("pdyn.zorder", "pdyn.particles", "pdyn.scenarios", "pdyn.walls", "pdyn.stageplan"),  # data; wall geometry
     ("pdyn.domain", "pdyn.broadphase", "pdyn.fields"),  # box and blocks (no MPI); contact
     # detection; continuum quantities from spheres and contacts (arrays in, arrays out)
     ("pdyn.config", "pdyn.dynamics", "pdyn.parallel", "pdyn.io", "pdyn.checks"),  # the pieces
     ("pdyn.initial", "pdyn.components", "pdyn.timestep", "pdyn.schedule", "pdyn.capture",
-     "pdyn.reorder"),  # the initial state; feature components set up; the time step; the
+     "pdyn.reorder", "pdyn.stages"),  # the initial state; feature components set up; the time step; the
     # schedule; what writers read of the contacts; handles in their orders
     ("pdyn.assembly", "pdyn.observables"),  # build(): a run's parts; readings of a run
     ("pdyn.simulation",),  # the driver

@@ -91,6 +91,12 @@ class Servo:
         self.dt, self.at = float(dt), int(step)
         self.offset, self.speed = (0.0, 0.0) if state is None else map(float, state)
         self.load = math.nan  # the last step's load (N)
+        self.since = 0  # the step its target's time counts from (a stage's start)
+
+    def retarget(self, spec: dict, step: int) -> None:
+        """Follow ``spec`` (``pdyn.programs.check_servo``) from ``step`` on, its target's time
+        counted from there (a stage's new servo, ``pdyn.stages``); offset and speed go on."""
+        self.spec, self.since = spec, int(step)
 
     def place(self, pos: np.ndarray, walls: np.ndarray, table: np.ndarray, step: int) -> None:
         """Move to ``step`` (s += v dt for each step since the last) and put the wall's point
@@ -104,7 +110,7 @@ class Servo:
     def respond(self, load: float, step: int) -> None:
         """The load ``load`` (N) of ``step``: the speed of the next step."""
         self.load = load
-        error = servo_target(self.spec, step * self.dt) - load
+        error = servo_target(self.spec, (step - self.since) * self.dt) - load
         limit = self.spec["max_speed"]
         self.speed = min(max(self.spec["gain"] * error, -limit), limit)
 
@@ -114,11 +120,16 @@ class Servo:
 
 
 def servo_loads(contact, store, lists, comm, dt: float, servos: list) -> list[float]:
-    """The load (N) on each of ``servos`` this step: the normal forces of its contacts in
-    ``lists`` (``ContactPass.contact_list`` of ``contact``), from every rank, summed exactly.
-    Collective."""
+    """The load (N) on each of ``servos`` this step (:func:`wall_loads`). Collective."""
+    return wall_loads(contact, store, lists, comm, dt, [s.gid for s in servos])
+
+
+def wall_loads(contact, store, lists, comm, dt: float, gids: list) -> list[float]:
+    """The load (N) on each wall of ids ``gids`` this step: the normal forces of its contacts
+    in ``lists`` (``ContactPass.contact_list`` of ``contact``), from every rank, summed
+    exactly (the same bits on any rank count). Collective."""
     found = contact.contact_list(store, lists, dt, spheres=False)
     wall = found["id"][:, 1]
-    parts = comm.allgather([found["force"][wall == s.gid] for s in servos])
+    parts = comm.allgather([found["force"][wall == g] for g in gids])
     return [math.fsum(np.concatenate([p[k] for p in parts]).tolist())
-            for k in range(len(servos))]
+            for k in range(len(gids))]

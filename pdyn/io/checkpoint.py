@@ -46,7 +46,9 @@ holds everything the run needs to continue:
   spheres inserted and removed, the next global id, the state of its random stream — so a
   restart draws the same candidates. ``servos`` (JSON, runs with servo walls,
   ``pdyn.dynamics.wallmotion.Servo``; optional, absent from older files): each servo wall's
-  offset (m) and speed (m/s) by wall id, exact (JSON keeps a float's digits). Otherwise
+  offset (m) and speed (m/s) by wall id, exact (JSON keeps a float's digits). ``stages``
+  (JSON, staged runs, ``pdyn.stages``; optional): the steps the stages began at and whether
+  the last has ended — a restart applies the same changes at the same steps. Otherwise
   there is no random-number state to keep: scenes are drawn from ``seed`` once at set-up.
 
 This module only writes and reads files; ``pdyn.restart`` builds the continued simulation from
@@ -97,6 +99,8 @@ def config_json(config) -> str:
         if f.name == "walls":
             v = [{g.name: getattr(w, g.name) for g in dataclasses.fields(w)
                   if not (w.type == "mesh" and g.name in MESH_ARRAYS)} for w in v]
+        elif f.name == "stages":
+            v = [stage.table() for stage in v]
         elif dataclasses.is_dataclass(v):
             v = dataclasses.asdict(v)
         d[f.name] = v
@@ -188,6 +192,8 @@ def write_checkpoint(view, path: str | Path) -> Path:
         attrs["insertion"] = json.dumps(view.insertion, default=_plain)
     if view.servos is not None:  # servo walls: their offsets and speeds (not closed-form)
         attrs["servos"] = json.dumps(view.servos)
+    if view.stages is not None:  # a staged run: the steps its stages began at
+        attrs["stages"] = json.dumps(view.stages)
     names = store.selection(CHECKPOINTED)
     arrays = {f"particles/{k}": store.values(k, h) for k in names
               if FIELDS[k].counted_by is None}
@@ -219,6 +225,7 @@ def read_checkpoint(path: str | Path) -> dict:
                                      "scene", "steps_total", "drift", "r_mean")})
     out["insertion"] = head.get("insertion")  # {"params", "state"} or None
     out["servos"] = head.get("servos")  # {wall id: [offset, speed]} or None
+    out["stages"] = head.get("stages")  # {"starts": [...], "finished": bool} or None
     out["exchange"] = _exchange(head, data)
     out["meshes"] = stored_meshes(data)
     rows = head["rows_per_rank"]

@@ -82,7 +82,7 @@ ATTRIBUTES = {
                      index_dims=lambda k, v: integers(k, v, 3, lo=1)),
 }
 #: attributes read when present
-OPTIONAL = {"pdyn_version": text, "insertion": _table, "servos": _table}
+OPTIONAL = {"pdyn_version": text, "insertion": _table, "servos": _table, "stages": _table}
 #: attributes a format holds from a version on: name -> {format: first version}
 ATTRIBUTES_SINCE = {"run_id": {SNAPSHOT: 6, CHECKPOINT: 7}}
 

@@ -8,7 +8,8 @@ contacts per sphere, 2 pairs / spheres), ``max_overlap`` (largest overlap over t
 the smaller sphere, walls included), then the cell's stress tensor, kinetic + contact
 (``stress_xx``, ``stress_yy``, ``stress_zz``, ``stress_xy``, ``stress_xz``, ``stress_yz``, Pa,
 tension positive; ``pressure`` −tr σ / 3 and ``deviator`` √(3/2 s:s), Pa:
-``pdyn.fields.virial``, over the box's volume); stdout adds ``Press`` and ``steps/s`` since
+``pdyn.fields.virial``, over the box's volume); a staged run adds ``stage`` (the stage running
+after the step, from 0: ``pdyn.stages``); stdout adds ``Press`` and ``steps/s`` since
 the last line. The CSV holds every float as its ``repr`` (reads back to the same bits) and the
 same bytes on any rank count: counts are integers, the overlap a maximum, and each energy (and
 each sum of the stress) is the correctly rounded sum of all spheres' terms — every rank reduces
@@ -43,7 +44,7 @@ COLUMNS = ("step", "time", "kinetic_energy", "rotational_energy", "contacts", "c
 SCREEN = (("Step", 10), ("Time", 13), ("KinEng", 13), ("RotEng", 13), ("Contacts", 9),
           ("Coord", 8), ("MaxOverlap", 11), ("Press", 11), ("Steps/s", 9))
 @njit(**JIT)
-def _energy_partials(h, vel, mass, omega, radius, spin):
+def energy_partials(h, vel, mass, omega, radius, spin):
     """Exact expansions of Σ ½ m v² and (``spin``) Σ ⅕ m r² ω² over the spheres ``h``."""
     kin = np.zeros(MAX_PARTIALS)
     rot = np.zeros(MAX_PARTIALS)
@@ -68,7 +69,7 @@ def thermo_row(view, fixed: np.ndarray | None = None) -> tuple | None:
     h = store.owned
     spin = "omega" in store.fields
     omega = store.omega if spin else np.zeros((1, 3))
-    kin, rot = _energy_partials(h, store.vel, store.mass, omega, store.radius, spin)
+    kin, rot = energy_partials(h, store.vel, store.mass, omega, store.radius, spin)
     parts = comm.gather((kin, rot, int(h.size)) + tuple(view.contacts)
                         + (cell_parts(store, each_once(view.sphere_contacts, fixed)),), root=0)
     if comm.rank != 0:
@@ -78,7 +79,7 @@ def thermo_row(view, fixed: np.ndarray | None = None) -> tuple | None:
     volume = float(np.prod(np.asarray(view.box.hi, float) - np.asarray(view.box.lo, float)))
     stress = stress_columns(*cell_stress([p[6] for p in parts], volume))
     return (int(view.step), float(view.time), ke, re, once, ends / n if n else 0.0,
-            max(p[5] for p in parts)) + stress
+            max(p[5] for p in parts)) + stress + (() if view.stage is None else (view.stage,))
 
 
 def _say(line: str) -> None:
@@ -113,7 +114,8 @@ class ThermoWriter(Writer):
 
     def __call__(self, view) -> None:
         if not self.written:
-            start_series(self.path, list(COLUMNS), view.first_step, view)
+            start_series(self.path, list(COLUMNS) + ["stage"] * (view.stage is not None),
+                         view.first_step, view)
             self.written = [self.path]
             if view.comm.rank == 0:
                 self.say(" ".join(f"{name:>{w}}" for name, w in SCREEN))

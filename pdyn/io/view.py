@@ -22,7 +22,8 @@ class OutputView:
     them: ``network`` / ``walls`` this rank's contact network / wall contacts of the step
     (``ContactPass.contact_list``); ``state`` the exchange's state (``exchange``), the
     inserter's parameters and state (``insertion``, None without insertion), the servo walls'
-    states (``servos``, ``WallMotion.state``, None without servos) and the store
+    states (``servos``, ``WallMotion.state``, None without servos), the stages' (``stages``,
+    ``pdyn.stages.Stages.state``, None without stages) and the store
     holding what hangs on the lists (the contact history's records; saved only for a writer
     that needs it: a save every step would reload the history every step); ``thermo``
     this rank's contact statistics (``contacts``: ``pdyn.dynamics.contact.contact_stats``,
@@ -55,6 +56,8 @@ class OutputView:
     exchange: dict | None = None
     insertion: dict | None = None
     servos: dict | None = None
+    stage: int | None = None  # the stage running after the step (None: no [[stages]])
+    stages: dict | None = None  # the stages' state (pdyn.stages.Stages.state), with state
     contacts: tuple | None = None
     sphere_contacts: dict | None = None
     wall_kinds: np.ndarray | None = None

@@ -11,7 +11,7 @@ import pytest
 from pdyn.config import OutputConfig
 from pdyn.dynamics.contact import touching_pairs
 from pdyn.io import read_thermo
-from pdyn.io.thermo import COLUMNS, MAX_PARTIALS, _energy_partials
+from pdyn.io.thermo import COLUMNS, MAX_PARTIALS, energy_partials
 from pdyn.restart import from_checkpoint
 from pdyn.simulation import Simulation
 
@@ -69,7 +69,7 @@ def test_exact_partials_sum_in_any_order():
     h = np.arange(500)
     want = math.fsum((0.5 * mass * (vel ** 2).sum(axis=1)).tolist())
     for perm in (h, h[::-1], rng.permutation(500)):
-        parts = [_energy_partials(p, vel, mass, np.zeros((1, 3)), mass, False)[0]
+        parts = [energy_partials(p, vel, mass, np.zeros((1, 3)), mass, False)[0]
                  for p in np.array_split(perm, 3)]
         assert max(len(p) for p in parts) < MAX_PARTIALS
         assert math.fsum(np.concatenate(parts).tolist()) == want

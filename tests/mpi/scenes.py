@@ -435,3 +435,21 @@ def two_materials(n=200, seed=6, **cfg):
         contact=ContactConfig(law="hertz", restitution=0.6), materials=MATERIALS,
         interactions=(InteractionConfig(materials=("glass", "steel"), restitution=0.5),),
         insertion=ins, gravity=(0.0, 0.0, -9.81), progress=False, **cfg)
+
+
+#: the stages of :func:`staged_drum`: the piston moves in, then a stage turns it back with a
+#: program, halves gravity and raises the friction until the spheres have slowed (or 0.01 s),
+#: then a stage stops it; each change from the step its stage begins (pdyn.stages)
+STAGES = [
+    {"name": "in", "duration": 0.006},
+    {"name": "back", "walls": [{"wall": 1, "velocity": [0.0, -0.3, 0.0], "translation": [
+        {"type": "sine", "amplitude": [0.0, 0.0005, 0.0], "frequency": 40.0}]}],
+     "gravity": [0.0, 0.0, -4.9], "contact": {"friction": 0.6},
+     "kinetic_energy": 3.1e-5, "check_every": 5, "max_duration": 0.01},
+    {"name": "rest", "walls": [{"wall": 1, "velocity": [0.0, 0.0, 0.0]}], "duration": 0.1},
+]
+
+
+def staged_drum(**cfg):
+    """:func:`drum_with_piston` run in the three :data:`STAGES`."""
+    return drum_with_piston(stages=STAGES, **cfg)

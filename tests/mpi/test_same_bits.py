@@ -326,6 +326,14 @@ def piston_head(run):
         assert head[-3:] == ["wall2_tx", "wall2_ty", "wall2_tz"]
 
 
+def staged(run):
+    """The three stages began: the first ended by its duration, the second by its condition
+    (the spheres slowed down) before its max_duration."""
+    stages = run.sim.stages
+    assert len(stages.starts) == 3 and stages.starts[1] == round(0.006 / run.sim.dt)
+    assert stages.starts[2] - stages.starts[1] < round(0.01 / run.sim.dt)
+
+
 def tube_hit(run):
     """Spheres hit the tube, the drum carried a torque: the series (one row a step) shows
     both."""
@@ -503,6 +511,9 @@ CASES = [
          check=servo_pressed),
     Case("servo-bed-restart", built(scenes.servo_bed, scenes.SERVO_FORCE), 600, ("restart",),
          at=300, wall_forces=True, check=servo_pressed),
+    Case("staged-drum", built(scenes.staged_drum, **BALANCED), 300, check=staged, slow=True),
+    Case("staged-drum-restart", built(scenes.staged_drum), 300, ("restart",), at=100,
+         wall_forces=True, check=staged),
     Case("tube", built(scenes.drum_with_piston, TUBE, **BALANCED), 200, wall_forces=True,
          check=tube_hit),
     Case("tube-restart", built(scenes.drum_with_piston, TUBE), 200, ("restart",), at=100,

@@ -1,0 +1,182 @@
+"""Staged runs (``[[stages]]``): each stage's end and the changes it makes at its start,
+checked and normalised, with errors naming ``stages[k].<field>`` (the run that follows them:
+``pdyn.stages``; docs/stages.md).
+
+A stage ends by one of
+
+* ``duration`` (s): after round(duration / dt) steps (at least one) from its start;
+* ``time`` (s): at the first step whose time t = step · dt reaches it;
+* ``kinetic_energy`` (J): when the mean kinetic energy per sphere (translational plus
+  rotational) is below it — at rest;
+* ``wall_force = {wall = k, force = F}`` (N): when the load on ``[[walls]]`` number k (from 0)
+  reaches F > 0 (the sum of its contacts' normal forces, as a servo's load);
+
+a condition (the last two) is checked every ``check_every`` steps (default 100), and
+``max_duration`` (s) ends the stage even if it never holds (said on rank 0). The last stage
+may give no end: it runs as long as the run does.
+
+At its start a stage may set ``gravity`` (m/s², 3 numbers); ``walls``, a list of tables
+``{wall = k, ...}`` giving that wall a new motion from the stage's start — ``velocity``,
+``angular_velocity``, ``translation``, ``rotation`` (``pdyn.programs``; the wall continues from
+where it is, its program's time counted from the stage's start) or, for a servo plane, a new
+``servo`` (its target table's times counted from the stage's start); and ``contact`` (one
+material) or ``materials`` (``{name = ..., ...}``) with new ``friction``,
+``rolling_friction`` or ``restitution``. Units: SI."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+from .programs import check_program, check_servo
+from .values import BadValue, integer, number, text, vector
+
+#: what ends a stage (one of them; none: the last stage runs to the run's end)
+ENDS = ("duration", "time", "kinetic_energy", "wall_force")
+#: the contact values a stage may change (the time step and the spheres' rotation depend on
+#: none of them)
+CONTACT_CHANGES = ("friction", "rolling_friction", "restitution")
+#: a wall's motion a stage may set
+WALL_CHANGES = ("velocity", "angular_velocity", "translation", "rotation", "servo")
+FIELDS = ("name", *ENDS, "check_every", "max_duration", "gravity", "walls", "contact",
+          "materials")
+
+
+class Stage(NamedTuple):
+    """One checked stage: its ``name``; ``end`` (kind, value) or None; ``check_every``
+    (steps); ``max_duration`` (s or None); the changes at its start: ``gravity`` (or None),
+    ``walls`` (dicts with ``wall`` and the new motion), ``contact`` (a dict or None),
+    ``materials`` (dicts with ``name``)."""
+
+    name: str
+    end: tuple | None
+    check_every: int
+    max_duration: float | None
+    gravity: tuple | None
+    walls: tuple
+    contact: dict | None
+    materials: tuple
+
+    def table(self) -> dict:
+        """The stage as a ``[[stages]]`` table (what :func:`check_stages` reads back to it)."""
+        out = {"name": self.name, "check_every": self.check_every, "walls": list(self.walls),
+               "materials": list(self.materials)}
+        if self.end is not None:
+            out[self.end[0]] = self.end[1]
+        for k in ("max_duration", "gravity", "contact"):
+            if getattr(self, k) is not None:
+                out[k] = getattr(self, k)
+        return out
+
+
+def _contact(name: str, value: dict, named: bool) -> dict:
+    """A stage's new contact values (``contact`` or one of ``materials``)."""
+    if not isinstance(value, dict):
+        raise BadValue(name, value, "expected a table")
+    known = (("name",) if named else ()) + CONTACT_CHANGES
+    bad = sorted(set(value) - set(known))
+    if bad:
+        raise BadValue(f"{name}.{bad[0]}", value[bad[0]], f"a stage changes only "
+                       f"{', '.join(known)}")
+    out = {k: number(f"{name}.{k}", value[k], lo=0) for k in CONTACT_CHANGES if k in value}
+    if "restitution" in out and not 0.0 < out["restitution"] <= 1.0:
+        raise BadValue(f"{name}.restitution", value["restitution"], "must be in (0, 1]")
+    if named:
+        if "name" not in value:
+            raise BadValue(f"{name}.name", None, "required (the material's name)")
+        out["name"] = text(f"{name}.name", value["name"])
+    return out
+
+
+def _wall(name: str, value: dict) -> dict:
+    """A stage's new motion of one wall."""
+    if not isinstance(value, dict):
+        raise BadValue(name, value, "expected a table {wall = k, ...}")
+    bad = sorted(set(value) - {"wall", *WALL_CHANGES})
+    if bad:
+        raise BadValue(f"{name}.{bad[0]}", value[bad[0]], f"unknown key (known: wall, "
+                       f"{', '.join(WALL_CHANGES)})")
+    if "wall" not in value:
+        raise BadValue(f"{name}.wall", None, "required: which [[walls]] (from 0)")
+    out = {"wall": integer(f"{name}.wall", value["wall"], lo=0)}
+    if "servo" in value:
+        if len(value) > 2:
+            raise BadValue(f"{name}.servo", value["servo"], "give a servo alone (it moves the "
+                           "plane along its normal)")
+        out["servo"] = check_servo(f"{name}.servo", value["servo"])
+        return out
+    if len(value) == 1:
+        raise BadValue(name, value, f"give one of {', '.join(WALL_CHANGES)}")
+    out["velocity"] = vector(f"{name}.velocity", value.get("velocity", (0.0, 0.0, 0.0)))
+    out["angular_velocity"] = number(f"{name}.angular_velocity",
+                                     value.get("angular_velocity", 0.0))
+    out["translation"] = check_program(f"{name}.translation", value.get("translation", ()), 3)
+    out["rotation"] = check_program(f"{name}.rotation", value.get("rotation", ()), 1)
+    return out
+
+
+def _stage(name: str, value, last: bool) -> dict:
+    if not isinstance(value, dict):
+        raise BadValue(name, value, "expected a table [[stages]]")
+    bad = sorted(set(value) - set(FIELDS))
+    if bad:
+        raise BadValue(f"{name}.{bad[0]}", value[bad[0]], f"unknown key (known: "
+                       f"{', '.join(FIELDS)})")
+    ends = [k for k in ENDS if k in value]
+    if len(ends) > 1:
+        raise BadValue(f"{name}.{ends[1]}", value[ends[1]], f"a stage has one end, it gives "
+                       f"{ends[0]} too")
+    if not ends and not last:
+        raise BadValue(name, value, f"give its end: one of {', '.join(ENDS)} (only the last "
+                       "stage may run to the run's end)")
+    out = {"name": text(f"{name}.name", value.get("name", name)), "end": None,
+           "check_every": integer(f"{name}.check_every", value.get("check_every", 100), lo=1),
+           "max_duration": None, "gravity": None, "walls": (), "contact": None,
+           "materials": ()}
+    if ends:
+        end = ends[0]
+        v = value[end]
+        if end == "wall_force":
+            if not isinstance(v, dict) or sorted(v) != ["force", "wall"]:
+                raise BadValue(f"{name}.wall_force", v, "expected {wall = k, force = F}")
+            v = {"wall": integer(f"{name}.wall_force.wall", v["wall"], lo=0),
+                 "force": number(f"{name}.wall_force.force", v["force"], above=0)}
+        elif end == "time":
+            v = number(f"{name}.time", v, lo=0)
+        else:
+            v = number(f"{name}.{end}", v, above=0)
+        out["end"] = (end, v)
+    if "max_duration" in value:
+        if out["end"] is None or out["end"][0] not in ("kinetic_energy", "wall_force"):
+            raise BadValue(f"{name}.max_duration", value["max_duration"], "only with a "
+                           "condition (kinetic_energy or wall_force)")
+        out["max_duration"] = number(f"{name}.max_duration", value["max_duration"], above=0)
+    if "gravity" in value:
+        out["gravity"] = vector(f"{name}.gravity", value["gravity"])
+    walls = value.get("walls", ())
+    if not isinstance(walls, (list, tuple)):
+        raise BadValue(f"{name}.walls", walls, "expected a list of tables {wall = k, ...}")
+    out["walls"] = tuple(_wall(f"{name}.walls[{i}]", w) for i, w in enumerate(walls))
+    seen = [w["wall"] for w in out["walls"]]
+    if len(set(seen)) < len(seen):
+        raise BadValue(f"{name}.walls", walls, "a wall given twice")
+    if "contact" in value:
+        out["contact"] = _contact(f"{name}.contact", value["contact"], named=False)
+    mats = value.get("materials", ())
+    if not isinstance(mats, (list, tuple)):
+        raise BadValue(f"{name}.materials", mats, "expected a list of tables {name = ...}")
+    out["materials"] = tuple(_contact(f"{name}.materials[{i}]", m, named=True)
+                             for i, m in enumerate(mats))
+    return Stage(**out)
+
+
+def check_stages(value) -> tuple:
+    """``[[stages]]`` (a list of tables) as :class:`Stage` records; :class:`BadValue` naming
+    ``stages[k].<field>``. Checking it again gives it back."""
+    if not isinstance(value, (list, tuple)):
+        raise BadValue("stages", value, "expected a list of tables [[stages]]")
+    if all(isinstance(s, Stage) for s in value):
+        return tuple(value)  # already checked
+    return tuple(_stage(f"stages[{k}]", s, k == len(value) - 1) for k, s in enumerate(value))
+
+
+__all__ = ["Stage", "ENDS", "CONTACT_CHANGES", "WALL_CHANGES", "check_stages"]
