@@ -473,8 +473,14 @@ def cmd_restart(args, comm) -> int:
     notes = [n for n in (note, old_meshes_note(ckpt, head)) if n]
     if notes and comm.rank == 0:
         print("\n".join(notes), flush=True)
+    staged = stored.stages and stored.steps is None and stored.stages[-1].end is not None
     if args.steps is not None:
         steps = args.steps
+    elif staged:  # on until its last stage ends (Simulation.run)
+        steps = None
+        if head["stages"]["finished"]:
+            raise CLIError(f"--restart {args.restart}: the run's last stage ended by step "
+                           f"{step}; give --steps for further steps")
     else:
         steps = head["steps_total"] - step
         if steps < 1:

@@ -13,6 +13,7 @@ from .dynamics.glued import GluedMotion
 from .dynamics.insertion import Inserter
 from .particles import FIXED, INFINITE
 from .scenarios import Scene
+from .stageplan import shift_walls
 from .walls import KIND, WallSet
 
 
@@ -26,8 +27,9 @@ def enclosure(config: SimulationConfig, scene: Scene) -> tuple:
     hi = np.array(box.hi if box else scene.box_hi, float)
     boundary = tuple(box.boundary if box else scene.boundary)
     own = wall_configs(scene.walls)
-    if own and config.walls[:len(own)] != own:
-        config = config.with_(walls=own + config.walls)
+    if own and config.walls[:len(own)] != own:  # the stages' wall indices move with them
+        config = config.with_(walls=own + config.walls,
+                              stages=shift_walls(config.stages, len(own)))
     wallset = WallSet(*Box(lo, hi, boundary).walls(), [w.spec() for w in config.walls])
     box = Box(lo, hi, boundary, tuple(
         {**w.spec(), "name": f"walls[{k}] ({w.type})"} for k, w in enumerate(config.walls)))

@@ -16,7 +16,8 @@ a condition (the last two) is checked every ``check_every`` steps (default 100),
 may give no end: it runs as long as the run does.
 
 At its start a stage may set ``gravity`` (m/s², 3 numbers); ``walls``, a list of tables
-``{wall = k, ...}`` giving that wall a new motion from the stage's start — ``velocity``,
+``{wall = k, ...}`` (k: the config's ``[[walls]]`` from 0; a named scene's own walls come
+before them in the run) giving that wall a new motion from the stage's start — ``velocity``,
 ``angular_velocity``, ``translation``, ``rotation`` (``pdyn.programs``; the wall continues from
 where it is, its program's time counted from the stage's start) or, for a servo plane, a new
 ``servo`` (its target table's times counted from the stage's start); and ``contact`` (one
@@ -169,6 +170,19 @@ def _stage(name: str, value, last: bool) -> dict:
     return Stage(**out)
 
 
+def shift_walls(plan: tuple, n: int) -> tuple:
+    """``plan`` with every wall index moved by ``n`` (a scene's ``n`` walls put before the
+    config's: ``pdyn.components.enclosure``)."""
+    out = []
+    for stage in plan:
+        end = stage.end
+        if end is not None and end[0] == "wall_force":
+            end = (end[0], {**end[1], "wall": end[1]["wall"] + n})
+        out.append(stage._replace(end=end, walls=tuple({**w, "wall": w["wall"] + n}
+                                                       for w in stage.walls)))
+    return tuple(out)
+
+
 def check_stages(value) -> tuple:
     """``[[stages]]`` (a list of tables) as :class:`Stage` records; :class:`BadValue` naming
     ``stages[k].<field>``. Checking it again gives it back."""
@@ -179,4 +193,4 @@ def check_stages(value) -> tuple:
     return tuple(_stage(f"stages[{k}]", s, k == len(value) - 1) for k, s in enumerate(value))
 
 
-__all__ = ["Stage", "ENDS", "CONTACT_CHANGES", "WALL_CHANGES", "check_stages"]
+__all__ = ["Stage", "ENDS", "CONTACT_CHANGES", "WALL_CHANGES", "check_stages", "shift_walls"]
