@@ -11,6 +11,8 @@ import pytest
 
 from pdyn.cli import main
 
+from .jit_lock import install as install_jit_lock
+
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
 
@@ -29,7 +31,9 @@ LONGEST_FIRST = ("tests/test_mpi_suite.py::test_mpi_suite",)
 
 def pytest_configure(config):
     """Under ``mpiexec`` (``--with-mpi``) each rank is one pytest process: the ``-n auto`` of
-    pyproject.toml (pytest-xdist workers) is turned off there."""
+    pyproject.toml (pytest-xdist workers) is turned off there. In every test process a kernel
+    is compiled once, not by each worker or rank at the same time (tests/jit_lock.py)."""
+    install_jit_lock()
     if config.getoption("with_mpi", False) and hasattr(config.option, "numprocesses"):
         config.option.numprocesses = 0
         config.option.dist = "no"

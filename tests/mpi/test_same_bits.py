@@ -404,6 +404,14 @@ def poured_sizes(feeds):
     return check
 
 
+def both(*checks):
+    """A check made of ``checks``, in their order."""
+    def check(run):
+        for one in checks:
+            one(run)
+    return check
+
+
 # ------------------------------------------------------------------ the table
 def dense(kind, **cfg):
     return lambda folder, comm, output: scenes.dense_polydisperse(BOUNDARIES[kind], **cfg,
@@ -438,6 +446,9 @@ def named_scene(name, **cfg):
 
 
 BALANCED = dict(reorder_every=20, balance_every=20, balance_threshold=1.0)
+#: a row's one N-rank run compared with the 1-rank run and continued from its checkpoint
+#: (one run fewer than a "ranks" row and a "restart" row of the same scene)
+BOTH = ("ranks", "restart")
 #: coarse-grained fields of every kernel, 3D and 1D, windows of two samples (ending at the
 #: restart's step), and snapshots with the per-sphere stress
 COARSE = (FieldsConfig(name="gauss", cells=(4, 3, 5), every=25, window=2),
@@ -480,25 +491,20 @@ CASES = [
          check=chute_base_hit),
     Case("chute-restart", named_scene("chute"), 200, ("restart",), at=100,
          scene=scenes.thrown_chute, check=lambda run: base_unmoved(run.cont, run.scene)),
-    Case("rough-drum", named_scene("drum", **BALANCED), 200, fields=GLUED,
+    Case("rough-drum", named_scene("drum", **BALANCED), 200, BOTH, at=100, fields=GLUED,
          scene=scenes.thrown_rough_drum, before=glued_ids, check=drum_layer_hit),
-    Case("rough-drum-restart", named_scene("drum"), 160, ("restart",), at=80, fields=GLUED,
-         scene=scenes.thrown_rough_drum),
     Case("sliding-plate", named_scene("drum", allow_deep_overlap=True, **BALANCED), 300,
          fields=GLUED,
          scene=scenes.sliding_plate, check=plate_wrapped),
-    Case("hopper", built(scenes.discharging, **BALANCED), 300, inserter=True,
-         check=discharged),
-    Case("hopper-restart", built(scenes.discharging), 400, ("restart",), at=200,
-         inserter=True, mid=lambda cont: cont.inserter.removed, check=discharging_at_restart),
-    Case("mesh-trough", trough(**BALANCED), 600, check=walls_touched(-5, -6)),
-    Case("mesh-trough-restart", trough(), 600, ("restart",), at=300, wall_forces=True,
-         check=trough_head),
+    Case("hopper", built(scenes.discharging, **BALANCED), 400, BOTH, at=200, inserter=True,
+         mid=lambda cont: cont.inserter.removed,
+         check=both(discharged, discharging_at_restart)),
+    Case("mesh-trough", trough(**BALANCED), 600, BOTH, at=300, wall_forces=True,
+         check=both(walls_touched(-5, -6), trough_head)),
     *(Case(f"mesh-trough-restart-stl-{edit}", trough(), 200, ("restart",), at=100,
            before=stl_changed(edit == "deleted")) for edit in ("edited", "deleted")),
-    Case("mesh-drum", built(scenes.mesh_drum, **BALANCED), 1000, check=dragged_by_the_drum),
-    Case("mesh-drum-restart", built(scenes.mesh_drum), 1000, ("restart",), at=400,
-         wall_forces=True),
+    Case("mesh-drum", built(scenes.mesh_drum, **BALANCED), 1000, BOTH, at=400,
+         wall_forces=True, check=dragged_by_the_drum),
     Case("moving-walls", built(scenes.drum_with_piston, **BALANCED), 300,
          check=walls_touched(-1, -2), slow=True),
     Case("moving-walls-restart", built(scenes.drum_with_piston), 200, ("restart",), at=100,
@@ -507,20 +513,14 @@ CASES = [
          wall_forces=True, check=walls_touched(-1, -2), slow=True),
     Case("programmed-walls-restart", built(scenes.drum_with_piston, PROGRAMMED), 200,
          ("restart",), at=100, wall_forces=True, check=piston_head),
-    Case("servo-bed", built(scenes.servo_bed, scenes.SERVO_FORCE, **BALANCED), 600,
-         check=servo_pressed),
-    Case("servo-bed-restart", built(scenes.servo_bed, scenes.SERVO_FORCE), 600, ("restart",),
+    Case("servo-bed", built(scenes.servo_bed, scenes.SERVO_FORCE, **BALANCED), 600, BOTH,
          at=300, wall_forces=True, check=servo_pressed),
-    Case("staged-drum", built(scenes.staged_drum, **BALANCED), 300, check=staged, slow=True),
-    Case("staged-drum-restart", built(scenes.staged_drum), 300, ("restart",), at=100,
+    Case("staged-drum", built(scenes.staged_drum, **BALANCED), 300, BOTH, at=100,
          wall_forces=True, check=staged),
-    Case("tube", built(scenes.drum_with_piston, TUBE, **BALANCED), 200, wall_forces=True,
-         check=tube_hit),
-    Case("tube-restart", built(scenes.drum_with_piston, TUBE), 200, ("restart",), at=100,
-         wall_forces=True),
-    Case("cone-hopper", built(scenes.cone_hopper, **BALANCED), 300, check=walls_touched(-8)),
-    Case("cone-hopper-restart", built(scenes.cone_hopper), 300, ("restart",), at=150,
-         wall_forces=True),
+    Case("tube", built(scenes.drum_with_piston, TUBE, **BALANCED), 200, BOTH, at=100,
+         wall_forces=True, check=tube_hit),
+    Case("cone-hopper", built(scenes.cone_hopper, **BALANCED), 300, BOTH, at=150,
+         wall_forces=True, check=walls_touched(-8)),
     *(Case(f"packing-1:{ratio}", built(scenes.mixture, ratio), scenes.MIXTURE_STEPS[ratio],
            check=piled_up(ratio), slow=True) for ratio in (3, 10)),
     Case("two-materials", built(scenes.two_materials, **BALANCED), 400,

@@ -1,0 +1,51 @@
+"""One compilation of each pdyn kernel across the test processes. On a fresh numba cache the
+pytest-xdist workers and the ranks under ``mpiexec`` (which run the same tests in lockstep)
+each compiled the same kernels at the same time; the cache (``pdyn._jit``) then held one
+copy and the other compilations were lost work. :func:`install` wraps numba's
+``Dispatcher.compile`` so that a process compiling a pdyn kernel holds a file lock named
+after it: another process needing that kernel waits, then loads it from the cache.
+
+Deadlock-free: a compilation takes locks only along the call graph (a kernel, then the
+kernels it calls), which has no cycle, and never waits on MPI. Changes no compiled code and
+no result; a kernel without ``cache=True`` and ``NUMBA_DISABLE_JIT=1`` are left alone."""
+
+import fcntl
+import hashlib
+import os
+import tempfile
+from pathlib import Path
+
+
+def install() -> None:
+    """Wrap ``Dispatcher.compile`` (once per process) with the per-kernel file lock."""
+    from numba.core import dispatcher
+
+    from pdyn import _jit
+
+    compile_ = dispatcher.Dispatcher.compile
+    if getattr(compile_, "pdyn_locked", False):
+        return
+    tag = hashlib.sha256(str(_jit.PACKAGE_DIR).encode()).hexdigest()[:16]
+    folder = Path(tempfile.gettempdir()) / f"pdyn-jit-locks-{tag}"
+    folder.mkdir(exist_ok=True)
+    held = set()  # the locks this process holds (a kernel compiled inside another's)
+
+    def compile(self, sig):
+        code = getattr(self.py_func, "__code__", None)
+        if (code is None or type(self._cache).__name__ == "NullCache"
+                or not Path(code.co_filename).resolve().is_relative_to(_jit.PACKAGE_DIR)):
+            return compile_(self, sig)
+        key = f"{self.py_func.__module__}.{self.py_func.__qualname__}"
+        if key in held:
+            return compile_(self, sig)
+        fd = os.open(folder / key, os.O_CREAT | os.O_RDWR, 0o666)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held.add(key)
+            return compile_(self, sig)  # loads from the cache what another process compiled
+        finally:
+            held.discard(key)
+            os.close(fd)  # releases the lock
+
+    compile.pdyn_locked = True
+    dispatcher.Dispatcher.compile = compile
