@@ -2,7 +2,7 @@
 condition says, its changes (gravity, a wall's motion, a servo's target, friction) act from the
 step after, a wall continues from where it was, the run stops with the last stage; bad stage
 tables are one line naming the field; a checkpoint's stage state is range-checked. N ranks and
-restarts: the ``staged-drum`` rows of tests/mpi/test_same_bits.py."""
+restarts: the ``staged-drum`` row of tests/mpi/test_same_bits.py."""
 
 import math
 
