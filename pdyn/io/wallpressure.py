@@ -48,14 +48,21 @@ class WallPressureSampler(Writer):
     def __init__(self, patches):
         self.patches = tuple(int(k) for k in patches)
         self._sums, self._samples = None, 0
+        self._key, self._walls = None, None  # the last layout and the walls it is of
 
     def due(self, step: int) -> bool:
         return True
 
     def _layout(self, view):
+        """The walls' patches now; the last ones while the walls' rows have not changed (a
+        mesh's patches do not change as it moves)."""
         table, points, normals, _ = _walls(view)
-        return wall_patches(table, points, normals, view.box.lo, view.box.hi,
-                            view.wall_meshes, self.patches)
+        key = (table.tobytes(), points.tobytes(), normals.tobytes())
+        if key != self._key:
+            self._key = key
+            self._walls = wall_patches(table, points, normals, view.box.lo, view.box.hi,
+                                       view.wall_meshes, self.patches)
+        return self._walls
 
     def __call__(self, view) -> None:
         sums = sample(view.comm, self._layout(view), view.wall_load)
