@@ -53,18 +53,21 @@ CHECKS = [
      "tests/fields/test_coarse.py::test_density_integrates_to_the_mass_and_stress_to_the_virial"
      ", ::test_kernel_wider_than_the_box_gives_the_mean", "10⁻¹⁴"),
     ("Virial at rest: Σ V_i σ_zz,i = −M g z_cm for a bed on a floor",
-     "tests/fields/test_sphere_stress.py (the bed's virial)", "10⁻⁶"),
-    ("Periodic settled bed: σ_zz(z) = weight above per area; σ_xx = σ_yy",
+     "tests/fields/test_sphere_stress.py::test_virial_at_rest_is_the_weight_times_the_centre_"
+     "of_mass_height", "10⁻⁶"),
+    ("Periodic settled bed: σ_zz(z) = weight above per area (σ_xx = σ_yy not checked)",
      "tests/fields/test_coarse.py::test_settled_bed_stress_is_the_weight_above", "1 %"),
     ("Steady chute: σ_xz/σ_zz = tan θ through the bulk; σ_zz = g cos θ ∫ρ dz", None, "2 %"),
     ("Piston: mean σ_zz from the fields = −F/A",
      "tests/fields/test_wall_pressure.py::test_piston_stress_is_force_over_area", "0.5 %"),
     ("Silo: wall pressure follows Janssen's saturating profile (K fitted)",
-     "benchmarks/stress_validation.py (this table; no fast test: the column takes minutes)",
+     "benchmarks/stress_validation.py's silo table (no fast test: the column takes minutes)",
      "reported"),
-    ("Frictionless packing: contact stress symmetric; virial pressure = wall pressure",
-     "tests/fields/test_sphere_stress.py (frictionless symmetry, confined packing)",
-     "rounding; 10⁻⁶"),
+    ("Frictionless packing: contact stress tensor symmetric",
+     "tests/fields/test_sphere_stress.py::test_frictionless_tensors_are_symmetric", "rounding"),
+    ("Cell pressure from the virial = pressure on the walls",
+     "tests/fields/test_sphere_stress.py::test_confined_packing_cell_pressure_is_the_wall_"
+     "pressure", "10⁻⁶"),
     ("Wall pressure maps: Σ σ_n A = the wall-force series' mean",
      "tests/fields/test_wall_pressure.py::test_map_totals_are_the_wall_force_series_mean",
      "10⁻¹²"),
@@ -184,6 +187,8 @@ def tables(pistons: list[dict], silos: list[dict]) -> str:
                    f"| {p['patch_spread']:.1%} |")
     out += ["", "| μ | spheres | width (d) | φ | p_∞ (Pa) | λ (widths) | K | μ_w (fit) "
             "| μ_w (maps: Σ\\|τ_z\\| / Σ σ_n) | rms / p_∞ |", "|---|---|---|---|---|---|---|---|---|---|"]
+    if not silos:
+        out[-2:] = ["Silo: not run (`--silo-friction` given no values)."]
     for s in silos:
         out.append(f"| {s['friction']:g} | {s['spheres']} | {s['width_d']:g} | {s['phi']:.3f} "
                    f"| {s['p_inf']:.2f} | {s['lambda'] / s['width']:.2f} | {s['K']:.2f} "
