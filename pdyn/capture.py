@@ -7,7 +7,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from .dynamics.contact import contact_stats
+import numpy as np
+
+from .dynamics.contact import contact_stats, touching_entries
 
 
 class Captured(NamedTuple):
@@ -15,7 +17,8 @@ class Captured(NamedTuple):
     (:func:`contact_network`), ``wall_load`` (its wall contacts), ``contact_stats``
     (``pdyn.dynamics.contact.contact_stats``) and ``sphere_contacts`` (every row's contacts
     from its own side: :func:`contact_network` with ``lower=False``); None where no due
-    writer needs it."""
+    writer needs it. With the need ``wall_patches`` the wall contacts carry ``facet``
+    (:func:`wall_facets`)."""
 
     network: dict | None
     wall_load: dict | None
@@ -37,23 +40,35 @@ def contact_network(contact, store, lists, dt: float, spheres: bool = True,
                                 tangential=contact.recorded_tangential(lists))
 
 
+def wall_facets(contact, store, lists) -> np.ndarray:
+    """Of each wall contact (in the order of ``contact_network(..., spheres=False)``) the
+    mesh bundle's number of its triangle, −1 for an analytic wall (``lists.facet``)."""
+    found = touching_entries(store, lists, contact.wall_table(store),
+                             contact.mesh_state(store, lists), spheres=False)
+    if lists.facet.shape[0] == 0:
+        return np.full(len(found), -1, np.int64)
+    return lists.facet[found[:, 0]].astype(np.int64)
+
+
 def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
     """What the due writers' ``needs`` (their ``needs`` attributes: ``network``, ``walls``,
-    ``thermo``, ``sphere_contacts``) ask of the contacts of ``contact``'s last pass over
-    ``lists``."""
+    ``thermo``, ``sphere_contacts``, ``wall_patches``) ask of the contacts of ``contact``'s
+    last pass over ``lists``."""
     if not needs:
         return NOTHING
     stats = (contact_stats(store, lists, contact.wall_table(store), contact.mesh)
              if "thermo" in needs else None)
     network = contact_network(contact, store, lists, dt) if "network" in needs else None
     wall_load = None
-    if "walls" in needs:
+    if "walls" in needs or "wall_patches" in needs:
         if network is None:
             wall_load = contact_network(contact, store, lists, dt, spheres=False)
         else:  # the network's wall contacts (a wall's gid is negative)
             w = network["id"][:, 1] < 0
             wall_load = {k: v[w] for k, v in network.items() if k != "ends"}
             wall_load["ends"] = network["ends"].reshape(-1, 2, 3)[w].reshape(-1, 3)
+        if "wall_patches" in needs:
+            wall_load["facet"] = wall_facets(contact, store, lists)
     rows = (contact_network(contact, store, lists, dt, lower=False)
             if "sphere_contacts" in needs else None)
     return Captured(network, wall_load, stats, rows)

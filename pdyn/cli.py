@@ -88,6 +88,9 @@ def _parser() -> argparse.ArgumentParser:
                      help="write the total force on each wall every step (wall_forces.csv)")
     run.add_argument("--sphere-stress", action="store_true",
                      help="snapshots hold each sphere's stress, contacts and contact force")
+    run.add_argument("--wall-pressure", action="store_true",
+                     help="snapshots hold the walls' normal and shear stress per patch, "
+                     "averaged since the last snapshot")
     overlap = run.add_mutually_exclusive_group()
     overlap.add_argument("--allow-overlap", action="store_true",
                          help="run even if spheres overlap each other or a wall at the start")
@@ -196,6 +199,7 @@ OPTIONS = (
     Option("overwrite", "output.overwrite", value=True),
     Option("wall_forces", "output.wall_forces", value=True),
     Option("sphere_stress", "output.sphere_stress", value=True),
+    Option("wall_pressure", "output.wall_pressure", value=True),
 )
 
 
@@ -255,7 +259,7 @@ def check_output_folder(cfg, *, resuming: bool = False) -> None:
     from .config import ConfigError
 
     out = cfg.output
-    if not out.writes_files:
+    if not cfg.writes_files:
         return
     folder = Path(out.folder)
     name = f"output.folder = {out.folder!r}"

@@ -275,7 +275,9 @@ class OutputConfig:
     each wall every step, ``folder/wall_forces.csv``. ``thermo_every``: every N steps a thermo
     line on stdout and a row of ``folder/thermo.csv`` (``pdyn.io.thermo``; default 0: off).
     ``sphere_stress``: snapshots add each sphere's stress, contacts and contact force
-    (``pdyn.fields.sphere``)."""
+    (``pdyn.fields.sphere``). ``wall_pressure``: snapshots add the walls' pressure maps,
+    averaged over every step since the last snapshot, on ``wall_patches`` (nu, nv) patches
+    per analytic wall (``pdyn.io.wallpressure``)."""
 
     folder: str = "pdyn-output"
     snapshot_every: int = 0
@@ -284,10 +286,13 @@ class OutputConfig:
     wall_forces: bool = False
     thermo_every: int = 0
     sphere_stress: bool = False  # snapshots: stress, contacts, contact force per sphere
+    wall_pressure: bool = False  # snapshots: normal and shear stress per wall patch
+    wall_patches: tuple = (8, 8)  # patches per plane (u, v) or cylinder/cone (angle, axial)
 
     @property
     def writes_files(self) -> bool:
-        """Does the run write anything into ``folder``?"""
+        """Do the ``[output]`` writers write anything into ``folder``? (A run's
+        ``[[fields]]`` write there too: ``SimulationConfig.writes_files``.)"""
         return bool(self.snapshot_every or self.checkpoint_every or self.wall_forces
                     or self.thermo_every)
 
@@ -303,8 +308,20 @@ class OutputConfig:
         integer("output.snapshot_every", self.snapshot_every, lo=0)
         integer("output.checkpoint_every", self.checkpoint_every, lo=0)
         integer("output.thermo_every", self.thermo_every, lo=0)
-        for name in ("overwrite", "wall_forces", "sphere_stress"):
+        for name in ("overwrite", "wall_forces", "sphere_stress", "wall_pressure"):
             flag(f"output.{name}", getattr(self, name))
+        object.__setattr__(self, "wall_patches", tuple(
+            integers("output.wall_patches", self.wall_patches, 2, lo=1).tolist()))
+        if math.prod(self.wall_patches) > MAX_WALL_PATCHES:
+            raise BadValue("output.wall_patches", list(self.wall_patches),
+                           f"at most {MAX_WALL_PATCHES} patches a wall")
+        if self.wall_pressure and not self.snapshot_every:
+            raise BadValue("output.wall_pressure", True, "written into snapshots: give "
+                           "output.snapshot_every > 0")
+
+
+#: the most patches of one analytic wall's pressure map (``output.wall_patches``)
+MAX_WALL_PATCHES = 512 ** 2
 
 
 #: the kernels of coarse-grained fields (``pdyn.fields.deposit``)
@@ -825,6 +842,12 @@ class SimulationConfig:
     interactions: tuple = ()
     # a run in stages: [[stages]] (pdyn.stageplan.Stage; docs/stages.md)
     stages: tuple = ()
+
+    @property
+    def writes_files(self) -> bool:
+        """Does the run write anything into ``output.folder`` (its ``[output]`` writers or
+        a ``[[fields]]`` table)?"""
+        return self.output.writes_files or bool(self.fields)
 
     @_config_errors
     def __post_init__(self):

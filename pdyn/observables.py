@@ -48,8 +48,10 @@ class Observables:
 
     def contact_network(self) -> dict:
         """This rank's share of the touching contacts with their forces now
-        (``pdyn.capture.contact_network``). Snapshots write the one captured in the step
-        (``sim.network``), which damping evaluated with the kernel's velocities."""
+        (``pdyn.capture.contact_network``; a fixed sphere's contacts with spheres of higher
+        id are left out: it has no row). Snapshots write the step's captured contacts
+        (``sim.sphere_contacts``, each once, ``pdyn.fields.once``), which damping evaluated
+        with the kernel's velocities."""
         return contact_network(self.contact, self.store, self.neighbours, self.dt)
 
     def wall_contacts(self) -> dict:

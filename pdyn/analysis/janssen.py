@@ -50,3 +50,26 @@ def janssen_fit(run: dict) -> dict:
             "K": float(k), "fit_rms": float(np.sqrt(np.mean(resid**2)) / m[-1]),
             "m_plateau": plateau, "plateau_slope": float((f[-1] - f[-3]) / (m[-1] - m[-3])),
             "lambda_plateau_widths": float(lam_pw), "K_plateau": float(k_p)}
+
+
+def wall_pressure_fit(depth, pressure, bulk_density: float, gravity: float, area: float,
+                      perimeter: float) -> dict:
+    """Janssen's wall pressure [Janssen1895] fitted to a column's profile: ``pressure`` (Pa,
+    the walls' normal stress) at ``depth`` (m below the free surface), least squares of
+
+        σ_h(d) = p_∞ (1 − exp(−d/λ)),   p_∞ = K ρ_b g λ = ρ_b g A / (P μ_w),
+
+    so K = p_∞ / (ρ_b g λ) (σ_h/σ_v, no wall friction needed) and μ_w = ρ_b g A / (P p_∞) the
+    wall friction the profile mobilises; with ``bulk_density`` ρ_b (kg/m³), ``gravity`` g
+    (m/s²), the cross-section ``area`` A (m²) and ``perimeter`` P (m). Returns p_∞ (Pa), λ
+    (m), K, μ_w and the rms misfit over p_∞; needs scipy."""
+    from scipy.optimize import curve_fit
+
+    d, p = np.asarray(depth, float), np.asarray(pressure, float)
+    (p_inf, lam), _ = curve_fit(lambda x, a, b: a * (1 - np.exp(-x / b)), d, p,
+                                p0=[p.max(), max(d.max() / 3, 1e-12)])
+    resid = p - p_inf * (1 - np.exp(-d / lam))
+    return {"p_inf": float(p_inf), "lambda": float(lam),
+            "K": float(p_inf / (bulk_density * gravity * lam)),
+            "mu_wall": float(bulk_density * gravity * area / (perimeter * p_inf)),
+            "fit_rms": float(np.sqrt(np.mean(resid ** 2)) / abs(p_inf))}

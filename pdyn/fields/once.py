@@ -1,8 +1,9 @@
 """Every touching contact once, from the rows' own lists (``ContactPass.contact_list`` with
 ``lower=False``): a sphere pair from the row of its lower-id sphere, a wall contact, and a
 contact with a fixed sphere (a chute's base, a glued sphere: no row of its own) from its
-free sphere's row. (The contact network keeps a pair on its lower-id sphere's row, so it
-leaves out a fixed sphere's contacts with spheres of higher id.)"""
+free sphere's row. (``lower=True`` keeps a pair on its lower-id sphere's row, so it would
+leave out a fixed sphere's contacts with spheres of higher id; snapshots' contact network
+is :func:`each_once` turned by :func:`lower_first`.)"""
 
 from __future__ import annotations
 
@@ -27,4 +28,22 @@ def each_once(contacts: dict, fixed: np.ndarray) -> dict:
     keep = (ids[:, 1] < 0) | (ids[:, 0] < ids[:, 1]) | partner_fixed
     out = {k: v[keep] for k, v in contacts.items() if k != "ends"}
     out["ends"] = contacts["ends"].reshape(-1, 2, 3)[keep].reshape(-1, 3)
+    return out
+
+
+def lower_first(contacts: dict) -> dict:
+    """``contacts`` (from :func:`each_once`) with every sphere pair as the contact network
+    states it: the lower id first, its ends in that order and the forces on that sphere
+    (a fixed sphere's contact seen from its free partner's row turned around: ends swapped,
+    forces negated — exact)."""
+    ids = contacts["id"]
+    turn = (ids[:, 1] >= 0) & (ids[:, 0] > ids[:, 1])
+    if not turn.any():
+        return contacts
+    out = dict(contacts)
+    out["id"] = np.where(turn[:, None], ids[:, ::-1], ids)
+    ends = contacts["ends"].reshape(-1, 2, 3)
+    out["ends"] = np.where(turn[:, None, None], ends[:, ::-1], ends).reshape(-1, 3)
+    for k in ("normal_force", "tangential_force"):
+        out[k] = np.where(turn[:, None], -contacts[k], contacts[k])
     return out

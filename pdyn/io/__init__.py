@@ -12,6 +12,7 @@ from .snapshot import SnapshotWriter, read_snapshot
 from .thermo import ThermoWriter, read_thermo
 from .view import CONTACT_FORCES, OutputView
 from .wallforces import WallForceWriter, read_wall_forces
+from .wallpressure import WallPressureSampler
 from .writer import Writer
 
 
@@ -21,14 +22,17 @@ def make_writers(output) -> list:
     the thermo output last)."""
     writers = []
     if output.snapshot_every:
+        pressure = WallPressureSampler(output.wall_patches) if output.wall_pressure else None
+        if pressure is not None:  # samples every step, before the snapshot that reads it
+            writers.append(pressure)
         writers.append(SnapshotWriter(output.folder, output.snapshot_every,
-                                      sphere_stress=output.sphere_stress))
+                                      sphere_stress=output.sphere_stress, pressure=pressure))
     if output.checkpoint_every:
         writers.append(CheckpointWriter(output.folder, output.checkpoint_every))
     if output.thermo_every:
         writers.append(ThermoWriter(output.folder, output.thermo_every))
     if output.wall_forces:
-        files = [w for w in writers if not isinstance(w, ThermoWriter)]
+        files = [w for w in writers if not isinstance(w, (ThermoWriter, WallPressureSampler))]
         writers.insert(0, WallForceWriter(output.folder,
                                           lambda step: any(w.due(step) for w in files)))
     return writers
@@ -47,7 +51,7 @@ def checkpoint_now(writers: list, view) -> Path | None:
     wall-force rows first. Returns its path; None when the run writes no output at all
     (nothing was asked to be written). Collective."""
     out = view.config.output
-    if not out.writes_files:
+    if not view.config.writes_files:
         return None
     writer = next((w for w in writers if isinstance(w, CheckpointWriter)), None)
     if writer is None:
@@ -62,5 +66,5 @@ def checkpoint_now(writers: list, view) -> Path | None:
 
 
 __all__ = ["CONTACT_FORCES", "CheckpointWriter", "FieldsWriter", "read_fields", "OutputView", "OutputFileError", "OutputWriteError", "SnapshotWriter",
-           "ThermoWriter", "WallForceWriter", "Writer", "checkpoint_now", "fields_writers", "latest_checkpoint", "make_writers", "read_checkpoint",
+           "ThermoWriter", "WallForceWriter", "WallPressureSampler", "Writer", "checkpoint_now", "fields_writers", "latest_checkpoint", "make_writers", "read_checkpoint",
            "read_snapshot", "read_thermo", "read_wall_forces", "write_checkpoint"]

@@ -82,7 +82,8 @@ ATTRIBUTES = {
                      index_dims=lambda k, v: integers(k, v, 3, lo=1)),
 }
 #: attributes read when present
-OPTIONAL = {"pdyn_version": text, "insertion": _table, "servos": _table, "stages": _table}
+OPTIONAL = {"pdyn_version": text, "insertion": _table, "servos": _table, "stages": _table,
+            "pressure_samples": _count}
 #: attributes a format holds from a version on: name -> {format: first version}
 ATTRIBUTES_SINCE = {"run_id": {SNAPSHOT: 6, CHECKPOINT: 7}}
 
@@ -121,7 +122,16 @@ DATASETS = {
 #: snapshots (``[output] sphere_stress``, ``pdyn.fields.sphere``)
 OPTIONAL_DATASETS = {SNAPSHOT: {"particles/stress": ("f", (6,)),
                                 "particles/coordination": ("i", ()),
-                                "particles/contact_force": ("f", ())}}
+                                "particles/contact_force": ("f", ()),
+                                # wall pressure maps (``[output] wall_pressure``,
+                                # pdyn.io.wallpressure): rows the patch vertices, or triangles
+                                "walls/pressure/vertices": ("f", (3,)),
+                                "walls/pressure/triangles": ("i", (3,)),
+                                "walls/pressure/wall": ("i", ()),
+                                "walls/pressure/patch": ("i", ()),
+                                "walls/pressure/area": ("f", ()),
+                                "walls/pressure/normal_stress": ("f", ()),
+                                "walls/pressure/shear_stress": ("f", (3,))}}
 #: checkpoint format 7 keeps a ragged field (``pdyn.particles.FIELDS``, ``counted_by``) as its
 #: records, ``records/<field>`` (rows: the records of the particles in particle order), with
 #: its count per particle ``particles/<count>`` and per index segment ``index/<count>``;
@@ -137,7 +147,9 @@ FINITE = ("particles/position", "particles/velocity", "particles/pos", "particle
           "records/history_spring", "walls/point", "walls/normal", "walls/quad_points",
           "walls/vertices", "meshes/vertices", "particles/anchor",
           "contacts/points", "contacts/force", "contacts/normal_force",
-          "contacts/tangential_force", "particles/stress", "particles/contact_force")
+          "contacts/tangential_force", "particles/stress", "particles/contact_force",
+          "walls/pressure/vertices", "walls/pressure/area", "walls/pressure/normal_stress",
+          "walls/pressure/shear_stress")
 POSITIVE = ("particles/radius", "particles/mass")
 IDS = ("particles/id", "particles/gid")
 #: datasets a format holds from a version on: name -> {format: first version}
@@ -161,7 +173,8 @@ FEATURES_OPTIONAL_SINCE = 6
 
 #: datasets of row indices into another dataset: every value within that dataset's rows
 ROW_INDICES = {"contacts/lines": "contacts/points", "walls/quads": "walls/quad_points",
-               "walls/triangles": "walls/vertices"}
+               "walls/triangles": "walls/vertices",
+               "walls/pressure/triangles": "walls/pressure/vertices"}
 #: datasets of slots -> the dataset counting the used ones (``Field.counted_by``): every
 #: count within [0, slots], the slots from the count on zero
 COUNTED = {f"particles/{k}": f"particles/{f.counted_by}" for k, f in FIELDS.items()
@@ -209,7 +222,9 @@ def _features(f: h5py.File, fmt: str, version: int) -> tuple[str, ...]:
 
 
 def _rows(key: str, n: int, walls: int, segments: int, contacts: int, records: int,
-          mesh: tuple = (0, 0), meshes: tuple = (0, 0, 0)) -> int:
+          mesh: tuple = (0, 0), meshes: tuple = (0, 0, 0), pressure: tuple = (0, 0)) -> int:
+    if key.startswith("walls/pressure/"):  # (vertices, triangles) as the file holds them
+        return pressure[key != "walls/pressure/vertices"]
     if key in ("walls/vertices", "walls/triangles", "walls/triangle_wall"):
         return mesh[key != "walls/vertices"]  # (vertices, triangles) as the file holds them
     if key.startswith("meshes/"):  # (meshes, vertices, triangles) as the file holds them
@@ -267,17 +282,19 @@ def _check_structure(path: Path, f: h5py.File) -> dict:
     head["shapes"] = {}
     records = next((f[k].shape[0] for k in datasets if k.startswith("records/")
                     and isinstance(f.get(k), h5py.Dataset) and f[k].ndim), 0)
-    mesh, meshes = (tuple(f[k].shape[0] if isinstance(f.get(k), h5py.Dataset) and f[k].ndim
-                          else 0 for k in keys)
-                    for keys in (("walls/vertices", "walls/triangles"),
-                                 ("meshes/wall", "meshes/vertices", "meshes/triangles")))
+    mesh, meshes, pressure = (
+        tuple(f[k].shape[0] if isinstance(f.get(k), h5py.Dataset) and f[k].ndim else 0
+              for k in keys)
+        for keys in (("walls/vertices", "walls/triangles"),
+                     ("meshes/wall", "meshes/vertices", "meshes/triangles"),
+                     ("walls/pressure/vertices", "walls/pressure/triangles")))
     for key, (kinds, tail) in datasets.items():
         ds = f.get(key)
         if not isinstance(ds, h5py.Dataset):
             raise OutputFileError(f"{path}: dataset {key!r} missing (not a complete {fmt} "
                                   "file)")
         want = (_rows(key, head["n_particles"], walls, segments, head.get("n_contacts", 0),
-                      records, mesh, meshes),) + tail
+                      records, mesh, meshes, pressure),) + tail
         if ds.dtype.kind not in kinds or ds.shape != want:
             raise OutputFileError(f"{path}: dataset {key} is {ds.dtype} {ds.shape}, expected "
                                   f"{'integers' if kinds == 'i' else 'numbers'} of shape "
@@ -513,9 +530,13 @@ def _check_indices(path, head: dict, data: dict, rows, at) -> None:
             n = head["shapes"][target][0]
             _values(path, key, data[key], lambda a: (a >= 0) & (a < n),
                     f"not a row of {target} (0 to {n - 1})")
-    if "walls/triangle_wall" in data:
-        _values(path, "walls/triangle_wall", data["walls/triangle_wall"],
-                lambda a: (a < 0) & (a >= -n_walls), f"not one of the {n_walls} walls")
+    for key in ("walls/triangle_wall", "walls/pressure/wall"):
+        if key in data:
+            _values(path, key, data[key], lambda a: (a < 0) & (a >= -n_walls),
+                    f"not one of the {n_walls} walls")
+    if "walls/pressure/patch" in data:
+        _values(path, "walls/pressure/patch", data["walls/pressure/patch"], lambda a: a >= 0,
+                "patch numbers are >= 0")
     if head["format"] == SNAPSHOT:
         _values(path, "particles/id", data["particles/id"], lambda a: a >= 0, "ids are >= 0")
         if "contacts/id" in data:

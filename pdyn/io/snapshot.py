@@ -34,6 +34,8 @@ A snapshot file holds (rank-major; within a rank sorted by id):
   (``pdyn.fields.sphere``) —, ``particles/coordination`` int32 (N,) its touching contacts,
   walls included, ``particles/contact_force`` (N,) N the magnitude of the sum of its contact
   forces (fixed spheres: zeros); read when present;
+* with ``[output] wall_pressure``: the wall pressure maps ``walls/pressure/*`` and the
+  attribute ``pressure_samples`` (``pdyn.io.wallpressure``); read when present;
 * attributes ``format = "pdyn-snapshot"``, ``version``, ``step``, ``time`` (s), ``dt`` (s),
   ``n_particles``, ``n_contacts``, ``ranks``, ``box_lo``, ``box_hi``, ``boundary``,
   ``scene``, ``run_id`` (``pdyn.io.runid``). (Version 7 drew the walls as triangles, 6 added
@@ -50,6 +52,7 @@ import numpy as np
 from .hdf5 import SNAPSHOT, VERSIONS, OutputFileError, step_files, write_global
 from .runid import claim_folder
 from .schema import read_header, read_pdyn
+from ..fields.once import each_once, fixed_ids, lower_first
 from ..fields.sphere import sphere_tensors, symmetric_six
 from ..walls import WallSet
 from .wallmesh import wall_surfaces
@@ -72,6 +75,19 @@ def wall_surface_arrays(view) -> dict:
                                      view.box.hi, view.time, view.wall_meshes)
     return {"walls/id": store.gid[w], "walls/point": store.pos[w], "walls/normal": store.normal[w],
             "walls/vertices": verts, "walls/triangles": tris, "walls/triangle_wall": ids}
+
+
+def pressure_counts(walls: dict) -> dict:
+    """The XDMF entry's counts of the wall pressure maps (``pdyn.io.wallpressure``) from a
+    snapshot's walls datasets or their shapes; none without maps."""
+    if "walls/pressure/triangles" not in walls:
+        return {}
+
+    def rows(v):
+        return v[0] if isinstance(v, tuple) else len(v)  # a shape, or an array
+
+    return {"pressure_vertices": rows(walls["walls/pressure/vertices"]),
+            "pressure_triangles": rows(walls["walls/pressure/triangles"])}
 
 
 def owned_sorted(view) -> np.ndarray:
@@ -98,13 +114,16 @@ class SnapshotWriter(Writer):
     sidecar ``folder/snapshots.xmf`` listing every complete snapshot in the folder."""
 
     name = "snapshot"
-    needs = frozenset({"network"})  # the contact network of the step
+    # every row's contacts of the step: the network (each once, a fixed sphere's too) and the
+    # per-sphere stress
+    needs = frozenset({"sphere_contacts"})
 
-    def __init__(self, folder: str | Path, every: int, sphere_stress: bool = False):
+    def __init__(self, folder: str | Path, every: int, sphere_stress: bool = False,
+                 pressure=None):
         self.run_folder = Path(folder)
+        self.pressure = pressure  # a WallPressureSampler (pdyn.io.wallpressure) or None
         self.sphere_stress = bool(sphere_stress)
-        if self.sphere_stress:  # each row's contacts from its side
-            self.needs = self.needs | {"sphere_contacts"}
+        self._fixed = None  # the fixed spheres' ids (pdyn.fields.once.fixed_ids), once
         self.folder = self.run_folder / "snapshots"
         self.every = int(every)
         self.written: list[Path] = []
@@ -138,7 +157,12 @@ class SnapshotWriter(Writer):
                            "particles/coordination": count,
                            "particles/contact_force": np.linalg.norm(force, axis=1)})
         walls = wall_surface_arrays(view)
-        net = view.network
+        if self.pressure is not None:
+            maps, attrs["pressure_samples"] = self.pressure.take(view)
+            walls.update(maps)
+        if self._fixed is None:
+            self._fixed = fixed_ids(comm, store)
+        net = lower_first(each_once(view.sphere_contacts, self._fixed))
         order = np.lexsort((net["id"][:, 1], net["id"][:, 0]))
         ends = net["ends"].reshape(-1, 2, 3)[order].reshape(-1, 3)
         arrays.update({"contacts/id": net["id"][order], "contacts/points": ends})
@@ -154,7 +178,7 @@ class SnapshotWriter(Writer):
                                       "n_walls": len(walls["walls/id"]), "n_contacts": k_total,
                                       "wall_vertices": len(walls["walls/vertices"]),
                                       "wall_triangles": len(walls["walls/triangles"]),
-                                      "material": True}
+                                      "material": True, **pressure_counts(walls)}
             self.update_xdmf()
 
         write_global(path, comm, attrs, arrays, extra=walls, then=index)
@@ -189,6 +213,7 @@ def write_series(run_folder: Path, known: dict | None = None) -> Path:
             if "walls/triangles" in shapes:  # version 7 on: triangles, else quadrilaterals
                 e.update(wall_vertices=shapes["walls/vertices"][0],
                          wall_triangles=shapes["walls/triangles"][0])
+            e.update(pressure_counts(shapes))
             known[p.name] = e
         entries.append(e)
     return write_xdmf(Path(run_folder) / XDMF_NAME, folder.name, entries)

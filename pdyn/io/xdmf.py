@@ -1,9 +1,11 @@
 """The XDMF 2 sidecar that makes a folder of snapshot files one ParaView time series.
 
 A temporal collection with one entry per snapshot; each entry is a spatial collection of up to
-three grids: ``particles`` (a Polyvertex of N points with the arrays id, velocity,
+four grids: ``particles`` (a Polyvertex of N points with the arrays id, velocity,
 angular_velocity, radius, rank and from format 8 material), ``walls`` (T triangles with the cell array wall, the wall id
-of each; snapshots before format 7: W quadrilaterals with the cell array normal) and
+of each; snapshots before format 7: W quadrilaterals with the cell array normal),
+``wall_pressure`` (with ``[output] wall_pressure``: the walls' patches as triangles with
+the cell arrays normal_stress, shear_stress, area, wall and patch) and
 ``contacts`` (the contact network: K two-point polylines with the cell arrays force,
 normal_force, tangential_force and the two ids id_a, id_b, hyperslabs of ``contacts/id``;
 left out while there is no contact). XDMF 2 rather than 3 because it is what VTK's
@@ -77,6 +79,27 @@ def _entry(sub: str, e: dict) -> str:
             '     </Attribute>',
             '    </Grid>',
         ]
+    t = int(e.get("pressure_triangles", 0))
+    if t:  # the wall pressure maps (pdyn.io.wallpressure): cell data per patch triangle
+        v = int(e["pressure_vertices"])
+        g = f + ":/walls/pressure/"
+        lines += [
+            '    <Grid Name="wall_pressure" GridType="Uniform">',
+            f'     <Topology TopologyType="Triangle" NumberOfElements="{t}">',
+            f'      {_item(f"{t} 3", "Int", 8, g + "triangles")}',
+            '     </Topology>',
+            '     <Geometry GeometryType="XYZ">',
+            f'      {_item(f"{v} 3", "Float", 8, g + "vertices")}',
+            '     </Geometry>']
+        for name, kind, number, dims in (
+                ("normal_stress", "Scalar", "Float", f"{t}"),
+                ("shear_stress", "Vector", "Float", f"{t} 3"),
+                ("area", "Scalar", "Float", f"{t}"), ("wall", "Scalar", "Int", f"{t}"),
+                ("patch", "Scalar", "Int", f"{t}")):
+            lines += [f'     <Attribute Name="{name}" AttributeType="{kind}" Center="Cell">',
+                      f'      {_item(dims, number, 8, g + name)}',
+                      '     </Attribute>']
+        lines.append('    </Grid>')
     k = int(e.get("n_contacts", 0))
     if k:
         lines += [

@@ -175,3 +175,17 @@ def test_fields_files_open_in_vtk_and_the_profile_as_csv(tmp_path):
 def test_bad_fields_tables_are_one_line(table, message):
     with pytest.raises(ConfigError, match=message.replace("[", r"\[").replace("]", r"\]")):
         SimulationConfig(fields=[table])
+
+
+def test_a_run_with_only_fields_writes_files(tmp_path):
+    """[[fields]] alone make a run write into its folder: the folder is checked before the
+    run (here a file where the folder should be is refused)."""
+    from pdyn.cli import check_output_folder
+
+    taken = tmp_path / "taken"
+    taken.write_text("not a folder")
+    cfg = SimulationConfig(output=OutputConfig(folder=str(taken)), fields=[{"every": 10}])
+    assert cfg.writes_files and not cfg.output.writes_files
+    with pytest.raises(ConfigError, match="exists and is not a folder"):
+        check_output_folder(cfg)
+    check_output_folder(cfg.with_(fields=()))  # nothing written: not checked

@@ -100,7 +100,9 @@ def test_snapshot_holds_the_sphere_stress_and_thermo_the_cell_stress(tmp_path):
     names, rows = read_thermo(tmp_path / "thermo.csv")
     assert tuple(names) == COLUMNS
     box = np.asarray(sim.box.hi) - np.asarray(sim.box.lo)
-    kin, con = cell_stress([cell_parts(sim.store, sim.network)], float(np.prod(box)))
+    net = snap["contacts"]  # the step's network, each contact once
+    kin, con = cell_stress([cell_parts(sim.store, dict(net, ends=net["points"]))],
+                           float(np.prod(box)))
     total = kin + con
     assert rows[-1, names.index("stress_zz")] == total[2, 2]
     assert rows[-1, names.index("pressure")] == invariants(total)[0] > 0
@@ -131,8 +133,9 @@ def test_confined_packing_cell_pressure_is_the_wall_pressure():
 
 def test_a_fixed_spheres_contacts_count_in_the_cell_stress(tmp_path):
     """A sphere resting on a fixed one of lower id (a chute's base): the thermo's σ_zz V is
-    −m g (z_free − z_fixed), the contact seen from the free sphere's row (the contact network
-    leaves it out: the fixed sphere has no row)."""
+    −m g (z_free − z_fixed), the contact seen from the free sphere's row (the lists' network
+    of lower-id rows leaves it out: the fixed sphere has no row); the snapshot's contact
+    network holds it as (0, 1), the force on the fixed sphere m g down."""
     start = 2 * R - MASS * G / (E * R / 2)  # at its static overlap (linear: k = E R_eff)
     scene_ = Scene(name="stack", box_lo=np.zeros(3), box_hi=np.array([8 * R, 8 * R, 1.0]),
                    boundary=("periodic", "periodic", "wall"),
@@ -144,10 +147,14 @@ def test_a_fixed_spheres_contacts_count_in_the_cell_stress(tmp_path):
         scene="drop", contact=ContactConfig(law="linear", youngs_modulus=E, poisson_ratio=NU,
                                             restitution=0.1),
         gravity=(0.0, 0.0, -G), progress=False, initial_overlap="allow",
-        output=OutputConfig(folder=str(tmp_path), thermo_every=4000))
+        output=OutputConfig(folder=str(tmp_path), thermo_every=4000, snapshot_every=4000))
     sim = Simulation(cfg, scene=scene_)
     sim.run(4000)
-    assert not len(sim.contact_network()["id"])  # the network misses the contact
+    assert not len(sim.contact_network()["id"])  # the lower-id rows miss the contact
+    net = read_snapshot(tmp_path / "snapshots" / "snap_00004000.h5")["contacts"]
+    assert net["id"].tolist() == [[0, 1]]
+    np.testing.assert_allclose(net["normal_force"], [[0.0, 0.0, -MASS * G]], rtol=1e-6)
+    np.testing.assert_array_equal(net["points"], sim.store.pos[owned_by_gid(sim)])
     names, rows = read_thermo(tmp_path / "thermo.csv")
     z = sim.store.pos[sim.store.owned, 2]
     volume = 64 * R * R * 1.0

@@ -7,8 +7,8 @@ gathered from every rank)
 - ``restart``: the run continued from its checkpoint of step ``at`` on the same ranks, with
   the uninterrupted run; with ``wall_forces`` the continued rows of the series too;
 - with ``coarse`` (``[[fields]]`` tables) or ``output`` (more ``[output]`` fields, such as
-  ``sphere_stress`` snapshots) the coarse-grained fields' files and the snapshots' per-sphere
-  stress of both comparisons, value for value;
+  ``sphere_stress`` or ``wall_pressure`` snapshots) the coarse-grained fields' files, the
+  snapshots' per-sphere stress and wall pressure maps of both comparisons, value for value;
 
 and, with ``inserter``, the insertion's state. ``check`` asserts what the run must have done
 for the comparison to mean something (contacts, rebuilds, rebalancing, walls touched); it
@@ -74,6 +74,8 @@ def compare(a, b, names, what):
 
 
 SPHERE_STRESS = ("stress", "coordination", "contact_force")
+WALL_PRESSURE = tuple(f"pressure/{k}" for k in ("normal_stress", "shear_stress", "area",
+                                                "patch", "wall", "vertices", "triangles"))
 
 
 def compare_outputs(a: Path, b: Path, after: int, what: str) -> int:
@@ -94,6 +96,12 @@ def compare_outputs(a: Path, b: Path, after: int, what: str) -> int:
             for k in SPHERE_STRESS:
                 assert np.array_equal(x[k][ox], y[k][oy]), \
                     f"snapshot {p.name} {k} differs {what}"
+            n += 1
+        if step > after and "pressure/normal_stress" in y["walls"]:
+            x = read_snapshot(a / "snapshots" / p.name)
+            for k in WALL_PRESSURE:
+                assert np.array_equal(x["walls"][k], y["walls"][k]), \
+                    f"snapshot {p.name} walls/{k} differs {what}"
             n += 1
     return n
 
@@ -265,6 +273,20 @@ def walls_touched(*ids):
         walls = run.sim.wall_contacts()["id"][:, 1]
         seen = set(sum(run.comm.allgather(np.unique(walls).tolist()), []))
         assert set(ids) <= seen, seen
+    return check
+
+
+def maps_pressed(*ids):
+    """Lists rebuilt, and some snapshot's pressure map has a pressed patch on each wall of
+    ``ids`` (rank 0 reads the files)."""
+    def check(run):
+        assert run.sim.rebuilds >= 4
+        if run.comm.rank == 0:
+            seen = set()
+            for _, p in step_files(run.folder / "n" / "snapshots", "snap"):
+                walls = read_snapshot(p)["walls"]
+                seen |= set(walls["pressure/wall"][walls["pressure/normal_stress"] > 0].tolist())
+            assert set(ids) <= seen, seen
     return check
 
 
@@ -455,6 +477,8 @@ COARSE = (FieldsConfig(name="gauss", cells=(4, 3, 5), every=25, window=2),
           FieldsConfig(name="lucy", cells=(1, 6, 1), kernel="lucy", width=2.0, every=50),
           FieldsConfig(name="bins", cells=(1, 1, 7), kernel="bins", every=50))
 SPHERE_SNAPSHOTS = {"sphere_stress": True, "snapshot_every": 100}
+#: snapshots with wall pressure maps (planes, a tube, a cone, meshes)
+WALL_PRESSURE_SNAPSHOTS = {"wall_pressure": True, "wall_patches": (6, 4)}
 
 CASES = [
     *(Case(f"dense-{kind}-{bp}-{'every-step' if skin == 0.0 else 'lists'}",
@@ -542,6 +566,16 @@ CASES = [
                                  ("frictionless-linked-cells",
                                   {"friction": 0.0, "broadphase": "linked_cells", "seed": 4},
                                   MOTION))),
+    *(Case(f"wall-pressure-{name}", make, steps, compares, at=steps // 2,
+           output=dict(WALL_PRESSURE_SNAPSHOTS, snapshot_every=steps // 4), check=check,
+           slow=slow)
+      for name, make, steps, compares, check, slow in (
+          ("tube-piston", built(scenes.drum_with_piston, TUBE, **BALANCED), 200,
+           ("ranks", "restart"), maps_pressed(-1, -2), False),
+          ("cone", built(scenes.cone_hopper, **BALANCED), 300, ("ranks", "restart"),
+           maps_pressed(-7, -8), True),
+          ("mesh", trough(**BALANCED), 600, ("ranks", "restart"), maps_pressed(-5, -6),
+           True))),
 ]
 
 
