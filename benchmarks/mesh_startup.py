@@ -11,9 +11,12 @@ box, 0.45-0.55 m up), then
   distance of each of the scene's spheres from it (``Mesh.gaps``), after numba's kernels
   were compiled or loaded on a tiny mesh;
 * **runs**: ``pdyn run`` of the ``drop`` scene for 1 step on each of ``--ranks``, with the
-  mesh as a wall and without it, after a discarded run that fills numba's cache: the wall
-  time of the whole command, and its largest rank's CPU time (user + system) and peak
-  resident set (``/usr/bin/time``). The mesh's start-up is the difference of the two.
+  mesh as a wall and without it, each after a discarded run of the same kind (a small mesh)
+  that fills numba's cache: the wall time of the whole command, its largest rank's CPU time
+  (user + system), and the peak resident set of rank 0 (which builds the mesh: the ranks of a
+  node share one copy, ``pdyn.parallel.shared``) and of the largest other rank
+  (``/usr/bin/time``; a shared page counts in each rank that touched it). The mesh's start-up
+  is the difference of the two; the load average (1 min) is printed beside each row.
 
     python benchmarks/mesh_startup.py [--triangles 1000000] [--ranks 1 2] [--json out.json]
 """
@@ -80,23 +83,27 @@ def config(folder: Path, stl: Path | None) -> Path:
     text = 'scene = "drop"\nsteps = 1\n[output]\nsnapshot_every = 0\noverwrite = true\n'
     if stl is not None:
         text += f'[[walls]]\ntype = "mesh"\nfile = "{stl}"\n'
-    path = folder / ("mesh.toml" if stl else "plain.toml")
+    path = folder / (f"{stl.stem}.toml" if stl else "plain.toml")
     path.write_text(text)
     return path
 
 
-def run(cfg: Path, ranks: int, out: Path) -> tuple[float, float, float]:
+def run(cfg: Path, ranks: int, out: Path) -> tuple[float, float, float, float]:
     """Wall seconds of ``pdyn run cfg`` on ``ranks`` ranks, the largest rank's CPU seconds
-    (user + system) and its peak resident set (MiB; ``/usr/bin/time`` around each rank)."""
-    cmd = [str(BIN / "mpiexec"), "-n", str(ranks), "/usr/bin/time", "-f", "rank %U %S %M",
+    (user + system), rank 0's peak resident set and the largest other rank's (MiB, 0 on one
+    rank; ``/usr/bin/time`` around each rank)."""
+    cmd = [str(BIN / "mpiexec"), "-n", str(ranks), "sh", "-c",
+           '/usr/bin/time -f "rank $PMI_RANK %U %S %M" "$0" "$@"',
            sys.executable, "-m", "pdyn", "run", str(cfg), "--output", str(out), "--no-progress"]
     t0 = time.perf_counter()
     done = subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                           text=True)
     wall = time.perf_counter() - t0
-    ranks = [line.split()[1:] for line in done.stderr.splitlines() if line.startswith("rank ")]
-    return (wall, max(float(u) + float(s) for u, s, _ in ranks),
-            max(int(m) for _, _, m in ranks) / 1024.0)
+    ranks = sorted((int(r), float(u) + float(s), int(m) / 1024.0) for r, u, s, m in
+                   (line.split()[1:] for line in done.stderr.splitlines()
+                    if line.startswith("rank ")))
+    return (wall, max(c for _, c, _ in ranks), ranks[0][2],
+            max((m for _, _, m in ranks[1:]), default=0.0))
 
 
 def main(argv=None) -> None:
@@ -107,19 +114,25 @@ def main(argv=None) -> None:
     args = p.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
-        stl = tmp / "sheet.stl"
+        stl, small = tmp / "sheet.stl", tmp / "small.stl"
         n_tri = write_sheet(stl, args.triangles)
+        write_sheet(small, 200)
         print(f"{n_tri} triangles, {os.path.getsize(stl) / 2**20:.0f} MiB of binary STL")
         stage_rows = print_rows(stages(stl))
-        plain, meshed = config(tmp, None), config(tmp, stl)
-        run(plain, 1, tmp / "warm")  # numba's cache
+        plain, meshed, warm = config(tmp, None), config(tmp, stl), config(tmp, small)
         run_rows = []
         for ranks in args.ranks:
-            plain_run, mesh_run = run(plain, ranks, tmp / "out"), run(meshed, ranks, tmp / "out")
+            run(plain, ranks, tmp / "warm")  # numba's cache, for each kind of run
+            plain_run = run(plain, ranks, tmp / "out")
+            run(warm, ranks, tmp / "warm")
+            load = os.getloadavg()[0]
+            mesh_run = run(meshed, ranks, tmp / "out")
             row = {"ranks": ranks}
-            for what, i, unit in (("wall", 0, "s"), ("cpu", 1, "s"), ("peak", 2, "MiB")):
+            for what, i, unit in (("wall", 0, "s"), ("cpu", 1, "s"), ("peak rank 0", 2, "MiB"),
+                                  ("peak other", 3, "MiB")):
                 row[f"{what} without ({unit})"] = f"{plain_run[i]:.1f}"
                 row[f"{what} with ({unit})"] = f"{mesh_run[i]:.1f}"
+            row["load"] = f"{(load + os.getloadavg()[0]) / 2:.1f}"
             run_rows.append(row)
         run_rows = print_rows(run_rows)
     write_json(args.json, {"triangles": n_tri, "stages": stage_rows, "runs": run_rows})

@@ -11,7 +11,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .broadphase import make_broadphase
-from .checks import (StepGuard, array_bytes, check_memory, node_memory, share_state,
+from .checks import (StepGuard, check_memory, mesh_bytes, node_memory, share_state,
                      watch_walls)
 from .components import (add_walls, enclosure, glued_motion, list_walls, make_inserter,
                          sphere_materials, wall_materials)
@@ -27,6 +27,7 @@ from .io import fields_writers, make_writers
 from .io.hdf5 import OutputFileError
 from .io.runid import new_run_id
 from .io.wallforces import buffer_bytes
+from .mesh.place import current_placement
 from .parallel import make_exchange
 from .parallel.balance import Balancer
 from .particles import GLUED, ROTATION, ParticleStore
@@ -135,7 +136,8 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     # one memory estimate of what the config implies, before the large allocations
     check_memory(node, comm.size, box, config, particles=source.n, inserter=inserter,
                  rotating=contact.rotating, restart=restart is not None,
-                 meshes=array_bytes(wallset.bundle),
+                 **dict(zip(("node_meshes", "meshes"), mesh_bytes(
+                     wallset.meshes, wallset.bundle, current_placement().shared))),
                  series=buffer_bytes(comm.size) if config.output.wall_forces else 0)
     # the rotation fields exist only when the contact model rotates; room for the rank's
     # share and a quarter more for its ghosts (the store grows by half when that is short:

@@ -37,7 +37,7 @@ def contact_network(contact, store, lists, dt: float, spheres: bool = True,
     forces the last force pass recorded); ``spheres=False``: the sphere–wall contacts only;
     ``lower=False``: every row's contacts from its side (a pair on both spheres' rows)."""
     return contact.contact_list(store, lists, dt, spheres=spheres, lower=lower,
-                                tangential=contact.recorded_tangential(lists))
+                                tangential=contact.recorded_tangential(lists, spheres))
 
 
 def wall_facets(contact, store, lists) -> np.ndarray:

@@ -104,14 +104,32 @@ def array_bytes(record) -> int:
     return sum(a.nbytes for a in (record or ()) if isinstance(a, np.ndarray))
 
 
+def mesh_bytes(meshes, bundle, shared: bool) -> tuple[int, int]:
+    """(bytes a node holds once, bytes each rank holds) of a run's ``meshes``
+    (``pdyn.mesh.Mesh``: their arrays, ``Mesh.arrays``; once per node when ``shared``,
+    ``pdyn.mesh.place``) and their ``bundle`` (its arrays that are not the meshes' own: each
+    rank's), each buffer counted once."""
+    seen, once, each = set(), 0, 0
+    for a in [a for m in meshes for a in m.arrays().values()]:
+        if a.ctypes.data not in seen:
+            seen.add(a.ctypes.data)
+            once += a.nbytes
+    for a in (bundle or ()):
+        if isinstance(a, np.ndarray) and a.ctypes.data not in seen:
+            seen.add(a.ctypes.data)
+            each += a.nbytes
+    return (once, each) if shared else (0, once + each)
+
+
 def check_memory(node: tuple, ranks: int, box, config, *, particles: int, rotating: bool,
-                 inserter=None, restart: bool = False, meshes: int = 0,
+                 inserter=None, restart: bool = False, meshes: int = 0, node_meshes: int = 0,
                  series: int = 0) -> None:
     """One estimate, before set-up, of the large allocations a run on ``ranks`` ranks
     implies — each rank's share of the ``particles`` (``scenarios.BYTES_PER_PARTICLE``, more
     with ``rotating``) and of the spheres the insertion may pour, and on every rank the whole
     block grid (``BYTES_PER_BLOCK``) and an insertion step's candidates
-    (``BYTES_PER_CANDIDATE``), the ``meshes`` (bytes; every rank holds every mesh) and the
+    (``BYTES_PER_CANDIDATE``), the ``meshes`` (bytes every rank holds) and ``node_meshes``
+    (bytes a node holds once: meshes its ranks share, :func:`mesh_bytes`) and the
     wall-force series' buffers (``series`` bytes, rank 0's) — against the memory of a node
     shared by its ranks (``node``:
     :func:`node_memory`). A block grid over the cap (``domain.check_block_count``) is refused
@@ -136,7 +154,7 @@ def check_memory(node: tuple, ranks: int, box, config, *, particles: int, rotati
                       if poured * each / ranks > candidates * BYTES_PER_CANDIDATE
                       else f"insertion.region_hi = {list(ins['region_hi'])!r}"
                       if ins.get("region_hi") else f"insertion.region = {ins.get('region')!r}"),
-        "meshes": (meshes, "walls (meshes)"),
+        "meshes": (meshes + node_meshes / on_node, "walls (meshes)"),
         "wall-force buffers": (series, "output.wall_forces = true"),
     }
     need = on_node * sum(b for b, _ in parts.values())

@@ -433,16 +433,26 @@ def _run(sim, cfg, comm, steps=None) -> int:
     return 0
 
 
+def mesh_placement(comm):
+    """The block in which a run's meshes are built: once per node, shared by its ranks
+    (``pdyn.parallel.shared``), on several ranks; by this process on one."""
+    from .mesh.place import Local, using
+    from .parallel.shared import NodeShared
+
+    return using(NodeShared(comm) if comm.mpi is not None and comm.size > 1 else Local())
+
+
 def cmd_run(args, comm) -> int:
     from .simulation import Simulation
 
-    if args.restart:
-        return cmd_restart(args, comm)
-    cfg = build_config(args)
-    _on_root(comm, lambda: check_output_folder(cfg))
-    sim = Simulation(cfg, comm=comm)  # checks the initial state on every rank
-    _on_root(comm, lambda: clear_output_folder(cfg))
-    return _run(sim, cfg, comm)
+    with mesh_placement(comm):
+        if args.restart:
+            return cmd_restart(args, comm)
+        cfg = build_config(args)
+        _on_root(comm, lambda: check_output_folder(cfg))
+        sim = Simulation(cfg, comm=comm)  # checks the initial state on every rank
+        _on_root(comm, lambda: clear_output_folder(cfg))
+        return _run(sim, cfg, comm)
 
 
 def cmd_restart(args, comm) -> int:

@@ -195,10 +195,11 @@ class Simulation(Observables):
         contacts); with rotation also torques and the contact history, and each entry's
         tangential force when the due writers' ``needs`` ask for contact forces; then what
         those writers need of the step's contacts (``pdyn.capture``, timed as output)."""
+        pairs = bool(needs & CONTACT_FORCES - {"walls"}) or self.record_tangential
         with self.timers("contacts"):
             self.n_contacts, self.elastic_energy = self.contact.forces(
                 self.store, self.neighbours, self.gravity, self.dt,
-                record=bool(needs & CONTACT_FORCES) or self.record_tangential)
+                record=pairs or "walls" in needs, walls_only=not pairs)
         with self.timers("output"):
             (self.network, self.wall_load, self.contact_stats,
              self.sphere_contacts) = capture(self.contact, self.store, self.neighbours,

@@ -16,7 +16,6 @@ angles are given by radii at two axial positions, as LAMMPS' ``region cone``
 
 from __future__ import annotations
 
-import functools
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +23,7 @@ from typing import Callable
 
 import numpy as np
 
-from .mesh import Mesh, MeshError
+from .mesh import Mesh, MeshError, corners_of
 from .stl import StlError, read_stl
 from .values import BadValue, array, flag, number, vector
 from .wallshapes import (axial_extent, meridian, plane_fan, revolved, segment_distance)
@@ -263,23 +262,26 @@ def _draw_cone(point, axis, row, lo, hi, time, mesh):
 
 # --- mesh --------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=16)
 def _stl_mesh(path: str, stamp: tuple, scale: float) -> Mesh:
     """The mesh of an STL file (``stamp``: its size and time, so a changed file is read
-    again), scaled; errors as :class:`BadValue` of ``walls.file``."""
+    again), scaled; built by the current placement (``pdyn.mesh.place``: once per node in a
+    run); errors as :class:`BadValue` of ``walls.file``."""
+
+    def corners():
+        try:
+            return read_stl(path) * scale
+        except StlError as exc:
+            raise BadValue("walls.file", path, str(exc)) from None
+
     try:
-        corners = read_stl(path)
-    except StlError as exc:
-        raise BadValue("walls.file", path, str(exc)) from None
-    try:
-        return Mesh(corners * scale)
+        return Mesh.placed(("stl", path, stamp, scale), corners)
     except MeshError as exc:
         raise BadValue("walls.file", path, str(exc)) from None
 
 
-@functools.lru_cache(maxsize=16)
 def _array_mesh(vertices: tuple, triangles: tuple, scale: float) -> Mesh:
-    """The mesh of vertex and triangle arrays (as nested tuples), scaled."""
+    """The mesh of vertex and triangle arrays (as nested tuples), scaled; built by the
+    current placement."""
     v = array("walls.vertices", vertices, (3,))
     try:
         t = np.asarray(triangles)
@@ -288,7 +290,8 @@ def _array_mesh(vertices: tuple, triangles: tuple, scale: float) -> Mesh:
     if t.dtype.kind not in "iu" or t.ndim != 2 or t.shape[1] != 3:
         raise BadValue("walls.triangles", triangles, "expected integers of shape (T, 3)")
     try:
-        return Mesh.from_arrays(v * scale, t)
+        return Mesh.placed(("arrays", vertices, triangles, scale),
+                           lambda: corners_of(v * scale, t))
     except MeshError as exc:
         raise BadValue("walls.triangles", triangles, str(exc)) from None
 

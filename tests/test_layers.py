@@ -22,9 +22,10 @@ LAYERS = [
     # read from a file
     ("pdyn.placement",),  # particles generated per lattice cell, non-overlapping placement
     # triangle-mesh walls, a package whose modules have layers of their own:
-    ("pdyn.mesh.frame", "pdyn.mesh.shapes", "pdyn.stl", "pdyn.wallshapes", "pdyn.programs"),
-    # a mesh's frame; test surfaces; STL files; wall surfaces in numpy (distances, drawing);
-    # walls' programs of time
+    ("pdyn.mesh.frame", "pdyn.mesh.shapes", "pdyn.mesh.place", "pdyn.stl", "pdyn.wallshapes",
+     "pdyn.programs"),
+    # a mesh's frame; test surfaces; where a mesh's arrays live; STL files; wall surfaces in
+    # numpy (distances, drawing); walls' programs of time
     ("pdyn.mesh.geometry",),  # the sphere–triangle geometry (closest feature, kept contacts)
     ("pdyn.mesh.grid", "pdyn.mesh.bundle"),  # the grid over triangles; meshes packed for kernels
     ("pdyn.mesh.model",),  # Mesh: welded triangles, adjacency, motion, grid

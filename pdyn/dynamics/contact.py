@@ -409,7 +409,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
 @njit(**JIT_IEEE)
 def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, link,
                    pos, vel, rad, mass, gid, normal, walls, force, omega, torque, history,
-                   spinning, done, done_at, record, mesh, material, table):
+                   spinning, done, done_at, record, record_pairs, mesh, material, table):
     """:func:`_pass` with the tangential and rolling parts (module docstring): sets ``force``
     and ``torque`` of every row's sphere and advances ``history`` = (last step's touching
     entries (ascending), springs, whether each slid, their number, whether every row's torque
@@ -417,11 +417,12 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
     ``done``/``done_at`` also carry the torque on the later row and the places of the pair's
     new and old springs. ``spinning`` receives the rows that touch something (the only
     nonzero torques: another row's torque is written only if it touched last step or the
-    lists are new). ``record`` (entries × 3 or None; recording evaluates every pair in each
-    row) receives the tangential force per touching entry. Returns (contacts, energy, entries
-    written — more than fit: the caller grows the buffers and runs again, as the pass leaves
-    its inputs as found —, rows in ``spinning``). ``material``, ``table``: as for
-    :func:`_pass`."""
+    lists are new). ``record`` (entries × 3 or None) receives the tangential force per
+    touching entry: every one with ``record_pairs`` (which evaluates every pair in each row),
+    else the wall entries alone (each evaluated by its row: pairs are still handed over).
+    Returns (contacts, energy, entries written — more than fit: the caller grows the buffers
+    and runs again, as the pass leaves its inputs as found —, rows in ``spinning``).
+    ``material``, ``table``: as for :func:`_pass`."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
@@ -448,11 +449,11 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
         for u in range(np.uint64(start[t]), np.uint64(start[t + 1])):
             j = np.uint64(partner[u])
             counted = False  # evaluated in j's row, which counted it
-            w = np.int64(u)  # (no links or recording: every pair evaluated in each of its rows)
+            w = np.int64(u)  # (no links or recording pairs: every pair evaluated in each row)
             if u < u_split:
                 if link is not None:
                     w = link[u]
-                    if record is None and w < 0:  # evaluated in j's (earlier) row
+                    if not record_pairs and w < 0:  # evaluated in j's (earlier) row
                         if w == SECOND:  # apart
                             continue
                         h = POSTED - w
@@ -522,7 +523,7 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 new_spring[k, 2] = o.sz
                 new_slid[k] = o.sliding
                 if link is not None:
-                    if record is None and u < u_split and w > np.int64(u):  # the first row
+                    if not record_pairs and u < u_split and w > np.int64(u):  # the first row
                         if n_free > 0:  # a free slot: post for j's row
                             n_free -= 1
                             z = done_at[n_free, 2]
@@ -535,7 +536,7 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                         else:  # every slot taken: j's row evaluates it too
                             link[w] = POSTED - n_slots
             k += 1
-            if record is not None:
+            if record is not None and (record_pairs or u >= u_split):
                 record[u, 0], record[u, 1], record[u, 2] = o.tx, o.ty, o.tz
             fx, fy, fz = fx + o.fx, fy + o.fy, fz + o.fz
             mx, my, mz = mx + o.mx, my + o.my, mz + o.mz
@@ -928,13 +929,14 @@ class ContactPass(Hanger):
     ``mesh``: the meshes' bundle (``WallSet.bundle``; None: no mesh). A pass told to
     ``record`` leaves the tangential force on the row's sphere of each contact evaluated in
     its row in :attr:`tangential` (entries × 3, aligned with ``lists.partner``;
-    :attr:`recorded` says whether the last pass did).
+    :attr:`recorded` says whether the last pass did: ``"all"``, or ``"walls"`` for the wall
+    contacts alone, which keeps the pairs handed over).
     """
 
     def __init__(self, law: ContactLaw, walls: np.ndarray | None = None,
                  mesh: tuple | None = None):
         self.law, self.walls, self.mesh = law, walls, mesh
-        self.recorded = False  # the last pass recorded tangential forces
+        self.recorded = None  # what the last pass recorded tangential forces of: "all", "walls"
         self._geo, self._border = np.zeros((0, 4)), NO_BORDER  # mesh_state's buffers
         self.tangential = np.zeros((0, 3))
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
@@ -1013,20 +1015,22 @@ class ContactPass(Hanger):
         return out
 
     def forces(self, store, lists, gravity: np.ndarray, dt: float,
-               record: bool = False, advance: bool = True) -> tuple[int, float]:
+               record: bool = False, advance: bool = True,
+               walls_only: bool = False) -> tuple[int, float]:
         """Set ``store.force`` (and with rotation ``store.torque``, advancing the contact
         history by ``dt`` s unless not ``advance``) of the rows of the neighbour ``lists``
         (:class:`~pdyn.dynamics.neighbours.NeighbourList`, on which :attr:`hangers` hang);
         return (contacts, elastic energy) of this rank's share. With rotation the history
         between rebuilds is kept in :attr:`history`. ``record``: keep each entry's tangential
-        force in :attr:`tangential`."""
+        force in :attr:`tangential` (``walls_only``: each touching wall entry's alone, the
+        wall-force series' need, at no cost to the pairs)."""
         dt = float(dt)
-        self.recorded = bool(record)
+        self.recorded = ("walls" if walls_only else "all") if record else None
         record = None
         if self.recorded:
             if self.tangential.shape[0] != lists.partner.shape[0]:
                 self.tangential = np.zeros((lists.partner.shape[0], 3))
-            else:
+            elif not walls_only:  # (every touching wall entry is written: no need to clear)
                 self.tangential[:] = 0.0
             record = self.tangential
         walls = self.wall_table(store)
@@ -1056,7 +1060,8 @@ class ContactPass(Hanger):
                 store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
                 store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,
                                             new_entry, new_spring, new_slid),
-                self.spinning, done, done_at, record, mesh, store.material, self.law.table)
+                self.spinning, done, done_at, record, self.recorded == "all", mesh,
+                store.material, self.law.table)
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
@@ -1159,10 +1164,14 @@ class ContactPass(Hanger):
             return lists.rows
         return self.spinning[:self.n_spinning]
 
-    def recorded_tangential(self, lists) -> np.ndarray | None:
+    def recorded_tangential(self, lists, spheres: bool = True) -> np.ndarray | None:
         """The tangential force per entry of ``lists`` for output: what the last pass recorded
         (:attr:`tangential`); None (zeros) without friction or record. The one place
-        friction's per-contact history enters the contact network and wall forces."""
+        friction's per-contact history enters the contact network and wall forces. A pass that
+        recorded the wall entries alone serves only ``spheres=False`` (a caller's error else)."""
         if self.rotating and self.recorded and self.tangential.shape[0] == lists.entries():
+            if spheres and self.recorded != "all":
+                raise ValueError("the last force pass recorded the wall contacts' tangential "
+                                 "forces only")
             return self.tangential
         return None

@@ -8,6 +8,7 @@
 * :mod:`~pdyn.mesh.grid` — the uniform grid over a mesh's triangles (the lists' query);
 * :mod:`~pdyn.mesh.model` — :class:`Mesh`: welded triangles, adjacency, motion, frame, grid;
 * :mod:`~pdyn.mesh.bundle` — :func:`pack`: all meshes of a run as one :class:`MeshBundle`;
+* :mod:`~pdyn.mesh.place` — where a mesh's arrays live (this process, or one copy per node);
 * :mod:`~pdyn.mesh.shapes` — test surfaces (:func:`grid_surface`, :func:`tube_surface`).
 
 ``docs/walls.md`` says how mesh walls work; ``pdyn.walls`` holds the wall table a mesh is one
@@ -19,9 +20,10 @@ from .frame import frames, in_frame, rotation, to_body, to_world
 from .geometry import (EDGE, EPS, FACE, NONE, VERTEX, contact_geometry, entry_homes,
                        record_feature)
 from .grid import candidates
-from .model import Mesh, MeshError
+from .model import Mesh, MeshError, corners_of
 from .shapes import grid_surface, tube_surface
 
-__all__ = ["Mesh", "MeshError", "MeshBundle", "pack", "frames", "rotation", "in_frame",
-           "to_body", "to_world", "FACE", "EDGE", "VERTEX", "NONE", "EPS", "record_feature",
-           "contact_geometry", "entry_homes", "candidates", "grid_surface", "tube_surface"]
+__all__ = ["Mesh", "MeshError", "corners_of", "MeshBundle", "pack", "frames", "rotation",
+           "in_frame", "to_body", "to_world", "FACE", "EDGE", "VERTEX", "NONE", "EPS",
+           "record_feature", "contact_geometry", "entry_homes", "candidates", "grid_surface",
+           "tube_surface"]

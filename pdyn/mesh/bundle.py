@@ -60,14 +60,14 @@ def pack(meshes, rows=()) -> MeshBundle:
         grid = mesh.grid
         parts["tedge"].append(_shift(mesh.tedge, e_off))
         parts["ev"].append(_shift(mesh.edge_v, v_off))
-        parts["estart"].append(mesh.estart[:-1] + 3 * t_off)
+        parts["estart"].append(_shift(mesh.estart[:-1], 3 * t_off))
         parts["etri"].append(_shift(mesh.etri, t_off))
-        parts["vstart"].append(mesh.vstart[:-1] + 3 * t_off)
+        parts["vstart"].append(_shift(mesh.vstart[:-1], 3 * t_off))
         parts["vtri"].append(_shift(mesh.vtri, t_off))
         parts["tmesh"].append(np.full(len(mesh), m, i8))
         parts["gf"].append(np.append(grid.lo, grid.h)[None])
         parts["gi"].append(np.append(grid.dims, c_off)[None])
-        parts["cstart"].append(grid.start[:-1] + n_ctri)
+        parts["cstart"].append(_shift(grid.start[:-1], n_ctri))
         parts["ctri"].append(_shift(grid.tri, t_off))
         parts["records"].append(mesh.records)
         v_off += len(mesh.verts)
@@ -80,9 +80,13 @@ def pack(meshes, rows=()) -> MeshBundle:
              "tmesh": ((0,), i8), "gf": ((0, 4), f8), "gi": ((0, 4), i8),
              "cstart": ((0,), i8), "ctri": ((0,), i8), "records": ((0, REC), f8)}
     ends = {"estart": 3 * t_off, "vstart": 3 * t_off, "cstart": n_ctri}
-    out = {}
+    # one mesh: its arrays, no copy (its CSR starts end where the bundle's do)
+    out = ({"estart": meshes[0].estart, "vstart": meshes[0].vstart,
+            "cstart": meshes[0].grid.start} if len(meshes) == 1 else {})
     for key, (shape, dtype) in empty.items():
-        a = parts[key] or [np.zeros(shape, dtype)]  # one mesh: its arrays, no copy
+        if key in out:
+            continue
+        a = parts[key] or [np.zeros(shape, dtype)]
         a = np.ascontiguousarray((a[0] if len(a) == 1 else np.concatenate(a))
                                  .astype(dtype, copy=False))
         out[key] = np.append(a, ends[key]) if key in ends else a

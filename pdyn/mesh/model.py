@@ -18,7 +18,14 @@ import numpy as np
 from .bundle import pack
 from .frame import rotation
 from .geometry import triangle_records
-from .grid import bin_triangles, distances
+from .grid import TriangleGrid, bin_triangles, distances
+from .place import placed
+
+#: a mesh's arrays (:meth:`Mesh.arrays`): its geometry, what a placement holds
+#: (``pdyn.mesh.place``); ``grid_*`` its grid's fields
+ARRAYS = ("verts", "tri", "normal", "edge_v", "tedge", "elen", "tm", "estart", "etri",
+          "vstart", "vtri", "records", "grid_lo", "grid_h", "grid_dims", "grid_start",
+          "grid_tri")
 
 
 class MeshError(ValueError):
@@ -71,6 +78,23 @@ def _motion(velocity, angular_velocity, axis, point) -> tuple:
     return v, om, a / norm, p
 
 
+def corners_of(vertices, triangles) -> np.ndarray:
+    """The corners (T, 3, 3) of triangles (T, 3) of indices into ``vertices`` (V, 3);
+    :class:`MeshError` names a bad shape or index."""
+    v = np.asarray(vertices, float)
+    t = np.asarray(triangles)
+    if v.ndim != 2 or v.shape[1] != 3:
+        raise MeshError(f"vertices: expected shape (V, 3), got {list(v.shape)}")
+    if t.ndim != 2 or t.shape[1] != 3 or not np.issubdtype(t.dtype, np.integer):
+        raise MeshError(f"triangles: expected integers of shape (T, 3), got "
+                        f"{list(t.shape)} {t.dtype}")
+    outside = (t < 0) | (t >= v.shape[0])
+    if outside.any():
+        raise MeshError(f"triangles: vertex index {int(t[outside][0])} outside 0 … "
+                        f"{v.shape[0] - 1}")
+    return v[t]
+
+
 class Mesh:
     """One triangle mesh in its own frame: corners (T, 3, 3), m, welded by exact coordinates.
     Its motion: ``velocity`` (m/s) and a turn at ``angular_velocity`` Ω (rad/s, right-handed)
@@ -117,6 +141,7 @@ class Mesh:
         self.vstart, self.vtri = _csr(self.tri.ravel(), len(self.verts),
                                       np.repeat(np.arange(t), 3))
         self.grid = bin_triangles(self.verts[self.tri])  # (``pdyn.mesh.grid``)
+        self._cell = np.array([self.grid.h])  # its cell size as an array (:meth:`arrays`)
         self.records = triangle_records(self)  # (``pdyn.mesh.geometry``; the kernels')
         self._alone: list = []  # the mesh packed alone, for :meth:`gaps` (at its first call)
 
@@ -125,18 +150,37 @@ class Mesh:
                     axis=(0.0, 0.0, 1.0), point=(0.0, 0.0, 0.0)) -> "Mesh":
         """A mesh from vertices (V, 3) and triangles (T, 3) of vertex indices; its motion as
         :class:`Mesh` takes it."""
-        v = np.asarray(vertices, float)
-        t = np.asarray(triangles)
-        if v.ndim != 2 or v.shape[1] != 3:
-            raise MeshError(f"vertices: expected shape (V, 3), got {list(v.shape)}")
-        if t.ndim != 2 or t.shape[1] != 3 or not np.issubdtype(t.dtype, np.integer):
-            raise MeshError(f"triangles: expected integers of shape (T, 3), got "
-                            f"{list(t.shape)} {t.dtype}")
-        outside = (t < 0) | (t >= v.shape[0])
-        if outside.any():
-            raise MeshError(f"triangles: vertex index {int(t[outside][0])} outside 0 … "
-                            f"{v.shape[0] - 1}")
-        return cls(v[t], velocity, angular_velocity, axis, point)
+        return cls(corners_of(vertices, triangles), velocity, angular_velocity, axis, point)
+
+    @classmethod
+    def placed(cls, key, corners) -> "Mesh":
+        """The mesh of triangles ``corners()`` (T, 3, 3; called only where the mesh is built),
+        at rest, its arrays built by the current placement under ``key`` (``pdyn.mesh.place``:
+        on one rank of a node, shared by its ranks) — the same arrays, bit for bit, as
+        ``Mesh(corners())``'s."""
+        return cls.of_arrays(placed(key, lambda: cls(corners()).arrays()))
+
+    def arrays(self) -> dict:
+        """Its geometry as :data:`ARRAYS` (numpy arrays; the grid's cell size as (1,))."""
+        g = self.grid
+        out = {k: getattr(self, k) for k in ARRAYS if not k.startswith("grid_")}
+        return {**out, "grid_lo": g.lo, "grid_h": self._cell, "grid_dims": g.dims,
+                "grid_start": g.start, "grid_tri": g.tri}
+
+    @classmethod
+    def of_arrays(cls, arrays: dict) -> "Mesh":
+        """A mesh at rest of :meth:`arrays` (not copied, not checked again)."""
+        out = cls.__new__(cls)
+        for k in ARRAYS:
+            if not k.startswith("grid_"):
+                setattr(out, k, arrays[k])
+        out._cell = arrays["grid_h"]
+        out.grid = TriangleGrid(arrays["grid_lo"], float(out._cell[0]), arrays["grid_dims"],
+                                arrays["grid_start"], arrays["grid_tri"])
+        out.velocity, out.angular_velocity, out.axis, out.point = _motion(
+            (0.0, 0.0, 0.0), 0.0, (0.0, 0.0, 1.0), (0.0, 0.0, 0.0))
+        out._alone = []
+        return out
 
     def __len__(self) -> int:
         return self.tri.shape[0]

@@ -49,3 +49,27 @@ def test_sums_are_add_at_in_sorted_order_bit_for_bit():
         np.add.at(old, (np.searchsorted(step_list, steps[order]),
                         np.searchsorted(-wall_ids, -wall[order])), force[order])
         assert got.shape == old.shape and got.tobytes() == old.tobytes()
+
+
+def test_wall_contacts_recorded_alone_write_the_same_bytes(tmp_path):
+    """With friction the force pass records the tangential forces of the wall contacts alone
+    for the wall-force series (sphere pairs stay handed over, evaluated once): the file and
+    the trajectory are those of a pass that records every pair."""
+    from pdyn.config import OutputConfig
+    from pdyn.simulation import Simulation
+
+    from ..mpi.scenes import drum_with_piston
+
+    runs = {}
+    for every in (False, True):
+        folder = tmp_path / str(every)
+        sim = Simulation(drum_with_piston(output=OutputConfig(
+            folder=str(folder), snapshot_every=0, wall_forces=True)))
+        sim.record_tangential = every  # True: every pair, as a contact network needs
+        sim.run(150)
+        assert sim.contact.recorded == ("all" if every else "walls")
+        slid = np.abs(sim.wall_load["tangential_force"]).sum(axis=1) > 0.0
+        assert slid.sum() >= 3  # wall contacts with friction, whose forces the file sums
+        runs[every] = (folder / "wall_forces.csv").read_bytes(), sim.store.pos.copy()
+    assert runs[False][0] == runs[True][0]
+    assert np.array_equal(runs[False][1], runs[True][1])
