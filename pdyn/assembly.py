@@ -171,7 +171,8 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     wall_motion = WallMotion(wallset, dt, first_step, restart.servos if restart else None)
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     # snapshots, checkpoints, series; coarse-grained fields (pdyn.io)
-    writers = make_writers(config.output) + fields_writers(config.output, config.fields)
+    writers = (make_writers(config.output, tuple(m.name for m in config.materials))
+               + fields_writers(config.output, config.fields))
     guard = StepGuard(store, comm, dt, contact_time(contact.law, store, inserter, comm),
                       config.dt_safety, writers,
                       watch_walls(neighbours, wallset, box, contact.law,

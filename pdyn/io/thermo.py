@@ -9,7 +9,9 @@ the smaller sphere, walls included), then the cell's stress tensor, kinetic + co
 (``stress_xx``, ``stress_yy``, ``stress_zz``, ``stress_xy``, ``stress_xz``, ``stress_yz``, Pa,
 tension positive; ``pressure`` −tr σ / 3 and ``deviator`` √(3/2 s:s), Pa:
 ``pdyn.fields.virial``, over the box's volume); stdout adds ``Press`` and ``steps/s`` since
-the last line. The CSV holds every float as its ``repr`` (reads back to the same bits) and the
+the last line. A run of several materials adds ``lacey`` (Lacey's mixing index of the first
+material against the others) and ``spheres_<name>`` per material (``pdyn.io.mixing``). The CSV
+holds every float as its ``repr`` (reads back to the same bits) and the
 same bytes on any rank count: counts are integers, the overlap a maximum, and each energy (and
 each sum of the stress) is the correctly rounded sum of all spheres' terms — every rank reduces
 its terms to an exact expansion (Shewchuk's partials, as ``math.fsum``: ``pdyn.fields.exact``),
@@ -32,6 +34,7 @@ from ..fields.once import each_once, fixed_ids
 from ..fields.exact import grow as _grow
 from ..fields.virial import COLUMNS as STRESS_COLUMNS
 from ..fields.virial import cell_parts, cell_stress, stress_columns
+from .mixing import mixing_columns
 from .wallforces import append_text, start_series
 from .wallforces import read_series as read_thermo
 from .writer import Writer
@@ -81,6 +84,14 @@ def thermo_row(view, fixed: np.ndarray | None = None) -> tuple | None:
             max(p[5] for p in parts)) + stress
 
 
+def mixing_header(materials: tuple) -> list[str]:
+    """The mixing columns of a run of the named ``materials`` (none for fewer than two):
+    ``lacey``, then ``spheres_<name>`` per material (``pdyn.io.mixing``)."""
+    if len(materials) < 2:
+        return []
+    return ["lacey"] + [f"spheres_{name}" for name in materials]
+
+
 def _say(line: str) -> None:
     """A line on stdout that does not break a progress bar (tqdm redraws it below)."""
     try:
@@ -100,10 +111,12 @@ class ThermoWriter(Writer):
     # the contact statistics and every row's contacts of the step
     needs = frozenset({"thermo", "sphere_contacts"})
 
-    def __init__(self, folder: str | Path, every: int, say=_say):
+    def __init__(self, folder: str | Path, every: int, say=_say, materials: tuple = ()):
         self.path = Path(folder) / FILE_NAME
         self.every = int(every)
         self.say = say
+        #: the run's material names: with two or more, the mixing columns (pdyn.io.mixing)
+        self.materials = tuple(materials) if len(materials) > 1 else ()
         self.written: list[Path] = []  # the file, once started
         self._last = (None, time.perf_counter())  # (step, time) of the last line
         self._fixed = None  # the fixed spheres' ids (pdyn.fields.once), found at the first row
@@ -113,7 +126,8 @@ class ThermoWriter(Writer):
 
     def __call__(self, view) -> None:
         if not self.written:
-            start_series(self.path, list(COLUMNS), view.first_step, view)
+            start_series(self.path, list(COLUMNS) + mixing_header(self.materials),
+                         view.first_step, view)
             self.written = [self.path]
             if view.comm.rank == 0:
                 self.say(" ".join(f"{name:>{w}}" for name, w in SCREEN))
@@ -121,9 +135,10 @@ class ThermoWriter(Writer):
         if self._fixed is None:
             self._fixed = fixed_ids(view.comm, view.store)
         row = thermo_row(view, self._fixed)
+        mixing = mixing_columns(view, len(self.materials)) if self.materials else ()
         if row is None:
             return
-        append_text(self.path, ",".join(repr(x) for x in row) + "\n")
+        append_text(self.path, ",".join(repr(x) for x in row + mixing) + "\n")
         now = time.perf_counter()
         rate = (row[0] - self._last[0]) / max(now - self._last[1], 1e-12)
         self._last = (row[0], now)
