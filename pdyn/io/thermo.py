@@ -10,8 +10,8 @@ the smaller sphere, walls included), then the cell's stress tensor, kinetic + co
 tension positive; ``pressure`` −tr σ / 3 and ``deviator`` √(3/2 s:s), Pa:
 ``pdyn.fields.virial``, over the box's volume); stdout adds ``Press`` and ``steps/s`` since
 the last line. A run of several materials adds ``lacey`` (Lacey's mixing index of the first
-material against the others) and ``spheres_<name>`` per material (``pdyn.io.mixing``). The CSV
-holds every float as its ``repr`` (reads back to the same bits) and the
+material against the others) and ``spheres_<name>`` per material (``pdyn.analysis.mixing``).
+The CSV holds every float as its ``repr`` (reads back to the same bits) and the
 same bytes on any rank count: counts are integers, the overlap a maximum, and each energy (and
 each sum of the stress) is the correctly rounded sum of all spheres' terms — every rank reduces
 its terms to an exact expansion (Shewchuk's partials, as ``math.fsum``: ``pdyn.fields.exact``),
@@ -34,7 +34,7 @@ from ..fields.once import each_once, fixed_ids
 from ..fields.exact import grow as _grow
 from ..fields.virial import COLUMNS as STRESS_COLUMNS
 from ..fields.virial import cell_parts, cell_stress, stress_columns
-from .mixing import mixing_columns
+from ..analysis.mixing import CELL_DIAMETERS, cell_counts, lacey, merged
 from .wallforces import append_text, start_series
 from .wallforces import read_series as read_thermo
 from .writer import Writer
@@ -84,9 +84,28 @@ def thermo_row(view, fixed: np.ndarray | None = None) -> tuple | None:
             max(p[5] for p in parts)) + stress
 
 
+def mixing_columns(view, n_materials: int) -> tuple | None:
+    """(Lacey's index, each of ``n_materials`` materials' sphere count) of the run at
+    ``view`` on rank 0, None on the others (``pdyn.analysis.mixing``: sample cells of
+    ``CELL_DIAMETERS`` largest diameters). Collective."""
+    store, comm = view.store, view.comm
+    h = store.owned
+    r_max = comm.allreduce_max(float(store.radius[h].max()) if h.size else 0.0)
+    edge = CELL_DIAMETERS * 2.0 * r_max if r_max > 0.0 else 1.0
+    parts = comm.gather(cell_counts(store.pos[h], store.material[h], view.box.lo, edge),
+                        root=0)
+    if comm.rank != 0:
+        return None
+    counts = merged(parts)
+    per = [0] * n_materials
+    for key, c in counts.items():
+        per[key[3]] += c
+    return (lacey(counts), *per)
+
+
 def mixing_header(materials: tuple) -> list[str]:
     """The mixing columns of a run of the named ``materials`` (none for fewer than two):
-    ``lacey``, then ``spheres_<name>`` per material (``pdyn.io.mixing``)."""
+    ``lacey``, then ``spheres_<name>`` per material (``pdyn.analysis.mixing``)."""
     if len(materials) < 2:
         return []
     return ["lacey"] + [f"spheres_{name}" for name in materials]
@@ -115,7 +134,8 @@ class ThermoWriter(Writer):
         self.path = Path(folder) / FILE_NAME
         self.every = int(every)
         self.say = say
-        #: the run's material names: with two or more, the mixing columns (pdyn.io.mixing)
+        #: the run's material names: with two or more, the mixing columns
+        #: (pdyn.analysis.mixing)
         self.materials = tuple(materials) if len(materials) > 1 else ()
         self.written: list[Path] = []  # the file, once started
         self._last = (None, time.perf_counter())  # (step, time) of the last line

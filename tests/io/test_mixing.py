@@ -1,4 +1,4 @@
-"""The mixing columns of thermo.csv (``pdyn.io.mixing``): Lacey's index against hand-worked
+"""The mixing columns of thermo.csv (``pdyn.analysis.mixing``): Lacey's index against hand-worked
 cases, counts that do not depend on how the spheres are split over ranks, and the columns of
 a run of several materials. Multi-rank: the ``two-materials-mixing`` row of
 tests/mpi/test_same_bits.py."""
@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from pdyn.io import read_thermo
-from pdyn.io.mixing import cell_counts, lacey, merged
+from pdyn.analysis.mixing import cell_counts, lacey, merged
 from pdyn.simulation import Simulation
 
 from ..mpi.scenes import two_materials

@@ -382,7 +382,7 @@ def mixed_materials(run):
 
 
 def mixing_on_any_ranks(run):
-    """thermo.csv's mixing columns (``pdyn.io.mixing``): the same bytes as the 1-rank run's;
+    """thermo.csv's mixing columns (``pdyn.analysis.mixing``): the same bytes as the 1-rank run's;
     each material's count adds up to the spheres, the index a number (mixed by the fall)."""
     if run.comm.rank != 0:
         return

@@ -1,5 +1,5 @@
-"""How mixed the materials are: each material's sphere count and Lacey's mixing index
-([Lacey1954]) over sample cells, the thermo columns of a run of several materials
+"""How mixed the materials are: spheres per sample cell and material, and Lacey's mixing index
+([Lacey1954]) from those counts — the thermo columns of a run of several materials
 (``pdyn.io.thermo``). The same numbers on any rank count: every rank counts its owned spheres
 per (cell, material) in integers, rank 0 adds the counts and computes the index from them.
 
@@ -69,21 +69,3 @@ def lacey(counts: dict) -> float:
         return math.nan
     s2 = math.fsum(total * (first / total - p) ** 2) / n
     return (s0 - s2) / (s0 - sr)
-
-
-def mixing_columns(view, n_materials: int) -> tuple | None:
-    """(Lacey's index, each of ``n_materials`` materials' sphere count) of the run at
-    ``view`` on rank 0, None on the others. Collective."""
-    store, comm = view.store, view.comm
-    h = store.owned
-    r_max = comm.allreduce_max(float(store.radius[h].max()) if h.size else 0.0)
-    edge = CELL_DIAMETERS * 2.0 * r_max if r_max > 0.0 else 1.0
-    parts = comm.gather(cell_counts(store.pos[h], store.material[h], view.box.lo, edge),
-                        root=0)
-    if comm.rank != 0:
-        return None
-    counts = merged(parts)
-    per = [0] * n_materials
-    for key, c in counts.items():
-        per[key[3]] += c
-    return (lacey(counts), *per)
