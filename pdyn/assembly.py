@@ -121,15 +121,15 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     plan_walls(config.stages, wallset)  # the stages' wall speeds count from the start
     gravity = np.array(config.gravity if config.gravity is not None else scene.gravity, float)
     contact_config = config.contact or ContactConfig(**scene.contact)
-    contact = ContactPass(ContactLaw.from_config(contact_config,
-                                                 **config.material_pairs(contact_config)),
+    contact = ContactPass(ContactLaw.from_config(contact_config, **config.material_pairs(
+        contact_config, None if scene.material is None else set(np.unique(scene.material)))),
                           wallset.table, wallset.bundle)
     first_step = restart.step if restart else 0
     run_id = restart.run_id if restart and restart.run_id else comm.bcast(
         new_run_id() if comm.rank == 0 else None)
     source, note = (restart.source, None) if restart else particle_source(
         scene, comm, box, wallset.n_box, overlap_rules(config, contact.law),
-        sphere_materials(config, len(scene)))
+        sphere_materials(config, scene))
     r_mean = restart.r_mean if restart else source.r_mean
     inserter = make_inserter(config, scene, box, source.n,
                              restart.insertion if restart else None)
@@ -180,7 +180,8 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
         stages.enter(gravity, wallset, wall_motion, contact)
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     # snapshots, checkpoints, series; coarse-grained fields (pdyn.io)
-    writers = make_writers(config.output) + fields_writers(config.output, config.fields)
+    writers = (make_writers(config.output, tuple(m.name for m in config.materials))
+               + fields_writers(config.output, config.fields))
     guard = StepGuard(store, comm, dt, contact_time(contact.law, store, inserter, comm),
                       config.dt_safety, writers,
                       watch_walls(neighbours, wallset, box, contact.law,

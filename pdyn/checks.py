@@ -663,7 +663,12 @@ def refuse_fast_walls(wallset, names, skin: float, dt: float, law, radius, mass,
 def _softest(law, radius, mass):
     """(overlap over radius of a sphere–wall contact stopping an approach of 1 m/s, the power
     of the speed it grows with, that sphere's radius) of the sphere that overlaps most, of
-    spheres of ``radius`` and ``mass``; None without spheres (:func:`refuse_fast_walls`)."""
+    spheres of ``radius`` and ``mass``; None without spheres (:func:`refuse_fast_walls`).
+    With several materials the softest of the pairs that can occur (``ContactLaw.pairs``;
+    every sphere taken of each pair's materials: a bound)."""
+    if law.pairs is not None:
+        found = [_softest(p, radius, mass) for p in law.pairs.values() if p.stiff]
+        return max((f for f in found if f is not None), default=None)
     keep = np.isfinite(radius) & np.isfinite(mass)
     radius, mass = radius[keep], mass[keep]
     if not radius.size:

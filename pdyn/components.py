@@ -21,15 +21,21 @@ def enclosure(config: SimulationConfig, scene: Scene) -> tuple:
     """(config, box, wallset): the box (the config's, else the scene's) with its faces and the
     walls — the scene's, then the config's — as ``pdyn.walls.WallSet`` and as the box's
     checked walls (``pdyn.domain.Box``). The config returned holds them all, so checkpoints
-    hold them (once: a config that holds them already, a run's own, is kept as it is)."""
+    hold them (once: a config that holds them already, a run's own, is kept as it is), and
+    the scene's materials (``Scene.materials``) where it names none of its own."""
     box = config.box
     lo = np.array(box.lo if box else scene.box_lo, float)
     hi = np.array(box.hi if box else scene.box_hi, float)
     boundary = tuple(box.boundary if box else scene.boundary)
+    changes = {}
+    if scene.materials and not config.materials:  # the scene's materials, unless the config's
+        changes = {"materials": scene.materials, "interactions": scene.interactions}
     own = wall_configs(scene.walls)
     if own and config.walls[:len(own)] != own:  # the stages' wall indices move with them
-        config = config.with_(walls=own + config.walls,
-                              stages=shift_walls(config.stages, len(own)))
+        changes["walls"] = own + config.walls
+        changes["stages"] = shift_walls(config.stages, len(own))
+    if changes:
+        config = config.with_(**changes)
     wallset = WallSet(*Box(lo, hi, boundary).walls(), [w.spec() for w in config.walls])
     box = Box(lo, hi, boundary, tuple(
         {**w.spec(), "name": f"walls[{k}] ({w.type})"} for k, w in enumerate(config.walls)))
@@ -53,12 +59,13 @@ def wall_materials(config: SimulationConfig, wallset: WallSet) -> np.ndarray:
     return np.array([box] * wallset.n_box + walls, np.uint8)
 
 
-def sphere_materials(config: SimulationConfig, n: int) -> np.ndarray | None:
-    """The material index of each of the ``n`` spheres of ``[particles]`` (None: a named
-    scene's, all 0)."""
+def sphere_materials(config: SimulationConfig, scene: Scene) -> np.ndarray | None:
+    """The material index of each sphere of ``[particles]``, or of a named scene's arrays
+    (``Scene.material``; None: all 0)."""
     if config.particles is None:
-        return None
-    return config.material_indices("particles.material", config.particles.material, n)
+        return scene.material
+    return config.material_indices("particles.material", config.particles.material,
+                                   len(scene))
 
 
 def make_inserter(config: SimulationConfig, scene: Scene, box: Box, n_particles: int,

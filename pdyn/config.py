@@ -999,11 +999,12 @@ class SimulationConfig:
         return np.array([self.material_index(f"{where}[{k}]", m) for k, m in enumerate(names)],
                         np.uint8)
 
-    def material_pairs(self, contact: ContactConfig) -> dict:
+    def material_pairs(self, contact: ContactConfig, scene: set | None = None) -> dict:
         """What the contact law takes of the materials (``ContactLaw.from_config``): each
         material's values (``materials``, :meth:`MaterialConfig.values` over ``contact``),
         the pairs' own (``interactions``: (a, b) -> values) and the pairs that can occur
-        (``occurs``: a sphere material with a sphere or wall material, the time step's);
+        (``occurs``: a sphere material with a sphere or wall material, the time step's;
+        ``scene``: the material indices of a named scene's spheres, None: 0);
         empty without ``[[materials]]``."""
         if not self.materials:
             return {}
@@ -1013,7 +1014,7 @@ class SimulationConfig:
             self.insertion or ())
         spheres = {index.get(f.material, 0) for f in feeds}
         if p is None:
-            spheres.add(0)  # a named scene's spheres
+            spheres.update({0} if scene is None else {int(k) for k in scene})
         elif p.material is None or isinstance(p.material, str):
             spheres.add(index.get(p.material, 0))
         else:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .analysis import dembenchmark as dem
 from .placement import (Cells, SceneError, lattice_cells, place_spheres, placed_cells,
                         random_layer, uniform_cells)
 from .values import BadValue, flag, number
@@ -57,6 +58,12 @@ class Scene:
     #: per sphere of the arrays: the index k of the wall ``walls[k]`` it is glued to (fixed,
     #: moving with the wall: a rough drum, ``pdyn.dynamics.glued``), -1 none (None: none)
     glued: np.ndarray | None = None
+    #: several materials: ``[[materials]]`` and ``[[interactions]]`` tables the scene brings
+    #: (a config's own replace them), and per sphere of the arrays its index into
+    #: ``materials`` (None: 0)
+    materials: tuple = ()
+    interactions: tuple = ()
+    material: np.ndarray | None = None
 
     def masses_of(self, radius) -> np.ndarray:
         """Masses (kg) of spheres of ``radius`` at the scene's density."""
@@ -451,10 +458,130 @@ def chute(scale=1.0, seed=0, angle=23.0, depth=20.0, stiffness=2e4):
     )
 
 
+def _dem_materials(names) -> np.ndarray:
+    """The indices of the benchmark's materials ``names`` in ``dembenchmark.MATERIALS``."""
+    index = {m["name"]: k for k, m in enumerate(dem.MATERIALS)}
+    return np.array([index[n] for n in names], np.uint8)
+
+
+#: the silo's lid drops away at this speed (m/s), reached over this time (s)
+LID_SPEED, LID_RAMP = 1.0, 1e-3
+#: the drum reaches its speed over this time (s)
+SPIN_RAMP = 1e-3
+
+
+def silo_benchmark(scale=1.0, seed=0, small_orifice=False, m2=False, settle=0.3,
+                   duration=5.0):
+    """The DEM benchmark's silo ([Dosta2024]): 100 000 spheres (r = 2 mm) flow from a cylinder
+    over a 45° cone out of its orifice (``pdyn.analysis.dembenchmark``).
+
+    A steel cylinder (R = 0.1 m, axis z) over a steel cone down to the orifice — radius 3 cm
+    at z = −0.0554222 m, or with ``small_orifice`` 2 cm at z = −0.0593008 m; spheres of M1
+    (E = 1 GPa, ρ = 2500 kg/m³; dt = 1.5 µs) or with ``m2`` of M2 (0.5 GPa, 2000 kg/m³;
+    dt = 2 µs); the benchmark's pair values (Hertz–Mindlin, each pair's e and μ). The
+    benchmark's packing was not available: the spheres start on a loose lattice
+    (``dembenchmark.silo_packing``) and settle for ``settle`` s on a steel plane closing the
+    orifice, which then drops away (at 1 m/s, reached in 1 ms); from then on spheres 2 cm below the orifice
+    are deleted, for ``duration`` s (the benchmark's 5 s: steps = (settle + duration)/dt).
+    ``scale`` multiplies the count, the spheres and the silo stay (the fill is lower: the
+    discharge rate, set by the orifice, is the full silo's while it lasts).
+    """
+    number("settle", settle, lo=0)
+    number("duration", duration, above=0)
+    orifice = "small" if small_orifice else "large"
+    r_o, z_o = dem.ORIFICES[orifice]
+    mat = "M2" if m2 else "M1"
+    r = dem.SILO_SPHERE_RADIUS
+    n = max(int(round(dem.SILO_SPHERES * scale)), 1)
+    try:
+        pos = dem.silo_packing(n, r, orifice, seed)
+    except ValueError as exc:
+        raise SceneError(f"scale = {scale!r}: {exc}") from None
+    big = dem.SILO_RADIUS
+    lo = np.array([-big - 0.01, -big - 0.01, z_o - 0.1])
+    hi = np.array([big + 0.01, big + 0.01, float(pos[:, 2].max()) + 4.0 * r])
+    rim = big + 0.005 - r_o  # the cone reaches past the cylinder
+    drop = {"type": "table", "times": [settle, settle + LID_RAMP],
+            "velocities": [[0.0, 0.0, 0.0], [0.0, 0.0, -LID_SPEED]]}
+    walls = ({"type": "cylinder", "point": [0.0, 0.0, 0.0], "axis": [0.0, 0.0, 1.0],
+              "radius": big, "inside": True, "material": "steel"},
+             {"type": "cone", "point": [0.0, 0.0, z_o], "axis": [0.0, 0.0, 1.0],
+              "radius_lo": r_o, "radius_hi": r_o + rim, "lo": 0.0, "hi": rim,
+              "material": "steel"},
+             {"type": "plane", "point": [0.0, 0.0, z_o], "normal": [0.0, 0.0, 1.0],
+              "translation": [drop], "material": "steel"})
+    dt = dem.SILO_DT[mat]
+    below = z_o - dem.SILO_DELETE_BELOW
+    return Scene(
+        name="silo_benchmark", box_lo=lo, box_hi=hi, boundary=("open",) * 3, positions=pos,
+        velocities=np.zeros_like(pos), radii=np.full(n, r),
+        density=dem.MATERIALS[int(_dem_materials([mat])[0])]["density"],
+        gravity=np.array(dem.GRAVITY), contact=dict(dem.CONTACT), walls=walls,
+        materials=dem.MATERIALS, interactions=dem.INTERACTIONS,
+        material=np.full(n, _dem_materials([mat])[0]),
+        insertion={"region_lo": (-0.02, -0.02, hi[2] - 3.0 * r),
+                   "region_hi": (0.02, 0.02, hi[2]), "rate": 0.0, "radius_min": r,
+                   "radius_max": r,
+                   "outlet_lo": tuple(lo), "outlet_hi": (hi[0], hi[1], below),
+                   "outlet_start": float(settle), "material": mat},
+        dt=dt, steps=int(round((settle + duration) / dt)),
+        description=f"DEM benchmark silo: {n} spheres of {mat} (r = 2 mm) in a cylinder "
+        f"R = 0.1 m over a 45° cone, the {orifice} orifice (r = {r_o * 100:g} cm) opened "
+        f"at t = {settle:g} s",
+    )
+
+
+def drum_benchmark(scale=1.0, seed=0, settle=0.2, duration=5.0):
+    """The DEM benchmark's drum ([Dosta2024]): 8000 M2 spheres (r = 2 mm) under 30 000 M1
+    spheres (r = 1 mm) in a drum turning at 2 rad/s (``pdyn.analysis.dembenchmark``).
+
+    A steel cylinder (R = 0.1 m, axis y) between two steel planes at y = ±0.03 m, all turning
+    at ω = (0, −2, 0) rad/s; M2 (E = 0.5 GPa, ρ = 2000 kg/m³) and M1 (1 GPa, 2500 kg/m³) with
+    the benchmark's pair values; dt = 0.8 µs × the radius factor. The spheres start on loose
+    lattices, the large below the small (``dembenchmark.drum_packing``: the published packing's
+    layering), settle for ``settle`` s in the still drum, then it turns (reaching 2 rad/s in
+    1 ms) for ``duration`` s (the benchmark's 5 s). ``scale`` multiplies both counts and the
+    radii by scale^(−1/3): fewer, larger spheres fill the same drum to the same level.
+    """
+    number("settle", settle, lo=0)
+    number("duration", duration, above=0)
+    f = scale ** (-1.0 / 3.0)
+    kinds = tuple((max(int(round(c * scale)), 1), r * f, m) for c, r, m in dem.DRUM_KINDS)
+    try:
+        pos, radii, kind = dem.drum_packing(kinds, seed)
+    except ValueError as exc:  # spheres too large for the drum
+        raise SceneError(f"scale = {scale!r}: {exc}") from None
+    material = _dem_materials([m for _, _, m in kinds])[kind]
+    rho = np.array([m["density"] for m in dem.MATERIALS])[material]
+    big, half = dem.DRUM_RADIUS, dem.DRUM_HALF_WIDTH
+    spin = [{"type": "ramp", "velocity": s, "start": float(settle),
+             "end": float(settle) + SPIN_RAMP} for s in (dem.DRUM_OMEGA, -dem.DRUM_OMEGA)]
+    walls = ({"type": "cylinder", "point": [0.0, 0.0, 0.0], "axis": [0.0, 1.0, 0.0],
+              "radius": big, "inside": True, "rotation": [spin[0]], "material": "steel"},
+             {"type": "plane", "point": [0.0, -half, 0.0], "normal": [0.0, 1.0, 0.0],
+              "rotation": [spin[0]], "material": "steel"},
+             {"type": "plane", "point": [0.0, half, 0.0], "normal": [0.0, -1.0, 0.0],
+              "rotation": [spin[1]], "material": "steel"})
+    dt = dem.DRUM_DT * f
+    return Scene(
+        name="drum_benchmark", box_lo=np.array([-big - 0.01, -half - 0.01, -big - 0.01]),
+        box_hi=np.array([big + 0.01, half + 0.01, big + 0.01]), boundary=("open",) * 3,
+        positions=pos, velocities=np.zeros_like(pos), radii=radii,
+        given_masses=rho * 4.0 / 3.0 * np.pi * radii**3, gravity=np.array(dem.GRAVITY),
+        contact=dict(dem.CONTACT), walls=walls, materials=dem.MATERIALS,
+        interactions=dem.INTERACTIONS, material=material, dt=dt,
+        steps=int(round((settle + duration) / dt)),
+        description=f"DEM benchmark drum: {kinds[0][0]} M2 spheres (r = {kinds[0][1] * 1e3:.3g} "
+        f"mm) under {kinds[1][0]} M1 (r = {kinds[1][1] * 1e3:.3g} mm) in a drum R = 0.1 m, "
+        f"6 cm wide, turning at 2 rad/s from t = {settle:g} s",
+    )
+
+
 SCENES = {
     f.__name__: f
     for f in (drop, box, heap, gas, reference, inhomogeneous, very_inhomogeneous, checkerboard,
-              polydisperse, more_polydisperse, very_polydisperse, schornbaum, drum, hopper, chute)
+              polydisperse, more_polydisperse, very_polydisperse, schornbaum, drum, hopper, chute,
+              silo_benchmark, drum_benchmark)
 }
 DEFAULT_SCENE = "drop"
 #: particles of each scene at scale 1 (the scene's count — for ``heap`` the count poured — is
@@ -462,7 +589,8 @@ DEFAULT_SCENE = "drop"
 SIZES = {"drop": 1000, "box": 2000, "heap": 2000, "gas": 97336, "reference": 100000,
          "inhomogeneous": 100000, "very_inhomogeneous": 80000, "checkerboard": 1000000, "polydisperse": 50000,
          "more_polydisperse": 80000, "very_polydisperse": 40000, "schornbaum": 10000,
-         "drum": 2000, "hopper": 5000, "chute": 2300}
+         "drum": 2000, "hopper": 5000, "chute": 2300, "silo_benchmark": 100000,
+         "drum_benchmark": 38000}
 #: peak memory of a run per particle on one rank (B): measured as the growth of the peak
 #: resident size of ``pdyn run --scale S --steps 2`` from S = 1 to 100 and 400 (579 and 576 B)
 BYTES_PER_PARTICLE = 600

@@ -169,7 +169,7 @@ def hook(monkeypatch):
     def install(at, action):
         real = pdyn.assembly.make_writers
         monkeypatch.setattr(pdyn.assembly, "make_writers",
-                            lambda output: real(output) + [_Hook(at, action)])
+                            lambda output, *more: real(output, *more) + [_Hook(at, action)])
     return install
 
 

@@ -32,7 +32,7 @@ def test_jobscripts_are_valid_bash():
     """The fast lane's check of the jobscripts (the full run submits them to SLURM below):
     bash parses each one."""
     scripts = sorted(JOBSCRIPTS.glob("*.sbatch"))
-    assert [p.name for p in scripts] == ["run.sbatch", "scaling.sbatch"]
+    assert [p.name for p in scripts] == ["dem_benchmark.sbatch", "run.sbatch", "scaling.sbatch"]
     for script in scripts:
         res = subprocess.run(["bash", "-n", str(script)], capture_output=True, text=True,
                              timeout=30)

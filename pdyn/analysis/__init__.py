@@ -10,6 +10,10 @@ numpy on arrays (positions, velocities, sampled series); nothing here runs a sim
 - :mod:`pdyn.analysis.packing`: packing fraction in slabs and coordination numbers of a bed
   [Silbert2010; AgnolinRoux2007].
 - :mod:`pdyn.analysis.janssen`: Janssen's saturation of a column's floor load [Janssen1895].
+- :mod:`pdyn.analysis.mixing`: per-cell counts of each material and Lacey's mixing index
+  [Lacey1954].
+- :mod:`pdyn.analysis.dembenchmark`: the DEM community's silo and drum benchmark [Dosta2024]:
+  its values, the packings pdyn starts it from, the quantities it compares.
 
 The benchmark scripts (``benchmarks/beverloo.py``, ``chute_bagnold.py``, ``drum_angle.py``,
 ``bulk_validation.py``) run the scenes and print the tables; what they compute from the

@@ -16,10 +16,11 @@ from .wallpressure import WallPressureSampler
 from .writer import Writer
 
 
-def make_writers(output) -> list:
+def make_writers(output, materials: tuple = ()) -> list:
     """The writers an :class:`~pdyn.config.OutputConfig` asks for, in the order they run
     (the wall-force series first: it appends its rows when a snapshot or checkpoint is due;
-    the thermo output last)."""
+    the thermo output last, with mixing columns for two or more ``materials``, their
+    names)."""
     writers = []
     if output.snapshot_every:
         pressure = WallPressureSampler(output.wall_patches) if output.wall_pressure else None
@@ -30,7 +31,8 @@ def make_writers(output) -> list:
     if output.checkpoint_every:
         writers.append(CheckpointWriter(output.folder, output.checkpoint_every))
     if output.thermo_every:
-        writers.append(ThermoWriter(output.folder, output.thermo_every))
+        writers.append(ThermoWriter(output.folder, output.thermo_every,
+                                    materials=materials))
     if output.wall_forces:
         files = [w for w in writers if not isinstance(w, (ThermoWriter, WallPressureSampler))]
         writers.insert(0, WallForceWriter(output.folder,

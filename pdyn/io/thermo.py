@@ -8,9 +8,11 @@ contacts per sphere, 2 pairs / spheres), ``max_overlap`` (largest overlap over t
 the smaller sphere, walls included), then the cell's stress tensor, kinetic + contact
 (``stress_xx``, ``stress_yy``, ``stress_zz``, ``stress_xy``, ``stress_xz``, ``stress_yz``, Pa,
 tension positive; ``pressure`` −tr σ / 3 and ``deviator`` √(3/2 s:s), Pa:
-``pdyn.fields.virial``, over the box's volume); a staged run adds ``stage`` (the stage running
-after the step, from 0: ``pdyn.stages``); stdout adds ``Press`` and ``steps/s`` since
-the last line. The CSV holds every float as its ``repr`` (reads back to the same bits) and the
+``pdyn.fields.virial``, over the box's volume); stdout adds ``Press`` and ``steps/s`` since
+the last line. A run of several materials adds ``lacey`` (Lacey's mixing index of the first
+material against the others) and ``spheres_<name>`` per material (``pdyn.analysis.mixing``);
+a staged run adds ``stage`` (the stage running after the step, from 0: ``pdyn.stages``).
+The CSV holds every float as its ``repr`` (reads back to the same bits) and the
 same bytes on any rank count: counts are integers, the overlap a maximum, and each energy (and
 each sum of the stress) is the correctly rounded sum of all spheres' terms — every rank reduces
 its terms to an exact expansion (Shewchuk's partials, as ``math.fsum``: ``pdyn.fields.exact``),
@@ -33,6 +35,7 @@ from ..fields.once import each_once, fixed_ids
 from ..fields.exact import grow as _grow
 from ..fields.virial import COLUMNS as STRESS_COLUMNS
 from ..fields.virial import cell_parts, cell_stress, stress_columns
+from ..analysis.mixing import CELL_DIAMETERS, cell_counts, lacey, merged
 from .wallforces import append_text, start_series
 from .wallforces import read_series as read_thermo
 from .writer import Writer
@@ -79,7 +82,34 @@ def thermo_row(view, fixed: np.ndarray | None = None) -> tuple | None:
     volume = float(np.prod(np.asarray(view.box.hi, float) - np.asarray(view.box.lo, float)))
     stress = stress_columns(*cell_stress([p[6] for p in parts], volume))
     return (int(view.step), float(view.time), ke, re, once, ends / n if n else 0.0,
-            max(p[5] for p in parts)) + stress + (() if view.stage is None else (view.stage,))
+            max(p[5] for p in parts)) + stress
+
+
+def mixing_columns(view, n_materials: int) -> tuple | None:
+    """(Lacey's index, each of ``n_materials`` materials' sphere count) of the run at
+    ``view`` on rank 0, None on the others (``pdyn.analysis.mixing``: sample cells of
+    ``CELL_DIAMETERS`` largest diameters). Collective."""
+    store, comm = view.store, view.comm
+    h = store.owned
+    r_max = comm.allreduce_max(float(store.radius[h].max()) if h.size else 0.0)
+    edge = CELL_DIAMETERS * 2.0 * r_max if r_max > 0.0 else 1.0
+    parts = comm.gather(cell_counts(store.pos[h], store.material[h], view.box.lo, edge),
+                        root=0)
+    if comm.rank != 0:
+        return None
+    counts = merged(parts)
+    per = [0] * n_materials
+    for key, c in counts.items():
+        per[key[3]] += c
+    return (lacey(counts), *per)
+
+
+def mixing_header(materials: tuple) -> list[str]:
+    """The mixing columns of a run of the named ``materials`` (none for fewer than two):
+    ``lacey``, then ``spheres_<name>`` per material (``pdyn.analysis.mixing``)."""
+    if len(materials) < 2:
+        return []
+    return ["lacey"] + [f"spheres_{name}" for name in materials]
 
 
 def _say(line: str) -> None:
@@ -101,10 +131,13 @@ class ThermoWriter(Writer):
     # the contact statistics and every row's contacts of the step
     needs = frozenset({"thermo", "sphere_contacts"})
 
-    def __init__(self, folder: str | Path, every: int, say=_say):
+    def __init__(self, folder: str | Path, every: int, say=_say, materials: tuple = ()):
         self.path = Path(folder) / FILE_NAME
         self.every = int(every)
         self.say = say
+        #: the run's material names: with two or more, the mixing columns
+        #: (pdyn.analysis.mixing)
+        self.materials = tuple(materials) if len(materials) > 1 else ()
         self.written: list[Path] = []  # the file, once started
         self._last = (None, time.perf_counter())  # (step, time) of the last line
         self._fixed = None  # the fixed spheres' ids (pdyn.fields.once), found at the first row
@@ -114,7 +147,8 @@ class ThermoWriter(Writer):
 
     def __call__(self, view) -> None:
         if not self.written:
-            start_series(self.path, list(COLUMNS) + ["stage"] * (view.stage is not None),
+            start_series(self.path, list(COLUMNS) + mixing_header(self.materials)
+                         + ["stage"] * (view.stage is not None),
                          view.first_step, view)
             self.written = [self.path]
             if view.comm.rank == 0:
@@ -123,9 +157,11 @@ class ThermoWriter(Writer):
         if self._fixed is None:
             self._fixed = fixed_ids(view.comm, view.store)
         row = thermo_row(view, self._fixed)
+        mixing = mixing_columns(view, len(self.materials)) if self.materials else ()
         if row is None:
             return
-        append_text(self.path, ",".join(repr(x) for x in row) + "\n")
+        stage = () if view.stage is None else (view.stage,)
+        append_text(self.path, ",".join(repr(x) for x in row + mixing + stage) + "\n")
         now = time.perf_counter()
         rate = (row[0] - self._last[0]) / max(now - self._last[1], 1e-12)
         self._last = (row[0], now)

@@ -172,3 +172,25 @@ def output(folder):
     """Snapshots and checkpoints every 200 steps into ``folder``."""
     return OutputConfig(folder=str(folder), snapshot_every=200, checkpoint_every=200,
                         overwrite=True)
+
+
+def test_the_fast_wall_check_takes_the_softest_pair_that_can_occur():
+    """``pdyn.checks._softest`` (the fast-wall refusal's deepest overlap) reads the softest
+    pair of materials that can occur, not the first pair's law: spheres of a stiff material
+    against walls of a soft one overlap as deep as the soft pair lets them."""
+    from pdyn.checks import _softest
+
+    stiff = {"youngs_modulus": 1e9, "poisson_ratio": 0.2, "restitution": 0.5,
+             "friction": 0.0, "rolling_friction": 0.0, "stiffness": None}
+    soft = {**stiff, "youngs_modulus": 1e6}
+    radius, mass = np.array([0.002, 0.003]), np.array([8e-5, 3e-4])
+
+    def law(occurs):
+        return ContactLaw("hertz", materials=[stiff, soft], occurs=occurs)
+
+    alone = _softest(ContactLaw("hertz", **{k: stiff[k] for k in (
+        "youngs_modulus", "poisson_ratio", "restitution")}), radius, mass)
+    assert _softest(law({(0, 0)}), radius, mass) == alone  # the stiff pair only
+    with_wall = _softest(law({(0, 0), (0, 1)}), radius, mass)  # stiff spheres, soft walls
+    assert with_wall == _softest(law({(0, 1)}), radius, mass)
+    assert with_wall[0] > 10 * alone[0]

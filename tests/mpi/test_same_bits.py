@@ -411,6 +411,21 @@ def mixed_materials(run):
         assert run.comm.allreduce_sum(int(sim.exchange.n_migrated)) > 0
 
 
+def mixing_on_any_ranks(run):
+    """thermo.csv's mixing columns (``pdyn.analysis.mixing``): the same bytes as the 1-rank run's;
+    each material's count adds up to the spheres, the index a number (mixed by the fall)."""
+    if run.comm.rank != 0:
+        return
+    many = (run.folder / "n" / "thermo.csv").read_text()
+    assert many == (run.folder / "one" / "thermo.csv").read_text()
+    head, *rows = many.splitlines()
+    names = head.split(",")
+    assert names[-4:] == ["lacey", "spheres_glass", "spheres_rubber", "spheres_steel"]
+    last = dict(zip(names, rows[-1].split(",")))
+    assert int(last["spheres_glass"]) + int(last["spheres_rubber"]) == 240
+    assert int(last["spheres_steel"]) == 0 and 0.0 < float(last["lacey"]) < 1.5
+
+
 def poured_sizes(feeds):
     """Each feed poured on every rank count; the spheres span their radii."""
     def check(run):
@@ -576,6 +591,10 @@ CASES = [
            maps_pressed(-7, -8), True),
           ("mesh", trough(**BALANCED), 600, ("ranks", "restart"), maps_pressed(-5, -6),
            True))),
+    Case("two-materials-mixing", built(scenes.two_materials), 400,
+         fields=FRICTIONAL_STATE + ("material",), inserter=True,
+         output={"thermo_every": 50, "snapshot_every": 400, "sphere_stress": True},
+         check=mixing_on_any_ranks, slow=True),
 ]
 
 

@@ -65,7 +65,7 @@ def test_wall_forces_bounded_and_the_same_bytes(comm, shared_dir, monkeypatch):
 
     monkeypatch.setattr(wallforces, "BUFFER_ROWS", 40)
     real = pdyn.assembly.make_writers
-    monkeypatch.setattr(pdyn.assembly, "make_writers", lambda out: real(out) + [
+    monkeypatch.setattr(pdyn.assembly, "make_writers", lambda out, *more: real(out, *more) + [
         _ListWriter(shared_dir / "ref", lambda step: step % 50 == 0)])
     sim = Simulation(drum_with_piston(output=OutputConfig(
         folder=str(shared_dir / "new"), snapshot_every=50, wall_forces=True)), comm=comm)

