@@ -325,7 +325,7 @@ class TestDamagedPieceOnEveryRank:
         _damage(ckpt.with_name(f"ckpt_00000010.r{piece:04d}.h5"), how)
         restart = ckpt if target == "file" else out
         code, _, err = mpiexec_pdyn(ranks, ["run", "--restart", restart, "--steps", "5",
-                                            "--no-progress"], tmp_path, timeout=90)
+                                            "--no-progress"], tmp_path, timeout=240)
         assert_user_error(code, err, f"{ckpt}: cannot read its per-rank pieces")
 
 
@@ -423,7 +423,7 @@ class TestOverlapStopOnEveryRank:
         (tmp_path / "run.toml").write_text(toml(doc))
         code, _, err = mpiexec_pdyn(ranks, ["run", "run.toml", "--steps", steps, "--blocks",
                                             8, 1, 1, "--snapshot-every", 0, "--no-progress",
-                                            "--output", "out"], tmp_path, timeout=90)
+                                            "--output", "out"], tmp_path, timeout=240)
         head = str(one_rank.value).split(";")[0]
         assert re.match(r"step \d+: particles? \d+ (\(radius 0.05 m\) overlaps the wall "
                         r"walls\[0\] \((mesh|plane|cylinder)\)|and 1 overlap by)", head), head
