@@ -102,6 +102,9 @@ def run(cfg: Path, ranks: int, out: Path) -> tuple[float, float, float, float]:
     ranks = sorted((int(r), float(u) + float(s), int(m) / 1024.0) for r, u, s, m in
                    (line.split()[1:] for line in done.stderr.splitlines()
                     if line.startswith("rank ")))
+    if len(ranks) != int(cmd[2]):
+        sys.exit(f"mesh_startup: {len(ranks)} of {cmd[2]} ranks reported their time (is "
+                 "/usr/bin/time, Debian's package 'time', installed?): " + done.stderr[-300:])
     return (wall, max(c for _, c, _ in ranks), ranks[0][2],
             max((m for _, _, m in ranks[1:]), default=0.0))
 

@@ -18,16 +18,19 @@ class Captured(NamedTuple):
     (``pdyn.dynamics.contact.contact_stats``) and ``sphere_contacts`` (every row's contacts
     from its own side: :func:`contact_network` with ``lower=False``); None where no due
     writer needs it. With the need ``wall_patches`` the wall contacts carry ``facet``
-    (:func:`wall_facets`)."""
+    (:func:`wall_facets`); ``wall_loads`` (the need of the same name) the wall contacts' ids
+    and loads alone (``ContactPass.wall_loads``: one compiled walk, for a series written every
+    step)."""
 
     network: dict | None
     wall_load: dict | None
     contact_stats: dict | None
     sphere_contacts: dict | None = None
+    wall_loads: tuple | None = None
 
 
 #: what a step whose writers need no contacts keeps
-NOTHING = Captured(None, None, None, None)
+NOTHING = Captured(None, None, None, None, None)
 
 
 def contact_network(contact, store, lists, dt: float, spheres: bool = True,
@@ -52,7 +55,7 @@ def wall_facets(contact, store, lists) -> np.ndarray:
 
 def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
     """What the due writers' ``needs`` (their ``needs`` attributes: ``network``, ``walls``,
-    ``thermo``, ``sphere_contacts``, ``wall_patches``) ask of the contacts of ``contact``'s
+    ``wall_loads``, ``thermo``, ``sphere_contacts``, ``wall_patches``) ask of the contacts of ``contact``'s
     last pass over ``lists``."""
     if not needs:
         return NOTHING
@@ -71,4 +74,5 @@ def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
             wall_load["facet"] = wall_facets(contact, store, lists)
     rows = (contact_network(contact, store, lists, dt, lower=False)
             if "sphere_contacts" in needs else None)
-    return Captured(network, wall_load, stats, rows)
+    loads = contact.wall_loads(store, lists, dt) if "wall_loads" in needs else None
+    return Captured(network, wall_load, stats, rows, loads)

@@ -36,7 +36,7 @@ from .components import insertion_view, list_walls, wall_view
 from .config import SimulationConfig
 from .dynamics.integrate import kick, kick_drift
 from .interrupt import StopRequest, Stopped, signal_name
-from .io import CONTACT_FORCES, OutputView, checkpoint_now
+from .io import CONTACT_FORCES, WALL_FORCES, OutputView, checkpoint_now
 from .observables import Observables
 from .parallel import StoreChanges, get_comm
 from .parallel.balance import block_work
@@ -81,8 +81,8 @@ class Simulation(Observables):
             config or SimulationConfig(), comm if comm is not None else get_comm(), scene, restart)
         vars(self).update(p._asdict())  # each part an attribute of its name (Parts)
         self.step_index = p.first_step
-        (self.network, self.wall_load, self.contact_stats,
-         self.sphere_contacts) = NOTHING  # captured for output
+        (self.network, self.wall_load, self.contact_stats, self.sphere_contacts,
+         self.wall_loads) = NOTHING  # captured for output
         self.record_tangential = False  # True: every force pass records tangential forces
         self.rebuilds, self.wall_time, self.steps_run, self.load = 0, 0.0, 0, None
         self._stop = None  # the signals' flag while run() runs (pdyn.interrupt)
@@ -95,7 +95,8 @@ class Simulation(Observables):
     def step(self, close: bool = True) -> None:
         """Advance one time step ``dt`` (ARCHITECTURE.md, "The step"). ``close=False`` may leave
         the closing half-kick to the next step's kick–drift (the same bits), as :meth:`run` does
-        between its steps; not when writers are due or the run stops."""
+        between its steps; not when a due writer reads the step's end (``Writer.velocities``), a
+        stage's condition is checked or the run stops."""
         t = self.timers
         with t("integrate"):
             moved = self._kick_drift(0.5 * self.dt)
@@ -115,7 +116,7 @@ class Simulation(Observables):
         self.wall_motion.respond(self.contact, self.store, self.neighbours, self.comm, do.step)
         self._kick_owed = True
         staged = self.stages is not None and self.stages.due(do.step)
-        if close or do.writers or self.stop_signal or staged:
+        if close or self.stop_signal or staged or any(w.velocities for w in do.writers):
             with t("integrate"):
                 self.close_step()
         self.step_index += 1
@@ -195,15 +196,15 @@ class Simulation(Observables):
         contacts); with rotation also torques and the contact history, and each entry's
         tangential force when the due writers' ``needs`` ask for contact forces; then what
         those writers need of the step's contacts (``pdyn.capture``, timed as output)."""
-        pairs = bool(needs & CONTACT_FORCES - {"walls"}) or self.record_tangential
+        pairs = bool(needs & CONTACT_FORCES - WALL_FORCES) or self.record_tangential
         with self.timers("contacts"):
             self.n_contacts, self.elastic_energy = self.contact.forces(
                 self.store, self.neighbours, self.gravity, self.dt,
-                record=pairs or "walls" in needs, walls_only=not pairs)
+                record=pairs or bool(needs & WALL_FORCES), walls_only=not pairs)
         with self.timers("output"):
-            (self.network, self.wall_load, self.contact_stats,
-             self.sphere_contacts) = capture(self.contact, self.store, self.neighbours,
-                                             self.dt, needs)
+            (self.network, self.wall_load, self.contact_stats, self.sphere_contacts,
+             self.wall_loads) = capture(self.contact, self.store, self.neighbours, self.dt,
+                                        needs)
 
     def _spin(self) -> tuple:
         """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius`` and the rows
@@ -242,7 +243,8 @@ class Simulation(Observables):
             store=self.store, box=self.box, scene=self.scene.name, run_id=self.run_id,
             first_step=self.first_step, config=self.config, contact=self.contact_config,
             gravity=self.gravity, steps_total=self.steps, r_mean=self.r_mean,
-            network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
+            network=self.network, wall_load=self.wall_load, wall_loads=self.wall_loads,
+            contacts=self.contact_stats,
             sphere_contacts=self.sphere_contacts,
             exchange=self.exchange.state() if state else None,
             insertion=insertion_view(self.inserter) if state else None,

@@ -603,9 +603,17 @@ def _found(u, t, rows, split, partner, pos, vel, rad, mass, gid, normal, walls, 
         c = _sphere_pair(dx, dy, dz, d2, ri + rad[j], ri, rad[j], mi, mass[j], gid[i], gid[j],
                          vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1], vel[i, 2] - vel[j, 2])
         return c, pos[i, 0] + dx, pos[i, 1] + dy, pos[i, 2] + dz
-    c = _wall_pair(entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j,
-                                 -1 - gid[j], mesh_entry(mesh, slot, geo, u)),
-                   ri, mi, vel[i, 0], vel[i, 1], vel[i, 2])
+    return _wall_found(entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j,
+                                     -1 - gid[j], mesh_entry(mesh, slot, geo, u)), i, pos, vel,
+                       rad, mass)
+
+
+@njit(inline="always", **JIT)
+def _wall_found(geometry, i, pos, vel, rad, mass):
+    """Sphere i's wall contact of ``geometry`` (``pdyn.walls.entry_contact``): its
+    :class:`Contact` and the contact point on the wall's surface."""
+    ri = rad[i]
+    c = _wall_pair(geometry, ri, mass[i], vel[i, 0], vel[i, 1], vel[i, 2])
     dist = ri - c.delta  # the centre's distance from the wall's surface
     return c, pos[i, 0] + dist * c.nx, pos[i, 1] + dist * c.ny, pos[i, 2] + dist * c.nz
 
@@ -648,6 +656,44 @@ def _contact_list(law, dt, found, rows, split, partner, pos, vel, rad, mass, gid
         if tangential.shape[0] > 0:
             tvec[q] = tangential[u]
     return ids, ends, f_n, fvec, tvec
+
+
+@njit(**JIT)
+def _wall_loads(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal, walls,
+                tangential, mesh, material, table, ids, load):
+    """Every touching wall entry of the rows in list order (:func:`_walk`'s, and
+    :func:`_found`'s contact) as (sphere gid, wall gid) in ``ids`` and its load in ``load``:
+    the force on the wall F = −(normal + tangential force on the sphere) (N) and its moment
+    (c − p) × F about the wall's point p (N·m; c the contact point on its surface). Rows past
+    the buffers' length are counted, not written; returns how many there are."""
+    slot, geo = mesh_arrays(mesh)  # None: no mesh
+    ma = mb = 0
+    k = 0
+    for t in range(rows.shape[0]):
+        i = rows[t]
+        for u in range(split[t], start[t + 1]):
+            j = partner[u]
+            geometry = entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal,
+                                     walls, j, -1 - gid[j], mesh_entry(mesh, slot, geo, u))
+            if geometry[3] < 0.0:
+                continue
+            if k < ids.shape[0]:
+                c, xj, yj, zj = _wall_found(geometry, i, pos, vel, rad, mass)
+                if table is not None:
+                    ma, mb = np.int64(material[i]), np.int64(material[j])
+                f = _normal(pair_normal(law, table, ma, mb), c, dt)[0]
+                tx = ty = tz = 0.0
+                if tangential.shape[0] > 0:
+                    tx, ty, tz = tangential[u, 0], tangential[u, 1], tangential[u, 2]
+                fx, fy, fz = -(-f * c.nx + tx), -(-f * c.ny + ty), -(-f * c.nz + tz)
+                ax, ay, az = xj - pos[j, 0], yj - pos[j, 1], zj - pos[j, 2]
+                ids[k, 0], ids[k, 1] = gid[i], gid[j]
+                load[k, 0], load[k, 1], load[k, 2] = fx, fy, fz
+                load[k, 3] = ay * fz - az * fy
+                load[k, 4] = az * fx - ax * fz
+                load[k, 5] = ax * fy - ay * fx
+            k += 1
+    return k
 
 
 @njit(**JIT)
@@ -951,6 +997,8 @@ class ContactPass(Hanger):
         self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
         self._n_slots = 0  # the slots the last pass had
         self.n_spinning = -1  # rows in ``spinning`` (-1: no pass over this build yet)
+        # the wall-force series' buffers (:meth:`wall_loads`)
+        self._wall_ids, self._wall_load = np.empty((256, 2), np.int64), np.empty((256, 6))
 
     @property
     def rotating(self) -> bool:
@@ -980,6 +1028,24 @@ class ContactPass(Hanger):
             mesh, store.material, self.law.table)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
+
+    def wall_loads(self, store, lists, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """This step's sphere–wall contacts with their loads, as the force pass of a step of
+        ``dt`` s computed them (with the tangential forces it recorded), for the wall-force
+        series: ``(ids (K, 2) int64 — sphere gid, wall gid —, load (K, 6) — the force on the
+        wall (N) and its moment about the wall's point (N·m)), views of buffers kept here
+        (valid until the next call)."""
+        t = self.recorded_tangential(lists, spheres=False)
+        args = (self.law.parameters, float(dt), lists.rows, lists.start, lists.split,
+                lists.partner, store.pos, store.vel, store.radius, store.mass, store.gid,
+                store.normal, self.wall_table(store), np.zeros((0, 3)) if t is None else t,
+                self.mesh_state(store, lists), store.material, self.law.table)
+        k = _wall_loads(*args, self._wall_ids, self._wall_load)
+        if k > self._wall_ids.shape[0]:
+            n = k + k // 2
+            self._wall_ids, self._wall_load = np.empty((n, 2), np.int64), np.empty((n, 6))
+            _wall_loads(*args, self._wall_ids, self._wall_load)
+        return self._wall_ids[:k], self._wall_load[:k]
 
     @property
     def hangers(self) -> tuple:

@@ -1,6 +1,8 @@
 """Sums whose bits do not depend on the order of their terms (so not on the rank count):
 exact expansions of float64 sums (Shewchuk's nonoverlapping partials, as ``math.fsum``;
-[Shewchuk1997]) for a few totals, and integer fixed point for grids of many cells."""
+[Shewchuk1997]) for a few totals, integer fixed point for grids of many cells, and a long
+accumulator (every float64 as an integer multiple of 2⁻¹⁰⁷⁴ in 32-bit limbs, [Collange2015])
+rounded once for many sums of many terms."""
 
 from __future__ import annotations
 
@@ -49,3 +51,95 @@ def fixed_scale(bound: float) -> float:
     if not bound > 0.0 or not math.isfinite(bound):
         return 1.0
     return math.ldexp(1.0, math.frexp(FIXED_LIMIT / bound)[1] - 1)
+
+
+#: bits per limb of a long accumulator; limb k weighs 2^(32 k − 1074), so every finite
+#: float64 (a 53-bit integer times 2^e, e ≥ −1074) adds into three limbs exactly
+LIMB_BITS = 32
+#: limbs of a long accumulator: 2098 bits of doubles, carries' room, and one count of the
+#: non-finite terms (:data:`SPECIALS`)
+LIMBS = 68
+SPECIALS = LIMBS - 1
+_MASK = (1 << LIMB_BITS) - 1
+
+
+@njit(inline="always", **JIT)
+def limb_add(limbs, b):
+    """Add the float64 whose bits are the int64 ``b`` (an array's ``.view(np.int64)``)
+    exactly to the long accumulator ``limbs`` (int64, :data:`LIMBS`: each limb gains less than
+    2³² in magnitude, so 2³¹ terms never overflow). An infinity or NaN is counted in
+    ``limbs[SPECIALS]``."""
+    field = (b >> 52) & 0x7FF
+    m = b & 0xFFFFFFFFFFFFF
+    if field == 0x7FF:
+        limbs[SPECIALS] += (1 << 40) if m != 0 else ((1 << 20) if b < 0 else 1)
+        return
+    if field != 0:  # a normal number: (2⁵² + m) 2^(field − 1075) = m' 2^(field − 1 − 1074)
+        m |= 1 << 52
+        field -= 1
+    k, shift = field >> 5, field & 31  # m's lowest bit is bit 32 k + shift (from 2⁻¹⁰⁷⁴)
+    low = (m & ((1 << (32 - shift)) - 1)) << shift
+    rest = m >> (32 - shift)
+    if b < 0:
+        limbs[k] -= low
+        limbs[k + 1] -= rest & _MASK
+        limbs[k + 2] -= rest >> 32
+    else:
+        limbs[k] += low
+        limbs[k + 1] += rest & _MASK
+        limbs[k + 2] += rest >> 32
+
+
+@njit(**JIT)
+def limbs_rounded(limbs):
+    """The correctly rounded float64 of the long accumulator ``limbs`` (as ``math.fsum`` of
+    its terms: a half-way case to even; a zero is +0; NaN when it holds a NaN or infinities
+    of both signs, else an infinity it holds). Normalises ``limbs`` in place."""
+    special = limbs[SPECIALS]
+    if special:
+        if special >= (1 << 40) or (special & 0xFFFFF and special >> 20):
+            return np.nan
+        return np.inf if special & 0xFFFFF else -np.inf
+    sign = 1.0
+    for _ in range(2):  # carries, and once more after a negation
+        for k in range(SPECIALS - 1):
+            c = limbs[k] >> LIMB_BITS
+            limbs[k] -= c << LIMB_BITS
+            limbs[k + 1] += c
+        if limbs[SPECIALS - 1] >= 0:
+            break
+        sign = -1.0
+        for k in range(SPECIALS):
+            limbs[k] = -limbs[k]
+    top = SPECIALS - 1
+    while top >= 0 and limbs[top] == 0:
+        top -= 1
+    if top < 0:
+        return 0.0
+    high = 0  # the highest set bit, from 2⁻¹⁰⁷⁴
+    while limbs[top] >> (high + 1):
+        high += 1
+    high += LIMB_BITS * top
+    if high < 53:  # an integer below 2⁵³ times 2⁻¹⁰⁷⁴: exact (a subnormal or the smallest)
+        return sign * math.ldexp(float(_bits(limbs, 0, high + 1)), -1074)
+    mant = _bits(limbs, high - 52, 53)
+    half = _bits(limbs, high - 53, 1)
+    rest = False
+    for k in range(SPECIALS - 1):  # any bit below the half
+        if LIMB_BITS * (k + 1) <= high - 53:
+            rest = rest or limbs[k] != 0
+        elif LIMB_BITS * k < high - 53:
+            rest = rest or (limbs[k] & ((1 << (high - 53 - LIMB_BITS * k)) - 1)) != 0
+    if half and (rest or mant & 1):
+        mant += 1
+    return sign * math.ldexp(float(mant), high - 52 - 1074)
+
+
+@njit(inline="always", **JIT)
+def _bits(limbs, low, n):
+    """The ``n`` ≤ 53 bits of the normalised ``limbs`` from bit ``low`` up, as an integer."""
+    out = 0
+    for q in range(n):
+        k, b = (low + q) >> 5, (low + q) & 31
+        out |= ((limbs[k] >> b) & 1) << q
+    return out

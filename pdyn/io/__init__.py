@@ -10,7 +10,7 @@ from .fields import FieldsWriter, read_fields
 from .hdf5 import OutputFileError, OutputWriteError
 from .snapshot import SnapshotWriter, read_snapshot
 from .thermo import ThermoWriter, read_thermo
-from .view import CONTACT_FORCES, OutputView
+from .view import CONTACT_FORCES, WALL_FORCES, OutputView
 from .wallforces import WallForceWriter, read_wall_forces
 from .wallpressure import WallPressureSampler
 from .writer import Writer
@@ -67,6 +67,6 @@ def checkpoint_now(writers: list, view) -> Path | None:
     return writer(view)
 
 
-__all__ = ["CONTACT_FORCES", "CheckpointWriter", "FieldsWriter", "read_fields", "OutputView", "OutputFileError", "OutputWriteError", "SnapshotWriter",
+__all__ = ["CONTACT_FORCES", "WALL_FORCES", "CheckpointWriter", "FieldsWriter", "read_fields", "OutputView", "OutputFileError", "OutputWriteError", "SnapshotWriter",
            "ThermoWriter", "WallForceWriter", "WallPressureSampler", "Writer", "checkpoint_now", "fields_writers", "latest_checkpoint", "make_writers", "read_checkpoint",
            "read_snapshot", "read_thermo", "read_wall_forces", "write_checkpoint"]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
 
-@dataclass(frozen=True)
-class OutputView:
+class OutputView(NamedTuple):
     """The run at the end of step ``step`` as the driver hands it to its writers (a writer
     declares ``due(step)`` and ``needs``, a set of the names below it asks the driver to
     fill in, and reads nothing else; it never sees the simulation).
@@ -53,6 +52,7 @@ class OutputView:
     r_mean: float
     network: dict | None = None
     wall_load: dict | None = None
+    wall_loads: tuple | None = None  # (ids, loads) of the wall contacts (need ``wall_loads``)
     exchange: dict | None = None
     insertion: dict | None = None
     servos: dict | None = None
@@ -67,4 +67,6 @@ class OutputView:
 
 
 #: the needs that ask for the contacts' forces (the force pass records tangential forces)
-CONTACT_FORCES = frozenset({"network", "walls", "sphere_contacts"})
+CONTACT_FORCES = frozenset({"network", "walls", "wall_loads", "sphere_contacts"})
+#: of those, the ones of the wall contacts alone (the pass records the wall entries only)
+WALL_FORCES = frozenset({"walls", "wall_loads"})

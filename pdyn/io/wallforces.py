@@ -3,7 +3,7 @@
 One row per step: ``step``, ``time`` (s), then for each wall (in id order −1, −2, ...) the
 three components (N) of the total force the spheres exert on it — minus the sum of the
 forces the walls exert on the spheres in contact, normal and tangential (the numbers of the
-contact network, ``ContactPass.contact_list``). Columns are named after the wall: ``x_lo``
+contact network, ``ContactPass.wall_loads``). Columns are named after the wall: ``x_lo``
 is the wall at the low end of x (inward normal +x), ``z_hi`` the top, others — tilted
 planes, every configured ``[[walls]]`` entry (a cylinder's force is the net force on it) —
 ``wall<k>`` with k = −id;
@@ -15,11 +15,12 @@ F the force on the wall there — a turning drum's driving torque is −τ·â. 
 written with 17 significant digits, so they read back to the same bits
 (``numpy.genfromtxt(path, delimiter=",", names=True)``, ``pandas.read_csv``).
 
-Independent of the rank count bit for bit: each rank contributes its wall contacts (sphere id,
-wall id, force), rank 0 gathers them and sums each wall's in ascending sphere id — the same
-numbers in the same order on any number of ranks. Rows are buffered and appended when a
+Independent of the rank count bit for bit: each rank sums its wall contacts' loads per wall
+exactly (in a long accumulator of integer limbs, [Collange2015]), rank 0 adds the ranks' limbs
+and rounds each total once — the correctly rounded sum of every contact's load (as
+``math.fsum``), whatever the ranks and the order. Rows are buffered and appended when a
 snapshot or checkpoint is written, every ``FLUSH`` steps, when the ranks' buffers hold about
-``BUFFER_ROWS`` contacts each and at the end of a run (bounded memory); a restart
+``BUFFER_ROWS`` limbs each and at the end of a run (bounded memory); a restart
 keeps the rows up to its step (the file as it was goes to ``superseded/``, as snapshots do).
 """
 
@@ -31,6 +32,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
+from ..fields.exact import LIMBS, limb_add, limbs_rounded
 from .hdf5 import OutputWriteError, agree, attempt, make_folder, write_bytes_atomic
 from .runid import claim_folder
 from .writer import Writer
@@ -38,16 +40,16 @@ from .writer import Writer
 FILE_NAME = "wall_forces.csv"
 #: steps between appends to the file (at most; snapshots and checkpoints append too)
 FLUSH = 1000
-#: wall contacts a rank buffers between appends, about (72 B each): fewer steps between
-#: appends when the walls hold many contacts
+#: rows of limbs of exact sums a rank buffers between appends, about (16 B each): fewer
+#: steps between appends when many walls are loaded
 BUFFER_ROWS = 1 << 15
 
 
 def buffer_bytes(ranks: int) -> int:
     """The most the series' buffers hold (bytes, rank 0's): its own rows with room to double
-    (72 B each: step, sphere and wall id, force and torque), and at an append every rank's
-    gathered and concatenated (for ``pdyn.checks.check_memory``)."""
-    return 72 * BUFFER_ROWS * (2 + 2 * int(ranks))
+    (16 B each: key and limb value), and at an append every rank's gathered and concatenated
+    (for ``pdyn.checks.check_memory``)."""
+    return 16 * BUFFER_ROWS * (2 + 2 * int(ranks))
 
 
 def wall_names(normals: np.ndarray, n_box: int | None = None) -> list[str]:
@@ -62,68 +64,123 @@ def wall_names(normals: np.ndarray, n_box: int | None = None) -> list[str]:
     return names
 
 
-def sum_by_wall(steps: np.ndarray, wall: np.ndarray, sphere: np.ndarray, force: np.ndarray,
-                wall_ids: np.ndarray, step_list: np.ndarray) -> np.ndarray:
-    """(len(step_list), W, C) totals: the ``force`` rows (K, C) of each (step, wall) summed
-    in ascending ``sphere`` id (the one order every rank count reproduces)."""
-    out = np.zeros((len(step_list), len(wall_ids)) + np.shape(force)[1:])
-    if len(steps) == 0:
+class LoadSums:
+    """A rank's wall loads since the last append as exact sums: per step held, wall and load
+    component (F, then its moment: 6), the sum over the step's contacts with that wall in a
+    long accumulator (``pdyn.fields.exact.limb_add``) whose nonzero limbs are kept as rows
+    (key, limb value), key = ((step held · W + wall column) · 6 + component) · LIMBS + limb,
+    in preallocated arrays that double when full. A step adds a few rows per loaded wall
+    whatever its contacts (the append rule bounds how many it holds), and rank 0 adds the
+    gathered limbs of each sum and rounds it once (:func:`load_totals`): the correctly
+    rounded sum, so the same bits on any rank count."""
+
+    def __init__(self, wall_ids: np.ndarray, capacity: int = 1024):
+        self.n = 0
+        self.keys = np.empty(capacity, np.int64)
+        self.values = np.empty(capacity, np.int64)
+        n_walls = len(wall_ids)
+        self._column = np.full(int(-np.min(wall_ids, initial=-1)), -1, np.int64)
+        self._column[-1 - np.asarray(wall_ids)] = np.arange(n_walls)  # wall id −1 − k: column
+        self._limbs = np.zeros((6 * n_walls, LIMBS), np.int64)
+        self._used = np.zeros(6 * n_walls, np.bool_)
+
+    def add(self, held: int, wall: np.ndarray, load: np.ndarray) -> None:
+        """The step held ``held``'s loads (K, 6, C-contiguous float64) on the walls of ids
+        ``wall`` (K,)."""
+        n = _accumulate(held, wall, load, self._column, self._limbs, self._used, self.keys,
+                        self.values, self.n)
+        if n > len(self.keys):  # rows past the end were counted, and the limbs kept
+            grown = max(2 * len(self.keys), n)
+            self.keys = np.resize(self.keys, grown)
+            self.values = np.resize(self.values, grown)
+            n = _accumulate(held, wall[:0], load[:0], self._column, self._limbs, self._used,
+                            self.keys, self.values, self.n)
+        self.n = n
+
+    def take(self) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, limb values) of the rows held (copies), and empty the buffer."""
+        out = self.keys[:self.n].copy(), self.values[:self.n].copy()
+        self.n = 0
         return out
-    order = np.lexsort((sphere, wall, steps))
-    s_row = np.searchsorted(step_list, steps[order])
-    w_col = np.searchsorted(-wall_ids, -wall[order])  # wall ids −1, −2, ... descending
-    _add_rows(s_row, w_col, np.asarray(force)[order].reshape(len(order), -1),
-              out.reshape(len(step_list), len(wall_ids), -1))
+
+
+@njit(**JIT)
+def _accumulate(held, wall, load, column, limbs, used, keys, values, n):
+    """Add each load component (``load`` (K, 6) on the walls of ids ``wall``; ``column``: a
+    wall id −1 − k's column) into the long accumulator of its wall and component (``limbs``,
+    ``used``), then write the nonzero limbs of every used one as rows from ``n`` and clear it
+    (:class:`LoadSums`); returns the new row count. Rows past the arrays' length are counted,
+    not written, and the limbs are then kept for a call that writes them (with no loads)."""
+    bits = load.view(np.int64)
+    for k in range(wall.shape[0]):
+        for c in range(6):
+            g = 6 * column[-1 - wall[k]] + c
+            limb_add(limbs[g], bits[k, c])
+            used[g] = True
+    m = n
+    for g in range(used.shape[0]):
+        if used[g]:
+            for q in range(LIMBS):
+                if limbs[g, q] != 0:
+                    m += 1
+    if m > keys.shape[0]:
+        return m
+    for g in range(used.shape[0]):
+        if used[g]:
+            for q in range(LIMBS):
+                if limbs[g, q] != 0:
+                    keys[n] = (held * used.shape[0] + g) * LIMBS + q
+                    values[n] = limbs[g, q]
+                    limbs[g, q] = 0
+                    n += 1
+            used[g] = False
+    return n
+
+
+def load_totals(keys: np.ndarray, values: np.ndarray, shape: tuple) -> np.ndarray:
+    """The totals (``shape``: steps, walls, 6) of the rows (key, limb value) of
+    :class:`LoadSums` (of any number of ranks, in any order): each sum's limbs added and
+    rounded once (``pdyn.fields.exact.limbs_rounded``)."""
+    out = np.zeros(shape)
+    _round_sums(keys, values, out.reshape(-1), np.zeros(LIMBS, np.int64))
     return out
 
 
 @njit(**JIT)
-def _add_rows(s_row, w_col, force, out):
-    """out[s_row[k], w_col[k]] += force[k] for k in order, one by one (``np.add.at``'s
-    sums, compiled)."""
-    for k in range(s_row.shape[0]):
-        for c in range(force.shape[1]):
-            out[s_row[k], w_col[k], c] += force[k, c]
-
-
-class ContactBuffer:
-    """A rank's wall contacts since the last append: (step, sphere id, wall id, load (6))
-    rows in preallocated arrays that double when full, so adding a step costs a copy of its
-    contacts and nothing is kept per step (the append rule bounds how many rows it holds)."""
-
-    def __init__(self, capacity: int = 1024):
-        self.n = 0
-        self.ids = np.empty((capacity, 3), np.int64)  # step, sphere id, wall id
-        self.load = np.empty((capacity, 6))
-
-    def add(self, step: int, ids: np.ndarray, load: np.ndarray) -> None:
-        k = len(ids)
-        if self.n + k > len(self.ids):
-            grown = max(2 * len(self.ids), self.n + k)
-            self.ids = np.resize(self.ids, (grown, 3))
-            self.load = np.resize(self.load, (grown, 6))
-        self.ids[self.n:self.n + k, 0] = step
-        self.ids[self.n:self.n + k, 1:] = ids
-        self.load[self.n:self.n + k] = load
-        self.n += k
-
-    def take(self) -> tuple[np.ndarray, np.ndarray]:
-        """(ids, load) of the rows held (copies), and empty the buffer."""
-        out = self.ids[:self.n].copy(), self.load[:self.n].copy()
-        self.n = 0
-        return out
+def _round_sums(keys, values, out, limbs):
+    """out[s] = the correctly rounded sum whose limbs are the rows of key // LIMBS = s: the
+    rows counted into their sums, each sum's limbs added and rounded."""
+    first = np.zeros(out.shape[0] + 1, np.int64)
+    for k in range(keys.shape[0]):
+        first[keys[k] // LIMBS + 1] += 1
+    for s in range(out.shape[0]):
+        first[s + 1] += first[s]
+    order = np.empty(keys.shape[0], np.int64)
+    fill = first[:-1].copy()
+    for k in range(keys.shape[0]):
+        s = keys[k] // LIMBS
+        order[fill[s]] = k
+        fill[s] += 1
+    for s in range(out.shape[0]):
+        if first[s] == first[s + 1]:
+            continue
+        limbs[:] = 0
+        for q in range(first[s], first[s + 1]):
+            limbs[keys[order[q]] % LIMBS] += values[order[q]]
+        out[s] = limbs_rounded(limbs)
 
 
 class WallForceWriter(Writer):
-    """Records every step's wall contacts of this rank (:class:`ContactBuffer`) and appends
-    the totals per wall to ``folder/wall_forces.csv`` (rank 0) at flush steps
+    """Sums every step's wall loads of this rank exactly (:class:`LoadSums`) and appends the
+    totals per wall to ``folder/wall_forces.csv`` (rank 0) at flush steps
     (``flush_at(step)``), every ``FLUSH`` steps, once the ranks hold about ``BUFFER_ROWS``
-    contacts each (the interval set at each append from the most contacts a rank had in one
-    step since the previous one; from one step on, at most doubling) and at :meth:`finish`: the
+    rows each (the interval set at each append from the most rows a rank added in one step
+    since the previous one; from one step on, at most doubling) and at :meth:`finish`: the
     memory it holds is bounded whatever the run's length."""
 
     name = "wall_forces"
-    needs = frozenset({"walls"})  # the wall contacts of every step
+    needs = frozenset({"wall_loads"})  # the wall contacts' loads of every step
+    velocities = False  # (captured with the force pass)
 
     def __init__(self, folder: str | Path, flush_at=None):
         self.path = Path(folder) / FILE_NAME
@@ -131,9 +188,9 @@ class WallForceWriter(Writer):
         self._steps = np.empty(FLUSH, np.int64)
         self._times = np.empty(FLUSH)
         self._held = 0  # steps buffered
-        self._most = 0  # the most contacts of one step since the last append
+        self._most = 0  # the most rows of one step since the last append
         self._every = 1  # steps between appends (the size rule's; at most doubling)
-        self._contacts = ContactBuffer()
+        self._sums = None  # LoadSums, once started
         self._started = False
         self.written: list[Path] = []  # the file, once started
 
@@ -145,13 +202,13 @@ class WallForceWriter(Writer):
             self._start(view)
         if self._held == len(self._steps):  # at most FLUSH steps between appends
             self.flush(view)
+        ids, load = view.wall_loads
+        before = self._sums.n
+        self._sums.add(self._held, ids[:, 1], load)
+        self._most = max(self._most, self._sums.n - before)
         self._steps[self._held] = view.step
         self._times[self._held] = view.time
         self._held += 1
-        before = self._contacts.n
-        self._contacts.add(view.step, *wall_loads(view.wall_load, view.store, self.wall_ids,
-                                                  self.wall_handles))
-        self._most = max(self._most, self._contacts.n - before)
         if (view.step % FLUSH == 0 or self._held >= self._every
                 or self.flush_at(view.step)):
             self.flush(view)
@@ -164,8 +221,8 @@ class WallForceWriter(Writer):
         """Start the file: a header, and after a restart the rows up to its step."""
         walls = view.store.walls
         walls = walls[np.argsort(-view.store.gid[walls], kind="stable")]
-        self.wall_ids = view.store.gid[walls].copy()
-        self.wall_handles = walls
+        self.wall_ids = view.store.gid[walls].copy()  # −1, −2, ...: descending
+        self._sums = LoadSums(self.wall_ids)
         names = wall_names(view.store.normal[walls], view.n_box)
         self.n_box = len(walls) if view.n_box is None else view.n_box
         header = (["step", "time"] + [f"{w}_f{a}" for w in names for a in "xyz"]
@@ -176,7 +233,7 @@ class WallForceWriter(Writer):
 
     def flush(self, view) -> None:
         """Gather the buffered rows on rank 0 and append them; set the steps until the next
-        append from the largest rank's contacts per step (collective)."""
+        append from the largest rank's rows per step (collective)."""
         if not self._held:
             return
         steps = self._steps[:self._held].copy()
@@ -185,12 +242,12 @@ class WallForceWriter(Writer):
         self._every = int(min(FLUSH, 2 * self._every, max(1, BUFFER_ROWS // max(most, 1))))
         self._most = 0
         self._held = 0
-        parts = view.comm.gather(self._contacts.take(), root=0)
+        parts = view.comm.gather(self._sums.take(), root=0)
 
         def append():
-            ids = np.concatenate([p[0] for p in parts])
-            load = np.concatenate([p[1] for p in parts])
-            totals = sum_by_wall(ids[:, 0], ids[:, 2], ids[:, 1], load, self.wall_ids, steps)
+            totals = load_totals(np.concatenate([p[0] for p in parts]),
+                                 np.concatenate([p[1] for p in parts]),
+                                 (len(steps), len(self.wall_ids), 6))
             totals = np.concatenate((totals[:, :, :3].reshape(len(steps), -1),  # forces, torques
                                      totals[:, self.n_box:, 3:].reshape(len(steps), -1)), axis=1)
             fmt = ",".join(["%d"] + ["%.17g"] * (1 + totals[0].size)) + "\n"  # exact
@@ -199,36 +256,6 @@ class WallForceWriter(Writer):
             append_text(self.path, text)
 
         agree(view.comm, attempt(append) if view.comm.rank == 0 else None)
-
-
-def wall_loads(contacts: dict, store, wall_ids: np.ndarray, handles: np.ndarray) -> tuple:
-    """(ids (K, 2), loads (K, 6)) of a step's wall contacts (``ContactPass.contact_list``):
-    per contact the force on the wall F = −(normal + tangential force on the sphere), N, and
-    its moment (c − p) × F about the wall's point p of the step, N·m (c: the contact point
-    on the wall, the second end)."""
-    ids = contacts["id"]
-    load = np.empty((len(ids), 6))
-    _loads(contacts["normal_force"], contacts["tangential_force"], contacts["ends"], store.pos,
-           handles[np.searchsorted(-wall_ids, -ids[:, 1])], load)
-    return ids, load
-
-
-@njit(**JIT)
-def _loads(normal, tangential, ends, pos, at, load):
-    """Per wall contact k: F = −(normal + tangential force) into ``load[k, :3]`` and its moment
-    (c − p) × F into ``load[k, 3:]``, c = ``ends[2k + 1]``, p = ``pos[at[k]]`` (the
-    arithmetic of ``-(n + t)`` and ``np.cross``, so the same bits)."""
-    for k in range(at.shape[0]):
-        fx = -(normal[k, 0] + tangential[k, 0])
-        fy = -(normal[k, 1] + tangential[k, 1])
-        fz = -(normal[k, 2] + tangential[k, 2])
-        ax = ends[2 * k + 1, 0] - pos[at[k], 0]
-        ay = ends[2 * k + 1, 1] - pos[at[k], 1]
-        az = ends[2 * k + 1, 2] - pos[at[k], 2]
-        load[k, 0], load[k, 1], load[k, 2] = fx, fy, fz
-        load[k, 3] = ay * fz - az * fy
-        load[k, 4] = az * fx - ax * fz
-        load[k, 5] = ax * fy - ay * fx
 
 
 def start_series(path: Path, header: list[str], step: int, view) -> None:

@@ -9,10 +9,13 @@ class Writer:
     its ``written`` paths); ``needs`` says what the driver must fill into the view before it
     is called (a set of ``network``, ``walls``, ``state``, ``thermo``: ``OutputView``);
     :meth:`due` says whether it writes at the end of a step; :meth:`__call__` writes;
-    :meth:`finish` flushes what it buffers (the end of a run, a stop), nothing by default."""
+    :meth:`finish` flushes what it buffers (the end of a run, a stop), nothing by default.
+    ``velocities``: it reads the state at the step's end (so the step's closing half-kick is
+    done before it is called, not left to the next step's)."""
 
     name = "writer"
     needs = frozenset()
+    velocities = True
 
     def due(self, step: int) -> bool:
         raise NotImplementedError

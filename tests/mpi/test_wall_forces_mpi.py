@@ -1,6 +1,8 @@
 """The wall-force series under real mpiexec (2 and 4 ranks; also runs on 1): its buffers stay
-bounded however long the run, and it writes the bytes of the writer that kept every step's
-contacts until an append."""
+bounded however long the run, and it writes the bytes of a writer that kept every step's
+contacts until an append and summed them with ``math.fsum`` (a zero +0)."""
+
+import math
 
 import numpy as np
 import pytest
@@ -14,9 +16,9 @@ pytestmark = pytest.mark.mpi
 
 
 class _ListWriter:
-    """The wall-force writer as it was before its buffers were bounded (a list of every
-    step's contacts, concatenated, sorted and gathered at an append): the reference whose
-    bytes the bounded writer must write."""
+    """A wall-force writer that keeps every step's contacts until an append, then gathers
+    them and sums each (step, wall, component) with ``math.fsum``: the reference whose bytes
+    the bounded writer (exact partial sums per rank) must write."""
 
     def __new__(cls, folder, flush_at):
         from pdyn.io import wallforces as wf
@@ -26,44 +28,41 @@ class _ListWriter:
                 if not self._started:
                     self._start(view)
                     self._list = []
-                self._list.append((view.step, view.time, wf.wall_loads(
-                    view.wall_load, view.store, self.wall_ids, self.wall_handles)))
+                ids, load = view.wall_loads
+                self._list.append((view.step, view.time, ids[:, 1].copy(), load.copy()))
                 if view.step % wf.FLUSH == 0 or self.flush_at(view.step):
                     self.flush(view)
 
             def flush(self, view):
                 if not getattr(self, "_list", None):
                     return
-                steps = np.array([s for s, _, _ in self._list], np.int64)
-                times = [t for _, t, _ in self._list]
-                ids, load = (np.concatenate(a) for a in zip(*[r for _, _, r in self._list]))
-                counts = [len(r[0]) for _, _, r in self._list]
-                mine = (np.repeat(steps, counts), ids[:, 0], ids[:, 1], load)
-                self._list = []
+                mine, self._list = self._list, []
                 parts = view.comm.gather(mine, root=0)
                 if view.comm.rank == 0:
-                    cat = [np.concatenate([p[k] for p in parts]) for k in range(4)]
-                    tot = wf.sum_by_wall(cat[0], cat[2], cat[1], cat[3], self.wall_ids, steps)
-                    tot = np.concatenate((tot[:, :, :3].reshape(len(steps), -1),
-                                          tot[:, self.n_box:, 3:].reshape(len(steps), -1)), 1)
-                    fmt = ",".join(["%d"] + ["%.17g"] * (1 + tot[0].size)) + "\n"
-                    wf.append_text(self.path, "".join(
-                        fmt % (s, t, *row) for s, t, row in zip(steps.tolist(), times,
-                                                                 tot.tolist())))
+                    rows = []
+                    for t, (step, time, _, _) in enumerate(parts[0]):
+                        wall = np.concatenate([p[t][2] for p in parts])
+                        load = np.concatenate([p[t][3] for p in parts])
+                        tot = [[math.fsum(load[wall == w, c].tolist()) + 0.0 for c in range(6)]
+                               for w in self.wall_ids]
+                        rows.append([step, time] + [f for w in tot for f in w[:3]]
+                                    + [m for w in tot[self.n_box:] for m in w[3:]])
+                    fmt = ",".join(["%d"] + ["%.17g"] * (len(rows[0]) - 1)) + "\n"
+                    wf.append_text(self.path, "".join(fmt % tuple(r) for r in rows))
                 view.comm.barrier()
 
         return ListWriter(folder, flush_at)
 
 
 def test_wall_forces_bounded_and_the_same_bytes(comm, shared_dir, monkeypatch):
-    """The wall-force writer appends once its ranks hold about ``BUFFER_ROWS`` contacts (here
-    made small): once the spheres reach the walls it never holds much more, and the
-    file holds the bytes of the writer that kept every step's contacts until an append (the
-    reference above, run in the same steps into another folder)."""
+    """The wall-force writer appends once its ranks hold about ``BUFFER_ROWS`` rows of partial
+    sums (here made small): once the spheres reach the walls it never holds much more, and
+    the file holds the bytes of the writer that kept every step's contacts until an append
+    (the reference above, run in the same steps into another folder)."""
     import pdyn.assembly
     from pdyn.io import WallForceWriter, wallforces
 
-    monkeypatch.setattr(wallforces, "BUFFER_ROWS", 40)
+    monkeypatch.setattr(wallforces, "BUFFER_ROWS", 400)
     real = pdyn.assembly.make_writers
     monkeypatch.setattr(pdyn.assembly, "make_writers", lambda out, *more: real(out, *more) + [
         _ListWriter(shared_dir / "ref", lambda step: step % 50 == 0)])
@@ -71,9 +70,9 @@ def test_wall_forces_bounded_and_the_same_bytes(comm, shared_dir, monkeypatch):
         folder=str(shared_dir / "new"), snapshot_every=50, wall_forces=True)), comm=comm)
     writer = next(w for w in sim.writers if type(w) is WallForceWriter)
     held = []
-    add = writer._contacts.add
-    monkeypatch.setattr(writer._contacts, "add", lambda *a: (add(*a), held.append(
-        writer._contacts.n)))
+    add = wallforces.LoadSums.add
+    monkeypatch.setattr(wallforces.LoadSums, "add", lambda self, *a: (
+        add(self, *a), held.append(self.n)))
     sim.run(120)
     assert 1 < writer._every < 50  # appends by size, every few steps
     assert max(held[60:]) <= 4 * wallforces.BUFFER_ROWS  # once the spheres reach the walls
