@@ -175,9 +175,9 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
         contact.law, config.dt if config.dt is not None else scene.dt, store, inserter,
         config, comm)
     wall_motion = WallMotion(wallset, dt, first_step, restart.servos if restart else None)
-    stages = _stages(config, contact_config, contact, store, dt, restart)
+    stages = _stages(config, contact_config, contact, store, dt, restart, inserter)
     if stages is not None:  # what the stages begun so far changed
-        stages.enter(gravity, wallset, wall_motion, contact)
+        stages.enter(gravity, wallset, wall_motion, contact, inserter)
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     # snapshots, checkpoints, series; coarse-grained fields (pdyn.io)
     writers = (make_writers(config.output, tuple(m.name for m in config.materials))
@@ -229,12 +229,19 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
 
 
 def _stages(config: SimulationConfig, contact_config: ContactConfig, contact: ContactPass,
-            store, dt: float, restart: RestartState | None) -> Stages | None:
+            store, dt: float, restart: RestartState | None, inserter) -> Stages | None:
     """The run's stages (``pdyn.stages``; None without ``[[stages]]``), where a restart left
     them; their contact laws made now, so that a refused change stops the run before its
     first step."""
     if not config.stages:
         return None
+    no_outlet = inserter is None or all(f.outlet is None for f in inserter.feeds)
+    for k, stage in enumerate(config.stages):
+        for what, used in (("mass_out", stage.end is not None and stage.end[0] == "mass_out"),
+                           ("outlet", stage.outlet is not None)):
+            if used and no_outlet:
+                raise ConfigError(f"stages[{k}].{what}: the run has no outlet (give "
+                                  "[insertion] outlet_lo and outlet_hi)")
     if "glued" in store.fields and any(s.walls for s in config.stages):
         raise ConfigError("stages: a stage changes a wall's motion in a run with glued spheres "
                           "(they ride only walls without a program)")

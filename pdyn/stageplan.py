@@ -10,8 +10,10 @@ A stage ends by one of
   rotational) is below it — at rest;
 * ``wall_force = {wall = k, force = F}`` (N): when the load on ``[[walls]]`` number k (from 0)
   reaches F > 0 (the sum of its contacts' normal forces, as a servo's load);
+* ``mass_out`` (kg): when the mass that has left through the outlets since the run's start
+  reaches it (a sum over the ranks rounded once per drain: the same on any rank count);
 
-a condition (the last two) is checked every ``check_every`` steps (default 100), and
+a condition (the last three) is checked every ``check_every`` steps (default 100), and
 ``max_duration`` (s) ends the stage even if it never holds (said on rank 0). The last stage
 may give no end: it runs as long as the run does.
 
@@ -22,7 +24,8 @@ before them in the run) giving that wall a new motion from the stage's start —
 where it is, its program's time counted from the stage's start) or, for a servo plane, a new
 ``servo`` (its target table's times counted from the stage's start); and ``contact`` (one
 material) or ``materials`` (``{name = ..., ...}``) with new ``friction``,
-``rolling_friction`` or ``restitution``. Units: SI."""
+``rolling_friction`` or ``restitution``; and ``outlet = "open"`` or ``"closed"``: every
+insertion outlet from the stage's start on, whatever its ``outlet_start``. Units: SI."""
 
 from __future__ import annotations
 
@@ -32,21 +35,25 @@ from .programs import check_program, check_servo
 from .values import BadValue, integer, number, text, vector
 
 #: what ends a stage (one of them; none: the last stage runs to the run's end)
-ENDS = ("duration", "time", "kinetic_energy", "wall_force")
+ENDS = ("duration", "time", "kinetic_energy", "wall_force", "mass_out")
+#: the ends that are conditions, checked every ``check_every`` steps
+CONDITIONS = ("kinetic_energy", "wall_force", "mass_out")
+#: what a stage may set the outlets to
+OUTLETS = ("open", "closed")
 #: the contact values a stage may change (the time step and the spheres' rotation depend on
 #: none of them)
 CONTACT_CHANGES = ("friction", "rolling_friction", "restitution")
 #: a wall's motion a stage may set
 WALL_CHANGES = ("velocity", "angular_velocity", "translation", "rotation", "servo")
 FIELDS = ("name", *ENDS, "check_every", "max_duration", "gravity", "walls", "contact",
-          "materials")
+          "materials", "outlet")
 
 
 class Stage(NamedTuple):
     """One checked stage: its ``name``; ``end`` (kind, value) or None; ``check_every``
     (steps); ``max_duration`` (s or None); the changes at its start: ``gravity`` (or None),
     ``walls`` (dicts with ``wall`` and the new motion), ``contact`` (a dict or None),
-    ``materials`` (dicts with ``name``)."""
+    ``materials`` (dicts with ``name``), ``outlet`` (``"open"``, ``"closed"`` or None)."""
 
     name: str
     end: tuple | None
@@ -56,6 +63,7 @@ class Stage(NamedTuple):
     walls: tuple
     contact: dict | None
     materials: tuple
+    outlet: str | None = None
 
     def table(self) -> dict:
         """The stage as a ``[[stages]]`` table (what :func:`check_stages` reads back to it)."""
@@ -63,7 +71,7 @@ class Stage(NamedTuple):
                "materials": list(self.materials)}
         if self.end is not None:
             out[self.end[0]] = self.end[1]
-        for k in ("max_duration", "gravity", "contact"):
+        for k in ("max_duration", "gravity", "contact", "outlet"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
         return out
@@ -132,7 +140,7 @@ def _stage(name: str, value, last: bool) -> dict:
     out = {"name": text(f"{name}.name", value.get("name", name)), "end": None,
            "check_every": integer(f"{name}.check_every", value.get("check_every", 100), lo=1),
            "max_duration": None, "gravity": None, "walls": (), "contact": None,
-           "materials": ()}
+           "materials": (), "outlet": None}
     if ends:
         end = ends[0]
         v = value[end]
@@ -147,12 +155,17 @@ def _stage(name: str, value, last: bool) -> dict:
             v = number(f"{name}.{end}", v, above=0)
         out["end"] = (end, v)
     if "max_duration" in value:
-        if out["end"] is None or out["end"][0] not in ("kinetic_energy", "wall_force"):
+        if out["end"] is None or out["end"][0] not in CONDITIONS:
             raise BadValue(f"{name}.max_duration", value["max_duration"], "only with a "
-                           "condition (kinetic_energy or wall_force)")
+                           f"condition ({', '.join(CONDITIONS)})")
         out["max_duration"] = number(f"{name}.max_duration", value["max_duration"], above=0)
     if "gravity" in value:
         out["gravity"] = vector(f"{name}.gravity", value["gravity"])
+    if "outlet" in value:
+        out["outlet"] = text(f"{name}.outlet", value["outlet"])
+        if out["outlet"] not in OUTLETS:
+            raise BadValue(f"{name}.outlet", value["outlet"], "expected \"open\" or "
+                           "\"closed\"")
     walls = value.get("walls", ())
     if not isinstance(walls, (list, tuple)):
         raise BadValue(f"{name}.walls", walls, "expected a list of tables {wall = k, ...}")
@@ -193,4 +206,5 @@ def check_stages(value) -> tuple:
     return tuple(_stage(f"stages[{k}]", s, k == len(value) - 1) for k, s in enumerate(value))
 
 
-__all__ = ["Stage", "ENDS", "CONTACT_CHANGES", "WALL_CHANGES", "check_stages", "shift_walls"]
+__all__ = ["Stage", "ENDS", "CONDITIONS", "CONTACT_CHANGES", "OUTLETS", "WALL_CHANGES",
+           "check_stages", "shift_walls"]

@@ -3,10 +3,11 @@ next one makes (the plan: ``pdyn.stageplan``; docs/stages.md).
 
 A stage's end is decided at the end of a step, after its force pass and before its writers: a
 ``duration`` or a ``time`` from the step count alone; a condition (``kinetic_energy`` per
-sphere below a value, a wall's load reaching a force) every ``check_every`` steps from the
-stage's start, from sums that are exact (Shewchuk expansions and ``math.fsum``: the same bits
-on any rank count, so every rank ends the stage at the same step). The next stage's changes
-then apply from the next step on: gravity; a wall's new motion, continuing from where it is
+sphere below a value, a wall's load reaching a force, the mass out of the outlets reaching a
+value) every ``check_every`` steps from the stage's start, from sums that are exact (Shewchuk
+expansions, ``math.fsum``, long accumulators: the same bits on any rank count, so every rank
+ends the stage at the same step). The next stage's changes then apply from the next step on:
+gravity; the outlets opened or closed; a wall's new motion, continuing from where it is
 (``WallSet.reprogram``: p(t) = p(t_s) + x(t − t_s), t_s the stage's start) or a servo's new
 target (``Servo.retarget``, its table's times from t_s); a new contact law with the changed
 friction, rolling friction or restitution (the time step depends on none of them).
@@ -27,6 +28,7 @@ from .dynamics.wallmotion import wall_loads
 from .fields.exact import exact_total
 from .io.thermo import energy_partials
 from .programs import Program
+from .stageplan import CONDITIONS
 
 
 def _say(line: str) -> None:
@@ -96,17 +98,20 @@ class Stages:
         """The stages decide the run's length: the last one has an end, not yet reached."""
         return self.plan[-1].end is not None and not self.finished
 
-    def enter(self, gravity: np.ndarray, wallset, wall_motion, contact) -> None:
+    def enter(self, gravity: np.ndarray, wallset, wall_motion, contact, inserter) -> None:
         """The changes of every stage begun so far, in order, each at its start (a run's first
         step or a restart's): ``gravity`` (m/s², changed in place), the walls of ``wallset``
-        and the servos of ``wall_motion``, the law of ``contact``."""
+        and the servos of ``wall_motion``, the law of ``contact``, the outlets of
+        ``inserter``."""
         for k in range(self.index + 1):
-            self._apply(k, gravity, wallset, wall_motion, contact)
+            self._apply(k, gravity, wallset, wall_motion, contact, inserter)
 
-    def _apply(self, k: int, gravity, wallset, wall_motion, contact) -> None:
+    def _apply(self, k: int, gravity, wallset, wall_motion, contact, inserter) -> None:
         stage, start = self.plan[k], self.starts[k]
         if stage.gravity is not None:
             gravity[:] = stage.gravity
+        if stage.outlet is not None:
+            inserter.outlets_open = stage.outlet == "open"
         servos = {s.row: s for s in wall_motion.servos}
         for w in stage.walls:
             row = wallset.n_box + w["wall"]
@@ -142,7 +147,7 @@ class Stages:
         stage, step = self.plan[self.index], sim.step_index
         kind, value = stage.end
         why = ""
-        if kind in ("kinetic_energy", "wall_force"):
+        if kind in CONDITIONS:
             reached, reading = self._condition(sim, kind, value)
             if not reached:
                 if (stage.max_duration is None
@@ -157,11 +162,14 @@ class Stages:
             self.finished = True
             return
         self.starts.append(step)
-        self._apply(self.index, sim.gravity, sim.wallset, sim.wall_motion, sim.contact)
+        self._apply(self.index, sim.gravity, sim.wallset, sim.wall_motion, sim.contact,
+                    sim.inserter)
 
     def _condition(self, sim, kind: str, value) -> tuple[bool, float]:
         """Whether a condition holds now, on every rank alike, and what it read: the mean
-        kinetic energy per sphere (J) or the wall's load (N). Collective."""
+        kinetic energy per sphere (J), the wall's load (N) or the mass out (kg). Collective."""
+        if kind == "mass_out":  # (every rank holds the same sum)
+            return sim.inserter.removed_mass >= value, sim.inserter.removed_mass
         if kind == "wall_force":
             gid = -1 - (sim.wallset.n_box + value["wall"])
             load = wall_loads(sim.contact, sim.store, sim.neighbours, sim.comm, sim.dt,

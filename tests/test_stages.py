@@ -1,6 +1,7 @@
 """Staged runs (``[[stages]]``, ``pdyn.stages``): each stage ends where its duration, time or
 condition says, its changes (gravity, a wall's motion, a servo's target, friction) act from the
-step after, a wall continues from where it was, the run stops with the last stage; bad stage
+step after, a wall continues from where it was, a hopper's outlet opens and closes and its
+mass out ends a stage, the run stops with the last stage; bad stage
 tables are one line naming the field; a checkpoint's stage state is range-checked. N ranks and
 restarts: the ``staged-drum`` row of tests/mpi/test_same_bits.py."""
 
@@ -9,7 +10,7 @@ import math
 import numpy as np
 import pytest
 
-from pdyn.config import ConfigError, OutputConfig
+from pdyn.config import ConfigError, InsertionConfig, OutputConfig, SimulationConfig
 from pdyn.io.hdf5 import OutputFileError
 from pdyn.restart import check_stages
 from pdyn.simulation import Simulation
@@ -116,11 +117,59 @@ def test_a_servo_stage_presses_and_the_run_ends_with_the_last_stage():
      "stages[0].materials = [{'friction': 0.1, 'name': 'glass'}]: the run has no [[materials]]"),
     ([{"duration": 1.0, "gravity": [0.0, 1.0]}], "stages[0].gravity = [0.0, 1.0]"),
     ({"duration": 1.0}, "stages = {'duration': 1.0}: expected a list of tables [[stages]]"),
+    ([{"duration": 1.0, "outlet": "ajar"}],
+     "stages[0].outlet = 'ajar': expected \"open\" or \"closed\""),
+    ([{"mass_out": -1.0}], "stages[0].mass_out = -1.0: must be > 0"),
 ])
 def test_bad_stages_are_one_line_naming_the_field(stages, message):
     with pytest.raises(ConfigError) as err:
         drum_with_piston(stages=stages)
     assert message in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("stage, field", [({"mass_out": 0.01}, "mass_out"),
+                                          ({"duration": 0.01, "outlet": "open"}, "outlet")])
+def test_an_outlet_stage_in_a_run_without_an_outlet_is_refused(stage, field):
+    with pytest.raises(ConfigError, match=rf"stages\[0\]\.{field}: the run has no outlet"):
+        Simulation(drum_with_piston(stages=[stage]))
+
+
+def test_a_hopper_fills_closed_then_drains_a_mass_and_closes():
+    """Spheres pour into a heap over an outlet that stage 0 keeps closed (though its
+    ``outlet_start`` is 0); stage 1 opens it until 0.02 kg has left (checked every 10 steps);
+    stage 2 closes it again. The mass out is each drain's masses summed with ``math.fsum``,
+    added up drain by drain; the stage ended at the check where it reached 0.02 kg and not at
+    the one before; nothing leaves while the outlet is closed."""
+    stages = [{"name": "fill", "outlet": "closed", "duration": 0.35},
+              {"name": "drain", "outlet": "open", "mass_out": 0.02, "check_every": 10},
+              {"name": "hold", "outlet": "closed", "duration": 0.05}]
+    ins = InsertionConfig(region_lo=(1.0, 1.0, 1.0), region_hi=(2.0, 2.0, 2.6), rate=400.0,
+                          radius_min=0.08, radius_max=0.12, velocity=(0.0, 0.0, -3.0),
+                          total=120, every=20, seed=4, outlet_lo=(0.0, 0.0, 0.0),
+                          outlet_hi=(3.0, 3.0, 0.5), outlet_start=0.0)
+    sim = Simulation(SimulationConfig(scene="heap", scale=0.05, insertion=ins, progress=False,
+                                      stages=stages))
+    mass, out, seen = {}, {}, []
+
+    def watch(s):
+        h = s.store.owned
+        now = dict(zip(s.store.gid[h].tolist(), s.store.mass[h].tolist()))
+        gone = [mass[g] for g in mass if g not in now]
+        if gone:
+            seen.append(math.fsum(gone))
+        mass.clear()
+        mass.update(now)
+        out[s.step_index] = s.inserter.removed_mass
+
+    sim.run(callback=watch)
+    starts, dt = sim.stages.starts, sim.dt
+    assert sim.stages.finished and starts[1] == round(0.35 / dt)
+    assert out[starts[1]] == 0.0 and sim.inserter.removed > 0
+    assert out[starts[2]] >= 0.02 > out[starts[2] - 10]
+    total = 0.0
+    for drained in seen:
+        total += drained
+    assert sim.inserter.removed_mass == total == out[starts[2]]  # closed again: no more
 
 
 def test_a_stage_that_would_switch_rotation_is_refused_before_the_first_step():

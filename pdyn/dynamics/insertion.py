@@ -56,6 +56,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
+from ..fields.exact import limbs_of, limbs_rounded
 from ..particles import StoreChanges
 from ..placement import FILL_TRIES, fill_radii, first_free
 from ..regions import region_of
@@ -219,9 +220,12 @@ class Feed:
         self.inserted += len(taken)
         return pos[taken], r[taken]
 
-    def drains(self, pos: np.ndarray, time: float) -> np.ndarray:
-        """Which centres ``pos`` are in the outlet, if it is open at ``time`` (s)."""
-        if self.outlet is None or time < self.p.get("outlet_start", 0.0):
+    def drains(self, pos: np.ndarray, time: float, is_open: bool | None = None) -> np.ndarray:
+        """Which centres ``pos`` are in the outlet, if it is open at ``time`` (s: from
+        ``outlet_start`` on, unless ``is_open`` says otherwise)."""
+        if is_open is None:
+            is_open = time >= self.p.get("outlet_start", 0.0)
+        if self.outlet is None or not is_open:
             return np.zeros(len(pos), bool)
         lo, hi = self.outlet
         return ((pos >= lo) & (pos <= hi)).all(axis=1)
@@ -237,7 +241,10 @@ class Inserter:
     ``outlet_lo``/``outlet_hi`` (m, or None), ``outlet_start`` (s), and the region, ``sizes``
     and ``fill`` fields), or a list of them. ``next_gid``: the first global id to give;
     ``state``: a checkpoint's :meth:`state` to continue from; ``materials``: each table's
-    material index (its spheres', ``pdyn.dynamics.materials``; None: 0).
+    material index (its spheres', ``pdyn.dynamics.materials``; None: 0). ``removed_mass``
+    (kg): what has left through the outlets (each drain's mass rounded once over the ranks:
+    the same on any rank count); ``outlets_open``: True or False overrides every outlet's
+    ``outlet_start`` (a stage's ``outlet``), None keeps it.
     """
 
     def __init__(self, params, next_gid: int, state: dict | None = None, materials=None):
@@ -245,10 +252,11 @@ class Inserter:
         # as the config gave them, one table as itself (checkpoints keep it)
         self.params = tables[0] if len(tables) == 1 else tables
         states = [None] * len(tables)
-        self.removed = 0
+        self.removed, self.removed_mass, self.outlets_open = 0, 0.0, None
         self.next_gid = int(next_gid)
         if state is not None:
             self.removed = int(state["removed"])
+            self.removed_mass = float(state.get("removed_mass", 0.0))
             self.next_gid = int(state["next_gid"])
             states = state.get("feeds") or [{"inserted": state["inserted"], "rng": state["rng"]}]
         self.feeds = [Feed(p, s) for p, s in zip(tables, states)]
@@ -261,7 +269,8 @@ class Inserter:
         each feed's state when there are several, or pending radii)."""
         first = self.feeds[0]
         out = {"inserted": self.inserted, "removed": self.removed,
-               "next_gid": self.next_gid, "rng": first.rng.bit_generator.state}
+               "removed_mass": self.removed_mass, "next_gid": self.next_gid,
+               "rng": first.rng.bit_generator.state}
         if len(self.feeds) > 1 or not first.legacy:
             out["feeds"] = [f.state() for f in self.feeds]
         return out
@@ -334,17 +343,19 @@ class Inserter:
 
     def drain(self, store, owned: np.ndarray, comm, time: float) -> np.ndarray:
         """Remove the ``owned`` spheres whose centre is inside an outlet open at ``time``
-        (s: from its ``outlet_start`` on); returns their handles (collective: the count is
-        summed)."""
+        (s: from its ``outlet_start`` on, or as :attr:`outlets_open` says); returns their
+        handles (collective: the count and the mass are summed)."""
         if all(f.outlet is None for f in self.feeds):
             return np.zeros(0, np.int64)
         p = store.pos[owned]
         inside = np.zeros(len(owned), bool)
         for f in self.feeds:
-            inside |= f.drains(p, time)
+            inside |= f.drains(p, time, self.outlets_open)
         out = owned[inside]
+        limbs = np.sum(comm.allgather(limbs_of(store.mass[out])), axis=0)
         store.remove(out)
         self.removed += comm.allreduce_sum(int(out.size))
+        self.removed_mass += limbs_rounded(limbs)
         return out
 
     def pour(self, store, comm, time: float, owner_of, insert: bool) -> StoreChanges:

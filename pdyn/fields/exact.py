@@ -143,3 +143,15 @@ def _bits(limbs, low, n):
         k, b = (low + q) >> 5, (low + q) & 31
         out |= ((limbs[k] >> b) & 1) << q
     return out
+
+
+@njit(**JIT)
+def limbs_of(values):
+    """The long accumulator (:data:`LIMBS` int64) of the sum of ``values`` (float64, 1-D):
+    accumulators of several ranks add as integers (exactly, in any order), and
+    :func:`limbs_rounded` of the total is the correctly rounded sum of every term."""
+    limbs = np.zeros(LIMBS, np.int64)
+    bits = values.view(np.int64)
+    for q in range(bits.shape[0]):
+        limb_add(limbs, bits[q])
+    return limbs

@@ -43,8 +43,8 @@ holds everything the run needs to continue:
   (the first ghost plan of a restart reaches that much farther), and ``r_mean`` (m), the
   run's mean radius (default skins derive from it).
   ``insertion`` (JSON, runs that pour spheres in): the inserter's parameters and state —
-  spheres inserted and removed, the next global id, the state of its random stream — so a
-  restart draws the same candidates. ``servos`` (JSON, runs with servo walls,
+  spheres inserted and removed, the mass removed (kg; optional, absent from older files), the
+  next global id, the state of its random stream — so a restart draws the same candidates. ``servos`` (JSON, runs with servo walls,
   ``pdyn.dynamics.wallmotion.Servo``; optional, absent from older files): each servo wall's
   offset (m) and speed (m/s) by wall id, exact (JSON keeps a float's digits). ``stages``
   (JSON, staged runs, ``pdyn.stages``; optional): the steps the stages began at and whether

@@ -599,6 +599,10 @@ def _id_bound(path, head: dict) -> int:
         except BadValue as exc:
             bad(f"state.{key} = {short(exc.value)}", exc.why)
     _check_stream(bad, "state.rng", state.get("rng"))
+    mass = state.get("removed_mass", 0.0)  # (optional: older files lack it)
+    if isinstance(mass, bool) or not isinstance(mass, (int, float)) \
+            or not (math.isfinite(mass) and mass >= 0):
+        bad(f"state.removed_mass = {short(mass)}", "expected a finite mass >= 0 (kg)")
     feeds = state.get("feeds")
     if feeds is not None:  # several [[insertion]] tables, or one with sizes: one state each
         tables = ins["params"] if isinstance(ins["params"], list) else [ins["params"]]

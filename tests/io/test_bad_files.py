@@ -558,6 +558,9 @@ CKPT_FORGED = {
                          "attribute insertion: state.rng = [1]: not the state of a PCG64"),
     "insertion count": (POURING, _json("insertion", lambda t: t["state"].update(inserted=-2)),
                         "attribute insertion: state.inserted = -2: must be >= 0"),
+    "insertion mass out": (POURING, _json("insertion",
+                                          lambda t: t["state"].update(removed_mass=-0.5)),
+                           "attribute insertion: state.removed_mass = -0.5: expected a finite"),
     "insertion tables": (POURING, _json("insertion", lambda t: t.pop("state")),
                          "expected the tables params and state"),
     "insertion feed stream": (POURING, _json("insertion", lambda t: t["state"].update(

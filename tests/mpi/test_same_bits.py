@@ -266,6 +266,17 @@ def discharging_at_restart(run):
     assert 0 < run.mid < run.cont.inserter.removed
 
 
+#: the hopper drains until 0.015 kg has left (after the restart's step), then closes
+HOPPER_STAGES = [{"name": "drain", "outlet": "open", "mass_out": 0.015, "check_every": 20},
+                 {"name": "closed", "outlet": "closed"}]
+
+
+def outlet_closed_by_mass(run):
+    stages = run.cont.stages
+    assert stages.index == 1 and 200 < stages.starts[1] < 400
+    assert run.cont.inserter.removed_mass >= 0.015
+
+
 def walls_touched(*ids):
     """Lists rebuilt and the walls ``ids`` (negative contact ids) touched on some rank."""
     def check(run):
@@ -535,9 +546,9 @@ CASES = [
     Case("sliding-plate", named_scene("drum", allow_deep_overlap=True, **BALANCED), 300,
          fields=GLUED,
          scene=scenes.sliding_plate, check=plate_wrapped),
-    Case("hopper", built(scenes.discharging, **BALANCED), 400, BOTH, at=200, inserter=True,
-         mid=lambda cont: cont.inserter.removed,
-         check=both(discharged, discharging_at_restart)),
+    Case("hopper", built(scenes.discharging, stages=HOPPER_STAGES, **BALANCED), 400, BOTH,
+         at=200, inserter=True, mid=lambda cont: cont.inserter.removed,
+         check=both(discharged, discharging_at_restart, outlet_closed_by_mass)),
     Case("mesh-trough", trough(**BALANCED), 600, BOTH, at=300, wall_forces=True,
          check=both(walls_touched(-5, -6), trough_head)),
     *(Case(f"mesh-trough-restart-stl-{edit}", trough(), 200, ("restart",), at=100,
