@@ -9,13 +9,12 @@
   ``radius``, ``velocity`` and ``material`` (indices into ``[[materials]]``; all 0: none) in
   the order of ``particles/id``.
 
-Positions in m, radii in m, velocities in m/s. Every value must be finite and every radius
-positive, and every material name not empty; the first that is not is named in a one-line :class:`pdyn.values.BadValue`
-(``particles.file = '<name>': sphere <k> ...``, the file's name; k counts from 0, the
-sphere's id). Whether the
-spheres lie inside the box and clear of the walls is checked with every initial state
-(``pdyn.checks.initial_state``); whether their materials are the run's, by the config
-(``SimulationConfig.material_indices``).
+Positions in m, radii in m, velocities in m/s. Every value must be finite, every radius
+positive and every material name not empty; the first that is not is named in a one-line
+:class:`pdyn.values.BadValue` (``particles.file = '<name>': sphere <k> ...``, the file's name;
+k counts from 0, the sphere's id). Whether the spheres lie inside the box and clear of the
+walls is checked with every initial state (``pdyn.checks.initial_state``); whether their
+materials are the run's by the config (``SimulationConfig.material_indices``).
 """
 
 from __future__ import annotations
