@@ -582,7 +582,8 @@ class ParticlesConfig:
     density: float | None = None
     file: str | None = None
     fill: dict | None = None
-    # the spheres' material ([[materials]]): one name, or one per sphere; None: the first
+    # the spheres' material ([[materials]]): one name, or one per sphere; a file's column
+    # (names, or a snapshot's indices) becomes it; None: the first
     material: Any = None
 
     @_config_errors
@@ -611,7 +612,14 @@ class ParticlesConfig:
             rho = number("particles.density", 1000.0 if self.density is None else self.density,
                           above=0)
             mass = rho * 4.0 / 3.0 * np.pi * rad**3
-        if self.material is not None and not isinstance(self.material, str):
+        if isinstance(self.material, np.ndarray):  # a snapshot's indices (pdyn.scenefile)
+            index = self.material
+            if (self.file is None or index.shape != (n,)
+                    or not np.issubdtype(index.dtype, np.integer)):
+                raise BadValue("particles.material", index, f"expected a name, or {n} names "
+                               "(one per sphere)")
+            index.setflags(write=False)
+        elif self.material is not None and not isinstance(self.material, str):
             names = self.material
             if (not isinstance(names, (list, tuple)) or len(names) != n
                     or not all(isinstance(m, str) for m in names)):
@@ -626,7 +634,8 @@ class ParticlesConfig:
 
     def _made(self) -> dict | None:
         """The spheres the ``file`` or the ``fill`` gives (None: neither); arrays given beside
-        them must be the very ones they give (a copy of this config holds them)."""
+        them must be the very ones they give (a copy of this config holds them), and so must a
+        ``material`` given beside a file's material column, which becomes ``material``."""
         if self.file is not None and self.fill is not None:
             raise BadValue("particles.fill", self.fill, "not with particles.file")
         if self.file is not None:
@@ -642,6 +651,15 @@ class ParticlesConfig:
             if given is not None and not np.array_equal(np.asarray(given), made[name]):
                 raise BadValue(f"particles.{name}", given, f"not with particles.{source} "
                                "(it gives them)")
+        column = made.get("material")
+        if column is not None:
+            given = self.material
+            if given is not None and not (
+                    isinstance(given, (tuple, list, np.ndarray)) and len(given) == len(column)
+                    and np.array_equal(np.asarray(given), np.asarray(column))):
+                raise BadValue("particles.material", given, "not with particles.file's "
+                               "material column (it gives them)")
+            object.__setattr__(self, "material", column)
         return made
 
     def fill_config(self) -> InsertionConfig:
@@ -993,11 +1011,30 @@ class SimulationConfig:
 
     def material_indices(self, where: str, names, n: int) -> np.ndarray:
         """``names`` (one name, one per sphere, or None) as the material index of each of
-        ``n`` spheres (uint8)."""
+        ``n`` spheres (uint8); ``[particles]``' per-sphere materials from its ``file`` (names,
+        or a snapshot's indices) with a bad one named by the file and the sphere."""
+        p = self.particles
         if names is None or isinstance(names, str):
             return np.full(n, self.material_index(where, names), np.uint8)
-        return np.array([self.material_index(f"{where}[{k}]", m) for k, m in enumerate(names)],
-                        np.uint8)
+        if not (p is not None and p.file is not None and names is p.material):
+            return np.array([self.material_index(f"{where}[{k}]", m)
+                             for k, m in enumerate(names)], np.uint8)
+        known = {m.name: k for k, m in enumerate(self.materials)}
+        if isinstance(names, np.ndarray):  # a snapshot's indices into [[materials]]
+            index, bad = names, names >= len(self.materials)
+        else:
+            unique, inverse = np.unique(np.asarray(names, str), return_inverse=True)
+            index = np.array([known.get(m, -1) for m in unique])[inverse]
+            bad = index < 0
+        if bad.any():
+            k = int(np.argmax(bad))
+            why = ("the run has no [[materials]] to name" if not self.materials else
+                   f"not an index of the run's {len(self.materials)} [[materials]] (0 to "
+                   f"{len(self.materials) - 1})" if isinstance(
+                       names, np.ndarray) else f"unknown material (known: {', '.join(known)})")
+            raise ConfigError(str(BadValue("particles.file", Path(p.file).name, f"sphere {k}: "
+                                           f"material = {short(names[k])}: {why}")))
+        return index.astype(np.uint8)
 
     def material_pairs(self, contact: ContactConfig, scene: set | None = None) -> dict:
         """What the contact law takes of the materials (``ContactLaw.from_config``): each
@@ -1018,7 +1055,8 @@ class SimulationConfig:
         elif p.material is None or isinstance(p.material, str):
             spheres.add(index.get(p.material, 0))
         else:
-            spheres.update(index[m] for m in p.material)
+            spheres.update(self.material_indices("particles.material", p.material,
+                                                 len(p.radii)).tolist())
         walls = {index.get(None if self.box is None else self.box.material, 0)}
         walls.update(index.get(w.material, 0) for w in self.walls)
         return {"materials": [m.values(contact) for m in self.materials],

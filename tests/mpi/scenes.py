@@ -437,6 +437,27 @@ def two_materials(n=200, seed=6, **cfg):
         insertion=ins, gravity=(0.0, 0.0, -9.81), progress=False, **cfg)
 
 
+#: the materials of :func:`materials_file`'s spheres, by sphere (its file's column)
+FILE_MATERIALS = np.random.default_rng(8).choice(["glass", "rubber", "steel"], 200,
+                                                 p=[0.45, 0.45, 0.1])
+
+
+def materials_file(folder, comm, **cfg):
+    """:func:`two_materials`' 200 spheres (no feed) read from a CSV file written into
+    ``folder`` by rank 0, each sphere's material in its ``material`` column
+    (:data:`FILE_MATERIALS`: glass, rubber and a few steel), in a steel box."""
+    base = two_materials(n=200, seed=7)
+    p = base.particles
+    if comm.rank == 0:
+        rows = [",".join([*(repr(float(v)) for v in (*x, r, *v)), m]) for x, r, v, m in
+                zip(p.positions, p.radii, p.velocities, FILE_MATERIALS)]
+        (folder / "spheres.csv").write_text("x,y,z,radius,vx,vy,vz,material\n"
+                                            + "\n".join(rows) + "\n")
+    comm.barrier()
+    return base.with_(particles=ParticlesConfig(file=str(folder / "spheres.csv")),
+                      insertion=None, **cfg)
+
+
 #: the stages of :func:`staged_drum`: the piston moves in, then a stage turns it back with a
 #: program, halves gravity and raises the friction until the spheres have slowed (or 0.01 s),
 #: then a stage stops it; each change from the step its stage begins (pdyn.stages)

@@ -422,6 +422,17 @@ def mixed_materials(run):
         assert run.comm.allreduce_sum(int(sim.exchange.n_migrated)) > 0
 
 
+def file_materials(run):
+    """Each sphere of the file is of the material its row names (three materials), on any
+    rank; the materials met each other and the box, and spheres changed rank."""
+    state = dict(zip(("gid",) + FRICTIONAL_STATE + ("material",), run.state))
+    index = {"glass": 0, "rubber": 1, "steel": 2}
+    assert np.array_equal(state["material"], [index[m] for m in scenes.FILE_MATERIALS])
+    assert run.comm.allreduce_sum(int(run.sim.n_contacts)) > 20 and run.sim.rebuilds > 1
+    if run.comm.size > 1:
+        assert run.comm.allreduce_sum(int(run.sim.exchange.n_migrated)) > 0
+
+
 def mixing_on_any_ranks(run):
     """thermo.csv's mixing columns (``pdyn.analysis.mixing``): the same bytes as the 1-rank run's;
     each material's count adds up to the spheres, the index a number (mixed by the fall)."""
@@ -577,6 +588,9 @@ CASES = [
          fields=FRICTIONAL_STATE + ("material",), inserter=True, check=mixed_materials),
     Case("two-materials-restart", built(scenes.two_materials), 400, ("restart",), at=200,
          fields=FRICTIONAL_STATE + ("material",), inserter=True),
+    Case("materials-file", lambda folder, comm, output: scenes.materials_file(
+        folder, comm, **BALANCED, output=output), 400, BOTH, at=200,
+         fields=FRICTIONAL_STATE + ("material",), check=file_materials),
     Case("lognormal-pour", built(scenes.lognormal_pour, **BALANCED), 1000, ("ranks", "restart"),
          at=500, fields=MOTION + ("omega", "radius"), inserter=True,
          check=poured_sizes([None])),
