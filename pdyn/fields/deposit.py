@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._jit import JIT
+from .._jit import JIT, JIT_IEEE
 
 KERNELS = ("gaussian", "lucy", "bins")
 GAUSSIAN, LUCY, BINS = range(3)
@@ -28,7 +28,7 @@ GAUSSIAN, LUCY, BINS = range(3)
 CUTOFF = 3.0
 
 
-@njit(**JIT)
+@njit(**JIT_IEEE)
 def _axis_cells(x, lo, h, n, wraps, reach, out_cell, out_dist):
     """The cells of one axis within ``reach`` of ``x`` (its own cell alone when ``reach`` < 0;
     every cell of an averaged axis, n = 1) and their centres' distances; returns how many
@@ -70,7 +70,7 @@ def _axis_cells(x, lo, h, n, wraps, reach, out_cell, out_dist):
     return k
 
 
-@njit(**JIT)
+@njit(**JIT_IEEE)
 def _axis_factors(kind, width, dist, n, out):
     """Per axis the kernel's factor at each cell distance ``dist[:n]``: the Gaussian's
     exp(−d²/2w²) (its weight is their product), the squared distance for Lucy, 1 for bins."""
@@ -84,7 +84,7 @@ def _axis_factors(kind, width, dist, n, out):
             out[i] = 1.0
 
 
-@njit(**JIT)
+@njit(**JIT_IEEE)
 def _weights(kind, width, dist, fac, n, out):
     """The point's weight of every cell (i, j, k) of its ``n`` per axis into ``out`` (flat,
     k fastest); returns their sum."""
@@ -109,7 +109,7 @@ def _weights(kind, width, dist, fac, n, out):
     return total
 
 
-@njit(**JIT)
+@njit(**JIT_IEEE)
 def _deposit(points, values, lo, h, cells, wraps, kind, width, scale, grid):
     """Add round(value · weight · scale) of every point to ``grid`` (C, nx, ny, nz) int64."""
     reach = -1.0 if kind == BINS else (CUTOFF * width if kind == GAUSSIAN else width)
@@ -169,7 +169,7 @@ _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(8)
 NODES, WEIGHTS = 0.5 * (_NODES + 1.0), 0.5 * _WEIGHTS
 
 
-@njit(**JIT)
+@njit(**JIT_IEEE)
 def _pieces(a, b, lo, h, cells, out_t, out_w):
     """The pieces of the segment a → b between the cell faces of the resolved axes: their
     midpoints' parameters ``out_t`` and lengths ``out_w`` (fractions of the segment);
@@ -188,17 +188,23 @@ def _pieces(a, b, lo, h, cells, out_t, out_w):
             n += 1
     out_t[n] = 1.0
     n += 1
-    ts = np.sort(out_t[:n])
+    for q in range(1, n):  # insertion sort: a handful of face crossings
+        t = out_t[q]
+        r = q - 1
+        while r >= 0 and out_t[r] > t:
+            out_t[r + 1] = out_t[r]
+            r -= 1
+        out_t[r + 1] = t
     k = 0
     for q in range(n - 1):
-        if ts[q + 1] > ts[q]:
-            out_t[k] = 0.5 * (ts[q] + ts[q + 1])
-            out_w[k] = ts[q + 1] - ts[q]
+        if out_t[q + 1] > out_t[q]:
+            out_w[k] = out_t[q + 1] - out_t[q]
+            out_t[k] = 0.5 * (out_t[q] + out_t[q + 1])
             k += 1
     return k
 
 
-@njit(**JIT)
+@njit(**JIT_IEEE)
 def _segment_points(ends, lo, h, cells, bins, nodes, weights):
     """Points along each segment (ends[2k] → ends[2k + 1]) and their shares (summing to one
     per segment): with ``bins`` the pieces between cell faces (exact), else the Gauss–Legendre
