@@ -12,14 +12,19 @@ its patches), its spread over the patches, and the bed's mean σ_zz from a ``bin
 one cell over [0, H] (H the piston's start) scaled to the bed's height, σ_zz H / z_p, against
 −F/A (the virial at rest without body forces: Σ b ⊗ F = Σ_walls c ⊗ F).
 
-**Silo** (:func:`silo`): a square column ``width`` diameters wide, walls on all sides, ``n``
-spheres (r = 1 mm, Hertz E = 2·10⁷ Pa, e = 0.5, ``friction`` μ with each other and the walls)
-rained in from a jittered lattice and left to rest (kinetic energy below 10⁻⁵ m g r a sphere);
-then over a window of steps the side walls' pressure maps in horizontal bands of about one
-diameter: the normal stress σ_h against the depth below the surface (the 99th percentile of
-the centres), fitted with Janssen's σ_h = p_∞ (1 − e^(−d/λ)) (``pdyn.analysis.janssen``), K =
+**Silo** (:func:`silo`): a square column ``width`` diameters wide, ``n`` spheres (r = 1 mm
+± 10 %, ρ = 2500 kg/m³, a linear spring of 100 N/m, e = 0.3, ``friction`` μ with each
+other and the walls) dropped from a loose jittered lattice and left to settle
+(``silo_settle`` s), its four side walls planes sliding up at 1 cm/s throughout, so that
+their friction is mobilised everywhere as Janssen assumes; then over a window of steps the
+side walls' pressure maps in horizontal bands of about two diameters: the normal stress σ_h
+against the depth below the surface (the 99th percentile of the centres), fitted with
+Janssen's σ_h = p_∞ (1 − e^(−d/λ)) (``pdyn.analysis.janssen.wall_pressure_fit``), K =
 p_∞/(ρ_b g λ) and the wall friction the profile mobilises, μ_w = ρ_b g A/(P p_∞), beside the
-one the maps measure, Σ|τ_z| / Σ σ_n over the walls' bands.
+one the maps measure, Σ|τ_z| / Σ σ_n over the walls' bands; and from a ``bins`` field of the
+same bands (``janssen.field_stress_profile``) the cross-section's vertical stress σ_v(d),
+Janssen's σ_v = ρ_b g λ (1 − e^(−d/λ)) fitted for λ, the floor's share of the weight and
+K = σ_h/σ_v of the bulk.
 """
 
 from __future__ import annotations
@@ -35,16 +40,23 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import STARTED, command_line, write_doc_block, write_json  # noqa: E402
-from bulk_validation import MATERIAL, _contact, rain, settle  # noqa: E402
+from bulk_validation import MATERIAL  # noqa: E402
 
-from pdyn.analysis.janssen import wall_pressure_fit  # noqa: E402
+from pdyn.analysis.janssen import field_stress_profile, wall_pressure_fit  # noqa: E402
 from pdyn.analysis.packing import volume_between  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]
 FULL = {"piston_layers": 6, "piston_steps": 3000, "silo_spheres": 2000, "silo_width": 8.0,
-        "window": 2000}
+        "window": 2000, "silo_window": 20000, "silo_settle": 0.3}
+#: the silo's contacts: a linear spring (N/m; overlaps below 10⁻³ d under its weight) and
+#: its restitution, and the time it is left to settle before the window (s)
+SILO_STIFFNESS, SILO_RESTITUTION, SILO_SETTLE = 100.0, 0.3, 0.15
+#: the side walls slide up at this speed (m/s) so that their friction is mobilised everywhere
+SILO_WALL_SPEED = 0.01
+#: the silo's radii spread: uniform in (1 ± this) r, so that no crystal forms at the walls
+SILO_SPREAD = 0.1
 QUICK = {"piston_layers": 2, "piston_steps": 750, "silo_spheres": 300, "silo_width": 5.0,
-         "window": 500}
+         "window": 500, "silo_window": 10000, "silo_settle": 0.15}
 
 #: issue 47's validations: what each checks, the test that holds it (None: none yet), its
 #: tolerance
@@ -57,12 +69,17 @@ CHECKS = [
      "of_mass_height", "10⁻⁶"),
     ("Periodic settled bed: σ_zz(z) = weight above per area (σ_xx = σ_yy not checked)",
      "tests/fields/test_coarse.py::test_settled_bed_stress_is_the_weight_above", "1 %"),
-    ("Steady chute: σ_xz/σ_zz = tan θ through the bulk; σ_zz = g cos θ ∫ρ dz", None, "2 %"),
+    ("Steady chute: σ_xz/σ_zz = tan θ through the bulk; σ_zz = g cos θ ∫ρ dz",
+     "tests/fields/test_chute_stress.py::test_chute_shear_over_normal_stress_is_tan_theta",
+     "2 %"),
+    ("Steady chute: I(z) from the fields = the Bagnold analysis' I(z)",
+     "tests/fields/test_chute_stress.py::test_chute_inertial_number_from_the_fields_is_the_"
+     "bagnold_analysis_one", "3 %"),
     ("Piston: mean σ_zz from the fields = −F/A",
      "tests/fields/test_wall_pressure.py::test_piston_stress_is_force_over_area", "0.5 %"),
     ("Silo: wall pressure follows Janssen's saturating profile (K fitted)",
-     "benchmarks/stress_validation.py's silo table (no fast test: the column takes minutes)",
-     "reported"),
+     "tests/fields/test_janssen_silo.py::test_silo_wall_pressure_follows_janssen (the quick "
+     "silo); the silo table", "K reported"),
     ("Frictionless packing: contact stress tensor symmetric",
      "tests/fields/test_sphere_stress.py::test_frictionless_tensors_are_symmetric", "rounding"),
     ("Cell pressure from the virial = pressure on the walls",
@@ -127,36 +144,69 @@ def piston(layers: int, steps: int, window: int) -> dict:
             "seconds": seconds}
 
 
-def silo(mu: float, n: int, width_d: float, window: int, seed: int = 0) -> dict:
-    """The silo run (module docstring)."""
-    from pdyn.config import BoxConfig, OutputConfig, ParticlesConfig, SimulationConfig
-    from pdyn.io import read_snapshot
+def column_lattice(n: int, width_d: float, seed: int) -> tuple[np.ndarray, np.ndarray, float]:
+    """``n`` spheres of radii uniform in (1 ± ``SILO_SPREAD``) r (r the ``MATERIAL`` radius, d
+    = 2r) on a jittered square lattice filling a column ``width_d`` d wide from the floor
+    up, layers 1.25 d apart: centres, radii and the box height (m)."""
+    d, r_max = 2 * MATERIAL["radius"], MATERIAL["radius"] * (1 + SILO_SPREAD)
+    per_row = max(int(width_d * d // (2.5 * r_max)), 1)
+    a = width_d * d / per_row
+    layer, rest = np.divmod(np.arange(n), per_row * per_row)
+    iy, ix = np.divmod(rest, per_row)
+    rng = np.random.default_rng(seed)
+    radii = MATERIAL["radius"] * rng.uniform(1 - SILO_SPREAD, 1 + SILO_SPREAD, n)
+    lo = np.stack([ix * a, iy * a, layer * 2.5 * r_max], axis=1)
+    room = np.array([a - 2 * r_max, a - 2 * r_max, 0.5 * r_max])
+    return lo + r_max + rng.uniform(0.0, 1.0, (n, 3)) * room, radii, \
+        float((layer.max() + 2) * 2.5 * r_max)
+
+
+def silo(mu: float, n: int, width_d: float, window: int, seed: int = 0,
+         settle_seconds: float = SILO_SETTLE, folder: str | None = None) -> dict:
+    """The silo run (module docstring); ``folder`` keeps its output (else a temporary one)."""
+    from pdyn.config import (BoxConfig, ContactConfig, FieldsConfig, OutputConfig,
+                             ParticlesConfig, SimulationConfig, WallConfig)
+    from pdyn.io import read_fields, read_snapshot
     from pdyn.simulation import Simulation
 
     r, rho, g = MATERIAL["radius"], MATERIAL["density"], MATERIAL["gravity"]
     d = 2 * r
     L = width_d * d
-    pos, top = rain(n, width_d, seed)
-    bands = max(int(round(top / d)), 1)
+    pos, radii, top = column_lattice(n, width_d, seed)
+    bands = max(int(round(top / (2 * d))), 1)  # bands of about 2 d
+    margin = d  # the box's own walls stand a diameter off: the side planes below act
+    sides = tuple(WallConfig(type="plane", point=tuple(pt), normal=tuple(nm),
+                             velocity=(0.0, 0.0, SILO_WALL_SPEED))
+                  for pt, nm in (((0, 0, 0), (1, 0, 0)), ((L, 0, 0), (-1, 0, 0)),
+                                 ((0, 0, 0), (0, 1, 0)), ((0, L, 0), (0, -1, 0))))
     with tempfile.TemporaryDirectory() as tmp:
+        out = folder or tmp
         cfg = SimulationConfig(
-            particles=ParticlesConfig(positions=pos, radii=np.full(n, r), density=rho),
-            box=BoxConfig(lo=(0, 0, 0), hi=(L, L, top), boundary=("wall",) * 3),
-            contact=_contact(mu), gravity=(0, 0, -g), progress=False,
-            output=OutputConfig(folder=tmp, overwrite=True, snapshot_every=window,
-                                wall_pressure=True, wall_patches=(bands, 1)))
+            particles=ParticlesConfig(positions=pos, radii=radii, density=rho),
+            box=BoxConfig(lo=(-margin, -margin, 0), hi=(L + margin, L + margin, top),
+                          boundary=("wall",) * 3), walls=sides,
+            contact=ContactConfig(law="linear", stiffness=SILO_STIFFNESS,
+                                  restitution=SILO_RESTITUTION, friction=mu),
+            gravity=(0, 0, -g), progress=False,
+            output=OutputConfig(folder=out, overwrite=True, snapshot_every=window,
+                                wall_pressure=True, wall_patches=(bands, 1)),
+            fields=(FieldsConfig(name="column", cells=(1, 1, bands), kernel="bins",
+                                 lo=(0, 0, 0), hi=(L, L, top), every=10,
+                                 window=window // 10),))
         sim = Simulation(cfg)
         t0 = time.perf_counter()
-        steps = settle(sim, n, 1e-5, chunk=window)
-        for _ in range(window):
-            sim.step()
+        settle = int(math.ceil(settle_seconds / sim.dt / window)) * window
+        sim.run(settle)
+        ke = sim.kinetic_energy() / (4 / 3 * math.pi * rho * g * r * np.sum(radii ** 3))
+        sim.run(window)
         seconds = time.perf_counter() - t0
-        snap = read_snapshot(Path(tmp) / "snapshots" / f"snap_{sim.step_index:08d}.h5")
-    z = sim.store.pos[sim.store.owned, 2]
+        snap = read_snapshot(Path(out) / "snapshots" / f"snap_{sim.step_index:08d}.h5")
+        fields = read_fields(Path(out) / "fields" / f"column_{sim.step_index:08d}.h5")
+    z, radius = sim.store.pos[sim.store.owned, 2], sim.store.radius[sim.store.owned]
     surface = float(np.percentile(z, 99))
-    phi = volume_between(z, r, surface / 3, 2 * surface / 3) / (L * L * surface / 3)
+    phi = volume_between(z, radius, surface / 3, 2 * surface / 3) / (L * L * surface / 3)
     p = patch_table(snap["walls"])
-    side = (p["wall"] >= -4) & (p["area"] > 0)  # the x and y faces: ids −1 … −4
+    side = (p["wall"] <= -7) & (p["area"] > 0)  # the side planes: ids −7 … −10
     zc = p["centroid"][side, 2]
     bands_z = np.unique(np.round(zc, 9))
     depth, pressure = [], []
@@ -169,11 +219,12 @@ def silo(mu: float, n: int, width_d: float, window: int, seed: int = 0) -> dict:
     fit = wall_pressure_fit(depth[inside], pressure[inside], rho * phi, g, L * L, 4 * L)
     measured = float(np.abs(p["shear"][side, 2] * p["area"][side]).sum()
                      / (p["normal"][side] * p["area"][side]).sum())
+    column = field_stress_profile(fields, surface, rho * phi, g)
     return {"friction": mu, "spheres": n, "width": L, "width_d": width_d, "phi": phi,
-            "bulk_density": rho * phi, "surface": surface, "settle_steps": steps,
-            "window": window, "depth": depth[inside].tolist(),
-            "pressure": pressure[inside].tolist(), **fit, "mu_wall_measured": measured,
-            "seconds": seconds}
+            "bulk_density": rho * phi, "surface": surface, "settle_steps": settle,
+            "dt": sim.dt, "ke_over_mgr": ke, "window": window,
+            "depth": depth[inside].tolist(), "pressure": pressure[inside].tolist(), **fit,
+            "mu_wall_measured": measured, "fields": column, "seconds": seconds}
 
 
 def tables(pistons: list[dict], silos: list[dict]) -> str:
@@ -185,15 +236,21 @@ def tables(pistons: list[dict], silos: list[dict]) -> str:
                    f"| {p['force_over_area']:.1f} | {p['sigma_zz_bed']:.1f} "
                    f"| {-p['sigma_zz_bed'] / p['force_over_area']:.4f} "
                    f"| {p['patch_spread']:.1%} |")
-    out += ["", "| μ | spheres | width (d) | φ | p_∞ (Pa) | λ (widths) | K | μ_w (fit) "
-            "| μ_w (maps: Σ\\|τ_z\\| / Σ σ_n) | rms / p_∞ |", "|---|---|---|---|---|---|---|---|---|---|"]
+    out += ["", "| μ | spheres | width (d) | depth (d) | φ | walls: p_∞ (Pa) | λ (widths) | K "
+            "| μ_w (fit) | μ_w (maps: Σ\\|τ_z\\| / Σ σ_n) | rms / p_∞ | fields: λ (widths) "
+            "| rms / ρ_b g λ | floor load / weight | K = σ_h/σ_v (bulk) | wall time |",
+            "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     if not silos:
         out[-2:] = ["Silo: not run (`--silo-friction` given no values)."]
     for s in silos:
-        out.append(f"| {s['friction']:g} | {s['spheres']} | {s['width_d']:g} | {s['phi']:.3f} "
+        f = s["fields"]
+        out.append(f"| {s['friction']:g} | {s['spheres']} | {s['width_d']:g} "
+                   f"| {s['surface'] / (2 * MATERIAL['radius']):.1f} | {s['phi']:.3f} "
                    f"| {s['p_inf']:.2f} | {s['lambda'] / s['width']:.2f} | {s['K']:.2f} "
                    f"| {s['mu_wall']:.2f} | {s['mu_wall_measured']:.2f} "
-                   f"| {s['fit_rms']:.3f} |")
+                   f"| {s['fit_rms']:.3f} | {f['lambda'] / s['width']:.2f} "
+                   f"| {f['fit_rms']:.3f} | {f['load_over_weight']:.2f} | {f['K_bulk']:.2f} "
+                   f"| {s['seconds']:.0f} s |")
     out += ["", "| validation (issue 47) | held by | tolerance |", "|---|---|---|"]
     for what, where, tol in CHECKS:
         out.append(f"| {what} | {where or 'not yet a test'} | {tol} |")
@@ -210,8 +267,8 @@ def main(argv=None) -> None:
     size = QUICK if args.quick else FULL
     t0 = time.perf_counter()
     pistons = [piston(size["piston_layers"], size["piston_steps"], size["window"] // 2)]
-    silos = [silo(mu, size["silo_spheres"], size["silo_width"], size["window"])
-             for mu in args.silo_friction]
+    silos = [silo(mu, size["silo_spheres"], size["silo_width"], size["silo_window"],
+                  settle_seconds=size["silo_settle"]) for mu in args.silo_friction]
     text = tables(pistons, silos)
     print(text)
     seconds = time.perf_counter() - t0

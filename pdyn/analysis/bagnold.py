@@ -111,3 +111,30 @@ def measures(angle, z, phi, vx, series, settle_time) -> dict:
             "ke_change": float(second.mean() / first.mean() - 1.0),
             "vx_change": vx_change, "vx_trend": vx_trend,
             "I_bulk": float(inertial.mean()), "I_spread": float(inertial.std())}
+
+
+def field_profiles(fields: dict, angle, solid_density: float, gravity: float = 1.0,
+                   base: float = D) -> dict:
+    """A chute's depth profiles from a ``[[fields]]`` file of one resolved axis, z
+    (``pdyn.io.read_fields``: cells (1, 1, n), bins or a kernel), down an incline at
+    ``angle`` degrees, spheres of ``solid_density`` ρ_s, ``gravity`` g, the base's top at
+    ``base``: heights ``z`` above it, φ, ρ, v_x, the total stress's σ_zz and σ_zx (the
+    x-force across a z-plane per area, tension positive), the stress ratio
+    μ = σ_zx/(−σ_zz) (tan θ in a steady uniform flow), σ_zz over minus the weight above,
+    g cos θ ∫ρ dz (1 in the bulk; a bin's own mass counted half), and the inertial number
+    I = γ̇ d/√(P/ρ_s) with P = −σ_zz and γ̇ = dv_x/dz (central differences)."""
+    rho = np.asarray(fields["density"], float).reshape(-1)
+    z = np.asarray(fields["z"], float) - base
+    dz = float(np.diff(fields["z"]).mean()) if len(z) > 1 else 1.0
+    stress = np.asarray(fields["stress"], float).reshape(len(z), 9)
+    szz, szx = stress[:, 8], stress[:, 6]
+    vx = np.asarray(fields["velocity"], float).reshape(len(z), 3)[:, 0]
+    weight = gravity * np.cos(np.radians(angle)) * (np.cumsum(rho[::-1])[::-1] - 0.5 * rho) * dz
+    with np.errstate(divide="ignore", invalid="ignore"):
+        mu = np.where(szz < 0, szx / -szz, np.nan)
+        balance = np.where(weight > 0, -szz / weight, np.nan)
+        inertial = np.gradient(vx, z) * D / np.sqrt(np.where(szz < 0, -szz, np.nan)
+                                                     / solid_density)
+    return {"z": z, "phi": np.asarray(fields["volume_fraction"], float).reshape(-1),
+            "density": rho, "vx": vx, "sigma_zz": szz, "sigma_zx": szx, "mu": mu,
+            "weight_balance": balance, "I": inertial}

@@ -73,3 +73,33 @@ def wall_pressure_fit(depth, pressure, bulk_density: float, gravity: float, area
             "K": float(p_inf / (bulk_density * gravity * lam)),
             "mu_wall": float(bulk_density * gravity * area / (perimeter * p_inf)),
             "fit_rms": float(np.sqrt(np.mean(resid ** 2)) / abs(p_inf))}
+
+
+def field_stress_profile(fields: dict, surface: float, bulk_density: float,
+                         gravity: float) -> dict:
+    """A column's stresses from a ``[[fields]]`` file resolving z alone
+    (``pdyn.io.read_fields``), the free surface at height ``surface`` (m): at each bin
+    centre below it the depth, the vertical stress σ_v = −σ_zz and the horizontal one
+    σ_h = −(σ_xx + σ_yy)/2 (Pa, the cross-section's means), their ratio K(d) = σ_h/σ_v and
+    its mean over the bins from a quarter to three quarters of the depth (``K_bulk``); Janssen's vertical profile
+    σ_v = ρ_b g λ (1 − exp(−d/λ)) fitted for λ (m) with its rms misfit over ρ_b g λ, beside
+    σ_v over the weight above (ρ_b g d) at the deepest bin."""
+    from scipy.optimize import curve_fit
+
+    z = np.asarray(fields["z"], float)
+    stress = np.asarray(fields["stress"], float).reshape(len(z), 9)
+    depth = surface - z
+    use = depth > 0
+    d, sv = depth[use], -stress[use, 8]
+    sh = -0.5 * (stress[use, 0] + stress[use, 4])
+    ratio = sh / np.where(sv > 0, sv, np.nan)
+    bulk = (d > 0.25 * d.max()) & (d < 0.75 * d.max())
+    w = bulk_density * gravity
+    (lam,), _ = curve_fit(lambda x, b: w * b * (1 - np.exp(-x / b)), d, sv,
+                          p0=[max(d.max() / 3, 1e-12)])
+    resid = sv - w * lam * (1 - np.exp(-d / lam))
+    deep = int(np.argmax(d))
+    return {"depth": d.tolist(), "sigma_v": sv.tolist(), "sigma_h": sh.tolist(),
+            "K": ratio.tolist(), "K_bulk": float(np.nanmean(ratio[bulk])),
+            "lambda": float(lam), "fit_rms": float(np.sqrt(np.mean(resid ** 2)) / (w * lam)),
+            "load_over_weight": float(sv[deep] / (w * d[deep]))}

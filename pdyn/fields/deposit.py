@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from .._jit import JIT
+from .._jit import JIT, JIT_IEEE
 
 KERNELS = ("gaussian", "lucy", "bins")
 GAUSSIAN, LUCY, BINS = range(3)
@@ -28,7 +28,7 @@ GAUSSIAN, LUCY, BINS = range(3)
 CUTOFF = 3.0
 
 
-@njit(**JIT)
+@njit(**JIT_IEEE)
 def _axis_cells(x, lo, h, n, wraps, reach, out_cell, out_dist):
     """The cells of one axis within ``reach`` of ``x`` (its own cell alone when ``reach`` < 0;
     every cell of an averaged axis, n = 1) and their centres' distances; returns how many
@@ -70,22 +70,46 @@ def _axis_cells(x, lo, h, n, wraps, reach, out_cell, out_dist):
     return k
 
 
-@njit(**JIT)
-def _weight(kind, width, dx, dy, dz):
-    r2 = dx * dx + dy * dy + dz * dz
-    if kind == GAUSSIAN:
-        if r2 > (CUTOFF * width) ** 2:
-            return 0.0
-        return np.exp(-0.5 * r2 / (width * width))
-    if kind == LUCY:
-        q = np.sqrt(r2) / width
-        if q >= 1.0:
-            return 0.0
-        return (1.0 + 3.0 * q) * (1.0 - q) ** 3
-    return 1.0
+@njit(**JIT_IEEE)
+def _axis_factors(kind, width, dist, n, out):
+    """Per axis the kernel's factor at each cell distance ``dist[:n]``: the Gaussian's
+    exp(−d²/2w²) (its weight is their product), the squared distance for Lucy, 1 for bins."""
+    for i in range(n):
+        d = dist[i]
+        if kind == GAUSSIAN:
+            out[i] = np.exp(-0.5 * d * d / (width * width))
+        elif kind == LUCY:
+            out[i] = d * d
+        else:
+            out[i] = 1.0
 
 
-@njit(**JIT)
+@njit(**JIT_IEEE)
+def _weights(kind, width, dist, fac, n, out):
+    """The point's weight of every cell (i, j, k) of its ``n`` per axis into ``out`` (flat,
+    k fastest); returns their sum."""
+    cut2 = (CUTOFF * width) ** 2
+    total = 0.0
+    q = 0
+    for i in range(n[0]):
+        for j in range(n[1]):
+            for k in range(n[2]):
+                if kind == BINS:
+                    w = 1.0
+                else:
+                    r2 = dist[0, i] ** 2 + dist[1, j] ** 2 + dist[2, k] ** 2
+                    if kind == GAUSSIAN:
+                        w = fac[0, i] * fac[1, j] * fac[2, k] if r2 <= cut2 else 0.0
+                    else:
+                        u = np.sqrt(r2) / width
+                        w = (1.0 + 3.0 * u) * (1.0 - u) ** 3 if u < 1.0 else 0.0
+                out[q] = w
+                total += w
+                q += 1
+    return total
+
+
+@njit(**JIT_IEEE)
 def _deposit(points, values, lo, h, cells, wraps, kind, width, scale, grid):
     """Add round(value · weight · scale) of every point to ``grid`` (C, nx, ny, nz) int64."""
     reach = -1.0 if kind == BINS else (CUTOFF * width if kind == GAUSSIAN else width)
@@ -93,39 +117,39 @@ def _deposit(points, values, lo, h, cells, wraps, kind, width, scale, grid):
     m = max(m, cells.max())
     cell = np.empty((3, m), np.int64)
     dist = np.empty((3, m))
+    fac = np.empty((3, m))
     resolved = cells > 1
     n = np.empty(3, np.int64)
+    wts = np.empty(m ** 3 if m ** 3 <= cells.prod() else cells.prod())
+    nc = values.shape[1]
     for p in range(points.shape[0]):
         for a in range(3):
             n[a] = _axis_cells(points[p, a], lo[a], h[a], cells[a], wraps[a],
                                reach if resolved[a] else -1.0, cell[a], dist[a])
         if n[0] == 0 or n[1] == 0 or n[2] == 0:
             continue
-        total = 0.0
-        for i in range(n[0]):
-            for j in range(n[1]):
-                for k in range(n[2]):
-                    total += _weight(kind, width, dist[0, i], dist[1, j], dist[2, k])
+        for a in range(3):
+            _axis_factors(kind, width, dist[a], n[a], fac[a])
+        total = _weights(kind, width, dist, fac, n, wts)
         if total == 0.0:  # no cell centre within the kernel: the point's own cell
             for a in range(3):
                 _axis_cells(points[p, a], lo[a], h[a], cells[a], wraps[a], -1.0, cell[a],
                             dist[a])
                 n[a] = 1
+            wts[0] = 1.0
             total = 1.0
-            only = True
-        else:
-            only = False
+        q = 0
         for i in range(n[0]):
             for j in range(n[1]):
                 for k in range(n[2]):
-                    w = 1.0 if only else _weight(kind, width, dist[0, i], dist[1, j],
-                                                 dist[2, k])
+                    w = wts[q]
+                    q += 1
                     if w == 0.0:
                         continue
                     w /= total
-                    for c in range(values.shape[1]):
-                        grid[c, cell[0, i], cell[1, j], cell[2, k]] += np.int64(
-                            np.rint(values[p, c] * w * scale[c]))
+                    ci, cj, ck = cell[0, i], cell[1, j], cell[2, k]
+                    for c in range(nc):
+                        grid[c, ci, cj, ck] += np.int64(np.rint(values[p, c] * w * scale[c]))
 
 
 def deposit(grid_spec, kind: str, width: float, points: np.ndarray, values: np.ndarray,
@@ -145,7 +169,7 @@ _NODES, _WEIGHTS = np.polynomial.legendre.leggauss(8)
 NODES, WEIGHTS = 0.5 * (_NODES + 1.0), 0.5 * _WEIGHTS
 
 
-@njit(**JIT)
+@njit(**JIT_IEEE)
 def _pieces(a, b, lo, h, cells, out_t, out_w):
     """The pieces of the segment a → b between the cell faces of the resolved axes: their
     midpoints' parameters ``out_t`` and lengths ``out_w`` (fractions of the segment);
@@ -164,17 +188,23 @@ def _pieces(a, b, lo, h, cells, out_t, out_w):
             n += 1
     out_t[n] = 1.0
     n += 1
-    ts = np.sort(out_t[:n])
+    for q in range(1, n):  # insertion sort: a handful of face crossings
+        t = out_t[q]
+        r = q - 1
+        while r >= 0 and out_t[r] > t:
+            out_t[r + 1] = out_t[r]
+            r -= 1
+        out_t[r + 1] = t
     k = 0
     for q in range(n - 1):
-        if ts[q + 1] > ts[q]:
-            out_t[k] = 0.5 * (ts[q] + ts[q + 1])
-            out_w[k] = ts[q + 1] - ts[q]
+        if out_t[q + 1] > out_t[q]:
+            out_w[k] = out_t[q + 1] - out_t[q]
+            out_t[k] = 0.5 * (out_t[q] + out_t[q + 1])
             k += 1
     return k
 
 
-@njit(**JIT)
+@njit(**JIT_IEEE)
 def _segment_points(ends, lo, h, cells, bins, nodes, weights):
     """Points along each segment (ends[2k] → ends[2k + 1]) and their shares (summing to one
     per segment): with ``bins`` the pieces between cell faces (exact), else the Gauss–Legendre

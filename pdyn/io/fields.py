@@ -54,6 +54,7 @@ class FieldsWriter(Writer):
         self.written: list[Path] = []
         self._sums, self._samples, self._grid, self._fixed = None, 0, None, None
         self._claimed = False
+        self._times: dict = {}  # file name -> time of the files the index lists
 
     def due(self, step: int) -> bool:
         return step % self.config.every == 0
@@ -102,7 +103,7 @@ class FieldsWriter(Writer):
         write_atomic(path, write)
         if int(np.count_nonzero(g.cells > 1)) == 1:
             write_bytes_atomic(path.with_suffix(".csv"), profile_csv(g, fields).encode())
-        write_fields_xdmf(self.run_folder, cfg.name, g)
+        write_fields_xdmf(self.run_folder, cfg.name, g, self._times)
 
 
 def zyx(value: np.ndarray) -> np.ndarray:
@@ -137,11 +138,14 @@ def _attribute(f: str, name: str, n: int, dims: str) -> str:
             f'Format="HDF">{f}:/{name}</DataItem>\n     </Attribute>')
 
 
-def write_fields_xdmf(run_folder: Path, name: str, grid: Grid) -> Path:
+def write_fields_xdmf(run_folder: Path, name: str, grid: Grid,
+                      known: dict | None = None) -> Path:
     """Write ``run_folder/<name>.xmf``: an XDMF 2 time series of the grid's files in
     ``run_folder/fields`` (a 3DRectMesh — VTK's XDMF 2 reader misreads a 3DCoRectMesh's
     origin and spacing —, its node coordinates inline, the fields as cell data; XDMF orders
-    the dimensions z, y, x)."""
+    the dimensions z, y, x); ``known``: file name -> time of files already read (filled in
+    here, so each file is opened once)."""
+    known = {} if known is None else known
     folder = Path(run_folder) / "fields"
     nx, ny, nz = (int(c) for c in grid.cells)
     nodes = [grid.lo[a] + np.arange(grid.cells[a] + 1) * grid.spacing[a] for a in range(3)]
@@ -151,11 +155,13 @@ def write_fields_xdmf(run_folder: Path, name: str, grid: Grid) -> Path:
         tail = p.stem[len(name) + 1:]
         if not tail.isdigit():
             continue
-        try:
-            with h5py.File(p, "r") as f:
-                time = float(f.attrs["time"])
-        except (OSError, KeyError):  # an unreadable file is left out
-            continue
+        if p.name not in known:
+            try:
+                with h5py.File(p, "r") as f:
+                    known[p.name] = float(f.attrs["time"])
+            except (OSError, KeyError):  # an unreadable file is left out
+                continue
+        time = known[p.name]
         ref = f"fields/{p.name}"
         entries.append("\n".join([
             f'   <Grid Name="step {int(tail)}" GridType="Uniform">',

@@ -16,7 +16,7 @@ The window of a snapshot at step s is the steps after the previous snapshot up t
 restart at a snapshot step continues the maps bit for bit; elsewhere the first window
 starts at the restart, as ``pressure_samples`` says). The patch layout is each sample's
 walls; a wall that moves changes only patches it sweeps (a piston along its normal, a
-turning drum keep theirs)."""
+plane sliding in itself, a turning drum keep theirs)."""
 
 from __future__ import annotations
 
@@ -24,8 +24,19 @@ import numpy as np
 
 from ..fields.wallpatches import patch_surface, wall_patches
 from ..fields.wallstress import sample, stresses
+from ..wallkinds import KIND, PLANE
 from ..walls import WallSet
 from .writer import Writer
+
+
+def plane_points(table, points, normals) -> np.ndarray:
+    """``points`` with each plane's replaced by the plane's point nearest the origin, (p·n̂) n̂:
+    the same while the plane slides in itself (m)."""
+    out = np.array(points, float)
+    for w in np.flatnonzero(table[:, KIND] == PLANE):
+        n = normals[w] / np.linalg.norm(normals[w])
+        out[w] = float(out[w] @ n) * n
+    return out
 
 
 def _walls(view):
@@ -55,8 +66,10 @@ class WallPressureSampler(Writer):
 
     def _layout(self, view):
         """The walls' patches now; the last ones while the walls' rows have not changed (a
-        mesh's patches do not change as it moves)."""
+        mesh's patches do not change as it moves, nor a plane's as it slides in itself: a
+        plane is cut from its point nearest the origin)."""
         table, points, normals, _ = _walls(view)
+        points = plane_points(table, points, normals)
         key = (table.tobytes(), points.tobytes(), normals.tobytes())
         if key != self._key:
             self._key = key
@@ -77,6 +90,7 @@ class WallPressureSampler(Writer):
         ends now, and its samples; starts the next window."""
         table, points, normals, ids = _walls(view)
         walls = self._layout(view)
+        points = plane_points(table, points, normals)
         verts, tris, patch = patch_surface(walls, table, points, normals, view.box.lo,
                                            view.box.hi, view.time, view.wall_meshes)
         area = np.concatenate([w.area for w in walls])
