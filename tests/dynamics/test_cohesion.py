@@ -1,0 +1,174 @@
+"""Cohesion (``pdyn.dynamics.cohesion``, issue 49): DMT's pull-off force 2π w R*, spheres at
+rest carrying their weight plus the attraction, the simplified JKR force k A against the
+intersection circle's area, per material pair (mixing and ``[[interactions]]``), and bad
+parameters refused in one line."""
+
+import math
+
+import numpy as np
+import pytest
+
+from pdyn.config import ConfigError, ContactConfig, config_from_dict
+from pdyn.dynamics.cohesion import DMT, SJKR, cohesion_force, intersection_area
+from pdyn.dynamics.contact import ContactLaw
+from pdyn.dynamics.laws import effective_modulus
+from pdyn.dynamics.materials import pair_cohesion
+
+from .test_statics import E, G, MASS, NU, R, by_gid, elastic, scene, settle, static_overlap
+
+W = 2.0  # J/m², work of adhesion: 2π w R = 0.126 N, 1.1 × the sphere's weight
+K = 5e4  # J/m³, cohesion energy density (k A about the weight at rest)
+
+
+def lens_area(r1, r2, d):
+    """LIGGGHTS' sjkr contact area: π/4 (d − r1 − r2)(d + r1 − r2)(d − r1 + r2)(d + r1 + r2)/d²
+    (the circle where the surfaces of spheres r1, r2 at centre distance d intersect)."""
+    return abs(math.pi / 4 * (d - r1 - r2) * (d + r1 - r2) * (d - r1 + r2) * (d + r1 + r2)
+               / (d * d))
+
+
+def test_the_kernels_give_the_closed_forms():
+    """DMT: 2π w R*, also what the Coulomb limit adds (LAMMPS' F_ne + 2 F_pulloff); sjkr: k
+    times the intersection circle's area (sphere pairs of unequal radii and a wall), nothing
+    added to the Coulomb limit (LIGGGHTS' tangential_reduce off); both leave the overlap the
+    tangential stiffness reads as it is."""
+    r_eff = 0.01 * 0.03 / 0.04
+    pull = 2 * math.pi * W * r_eff
+    assert cohesion_force(DMT(W), 1e-5, r_eff, 0.04) == (pull, pull, 1e-5)
+    for r1, r2, delta in ((0.01, 0.03, 1e-4), (0.01, 0.01, 3e-3), (0.002, 0.05, 1e-6)):
+        s = r1 + r2
+        f, added, delta_t = cohesion_force(SJKR(K), delta, r1 * r2 / s, s)
+        assert f == pytest.approx(K * lens_area(r1, r2, s - delta), rel=1e-9)
+        assert added == 0.0 and delta_t == delta
+    for delta in (1e-7, 1e-4, 3e-3):  # a wall: a² = r² − (r − δ)²
+        assert intersection_area(delta, R, math.inf) == pytest.approx(
+            math.pi * (R * R - (R - delta) ** 2), rel=1e-12)
+
+
+def test_dmt_pull_off_force_is_two_pi_w_r_star():
+    """Two spheres (and a sphere and the floor) barely touching, no gravity: the contact pulls
+    with 2π w R* less a Hertz force of 1e-21 of it — the pull-off force to rounding."""
+    delta = 1e-12 * R
+    sim = scene("hertz", 1.0, [[0.0, 0.0, R - delta], [0.0, 0.0, 3 * R - 2 * delta]], [R, R],
+                cohesion="dmt", work_of_adhesion=W)
+    net = sim.contact_network()
+    assert len(net["force"]) == 2
+    for ids, f in zip(net["id"], net["force"]):
+        r_eff = R if ids.min() < 0 else R / 2  # the floor's contact, the pair's
+        assert f == pytest.approx(-2 * math.pi * W * r_eff, rel=1e-14)
+
+
+@pytest.mark.parametrize("model", ["dmt", "sjkr"])
+def test_spheres_at_rest_carry_their_weight_plus_the_attraction(model):
+    """Two spheres stacked on the floor under gravity settle where each contact's elastic
+    (Hertz) force equals the weight it holds plus the attraction (DMT: 2π w R*; sjkr: k A at
+    that overlap), to 1e-9 of the load; the net contact force is the weight above."""
+    given = {"work_of_adhesion": W} if model == "dmt" else {"cohesion_energy_density": K}
+    load = np.array([2.0, 1.0]) * MASS * G
+    r_eff = np.array([R, R / 2])
+    gaps = np.array([R - static_overlap("hertz", load[0], R),
+                     2 * R - static_overlap("hertz", load[1], R / 2)])
+    sim = scene("hertz", 0.3, [[0.0, 0.0, z] for z in np.cumsum(gaps)], [R, R],
+                cohesion=model, **given)
+    settle(sim, 1e-12, 200_000)
+    z = by_gid(sim, "pos")[:, 2]
+    overlap = np.array([R - z[0], 2 * R - (z[1] - z[0])])
+    if model == "dmt":
+        pull = 2 * math.pi * W * r_eff
+    else:
+        pull = K * np.array([math.pi * (R * R - z[0] ** 2), lens_area(R, R, z[1] - z[0])])
+    assert pull.min() > 0.3 * load.min()
+    np.testing.assert_allclose(elastic("hertz", overlap, r_eff) / (load + pull), 1.0, rtol=0,
+                               atol=1e-9)
+    net = sim.contact_network()
+    order = np.argsort(net["id"].min(axis=1))  # the floor's contact first
+    np.testing.assert_allclose(net["force"][order] / load, 1.0, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("model", ["dmt", "sjkr"])
+def test_the_coulomb_limit_reads_the_repulsive_force_and_what_the_model_adds(model):
+    """A sphere at rest on the floor with friction μ, then sliding at 0.1 m/s: its tangential
+    force is μ (F_r + 2π w R) under DMT (LAMMPS' F_n0 = |F_ne + 2 F_pulloff|) and μ F_r under
+    sjkr (LIGGGHTS' tangential_reduce off), F_r the elastic force at rest, to 1e-6."""
+    given = {"work_of_adhesion": W} if model == "dmt" else {"cohesion_energy_density": K}
+    mu = 0.5
+    sim = scene("hertz", 0.3, [[0.0, 0.0, R - static_overlap("hertz", MASS * G, R)]], [R],
+                cohesion=model, friction=mu, **given)
+    assert sim.contact.law.rotating and sim.contact.law.cohesion == model
+    settle(sim, 1e-12, 100_000)
+    (force,) = sim.wall_contacts()["force"]
+    assert force / (MASS * G) == pytest.approx(1.0, abs=1e-9)
+    h = sim.store.owned[0]
+    sim.store.vel[h, 0] = 0.1
+    added = 2 * math.pi * W * R if model == "dmt" else 0.0
+    ratios = []
+    while sim.store.vel[h, 0] - R * sim.store.omega[h, 1] > 0.05:  # sliding, then sticking
+        sim.run(1, progress=False)
+        repulsive = elastic("hertz", R - sim.store.pos[h, 2], R)
+        ratios.append(-sim.store.force[h, 0] / (mu * (repulsive + added)))
+    assert len(ratios) > 5
+    np.testing.assert_allclose(ratios[:5], 1.0, rtol=0, atol=1e-6)  # the steps it slides
+    assert max(ratios) < 1.0 + 1e-6
+
+
+MATS = [{"name": "a", "cohesion": "dmt", "work_of_adhesion": 0.04},
+        {"name": "b", "work_of_adhesion": 0.09}, {"name": "c", "cohesion": "none"}]
+
+
+def law_of(materials, interactions=(), **contact):
+    cfg = config_from_dict({"contact": {"law": "hertz", "youngs_modulus": E, **contact},
+                            "materials": materials, "interactions": list(interactions),
+                            "scene": "gas", "progress": False})
+    return ContactLaw.from_config(cfg.contact, **cfg.material_pairs(cfg.contact))
+
+
+def test_each_pair_of_materials_has_its_own_work_of_adhesion():
+    """w mixed as √(w₁ w₂) ([contact] names the model, b takes it; c has none: its pairs 0),
+    an [[interactions]] table wins; one material's w is the run's."""
+    law = law_of(MATS, cohesion="dmt")
+    w = [[pair_cohesion(law.cohesion_model, law.table, a, b).w for b in range(3)]
+         for a in range(3)]
+    assert w[0][0] == 0.04 and w[1][1] == 0.09 and w[0][1] == w[1][0] == pytest.approx(0.06)
+    assert w[2] == [0.0, 0.0, 0.0] and w[0][2] == 0.0
+    law = law_of(MATS[:1] + [{"name": "b"}], [{"materials": ["a", "b"],
+                                              "work_of_adhesion": 0.5}])
+    assert law.cohesion == "dmt"
+    assert pair_cohesion(law.cohesion_model, law.table, 1, 0).w == 0.5
+    assert pair_cohesion(law.cohesion_model, law.table, 1, 1).w == 0.0
+    one = law_of(MATS[:1])
+    assert one.table is None and one.cohesion_model == DMT(0.04)
+    assert law_of([{"name": "a"}]).cohesion_model is None
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"contact": {"cohesion": "vdw"}}, "contact.cohesion = 'vdw': choose from none, dmt, sjkr"),
+    ({"contact": {"cohesion": "dmt"}}, "contact.work_of_adhesion: cohesion 'dmt' needs it"),
+    ({"contact": {"cohesion": "dmt", "work_of_adhesion": -1.0}},
+     "contact.work_of_adhesion = -1.0: "),
+    ({"contact": {"cohesion": "sjkr", "work_of_adhesion": 0.1}},
+     "contact.work_of_adhesion = 0.1: only for cohesion 'dmt'"),
+    ({"contact": {"work_of_adhesion": 0.1}},
+     "contact.work_of_adhesion = 0.1: only for cohesion 'dmt' (the run's: 'none')"),
+    ({"contact": {"cohesion": "sjkr", "cohesion_energy_density": "x"}},
+     "contact.cohesion_energy_density = 'x': expected a number"),
+    ({"materials": [{"name": "a", "cohesion": "dmt"}]},
+     "materials[0].work_of_adhesion: cohesion 'dmt' needs it"),
+    ({"materials": [{"name": "a", "cohesion": "dmt", "work_of_adhesion": 0.1},
+                    {"name": "b", "cohesion": "sjkr", "cohesion_energy_density": 1.0}]},
+     "materials[1].cohesion = 'sjkr': one cohesion model per run (materials[0] has 'dmt')"),
+    ({"materials": [{"name": "a"}], "interactions": [
+        {"materials": ["a", "a"], "cohesion": "dmt"}]},
+     "interactions[0].work_of_adhesion: cohesion 'dmt' needs it"),
+])
+def test_bad_cohesion_parameters_are_refused_in_one_line(given, message):
+    with pytest.raises(ConfigError) as err:
+        config_from_dict({"scene": "gas", "progress": False, **given})
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_contact_config_without_cohesion_builds_no_cohesion_record():
+    """No cohesion: the record is None (the kernels compiled without any cohesion code)."""
+    law = ContactLaw.from_config(ContactConfig(law="hertz", friction=0.3))
+    assert law.cohesion == "none" and law.cohesion_model is None
+    assert [m.part for m in law.models] == ["normal", "damping", "tangential"]
+    assert effective_modulus(E, NU) > 0
