@@ -163,6 +163,8 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     if inserter is not None:
         exchange.admit(float(inserter.radii.max()))
 
+    if contact.law.cohesion == "jkr":  # its contacts hold past zero overlap: the lists' skin
+        _reaches(skin, contact.law.reach(_largest_radius(store, inserter, comm)))
     neighbours = NeighbourList(skin, rebuild_skin=exchange.skin)
     # the schedule continues a checkpoint's; one rank has nothing to balance
     balancer = Balancer(config.balance_every if comm.size > 1 else 0, config.balance_threshold,
@@ -251,6 +253,17 @@ def _known_materials(store, config: SimulationConfig, comm, path) -> None:
     if largest >= max(1, len(config.materials)):
         raise OutputFileError(f"{path}: particles/material holds {int(largest)}, but the run "
                               f"has {max(1, len(config.materials))} material(s) (damaged file)")
+
+
+def _reaches(skin: float, reach: float) -> None:
+    """JKR's contacts act down to the overlap −``reach`` (m): the lists of ``skin`` (m) hold
+    them while each has moved at most skin/2 if skin ≥ reach (a contact held at the build
+    was within r_i + r_j + reach; one made since touched, within the lists' guarantee).
+    ConfigError otherwise (the same on every rank: ``reach`` is agreed)."""
+    if skin < reach:
+        raise ConfigError(f"neighbour_skin = {skin!r}: below the JKR pull-off distance "
+                          f"{reach:.4g} m of the largest spheres (cohesion 'jkr'); give "
+                          "neighbour_skin at least that")
 
 
 def _largest_radius(store, inserter, comm) -> float:

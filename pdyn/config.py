@@ -30,8 +30,9 @@ from .wallkinds import KINDS, load_mesh
 
 CONTACT_LAWS = ("linear", "hertz")
 #: the cohesion models ("none": none; ``pdyn.dynamics.cohesion``) and the field each reads
-COHESIONS = ("none", "dmt", "sjkr")
-COHESION_PARAMETERS = {"dmt": "work_of_adhesion", "sjkr": "cohesion_energy_density"}
+COHESIONS = ("none", "dmt", "jkr", "sjkr")
+COHESION_PARAMETERS = {"dmt": "work_of_adhesion", "jkr": "work_of_adhesion",
+                       "sjkr": "cohesion_energy_density"}
 #: the normal dashpots (the table in ``pdyn.dynamics.laws``: a test holds the two lists equal)
 DAMPINGS = ("tangent", "constant", "mass_velocity", "viscoelastic", "tsuji")
 #: the dampings whose coefficient the user gives (``contact.damping_coefficient``), not e
@@ -151,12 +152,17 @@ def _cohesion_values(where: str, values: dict) -> None:
     name = values.get("cohesion")
     if name is not None:
         choice(f"{where}.cohesion", name, COHESIONS)
-    for model, field in COHESION_PARAMETERS.items():
+    for field in sorted(set(COHESION_PARAMETERS.values())):
         if values.get(field) is not None:
             number(f"{where}.{field}", values[field], lo=0)
-            if name not in (None, "none", model):
+            if name not in (None, "none") and COHESION_PARAMETERS[name] != field:
                 raise BadValue(f"{where}.{field}", values[field],
-                               f"only for cohesion {model!r} (this is {name!r})")
+                               f"only for cohesion {_models(field)} (this is {name!r})")
+
+
+def _models(field: str) -> str:
+    """The cohesion models that read ``field``, as 'a' or 'b'."""
+    return " or ".join(repr(m) for m, f in COHESION_PARAMETERS.items() if f == field)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -304,11 +310,14 @@ def check_cohesion(contact: ContactConfig, materials: tuple, interactions: tuple
         raise ConfigError(f"{wb}.cohesion = {b!r}: one cohesion model per run ({wa} has {a!r})")
     model = next(iter(models), "none")
     for where, values in tables:
-        for name, field in COHESION_PARAMETERS.items():
-            if values.get(field) is not None and name != model:
+        for field in sorted(set(COHESION_PARAMETERS.values())):
+            if values.get(field) is not None and COHESION_PARAMETERS.get(model) != field:
                 raise ConfigError(str(BadValue(f"{where}.{field}", values[field],
-                                               f"only for cohesion {name!r} (the run's: "
-                                               f"{model!r})")))
+                                               f"only for cohesion {_models(field)} (the "
+                                               f"run's: {model!r})")))
+    if model == "jkr" and contact.law != "hertz":
+        raise ConfigError(f"contact.law = {contact.law!r}: cohesion 'jkr' takes law 'hertz' "
+                          "(its E*)")
     needs = [(w, {**contact.__dict__, **v} if w.startswith("materials") else v)
              for w, v in (own if materials else tables)]
     for where, values in needs:

@@ -102,7 +102,7 @@ from .friction import (Rolling, Tangential, rolling_model, rolling_torque, tange
 from .history import ContactHistory
 from .laws import (STORED_HISTORY, chosen, history_layout, law_parameters, normal_force,
                    normal_forces)
-from .cohesion import cohesion_force, cohesion_model
+from .cohesion import cohesion_force, cohesion_model, holds, reach
 from .materials import (pair_cohesion, pair_normal, pair_rolling, pair_table, pair_tangential,
                         pair_values)
 
@@ -223,8 +223,14 @@ def _evaluate(law, tangential, rolling, cohesion, c, w, sx, sy, sz, slid, dt, ta
         vcy = c.dvy + (wz * nx - wx * nz)
         vcz = c.dvz + (wx * ny - wy * nx)
     normal = pair_normal(law, table, ma, mb)
-    f, e, whole = normal_forces(normal, c.delta, c.dvx * nx + c.dvy * ny + c.dvz * nz,
-                                c.r_eff, c.m_eff, dt)
+    apart = False  # past zero overlap, held by cohesion (JKR): no repulsion
+    if cohesion is not None:
+        apart = c.delta < 0.0
+    if apart:
+        f = e = whole = 0.0
+    else:
+        f, e, whole = normal_forces(normal, c.delta, c.dvx * nx + c.dvy * ny + c.dvz * nz,
+                                    c.r_eff, c.m_eff, dt)
     fn = f  # the normal force; f and whole: what friction and rolling read
     delta_t = c.delta  # the overlap the tangential stiffness reads
     if cohesion is not None:
@@ -510,9 +516,23 @@ def _pass_rotating(law, tangential, rolling, cohesion, dt, gravity, rows, start,
                 rj = rad[j]
                 d2, touches = within(dx, dy, dz, ri + rj)
                 if not touches:
-                    continue
+                    if cohesion is None:
+                        continue
+                    while p < n_old and np.uint64(old_entry[p]) < u:  # touched last step?
+                        p += 1
+                    if not (p < n_old and np.uint64(old_entry[p]) == u):
+                        continue
                 c = _sphere_pair(dx, dy, dz, d2, ri + rj, ri, rj, mi, mass[j], gi, gid[j],
                                  vix - vel[j, 0], viy - vel[j, 1], viz - vel[j, 2])
+                if cohesion is not None:
+                    if not touches:  # held past zero overlap (JKR) down to its limit
+                        c = Contact(c.nx, c.ny, c.nz, ri + rj - math.sqrt(d2), c.r_eff,
+                                    c.m_eff, c.dvx, c.dvy, c.dvz, c.s)
+                        if table is not None:
+                            mb = np.int64(material[j])
+                        if not holds(pair_cohesion(cohesion, table, ma, mb), c.delta,
+                                     c.r_eff):
+                            continue
                 spin = Spin(ri, rj, wix, wiy, wiz, omega[j, 0], omega[j, 1], omega[j, 2])
             else:
                 g = np.uint64(-1 - gid[j])
@@ -520,7 +540,16 @@ def _pass_rotating(law, tangential, rolling, cohesion, dt, gravity, rows, start,
                                              mesh_entry(mesh, slot, geo, u)), ri, mi, vix, viy,
                                viz)
                 if c.delta < 0.0:
-                    continue
+                    if cohesion is None:
+                        continue
+                    while p < n_old and np.uint64(old_entry[p]) < u:  # touched last step?
+                        p += 1
+                    if not (p < n_old and np.uint64(old_entry[p]) == u):
+                        continue
+                    if table is not None:
+                        mb = np.int64(material[j])
+                    if not holds(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff):
+                        continue
                 wjx, wjy, wjz = wall_spin(walls, g, normal, j)
                 spin = Spin(ri, 0.0, wix, wiy, wiz, wjx, wjy, wjz)
             if table is not None:
@@ -782,12 +811,13 @@ class ContactLaw:
     (Hertz–Mindlin's tangential stiffness); ``damping_coefficient`` γ of the dampings
     ``"mass_velocity"`` and ``"viscoelastic"``; ``tangential_history`` ``"rescaled"``
     (default) or ``"projected"`` (``pdyn.dynamics.friction``); ``cohesion`` ``"none"``,
-    ``"dmt"`` (``work_of_adhesion`` w, J/m²) or ``"sjkr"`` (``cohesion_energy_density`` k,
-    J/m³) (``pdyn.dynamics.cohesion``). :attr:`models` are the chosen sub-models
-    (``pdyn.dynamics.laws``); their records (:attr:`parameters`, the normal law with its
-    damping, ``pdyn.dynamics.laws``; :attr:`tangential_model` and :attr:`rolling_model`,
-    ``pdyn.dynamics.friction``; :attr:`cohesion_model`) are what the kernels read. With μ or μ_r > 0 the spheres
-    rotate (:attr:`rotating`) and a pass keeps the contact history.
+    ``"dmt"`` or ``"jkr"`` (``work_of_adhesion`` w, J/m²) or ``"sjkr"``
+    (``cohesion_energy_density`` k, J/m³) (``pdyn.dynamics.cohesion``). :attr:`models` are
+    the chosen sub-models (``pdyn.dynamics.laws``); their records (:attr:`parameters`, the
+    normal law with its damping, ``pdyn.dynamics.laws``; :attr:`tangential_model` and
+    :attr:`rolling_model`, ``pdyn.dynamics.friction``; :attr:`cohesion_model`) are what the
+    kernels read. With μ or μ_r > 0, or JKR, the spheres rotate (:attr:`rotating`) and a pass
+    keeps the contact history.
     """
 
     __slots__ = ("name", "E", "k", "restitution", "poisson_ratio", "parameters",
@@ -833,20 +863,22 @@ class ContactLaw:
         if history_layout(models) not in ((), STORED_HISTORY):
             raise ValueError(f"contact sub-models {[m.name for m in models]}: their history "
                              "is not the one pdyn.dynamics.history stores")
+        parameters = law_parameters(law, E, k, float(restitution), poisson_ratio, damping,
+                                    damping_coefficient)
         for name, value in (
                 ("name", law), ("E", E), ("k", k), ("restitution", float(restitution)),
                 ("poisson_ratio", float(poisson_ratio)), ("damping", damping),
-                ("models", models),
-                ("parameters", law_parameters(law, E, k, float(restitution), poisson_ratio,
-                                              damping, damping_coefficient)),
+                ("models", models), ("parameters", parameters),
                 ("tangential_model", tangential_model(law, friction, poisson_ratio,
                                                       tangential_history)),
                 ("rolling_model", rolling_model(rolling_friction)),
-                ("rotating", friction > 0.0 or rolling_friction > 0.0),
+                # JKR's contacts past zero overlap need the history (whether one touched)
+                ("rotating", friction > 0.0 or rolling_friction > 0.0 or cohesion == "jkr"),
                 ("cohesion", cohesion),
                 ("cohesion_model", cohesion_model(cohesion, {
                     "work_of_adhesion": work_of_adhesion,
-                    "cohesion_energy_density": cohesion_energy_density}))):
+                    "cohesion_energy_density": cohesion_energy_density},
+                    parameters.law.E))):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "table", None if pairs is None else self._pair_table(pairs))
         if pairs is not None:
@@ -877,8 +909,9 @@ class ContactLaw:
                                next(r for rs in rolling for r in rs if r.mu_roll > 0.0))
         cohesion = None
         if self.cohesion != "none":  # one model: a pair without it holds its record of 0
-            none = cohesion_model(self.cohesion, {})
-            cohesion = [[p.cohesion_model or none for p in row] for row in pairs]
+            cohesion = [[p.cohesion_model or cohesion_model(self.cohesion, {},
+                                                            p.parameters.law.E)
+                         for p in row] for row in pairs]
             object.__setattr__(self, "cohesion_model", cohesion[0][0])
         return pair_table([[p.parameters for p in row] for row in pairs], tangential, rolling,
                           cohesion)
@@ -895,6 +928,12 @@ class ContactLaw:
                    cfg.damping_coefficient, cfg.tangential_history, **materials,
                    cohesion=cfg.cohesion, work_of_adhesion=cfg.work_of_adhesion,
                    cohesion_energy_density=cfg.cohesion_energy_density)
+
+    def reach(self, r_max: float) -> float:
+        """How far past touching (m) a contact acts, for spheres of radius up to ``r_max``:
+        JKR's largest |δ_c| over the pairs (``pdyn.dynamics.cohesion.reach``), else 0."""
+        laws = self.pairs.values() if self.pairs is not None else (self,)
+        return max(reach(p.cohesion_model, r_max) for p in laws)
 
     @property
     def stiff(self) -> bool:
@@ -1020,8 +1059,8 @@ class ContactPass(Hanger):
         walls, mesh = self.wall_table(store), self.mesh_state(store, lists)
         found = touching_entries(store, lists, walls, mesh, spheres=spheres, lower=lower)
         ids, ends, f_n, fvec, tvec = _contact_list(
-            self.law.parameters, self.law.cohesion_model, float(dt), found, lists.rows, lists.split, lists.partner,
-            store.pos, store.vel, store.radius, store.mass, store.gid, store.normal, walls, t,
+            self.law.parameters, self.law.cohesion_model, float(dt), found, lists.rows,
+            lists.split, lists.partner, store.pos, store.vel, store.radius, store.mass, store.gid, store.normal, walls, t,
             mesh, store.material, self.law.table)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}

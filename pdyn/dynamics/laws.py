@@ -628,6 +628,9 @@ SUB_MODELS = (
     SubModel("cohesion", "dmt", {"work_of_adhesion": Param(
         "number", None, "work of adhesion w (J/m²; LAMMPS' γ = w/2)", lo=0)},
         "DMT: attraction 2π w R* while overlapping (LAMMPS normal dmt)"),
+    SubModel("cohesion", "jkr", {"work_of_adhesion": Param(
+        "number", None, "work of adhesion w (J/m²; LAMMPS' γ = w/2)", lo=0)},
+        "JKR: F = 4E* a³/(3R*) − √(8π w E* a³), held past zero overlap to δ_c (LAMMPS jkr)"),
     SubModel("cohesion", "sjkr", {"cohesion_energy_density": Param(
         "number", None, "cohesion energy density k (J/m³)", lo=0)},
         "simplified JKR: attraction k A, A the surfaces' intersection area (LIGGGHTS sjkr)"),

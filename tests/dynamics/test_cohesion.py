@@ -141,14 +141,17 @@ def test_each_pair_of_materials_has_its_own_work_of_adhesion():
 
 
 @pytest.mark.parametrize("given, message", [
-    ({"contact": {"cohesion": "vdw"}}, "contact.cohesion = 'vdw': choose from none, dmt, sjkr"),
+    ({"contact": {"cohesion": "vdw"}},
+     "contact.cohesion = 'vdw': choose from none, dmt, jkr, sjkr"),
     ({"contact": {"cohesion": "dmt"}}, "contact.work_of_adhesion: cohesion 'dmt' needs it"),
     ({"contact": {"cohesion": "dmt", "work_of_adhesion": -1.0}},
      "contact.work_of_adhesion = -1.0: "),
     ({"contact": {"cohesion": "sjkr", "work_of_adhesion": 0.1}},
-     "contact.work_of_adhesion = 0.1: only for cohesion 'dmt'"),
+     "contact.work_of_adhesion = 0.1: only for cohesion 'dmt' or 'jkr' (this is 'sjkr')"),
     ({"contact": {"work_of_adhesion": 0.1}},
-     "contact.work_of_adhesion = 0.1: only for cohesion 'dmt' (the run's: 'none')"),
+     "contact.work_of_adhesion = 0.1: only for cohesion 'dmt' or 'jkr' (the run's: 'none')"),
+    ({"contact": {"law": "linear", "cohesion": "jkr", "work_of_adhesion": 0.1}},
+     "contact.law = 'linear': cohesion 'jkr' takes law 'hertz'"),
     ({"contact": {"cohesion": "sjkr", "cohesion_energy_density": "x"}},
      "contact.cohesion_energy_density = 'x': expected a number"),
     ({"materials": [{"name": "a", "cohesion": "dmt"}]},
@@ -166,9 +169,140 @@ def test_bad_cohesion_parameters_are_refused_in_one_line(given, message):
     assert message in str(err.value) and "\n" not in str(err.value)
 
 
+def test_a_skin_below_the_jkr_pull_off_distance_is_refused():
+    """JKR's contacts hold down to δ_c: the lists' skin must reach that far (one line)."""
+    from pdyn.dynamics.cohesion import jkr_limit
+    with pytest.raises(ConfigError) as err:
+        jkr_run([[0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0]], neighbour_skin=1e-6)
+    reach = -jkr_limit(JW, JES, JR)
+    assert str(err.value) == (f"neighbour_skin = 1e-06: below the JKR pull-off distance "
+                              f"{reach:.4g} m of the largest spheres (cohesion 'jkr'); give "
+                              "neighbour_skin at least that")
+
+
 def test_a_contact_config_without_cohesion_builds_no_cohesion_record():
     """No cohesion: the record is None (the kernels compiled without any cohesion code)."""
     law = ContactLaw.from_config(ContactConfig(law="hertz", friction=0.3))
     assert law.cohesion == "none" and law.cohesion_model is None
     assert [m.part for m in law.models] == ["normal", "damping", "tangential"]
     assert effective_modulus(E, NU) > 0
+
+
+# ------------------------------------------------------------------ JKR
+JR, JE, JNU, JRHO, JW = 0.005, 1e7, 0.3, 1000.0, 1.0  # m, Pa, -, kg/m³, J/m²
+JES = effective_modulus(JE, JNU)
+
+
+def jkr(delta, r_eff, w=JW, e=JES):
+    """JKR's force (N, > 0 repulsive) at overlap ``delta`` on the stable branch ([JKR1971]):
+    the contact radius found by bisection on δ(a) = a²/R − √(2π w a/E*) (independent of the
+    code's closed form), F = 4E* a³/(3R) − √(8π w E* a³)."""
+    lo, hi = (math.pi * w * r_eff**2 / (8 * e)) ** (1 / 3), r_eff  # a_c: where δ(a) is least
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid * mid / r_eff - math.sqrt(2 * math.pi * w * mid / e) < delta:
+            lo = mid
+        else:
+            hi = mid
+    a = 0.5 * (lo + hi)
+    return 4 * e * a**3 / (3 * r_eff) - math.sqrt(8 * math.pi * w * e * a**3)
+
+
+def sticking_speed(w, e, r_eff, m_eff):
+    """The relative speed below which two elastic JKR spheres stick (the approach of
+    [ThorntonNing1998]): ½ m* V_s² = the work of separation ∫_{δ_c}^0 |F| dδ, in closed form
+    over the contact radius from a_c (δ_c) to a(0)."""
+    A, B, C = 4 * e / (3 * r_eff), math.sqrt(8 * math.pi * w * e), math.sqrt(2 * math.pi * w / e)
+    a_c = (math.pi * w * r_eff**2 / (8 * e)) ** (1 / 3)
+    a_0 = (2 * math.pi * w * r_eff**2 / e) ** (1 / 3)
+
+    def work(a):  # ∫ −F(a) δ'(a) da, F = A a³ − B a^{3/2}, δ' = 2a/R − (C/2) a^{-1/2}
+        return -(2 * A * a**5 / (5 * r_eff) - (A * C / 2 + 2 * B / r_eff) * a**3.5 / 3.5
+                 + B * C / 4 * a * a)
+    return math.sqrt(2 * (work(a_0) - work(a_c)) / m_eff)
+
+
+def test_jkr_pull_off_force_and_limit():
+    """The kernel's force at the overlap of the largest pull, −a²/(3R*) with a³ = 9π w R*²/
+    (8E*), is −3/2 π w R* to rounding; its contact radius inverts δ(a) to rounding over the
+    branch; δ_c = −3 a_c²/R*, where a contact opens (held just above, not below)."""
+    from pdyn.dynamics.cohesion import JKR, holds, jkr_limit, jkr_radius
+    for r_eff in (JR, JR / 2, 1e-5):
+        a_p = (9 * math.pi * JW * r_eff**2 / (8 * JES)) ** (1 / 3)
+        pull = cohesion_force(JKR(JW, JES), -a_p**2 / (3 * r_eff), r_eff, math.inf)[0]
+        assert pull / (1.5 * math.pi * JW * r_eff) == pytest.approx(1.0, rel=1e-13)
+        a_c = (math.pi * JW * r_eff**2 / (8 * JES)) ** (1 / 3)
+        assert jkr_limit(JW, JES, r_eff) == pytest.approx(-3 * a_c * a_c / r_eff, rel=1e-14)
+        for a in a_c * np.array([1.01, 1.5, 3.0, 30.0]):
+            delta = a * a / r_eff - math.sqrt(2 * math.pi * JW * a / JES)
+            assert jkr_radius(JW, JES, delta, r_eff) == pytest.approx(a, rel=1e-11)
+        limit = jkr_limit(JW, JES, r_eff)
+        assert holds(JKR(JW, JES), limit * (1 - 1e-12), r_eff)
+        assert not holds(JKR(JW, JES), limit * (1 + 1e-12), r_eff)
+        assert not holds(DMT(JW), -1e-12, r_eff) and not holds(SJKR(K), -1e-12, r_eff)
+
+
+def jkr_run(positions, velocities, dt=None, neighbour_skin=1e-4):
+    """Spheres of radius JR under elastic JKR contacts, no gravity, a floor at z = −0.05."""
+    from pdyn.config import BoxConfig, ParticlesConfig, SimulationConfig
+    from pdyn.simulation import Simulation
+    return Simulation(SimulationConfig(
+        contact=ContactConfig(law="hertz", youngs_modulus=JE, poisson_ratio=JNU,
+                              cohesion="jkr", work_of_adhesion=JW),
+        box=BoxConfig(lo=(-0.05, -0.05, -0.05), hi=(0.05, 0.05, 0.05),
+                      boundary=("periodic", "periodic", "wall")),
+        particles=ParticlesConfig(positions=positions, radii=[JR] * len(positions),
+                                  density=JRHO, velocities=velocities),
+        gravity=(0.0, 0.0, 0.0), progress=False, neighbour_skin=neighbour_skin, dt=dt))
+
+
+@pytest.mark.parametrize("speed", [0.01, 0.05])
+def test_jkr_force_follows_the_analytic_curve_loading_and_unloading(speed):
+    """A sphere flies at the floor (JKR, elastic): before it touches, nothing at negative
+    overlap; from the touch on, every step's force is JKR's F(δ) to 1e-9 of the pull-off
+    force, loading, unloading and past zero overlap; slow (0.01 m/s) it stays held, fast
+    (0.05 m/s) it opens at δ_c and flies off with no force."""
+    from pdyn.dynamics.cohesion import jkr_limit
+    sim = jkr_run([[0.0, 0.0, -0.05 + JR + 2e-6]], [[0.0, 0.0, -speed]])
+    assert sim.contact.law.rotating  # the history says which contacts touched
+    h = sim.store.owned[0]
+    f_c = 1.5 * math.pi * JW * JR
+    touched = held = False
+    for _ in range(3000):
+        sim.run(1, progress=False)
+        delta = JR - (sim.store.pos[h, 2] + 0.05)
+        force = sim.store.force[h, 2]  # the floor's push (> 0) or pull on the sphere
+        touched = touched or delta >= 0.0
+        if touched and delta >= jkr_limit(JW, JES, JR):  # (once below, it stays apart)
+            assert force == pytest.approx(jkr(delta, JR), abs=1e-9 * f_c)
+            held = held or delta < 0.0
+        else:
+            assert force == 0.0
+    assert touched and held
+    if speed < 0.02:
+        assert JR - (sim.store.pos[h, 2] + 0.05) > jkr_limit(JW, JES, JR)
+    else:
+        assert sim.store.vel[h, 2] > 0.0 and JR - (sim.store.pos[h, 2] + 0.05) < -1e-4
+
+
+@pytest.mark.parametrize("factor", [0.98, 1.02])
+def test_two_spheres_stick_below_and_rebound_above_the_sticking_speed(factor):
+    """Two elastic JKR spheres head on at 0.98 and 1.02 of the closed-form sticking speed
+    (R* = R/2, m* = m/2; 72 steps over |δ_c| at that speed): the slower pair is still held
+    (closer than |δ_c| past touching) after 0.02 s, the faster one separates at the speed
+    energy leaves it, √(v² − V_s²), to 10 %."""
+    from pdyn.dynamics.cohesion import jkr_limit
+    m = JRHO * 4 / 3 * math.pi * JR**3
+    v_s = sticking_speed(JW, JES, JR / 2, m / 2)
+    v = factor * v_s
+    sim = jkr_run([[0.0, 0.0, -JR - 1e-8], [0.0, 0.0, JR + 1e-8]],
+                  [[0.0, 0.0, v / 2], [0.0, 0.0, -v / 2]], dt=4e-6)
+    sim.run(5000, progress=False)
+    z = by_gid(sim, "pos")[:, 2]
+    w = by_gid(sim, "vel")[:, 2]
+    gap = z[1] - z[0] - 2 * JR
+    if factor < 1:
+        assert gap < -jkr_limit(JW, JES, JR / 2)
+    else:
+        assert gap > 1e-5 and w[1] - w[0] == pytest.approx(v_s * math.sqrt(factor**2 - 1),
+                                                          rel=0.1)

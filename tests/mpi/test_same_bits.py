@@ -613,6 +613,10 @@ CASES = [
     Case("cohesion-dmt-frictionless", cohesive(dense("walled", law="hertz", **BALANCED),
                                                cohesion="dmt", work_of_adhesion=50.0),
          200, BOTH, at=100, fields=MOTION, check=both(dense_did_work, pulled)),
+    Case("cohesion-jkr-frictional", cohesive(dense("walled", law="hertz", friction=0.5,
+                                                   **BALANCED),
+                                             cohesion="jkr", work_of_adhesion=20.0),
+         200, BOTH, at=100, check=both(frictional_did_work, pulled)),
     Case("cohesion-sjkr-two-materials", cohesive(
         built(scenes.two_materials, **BALANCED),
         {"glass": {"cohesion": "sjkr", "cohesion_energy_density": 4e5},
