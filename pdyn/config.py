@@ -30,9 +30,14 @@ from .wallkinds import KINDS, load_mesh
 
 CONTACT_LAWS = ("linear", "hertz")
 #: the cohesion models ("none": none; ``pdyn.dynamics.cohesion``) and the field each reads
-COHESIONS = ("none", "dmt", "jkr", "sjkr")
-COHESION_PARAMETERS = {"dmt": "work_of_adhesion", "jkr": "work_of_adhesion",
-                       "sjkr": "cohesion_energy_density"}
+COHESIONS = ("none", "dmt", "jkr", "liquid_bridge", "sjkr")
+COHESION_PARAMETERS = {"dmt": ("work_of_adhesion",), "jkr": ("work_of_adhesion",),
+                       "sjkr": ("cohesion_energy_density",),
+                       "liquid_bridge": ("liquid_volume", "surface_tension", "contact_angle")}
+#: every cohesion parameter and its range
+COHESION_FIELDS = {"work_of_adhesion": {"lo": 0}, "cohesion_energy_density": {"lo": 0},
+                   "liquid_volume": {"above": 0}, "surface_tension": {"lo": 0},
+                   "contact_angle": {"lo": 0, "hi": 90}}
 #: the normal dashpots (the table in ``pdyn.dynamics.laws``: a test holds the two lists equal)
 DAMPINGS = ("tangent", "constant", "mass_velocity", "viscoelastic", "tsuji")
 #: the dampings whose coefficient the user gives (``contact.damping_coefficient``), not e
@@ -94,6 +99,11 @@ class ContactConfig:
     cohesion: str = "none"
     work_of_adhesion: float | None = None
     cohesion_energy_density: float | None = None
+    # liquid bridges: the liquid volume per bridge (m³), its surface tension (N/m), its
+    # contact angle on the spheres (degrees)
+    liquid_volume: float | None = None
+    surface_tension: float | None = None
+    contact_angle: float | None = None
 
     @_config_errors
     def __post_init__(self):
@@ -129,7 +139,8 @@ class ContactConfig:
 #: may set for itself; a material's omitted ones take ``[contact]``'s values
 MATERIAL_FIELDS = ("youngs_modulus", "poisson_ratio", "restitution", "friction",
                    "rolling_friction", "stiffness", "cohesion", "work_of_adhesion",
-                   "cohesion_energy_density")
+                   "cohesion_energy_density", "liquid_volume", "surface_tension",
+                   "contact_angle")
 #: the most materials a run has (the per-sphere index is a byte, ``pdyn.particles.FIELDS``)
 MAX_MATERIALS = 255
 
@@ -152,17 +163,17 @@ def _cohesion_values(where: str, values: dict) -> None:
     name = values.get("cohesion")
     if name is not None:
         choice(f"{where}.cohesion", name, COHESIONS)
-    for field in sorted(set(COHESION_PARAMETERS.values())):
+    for field, bounds in COHESION_FIELDS.items():
         if values.get(field) is not None:
-            number(f"{where}.{field}", values[field], lo=0)
-            if name not in (None, "none") and COHESION_PARAMETERS[name] != field:
+            number(f"{where}.{field}", values[field], **bounds)
+            if name not in (None, "none") and field not in COHESION_PARAMETERS[name]:
                 raise BadValue(f"{where}.{field}", values[field],
                                f"only for cohesion {_models(field)} (this is {name!r})")
 
 
 def _models(field: str) -> str:
     """The cohesion models that read ``field``, as 'a' or 'b'."""
-    return " or ".join(repr(m) for m, f in COHESION_PARAMETERS.items() if f == field)
+    return " or ".join(repr(m) for m, f in COHESION_PARAMETERS.items() if field in f)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -179,6 +190,9 @@ class ContactValues:
     cohesion: str | None = None
     work_of_adhesion: float | None = None
     cohesion_energy_density: float | None = None
+    liquid_volume: float | None = None
+    surface_tension: float | None = None
+    contact_angle: float | None = None
 
     def given(self) -> dict:
         """The fields set (name -> value)."""
@@ -310,8 +324,9 @@ def check_cohesion(contact: ContactConfig, materials: tuple, interactions: tuple
         raise ConfigError(f"{wb}.cohesion = {b!r}: one cohesion model per run ({wa} has {a!r})")
     model = next(iter(models), "none")
     for where, values in tables:
-        for field in sorted(set(COHESION_PARAMETERS.values())):
-            if values.get(field) is not None and COHESION_PARAMETERS.get(model) != field:
+        for field in COHESION_FIELDS:
+            if (values.get(field) is not None
+                    and field not in COHESION_PARAMETERS.get(model, ())):
                 raise ConfigError(str(BadValue(f"{where}.{field}", values[field],
                                                f"only for cohesion {_models(field)} (the "
                                                f"run's: {model!r})")))
@@ -322,9 +337,9 @@ def check_cohesion(contact: ContactConfig, materials: tuple, interactions: tuple
              for w, v in (own if materials else tables)]
     for where, values in needs:
         name = values.get("cohesion")
-        if name not in (None, "none") and values.get(COHESION_PARAMETERS[name]) is None:
-            raise ConfigError(f"{where}.{COHESION_PARAMETERS[name]}: cohesion {name!r} "
-                              "needs it")
+        for field in COHESION_PARAMETERS.get(name, ()):
+            if values.get(field) is None:
+                raise ConfigError(f"{where}.{field}: cohesion {name!r} needs it")
 
 
 #: the longest file or folder name file systems take (bytes; NAME_MAX of Linux)

@@ -28,6 +28,13 @@ limit adds to the repulsive force, and the overlap the tangential stiffness read
         over |δ_c| at the sticking speed give the closed form's stick and rebound within 2 %
         (``tests/dynamics/test_cohesion.py``); with 8 (a sphere on a wall at the default dt)
         the sphere stuck at 1.02 times it.
+  liquid_bridge: a capillary bridge of liquid volume V, surface tension γ and contact angle
+        θ ([Willett2000]'s closed form, MercuryDPM's ``LiquidBridgeWillet``): with R = 2 R*
+        (the spheres' harmonic mean radius), F_a = 2π R γ cos θ while touching and
+        2π R γ cos θ / (1 + 2.1 Ŝ + 10 Ŝ²), Ŝ = (S/2) √(R/V), at separation S = −δ > 0. The
+        bridge forms when the surfaces touch and holds (as JKR, by the history record) until
+        S exceeds S_c = (1 + θ/2) V^{1/3} ([Lian1993]). Coulomb limit: μ F_r, no tangential
+        stiffness apart (F_r = 0 there).
   sjkr: F_a = k A, k the cohesion energy density (J/m³), A = π a² the area of the circle in
         which the two spheres' surfaces intersect, a² = (d² − (r_i − r_j)²)((r_i + r_j)² −
         d²)/(4 d²) at centre distance d = s − δ (a wall: a² = 2 r_i δ − δ²) — LIGGGHTS
@@ -35,21 +42,21 @@ limit adds to the repulsive force, and the overlap the tangential stiffness read
         a² = (4 R* − 2δ + δ x)(2δ − δ x)/(4 (1 − x)²). Coulomb limit: μ F_r (LIGGGHTS'
         default ``tangential_reduce off``: friction does not see the cohesion force).
 
-The records (:class:`DMT`, :class:`JKR`, :class:`SJKR`) are chosen in Python
-(:func:`cohesion_model`); :func:`cohesion_force` dispatches on the record's type, so numba
-compiles the contact loop with the one chosen inlined; a run without cohesion passes None and carries no cohesion code
-(the branch is pruned at compile time, ``pdyn.dynamics.contact``).
+The records (:class:`DMT`, :class:`JKR`, :class:`LiquidBridge`, :class:`SJKR`) are chosen in
+Python (:func:`cohesion_model`); :func:`cohesion_force` dispatches on the record's type, so
+numba compiles the contact loop with the one chosen inlined; a run without cohesion passes None
+and carries no cohesion code (the branch is pruned at compile time, ``pdyn.dynamics.contact``).
 
 The energy the contact loop reports stays the elastic energy of the normal law: the surface
 energy of adhesion is not in it.
 
-Mixing (``pdyn.dynamics.materials``): w and k of two materials are mixed as their geometric
-mean √(x₁ x₂) (a material without cohesion counts 0: the pair has none), the combining rule
-of works of adhesion w₁₂ ≈ √(w₁ w₂) ([Israelachvili2011]) and the rule pdyn and LAMMPS
-``pair granular`` use for their other coefficients; an ``[[interactions]]`` table sets a
-pair's value itself.
+Mixing (``pdyn.dynamics.materials``): each parameter of two materials is mixed as the
+geometric mean √(x₁ x₂) (a material without cohesion counts 0: the pair has none), for w the
+combining rule of works of adhesion w₁₂ ≈ √(w₁ w₂) ([Israelachvili2011]), and the rule pdyn
+and LAMMPS ``pair granular`` use for their other coefficients; an ``[[interactions]]`` table
+sets a pair's values itself.
 
-Units: N, m, J/m², J/m³.
+Units: N, m, J/m², J/m³, N/m, degrees (the config's contact angle).
 """
 
 from __future__ import annotations
@@ -75,6 +82,16 @@ class JKR(NamedTuple):
 
     w: float
     E: float
+
+
+class LiquidBridge(NamedTuple):
+    """A liquid bridge ([Willett2000]): the liquid's ``volume`` V per bridge (m³), ``tension``
+    γ cos θ (N/m: surface tension times the cosine of the contact angle) and the ``rupture``
+    separation S_c = (1 + θ/2) V^{1/3} (m, θ in radians; [Lian1993])."""
+
+    volume: float
+    tension: float
+    rupture: float
 
 
 class SJKR(NamedTuple):
@@ -155,9 +172,24 @@ def sjkr_force(model, delta, r_eff, s):
     return model.k * intersection_area(delta, r_eff, s), 0.0, delta
 
 
+@njit(inline="always", **JIT)
+def bridge_force(model, delta, r_eff, s):
+    """:class:`LiquidBridge`: (F_a, 0, the overlap clipped at 0: no tangential stiffness apart)
+    with F_a = 2π R γ cos θ / (1 + 2.1 Ŝ + 10 Ŝ²), Ŝ = (S/2) √(R/V), S = −δ the separation
+    (0 touching), R = 2 R* ([Willett2000])."""
+    r = 2.0 * r_eff
+    f = 2.0 * math.pi * r * model.tension
+    if delta >= 0.0:
+        return f, 0.0, delta
+    if model.volume == 0.0:
+        return 0.0, 0.0, 0.0
+    x = -0.5 * delta * math.sqrt(r / model.volume)
+    return f / (1.0 + 2.1 * x + 10.0 * x * x), 0.0, 0.0
+
+
 #: record → kernel: (attraction F_a, what the Coulomb limit's normal force adds, the overlap
 #: the tangential stiffness reads)
-KERNELS = {DMT: dmt_force, JKR: jkr_force, SJKR: sjkr_force}
+KERNELS = {DMT: dmt_force, JKR: jkr_force, SJKR: sjkr_force, LiquidBridge: bridge_force}
 
 
 def cohesion_force(model, delta, r_eff, s):
@@ -185,13 +217,19 @@ def _jkr_holds(model, delta, r_eff):
     return delta >= jkr_limit(model.w, model.E, r_eff) if model.w > 0.0 else False
 
 
+@njit(inline="always", **JIT)
+def _bridge_holds(model, delta, r_eff):
+    return delta >= -model.rupture
+
+
 #: record → whether a contact that touched holds at a negative overlap
-HOLDS = {DMT: _never, JKR: _jkr_holds, SJKR: _never}
+HOLDS = {DMT: _never, JKR: _jkr_holds, SJKR: _never, LiquidBridge: _bridge_holds}
 
 
 def holds(model, delta, r_eff):
     """Whether a contact of the cohesion record ``model`` that touched last step still acts
-    at the overlap ``delta`` (m, < 0): JKR down to δ_c (:func:`jkr_limit`), the others never."""
+    at the overlap ``delta`` (m, < 0): JKR down to δ_c (:func:`jkr_limit`), a liquid bridge
+    down to −S_c, the others never."""
     return HOLDS[type(model)](model, delta, r_eff)
 
 
@@ -204,8 +242,11 @@ def _holds(model, delta, r_eff):
 
 #: the cohesion models by name (``contact.cohesion``; "none": no cohesion) and the
 #: ``[contact]`` field each reads
-PARAMETER = {"dmt": "work_of_adhesion", "jkr": "work_of_adhesion",
-             "sjkr": "cohesion_energy_density"}
+PARAMETER = {"dmt": ("work_of_adhesion",), "jkr": ("work_of_adhesion",),
+             "sjkr": ("cohesion_energy_density",),
+             "liquid_bridge": ("liquid_volume", "surface_tension", "contact_angle")}
+#: the models whose contacts act past touching (their runs keep the contact history)
+HELD = ("jkr", "liquid_bridge")
 
 
 def cohesion_model(name: str, values: dict, e_star: float = 0.0):
@@ -214,13 +255,20 @@ def cohesion_model(name: str, values: dict, e_star: float = 0.0):
     ``e_star`` (Pa)."""
     if name == "none":
         return None
-    x = float(values.get(PARAMETER[name]) or 0.0)
-    return {"dmt": DMT, "sjkr": SJKR}[name](x) if name != "jkr" else JKR(x, float(e_star))
+    x = [float(values.get(f) or 0.0) for f in PARAMETER[name]]
+    if name == "liquid_bridge":
+        volume, tension, angle = x[0], x[1], math.radians(x[2])
+        return LiquidBridge(volume, tension * math.cos(angle),
+                            (1.0 + 0.5 * angle) * volume ** (1.0 / 3.0))
+    return {"dmt": DMT, "sjkr": SJKR}[name](x[0]) if name != "jkr" else JKR(x[0], float(e_star))
 
 
 def reach(model, r_max: float) -> float:
     """How far past touching (m) a contact of ``model`` acts, for spheres up to ``r_max``
-    (m): |δ_c| of JKR at R* = r_max (a sphere on a wall, the largest), else 0."""
+    (m): |δ_c| of JKR at R* = r_max (a sphere on a wall, the largest), a liquid bridge's
+    rupture separation S_c, else 0."""
+    if isinstance(model, LiquidBridge):
+        return float(model.rupture)
     if not isinstance(model, JKR) or model.w == 0.0:
         return 0.0
     return -float(jkr_limit(model.w, model.E, float(r_max)))

@@ -102,7 +102,7 @@ from .friction import (Rolling, Tangential, rolling_model, rolling_torque, tange
 from .history import ContactHistory
 from .laws import (STORED_HISTORY, chosen, history_layout, law_parameters, normal_force,
                    normal_forces)
-from .cohesion import cohesion_force, cohesion_model, holds, reach
+from .cohesion import HELD, cohesion_force, cohesion_model, holds, reach
 from .materials import (pair_cohesion, pair_normal, pair_rolling, pair_table, pair_tangential,
                         pair_values)
 
@@ -832,17 +832,21 @@ class ContactLaw:
                  materials: list | None = None, interactions: dict | None = None,
                  occurs: set | None = None, cohesion: str = "none",
                  work_of_adhesion: float | None = None,
-                 cohesion_energy_density: float | None = None):
+                 cohesion_energy_density: float | None = None,
+                 liquid_volume: float | None = None, surface_tension: float | None = None,
+                 contact_angle: float | None = None):
         if materials is not None and len(materials) == 1 and not interactions:
             # one material: its values are the law's (the same bits as a [contact] alone)
             youngs_modulus, stiffness, restitution, friction, poisson_ratio, rolling_friction = (
                 materials[0][k] for k in ("youngs_modulus", "stiffness", "restitution",
                                           "friction", "poisson_ratio", "rolling_friction"))
-            cohesion, work_of_adhesion, cohesion_energy_density = (
-                materials[0].get(k, d) for k, d in (("cohesion", cohesion),
-                                                    ("work_of_adhesion", work_of_adhesion),
-                                                    ("cohesion_energy_density",
-                                                     cohesion_energy_density)))
+            (cohesion, work_of_adhesion, cohesion_energy_density, liquid_volume,
+             surface_tension, contact_angle) = (
+                materials[0].get(k, d) for k, d in (
+                    ("cohesion", cohesion), ("work_of_adhesion", work_of_adhesion),
+                    ("cohesion_energy_density", cohesion_energy_density),
+                    ("liquid_volume", liquid_volume), ("surface_tension", surface_tension),
+                    ("contact_angle", contact_angle)))
             materials = None
         pairs = None
         if materials is not None:  # several: a law per pair, the first pair's the template
@@ -872,13 +876,14 @@ class ContactLaw:
                 ("tangential_model", tangential_model(law, friction, poisson_ratio,
                                                       tangential_history)),
                 ("rolling_model", rolling_model(rolling_friction)),
-                # JKR's contacts past zero overlap need the history (whether one touched)
-                ("rotating", friction > 0.0 or rolling_friction > 0.0 or cohesion == "jkr"),
+                # contacts past zero overlap (JKR, bridges) need the history (one touched?)
+                ("rotating", friction > 0.0 or rolling_friction > 0.0 or cohesion in HELD),
                 ("cohesion", cohesion),
                 ("cohesion_model", cohesion_model(cohesion, {
                     "work_of_adhesion": work_of_adhesion,
-                    "cohesion_energy_density": cohesion_energy_density},
-                    parameters.law.E))):
+                    "cohesion_energy_density": cohesion_energy_density,
+                    "liquid_volume": liquid_volume, "surface_tension": surface_tension,
+                    "contact_angle": contact_angle}, parameters.law.E))):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "table", None if pairs is None else self._pair_table(pairs))
         if pairs is not None:
@@ -927,11 +932,14 @@ class ContactLaw:
                    cfg.poisson_ratio, cfg.rolling_friction, cfg.damping,
                    cfg.damping_coefficient, cfg.tangential_history, **materials,
                    cohesion=cfg.cohesion, work_of_adhesion=cfg.work_of_adhesion,
-                   cohesion_energy_density=cfg.cohesion_energy_density)
+                   cohesion_energy_density=cfg.cohesion_energy_density,
+                   liquid_volume=cfg.liquid_volume, surface_tension=cfg.surface_tension,
+                   contact_angle=cfg.contact_angle)
 
     def reach(self, r_max: float) -> float:
         """How far past touching (m) a contact acts, for spheres of radius up to ``r_max``:
-        JKR's largest |δ_c| over the pairs (``pdyn.dynamics.cohesion.reach``), else 0."""
+        JKR's largest |δ_c| or a bridge's rupture separation over the pairs
+        (``pdyn.dynamics.cohesion.reach``), else 0."""
         laws = self.pairs.values() if self.pairs is not None else (self,)
         return max(reach(p.cohesion_model, r_max) for p in laws)
 
@@ -1060,8 +1068,8 @@ class ContactPass(Hanger):
         found = touching_entries(store, lists, walls, mesh, spheres=spheres, lower=lower)
         ids, ends, f_n, fvec, tvec = _contact_list(
             self.law.parameters, self.law.cohesion_model, float(dt), found, lists.rows,
-            lists.split, lists.partner, store.pos, store.vel, store.radius, store.mass, store.gid, store.normal, walls, t,
-            mesh, store.material, self.law.table)
+            lists.split, lists.partner, store.pos, store.vel, store.radius, store.mass,
+            store.gid, store.normal, walls, t, mesh, store.material, self.law.table)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 

@@ -631,6 +631,11 @@ SUB_MODELS = (
     SubModel("cohesion", "jkr", {"work_of_adhesion": Param(
         "number", None, "work of adhesion w (J/m²; LAMMPS' γ = w/2)", lo=0)},
         "JKR: F = 4E* a³/(3R*) − √(8π w E* a³), held past zero overlap to δ_c (LAMMPS jkr)"),
+    SubModel("cohesion", "liquid_bridge", {
+        "liquid_volume": Param("number", None, "liquid volume V per bridge (m³)", above=0),
+        "surface_tension": Param("number", None, "surface tension γ (N/m)", lo=0),
+        "contact_angle": Param("number", None, "contact angle θ (degrees)", lo=0, hi=90)},
+        "capillary bridge formed at touching, 2π R γ cos θ/(1 + 2.1 Ŝ + 10 Ŝ²) to rupture"),
     SubModel("cohesion", "sjkr", {"cohesion_energy_density": Param(
         "number", None, "cohesion energy density k (J/m³)", lo=0)},
         "simplified JKR: attraction k A, A the surfaces' intersection area (LIGGGHTS sjkr)"),

@@ -88,15 +88,18 @@ def mixed(law: str, a: dict, b: dict) -> dict:
 
 def _cohesion(a: dict, b: dict) -> dict:
     """The cohesion values of a pair of materials (``pdyn.dynamics.cohesion``, "Mixing"): the
-    model either side names, its parameter the geometric mean of the two sides' (a side without
-    that model counts 0)."""
+    model either side names, each of its parameters the geometric mean of the two sides' (a side
+    without that model counts 0)."""
     names = {a.get("cohesion", "none"), b.get("cohesion", "none")} - {"none"}
     if not names:
         return {}
     name = names.pop()
-    field = PARAMETER[name]
-    x, y = ((float(v.get(field) or 0.0) if v.get("cohesion") == name else 0.0) for v in (a, b))
-    return {"cohesion": name, field: _geometric(x, y)}
+    out = {"cohesion": name}
+    for field in PARAMETER[name]:
+        x, y = ((float(v.get(field) or 0.0) if v.get("cohesion") == name else 0.0)
+                for v in (a, b))
+        out[field] = _geometric(x, y)
+    return out
 
 
 def pair_values(law: str, materials: list, interactions: dict) -> list:

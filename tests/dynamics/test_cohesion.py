@@ -142,7 +142,7 @@ def test_each_pair_of_materials_has_its_own_work_of_adhesion():
 
 @pytest.mark.parametrize("given, message", [
     ({"contact": {"cohesion": "vdw"}},
-     "contact.cohesion = 'vdw': choose from none, dmt, jkr, sjkr"),
+     "contact.cohesion = 'vdw': choose from none, dmt, jkr, liquid_bridge, sjkr"),
     ({"contact": {"cohesion": "dmt"}}, "contact.work_of_adhesion: cohesion 'dmt' needs it"),
     ({"contact": {"cohesion": "dmt", "work_of_adhesion": -1.0}},
      "contact.work_of_adhesion = -1.0: "),
@@ -162,6 +162,14 @@ def test_each_pair_of_materials_has_its_own_work_of_adhesion():
     ({"materials": [{"name": "a"}], "interactions": [
         {"materials": ["a", "a"], "cohesion": "dmt"}]},
      "interactions[0].work_of_adhesion: cohesion 'dmt' needs it"),
+    ({"contact": {"cohesion": "liquid_bridge", "liquid_volume": 1e-9, "contact_angle": 10.0}},
+     "contact.surface_tension: cohesion 'liquid_bridge' needs it"),
+    ({"contact": {"cohesion": "liquid_bridge", "liquid_volume": 1e-9, "surface_tension": 0.07,
+                  "contact_angle": 95.0}}, "contact.contact_angle = 95.0: "),
+    ({"contact": {"cohesion": "liquid_bridge", "liquid_volume": 0.0, "surface_tension": 0.07,
+                  "contact_angle": 0.0}}, "contact.liquid_volume = 0.0: "),
+    ({"contact": {"cohesion": "dmt", "work_of_adhesion": 0.1, "surface_tension": 0.07}},
+     "contact.surface_tension = 0.07: only for cohesion 'liquid_bridge' (this is 'dmt')"),
 ])
 def test_bad_cohesion_parameters_are_refused_in_one_line(given, message):
     with pytest.raises(ConfigError) as err:
@@ -170,13 +178,17 @@ def test_bad_cohesion_parameters_are_refused_in_one_line(given, message):
 
 
 def test_a_skin_below_the_jkr_pull_off_distance_is_refused():
-    """JKR's contacts hold down to δ_c: the lists' skin must reach that far (one line)."""
+    """JKR's contacts hold down to δ_c: the lists' skin must reach that far (one line); the
+    table of sub-models names the cohesion models the config accepts."""
+    from pdyn import config
+    from pdyn.dynamics import laws
+    assert config.COHESIONS == laws.names("cohesion")
     from pdyn.dynamics.cohesion import jkr_limit
     with pytest.raises(ConfigError) as err:
         jkr_run([[0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0]], neighbour_skin=1e-6)
     reach = -jkr_limit(JW, JES, JR)
-    assert str(err.value) == (f"neighbour_skin = 1e-06: below the JKR pull-off distance "
-                              f"{reach:.4g} m of the largest spheres (cohesion 'jkr'); give "
+    assert str(err.value) == (f"neighbour_skin = 1e-06: below the reach {reach:.4g} m of "
+                              "cohesion 'jkr' past touching (the largest spheres'); give "
                               "neighbour_skin at least that")
 
 
@@ -306,3 +318,80 @@ def test_two_spheres_stick_below_and_rebound_above_the_sticking_speed(factor):
     else:
         assert gap > 1e-5 and w[1] - w[0] == pytest.approx(v_s * math.sqrt(factor**2 - 1),
                                                           rel=0.1)
+
+
+# ------------------------------------------------------------------ liquid bridges
+LV, LG, LT = 2e-9, 0.072, 20.0  # m³ (a sphere of 0.78 mm radius), N/m (water), degrees
+
+
+def willett(separation, r_eff, volume=LV, tension=LG, angle=LT):
+    """[Willett2000]'s force (N, attractive) at ``separation`` S ≥ 0: 2π R γ cos θ/(1 + 2.1 Ŝ
+    + 10 Ŝ²), Ŝ = (S/2) √(R/V), R = 2 R*."""
+    r = 2 * r_eff
+    s = separation / 2 * math.sqrt(r / volume)
+    return 2 * math.pi * r * tension * math.cos(math.radians(angle)) / (1 + 2.1 * s + 10 * s * s)
+
+
+def rupture(volume=LV, angle=LT):
+    """[Lian1993]'s rupture separation (1 + θ/2) V^{1/3}."""
+    return (1 + math.radians(angle) / 2) * volume ** (1 / 3)
+
+
+def bridged(positions, velocities, **given):
+    from pdyn.config import BoxConfig, ParticlesConfig, SimulationConfig
+    from pdyn.simulation import Simulation
+    return Simulation(SimulationConfig(
+        contact=ContactConfig(law="hertz", youngs_modulus=JE, poisson_ratio=JNU,
+                              cohesion="liquid_bridge", **{
+                                  "liquid_volume": LV, "surface_tension": LG,
+                                  "contact_angle": LT, **given}),
+        box=BoxConfig(lo=(-0.05, -0.05, -0.05), hi=(0.05, 0.05, 0.05),
+                      boundary=("periodic", "periodic", "wall")),
+        particles=ParticlesConfig(positions=positions, radii=[JR] * len(positions),
+                                  density=JRHO, velocities=velocities),
+        gravity=(0.0, 0.0, 0.0), progress=False, neighbour_skin=2e-3))
+
+
+def test_the_bridge_kernel_is_willetts_closed_form_to_rupture():
+    """The kernel: 2π R γ cos θ touching, Willett's expression apart, held to S_c."""
+    from pdyn.dynamics.cohesion import LiquidBridge, cohesion_model, holds
+    model = cohesion_model("liquid_bridge", {"liquid_volume": LV, "surface_tension": LG,
+                                             "contact_angle": LT})
+    assert isinstance(model, LiquidBridge) and model.rupture == pytest.approx(rupture(),
+                                                                               rel=1e-15)
+    for r_eff in (JR, JR / 2):
+        assert cohesion_force(model, 1e-6, r_eff, math.inf) == (
+            pytest.approx(willett(0.0, r_eff), rel=1e-15), 0.0, 1e-6)
+        for s in (1e-7, 1e-5, 3e-4, 0.99 * rupture()):
+            f, added, delta_t = cohesion_force(model, -s, r_eff, 2 * r_eff)
+            assert f == pytest.approx(willett(s, r_eff), rel=1e-14)
+            assert added == 0.0 and delta_t == 0.0
+    assert holds(model, -rupture() * (1 - 1e-12), JR)
+    assert not holds(model, -rupture() * (1 + 1e-12), JR)
+
+
+def test_two_spheres_pulled_apart_feel_willetts_force_until_the_bridge_ruptures():
+    """Two spheres touching, parting at 0.2 m/s: from the first step apart every step's force
+    on each is Willett's at its separation (to 1e-9 of the bridge force) until the separation
+    passes S_c, then nothing; a second pair that comes within S_c without touching feels
+    nothing (no bridge formed)."""
+    far = 0.02  # the second pair, beside the first along x
+    sim = bridged([[0.0, 0.0, -JR], [0.0, 0.0, JR], [far, 0.0, -JR], [far, 0.0, JR + 1e-5]],
+                  [[0.0, 0.0, -0.1], [0.0, 0.0, 0.1], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    assert sim.contact.law.rotating
+    f_0 = willett(0.0, JR / 2)
+    apart = ruptured = 0
+    for _ in range(400):
+        sim.run(1, progress=False)
+        z = by_gid(sim, "pos")[:, 2]
+        f = by_gid(sim, "force")[:, 2]
+        gap = z[1] - z[0] - 2 * JR
+        assert f[2] == 0.0 and f[3] == 0.0  # never touched: no bridge
+        if gap > rupture():
+            ruptured += 1
+            assert f[1] == 0.0
+        elif gap > 0.0:
+            apart += 1
+            assert -f[1] == pytest.approx(willett(gap, JR / 2), abs=1e-9 * f_0)
+            assert f[0] == -f[1]
+    assert apart > 20 and ruptured > 20

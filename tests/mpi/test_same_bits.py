@@ -617,6 +617,10 @@ CASES = [
                                                    **BALANCED),
                                              cohesion="jkr", work_of_adhesion=20.0),
          200, BOTH, at=100, check=both(frictional_did_work, pulled)),
+    Case("cohesion-liquid-bridge", cohesive(dense("walled", law="hertz", **BALANCED),
+                                            cohesion="liquid_bridge", liquid_volume=1e-4,
+                                            surface_tension=8.0, contact_angle=20.0),
+         200, BOTH, at=100, fields=FRICTIONAL_STATE, check=both(dense_did_work, pulled)),
     Case("cohesion-sjkr-two-materials", cohesive(
         built(scenes.two_materials, **BALANCED),
         {"glass": {"cohesion": "sjkr", "cohesion_energy_density": 4e5},
