@@ -17,6 +17,7 @@ from .components import (add_walls, enclosure, glued_motion, list_walls, make_in
                          sphere_materials, wall_materials)
 from .config import ConfigError, ContactConfig, SimulationConfig
 from .domain import Box
+from .dynamics.cohesion import HELD
 from .dynamics.contact import ContactLaw, ContactPass
 from .dynamics.glued import GluedMotion
 from .dynamics.insertion import Inserter
@@ -163,6 +164,9 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     if inserter is not None:
         exchange.admit(float(inserter.radii.max()))
 
+    if contact.law.cohesion in HELD:  # contacts held past zero overlap: the lists' skin
+        _reaches(skin, contact.law.reach(_largest_radius(store, inserter, comm)),
+                 contact.law.cohesion)
     neighbours = NeighbourList(skin, rebuild_skin=exchange.skin)
     # the schedule continues a checkpoint's; one rank has nothing to balance
     balancer = Balancer(config.balance_every if comm.size > 1 else 0, config.balance_threshold,
@@ -258,6 +262,18 @@ def _known_materials(store, config: SimulationConfig, comm, path) -> None:
     if largest >= max(1, len(config.materials)):
         raise OutputFileError(f"{path}: particles/material holds {int(largest)}, but the run "
                               f"has {max(1, len(config.materials))} material(s) (damaged file)")
+
+
+def _reaches(skin: float, reach: float, model: str) -> None:
+    """The contacts of cohesion ``model`` (JKR, liquid bridges) act down to the overlap
+    −``reach`` (m): the lists of ``skin`` (m) hold them while each has moved at most skin/2
+    if skin ≥ reach (a contact held at the build was within r_i + r_j + reach; one made
+    since touched, within the lists' guarantee). ConfigError otherwise (the same on every
+    rank: ``reach`` is agreed)."""
+    if skin < reach:
+        raise ConfigError(f"neighbour_skin = {skin!r}: below the reach {reach:.4g} m of "
+                          f"cohesion {model!r} past touching (the largest spheres'); give "
+                          "neighbour_skin at least that")
 
 
 def _largest_radius(store, inserter, comm) -> float:

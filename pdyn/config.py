@@ -29,6 +29,15 @@ from .sizes import size_distribution
 from .wallkinds import KINDS, load_mesh
 
 CONTACT_LAWS = ("linear", "hertz")
+#: the cohesion models ("none": none; ``pdyn.dynamics.cohesion``) and the field each reads
+COHESIONS = ("none", "dmt", "jkr", "liquid_bridge", "sjkr")
+COHESION_PARAMETERS = {"dmt": ("work_of_adhesion",), "jkr": ("work_of_adhesion",),
+                       "sjkr": ("cohesion_energy_density",),
+                       "liquid_bridge": ("liquid_volume", "surface_tension", "contact_angle")}
+#: every cohesion parameter and its range
+COHESION_FIELDS = {"work_of_adhesion": {"lo": 0}, "cohesion_energy_density": {"lo": 0},
+                   "liquid_volume": {"above": 0}, "surface_tension": {"lo": 0},
+                   "contact_angle": {"lo": 0, "hi": 90}}
 #: the normal dashpots (the table in ``pdyn.dynamics.laws``: a test holds the two lists equal)
 DAMPINGS = ("tangent", "constant", "mass_velocity", "viscoelastic", "tsuji")
 #: the dampings whose coefficient the user gives (``contact.damping_coefficient``), not e
@@ -85,10 +94,21 @@ class ContactConfig:
     # "viscoelastic" (1/(m s)); the tangential spring "rescaled" or "projected"
     damping_coefficient: float | None = None
     tangential_history: str = "rescaled"
+    # cohesion (pdyn.dynamics.cohesion): "none", "dmt" (work_of_adhesion w, J/m²) or "sjkr"
+    # (cohesion_energy_density k, J/m³)
+    cohesion: str = "none"
+    work_of_adhesion: float | None = None
+    cohesion_energy_density: float | None = None
+    # liquid bridges: the liquid volume per bridge (m³), its surface tension (N/m), its
+    # contact angle on the spheres (degrees)
+    liquid_volume: float | None = None
+    surface_tension: float | None = None
+    contact_angle: float | None = None
 
     @_config_errors
     def __post_init__(self):
         choice("contact.law", self.law, CONTACT_LAWS)
+        _cohesion_values("contact", self.__dict__)
         choice("contact.damping", self.damping, DAMPINGS)
         choice("contact.tangential_history", self.tangential_history, TANGENTIAL_HISTORIES)
         if self.damping in GIVEN_DAMPINGS:
@@ -118,7 +138,9 @@ class ContactConfig:
 #: the ``[contact]`` fields a material (``[[materials]]``) or a pair (``[[interactions]]``)
 #: may set for itself; a material's omitted ones take ``[contact]``'s values
 MATERIAL_FIELDS = ("youngs_modulus", "poisson_ratio", "restitution", "friction",
-                   "rolling_friction", "stiffness")
+                   "rolling_friction", "stiffness", "cohesion", "work_of_adhesion",
+                   "cohesion_energy_density", "liquid_volume", "surface_tension",
+                   "contact_angle")
 #: the most materials a run has (the per-sphere index is a byte, ``pdyn.particles.FIELDS``)
 MAX_MATERIALS = 255
 
@@ -132,6 +154,26 @@ def _material_values(where: str, values: dict, law: str | None = None) -> None:
     for name, bounds in checks.items():
         if values.get(name) is not None:
             number(f"{where}.{name}", values[name], **bounds)
+    _cohesion_values(where, values)
+
+
+def _cohesion_values(where: str, values: dict) -> None:
+    """The cohesion fields of ``values`` that are given: a known model, parameters ≥ 0, and
+    no parameter of another model than the one named (errors name ``<where>.<field>``)."""
+    name = values.get("cohesion")
+    if name is not None:
+        choice(f"{where}.cohesion", name, COHESIONS)
+    for field, bounds in COHESION_FIELDS.items():
+        if values.get(field) is not None:
+            number(f"{where}.{field}", values[field], **bounds)
+            if name not in (None, "none") and field not in COHESION_PARAMETERS[name]:
+                raise BadValue(f"{where}.{field}", values[field],
+                               f"only for cohesion {_models(field)} (this is {name!r})")
+
+
+def _models(field: str) -> str:
+    """The cohesion models that read ``field``, as 'a' or 'b'."""
+    return " or ".join(repr(m) for m, f in COHESION_PARAMETERS.items() if field in f)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -145,11 +187,17 @@ class ContactValues:
     friction: float | None = None
     rolling_friction: float | None = None
     stiffness: float | None = None
+    cohesion: str | None = None
+    work_of_adhesion: float | None = None
+    cohesion_energy_density: float | None = None
+    liquid_volume: float | None = None
+    surface_tension: float | None = None
+    contact_angle: float | None = None
 
     def given(self) -> dict:
         """The fields set (name -> value)."""
-        return {k: float(getattr(self, k)) for k in MATERIAL_FIELDS
-                if getattr(self, k) is not None}
+        return {k: (v if k == "cohesion" else float(v)) for k in MATERIAL_FIELDS
+                if (v := getattr(self, k)) is not None}
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -257,6 +305,41 @@ def material_configs(materials, interactions) -> tuple[tuple, tuple]:
         raise ConfigError(f"materials[{k}].stiffness = None: give a stiffness for every "
                           "material or none")
     return mats, pairs
+
+
+def check_cohesion(contact: ContactConfig, materials: tuple, interactions: tuple) -> None:
+    """One cohesion model per run (``pdyn.dynamics.cohesion``: the kernels are compiled for
+    one), named in ``[contact]``, ``[[materials]]`` or ``[[interactions]]``; a table whose
+    model (a material's own or ``[contact]``'s) is one gives its parameter (a material's own or
+    ``[contact]``'s), and no table gives a parameter of another model."""
+    own = [(f"materials[{k}]", m.given()) for k, m in enumerate(materials)]
+    own += [(f"interactions[{k}]", p.given()) for k, p in enumerate(interactions)]
+    tables = [("contact", contact.__dict__)] + own
+    models = {}
+    for where, values in tables:
+        if values.get("cohesion") not in (None, "none"):
+            models.setdefault(values["cohesion"], where)
+    if len(models) > 1:
+        (a, wa), (b, wb) = list(models.items())[:2]
+        raise ConfigError(f"{wb}.cohesion = {b!r}: one cohesion model per run ({wa} has {a!r})")
+    model = next(iter(models), "none")
+    for where, values in tables:
+        for field in COHESION_FIELDS:
+            if (values.get(field) is not None
+                    and field not in COHESION_PARAMETERS.get(model, ())):
+                raise ConfigError(str(BadValue(f"{where}.{field}", values[field],
+                                               f"only for cohesion {_models(field)} (the "
+                                               f"run's: {model!r})")))
+    if model == "jkr" and contact.law != "hertz":
+        raise ConfigError(f"contact.law = {contact.law!r}: cohesion 'jkr' takes law 'hertz' "
+                          "(its E*)")
+    needs = [(w, {**contact.__dict__, **v} if w.startswith("materials") else v)
+             for w, v in (own if materials else tables)]
+    for where, values in needs:
+        name = values.get("cohesion")
+        for field in COHESION_PARAMETERS.get(name, ()):
+            if values.get(field) is None:
+                raise ConfigError(f"{where}.{field}: cohesion {name!r} needs it")
 
 
 #: the longest file or folder name file systems take (bytes; NAME_MAX of Linux)
@@ -925,6 +1008,7 @@ class SimulationConfig:
                 raise ConfigError(str(exc).replace("insertion.", "particles.fill.", 1)) from None
         flag("progress", self.progress)
         self._materials()
+        check_cohesion(self.contact or ContactConfig(), self.materials, self.interactions)
         self._stages()
 
     def _stages(self) -> None:

@@ -102,15 +102,18 @@ from .friction import (Rolling, Tangential, rolling_model, rolling_torque, tange
 from .history import ContactHistory
 from .laws import (STORED_HISTORY, chosen, history_layout, law_parameters, normal_force,
                    normal_forces)
-from .materials import pair_normal, pair_rolling, pair_table, pair_tangential, pair_values
+from .cohesion import HELD, cohesion_force, cohesion_model, holds, reach
+from .materials import (pair_cohesion, pair_normal, pair_rolling, pair_table, pair_tangential,
+                        pair_values)
 
 
 # ------------------------------------------------------------------ one contact
 class Contact(NamedTuple):
     """One touching contact seen from sphere i: the unit normal (nx, ny, nz) from i to its
     partner, the overlap ``delta`` (m), effective radius ``r_eff`` (m) and mass ``m_eff``
-    (kg) of the pair (a wall: r_i, m_i) and the relative velocity v_i − v_j (m/s; a wall: its
-    surface velocity for v_j)."""
+    (kg) of the pair (a wall: r_i, m_i), the relative velocity v_i − v_j (m/s; a wall: its
+    surface velocity for v_j) and the sum of radii ``s`` (m; a wall: inf), which cohesion
+    reads (``pdyn.dynamics.cohesion``)."""
 
     nx: float
     ny: float
@@ -121,6 +124,7 @@ class Contact(NamedTuple):
     dvx: float
     dvy: float
     dvz: float
+    s: float
 
 
 class Spin(NamedTuple):
@@ -168,7 +172,7 @@ def _sphere_pair(dx, dy, dz, d2, s, ri, rj, mi, mj, gi, gj, dvx, dvy, dvz):
     """The :class:`Contact` of a touching sphere pair (x_j − x_i = (dx, dy, dz), its square
     ``d2``, the sum of radii ``s``; radii, masses, ids; v_i − v_j)."""
     nx, ny, nz, delta = sphere_contact(dx, dy, dz, d2, s, gi, gj)
-    return Contact(nx, ny, nz, delta, ri * rj / s, mi * mj / (mi + mj), dvx, dvy, dvz)
+    return Contact(nx, ny, nz, delta, ri * rj / s, mi * mj / (mi + mj), dvx, dvy, dvz, s)
 
 
 @njit(inline="always", **JIT)
@@ -176,27 +180,35 @@ def _wall_pair(geometry, ri, mi, vix, viy, viz):
     """The :class:`Contact` of a wall entry of sphere i (radius, mass, velocity) from its
     geometry (``pdyn.walls.entry_contact``: normal, overlap, surface velocity)."""
     nx, ny, nz, delta, ux, uy, uz = geometry
-    return Contact(nx, ny, nz, delta, ri, mi, vix - ux, viy - uy, viz - uz)
+    return Contact(nx, ny, nz, delta, ri, mi, vix - ux, viy - uy, viz - uz, math.inf)
 
 
 @njit(inline="always", **JIT)
-def _normal(law, c, dt):
-    """The normal law on :class:`Contact` ``c``: (force magnitude on i, elastic energy)."""
-    return normal_force(law, c.delta, c.dvx * c.nx + c.dvy * c.ny + c.dvz * c.nz, c.r_eff,
-                        c.m_eff, dt)
+def _normal(law, cohesion, c, dt, table, ma, mb):
+    """The normal law and the cohesion (None: none, pruned) of the pair of materials ``ma``,
+    ``mb`` in ``table`` (as :func:`_evaluate`) on :class:`Contact` ``c``: (force magnitude
+    on i, > 0 repulsive, elastic energy)."""
+    f, e = normal_force(pair_normal(law, table, ma, mb),
+                        c.delta, c.dvx * c.nx + c.dvy * c.ny + c.dvz * c.nz, c.r_eff, c.m_eff, dt)
+    if cohesion is not None:
+        f -= cohesion_force(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff, c.s)[0]
+    return f, e
 
 
 @njit(inline="always", **JIT)
-def _evaluate(law, tangential, rolling, c, w, sx, sy, sz, slid, dt, table, ma, mb):
+def _evaluate(law, tangential, rolling, cohesion, c, w, sx, sy, sz, slid, dt, table, ma, mb):
     """One touching contact (:class:`Contact` ``c``, :class:`Spin` ``w``, the spring s it
     starts from and whether it slid last step) through the sub-models: the normal law, then
-    the tangential spring–dashpot and the rolling torque (each None: absent, pruned at
-    compile time), those of the pair of materials ``ma``, ``mb`` in the pair ``table``
-    (``pdyn.dynamics.materials``; None: the records given). An :class:`Outcome`; the torque
-    on j is what j's own evaluation gives, bit for bit. Without a tangential or rolling part
-    those are zero (and False). The tangential step reads the whole window's normal force and
-    is scaled to the sample's share of it (they differ at a first touch:
-    ``pdyn.dynamics.laws``, "Friction at the first touch")."""
+    the cohesion, the tangential spring–dashpot and the rolling torque (each None: absent,
+    pruned at compile time), those of the pair of materials ``ma``, ``mb`` in the pair
+    ``table`` (``pdyn.dynamics.materials``; None: the records given). An :class:`Outcome`;
+    the torque on j is what j's own evaluation gives, bit for bit. Without a tangential or
+    rolling part those are zero (and False). The tangential step reads the whole window's
+    normal force and is scaled to the sample's share of it (they differ at a first touch:
+    ``pdyn.dynamics.laws``, "Friction at the first touch"); with cohesion friction's Coulomb
+    limit and the rolling torque read the repulsive force plus what the cohesion model adds
+    to it (``pdyn.dynamics.cohesion``), the normal force is the repulsive one less the
+    attraction."""
     tx = ty = tz = 0.0
     mx = my = mz = 0.0
     jx = jy = jz = 0.0
@@ -211,14 +223,27 @@ def _evaluate(law, tangential, rolling, c, w, sx, sy, sz, slid, dt, table, ma, m
         vcy = c.dvy + (wz * nx - wx * nz)
         vcz = c.dvz + (wx * ny - wy * nx)
     normal = pair_normal(law, table, ma, mb)
-    f, e, whole = normal_forces(normal, c.delta, c.dvx * nx + c.dvy * ny + c.dvz * nz,
-                                c.r_eff, c.m_eff, dt)
+    apart = False  # past zero overlap, held by cohesion (JKR): no repulsion
+    if cohesion is not None:
+        apart = c.delta < 0.0
+    if apart:
+        f = e = whole = 0.0
+    else:
+        f, e, whole = normal_forces(normal, c.delta, c.dvx * nx + c.dvy * ny + c.dvz * nz,
+                                    c.r_eff, c.m_eff, dt)
+    fn = f  # the normal force; f and whole: what friction and rolling read
+    delta_t = c.delta  # the overlap the tangential stiffness reads
+    if cohesion is not None:
+        pull, added, delta_t = cohesion_force(pair_cohesion(cohesion, table, ma, mb), c.delta,
+                                              c.r_eff, c.s)
+        fn = f - pull
+        f, whole = f + added, whole + added
     if tangential is not None:
         # on the whole window's normal force, then scaled to the sample's share of it: they
         # differ at a first touch (pdyn.dynamics.laws, "Friction at the first touch")
         sx, sy, sz, tx, ty, tz, sliding = tangential_force(
             normal, pair_tangential(law, tangential, table, ma, mb), sx, sy, sz, nx, ny, nz,
-            vcx, vcy, vcz, whole, c.delta, c.r_eff, c.m_eff, dt, slid)
+            vcx, vcy, vcz, whole, delta_t, c.r_eff, c.m_eff, dt, slid)
         if whole != f and whole > 0.0:
             share = f / whole
             tx, ty, tz = share * tx, share * ty, share * tz
@@ -235,8 +260,8 @@ def _evaluate(law, tangential, rolling, c, w, sx, sy, sz, slid, dt, table, ma, m
         jx += -rx
         jy += -ry
         jz += -rz
-    return Outcome(f, e, tx - f * nx, ty - f * ny, tz - f * nz, tx, ty, tz, mx, my, mz, jx,
-                   jy, jz, sx, sy, sz, sliding)
+    return Outcome(fn, e, tx - fn * nx, ty - fn * ny, tz - fn * nz, tx, ty, tz, mx, my, mz,
+                   jx, jy, jz, sx, sy, sz, sliding)
 
 
 # ------------------------------------------------------------------ hand-over
@@ -301,8 +326,8 @@ def _links(rows, start, split, partner, row_of, link):
 # frictionless pass on the equilibrated 97 336-sphere gas for the handles, 0.93-0.94x again for
 # the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
-def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, mass, gid, normal,
-          walls, force, done, done_at, todo, mesh, material, table):
+def _pass(law, cohesion, dt, gravity, rows, start, split, partner, link, pos, vel, rad, mass,
+          gid, normal, walls, force, done, done_at, todo, mesh, material, table):
     """The contact loop without rotation (module docstring): sets ``force`` of every row's
     sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
     share, their elastic energy). ``link`` says which row evaluates each pair (:func:`_links`;
@@ -312,7 +337,8 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
     row has spheres, to gather each row's entries with work first (the module docstring), or
     None. ``mesh``: the step's mesh state (:func:`mesh_state`), or None without meshes.
     ``table``: the pair table of several materials (``pdyn.dynamics.materials``), read by
-    the ``material`` of the two sides; None: one material, ``law`` (``material`` not read)."""
+    the ``material`` of the two sides; None: one material, ``law`` (``material`` not read).
+    ``cohesion``: the cohesion record (``pdyn.dynamics.cohesion``), or None."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     energy = 0.0
     n_contacts = 0
@@ -368,7 +394,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
                              vel[i, 2] - vel[j, 2])
             if table is not None:
                 mb = np.int64(material[j])
-            f, e = _normal(pair_normal(law, table, ma, mb), c, dt)
+            f, e = _normal(law, cohesion, c, dt, table, ma, mb)
             fx -= f * c.nx
             fy -= f * c.ny
             fz -= f * c.nz
@@ -394,7 +420,7 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
             if c.delta >= 0.0:
                 if table is not None:
                     mb = np.int64(material[w])
-                f, e = _normal(pair_normal(law, table, ma, mb), c, dt)
+                f, e = _normal(law, cohesion, c, dt, table, ma, mb)
                 fx -= f * c.nx
                 fy -= f * c.ny
                 fz -= f * c.nz
@@ -407,9 +433,10 @@ def _pass(law, dt, gravity, rows, start, split, partner, link, pos, vel, rad, ma
 
 
 @njit(**JIT_IEEE)
-def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, partner, link,
-                   pos, vel, rad, mass, gid, normal, walls, force, omega, torque, history,
-                   spinning, done, done_at, record, record_pairs, mesh, material, table):
+def _pass_rotating(law, tangential, rolling, cohesion, dt, gravity, rows, start, split,
+                   partner, link, pos, vel, rad, mass, gid, normal, walls, force, omega, torque,
+                   history, spinning, done, done_at, record, record_pairs, mesh, material,
+                   table):
     """:func:`_pass` with the tangential and rolling parts (module docstring): sets ``force``
     and ``torque`` of every row's sphere and advances ``history`` = (last step's touching
     entries (ascending), springs, whether each slid, their number, whether every row's torque
@@ -489,9 +516,23 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 rj = rad[j]
                 d2, touches = within(dx, dy, dz, ri + rj)
                 if not touches:
-                    continue
+                    if cohesion is None:
+                        continue
+                    while p < n_old and np.uint64(old_entry[p]) < u:  # touched last step?
+                        p += 1
+                    if not (p < n_old and np.uint64(old_entry[p]) == u):
+                        continue
                 c = _sphere_pair(dx, dy, dz, d2, ri + rj, ri, rj, mi, mass[j], gi, gid[j],
                                  vix - vel[j, 0], viy - vel[j, 1], viz - vel[j, 2])
+                if cohesion is not None:
+                    if not touches:  # held past zero overlap (JKR) down to its limit
+                        c = Contact(c.nx, c.ny, c.nz, ri + rj - math.sqrt(d2), c.r_eff,
+                                    c.m_eff, c.dvx, c.dvy, c.dvz, c.s)
+                        if table is not None:
+                            mb = np.int64(material[j])
+                        if not holds(pair_cohesion(cohesion, table, ma, mb), c.delta,
+                                     c.r_eff):
+                            continue
                 spin = Spin(ri, rj, wix, wiy, wiz, omega[j, 0], omega[j, 1], omega[j, 2])
             else:
                 g = np.uint64(-1 - gid[j])
@@ -499,7 +540,16 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                                              mesh_entry(mesh, slot, geo, u)), ri, mi, vix, viy,
                                viz)
                 if c.delta < 0.0:
-                    continue
+                    if cohesion is None:
+                        continue
+                    while p < n_old and np.uint64(old_entry[p]) < u:  # touched last step?
+                        p += 1
+                    if not (p < n_old and np.uint64(old_entry[p]) == u):
+                        continue
+                    if table is not None:
+                        mb = np.int64(material[j])
+                    if not holds(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff):
+                        continue
                 wjx, wjy, wjz = wall_spin(walls, g, normal, j)
                 spin = Spin(ri, 0.0, wix, wiy, wiz, wjx, wjy, wjz)
             if table is not None:
@@ -513,8 +563,8 @@ def _pass_rotating(law, tangential, rolling, dt, gravity, rows, start, split, pa
                 sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
                 slid = old_slid[p] != 0
                 old = p
-            o = _evaluate(law, tangential, rolling, c, spin, sx, sy, sz, slid, dt, table, ma,
-                          mb)
+            o = _evaluate(law, tangential, rolling, cohesion, c, spin, sx, sy, sz, slid, dt,
+                          table, ma, mb)
             posted = False  # for j's row, still to come
             if k < cap:
                 new_entry[k] = u
@@ -619,8 +669,8 @@ def _wall_found(geometry, i, pos, vel, rad, mass):
 
 
 @njit(**JIT)
-def _contact_list(law, dt, found, rows, split, partner, pos, vel, rad, mass, gid, normal,
-                  walls, tangential, mesh, material, table):
+def _contact_list(law, cohesion, dt, found, rows, split, partner, pos, vel, rad, mass, gid,
+                  normal, walls, tangential, mesh, material, table):
     """The contacts ``found`` by :func:`_walk` with their forces: ``(ids (K, 2), ends (2K, 3),
     f_n (K,), normal force (K, 3), tangential force (K, 3))``: ids = (gid_i, gid_j) with a
     wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its
@@ -642,7 +692,7 @@ def _contact_list(law, dt, found, rows, split, partner, pos, vel, rad, mass, gid
                                walls, mesh, slot, geo)
         if table is not None:
             ma, mb = np.int64(material[i]), np.int64(material[partner[u]])
-        f, e = _normal(pair_normal(law, table, ma, mb), c, dt)
+        f, e = _normal(law, cohesion, c, dt, table, ma, mb)
         ids[q, 0] = gid[i]
         ids[q, 1] = gid[partner[u]]
         ends[2 * q] = pos[i]
@@ -659,8 +709,8 @@ def _contact_list(law, dt, found, rows, split, partner, pos, vel, rad, mass, gid
 
 
 @njit(**JIT)
-def _wall_loads(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal, walls,
-                tangential, mesh, material, table, ids, load):
+def _wall_loads(law, cohesion, dt, rows, start, split, partner, pos, vel, rad, mass, gid,
+                normal, walls, tangential, mesh, material, table, ids, load):
     """Every touching wall entry of the rows in list order (:func:`_walk`'s, and
     :func:`_found`'s contact) as (sphere gid, wall gid) in ``ids`` and its load in ``load``:
     the force on the wall F = −(normal + tangential force on the sphere) (N) and its moment
@@ -681,7 +731,7 @@ def _wall_loads(law, dt, rows, start, split, partner, pos, vel, rad, mass, gid, 
                 c, xj, yj, zj = _wall_found(geometry, i, pos, vel, rad, mass)
                 if table is not None:
                     ma, mb = np.int64(material[i]), np.int64(material[j])
-                f = _normal(pair_normal(law, table, ma, mb), c, dt)[0]
+                f = _normal(law, cohesion, c, dt, table, ma, mb)[0]
                 tx = ty = tz = 0.0
                 if tangential.shape[0] > 0:
                     tx, ty, tz = tangential[u, 0], tangential[u, 1], tangential[u, 2]
@@ -806,16 +856,19 @@ class ContactLaw:
     ``rolling_friction`` μ_r (0: no tangential force, no torque), ``poisson_ratio`` ν
     (Hertz–Mindlin's tangential stiffness); ``damping_coefficient`` γ of the dampings
     ``"mass_velocity"`` and ``"viscoelastic"``; ``tangential_history`` ``"rescaled"``
-    (default) or ``"projected"`` (``pdyn.dynamics.friction``). :attr:`models` are the chosen sub-models
-    (``pdyn.dynamics.laws``); their records (:attr:`parameters`, the normal law with its
-    damping, ``pdyn.dynamics.laws``; :attr:`tangential_model` and :attr:`rolling_model`,
-    ``pdyn.dynamics.friction``) are what the kernels read. With μ or μ_r > 0 the spheres
-    rotate (:attr:`rotating`) and a pass keeps the contact history.
+    (default) or ``"projected"`` (``pdyn.dynamics.friction``); ``cohesion`` ``"none"``,
+    ``"dmt"`` or ``"jkr"`` (``work_of_adhesion`` w, J/m²) or ``"sjkr"``
+    (``cohesion_energy_density`` k, J/m³) (``pdyn.dynamics.cohesion``). :attr:`models` are
+    the chosen sub-models (``pdyn.dynamics.laws``); their records (:attr:`parameters`, the
+    normal law with its damping, ``pdyn.dynamics.laws``; :attr:`tangential_model` and
+    :attr:`rolling_model`, ``pdyn.dynamics.friction``; :attr:`cohesion_model`) are what the
+    kernels read. With μ or μ_r > 0, or JKR, the spheres rotate (:attr:`rotating`) and a pass
+    keeps the contact history.
     """
 
     __slots__ = ("name", "E", "k", "restitution", "poisson_ratio", "parameters",
                  "tangential_model", "rolling_model", "rotating", "damping", "models",
-                 "table", "pairs")
+                 "table", "pairs", "cohesion", "cohesion_model")
 
     def __init__(self, law: str = "linear", youngs_modulus: float = 1e6,
                  stiffness: float | None = None, restitution: float = 1.0,
@@ -823,12 +876,23 @@ class ContactLaw:
                  rolling_friction: float = 0.0, damping: str = "tangent",
                  damping_coefficient: float | None = None, tangential_history: str = "rescaled",
                  materials: list | None = None, interactions: dict | None = None,
-                 occurs: set | None = None):
+                 occurs: set | None = None, cohesion: str = "none",
+                 work_of_adhesion: float | None = None,
+                 cohesion_energy_density: float | None = None,
+                 liquid_volume: float | None = None, surface_tension: float | None = None,
+                 contact_angle: float | None = None):
         if materials is not None and len(materials) == 1 and not interactions:
             # one material: its values are the law's (the same bits as a [contact] alone)
             youngs_modulus, stiffness, restitution, friction, poisson_ratio, rolling_friction = (
                 materials[0][k] for k in ("youngs_modulus", "stiffness", "restitution",
                                           "friction", "poisson_ratio", "rolling_friction"))
+            (cohesion, work_of_adhesion, cohesion_energy_density, liquid_volume,
+             surface_tension, contact_angle) = (
+                materials[0].get(k, d) for k, d in (
+                    ("cohesion", cohesion), ("work_of_adhesion", work_of_adhesion),
+                    ("cohesion_energy_density", cohesion_energy_density),
+                    ("liquid_volume", liquid_volume), ("surface_tension", surface_tension),
+                    ("contact_angle", contact_angle)))
             materials = None
         pairs = None
         if materials is not None:  # several: a law per pair, the first pair's the template
@@ -841,21 +905,31 @@ class ContactLaw:
                                           "poisson_ratio"))
             friction = max(v["friction"] for row in values for v in row)
             rolling_friction = max(v["rolling_friction"] for row in values for v in row)
+            cohesion = next((p.cohesion for row in pairs for p in row if p.cohesion != "none"),
+                            "none")
+        cohesion = cohesion or "none"
         E, k = float(youngs_modulus), float(stiffness or 0.0)
-        models = chosen(law, damping, friction, rolling_friction)
+        models = chosen(law, damping, friction, rolling_friction, cohesion)
         if history_layout(models) not in ((), STORED_HISTORY):
             raise ValueError(f"contact sub-models {[m.name for m in models]}: their history "
                              "is not the one pdyn.dynamics.history stores")
+        parameters = law_parameters(law, E, k, float(restitution), poisson_ratio, damping,
+                                    damping_coefficient)
         for name, value in (
                 ("name", law), ("E", E), ("k", k), ("restitution", float(restitution)),
                 ("poisson_ratio", float(poisson_ratio)), ("damping", damping),
-                ("models", models),
-                ("parameters", law_parameters(law, E, k, float(restitution), poisson_ratio,
-                                              damping, damping_coefficient)),
+                ("models", models), ("parameters", parameters),
                 ("tangential_model", tangential_model(law, friction, poisson_ratio,
                                                       tangential_history)),
                 ("rolling_model", rolling_model(rolling_friction)),
-                ("rotating", friction > 0.0 or rolling_friction > 0.0)):
+                # contacts past zero overlap (JKR, bridges) need the history (one touched?)
+                ("rotating", friction > 0.0 or rolling_friction > 0.0 or cohesion in HELD),
+                ("cohesion", cohesion),
+                ("cohesion_model", cohesion_model(cohesion, {
+                    "work_of_adhesion": work_of_adhesion,
+                    "cohesion_energy_density": cohesion_energy_density,
+                    "liquid_volume": liquid_volume, "surface_tension": surface_tension,
+                    "contact_angle": contact_angle}, parameters.law.E))):
             object.__setattr__(self, name, value)
         object.__setattr__(self, "table", None if pairs is None else self._pair_table(pairs))
         if pairs is not None:
@@ -884,7 +958,14 @@ class ContactLaw:
             rolling = [[r or Rolling(0.0) for r in rs] for rs in rolling]
             object.__setattr__(self, "rolling_model",
                                next(r for rs in rolling for r in rs if r.mu_roll > 0.0))
-        return pair_table([[p.parameters for p in row] for row in pairs], tangential, rolling)
+        cohesion = None
+        if self.cohesion != "none":  # one model: a pair without it holds its record of 0
+            cohesion = [[p.cohesion_model or cohesion_model(self.cohesion, {},
+                                                            p.parameters.law.E)
+                         for p in row] for row in pairs]
+            object.__setattr__(self, "cohesion_model", cohesion[0][0])
+        return pair_table([[p.parameters for p in row] for row in pairs], tangential, rolling,
+                          cohesion)
 
     def __setattr__(self, name, value):
         raise AttributeError(f"ContactLaw.{name}: a contact law is immutable")
@@ -895,7 +976,18 @@ class ContactLaw:
         (``SimulationConfig.material_pairs``: ``materials``, ``interactions``, ``occurs``)."""
         return cls(cfg.law, cfg.youngs_modulus, cfg.stiffness, cfg.restitution, cfg.friction,
                    cfg.poisson_ratio, cfg.rolling_friction, cfg.damping,
-                   cfg.damping_coefficient, cfg.tangential_history, **materials)
+                   cfg.damping_coefficient, cfg.tangential_history, **materials,
+                   cohesion=cfg.cohesion, work_of_adhesion=cfg.work_of_adhesion,
+                   cohesion_energy_density=cfg.cohesion_energy_density,
+                   liquid_volume=cfg.liquid_volume, surface_tension=cfg.surface_tension,
+                   contact_angle=cfg.contact_angle)
+
+    def reach(self, r_max: float) -> float:
+        """How far past touching (m) a contact acts, for spheres of radius up to ``r_max``:
+        JKR's largest |δ_c| or a bridge's rupture separation over the pairs
+        (``pdyn.dynamics.cohesion.reach``), else 0."""
+        laws = self.pairs.values() if self.pairs is not None else (self,)
+        return max(reach(p.cohesion_model, r_max) for p in laws)
 
     @property
     def stiff(self) -> bool:
@@ -1023,9 +1115,9 @@ class ContactPass(Hanger):
         walls, mesh = self.wall_table(store), self.mesh_state(store, lists)
         found = touching_entries(store, lists, walls, mesh, spheres=spheres, lower=lower)
         ids, ends, f_n, fvec, tvec = _contact_list(
-            self.law.parameters, float(dt), found, lists.rows, lists.split, lists.partner,
-            store.pos, store.vel, store.radius, store.mass, store.gid, store.normal, walls, t,
-            mesh, store.material, self.law.table)
+            self.law.parameters, self.law.cohesion_model, float(dt), found, lists.rows,
+            lists.split, lists.partner, store.pos, store.vel, store.radius, store.mass,
+            store.gid, store.normal, walls, t, mesh, store.material, self.law.table)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 
@@ -1036,10 +1128,11 @@ class ContactPass(Hanger):
         wall (N) and its moment about the wall's point (N·m)), views of buffers kept here
         (valid until the next call)."""
         t = self.recorded_tangential(lists, spheres=False)
-        args = (self.law.parameters, float(dt), lists.rows, lists.start, lists.split,
-                lists.partner, store.pos, store.vel, store.radius, store.mass, store.gid,
-                store.normal, self.wall_table(store), np.zeros((0, 3)) if t is None else t,
-                self.mesh_state(store, lists), store.material, self.law.table)
+        args = (self.law.parameters, self.law.cohesion_model, float(dt), lists.rows,
+                lists.start, lists.split, lists.partner, store.pos, store.vel, store.radius,
+                store.mass, store.gid, store.normal, self.wall_table(store),
+                np.zeros((0, 3)) if t is None else t, self.mesh_state(store, lists),
+                store.material, self.law.table)
         k = _wall_loads(*args, self._wall_ids, self._wall_load)
         if k > self._wall_ids.shape[0]:
             n = k + k // 2
@@ -1103,9 +1196,10 @@ class ContactPass(Hanger):
         if not self.rotating:
             link = self._links(store, lists)
             done, done_at = self._slots(lists.rows.shape[0], link is not None)
-            n, e = _pass(self.law.parameters, dt, gravity, lists.rows, lists.start, lists.split,
-                         lists.partner, link, store.pos, store.vel, store.radius, store.mass,
-                         store.gid, store.normal, walls, store.force, done, done_at,
+            n, e = _pass(self.law.parameters, self.law.cohesion_model, dt, gravity, lists.rows,
+                         lists.start, lists.split, lists.partner, link, store.pos, store.vel,
+                         store.radius, store.mass, store.gid, store.normal, walls, store.force,
+                         done, done_at,
                          self._row_scratch(lists), self.mesh_state(store, lists),
                          store.material, self.law.table)
             self._touched(lists, n)
@@ -1120,8 +1214,8 @@ class ContactPass(Hanger):
             new_entry, new_spring, new_slid = self.history.next_buffer()
             done, done_at = self._slots(lists.rows.shape[0], link is not None)
             n, e, k, q = _pass_rotating(
-                self.law.parameters, self.law.tangential_model, self.law.rolling_model, dt,
-                gravity,
+                self.law.parameters, self.law.tangential_model, self.law.rolling_model,
+                self.law.cohesion_model, dt, gravity,
                 lists.rows, lists.start, lists.split, lists.partner, link, store.pos,
                 store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
                 store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,

@@ -556,11 +556,12 @@ DAMPINGS = {"tangent": Tangent, "constant": Constant, "mass_velocity": MassVeloc
 
 # ------------------------------------------------------------------ the declared sub-models
 # The contact sub-models a run chooses from, in one table: each names its part (normal,
-# damping, tangential, rolling), the ``[contact]`` fields it reads with their kind, range,
-# default and meaning (``Param``, as the broad phases declare theirs) and the history it keeps
-# per contact and side, as LAMMPS ``pair granular``'s sub-models declare their coefficients and
-# ``size_history`` ([LAMMPSgranular]). A run's sub-models are one of each part (:func:`chosen`;
-# the tangential and rolling parts only with μ > 0 and μ_r > 0); its contact history holds
+# damping, tangential, rolling, cohesion: ``pdyn.dynamics.cohesion``), the ``[contact]``
+# fields it reads with their kind, range, default and meaning (``Param``, as the broad phases
+# declare theirs) and the history it keeps per contact and side, as LAMMPS ``pair
+# granular``'s sub-models declare their coefficients and ``size_history`` ([LAMMPSgranular]).
+# A run's sub-models are one of each part (:func:`chosen`; the tangential and rolling parts
+# only with μ > 0 and μ_r > 0, cohesion unless "none"); its contact history holds
 # what they declare (:func:`history_layout`). Only the tangential spring keeps history, so
 # the layout is the one ``pdyn.dynamics.history`` stores — the spring (3 floats, saved with
 # the particles and checkpointed) and whether the contact slid (a byte, between rebuilds) —
@@ -623,6 +624,21 @@ SUB_MODELS = (
     SubModel("rolling", "constant_torque", {"rolling_friction": Param(
         "number", 0.0, "rolling coefficient μ_r (0: none)", lo=0)},
         "constant rolling-resistance torque μ_r R* F_n (Ai et al. model A)"),
+    SubModel("cohesion", "none", {}, "no cohesion"),
+    SubModel("cohesion", "dmt", {"work_of_adhesion": Param(
+        "number", None, "work of adhesion w (J/m²; LAMMPS' γ = w/2)", lo=0)},
+        "DMT: attraction 2π w R* while overlapping (LAMMPS normal dmt)"),
+    SubModel("cohesion", "jkr", {"work_of_adhesion": Param(
+        "number", None, "work of adhesion w (J/m²; LAMMPS' γ = w/2)", lo=0)},
+        "JKR: F = 4E* a³/(3R*) − √(8π w E* a³), held past zero overlap to δ_c (LAMMPS jkr)"),
+    SubModel("cohesion", "liquid_bridge", {
+        "liquid_volume": Param("number", None, "liquid volume V per bridge (m³)", above=0),
+        "surface_tension": Param("number", None, "surface tension γ (N/m)", lo=0),
+        "contact_angle": Param("number", None, "contact angle θ (degrees)", lo=0, hi=90)},
+        "capillary bridge formed at touching, 2π R γ cos θ/(1 + 2.1 Ŝ + 10 Ŝ²) to rupture"),
+    SubModel("cohesion", "sjkr", {"cohesion_energy_density": Param(
+        "number", None, "cohesion energy density k (J/m³)", lo=0)},
+        "simplified JKR: attraction k A, A the surfaces' intersection area (LIGGGHTS sjkr)"),
 )
 
 #: (part, name) → :class:`SubModel`
@@ -634,11 +650,12 @@ def names(part: str) -> tuple[str, ...]:
     return tuple(m.name for m in SUB_MODELS if m.part == part)
 
 
-def chosen(law: str, damping: str, friction: float, rolling: float) -> tuple[SubModel, ...]:
+def chosen(law: str, damping: str, friction: float, rolling: float,
+           cohesion: str = "none") -> tuple[SubModel, ...]:
     """The sub-models of a contact: the normal ``law``, the ``damping``, the tangential spring
-    if ``friction`` > 0 and the rolling torque if ``rolling`` > 0 (ValueError, one line, for an
-    unknown name)."""
-    for part, name in (("normal", law), ("damping", damping)):
+    if ``friction`` > 0, the rolling torque if ``rolling`` > 0 and the ``cohesion`` unless
+    "none" (ValueError, one line, for an unknown name)."""
+    for part, name in (("normal", law), ("damping", damping), ("cohesion", cohesion)):
         if (part, name) not in TABLE:
             raise ValueError(f"contact {part} {name!r}: unknown (choose from "
                              f"{', '.join(names(part))})")
@@ -647,6 +664,8 @@ def chosen(law: str, damping: str, friction: float, rolling: float) -> tuple[Sub
         out.append(TABLE["tangential", "spring"])
     if rolling > 0.0:
         out.append(TABLE["rolling", "constant_torque"])
+    if cohesion != "none":
+        out.append(TABLE["cohesion", cohesion])
     return tuple(out)
 
 

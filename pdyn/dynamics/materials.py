@@ -41,6 +41,7 @@ from numba import types
 from numba.extending import overload
 
 from .._jit import JIT
+from .cohesion import PARAMETER
 
 #: the generated builders' options: not cached themselves (code made at run time has no file
 #: for numba's cache), compiled into the cached kernels that call them
@@ -72,6 +73,7 @@ def mixed(law: str, a: dict, b: dict) -> dict:
     if a == b:
         return dict(a)
     out = {k: _geometric(a[k], b[k]) for k in ("restitution", "friction", "rolling_friction")}
+    out.update(_cohesion(a, b))
     k1, k2 = a["stiffness"], b["stiffness"]
     out["stiffness"] = None if k1 is None or k2 is None else _geometric(k1, k2)
     if law == "hertz":
@@ -81,6 +83,22 @@ def mixed(law: str, a: dict, b: dict) -> dict:
         out["youngs_modulus"] = _geometric(a["youngs_modulus"], b["youngs_modulus"])
         out["poisson_ratio"] = (a["poisson_ratio"] if a["poisson_ratio"] == b["poisson_ratio"]
                                 else 0.5 * (a["poisson_ratio"] + b["poisson_ratio"]))
+    return out
+
+
+def _cohesion(a: dict, b: dict) -> dict:
+    """The cohesion values of a pair of materials (``pdyn.dynamics.cohesion``, "Mixing"): the
+    model either side names, each of its parameters the geometric mean of the two sides' (a side
+    without that model counts 0)."""
+    names = {a.get("cohesion", "none"), b.get("cohesion", "none")} - {"none"}
+    if not names:
+        return {}
+    name = names.pop()
+    out = {"cohesion": name}
+    for field in PARAMETER[name]:
+        x, y = ((float(v.get(field) or 0.0) if v.get("cohesion") == name else 0.0)
+                for v in (a, b))
+        out[field] = _geometric(x, y)
     return out
 
 
@@ -107,12 +125,14 @@ def flat(record) -> list:
     return [float(record)]
 
 
-def pair_table(normal: list, tangential: list, rolling: list) -> np.ndarray:
+def pair_table(normal: list, tangential: list, rolling: list,
+               cohesion: list | None = None) -> np.ndarray:
     """The (M, M, W) table of M materials' pairs from their records, each a list of lists
-    [a][b]: the normal records, the tangential records (all None: no tangential columns) and
-    the rolling records (all None: none)."""
+    [a][b]: the normal records, the tangential records (all None: no tangential columns),
+    the rolling records (all None: none) and the cohesion records (None: none), last."""
     n = len(normal)
     rows = [[flat(normal[a][b]) + flat(tangential[a][b]) + flat(rolling[a][b])
+             + flat(None if cohesion is None else cohesion[a][b])
              for b in range(n)] for a in range(n)]
     return np.ascontiguousarray(rows, dtype=np.float64).reshape(n, n, -1)
 
@@ -156,6 +176,15 @@ def pair_rolling(law, tangential, rolling, table, a, b):
     return _rebuilt(rolling, table[a, b], _width(law) + _width(tangential))[0]
 
 
+def pair_cohesion(cohesion, table, a, b):
+    """The cohesion record of the pair (the table's last columns), or ``cohesion`` itself
+    when ``table`` is None."""
+    if table is None or cohesion is None:
+        return cohesion
+    row = table[a, b]
+    return _rebuilt(cohesion, row, row.shape[0] - _width(cohesion))[0]
+
+
 def _leaves(t) -> int:
     """Float fields of a numba record type (nested records counted through; None: 0)."""
     if isinstance(t, types.NoneType):
@@ -165,25 +194,27 @@ def _leaves(t) -> int:
     return 1
 
 
-def _expression(t, col: int, classes: dict) -> tuple[str, int]:
+def _expression(t, col: int, classes: dict, base: str = "") -> tuple[str, int]:
     """Source of an expression building a record of numba type ``t`` from ``row`` from column
-    ``col`` on, and the next column; the record classes it calls go into ``classes``."""
+    ``base`` + ``col`` on, and the next column; the record classes it calls go into
+    ``classes``."""
     if isinstance(t, types.BaseNamedTuple):
         name = f"_record{len(classes)}"
         classes[name] = t.instance_class
         parts = []
         for field in t.types:
-            text, col = _expression(field, col, classes)
+            text, col = _expression(field, col, classes, base)
             parts.append(text)
         return f"{name}({', '.join(parts)})", col
-    return f"row[{col}]", col + 1
+    return f"row[{base}{col}]", col + 1
 
 
-def _builder(args: str, template, first: int):
+def _builder(args: str, template, first: int, base: str = ""):
     """A function of ``args`` (the last three: table, a, b) that builds the record of numba
-    type ``template`` from the table's row [a, b] from column ``first`` on."""
+    type ``template`` from the table's row [a, b] from column ``first`` on (after ``base``, an
+    expression of ``row``)."""
     classes: dict = {}
-    expr = _expression(template, first, classes)[0]
+    expr = _expression(template, first, classes, base)[0]
     source = (f"def impl({args}):\n    row = table[a, b]\n    return {expr}\n")
     exec(compile(source, f"<pair record {template}>", "exec"), classes)  # noqa: S102
     return classes["impl"]
@@ -216,3 +247,12 @@ def _pair_rolling(law, tangential, rolling, table, a, b):
         return lambda law, tangential, rolling, table, a, b: rolling
     return _builder("law, tangential, rolling, table, a, b", rolling,
                     _leaves(law) + _leaves(tangential))
+
+
+@overload(pair_cohesion, jit_options=_BUILT)
+def _pair_cohesion(cohesion, table, a, b):
+    """Inside numba: as :func:`_pair_normal`, from the row's last columns."""
+    if _no_table(table) or isinstance(cohesion, types.NoneType):
+        return lambda cohesion, table, a, b: cohesion
+    return _builder("cohesion, table, a, b", cohesion, 0,
+                    f"row.shape[0] - {_leaves(cohesion)} + ")

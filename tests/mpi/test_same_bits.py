@@ -463,6 +463,12 @@ def poured_sizes(feeds):
     return check
 
 
+def pulled(run):
+    """Some contact pulled (cohesion: a negative normal force) at the end, on any rank count."""
+    net = run.sim.contact_network()
+    assert min(run.comm.allgather(float(net["force"].min(initial=0.0)))) < 0.0
+
+
 def both(*checks):
     """A check made of ``checks``, in their order."""
     def check(run):
@@ -486,6 +492,19 @@ def lammps_choice(kind, law, history, damping, **given):
         return cfg.with_(contact=replace(cfg.contact, damping=damping,
                                          tangential_history=history,
                                          **{"restitution": 1.0, **given}))
+    return config
+
+
+def cohesive(make, materials=None, **contact):
+    """``make``'s config (a Case's) with the ``contact`` fields changed and, with
+    ``materials`` (name -> fields), those materials' fields too."""
+    def config(folder, comm, output):
+        cfg = make(folder, comm, output)
+        cfg = cfg.with_(contact=replace(cfg.contact, **contact))
+        if materials:
+            cfg = cfg.with_(materials=tuple(replace(m, **materials.get(m.name, {}))
+                                            for m in cfg.materials))
+        return cfg
     return config
 
 
@@ -616,6 +635,23 @@ CASES = [
            maps_pressed(-7, -8), True),
           ("mesh", trough(**BALANCED), 600, ("ranks", "restart"), maps_pressed(-5, -6),
            True))),
+    Case("cohesion-dmt-frictionless", cohesive(dense("walled", law="hertz", **BALANCED),
+                                               cohesion="dmt", work_of_adhesion=50.0),
+         200, BOTH, at=100, fields=MOTION, check=both(dense_did_work, pulled)),
+    Case("cohesion-jkr-frictional", cohesive(dense("walled", law="hertz", friction=0.5,
+                                                   **BALANCED),
+                                             cohesion="jkr", work_of_adhesion=20.0),
+         200, BOTH, at=100, check=both(frictional_did_work, pulled)),
+    Case("cohesion-liquid-bridge", cohesive(dense("walled", law="hertz", **BALANCED),
+                                            cohesion="liquid_bridge", liquid_volume=1e-4,
+                                            surface_tension=8.0, contact_angle=20.0),
+         200, BOTH, at=100, fields=FRICTIONAL_STATE, check=both(dense_did_work, pulled)),
+    Case("cohesion-sjkr-two-materials", cohesive(
+        built(scenes.two_materials, **BALANCED),
+        {"glass": {"cohesion": "sjkr", "cohesion_energy_density": 4e5},
+         "rubber": {"cohesion": "sjkr", "cohesion_energy_density": 1e5}}), 400, BOTH, at=200,
+         fields=FRICTIONAL_STATE + ("material",), inserter=True,
+         check=both(mixed_materials, pulled)),
     Case("two-materials-mixing", built(scenes.two_materials), 400,
          fields=FRICTIONAL_STATE + ("material",), inserter=True,
          output={"thermo_every": 50, "snapshot_every": 400, "sphere_stress": True},

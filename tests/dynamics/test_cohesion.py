@@ -1,0 +1,397 @@
+"""Cohesion (``pdyn.dynamics.cohesion``, issue 49): DMT's pull-off force 2π w R*, spheres at
+rest carrying their weight plus the attraction, the simplified JKR force k A against the
+intersection circle's area, per material pair (mixing and ``[[interactions]]``), and bad
+parameters refused in one line."""
+
+import math
+
+import numpy as np
+import pytest
+
+from pdyn.config import ConfigError, ContactConfig, config_from_dict
+from pdyn.dynamics.cohesion import DMT, SJKR, cohesion_force, intersection_area
+from pdyn.dynamics.contact import ContactLaw
+from pdyn.dynamics.laws import effective_modulus
+from pdyn.dynamics.materials import pair_cohesion
+
+from .test_statics import E, G, MASS, NU, R, by_gid, elastic, scene, settle, static_overlap
+
+W = 2.0  # J/m², work of adhesion: 2π w R = 0.126 N, 1.1 × the sphere's weight
+K = 5e4  # J/m³, cohesion energy density (k A about the weight at rest)
+
+
+def lens_area(r1, r2, d):
+    """LIGGGHTS' sjkr contact area: π/4 (d − r1 − r2)(d + r1 − r2)(d − r1 + r2)(d + r1 + r2)/d²
+    (the circle where the surfaces of spheres r1, r2 at centre distance d intersect)."""
+    return abs(math.pi / 4 * (d - r1 - r2) * (d + r1 - r2) * (d - r1 + r2) * (d + r1 + r2)
+               / (d * d))
+
+
+def test_the_kernels_give_the_closed_forms():
+    """DMT: 2π w R*, also what the Coulomb limit adds (LAMMPS' F_ne + 2 F_pulloff); sjkr: k
+    times the intersection circle's area (sphere pairs of unequal radii and a wall), nothing
+    added to the Coulomb limit (LIGGGHTS' tangential_reduce off); both leave the overlap the
+    tangential stiffness reads as it is."""
+    r_eff = 0.01 * 0.03 / 0.04
+    pull = 2 * math.pi * W * r_eff
+    assert cohesion_force(DMT(W), 1e-5, r_eff, 0.04) == (pull, pull, 1e-5)
+    for r1, r2, delta in ((0.01, 0.03, 1e-4), (0.01, 0.01, 3e-3), (0.002, 0.05, 1e-6)):
+        s = r1 + r2
+        f, added, delta_t = cohesion_force(SJKR(K), delta, r1 * r2 / s, s)
+        assert f == pytest.approx(K * lens_area(r1, r2, s - delta), rel=1e-9)
+        assert added == 0.0 and delta_t == delta
+    for delta in (1e-7, 1e-4, 3e-3):  # a wall: a² = r² − (r − δ)²
+        assert intersection_area(delta, R, math.inf) == pytest.approx(
+            math.pi * (R * R - (R - delta) ** 2), rel=1e-12)
+
+
+def test_dmt_pull_off_force_is_two_pi_w_r_star():
+    """Two spheres (and a sphere and the floor) barely touching, no gravity: the contact pulls
+    with 2π w R* less a Hertz force of 1e-21 of it — the pull-off force to rounding."""
+    delta = 1e-12 * R
+    sim = scene("hertz", 1.0, [[0.0, 0.0, R - delta], [0.0, 0.0, 3 * R - 2 * delta]], [R, R],
+                cohesion="dmt", work_of_adhesion=W)
+    net = sim.contact_network()
+    assert len(net["force"]) == 2
+    for ids, f in zip(net["id"], net["force"]):
+        r_eff = R if ids.min() < 0 else R / 2  # the floor's contact, the pair's
+        assert f == pytest.approx(-2 * math.pi * W * r_eff, rel=1e-14)
+
+
+@pytest.mark.parametrize("model", ["dmt", "sjkr"])
+def test_spheres_at_rest_carry_their_weight_plus_the_attraction(model):
+    """Two spheres stacked on the floor under gravity settle where each contact's elastic
+    (Hertz) force equals the weight it holds plus the attraction (DMT: 2π w R*; sjkr: k A at
+    that overlap), to 1e-9 of the load; the net contact force is the weight above."""
+    given = {"work_of_adhesion": W} if model == "dmt" else {"cohesion_energy_density": K}
+    load = np.array([2.0, 1.0]) * MASS * G
+    r_eff = np.array([R, R / 2])
+    gaps = np.array([R - static_overlap("hertz", load[0], R),
+                     2 * R - static_overlap("hertz", load[1], R / 2)])
+    sim = scene("hertz", 0.3, [[0.0, 0.0, z] for z in np.cumsum(gaps)], [R, R],
+                cohesion=model, **given)
+    settle(sim, 1e-12, 200_000)
+    z = by_gid(sim, "pos")[:, 2]
+    overlap = np.array([R - z[0], 2 * R - (z[1] - z[0])])
+    if model == "dmt":
+        pull = 2 * math.pi * W * r_eff
+    else:
+        pull = K * np.array([math.pi * (R * R - z[0] ** 2), lens_area(R, R, z[1] - z[0])])
+    assert pull.min() > 0.3 * load.min()
+    np.testing.assert_allclose(elastic("hertz", overlap, r_eff) / (load + pull), 1.0, rtol=0,
+                               atol=1e-9)
+    net = sim.contact_network()
+    order = np.argsort(net["id"].min(axis=1))  # the floor's contact first
+    np.testing.assert_allclose(net["force"][order] / load, 1.0, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("model", ["dmt", "sjkr"])
+def test_the_coulomb_limit_reads_the_repulsive_force_and_what_the_model_adds(model):
+    """A sphere at rest on the floor with friction μ, then sliding at 0.1 m/s: its tangential
+    force is μ (F_r + 2π w R) under DMT (LAMMPS' F_n0 = |F_ne + 2 F_pulloff|) and μ F_r under
+    sjkr (LIGGGHTS' tangential_reduce off), F_r the elastic force at rest, to 1e-6."""
+    given = {"work_of_adhesion": W} if model == "dmt" else {"cohesion_energy_density": K}
+    mu = 0.5
+    sim = scene("hertz", 0.3, [[0.0, 0.0, R - static_overlap("hertz", MASS * G, R)]], [R],
+                cohesion=model, friction=mu, **given)
+    assert sim.contact.law.rotating and sim.contact.law.cohesion == model
+    settle(sim, 1e-12, 100_000)
+    (force,) = sim.wall_contacts()["force"]
+    assert force / (MASS * G) == pytest.approx(1.0, abs=1e-9)
+    h = sim.store.owned[0]
+    sim.store.vel[h, 0] = 0.1
+    added = 2 * math.pi * W * R if model == "dmt" else 0.0
+    ratios = []
+    while sim.store.vel[h, 0] - R * sim.store.omega[h, 1] > 0.05:  # sliding, then sticking
+        sim.run(1, progress=False)
+        repulsive = elastic("hertz", R - sim.store.pos[h, 2], R)
+        ratios.append(-sim.store.force[h, 0] / (mu * (repulsive + added)))
+    assert len(ratios) > 5
+    np.testing.assert_allclose(ratios[:5], 1.0, rtol=0, atol=1e-6)  # the steps it slides
+    assert max(ratios) < 1.0 + 1e-6
+
+
+MATS = [{"name": "a", "cohesion": "dmt", "work_of_adhesion": 0.04},
+        {"name": "b", "work_of_adhesion": 0.09}, {"name": "c", "cohesion": "none"}]
+
+
+def law_of(materials, interactions=(), **contact):
+    cfg = config_from_dict({"contact": {"law": "hertz", "youngs_modulus": E, **contact},
+                            "materials": materials, "interactions": list(interactions),
+                            "scene": "gas", "progress": False})
+    return ContactLaw.from_config(cfg.contact, **cfg.material_pairs(cfg.contact))
+
+
+def test_each_pair_of_materials_has_its_own_work_of_adhesion():
+    """w mixed as √(w₁ w₂) ([contact] names the model, b takes it; c has none: its pairs 0),
+    an [[interactions]] table wins; one material's w is the run's."""
+    law = law_of(MATS, cohesion="dmt")
+    w = [[pair_cohesion(law.cohesion_model, law.table, a, b).w for b in range(3)]
+         for a in range(3)]
+    assert w[0][0] == 0.04 and w[1][1] == 0.09 and w[0][1] == w[1][0] == pytest.approx(0.06)
+    assert w[2] == [0.0, 0.0, 0.0] and w[0][2] == 0.0
+    law = law_of(MATS[:1] + [{"name": "b"}], [{"materials": ["a", "b"],
+                                              "work_of_adhesion": 0.5}])
+    assert law.cohesion == "dmt"
+    assert pair_cohesion(law.cohesion_model, law.table, 1, 0).w == 0.5
+    assert pair_cohesion(law.cohesion_model, law.table, 1, 1).w == 0.0
+    one = law_of(MATS[:1])
+    assert one.table is None and one.cohesion_model == DMT(0.04)
+    assert law_of([{"name": "a"}]).cohesion_model is None
+
+
+@pytest.mark.parametrize("given, message", [
+    ({"contact": {"cohesion": "vdw"}},
+     "contact.cohesion = 'vdw': choose from none, dmt, jkr, liquid_bridge, sjkr"),
+    ({"contact": {"cohesion": "dmt"}}, "contact.work_of_adhesion: cohesion 'dmt' needs it"),
+    ({"contact": {"cohesion": "dmt", "work_of_adhesion": -1.0}},
+     "contact.work_of_adhesion = -1.0: "),
+    ({"contact": {"cohesion": "sjkr", "work_of_adhesion": 0.1}},
+     "contact.work_of_adhesion = 0.1: only for cohesion 'dmt' or 'jkr' (this is 'sjkr')"),
+    ({"contact": {"work_of_adhesion": 0.1}},
+     "contact.work_of_adhesion = 0.1: only for cohesion 'dmt' or 'jkr' (the run's: 'none')"),
+    ({"contact": {"law": "linear", "cohesion": "jkr", "work_of_adhesion": 0.1}},
+     "contact.law = 'linear': cohesion 'jkr' takes law 'hertz'"),
+    ({"contact": {"cohesion": "sjkr", "cohesion_energy_density": "x"}},
+     "contact.cohesion_energy_density = 'x': expected a number"),
+    ({"materials": [{"name": "a", "cohesion": "dmt"}]},
+     "materials[0].work_of_adhesion: cohesion 'dmt' needs it"),
+    ({"materials": [{"name": "a", "cohesion": "dmt", "work_of_adhesion": 0.1},
+                    {"name": "b", "cohesion": "sjkr", "cohesion_energy_density": 1.0}]},
+     "materials[1].cohesion = 'sjkr': one cohesion model per run (materials[0] has 'dmt')"),
+    ({"materials": [{"name": "a"}], "interactions": [
+        {"materials": ["a", "a"], "cohesion": "dmt"}]},
+     "interactions[0].work_of_adhesion: cohesion 'dmt' needs it"),
+    ({"contact": {"cohesion": "liquid_bridge", "liquid_volume": 1e-9, "contact_angle": 10.0}},
+     "contact.surface_tension: cohesion 'liquid_bridge' needs it"),
+    ({"contact": {"cohesion": "liquid_bridge", "liquid_volume": 1e-9, "surface_tension": 0.07,
+                  "contact_angle": 95.0}}, "contact.contact_angle = 95.0: "),
+    ({"contact": {"cohesion": "liquid_bridge", "liquid_volume": 0.0, "surface_tension": 0.07,
+                  "contact_angle": 0.0}}, "contact.liquid_volume = 0.0: "),
+    ({"contact": {"cohesion": "dmt", "work_of_adhesion": 0.1, "surface_tension": 0.07}},
+     "contact.surface_tension = 0.07: only for cohesion 'liquid_bridge' (this is 'dmt')"),
+])
+def test_bad_cohesion_parameters_are_refused_in_one_line(given, message):
+    with pytest.raises(ConfigError) as err:
+        config_from_dict({"scene": "gas", "progress": False, **given})
+    assert message in str(err.value) and "\n" not in str(err.value)
+
+
+def test_a_skin_below_the_jkr_pull_off_distance_is_refused():
+    """JKR's contacts hold down to δ_c: the lists' skin must reach that far (one line); the
+    table of sub-models names the cohesion models the config accepts."""
+    from pdyn import config
+    from pdyn.dynamics import laws
+    assert config.COHESIONS == laws.names("cohesion")
+    from pdyn.dynamics.cohesion import jkr_limit
+    with pytest.raises(ConfigError) as err:
+        jkr_run([[0.0, 0.0, 0.0]], [[0.0, 0.0, 0.0]], neighbour_skin=1e-6)
+    reach = -jkr_limit(JW, JES, JR)
+    assert str(err.value) == (f"neighbour_skin = 1e-06: below the reach {reach:.4g} m of "
+                              "cohesion 'jkr' past touching (the largest spheres'); give "
+                              "neighbour_skin at least that")
+
+
+def test_a_contact_config_without_cohesion_builds_no_cohesion_record():
+    """No cohesion: the record is None (the kernels compiled without any cohesion code)."""
+    law = ContactLaw.from_config(ContactConfig(law="hertz", friction=0.3))
+    assert law.cohesion == "none" and law.cohesion_model is None
+    assert [m.part for m in law.models] == ["normal", "damping", "tangential"]
+    assert effective_modulus(E, NU) > 0
+
+
+# ------------------------------------------------------------------ JKR
+JR, JE, JNU, JRHO, JW = 0.005, 1e7, 0.3, 1000.0, 1.0  # m, Pa, -, kg/m³, J/m²
+JES = effective_modulus(JE, JNU)
+
+
+def jkr(delta, r_eff, w=JW, e=JES):
+    """JKR's force (N, > 0 repulsive) at overlap ``delta`` on the stable branch ([JKR1971]):
+    the contact radius found by bisection on δ(a) = a²/R − √(2π w a/E*) (independent of the
+    code's closed form), F = 4E* a³/(3R) − √(8π w E* a³)."""
+    lo, hi = (math.pi * w * r_eff**2 / (8 * e)) ** (1 / 3), r_eff  # a_c: where δ(a) is least
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if mid * mid / r_eff - math.sqrt(2 * math.pi * w * mid / e) < delta:
+            lo = mid
+        else:
+            hi = mid
+    a = 0.5 * (lo + hi)
+    return 4 * e * a**3 / (3 * r_eff) - math.sqrt(8 * math.pi * w * e * a**3)
+
+
+def sticking_speed(w, e, r_eff, m_eff):
+    """The relative speed below which two elastic JKR spheres stick (the approach of
+    [ThorntonNing1998]): ½ m* V_s² = the work of separation ∫_{δ_c}^0 |F| dδ, in closed form
+    over the contact radius from a_c (δ_c) to a(0)."""
+    A, B, C = 4 * e / (3 * r_eff), math.sqrt(8 * math.pi * w * e), math.sqrt(2 * math.pi * w / e)
+    a_c = (math.pi * w * r_eff**2 / (8 * e)) ** (1 / 3)
+    a_0 = (2 * math.pi * w * r_eff**2 / e) ** (1 / 3)
+
+    def work(a):  # ∫ −F(a) δ'(a) da, F = A a³ − B a^{3/2}, δ' = 2a/R − (C/2) a^{-1/2}
+        return -(2 * A * a**5 / (5 * r_eff) - (A * C / 2 + 2 * B / r_eff) * a**3.5 / 3.5
+                 + B * C / 4 * a * a)
+    return math.sqrt(2 * (work(a_0) - work(a_c)) / m_eff)
+
+
+def test_jkr_pull_off_force_and_limit():
+    """The kernel's force at the overlap of the largest pull, −a²/(3R*) with a³ = 9π w R*²/
+    (8E*), is −3/2 π w R* to rounding; its contact radius inverts δ(a) to rounding over the
+    branch; δ_c = −3 a_c²/R*, where a contact opens (held just above, not below)."""
+    from pdyn.dynamics.cohesion import JKR, holds, jkr_limit, jkr_radius
+    for r_eff in (JR, JR / 2, 1e-5):
+        a_p = (9 * math.pi * JW * r_eff**2 / (8 * JES)) ** (1 / 3)
+        pull = cohesion_force(JKR(JW, JES), -a_p**2 / (3 * r_eff), r_eff, math.inf)[0]
+        assert pull / (1.5 * math.pi * JW * r_eff) == pytest.approx(1.0, rel=1e-13)
+        a_c = (math.pi * JW * r_eff**2 / (8 * JES)) ** (1 / 3)
+        assert jkr_limit(JW, JES, r_eff) == pytest.approx(-3 * a_c * a_c / r_eff, rel=1e-14)
+        for a in a_c * np.array([1.01, 1.5, 3.0, 30.0]):
+            delta = a * a / r_eff - math.sqrt(2 * math.pi * JW * a / JES)
+            assert jkr_radius(JW, JES, delta, r_eff) == pytest.approx(a, rel=1e-11)
+        limit = jkr_limit(JW, JES, r_eff)
+        assert holds(JKR(JW, JES), limit * (1 - 1e-12), r_eff)
+        assert not holds(JKR(JW, JES), limit * (1 + 1e-12), r_eff)
+        assert not holds(DMT(JW), -1e-12, r_eff) and not holds(SJKR(K), -1e-12, r_eff)
+
+
+def jkr_run(positions, velocities, dt=None, neighbour_skin=1e-4):
+    """Spheres of radius JR under elastic JKR contacts, no gravity, a floor at z = −0.05."""
+    from pdyn.config import BoxConfig, ParticlesConfig, SimulationConfig
+    from pdyn.simulation import Simulation
+    return Simulation(SimulationConfig(
+        contact=ContactConfig(law="hertz", youngs_modulus=JE, poisson_ratio=JNU,
+                              cohesion="jkr", work_of_adhesion=JW),
+        box=BoxConfig(lo=(-0.05, -0.05, -0.05), hi=(0.05, 0.05, 0.05),
+                      boundary=("periodic", "periodic", "wall")),
+        particles=ParticlesConfig(positions=positions, radii=[JR] * len(positions),
+                                  density=JRHO, velocities=velocities),
+        gravity=(0.0, 0.0, 0.0), progress=False, neighbour_skin=neighbour_skin, dt=dt))
+
+
+@pytest.mark.parametrize("speed", [0.01, 0.05])
+def test_jkr_force_follows_the_analytic_curve_loading_and_unloading(speed):
+    """A sphere flies at the floor (JKR, elastic): before it touches, nothing at negative
+    overlap; from the touch on, every step's force is JKR's F(δ) to 1e-9 of the pull-off
+    force, loading, unloading and past zero overlap; slow (0.01 m/s) it stays held, fast
+    (0.05 m/s) it opens at δ_c and flies off with no force."""
+    from pdyn.dynamics.cohesion import jkr_limit
+    sim = jkr_run([[0.0, 0.0, -0.05 + JR + 2e-6]], [[0.0, 0.0, -speed]])
+    assert sim.contact.law.rotating  # the history says which contacts touched
+    h = sim.store.owned[0]
+    f_c = 1.5 * math.pi * JW * JR
+    touched = held = False
+    for _ in range(3000):
+        sim.run(1, progress=False)
+        delta = JR - (sim.store.pos[h, 2] + 0.05)
+        force = sim.store.force[h, 2]  # the floor's push (> 0) or pull on the sphere
+        touched = touched or delta >= 0.0
+        if touched and delta >= jkr_limit(JW, JES, JR):  # (once below, it stays apart)
+            assert force == pytest.approx(jkr(delta, JR), abs=1e-9 * f_c)
+            held = held or delta < 0.0
+        else:
+            assert force == 0.0
+    assert touched and held
+    if speed < 0.02:
+        assert JR - (sim.store.pos[h, 2] + 0.05) > jkr_limit(JW, JES, JR)
+    else:
+        assert sim.store.vel[h, 2] > 0.0 and JR - (sim.store.pos[h, 2] + 0.05) < -1e-4
+
+
+@pytest.mark.parametrize("factor", [0.98, 1.02])
+def test_two_spheres_stick_below_and_rebound_above_the_sticking_speed(factor):
+    """Two elastic JKR spheres head on at 0.98 and 1.02 of the closed-form sticking speed
+    (R* = R/2, m* = m/2; 72 steps over |δ_c| at that speed): the slower pair is still held
+    (closer than |δ_c| past touching) after 0.02 s, the faster one separates at the speed
+    energy leaves it, √(v² − V_s²), to 10 %."""
+    from pdyn.dynamics.cohesion import jkr_limit
+    m = JRHO * 4 / 3 * math.pi * JR**3
+    v_s = sticking_speed(JW, JES, JR / 2, m / 2)
+    v = factor * v_s
+    sim = jkr_run([[0.0, 0.0, -JR - 1e-8], [0.0, 0.0, JR + 1e-8]],
+                  [[0.0, 0.0, v / 2], [0.0, 0.0, -v / 2]], dt=4e-6)
+    sim.run(5000, progress=False)
+    z = by_gid(sim, "pos")[:, 2]
+    w = by_gid(sim, "vel")[:, 2]
+    gap = z[1] - z[0] - 2 * JR
+    if factor < 1:
+        assert gap < -jkr_limit(JW, JES, JR / 2)
+    else:
+        assert gap > 1e-5 and w[1] - w[0] == pytest.approx(v_s * math.sqrt(factor**2 - 1),
+                                                          rel=0.1)
+
+
+# ------------------------------------------------------------------ liquid bridges
+LV, LG, LT = 2e-9, 0.072, 20.0  # m³ (a sphere of 0.78 mm radius), N/m (water), degrees
+
+
+def willett(separation, r_eff, volume=LV, tension=LG, angle=LT):
+    """[Willett2000]'s force (N, attractive) at ``separation`` S ≥ 0: 2π R γ cos θ/(1 + 2.1 Ŝ
+    + 10 Ŝ²), Ŝ = (S/2) √(R/V), R = 2 R*."""
+    r = 2 * r_eff
+    s = separation / 2 * math.sqrt(r / volume)
+    return 2 * math.pi * r * tension * math.cos(math.radians(angle)) / (1 + 2.1 * s + 10 * s * s)
+
+
+def rupture(volume=LV, angle=LT):
+    """[Lian1993]'s rupture separation (1 + θ/2) V^{1/3}."""
+    return (1 + math.radians(angle) / 2) * volume ** (1 / 3)
+
+
+def bridged(positions, velocities, **given):
+    from pdyn.config import BoxConfig, ParticlesConfig, SimulationConfig
+    from pdyn.simulation import Simulation
+    return Simulation(SimulationConfig(
+        contact=ContactConfig(law="hertz", youngs_modulus=JE, poisson_ratio=JNU,
+                              cohesion="liquid_bridge", **{
+                                  "liquid_volume": LV, "surface_tension": LG,
+                                  "contact_angle": LT, **given}),
+        box=BoxConfig(lo=(-0.05, -0.05, -0.05), hi=(0.05, 0.05, 0.05),
+                      boundary=("periodic", "periodic", "wall")),
+        particles=ParticlesConfig(positions=positions, radii=[JR] * len(positions),
+                                  density=JRHO, velocities=velocities),
+        gravity=(0.0, 0.0, 0.0), progress=False, neighbour_skin=2e-3))
+
+
+def test_the_bridge_kernel_is_willetts_closed_form_to_rupture():
+    """The kernel: 2π R γ cos θ touching, Willett's expression apart, held to S_c."""
+    from pdyn.dynamics.cohesion import LiquidBridge, cohesion_model, holds
+    model = cohesion_model("liquid_bridge", {"liquid_volume": LV, "surface_tension": LG,
+                                             "contact_angle": LT})
+    assert isinstance(model, LiquidBridge) and model.rupture == pytest.approx(rupture(),
+                                                                               rel=1e-15)
+    for r_eff in (JR, JR / 2):
+        assert cohesion_force(model, 1e-6, r_eff, math.inf) == (
+            pytest.approx(willett(0.0, r_eff), rel=1e-15), 0.0, 1e-6)
+        for s in (1e-7, 1e-5, 3e-4, 0.99 * rupture()):
+            f, added, delta_t = cohesion_force(model, -s, r_eff, 2 * r_eff)
+            assert f == pytest.approx(willett(s, r_eff), rel=1e-14)
+            assert added == 0.0 and delta_t == 0.0
+    assert holds(model, -rupture() * (1 - 1e-12), JR)
+    assert not holds(model, -rupture() * (1 + 1e-12), JR)
+
+
+def test_two_spheres_pulled_apart_feel_willetts_force_until_the_bridge_ruptures():
+    """Two spheres touching, parting at 0.2 m/s: from the first step apart every step's force
+    on each is Willett's at its separation (to 1e-9 of the bridge force) until the separation
+    passes S_c, then nothing; a second pair that comes within S_c without touching feels
+    nothing (no bridge formed)."""
+    far = 0.02  # the second pair, beside the first along x
+    sim = bridged([[0.0, 0.0, -JR], [0.0, 0.0, JR], [far, 0.0, -JR], [far, 0.0, JR + 1e-5]],
+                  [[0.0, 0.0, -0.1], [0.0, 0.0, 0.1], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]])
+    assert sim.contact.law.rotating
+    f_0 = willett(0.0, JR / 2)
+    apart = ruptured = 0
+    for _ in range(400):
+        sim.run(1, progress=False)
+        z = by_gid(sim, "pos")[:, 2]
+        f = by_gid(sim, "force")[:, 2]
+        gap = z[1] - z[0] - 2 * JR
+        assert f[2] == 0.0 and f[3] == 0.0  # never touched: no bridge
+        if gap > rupture():
+            ruptured += 1
+            assert f[1] == 0.0
+        elif gap > 0.0:
+            apart += 1
+            assert -f[1] == pytest.approx(willett(gap, JR / 2), abs=1e-9 * f_0)
+            assert f[0] == -f[1]
+    assert apart > 20 and ruptured > 20
