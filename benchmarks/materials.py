@@ -8,32 +8,38 @@ read), ``two_same`` (two ``[[materials]]`` of identical values, every other sphe
 second by id: the pass reads each pair's records from the pair table, the trajectory is
 ``one``'s) and ``two_diff`` (the second material is softer, 0.8 E or 0.8 k, has half the
 friction and, if the scene is damped, 0.8 e, and the pair of the two has its own friction in
-``[[interactions]]``: three distinct rows of the table, a trajectory of its own). After their warm-up they
-are stepped in turn, a chunk of steps each (as many steps as ``one`` takes in
-``--chunk-seconds``, measured after the warm-up), the order turned by one every chunk, each
-chunk timed, ``--chunks`` chunks; a round's ratio is the median over the turns of a
-variant's chunk over ``one``'s chunk of the same turn (a rare slow chunk — numba compiling a
-path first met in the timed steps, the machine busy for a moment — weighs nothing; a rebuild
-of the lists falls on the same turn in ``one`` and ``two_same``, whose trajectories are the
-same). The table
-gives the median over ``--rounds`` rounds (which simulation is set up first turns with the
-round). Scenes (vs_lammps.py's, smaller): ``gas`` (frictionless Hooke and Hertz with μ = 0.5,
-``--gas-scale``), ``bed`` (the settled Hertz bed with μ = 0.5 and its floor, ``--bed-scale``,
-settled once and cached by ``benchmarks/bed.py``) and ``chute`` (linear, μ = 0.5, a fixed
-rough base, ``--chute-scale``).
+``[[interactions]]``: three distinct rows of the table, a trajectory of its own). After
+their warm-up each steps 2 × 10 steps (the chunk's length is sized on ``one``'s: as many
+steps as it takes in ``--chunk-seconds``), then they are stepped in turn, a chunk each, the
+order turned by one every chunk, each chunk timed, ``--chunks`` chunks. A round's ratio is
+the median over the turns of a variant's chunk over ``one``'s chunk of the same turn (a rare
+slow chunk — numba compiling a path first met in the timed steps, the machine busy for a
+moment — weighs nothing; a rebuild of the lists falls on the same turn in ``one`` and
+``two_same``, whose trajectories are the same). The table gives the median over
+``--rounds`` rounds (which simulation is set up first turns with the round). Scenes
+(vs_lammps.py's, smaller): ``gas`` (frictionless Hooke and Hertz with μ = 0.5,
+``--gas-scale``), ``bed`` (the settled Hertz bed with μ = 0.5 and its floor,
+``--bed-scale``, settled once and cached by ``benchmarks/bed.py``) and ``chute`` (linear,
+μ = 0.5, a fixed rough base, ``--chute-scale``).
 
-**Before materials** (``--before TREE``): ``TREE`` is a checkout of pdyn from before materials
-existed with its own venv (``TREE/.venv``). Per round and scene, this script serves the
-one-material simulation from two processes at once, one with this venv's Python (this
-checkout's pdyn) and one with TREE's (its pdyn; the same scene code, this script's and
-vs_lammps.py's): each sets up, compiles and warms up, then steps a chunk of steps (sized on
-the first side as above) when told and answers with the time; the driver tells them in turn (the order swapped every chunk, the
-set-up order every round), so a slow spell of the shared machine falls on both alike.
-``now/before`` is the median over rounds of the median chunk ratio of a round.
+**Before materials** (``--before TREE``): ``TREE`` is a checkout of pdyn from before
+materials existed with its own venv (``TREE/.venv``): the main line just before materials
+were merged is 945eb09 (the first parent of the merge 257b00c; the materials branch itself
+started from the older b32d2e9, which lacks the dampings, the first-touch rule and the
+fields that landed beside it). Per round and scene, this script serves the one-material
+simulation from two processes at once, one with this venv's Python (this checkout's pdyn)
+and one with TREE's (its pdyn; the same scene code, this script's and vs_lammps.py's): each
+sets up, compiles, warms up and steps 2 × 10 steps, then steps a chunk (sized on this
+checkout's side) when told and answers with the time; the driver tells them in turn (the
+order swapped every chunk, the set-up order every round), so a slow spell of the shared
+machine falls on both alike. ``now/before`` is the median over rounds of a round's median
+chunk ratio.
 
 **Bytes per sphere**: the itemsize of the particle field ``material`` (``pdyn.particles``).
 
     python benchmarks/materials.py                     # one vs two materials, 3 rounds
+    git worktree add ../pdyn-old 945eb09 && (cd ../pdyn-old && python -m venv .venv &&
+        .venv/bin/pip install -e .)
     python benchmarks/materials.py --before ../pdyn-old --doc docs/contacts.md
 """
 
