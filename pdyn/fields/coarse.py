@@ -45,14 +45,15 @@ def sphere_values(store, handles) -> tuple[np.ndarray, np.ndarray]:
     return store.pos[handles], vals
 
 
-def contact_values(grid, kind: str, network: dict) -> tuple[np.ndarray, np.ndarray]:
+def contact_values(grid, kind: str, network: dict, width: float) -> tuple[np.ndarray,
+                                                                          np.ndarray]:
     """(points, values (Q, 9)): each contact's b ⊗ F spread along its branch
-    (:func:`~pdyn.fields.deposit.segment_points`)."""
+    (:func:`~pdyn.fields.deposit.segment_points`; kernel ``width`` m)."""
     ends = network["ends"]
     force = network["normal_force"] + network["tangential_force"]
     branch = ends[1::2] - ends[0::2]
     moment = (branch[:, :, None] * force[:, None, :]).reshape(-1, 9)
-    points, seg, share = segment_points(grid, kind, ends)
+    points, seg, share = segment_points(grid, kind, ends, width)
     return points, moment[seg] * share[:, None]
 
 
@@ -86,7 +87,7 @@ def sample(comm, store, network: dict, grid, kind: str, width: float) -> np.ndar
     and the contact network's share of each), the same bits on any rank count: integer sums
     joined by an integer allreduce (collective)."""
     spheres = sphere_values(store, store.owned)
-    contacts = contact_values(grid, kind, network)
+    contacts = contact_values(grid, kind, network, width)
     scale = fixed_scales(comm, spheres[1], contacts[1])
     sums = local_sums(grid, kind, width, spheres, contacts, scale)
     sums = comm.allreduce_sum(sums) if comm.size > 1 else sums

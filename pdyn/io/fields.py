@@ -150,6 +150,8 @@ def write_fields_xdmf(run_folder: Path, name: str, grid: Grid,
     nx, ny, nz = (int(c) for c in grid.cells)
     nodes = [grid.lo[a] + np.arange(grid.cells[a] + 1) * grid.spacing[a] for a in range(3)]
     dims = f"{nz} {ny} {nx}"
+    geometry = [f'     <DataItem Dimensions="{len(v)}" NumberType="Float" Precision="8" '
+                f'Format="XML">{" ".join(repr(float(x)) for x in v)}</DataItem>' for v in nodes]
     entries = []
     for p in sorted(folder.glob(f"{name}_*.h5")):
         tail = p.stem[len(name) + 1:]
@@ -168,8 +170,7 @@ def write_fields_xdmf(run_folder: Path, name: str, grid: Grid,
             f'    <Time Value="{time!r}"/>',
             f'    <Topology TopologyType="3DRectMesh" Dimensions="{nz + 1} {ny + 1} {nx + 1}"/>',
             '    <Geometry GeometryType="VXVYVZ">',
-            *[f'     <DataItem Dimensions="{len(v)}" NumberType="Float" Precision="8" '
-              f'Format="XML">{" ".join(repr(float(x)) for x in v)}</DataItem>' for v in nodes],
+            *geometry,
             '    </Geometry>',
             *[_attribute(ref, field, n, dims) for field, n in FIELDS.items()],
             '   </Grid>']))
