@@ -18,19 +18,16 @@ class Captured(NamedTuple):
     (``pdyn.dynamics.contact.contact_stats``) and ``sphere_contacts`` (every row's contacts
     from its own side: :func:`contact_network` with ``lower=False``); None where no due
     writer needs it. With the need ``wall_patches`` the wall contacts carry ``facet``
-    (:func:`wall_facets`); ``wall_loads`` (the need of the same name) the wall contacts' ids
-    and loads alone (``ContactPass.wall_loads``: one compiled walk, for a series written every
-    step)."""
+    (:func:`wall_facets`)."""
 
     network: dict | None
     wall_load: dict | None
     contact_stats: dict | None
     sphere_contacts: dict | None = None
-    wall_loads: tuple | None = None
 
 
 #: what a step whose writers need no contacts keeps
-NOTHING = Captured(None, None, None, None, None)
+NOTHING = Captured(None, None, None, None)
 
 
 def contact_network(contact, store, lists, dt: float, spheres: bool = True,
@@ -55,9 +52,9 @@ def wall_facets(contact, store, lists) -> np.ndarray:
 
 def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
     """What the due writers' ``needs`` (their ``needs`` attributes: ``network``, ``walls``,
-    ``wall_loads``, ``thermo``, ``sphere_contacts``, ``wall_patches``) ask of the contacts of ``contact``'s
+    ``thermo``, ``sphere_contacts``, ``wall_patches``) ask of the contacts of ``contact``'s
     last pass over ``lists``."""
-    if not needs:
+    if not needs:  # (``wall_loads``: a collecting writer's, ``pdyn.io.Writer.collect``)
         return NOTHING
     stats = (contact_stats(store, lists, contact.wall_table(store), contact.mesh)
              if "thermo" in needs else None)
@@ -74,5 +71,4 @@ def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
             wall_load["facet"] = wall_facets(contact, store, lists)
     rows = (contact_network(contact, store, lists, dt, lower=False)
             if "sphere_contacts" in needs else None)
-    loads = contact.wall_loads(store, lists, dt) if "wall_loads" in needs else None
-    return Captured(network, wall_load, stats, rows, loads)
+    return Captured(network, wall_load, stats, rows)

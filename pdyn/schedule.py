@@ -15,7 +15,8 @@ class Decisions(NamedTuple):
     """What step ``step`` does besides the work of every step: rebuild (migrate, ghost plan,
     broad phase, lists), pour (an insertion step), balance, reorder memory, rebuild the lists
     (``lists``: a rebuild, or every step with skin 0), the ``writers`` due at its end and
-    what they ``needs`` (``pdyn.io.OutputView``)."""
+    what they ``needs`` (``pdyn.io.OutputView``), with what the collecting writers need of
+    every step."""
 
     step: int
     rebuild: bool
@@ -39,6 +40,10 @@ class Schedule:
         self.lists, self.inserter, self.balancer = lists, inserter, balancer
         self.reorder_every, self.reordered_at = reorder_every, reordered_at
         self.writers, self.dt, self.wall_every = writers, dt, wall_every
+        #: the writers that collect something of every step (``Writer.collect``), and what
+        #: they need of each
+        self.collectors = [w for w in writers if w.collects]
+        self.collecting = frozenset().union(*[w.collects for w in self.collectors])
 
     def decide(self, step: int, drift2: float) -> Decisions:
         """The decisions of step ``step`` (the index after it), given the largest squared
@@ -52,5 +57,6 @@ class Schedule:
             self.reordered_at = step - 1
         writers = [w for w in self.writers if w.due(step)]
         needs = frozenset().union(*[w.needs for w in writers]) if writers else NO_NEEDS
+        needs = needs | self.collecting if self.collecting else needs
         return Decisions(step, rebuild, pour, rebuild and self.balancer.due(step), reorder,
                          rebuild or self.lists.every_step, writers, needs)

@@ -81,8 +81,8 @@ class Simulation(Observables):
             config or SimulationConfig(), comm if comm is not None else get_comm(), scene, restart)
         vars(self).update(p._asdict())  # each part an attribute of its name (Parts)
         self.step_index = p.first_step
-        (self.network, self.wall_load, self.contact_stats, self.sphere_contacts,
-         self.wall_loads) = NOTHING  # captured for output
+        (self.network, self.wall_load, self.contact_stats,
+         self.sphere_contacts) = NOTHING  # captured for output
         self.record_tangential = False  # True: every force pass records tangential forces
         self.rebuilds, self.wall_time, self.steps_run, self.load = 0, 0.0, 0, None
         self._stop = None  # the signals' flag while run() runs (pdyn.interrupt)
@@ -195,16 +195,19 @@ class Simulation(Observables):
         """Contact forces (plus gravity) on the integrated particles, from the lists (timed as
         contacts); with rotation also torques and the contact history, and each entry's
         tangential force when the due writers' ``needs`` ask for contact forces; then what
-        those writers need of the step's contacts (``pdyn.capture``, timed as output)."""
+        those writers need of the step's contacts (``pdyn.capture``) and what the collecting
+        writers keep of it (``Writer.collect``), timed as output."""
         pairs = bool(needs & CONTACT_FORCES - WALL_FORCES) or self.record_tangential
         with self.timers("contacts"):
             self.n_contacts, self.elastic_energy = self.contact.forces(
                 self.store, self.neighbours, self.gravity, self.dt,
                 record=pairs or bool(needs & WALL_FORCES), walls_only=not pairs)
         with self.timers("output"):
-            (self.network, self.wall_load, self.contact_stats, self.sphere_contacts,
-             self.wall_loads) = capture(self.contact, self.store, self.neighbours, self.dt,
-                                        needs)
+            (self.network, self.wall_load, self.contact_stats,
+             self.sphere_contacts) = capture(self.contact, self.store, self.neighbours,
+                                             self.dt, needs - self.schedule.collecting)
+            for w in self.schedule.collectors:
+                w.collect(self.contact, self.store, self.neighbours, self.dt, self.step_index + 1)
 
     def _spin(self) -> tuple:
         """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius`` and the rows
@@ -243,8 +246,7 @@ class Simulation(Observables):
             store=self.store, box=self.box, scene=self.scene.name, run_id=self.run_id,
             first_step=self.first_step, config=self.config, contact=self.contact_config,
             gravity=self.gravity, steps_total=self.steps, r_mean=self.r_mean,
-            network=self.network, wall_load=self.wall_load, wall_loads=self.wall_loads,
-            contacts=self.contact_stats,
+            network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
             sphere_contacts=self.sphere_contacts,
             exchange=self.exchange.state() if state else None,
             insertion=insertion_view(self.inserter) if state else None,

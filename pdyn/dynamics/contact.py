@@ -93,6 +93,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT, JIT_IEEE
+from ..fields.exact import emit_rows, limb_add
 from ..geometry import sphere_contact, within
 from ..mesh import contact_geometry
 from ..walls import WallSet, entry_contact, mesh_arrays, mesh_entry, wall_spin
@@ -709,16 +710,20 @@ def _contact_list(law, cohesion, dt, found, rows, split, partner, pos, vel, rad,
 
 
 @njit(**JIT)
-def _wall_loads(law, cohesion, dt, rows, start, split, partner, pos, vel, rad, mass, gid,
-                normal, walls, tangential, mesh, material, table, ids, load):
-    """Every touching wall entry of the rows in list order (:func:`_walk`'s, and
-    :func:`_found`'s contact) as (sphere gid, wall gid) in ``ids`` and its load in ``load``:
-    the force on the wall F = −(normal + tangential force on the sphere) (N) and its moment
-    (c − p) × F about the wall's point p (N·m; c the contact point on its surface). Rows past
-    the buffers' length are counted, not written; returns how many there are."""
+def _wall_sums(law, cohesion, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
+               walls, tangential, mesh, material, table, column, limbs, used, held, keys,
+               values, n):
+    """Every touching wall entry of the rows (:func:`_walk`'s test, :func:`_found`'s contact)
+    added exactly into the long accumulators of its wall (``column[−1 − wall id]``): at
+    6 column + c, c = 0..2 the force on the wall F = −(normal + tangential force on the
+    sphere) (N), c = 3..5 its moment (c − p) × F about the wall's point p (N·m; c the contact
+    point on its surface) (``pdyn.fields.exact.limb_add``; ``used`` marks the accumulators
+    added to), then kept as the step held ``held``'s rows from ``n`` of ``keys``, ``values``
+    (``pdyn.fields.exact.emit_rows``: returns the new row count)."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     ma = mb = 0
-    k = 0
+    load = np.empty(6)
+    bits = load.view(np.int64)
     for t in range(rows.shape[0]):
         i = rows[t]
         for u in range(split[t], start[t + 1]):
@@ -727,23 +732,24 @@ def _wall_loads(law, cohesion, dt, rows, start, split, partner, pos, vel, rad, m
                                      walls, j, -1 - gid[j], mesh_entry(mesh, slot, geo, u))
             if geometry[3] < 0.0:
                 continue
-            if k < ids.shape[0]:
-                c, xj, yj, zj = _wall_found(geometry, i, pos, vel, rad, mass)
-                if table is not None:
-                    ma, mb = np.int64(material[i]), np.int64(material[j])
-                f = _normal(law, cohesion, c, dt, table, ma, mb)[0]
-                tx = ty = tz = 0.0
-                if tangential.shape[0] > 0:
-                    tx, ty, tz = tangential[u, 0], tangential[u, 1], tangential[u, 2]
-                fx, fy, fz = -(-f * c.nx + tx), -(-f * c.ny + ty), -(-f * c.nz + tz)
-                ax, ay, az = xj - pos[j, 0], yj - pos[j, 1], zj - pos[j, 2]
-                ids[k, 0], ids[k, 1] = gid[i], gid[j]
-                load[k, 0], load[k, 1], load[k, 2] = fx, fy, fz
-                load[k, 3] = ay * fz - az * fy
-                load[k, 4] = az * fx - ax * fz
-                load[k, 5] = ax * fy - ay * fx
-            k += 1
-    return k
+            c, xj, yj, zj = _wall_found(geometry, i, pos, vel, rad, mass)
+            if table is not None:
+                ma, mb = np.int64(material[i]), np.int64(material[j])
+            f = _normal(law, cohesion, c, dt, table, ma, mb)[0]
+            tx = ty = tz = 0.0
+            if tangential.shape[0] > 0:
+                tx, ty, tz = tangential[u, 0], tangential[u, 1], tangential[u, 2]
+            fx, fy, fz = -(-f * c.nx + tx), -(-f * c.ny + ty), -(-f * c.nz + tz)
+            ax, ay, az = xj - pos[j, 0], yj - pos[j, 1], zj - pos[j, 2]
+            load[0], load[1], load[2] = fx, fy, fz
+            load[3] = ay * fz - az * fy
+            load[4] = az * fx - ax * fz
+            load[5] = ax * fy - ay * fx
+            g = 6 * column[-1 - gid[j]]
+            for q in range(6):
+                limb_add(limbs[g + q], bits[q])
+                used[g + q] = True
+    return emit_rows(held, limbs, used, keys, values, n)
 
 
 @njit(**JIT)
@@ -772,6 +778,7 @@ def _stats(found, rows, split, partner, pos, vel, rad, mass, gid, normal, walls,
 
 NO_BORDER = np.zeros(0, np.int64)
 NO_LINKS = np.zeros(0, np.int32)
+NO_FORCES = np.zeros((0, 3))  # no tangential forces recorded
 NO_WALLS = np.zeros((0, 1))  # a wall table for walks that read no wall
 
 
@@ -1089,8 +1096,6 @@ class ContactPass(Hanger):
         self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
         self._n_slots = 0  # the slots the last pass had
         self.n_spinning = -1  # rows in ``spinning`` (-1: no pass over this build yet)
-        # the wall-force series' buffers (:meth:`wall_loads`)
-        self._wall_ids, self._wall_load = np.empty((256, 2), np.int64), np.empty((256, 6))
 
     @property
     def rotating(self) -> bool:
@@ -1121,24 +1126,19 @@ class ContactPass(Hanger):
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 
-    def wall_loads(self, store, lists, dt: float) -> tuple[np.ndarray, np.ndarray]:
-        """This step's sphere–wall contacts with their loads, as the force pass of a step of
-        ``dt`` s computed them (with the tangential forces it recorded), for the wall-force
-        series: ``(ids (K, 2) int64 — sphere gid, wall gid —, load (K, 6) — the force on the
-        wall (N) and its moment about the wall's point (N·m)), views of buffers kept here
-        (valid until the next call)."""
+    def wall_sums(self, store, lists, dt: float, sums, column: np.ndarray, held: int) -> None:
+        """This step's sphere–wall contacts, as the force pass of a step of ``dt`` s computed
+        them (with the tangential forces it recorded), summed exactly per wall into ``sums``
+        (``pdyn.fields.exact.GroupSums`` of 6 groups a wall: the force on the wall (N) and its
+        moment about the wall's point (N·m); ``column[−1 − wall id]`` the wall's) as the step
+        held ``held``: the wall-force series' one compiled call a step."""
         t = self.recorded_tangential(lists, spheres=False)
-        args = (self.law.parameters, self.law.cohesion_model, float(dt), lists.rows,
-                lists.start, lists.split, lists.partner, store.pos, store.vel, store.radius,
-                store.mass, store.gid, store.normal, self.wall_table(store),
-                np.zeros((0, 3)) if t is None else t, self.mesh_state(store, lists),
-                store.material, self.law.table)
-        k = _wall_loads(*args, self._wall_ids, self._wall_load)
-        if k > self._wall_ids.shape[0]:
-            n = k + k // 2
-            self._wall_ids, self._wall_load = np.empty((n, 2), np.int64), np.empty((n, 6))
-            _wall_loads(*args, self._wall_ids, self._wall_load)
-        return self._wall_ids[:k], self._wall_load[:k]
+        sums.emit(held, _wall_sums(
+            self.law.parameters, self.law.cohesion_model, float(dt), lists.rows, lists.start,
+            lists.split, lists.partner, store.pos, store.vel, store.radius, store.mass,
+            store.gid, store.normal, self.wall_table(store), NO_FORCES if t is None else t,
+            self.mesh_state(store, lists), store.material, self.law.table, column, sums.limbs,
+            sums.used, held, sums.keys, sums.values, sums.n))
 
     @property
     def hangers(self) -> tuple:

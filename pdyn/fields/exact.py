@@ -155,3 +155,108 @@ def limbs_of(values):
     for q in range(bits.shape[0]):
         limb_add(limbs, bits[q])
     return limbs
+
+
+class GroupSums:
+    """Exact sums of ``groups`` values per step, kept as rows: each step's terms are added
+    into one long accumulator per group (:attr:`limbs`, :attr:`used`; a kernel may add into
+    them itself with :func:`limb_add`), then :meth:`emit` keeps the nonzero limbs as rows
+    (key, limb value), key = (step held · groups + group) · :data:`LIMBS` + limb, in arrays
+    that double when full. Rows of several ranks, in any order, give each sum's correctly
+    rounded total (:func:`group_totals`): the same bits on any rank count."""
+
+    def __init__(self, groups: int, capacity: int = 1024):
+        self.n = 0
+        self.keys = np.empty(capacity, np.int64)
+        self.values = np.empty(capacity, np.int64)
+        self.limbs = np.zeros((groups, LIMBS), np.int64)
+        self.used = np.zeros(groups, np.bool_)
+
+    def add(self, held: int, group: np.ndarray, values: np.ndarray) -> None:
+        """Add ``values`` (K,) to their ``group`` (K,) and keep the step held ``held``."""
+        _add_groups(group, np.ascontiguousarray(values, np.float64), self.limbs, self.used)
+        self.emit(held)
+
+    def emit(self, held: int, n: int | None = None) -> None:
+        """Keep the sums added since the last call as the step held ``held``'s rows (``n``: the
+        row count a kernel's own :func:`emit_rows` returned)."""
+        if n is None:
+            n = emit_rows(held, self.limbs, self.used, self.keys, self.values, self.n)
+        if n > len(self.keys):  # counted, not written: the limbs wait for the grown arrays
+            grown = max(2 * len(self.keys), n)
+            self.keys, self.values = np.resize(self.keys, grown), np.resize(self.values, grown)
+            n = emit_rows(held, self.limbs, self.used, self.keys, self.values, self.n)
+        self.n = n
+
+    def take(self) -> tuple[np.ndarray, np.ndarray]:
+        """(keys, limb values) of the rows held (copies), and empty the buffer."""
+        out = self.keys[:self.n].copy(), self.values[:self.n].copy()
+        self.n = 0
+        return out
+
+
+@njit(**JIT)
+def _add_groups(group, values, limbs, used):
+    """``values[k]`` into the long accumulator of ``group[k]``."""
+    bits = values.view(np.int64)
+    for k in range(group.shape[0]):
+        limb_add(limbs[group[k]], bits[k])
+        used[group[k]] = True
+
+
+@njit(**JIT)
+def emit_rows(held, limbs, used, keys, values, n):
+    """The nonzero limbs of every used accumulator as rows from ``n`` (:class:`GroupSums`),
+    each accumulator then cleared; returns the new row count. When they do not fit, only
+    counted: nothing is written or cleared."""
+    m = n
+    for g in range(used.shape[0]):
+        if used[g]:
+            for q in range(LIMBS):
+                if limbs[g, q] != 0:
+                    m += 1
+    if m > keys.shape[0]:
+        return m
+    for g in range(used.shape[0]):
+        if used[g]:
+            for q in range(LIMBS):
+                if limbs[g, q] != 0:
+                    keys[n] = (held * used.shape[0] + g) * LIMBS + q
+                    values[n] = limbs[g, q]
+                    limbs[g, q] = 0
+                    n += 1
+            used[g] = False
+    return n
+
+
+def group_totals(keys: np.ndarray, values: np.ndarray, sums: int) -> np.ndarray:
+    """The ``sums`` totals (steps held × groups, flat) of the rows (key, limb value) of
+    :class:`GroupSums` of any number of ranks, in any order: each sum's limbs added and
+    rounded once (:func:`limbs_rounded`)."""
+    out = np.zeros(sums)
+    _round_sums(keys, values, out, np.zeros(LIMBS, np.int64))
+    return out
+
+
+@njit(**JIT)
+def _round_sums(keys, values, out, limbs):
+    """out[s] = the correctly rounded sum whose limbs are the rows of key // LIMBS = s: the
+    rows counted into their sums, each sum's limbs added and rounded."""
+    first = np.zeros(out.shape[0] + 1, np.int64)
+    for k in range(keys.shape[0]):
+        first[keys[k] // LIMBS + 1] += 1
+    for s in range(out.shape[0]):
+        first[s + 1] += first[s]
+    order = np.empty(keys.shape[0], np.int64)
+    fill = first[:-1].copy()
+    for k in range(keys.shape[0]):
+        s = keys[k] // LIMBS
+        order[fill[s]] = k
+        fill[s] += 1
+    for s in range(out.shape[0]):
+        if first[s] == first[s + 1]:
+            continue
+        limbs[:] = 0
+        for q in range(first[s], first[s + 1]):
+            limbs[keys[order[q]] % LIMBS] += values[order[q]]
+        out[s] = limbs_rounded(limbs)

@@ -52,7 +52,6 @@ class OutputView(NamedTuple):
     r_mean: float
     network: dict | None = None
     wall_load: dict | None = None
-    wall_loads: tuple | None = None  # (ids, loads) of the wall contacts (need ``wall_loads``)
     exchange: dict | None = None
     insertion: dict | None = None
     servos: dict | None = None
@@ -66,7 +65,8 @@ class OutputView(NamedTuple):
     wall_meshes: dict | None = None
 
 
-#: the needs that ask for the contacts' forces (the force pass records tangential forces)
+#: the needs that ask for the contacts' forces (the force pass records tangential forces);
+#: ``wall_loads``: a collecting writer's (``Writer.collect``), every step
 CONTACT_FORCES = frozenset({"network", "walls", "wall_loads", "sphere_contacts"})
 #: of those, the ones of the wall contacts alone (the pass records the wall entries only)
 WALL_FORCES = frozenset({"walls", "wall_loads"})

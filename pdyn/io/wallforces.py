@@ -3,7 +3,7 @@
 One row per step: ``step``, ``time`` (s), then for each wall (in id order −1, −2, ...) the
 three components (N) of the total force the spheres exert on it — minus the sum of the
 forces the walls exert on the spheres in contact, normal and tangential (the numbers of the
-contact network, ``ContactPass.wall_loads``). Columns are named after the wall: ``x_lo``
+contact network, ``ContactPass.wall_sums``). Columns are named after the wall: ``x_lo``
 is the wall at the low end of x (inward normal +x), ``z_hi`` the top, others — tilted
 planes, every configured ``[[walls]]`` entry (a cylinder's force is the net force on it) —
 ``wall<k>`` with k = −id;
@@ -29,10 +29,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from numba import njit
 
-from .._jit import JIT
-from ..fields.exact import LIMBS, limb_add, limbs_rounded
+from ..fields.exact import GroupSums, group_totals
 from .hdf5 import OutputWriteError, agree, attempt, make_folder, write_bytes_atomic
 from .runid import claim_folder
 from .writer import Writer
@@ -64,123 +62,18 @@ def wall_names(normals: np.ndarray, n_box: int | None = None) -> list[str]:
     return names
 
 
-class LoadSums:
-    """A rank's wall loads since the last append as exact sums: per step held, wall and load
-    component (F, then its moment: 6), the sum over the step's contacts with that wall in a
-    long accumulator (``pdyn.fields.exact.limb_add``) whose nonzero limbs are kept as rows
-    (key, limb value), key = ((step held · W + wall column) · 6 + component) · LIMBS + limb,
-    in preallocated arrays that double when full. A step adds a few rows per loaded wall
-    whatever its contacts (the append rule bounds how many it holds), and rank 0 adds the
-    gathered limbs of each sum and rounds it once (:func:`load_totals`): the correctly
-    rounded sum, so the same bits on any rank count."""
-
-    def __init__(self, wall_ids: np.ndarray, capacity: int = 1024):
-        self.n = 0
-        self.keys = np.empty(capacity, np.int64)
-        self.values = np.empty(capacity, np.int64)
-        n_walls = len(wall_ids)
-        self._column = np.full(int(-np.min(wall_ids, initial=-1)), -1, np.int64)
-        self._column[-1 - np.asarray(wall_ids)] = np.arange(n_walls)  # wall id −1 − k: column
-        self._limbs = np.zeros((6 * n_walls, LIMBS), np.int64)
-        self._used = np.zeros(6 * n_walls, np.bool_)
-
-    def add(self, held: int, wall: np.ndarray, load: np.ndarray) -> None:
-        """The step held ``held``'s loads (K, 6, C-contiguous float64) on the walls of ids
-        ``wall`` (K,)."""
-        n = _accumulate(held, wall, load, self._column, self._limbs, self._used, self.keys,
-                        self.values, self.n)
-        if n > len(self.keys):  # rows past the end were counted, and the limbs kept
-            grown = max(2 * len(self.keys), n)
-            self.keys = np.resize(self.keys, grown)
-            self.values = np.resize(self.values, grown)
-            n = _accumulate(held, wall[:0], load[:0], self._column, self._limbs, self._used,
-                            self.keys, self.values, self.n)
-        self.n = n
-
-    def take(self) -> tuple[np.ndarray, np.ndarray]:
-        """(keys, limb values) of the rows held (copies), and empty the buffer."""
-        out = self.keys[:self.n].copy(), self.values[:self.n].copy()
-        self.n = 0
-        return out
-
-
-@njit(**JIT)
-def _accumulate(held, wall, load, column, limbs, used, keys, values, n):
-    """Add each load component (``load`` (K, 6) on the walls of ids ``wall``; ``column``: a
-    wall id −1 − k's column) into the long accumulator of its wall and component (``limbs``,
-    ``used``), then write the nonzero limbs of every used one as rows from ``n`` and clear it
-    (:class:`LoadSums`); returns the new row count. Rows past the arrays' length are counted,
-    not written, and the limbs are then kept for a call that writes them (with no loads)."""
-    bits = load.view(np.int64)
-    for k in range(wall.shape[0]):
-        for c in range(6):
-            g = 6 * column[-1 - wall[k]] + c
-            limb_add(limbs[g], bits[k, c])
-            used[g] = True
-    m = n
-    for g in range(used.shape[0]):
-        if used[g]:
-            for q in range(LIMBS):
-                if limbs[g, q] != 0:
-                    m += 1
-    if m > keys.shape[0]:
-        return m
-    for g in range(used.shape[0]):
-        if used[g]:
-            for q in range(LIMBS):
-                if limbs[g, q] != 0:
-                    keys[n] = (held * used.shape[0] + g) * LIMBS + q
-                    values[n] = limbs[g, q]
-                    limbs[g, q] = 0
-                    n += 1
-            used[g] = False
-    return n
-
-
-def load_totals(keys: np.ndarray, values: np.ndarray, shape: tuple) -> np.ndarray:
-    """The totals (``shape``: steps, walls, 6) of the rows (key, limb value) of
-    :class:`LoadSums` (of any number of ranks, in any order): each sum's limbs added and
-    rounded once (``pdyn.fields.exact.limbs_rounded``)."""
-    out = np.zeros(shape)
-    _round_sums(keys, values, out.reshape(-1), np.zeros(LIMBS, np.int64))
-    return out
-
-
-@njit(**JIT)
-def _round_sums(keys, values, out, limbs):
-    """out[s] = the correctly rounded sum whose limbs are the rows of key // LIMBS = s: the
-    rows counted into their sums, each sum's limbs added and rounded."""
-    first = np.zeros(out.shape[0] + 1, np.int64)
-    for k in range(keys.shape[0]):
-        first[keys[k] // LIMBS + 1] += 1
-    for s in range(out.shape[0]):
-        first[s + 1] += first[s]
-    order = np.empty(keys.shape[0], np.int64)
-    fill = first[:-1].copy()
-    for k in range(keys.shape[0]):
-        s = keys[k] // LIMBS
-        order[fill[s]] = k
-        fill[s] += 1
-    for s in range(out.shape[0]):
-        if first[s] == first[s + 1]:
-            continue
-        limbs[:] = 0
-        for q in range(first[s], first[s + 1]):
-            limbs[keys[order[q]] % LIMBS] += values[order[q]]
-        out[s] = limbs_rounded(limbs)
-
-
 class WallForceWriter(Writer):
-    """Sums every step's wall loads of this rank exactly (:class:`LoadSums`) and appends the
-    totals per wall to ``folder/wall_forces.csv`` (rank 0) at flush steps
-    (``flush_at(step)``), every ``FLUSH`` steps, once the ranks hold about ``BUFFER_ROWS``
-    rows each (the interval set at each append from the most rows a rank added in one step
-    since the previous one; from one step on, at most doubling) and at :meth:`finish`: the
-    memory it holds is bounded whatever the run's length."""
+    """Collects every step's wall loads of this rank, summed exactly per wall
+    (``ContactPass.wall_sums`` into a ``pdyn.fields.exact.GroupSums`` of 6 sums a wall: one
+    compiled call a step), and appends the totals per wall to ``folder/wall_forces.csv``
+    (rank 0) when due: at flush steps (``flush_at(step)``), every ``FLUSH`` steps, once the
+    ranks hold about ``BUFFER_ROWS`` rows each (the interval set at each append from the most
+    rows a rank added in one step since the previous one; from one step on, at most doubling)
+    and at :meth:`finish`: the memory it holds is bounded whatever the run's length."""
 
     name = "wall_forces"
-    needs = frozenset({"wall_loads"})  # the wall contacts' loads of every step
-    velocities = False  # (captured with the force pass)
+    collects = frozenset({"wall_loads"})  # every step: the pass records the wall contacts
+    velocities = False  # (what it writes was collected with the force pass)
 
     def __init__(self, folder: str | Path, flush_at=None):
         self.path = Path(folder) / FILE_NAME
@@ -190,28 +83,34 @@ class WallForceWriter(Writer):
         self._held = 0  # steps buffered
         self._most = 0  # the most rows of one step since the last append
         self._every = 1  # steps between appends (the size rule's; at most doubling)
-        self._sums = None  # LoadSums, once started
+        self._sums = None  # GroupSums, from the first collect
         self._started = False
         self.written: list[Path] = []  # the file, once started
 
     def due(self, step: int) -> bool:
-        return True
+        """Whether the end of ``step`` appends (or starts the file)."""
+        held = self._held + 1  # with the step's own row
+        return (not self._started or step % FLUSH == 0 or held >= self._every
+                or held == FLUSH or self.flush_at(step))
+
+    def collect(self, contact, store, lists, dt: float, step: int) -> None:
+        """Step ``step``'s wall loads, summed exactly per wall, held."""
+        if self._sums is None:
+            walls = store.walls[np.argsort(-store.gid[store.walls], kind="stable")]
+            self.walls = walls
+            self.wall_ids = store.gid[walls].copy()  # −1, −2, ...: descending
+            self._column = np.full(int(-np.min(self.wall_ids, initial=-1)), -1, np.int64)
+            self._column[-1 - self.wall_ids] = np.arange(len(walls))  # wall −1 − k: its column
+            self._sums = GroupSums(6 * len(walls))
+        before = self._sums.n
+        contact.wall_sums(store, lists, dt, self._sums, self._column, self._held)
+        self._most = max(self._most, self._sums.n - before)
+        self._steps[self._held] = step
+        self._times[self._held] = step * dt
+        self._held += 1
 
     def __call__(self, view) -> None:
-        if not self._started:
-            self._start(view)
-        if self._held == len(self._steps):  # at most FLUSH steps between appends
-            self.flush(view)
-        ids, load = view.wall_loads
-        before = self._sums.n
-        self._sums.add(self._held, ids[:, 1], load)
-        self._most = max(self._most, self._sums.n - before)
-        self._steps[self._held] = view.step
-        self._times[self._held] = view.time
-        self._held += 1
-        if (view.step % FLUSH == 0 or self._held >= self._every
-                or self.flush_at(view.step)):
-            self.flush(view)
+        self.flush(view)
 
     def finish(self, view) -> None:
         """Append what is buffered (end of a run)."""
@@ -219,12 +118,8 @@ class WallForceWriter(Writer):
 
     def _start(self, view) -> None:
         """Start the file: a header, and after a restart the rows up to its step."""
-        walls = view.store.walls
-        walls = walls[np.argsort(-view.store.gid[walls], kind="stable")]
-        self.wall_ids = view.store.gid[walls].copy()  # −1, −2, ...: descending
-        self._sums = LoadSums(self.wall_ids)
-        names = wall_names(view.store.normal[walls], view.n_box)
-        self.n_box = len(walls) if view.n_box is None else view.n_box
+        names = wall_names(view.store.normal[self.walls], view.n_box)
+        self.n_box = len(self.walls) if view.n_box is None else view.n_box
         header = (["step", "time"] + [f"{w}_f{a}" for w in names for a in "xyz"]
                   + [f"{w}_t{a}" for w in names[self.n_box:] for a in "xyz"])
         self._started = True
@@ -236,6 +131,8 @@ class WallForceWriter(Writer):
         append from the largest rank's rows per step (collective)."""
         if not self._held:
             return
+        if not self._started:
+            self._start(view)
         steps = self._steps[:self._held].copy()
         times = self._times[:self._held].copy()
         most = view.comm.allreduce_max(self._most)
@@ -245,9 +142,10 @@ class WallForceWriter(Writer):
         parts = view.comm.gather(self._sums.take(), root=0)
 
         def append():
-            totals = load_totals(np.concatenate([p[0] for p in parts]),
-                                 np.concatenate([p[1] for p in parts]),
-                                 (len(steps), len(self.wall_ids), 6))
+            totals = group_totals(np.concatenate([p[0] for p in parts]),
+                                  np.concatenate([p[1] for p in parts]),
+                                  len(steps) * len(self.wall_ids) * 6
+                                  ).reshape(len(steps), len(self.wall_ids), 6)
             totals = np.concatenate((totals[:, :, :3].reshape(len(steps), -1),  # forces, torques
                                      totals[:, self.n_box:, 3:].reshape(len(steps), -1)), axis=1)
             fmt = ",".join(["%d"] + ["%.17g"] * (1 + totals[0].size)) + "\n"  # exact

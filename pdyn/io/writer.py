@@ -11,16 +11,25 @@ class Writer:
     :meth:`due` says whether it writes at the end of a step; :meth:`__call__` writes;
     :meth:`finish` flushes what it buffers (the end of a run, a stop), nothing by default.
     ``velocities``: it reads the state at the step's end (so the step's closing half-kick is
-    done before it is called, not left to the next step's)."""
+    done before it is called, not left to the next step's). A writer that keeps something of
+    every step, due or not, names what it needs of each in ``collects`` and the driver calls
+    :meth:`collect` right after each force pass (velocities as the pass saw them)."""
 
     name = "writer"
     needs = frozenset()
     velocities = True
+    collects = frozenset()
 
     def due(self, step: int) -> bool:
         raise NotImplementedError
 
     def __call__(self, view):
+        raise NotImplementedError
+
+    def collect(self, contact, store, lists, dt: float, step: int) -> None:
+        """Keep what it needs of step ``step``'s force pass of ``contact``
+        (``pdyn.dynamics.contact.ContactPass``) over ``lists`` of this rank's ``store``, time
+        step ``dt`` (s) (only with ``collects``)."""
         raise NotImplementedError
 
     def finish(self, view) -> None:

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from pdyn.config import OutputConfig
+from pdyn.fields.exact import GroupSums
 from pdyn.simulation import Simulation
 
 from .scenes import drum_with_piston
@@ -21,21 +22,33 @@ class _ListWriter:
     the bounded writer (exact partial sums per rank) must write."""
 
     def __new__(cls, folder, flush_at):
+        from pdyn.capture import contact_network
         from pdyn.io import wallforces as wf
 
         class ListWriter(wf.WallForceWriter):
-            def __call__(self, view):
-                if not self._started:
-                    self._start(view)
+            collects = frozenset({"wall_loads"})
+
+            def due(self, step):
+                return step % wf.FLUSH == 0 or self.flush_at(step)
+
+            def collect(self, contact, store, lists, dt, step):
+                if not hasattr(self, "_list"):
                     self._list = []
-                ids, load = view.wall_loads
-                self._list.append((view.step, view.time, ids[:, 1].copy(), load.copy()))
-                if view.step % wf.FLUSH == 0 or self.flush_at(view.step):
-                    self.flush(view)
+                    super().collect(contact, store, lists, dt, step)  # the wall order
+                net = contact_network(contact, store, lists, dt, spheres=False)
+                force = -(net["normal_force"] + net["tangential_force"])
+                point = store.pos[self.walls[-1 - net["id"][:, 1]]]
+                load = np.concatenate((force, np.cross(net["ends"][1::2] - point, force)), 1)
+                self._list.append((step, step * dt, net["id"][:, 1], load))
+
+            def __call__(self, view):
+                self.flush(view)
 
             def flush(self, view):
                 if not getattr(self, "_list", None):
                     return
+                if not self._started:
+                    self._start(view)
                 mine, self._list = self._list, []
                 parts = view.comm.gather(mine, root=0)
                 if view.comm.rank == 0:
@@ -70,9 +83,8 @@ def test_wall_forces_bounded_and_the_same_bytes(comm, shared_dir, monkeypatch):
         folder=str(shared_dir / "new"), snapshot_every=50, wall_forces=True)), comm=comm)
     writer = next(w for w in sim.writers if type(w) is WallForceWriter)
     held = []
-    add = wallforces.LoadSums.add
-    monkeypatch.setattr(wallforces.LoadSums, "add", lambda self, *a: (
-        add(self, *a), held.append(self.n)))
+    emit = GroupSums.emit
+    monkeypatch.setattr(GroupSums, "emit", lambda self, *a: (emit(self, *a), held.append(self.n)))
     sim.run(120)
     assert 1 < writer._every < 50  # appends by size, every few steps
     assert max(held[60:]) <= 4 * wallforces.BUFFER_ROWS  # once the spheres reach the walls
