@@ -7,10 +7,14 @@ the free surface is the top of the highest sphere (z + r) in rings around the he
 the rings whose surface lies between 20 % and 80 % of the peak height, and the angle of repose
 is atan(−slope). A flat layer (frictionless spheres spread out) reads a few degrees.
 ``--rolling`` adds rolling resistance μ_r (``[contact] rolling_friction``) to every μ.
+``--bond`` pours each (μ, μ_r) also with cohesion at each granular Bond number
+Bo = F_c / (m g): DMT adhesion (``[contact] cohesion = "dmt"``), whose pull-off force is
+F_c = 2π w R*, for two spheres of the scene's mean radius r̄ (R* = r̄/2, m = ρ 4/3 π r̄³),
+so w = Bo m g / (π r̄) (:func:`work_of_adhesion`).
 μ > 0 needs a pdyn with friction (``[contact] friction``); without it only μ = 0 runs.
 
-    python benchmarks/repose.py [--friction 0 0.2 0.5] [--rolling 0 0.1] [--scale 1]
-                                [--steps 25000] [--json out.json]
+    python benchmarks/repose.py [--friction 0 0.2 0.5] [--rolling 0 0.1] [--bond 0 1 4]
+                                [--scale 1] [--steps 25000] [--json out.json]
 """
 
 from __future__ import annotations
@@ -47,13 +51,25 @@ def repose_angle(pos: np.ndarray, radius: np.ndarray) -> tuple[float, float]:
     return float(np.degrees(np.arctan(max(-slope, 0.0)))), peak
 
 
-def pour(mu: float, mu_r: float, scale: float, steps: int, seed: int) -> dict:
+def work_of_adhesion(bond: float, scene) -> float:
+    """The DMT work of adhesion w (J/m²) giving granular Bond number ``bond`` = 2π w R*/(m g)
+    to two spheres of the ``heap`` scene's mean radius r̄ (R* = r̄/2, m = ρ 4/3 π r̄³)."""
+    ins = scene.insertion
+    r = 0.5 * (ins["radius_min"] + ins["radius_max"])
+    weight = ins["density"] * 4.0 / 3.0 * np.pi * r**3 * float(np.linalg.norm(scene.gravity))
+    return bond * weight / (np.pi * r)
+
+
+def pour(mu: float, mu_r: float, scale: float, steps: int, seed: int, bond: float = 0.0) -> dict:
     scene = make_scene("heap", scale=scale, seed=seed)
     contact = dict(scene.contact)
     if mu:
         contact["friction"] = mu
     if mu_r:
         contact["rolling_friction"] = mu_r
+    if bond:
+        contact["cohesion"] = "dmt"
+        contact["work_of_adhesion"] = work_of_adhesion(bond, scene)
     cfg = SimulationConfig(scene="heap", scale=scale, seed=seed, steps=steps, progress=False,
                            contact=ContactConfig(**contact))
     t0 = time.perf_counter()
@@ -61,7 +77,7 @@ def pour(mu: float, mu_r: float, scale: float, steps: int, seed: int) -> dict:
     sim.run()
     h = sim.store.owned
     angle, peak = repose_angle(sim.store.pos[h], sim.store.radius[h])
-    return {"mu": mu, "mu_r": mu_r, "spheres": int(h.size), "angle_deg": round(angle, 1),
+    return {"mu": mu, "mu_r": mu_r, "Bo": bond, "spheres": int(h.size), "angle_deg": round(angle, 1),
             "peak_m": round(peak, 3), "kinetic_J": sim.kinetic_energy(),
             "seconds": round(time.perf_counter() - t0, 1)}
 
@@ -71,6 +87,8 @@ def main(argv=None):
     ap.add_argument("--friction", type=float, nargs="+", default=[0.0])
     ap.add_argument("--rolling", type=float, nargs="+", default=[0.0],
                     help="rolling friction coefficients (each with every --friction)")
+    ap.add_argument("--bond", type=float, nargs="+", default=[0.0],
+                    help="granular Bond numbers F_c/(m g), DMT cohesion (each with every μ, μ_r)")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--steps", type=int, default=None, help="default: the scene's")
     ap.add_argument("--seed", type=int, default=0)
@@ -80,8 +98,8 @@ def main(argv=None):
     if (any(args.friction) or any(args.rolling)) and not has_friction:
         ap.error("this pdyn has no friction ([contact] friction): only --friction 0 runs")
     steps = args.steps or make_scene("heap", scale=args.scale).steps
-    rows = [pour(mu, mu_r, args.scale, steps, args.seed)
-            for mu_r in args.rolling for mu in args.friction]
+    rows = [pour(mu, mu_r, args.scale, steps, args.seed, bo)
+            for bo in args.bond for mu_r in args.rolling for mu in args.friction]
     print(format_table(rows, list(rows[0])))
     write_json(args.json, {"benchmark": "repose", "scale": args.scale, "rows": rows})
 
