@@ -14,7 +14,8 @@ so w = Bo m g / (π r̄) (:func:`work_of_adhesion`).
 μ > 0 needs a pdyn with friction (``[contact] friction``); without it only μ = 0 runs.
 
     python benchmarks/repose.py [--friction 0 0.2 0.5] [--rolling 0 0.1] [--bond 0 1 4]
-                                [--scale 1] [--steps 25000] [--json out.json]
+                                [--scale 1] [--steps 25000] [--seed 0 1 2]
+                                [--json out.json] [--doc docs/validation.md]
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ import dataclasses
 import time
 
 import numpy as np
-from _common import write_json
+from _common import STARTED, command_line, write_doc_block, write_json
 
 from pdyn import Simulation, SimulationConfig
 from pdyn.bench import format_table
@@ -77,7 +78,7 @@ def pour(mu: float, mu_r: float, scale: float, steps: int, seed: int, bond: floa
     sim.run()
     h = sim.store.owned
     angle, peak = repose_angle(sim.store.pos[h], sim.store.radius[h])
-    return {"mu": mu, "mu_r": mu_r, "Bo": bond, "spheres": int(h.size), "angle_deg": round(angle, 1),
+    return {"mu": mu, "mu_r": mu_r, "Bo": bond, "seed": seed, "spheres": int(h.size), "angle_deg": round(angle, 1),
             "peak_m": round(peak, 3), "kinetic_J": sim.kinetic_energy(),
             "seconds": round(time.perf_counter() - t0, 1)}
 
@@ -91,17 +92,41 @@ def main(argv=None):
                     help="granular Bond numbers F_c/(m g), DMT cohesion (each with every μ, μ_r)")
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--steps", type=int, default=None, help="default: the scene's")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, nargs="+", default=[0], help="each pour with every seed")
     ap.add_argument("--json", default=None)
+    ap.add_argument("--doc", default=None,
+                    help="write the table of angle against Bo into this markdown file's block "
+                         "<!-- repose_bond: begin/end -->")
     args = ap.parse_args(argv)
     has_friction = "friction" in {f.name for f in dataclasses.fields(ContactConfig)}
     if (any(args.friction) or any(args.rolling)) and not has_friction:
         ap.error("this pdyn has no friction ([contact] friction): only --friction 0 runs")
     steps = args.steps or make_scene("heap", scale=args.scale).steps
-    rows = [pour(mu, mu_r, args.scale, steps, args.seed, bo)
-            for bo in args.bond for mu_r in args.rolling for mu in args.friction]
+    rows = [pour(mu, mu_r, args.scale, steps, seed, bo) for bo in args.bond
+            for mu_r in args.rolling for mu in args.friction for seed in args.seed]
     print(format_table(rows, list(rows[0])))
     write_json(args.json, {"benchmark": "repose", "scale": args.scale, "rows": rows})
+    if args.doc:
+        write_doc_block(args.doc, "repose_bond", f"```\n{command_line()}\n```\n\n"
+                        f"Run {STARTED:%Y-%m-%d}; degrees, seeds {' / '.join(map(str, args.seed))}"
+                        f" ({rows[0]['spheres']} spheres).\n\n{bond_table(rows)}")
+
+
+def bond_table(rows: list[dict]) -> str:
+    """Markdown: the angle (degrees) against Bo (rows) and μ_r (columns), one table per μ,
+    each cell the seeds' angles joined by " / "."""
+    out = []
+    for mu in sorted({r["mu"] for r in rows}):
+        sub = [r for r in rows if r["mu"] == mu]
+        rolls = sorted({r["mu_r"] for r in sub})
+        out += [f"| Bo \\ μ_r (μ = {mu:g}) | " + " | ".join(f"{m:g}" for m in rolls) + " |",
+                "|---" * (len(rolls) + 1) + "|"]
+        for bo in sorted({r["Bo"] for r in sub}):
+            cells = [" / ".join(f"{r['angle_deg']:.1f}" for r in sub
+                                if r["Bo"] == bo and r["mu_r"] == m) for m in rolls]
+            out.append(f"| {bo:g} | " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out).rstrip()
 
 
 if __name__ == "__main__":
