@@ -114,7 +114,15 @@ def main(argv=None):
 
 def bond_table(rows: list[dict]) -> str:
     """Markdown: the angle (degrees) against Bo (rows) and μ_r (columns), one table per μ,
-    each cell the seeds' angles joined by " / "."""
+    each cell the seeds' angles joined by " / "; an angle whose pour was blocked (the heap
+    reached the insertion region, fewer spheres than the most poured) is followed by the
+    number of spheres poured in brackets."""
+    total = max(r["spheres"] for r in rows)
+
+    def cell(r):
+        blocked = f" ({r['spheres']})" if r["spheres"] < total else ""
+        return f"{r['angle_deg']:.1f}{blocked}"
+
     out = []
     for mu in sorted({r["mu"] for r in rows}):
         sub = [r for r in rows if r["mu"] == mu]
@@ -122,7 +130,7 @@ def bond_table(rows: list[dict]) -> str:
         out += [f"| Bo \\ μ_r (μ = {mu:g}) | " + " | ".join(f"{m:g}" for m in rolls) + " |",
                 "|---" * (len(rolls) + 1) + "|"]
         for bo in sorted({r["Bo"] for r in sub}):
-            cells = [" / ".join(f"{r['angle_deg']:.1f}" for r in sub
+            cells = [" / ".join(cell(r) for r in sub
                                 if r["Bo"] == bo and r["mu_r"] == m) for m in rolls]
             out.append(f"| {bo:g} | " + " | ".join(cells) + " |")
         out.append("")
