@@ -1,4 +1,4 @@
-"""The angle of repose of the ``heap`` scene against the friction coefficient μ.
+"""The angle of repose of the ``heap`` scene against friction μ, μ_r and cohesion (Bond number).
 
 Pours the ``heap`` scene (spheres poured onto a floor, ``pdyn.scenarios.heap``) with
 ``contact.friction = μ`` for each μ asked, lets it settle and measures the slope of the cone:
@@ -10,7 +10,10 @@ is atan(−slope). A flat layer (frictionless spheres spread out) reads a few de
 ``--bond`` pours each (μ, μ_r) also with cohesion at each granular Bond number
 Bo = F_c / (m g): DMT adhesion (``[contact] cohesion = "dmt"``), whose pull-off force is
 F_c = 2π w R*, for two spheres of the scene's mean radius r̄ (R* = r̄/2, m = ρ 4/3 π r̄³),
-so w = Bo m g / (π r̄) (:func:`work_of_adhesion`).
+so w = Bo m g / (π r̄) (:func:`work_of_adhesion`; Bo = 0: no cohesion). ``--seed`` repeats
+every pour with each seed; ``--doc`` writes the angle against Bo and μ_r, one column a μ_r,
+the seeds' angles side by side, with the command and date, into the markdown file's block
+``<!-- repose_bond: begin/end -->`` (docs/validation.md).
 μ > 0 needs a pdyn with friction (``[contact] friction``); without it only μ = 0 runs.
 
     python benchmarks/repose.py [--friction 0 0.2 0.5] [--rolling 0 0.1] [--bond 0 1 4]
