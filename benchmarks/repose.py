@@ -81,7 +81,8 @@ def pour(mu: float, mu_r: float, scale: float, steps: int, seed: int, bond: floa
     sim.run()
     h = sim.store.owned
     angle, peak = repose_angle(sim.store.pos[h], sim.store.radius[h])
-    return {"mu": mu, "mu_r": mu_r, "Bo": bond, "seed": seed, "spheres": int(h.size), "angle_deg": round(angle, 1),
+    return {"mu": mu, "mu_r": mu_r, "Bo": bond, "seed": seed, "spheres": int(h.size),
+            "angle_deg": round(angle, 1),
             "peak_m": round(peak, 3), "kinetic_J": sim.kinetic_energy(),
             "seconds": round(time.perf_counter() - t0, 1)}
 
