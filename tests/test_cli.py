@@ -42,7 +42,7 @@ def test_second_run_needs_overwrite(tmp_path, cli):
     assert cli(args + ["--overwrite"])[0] == 0
 
 
-@pytest.mark.parametrize("name", ["drop.toml", "heap.toml"])
+@pytest.mark.parametrize("name", ["drop.toml", "heap.toml", "cohesive_heap.toml"])
 def test_example_config_runs(tmp_path, cli, name):
     cfg = ROOT / "examples" / name
     code, out, err = cli(["run", str(cfg), "--steps", "10", "--no-progress",
