@@ -43,7 +43,7 @@ class Schedule:
         #: the writers that collect something of every step (``Writer.collect``), and what
         #: they need of each
         self.collectors = [w for w in writers if w.collects]
-        self.collecting = frozenset().union(*[w.collects for w in self.collectors])
+        self.collecting = frozenset().union(*[w.collects for w in self.collectors]) or NO_NEEDS
 
     def decide(self, step: int, drift2: float) -> Decisions:
         """The decisions of step ``step`` (the index after it), given the largest squared
@@ -56,7 +56,7 @@ class Schedule:
         if reorder:
             self.reordered_at = step - 1
         writers = [w for w in self.writers if w.due(step)]
-        needs = frozenset().union(*[w.needs for w in writers]) if writers else NO_NEEDS
-        needs = needs | self.collecting if self.collecting else needs
+        needs = (frozenset().union(self.collecting, *[w.needs for w in writers]) if writers
+                 else self.collecting)
         return Decisions(step, rebuild, pour, rebuild and self.balancer.due(step), reorder,
                          rebuild or self.lists.every_step, writers, needs)

@@ -46,6 +46,9 @@ from .schedule import NO_NEEDS, Decisions
 
 NO_ROWS = np.zeros(0, np.int64)
 
+#: the needs that make the force pass record every pair's tangential force
+PAIR_FORCES = CONTACT_FORCES - WALL_FORCES
+
 
 class Reduction(NamedTuple):
     """The step's one ``allreduce_max``: the largest squared move of the step (m², the
@@ -197,15 +200,16 @@ class Simulation(Observables):
         tangential force when the due writers' ``needs`` ask for contact forces; then what
         those writers need of the step's contacts (``pdyn.capture``) and what the collecting
         writers keep of it (``Writer.collect``), timed as output."""
-        pairs = bool(needs & CONTACT_FORCES - WALL_FORCES) or self.record_tangential
+        pairs = bool(needs & PAIR_FORCES) or self.record_tangential
         with self.timers("contacts"):
             self.n_contacts, self.elastic_energy = self.contact.forces(
                 self.store, self.neighbours, self.gravity, self.dt,
                 record=pairs or bool(needs & WALL_FORCES), walls_only=not pairs)
         with self.timers("output"):
-            (self.network, self.wall_load, self.contact_stats,
-             self.sphere_contacts) = capture(self.contact, self.store, self.neighbours,
-                                             self.dt, needs - self.schedule.collecting)
+            collecting = self.schedule.collecting
+            (self.network, self.wall_load, self.contact_stats, self.sphere_contacts) = capture(
+                self.contact, self.store, self.neighbours, self.dt,
+                NO_NEEDS if needs is collecting else needs - collecting)
             for w in self.schedule.collectors:
                 w.collect(self.contact, self.store, self.neighbours, self.dt, self.step_index + 1)
 

@@ -100,21 +100,26 @@ def limbs_rounded(limbs):
         if special >= (1 << 40) or (special & 0xFFFFF and special >> 20):
             return np.nan
         return np.inf if special & 0xFFFFF else -np.inf
+    lo = 0
+    while lo < SPECIALS and limbs[lo] == 0:
+        lo += 1
+    if lo == SPECIALS:
+        return 0.0
     sign = 1.0
-    for _ in range(2):  # carries, and once more after a negation
-        for k in range(SPECIALS - 1):
+    for _ in range(2):  # carries from the lowest nonzero limb, and again after a negation
+        for k in range(lo, SPECIALS - 1):
             c = limbs[k] >> LIMB_BITS
             limbs[k] -= c << LIMB_BITS
             limbs[k + 1] += c
         if limbs[SPECIALS - 1] >= 0:
             break
         sign = -1.0
-        for k in range(SPECIALS):
+        for k in range(lo, SPECIALS):
             limbs[k] = -limbs[k]
     top = SPECIALS - 1
-    while top >= 0 and limbs[top] == 0:
+    while top >= lo and limbs[top] == 0:
         top -= 1
-    if top < 0:
+    if top < lo:
         return 0.0
     high = 0  # the highest set bit, from 2⁻¹⁰⁷⁴
     while limbs[top] >> (high + 1):
@@ -123,13 +128,13 @@ def limbs_rounded(limbs):
     if high < 53:  # an integer below 2⁵³ times 2⁻¹⁰⁷⁴: exact (a subnormal or the smallest)
         return sign * math.ldexp(float(_bits(limbs, 0, high + 1)), -1074)
     mant = _bits(limbs, high - 52, 53)
-    half = _bits(limbs, high - 53, 1)
-    rest = False
-    for k in range(SPECIALS - 1):  # any bit below the half
-        if LIMB_BITS * (k + 1) <= high - 53:
-            rest = rest or limbs[k] != 0
-        elif LIMB_BITS * k < high - 53:
-            rest = rest or (limbs[k] & ((1 << (high - 53 - LIMB_BITS * k)) - 1)) != 0
+    cut = high - 53  # the half's bit; any set bit below it breaks a tie
+    half = (limbs[cut >> 5] >> (cut & 31)) & 1
+    rest = (limbs[cut >> 5] & ((1 << (cut & 31)) - 1)) != 0
+    k = lo
+    while not rest and k < cut >> 5:
+        rest = limbs[k] != 0
+        k += 1
     if half and (rest or mant & 1):
         mant += 1
     return sign * math.ldexp(float(mant), high - 52 - 1074)
@@ -138,11 +143,14 @@ def limbs_rounded(limbs):
 @njit(inline="always", **JIT)
 def _bits(limbs, low, n):
     """The ``n`` ≤ 53 bits of the normalised ``limbs`` from bit ``low`` up, as an integer."""
-    out = 0
-    for q in range(n):
-        k, b = (low + q) >> 5, (low + q) & 31
-        out |= ((limbs[k] >> b) & 1) << q
-    return out
+    k, b = low >> 5, low & 31
+    out = limbs[k] >> b
+    got = LIMB_BITS - b
+    while got < n:
+        k += 1
+        out |= limbs[k] << got
+        got += LIMB_BITS
+    return out & ((1 << n) - 1)
 
 
 @njit(**JIT)
