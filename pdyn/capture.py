@@ -54,7 +54,7 @@ def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
     """What the due writers' ``needs`` (their ``needs`` attributes: ``network``, ``walls``,
     ``thermo``, ``sphere_contacts``, ``wall_patches``) ask of the contacts of ``contact``'s
     last pass over ``lists``."""
-    if not needs:  # (``wall_loads``: a collecting writer's, ``pdyn.io.Writer.collect``)
+    if not needs:
         return NOTHING
     stats = (contact_stats(store, lists, contact.wall_table(store), contact.mesh)
              if "thermo" in needs else None)

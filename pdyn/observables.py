@@ -56,7 +56,7 @@ class Observables:
 
     def wall_contacts(self) -> dict:
         """This rank's sphere–wall contacts with their forces now (the wall-force series
-        uses the ones captured in the step, ``sim.wall_load``)."""
+        sums those of each force pass, ``pdyn.io.wallforces``)."""
         return contact_network(self.contact, self.store, self.neighbours, self.dt,
                                spheres=False)
 

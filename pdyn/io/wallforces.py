@@ -2,8 +2,8 @@
 
 One row per step: ``step``, ``time`` (s), then for each wall (in id order −1, −2, ...) the
 three components (N) of the total force the spheres exert on it — minus the sum of the
-forces the walls exert on the spheres in contact, normal and tangential (the numbers of the
-contact network, ``ContactPass.wall_sums``). Columns are named after the wall: ``x_lo``
+forces the walls exert on the spheres in contact, normal and tangential (the contact
+network's numbers, summed per wall by ``ContactPass.wall_sums``). Columns are named after the wall: ``x_lo``
 is the wall at the low end of x (inward normal +x), ``z_hi`` the top, others — tilted
 planes, every configured ``[[walls]]`` entry (a cylinder's force is the net force on it) —
 ``wall<k>`` with k = −id;
@@ -90,8 +90,8 @@ class WallForceWriter(Writer):
     def due(self, step: int) -> bool:
         """Whether the end of ``step`` appends (or starts the file)."""
         held = self._held + 1  # with the step's own row
-        return (not self._started or step % FLUSH == 0 or held >= self._every
-                or held == FLUSH or self.flush_at(step))
+        return (not self._started or step % FLUSH == 0 or held >= self._every  # (≤ FLUSH)
+                or self.flush_at(step))
 
     def collect(self, contact, store, lists, dt: float, step: int) -> None:
         """Step ``step``'s wall loads, summed exactly per wall, held."""
