@@ -8,9 +8,13 @@ swapped every chunk, so both meet the shared machine's slow and fast spells alik
 time is the slowest rank's, as wall time and as the process's CPU time (which leaves out the
 spells the process waits for a core: the steadier figure on a loaded machine). The figures
 are the medians over chunk pairs of A's time over B's; both runs must stay bit for bit equal (the series reads the step, it never changes it), which
-the script checks at the end. Runs under ``mpiexec -n N`` too.
+the script checks at the end. ``--writers S C T`` gives both runs the other writers too:
+snapshots every S steps, checkpoints every C, thermo every T (issue 44's run: 5000 10000 100);
+the steps a writer runs land in the same chunk of A and B, and "whole run" is A's summed chunk
+times over B's, which carries what those steps cost. Runs under ``mpiexec -n N`` too.
 
     mpiexec -n 2 python benchmarks/wall_forces_cost.py --write-doc
+    mpiexec -n 2 python benchmarks/wall_forces_cost.py --writers 5000 10000 100 --steps 20000
 """
 
 from __future__ import annotations
@@ -62,14 +66,21 @@ def main(argv=None) -> None:
     p.add_argument("--checkpoint", help="start from this checkpoint instead of settling")
     p.add_argument("--steps", type=int, default=3000)
     p.add_argument("--chunk", type=int, default=100)
+    p.add_argument("--writers", type=int, nargs=3, metavar=("SNAPSHOT", "CHECKPOINT", "THERMO"),
+                   default=(0, 0, 0), help="both runs also write snapshots, checkpoints and "
+                   "thermo every this many steps (0: not)")
     p.add_argument("--write-doc", action="store_true", help=f"put the table into {DOC.name}")
+    p.add_argument("--block", default="wall-forces-cost",
+                   help=f"the block of {DOC.name} --write-doc replaces")
     args = p.parse_args(argv)
     comm = get_comm()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(comm.bcast(tmp if comm.rank == 0 else None))
         path = Path(args.checkpoint) if args.checkpoint else settled(args, comm, folder)
+        snap, ckpt, thermo = args.writers
         sims = {k: from_checkpoint(path, comm=comm, progress=False, output=OutputConfig(
-            folder=str(folder / k), wall_forces=k == "A", overwrite=True)) for k in "AB"}
+            folder=str(folder / k), wall_forces=k == "A", overwrite=True, snapshot_every=snap,
+            checkpoint_every=ckpt, thermo_every=thermo)) for k in "AB"}
         for sim in sims.values():
             sim.run(args.chunk)  # warm: caches loaded, lists built
         chunks = {(k, c): [] for k in sims for c in ("wall", "cpu")}
@@ -98,19 +109,23 @@ def main(argv=None) -> None:
         us = {k: 1e6 * statistics.median(chunks[k, c]) / args.chunk for k in "AB"}
         ratios = [a / b for a, b in zip(chunks["A", c], chunks["B", c])]
         cells.append(f"{us['A']:.0f} | {us['B']:.0f} | {statistics.median(ratios):.3f} "
-                     f"({min(ratios):.2f}–{max(ratios):.2f})")
+                     f"({min(ratios):.2f}–{max(ratios):.2f}) | "
+                     f"{sum(chunks['A', c]) / sum(chunks['B', c]):.3f}")
+    others = ("none" if not any(args.writers) else
+              "snapshots/checkpoints/thermo every {}/{}/{}".format(*args.writers))
     row = (f"| {datetime.date.today()} | {args.scene} ({n} spheres), {comm.size} rank(s), "
-           f"{done} steps in chunks of {args.chunk} | {os.getloadavg()[0]:.1f} | "
+           f"{done} steps in chunks of {args.chunk} | {others} | {os.getloadavg()[0]:.1f} | "
            + " | ".join(cells) + " |")
     print(row)
     if not same:
         sys.exit("the runs with and without the wall-force series differ")
     if args.write_doc:
-        head = ("| date | scene, ranks, steps | load average | A wall µs/step | B wall µs/step "
-                "| A/B wall (range) | A CPU µs/step | B CPU µs/step | A/B CPU (range) |\n"
-                "|---|---|---|---|---|---|---|---|---|")
+        head = ("| date | scene, ranks, steps | other writers (both) | load average "
+                "| A wall µs/step | B wall µs/step | A/B wall: median (range) | whole run "
+                "| A CPU µs/step | B CPU µs/step | A/B CPU: median (range) | whole run |\n"
+                "|---|---|---|---|---|---|---|---|---|---|---|---|")
         cmd = " ".join(["python benchmarks/wall_forces_cost.py"] + (argv or sys.argv[1:]))
-        write_doc_block(DOC, "wall-forces-cost",
+        write_doc_block(DOC, args.block,
                         f"`{'mpiexec -n %d ' % comm.size if comm.size > 1 else ''}{cmd}`\n\n"
                         f"{head}\n{row}")
 

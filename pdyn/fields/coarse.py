@@ -20,8 +20,10 @@ a bed σ_zz is minus the weight above per unit area. Each field sums to its tota
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
-from .deposit import deposit, segment_points
+from .._jit import JIT
+from .deposit import deposit, deposit_segments, segment_pieces
 from .exact import fixed_scale
 
 #: the raw sums of a sample: volume, mass, momentum (3), m v ⊗ v (9), contact b ⊗ F (9)
@@ -32,29 +34,72 @@ FIELDS = {"volume_fraction": 1, "density": 1, "velocity": 3, "kinetic_stress": 9
           "contact_stress": 9, "stress": 9}
 
 
+@njit(**JIT)
+def _sphere_values(handles, pos, vel, radius, mass):
+    """:func:`sphere_values` in one pass (numpy's operations, term by term)."""
+    n = handles.shape[0]
+    points = np.empty((n, 3))
+    vals = np.empty((n, 14))
+    volume = 4.0 / 3.0 * np.pi
+    for q in range(n):
+        h = handles[q]
+        m = mass[h]
+        vals[q, 0] = volume * radius[h] ** 3.0
+        vals[q, 1] = m
+        for a in range(3):
+            points[q, a] = pos[h, a]
+            vals[q, 2 + a] = m * vel[h, a]
+            for b in range(3):
+                vals[q, 5 + 3 * a + b] = m * vel[h, a] * vel[h, b]
+    return points, vals
+
+
 def sphere_values(store, handles) -> tuple[np.ndarray, np.ndarray]:
     """(points (N, 3), values (N, 14)): the spheres ``handles``' volume, mass, momentum and
     m v ⊗ v at their centres."""
-    m = store.mass[handles]
-    v = store.vel[handles]
-    vals = np.empty((len(handles), 14))
-    vals[:, 0] = 4.0 / 3.0 * np.pi * store.radius[handles] ** 3
-    vals[:, 1] = m
-    vals[:, 2:5] = m[:, None] * v
-    vals[:, 5:14] = (m[:, None, None] * v[:, :, None] * v[:, None, :]).reshape(-1, 9)
-    return store.pos[handles], vals
+    return _sphere_values(np.asarray(handles, np.int64), store.pos, store.vel, store.radius,
+                          store.mass)
+
+
+@njit(**JIT)
+def _branch_moments(ends, normal_force, tangential_force, seg, share):
+    """Of each piece ``seg``/``share`` its share of its contact's b ⊗ F (b = ends[2k + 1] −
+    ends[2k], F the sum of the normal and tangential force): (Q, 9)."""
+    out = np.empty((seg.shape[0], 9))
+    for q in range(seg.shape[0]):
+        k = seg[q]
+        for a in range(3):
+            b = ends[2 * k + 1, a] - ends[2 * k, a]
+            for c in range(3):
+                f = normal_force[k, c] + tangential_force[k, c]
+                out[q, 3 * a + c] = b * f * share[q]
+    return out
 
 
 def contact_values(grid, kind: str, network: dict, width: float) -> tuple[np.ndarray,
                                                                           np.ndarray]:
-    """(points, values (Q, 9)): each contact's b ⊗ F spread along its branch
-    (:func:`~pdyn.fields.deposit.segment_points`; kernel ``width`` m)."""
-    ends = network["ends"]
-    force = network["normal_force"] + network["tangential_force"]
-    branch = ends[1::2] - ends[0::2]
-    moment = (branch[:, :, None] * force[:, None, :]).reshape(-1, 9)
-    points, seg, share = segment_points(grid, kind, ends, width)
-    return points, moment[seg] * share[:, None]
+    """What the contacts deposit, each contact's b ⊗ F spread along its branch: for bins
+    (points (Q, 3), values (Q, 9)) of the branch's pieces between cell faces
+    (:func:`~pdyn.fields.deposit.segment_pieces`); for a smooth kernel (segments (K, 2, 3),
+    values (K, 9)), integrated along each in :func:`~pdyn.fields.deposit.deposit_segments`.
+    ``width``: the kernel's (m; the representation does not depend on it)."""
+    ends = np.ascontiguousarray(network["ends"], float)
+    fn = np.ascontiguousarray(network["normal_force"], float)
+    ft = np.ascontiguousarray(network["tangential_force"], float)
+    if kind == "bins":
+        points, seg, share = segment_pieces(grid, ends)
+        return points, _branch_moments(ends, fn, ft, seg, share)
+    k = ends.shape[0] // 2
+    return ends.reshape(k, 2, 3), _branch_moments(ends, fn, ft, np.arange(k),
+                                                  np.ones(k))
+
+
+@njit(**JIT)
+def _largest(values, out):
+    """The largest magnitude of each column of ``values`` (N, C) into ``out`` (C,)."""
+    for q in range(values.shape[0]):
+        for c in range(values.shape[1]):
+            out[c] = max(out[c], abs(values[q, c]))
 
 
 def fixed_scales(comm, spheres: np.ndarray, contacts: np.ndarray) -> np.ndarray:
@@ -62,10 +107,8 @@ def fixed_scales(comm, spheres: np.ndarray, contacts: np.ndarray) -> np.ndarray:
     rank's largest value and count of the sphere and contact ``values`` (collective: a
     maximum and an integer sum, the same on any rank count)."""
     most = np.zeros(N_SUMS)
-    if len(spheres):
-        most[:14] = np.abs(spheres).max(axis=0)
-    if len(contacts):
-        most[14:] = np.abs(contacts).max(axis=0)
+    _largest(spheres, most[:14])
+    _largest(contacts, most[14:])
     most = comm.allreduce_max(most)
     count = comm.allreduce_sum(np.array([len(spheres), len(contacts)], np.int64))
     bound = 2.0 * most * np.where(np.arange(N_SUMS) < 14, count[0], count[1])
@@ -75,10 +118,14 @@ def fixed_scales(comm, spheres: np.ndarray, contacts: np.ndarray) -> np.ndarray:
 def local_sums(grid, kind: str, width: float, spheres: tuple, contacts: tuple,
                scale: np.ndarray) -> np.ndarray:
     """This rank's raw sums (N_SUMS, nx, ny, nz) as integers (times ``scale``) from its
-    (points, values) of ``spheres`` and ``contacts``."""
+    ``spheres`` (:func:`sphere_values`) and ``contacts`` (:func:`contact_values`)."""
     sums = np.zeros((N_SUMS,) + tuple(int(c) for c in grid.cells), np.int64)
     deposit(grid, kind, width, *spheres, scale[:14], sums[:14])
-    deposit(grid, kind, width, *contacts, scale[14:], sums[14:])
+    if kind == "bins":
+        deposit(grid, kind, width, *contacts, scale[14:], sums[14:])
+    else:
+        ends, values = contacts
+        deposit_segments(grid, kind, width, ends.reshape(-1, 3), values, scale[14:], sums[14:])
     return sums
 
 

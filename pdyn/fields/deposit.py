@@ -7,11 +7,15 @@ Kernels over the resolved axes (an averaged axis spreads a point evenly over the
 one (so every point's value is counted exactly once in the region and the density integrates
 to the mass; a kernel wider than the region gives the region's mean; a point whose kernel
 reaches no cell centre goes to its own cell). A point outside the region adds nothing.
+Segments (a contact's branch) are deposited as their line integral: for bins the pieces
+between cell faces, each a point with its length's share; for a smooth kernel Gauss–Legendre
+points, whose shares of each cell's weight are added per segment before the one rounding
+of the (segment, cell) term.
 
 **Order-independent sums**: each weighted value is rounded to an integer multiple of 2⁻ᵏ
 (``scale`` per component, ``pdyn.fields.exact.fixed_scale`` of a bound on the sum of the
 magnitudes) and the cells sum int64s — associative and exact —, so any split of the points
-over ranks, in any order, gives the same integers, and an integer allreduce the same grid on
+(or segments) over ranks, in any order, gives the same integers, and an integer allreduce the same grid on
 every rank. The fixed point loses the bits below bound · 2⁻⁶² of each term (about 10⁻¹⁸ of the
 largest cell for a million terms)."""
 
@@ -23,12 +27,12 @@ from numba import njit
 from .._jit import JIT, JIT_IEEE
 
 KERNELS = ("gaussian", "lucy", "bins")
-GAUSSIAN, LUCY, BINS = range(3)
+GAUSSIAN, LUCY = range(2)  # their indices in KERNELS (bins: its own kernel)
 #: the Gaussian's cut-off in standard deviations
 CUTOFF = 3.0
 
 
-@njit(**JIT_IEEE)
+@njit(inline="always", **JIT_IEEE)
 def _axis_cells(x, lo, h, n, wraps, reach, out_cell, out_dist):
     """The cells of one axis within ``reach`` of ``x`` (its own cell alone when ``reach`` < 0;
     every cell of an averaged axis, n = 1) and their centres' distances; returns how many
@@ -70,21 +74,19 @@ def _axis_cells(x, lo, h, n, wraps, reach, out_cell, out_dist):
     return k
 
 
-@njit(**JIT_IEEE)
+@njit(inline="always", **JIT_IEEE)
 def _axis_factors(kind, width, dist, n, out):
     """Per axis the kernel's factor at each cell distance ``dist[:n]``: the Gaussian's
-    exp(−d²/2w²) (its weight is their product), the squared distance for Lucy, 1 for bins."""
+    exp(−d²/2w²) (its weight is their product), the squared distance for Lucy."""
     for i in range(n):
         d = dist[i]
         if kind == GAUSSIAN:
             out[i] = np.exp(-0.5 * d * d / (width * width))
-        elif kind == LUCY:
-            out[i] = d * d
         else:
-            out[i] = 1.0
+            out[i] = d * d
 
 
-@njit(**JIT_IEEE)
+@njit(inline="always", **JIT_IEEE)
 def _weights(kind, width, dist, fac, n, out):
     """The point's weight of every cell (i, j, k) of its ``n`` per axis into ``out`` (flat,
     k fastest); returns their sum."""
@@ -94,15 +96,12 @@ def _weights(kind, width, dist, fac, n, out):
     for i in range(n[0]):
         for j in range(n[1]):
             for k in range(n[2]):
-                if kind == BINS:
-                    w = 1.0
+                r2 = dist[0, i] ** 2 + dist[1, j] ** 2 + dist[2, k] ** 2
+                if kind == GAUSSIAN:
+                    w = fac[0, i] * fac[1, j] * fac[2, k] if r2 <= cut2 else 0.0
                 else:
-                    r2 = dist[0, i] ** 2 + dist[1, j] ** 2 + dist[2, k] ** 2
-                    if kind == GAUSSIAN:
-                        w = fac[0, i] * fac[1, j] * fac[2, k] if r2 <= cut2 else 0.0
-                    else:
-                        u = np.sqrt(r2) / width
-                        w = (1.0 + 3.0 * u) * (1.0 - u) ** 3 if u < 1.0 else 0.0
+                    u = np.sqrt(r2) / width
+                    w = (1.0 + 3.0 * u) * (1.0 - u) ** 3 if u < 1.0 else 0.0
                 out[q] = w
                 total += w
                 q += 1
@@ -110,46 +109,133 @@ def _weights(kind, width, dist, fac, n, out):
 
 
 @njit(**JIT_IEEE)
-def _deposit(points, values, lo, h, cells, wraps, kind, width, scale, grid):
-    """Add round(value · weight · scale) of every point to ``grid`` (C, nx, ny, nz) int64."""
-    reach = -1.0 if kind == BINS else (CUTOFF * width if kind == GAUSSIAN else width)
+def _scratch(kind, width, h, cells):
+    """The reach (m) of a smooth kernel and the per-point scratch of :func:`_point_weights`:
+    (reach, cell (3, m), dist (3, m), fac (3, m), n (3,), weights)."""
+    reach = CUTOFF * width if kind == GAUSSIAN else width
     m = 2 * (int(np.ceil(reach / h.min())) + 1) + 1 if reach > 0 else 1
     m = max(m, cells.max())
-    cell = np.empty((3, m), np.int64)
-    dist = np.empty((3, m))
-    fac = np.empty((3, m))
-    resolved = cells > 1
-    n = np.empty(3, np.int64)
     wts = np.empty(m ** 3 if m ** 3 <= cells.prod() else cells.prod())
-    nc = values.shape[1]
+    return (reach, np.empty((3, m), np.int64), np.empty((3, m)), np.empty((3, m)),
+            np.empty(3, np.int64), wts)
+
+
+@njit(inline="always", **JIT_IEEE)
+def _point_weights(x, lo, h, cells, wraps, kind, width, reach, cell, dist, fac, n, wts):
+    """The cells (``cell[a, :n[a]]`` per axis) and weights (``wts``, k fastest) of a smooth
+    kernel at the point ``x`` (3,); returns their sum (−1: the point is outside the region).
+    A point whose kernel reaches no cell centre has its own cell, weight 1."""
+    for a in range(3):
+        n[a] = _axis_cells(x[a], lo[a], h[a], cells[a], wraps[a],
+                           reach if cells[a] > 1 else -1.0, cell[a], dist[a])
+        if n[a] == 0:
+            return -1.0
+    for a in range(3):
+        _axis_factors(kind, width, dist[a], n[a], fac[a])
+    total = _weights(kind, width, dist, fac, n, wts)
+    if total == 0.0:  # no cell centre within the kernel: the point's own cell
+        for a in range(3):
+            _axis_cells(x[a], lo[a], h[a], cells[a], wraps[a], -1.0, cell[a], dist[a])
+            n[a] = 1
+        wts[0] = 1.0
+        total = 1.0
+    return total
+
+
+@njit(inline="always", **JIT_IEEE)
+def _spread(x, share, lo, h, cells, wraps, kind, width, reach, cell, dist, fac, n, wts, acc,
+            touched, nt):
+    """Add ``share`` times the point ``x``'s normalized kernel weight of each cell to ``acc``
+    (cells flat; ``touched[:nt]`` the cells reached so far, extended); returns the new
+    ``nt``."""
+    total = _point_weights(x, lo, h, cells, wraps, kind, width, reach, cell, dist, fac, n,
+                           wts)
+    if total < 0.0:
+        return nt
+    q = 0
+    for i in range(n[0]):
+        for j in range(n[1]):
+            for k in range(n[2]):
+                w = wts[q]
+                q += 1
+                if w == 0.0:
+                    continue
+                f = (cell[0, i] * cells[1] + cell[1, j]) * cells[2] + cell[2, k]
+                if acc[f] == 0.0:
+                    touched[nt] = f
+                    nt += 1
+                acc[f] += share * (w / total)
+    return nt
+
+
+@njit(inline="always", **JIT_IEEE)
+def _add_terms(values, s, scale, acc, touched, nt, grid):
+    """Add round(value · weight · scale) of item ``s`` to each cell it reached (``acc``,
+    ``touched[:nt]``) of ``grid`` (C, cells flat) int64, and clear ``acc``."""
+    for t in range(nt):
+        f = touched[t]
+        w = acc[f]
+        acc[f] = 0.0
+        for c in range(values.shape[1]):
+            grid[c, f] += np.int64(np.rint(values[s, c] * w * scale[c]))
+
+
+@njit(**JIT_IEEE)
+def _deposit(points, values, lo, h, cells, wraps, kind, width, scale, grid):
+    """Add round(value · weight · scale) of every point to ``grid`` (C, cells flat) int64
+    (a smooth kernel; bins: :func:`_deposit_bins`)."""
+    reach, cell, dist, fac, n, wts = _scratch(kind, width, h, cells)
+    acc = np.zeros(grid.shape[1])  # the point's weight of each cell (0: not reached)
+    touched = np.empty(grid.shape[1], np.int64)
     for p in range(points.shape[0]):
+        nt = _spread(points[p], 1.0, lo, h, cells, wraps, kind, width, reach, cell, dist, fac,
+                     n, wts, acc, touched, 0)
+        _add_terms(values, p, scale, acc, touched, nt, grid)
+
+
+@njit(**JIT_IEEE)
+def _deposit_segments(ends, values, lo, h, cells, wraps, kind, width, scale, nodes, weights,
+                      grid):
+    """Add each segment's ``values`` (K, C), spread along it (ends[2k] → ends[2k + 1]) by the
+    Gauss–Legendre rule of :func:`_node_count` points, to ``grid`` (C, cells flat) int64: a
+    cell's weight is the sum over the points of their share times the point's normalized
+    weight of that cell, and each (segment, cell) adds round(value · weight · scale) once."""
+    reach, cell, dist, fac, n, wts = _scratch(kind, width, h, cells)
+    acc = np.zeros(grid.shape[1])  # the segment's weight of each cell (0: not reached)
+    touched = np.empty(grid.shape[1], np.int64)
+    x = np.empty(3)
+    for s in range(values.shape[0]):
+        a, b = ends[2 * s], ends[2 * s + 1]
+        m = _node_count(a, b, cells, width)
+        nt = 0
+        for r in range(m):
+            for ax in range(3):
+                x[ax] = a[ax] + nodes[m, r] * (b[ax] - a[ax])
+            nt = _spread(x, weights[m, r], lo, h, cells, wraps, kind, width, reach, cell, dist,
+                         fac, n, wts, acc, touched, nt)
+        _add_terms(values, s, scale, acc, touched, nt, grid)
+
+
+@njit(**JIT_IEEE)
+def _deposit_bins(points, values, lo, h, cells, wraps, scale, grid):
+    """:func:`_deposit` for ``bins``: round(value · scale) of every point to its own cell
+    (the same integers, without the kernel's machinery)."""
+    nc = values.shape[1]
+    at = np.zeros(3, np.int64)
+    for p in range(points.shape[0]):
+        inside = True
         for a in range(3):
-            n[a] = _axis_cells(points[p, a], lo[a], h[a], cells[a], wraps[a],
-                               reach if resolved[a] else -1.0, cell[a], dist[a])
-        if n[0] == 0 or n[1] == 0 or n[2] == 0:
-            continue
-        for a in range(3):
-            _axis_factors(kind, width, dist[a], n[a], fac[a])
-        total = _weights(kind, width, dist, fac, n, wts)
-        if total == 0.0:  # no cell centre within the kernel: the point's own cell
-            for a in range(3):
-                _axis_cells(points[p, a], lo[a], h[a], cells[a], wraps[a], -1.0, cell[a],
-                            dist[a])
-                n[a] = 1
-            wts[0] = 1.0
-            total = 1.0
-        q = 0
-        for i in range(n[0]):
-            for j in range(n[1]):
-                for k in range(n[2]):
-                    w = wts[q]
-                    q += 1
-                    if w == 0.0:
-                        continue
-                    w /= total
-                    ci, cj, ck = cell[0, i], cell[1, j], cell[2, k]
-                    for c in range(nc):
-                        grid[c, ci, cj, ck] += np.int64(np.rint(values[p, c] * w * scale[c]))
+            length = h[a] * cells[a]
+            u = points[p, a] - lo[a]
+            if wraps[a]:
+                u -= np.floor(u / length) * length
+            elif u < 0.0 or u > length:
+                inside = False
+                break
+            at[a] = min(int(u / h[a]), cells[a] - 1) if cells[a] > 1 else 0
+        if inside:
+            for c in range(nc):
+                grid[c, at[0], at[1], at[2]] += np.int64(np.rint(values[p, c] * scale[c]))
 
 
 def deposit(grid_spec, kind: str, width: float, points: np.ndarray, values: np.ndarray,
@@ -159,9 +245,35 @@ def deposit(grid_spec, kind: str, width: float, points: np.ndarray, values: np.n
     each component scaled by ``scale`` (C,) (a power of two:
     :func:`~pdyn.fields.exact.fixed_scale`)."""
     g = grid_spec
-    _deposit(np.ascontiguousarray(points, float), np.ascontiguousarray(values, float),
-             g.lo, g.spacing, g.cells, g.periodic, KERNELS.index(kind), float(width),
-             np.asarray(scale, float), out)
+    points = np.ascontiguousarray(points, float)
+    values = np.ascontiguousarray(values, float)
+    scale = np.asarray(scale, float)
+    if kind == "bins":
+        _deposit_bins(points, values, g.lo, g.spacing, g.cells, g.periodic, scale, out)
+    else:
+        _deposit(points, values, g.lo, g.spacing, g.cells, g.periodic, KERNELS.index(kind),
+                 float(width), scale, _flat(out))
+
+
+def _flat(out: np.ndarray) -> np.ndarray:
+    """``out`` (C, nx, ny, nz) as (C, cells) — a view: the kernels add into it."""
+    flat = out.reshape(out.shape[0], -1)
+    if not np.shares_memory(flat, out):
+        raise ValueError("the grid of sums must be contiguous")
+    return flat
+
+
+def deposit_segments(grid_spec, kind: str, width: float, ends: np.ndarray,
+                     values: np.ndarray, scale: np.ndarray, out: np.ndarray) -> None:
+    """Deposit ``values`` (K, C) spread along the segments ``ends[2k]`` → ``ends[2k + 1]``
+    (2K, 3) onto ``out`` (C, nx, ny, nz) int64 with the smooth kernel ``kind`` of ``width``
+    (m): the line integral ∫₀¹ φ(r − a − s (b − a)) ds by Gauss–Legendre
+    (:func:`_node_count` points), one rounded term per segment and cell; ``scale`` as for
+    :func:`deposit`."""
+    g = grid_spec
+    _deposit_segments(np.ascontiguousarray(ends, float), np.ascontiguousarray(values, float),
+                      g.lo, g.spacing, g.cells, g.periodic, KERNELS.index(kind), float(width),
+                      np.asarray(scale, float), NODES, WEIGHTS, _flat(out))
 
 
 #: Gauss–Legendre rules on [0, 1] for the line integrals: row n holds the n-point rule's nodes
@@ -222,22 +334,18 @@ def _node_count(a, b, cells, width):
 
 
 @njit(**JIT_IEEE)
-def _segment_points(ends, lo, h, cells, bins, width, nodes, weights):
-    """Points along each segment (ends[2k] → ends[2k + 1]) and their shares (summing to one
-    per segment): with ``bins`` the pieces between cell faces (exact), else the Gauss–Legendre
-    rule (``nodes``, ``weights`` by point count) of :func:`_node_count` points; returns
+def _segment_pieces(ends, lo, h, cells):
+    """The pieces of each segment (ends[2k] → ends[2k + 1]) between the cell faces: their
+    midpoints, segments and shares (their lengths' fractions, summing to one per segment):
     (points (Q, 3), segment of each (Q,), share (Q,))."""
     k = ends.shape[0] // 2
     cap = 0
     for s in range(k):
-        if bins:
-            c = 2
-            for ax in range(3):
-                if cells[ax] > 1:
-                    c += int(abs(ends[2 * s + 1, ax] - ends[2 * s, ax]) / h[ax]) + 2
-            cap += c
-        else:
-            cap += MAX_NODES
+        c = 2
+        for ax in range(3):
+            if cells[ax] > 1:
+                c += int(abs(ends[2 * s + 1, ax] - ends[2 * s, ax]) / h[ax]) + 2
+        cap += c
     pts = np.empty((cap, 3))
     seg = np.empty(cap, np.int64)
     share = np.empty(cap)
@@ -246,12 +354,7 @@ def _segment_points(ends, lo, h, cells, bins, width, nodes, weights):
     q = 0
     for s in range(k):
         a, b = ends[2 * s], ends[2 * s + 1]
-        if bins:
-            m = _pieces(a, b, lo, h, cells, t, w)
-        else:
-            m = _node_count(a, b, cells, width)
-            t[:m] = nodes[m, :m]
-            w[:m] = weights[m, :m]
+        m = _pieces(a, b, lo, h, cells, t, w)
         for r in range(m):
             for ax in range(3):
                 pts[q, ax] = a[ax] + t[r] * (b[ax] - a[ax])
@@ -261,11 +364,10 @@ def _segment_points(ends, lo, h, cells, bins, width, nodes, weights):
     return pts[:q], seg[:q], share[:q]
 
 
-def segment_points(grid_spec, kind: str, ends: np.ndarray, width: float) -> tuple:
-    """Points standing for the segments ``ends[2k]`` → ``ends[2k + 1]`` in a line integral
-    of the kernel ∫₀¹ φ(r − a − s (b − a)) ds: (points, segment index, share). ``bins``: the
-    pieces between cell faces, exactly; smooth kernels of ``width`` (m): Gauss–Legendre of
-    :func:`_node_count` points."""
+def segment_pieces(grid_spec, ends: np.ndarray) -> tuple:
+    """The segments ``ends[2k]`` → ``ends[2k + 1]`` cut at the grid's cell faces, for bins'
+    exact line integral: (points, segment index, share) of the pieces
+    (:func:`_segment_pieces`); smooth kernels integrate along a segment in
+    :func:`deposit_segments`."""
     g = grid_spec
-    return _segment_points(np.ascontiguousarray(ends, float), g.lo, g.spacing, g.cells,
-                           kind == "bins", float(width), NODES, WEIGHTS)
+    return _segment_pieces(np.ascontiguousarray(ends, float), g.lo, g.spacing, g.cells)
