@@ -87,84 +87,84 @@ def _axis_factors(kind, width, dist, n, out):
 
 
 @njit(inline="always", **JIT_IEEE)
-def _weights(kind, width, dist, fac, n, out):
-    """The point's weight of every cell (i, j, k) of its ``n`` per axis into ``out`` (flat,
-    k fastest); returns their sum."""
-    cut2 = (CUTOFF * width) ** 2
+def _weights(kind, width, dist, fac, n, cell, cells, out_f, out_w):
+    """The point's nonzero weights over the cells (i, j, k) of its ``n`` per axis: flat cell
+    indices into ``out_f`` and weights into ``out_w`` in (i, j, k) order (k fastest), rows and
+    columns beyond the kernel's reach skipped; returns (how many, their sum)."""
+    cut2 = (CUTOFF * width) ** 2 if kind == GAUSSIAN else width * width
     total = 0.0
     q = 0
     for i in range(n[0]):
+        a2 = dist[0, i] ** 2
+        if a2 > cut2:
+            continue
         for j in range(n[1]):
+            b2 = a2 + dist[1, j] ** 2
+            if b2 > cut2:
+                continue
             for k in range(n[2]):
-                r2 = dist[0, i] ** 2 + dist[1, j] ** 2 + dist[2, k] ** 2
+                r2 = b2 + dist[2, k] ** 2
                 if kind == GAUSSIAN:
                     w = fac[0, i] * fac[1, j] * fac[2, k] if r2 <= cut2 else 0.0
                 else:
                     u = np.sqrt(r2) / width
                     w = (1.0 + 3.0 * u) * (1.0 - u) ** 3 if u < 1.0 else 0.0
-                out[q] = w
-                total += w
-                q += 1
-    return total
+                if w != 0.0:
+                    out_f[q] = (cell[0, i] * cells[1] + cell[1, j]) * cells[2] + cell[2, k]
+                    out_w[q] = w
+                    total += w
+                    q += 1
+    return q, total
 
 
 @njit(**JIT_IEEE)
 def _scratch(kind, width, h, cells):
     """The reach (m) of a smooth kernel and the per-point scratch of :func:`_point_weights`:
-    (reach, cell (3, m), dist (3, m), fac (3, m), n (3,), weights)."""
+    (reach, cell (3, m), dist (3, m), fac (3, m), n (3,), cells reached, their weights)."""
     reach = CUTOFF * width if kind == GAUSSIAN else width
     m = 2 * (int(np.ceil(reach / h.min())) + 1) + 1 if reach > 0 else 1
     m = max(m, cells.max())
-    wts = np.empty(m ** 3 if m ** 3 <= cells.prod() else cells.prod())
+    most = m ** 3 if m ** 3 <= cells.prod() else cells.prod()
     return (reach, np.empty((3, m), np.int64), np.empty((3, m)), np.empty((3, m)),
-            np.empty(3, np.int64), wts)
+            np.empty(3, np.int64), np.empty(most, np.int64), np.empty(most))
 
 
 @njit(inline="always", **JIT_IEEE)
-def _point_weights(x, lo, h, cells, wraps, kind, width, reach, cell, dist, fac, n, wts):
-    """The cells (``cell[a, :n[a]]`` per axis) and weights (``wts``, k fastest) of a smooth
-    kernel at the point ``x`` (3,); returns their sum (−1: the point is outside the region).
-    A point whose kernel reaches no cell centre has its own cell, weight 1."""
+def _point_weights(x, lo, h, cells, wraps, kind, width, reach, cell, dist, fac, n, at, wts):
+    """The cells (flat indices ``at``) and weights (``wts``) of a smooth kernel at the point
+    ``x`` (3,): returns (how many, their sum); −1 cells: the point is outside the region. A
+    point whose kernel reaches no cell centre has its own cell, weight 1."""
     for a in range(3):
         n[a] = _axis_cells(x[a], lo[a], h[a], cells[a], wraps[a],
                            reach if cells[a] > 1 else -1.0, cell[a], dist[a])
         if n[a] == 0:
-            return -1.0
+            return -1, 0.0
     for a in range(3):
         _axis_factors(kind, width, dist[a], n[a], fac[a])
-    total = _weights(kind, width, dist, fac, n, wts)
-    if total == 0.0:  # no cell centre within the kernel: the point's own cell
+    count, total = _weights(kind, width, dist, fac, n, cell, cells, at, wts)
+    if count == 0:  # no cell centre within the kernel: the point's own cell
         for a in range(3):
             _axis_cells(x[a], lo[a], h[a], cells[a], wraps[a], -1.0, cell[a], dist[a])
-            n[a] = 1
+        at[0] = (cell[0, 0] * cells[1] + cell[1, 0]) * cells[2] + cell[2, 0]
         wts[0] = 1.0
-        total = 1.0
-    return total
+        return 1, 1.0
+    return count, total
 
 
 @njit(inline="always", **JIT_IEEE)
-def _spread(x, share, lo, h, cells, wraps, kind, width, reach, cell, dist, fac, n, wts, acc,
-            touched, nt):
+def _spread(x, share, lo, h, cells, wraps, kind, width, reach, cell, dist, fac, n, at, wts,
+            acc, touched, nt):
     """Add ``share`` times the point ``x``'s normalized kernel weight of each cell to ``acc``
     (cells flat; ``touched[:nt]`` the cells reached so far, extended); returns the new
     ``nt``."""
-    total = _point_weights(x, lo, h, cells, wraps, kind, width, reach, cell, dist, fac, n,
-                           wts)
-    if total < 0.0:
-        return nt
-    q = 0
-    for i in range(n[0]):
-        for j in range(n[1]):
-            for k in range(n[2]):
-                w = wts[q]
-                q += 1
-                if w == 0.0:
-                    continue
-                f = (cell[0, i] * cells[1] + cell[1, j]) * cells[2] + cell[2, k]
-                if acc[f] == 0.0:
-                    touched[nt] = f
-                    nt += 1
-                acc[f] += share * (w / total)
+    count, total = _point_weights(x, lo, h, cells, wraps, kind, width, reach, cell, dist, fac,
+                                  n, at, wts)
+    for q in range(count):
+        f = at[q]
+        if acc[f] == 0.0:
+            touched[nt] = f
+            nt += 1
+        acc[f] += share * (wts[q] / total)
     return nt
 
 
@@ -184,12 +184,12 @@ def _add_terms(values, s, scale, acc, touched, nt, grid):
 def _deposit(points, values, lo, h, cells, wraps, kind, width, scale, grid):
     """Add round(value · weight · scale) of every point to ``grid`` (C, cells flat) int64
     (a smooth kernel; bins: :func:`_deposit_bins`)."""
-    reach, cell, dist, fac, n, wts = _scratch(kind, width, h, cells)
+    reach, cell, dist, fac, n, at, wts = _scratch(kind, width, h, cells)
     acc = np.zeros(grid.shape[1])  # the point's weight of each cell (0: not reached)
     touched = np.empty(grid.shape[1], np.int64)
     for p in range(points.shape[0]):
         nt = _spread(points[p], 1.0, lo, h, cells, wraps, kind, width, reach, cell, dist, fac,
-                     n, wts, acc, touched, 0)
+                     n, at, wts, acc, touched, 0)
         _add_terms(values, p, scale, acc, touched, nt, grid)
 
 
@@ -200,7 +200,7 @@ def _deposit_segments(ends, values, lo, h, cells, wraps, kind, width, scale, nod
     Gauss–Legendre rule of :func:`_node_count` points, to ``grid`` (C, cells flat) int64: a
     cell's weight is the sum over the points of their share times the point's normalized
     weight of that cell, and each (segment, cell) adds round(value · weight · scale) once."""
-    reach, cell, dist, fac, n, wts = _scratch(kind, width, h, cells)
+    reach, cell, dist, fac, n, at, wts = _scratch(kind, width, h, cells)
     acc = np.zeros(grid.shape[1])  # the segment's weight of each cell (0: not reached)
     touched = np.empty(grid.shape[1], np.int64)
     x = np.empty(3)
@@ -212,7 +212,7 @@ def _deposit_segments(ends, values, lo, h, cells, wraps, kind, width, scale, nod
             for ax in range(3):
                 x[ax] = a[ax] + nodes[m, r] * (b[ax] - a[ax])
             nt = _spread(x, weights[m, r], lo, h, cells, wraps, kind, width, reach, cell, dist,
-                         fac, n, wts, acc, touched, nt)
+                         fac, n, at, wts, acc, touched, nt)
         _add_terms(values, s, scale, acc, touched, nt, grid)
 
 
