@@ -54,6 +54,11 @@ class Box:
     #: walls beyond the faces (``pdyn.walls.WallSet`` specs at the start, with ``name``), for
     #: the initial checks
     shapes: tuple = ()
+    #: Lees–Edwards simple shear ([LeesEdwards1972]; 1/s, 0: none): flow along x, gradient
+    #: along z (both periodic); the image across the z faces moves at ±rate L_z along x
+    shear_rate: float = 0.0
+    #: start with the linear profile v_x = rate (z − z_mid) added to the scene's velocities
+    shear_profile: bool = False
 
     @property
     def length(self) -> np.ndarray:
@@ -78,14 +83,39 @@ class Box:
                 nrm.append(n)
         return np.array(pts).reshape(-1, 3), np.array(nrm).reshape(-1, 3)
 
-    def shifts(self) -> np.ndarray:
+    def shifts(self, offset: float = 0.0) -> np.ndarray:
         """Periodic image shifts (S, 3): row 0 is zero, then ±L along periodic axes and their
-        combinations (S = 3^p for p periodic axes). A ghost's ``image`` is a row of it."""
+        combinations (S = 3^p for p periodic axes). A ghost's ``image`` is a row of it.
+        Sheared (:attr:`shear_rate`): (S, 6), the rows across the z faces (z shift ±L_z) also
+        shifted ±``offset`` along x (:meth:`shear_offset`) and, in columns 3–5, the image's
+        velocity offset ±rate L_z along x."""
         opts = [(0.0, -self.length[a], self.length[a]) if self.periodic[a] else (0.0,)
                 for a in range(3)]
         rows = [(x, y, z) for z in opts[2] for y in opts[1] for x in opts[0]]
         rows.sort(key=lambda r: (r != (0.0, 0.0, 0.0)))
-        return np.array(rows, float).reshape(-1, 3)
+        out = np.array(rows, float).reshape(-1, 3)
+        if not self.shear_rate:
+            return out
+        side = np.sign(out[:, 2:3])  # +1: the image above the top face, -1: below the bottom
+        speed = self.shear_rate * float(self.length[2])
+        out = np.hstack((out, np.zeros_like(out)))
+        out[:, 0:1] += side * offset
+        out[:, 3:4] = side * speed
+        return out
+
+    def shear_offset(self, step: int, dt: float) -> float:
+        """The x offset Δ (m) of the image above the top face at step ``step``: rate L_z t
+        with t = step dt, reduced into [−L_x/2, L_x/2) (closed form from the step count, so
+        every rank and a restart agree bit for bit; 0 without shear)."""
+        if not self.shear_rate:
+            return 0.0
+        lx = float(self.length[0])
+        d = math.fmod(float(step) * float(dt) * self.shear_rate * float(self.length[2]), lx)
+        if d >= 0.5 * lx:
+            d -= lx
+        elif d < -0.5 * lx:
+            d += lx
+        return d
 
     def outside(self, pos: np.ndarray, kinds=("wall", "periodic"),
                 margin: float = 0.0) -> np.ndarray:
@@ -141,6 +171,48 @@ def _wrap(pos, handles, lo, hi, length, periodic):
         if m:
             moved += 1
     return moved
+
+
+@njit(**JIT)
+def _wrap_sheared(pos, vel, handles, lo, hi, length, periodic, offset, speed):
+    """:func:`_wrap` in a Lees–Edwards box: a centre wrapped across the z faces k periods
+    (z → z − k L_z) also moves −k ``offset`` along x and its x velocity changes by −k
+    ``speed`` (rate L_z); then x and y wrap as in :func:`_wrap` (z first: the x shift may
+    take the centre through an x face). Returns how many crossed the z faces."""
+    crossed = 0
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        z = pos[h, 2]
+        k = 0
+        if z < lo[2]:
+            k = -1
+        elif z >= hi[2]:
+            k = 1
+        if k != 0:
+            z = z - k * length[2]
+            if z >= hi[2] or z < lo[2]:  # more than one period, or rounding onto hi
+                k = k + int(math.floor((z - lo[2]) / length[2]))
+                z = lo[2] + ((z - lo[2]) % length[2])
+                if z >= hi[2]:
+                    z = lo[2]
+            pos[h, 2] = z
+            pos[h, 0] = pos[h, 0] - k * offset
+            vel[h, 0] = vel[h, 0] - k * speed
+            crossed += 1
+        for a in range(2):
+            if not periodic[a]:
+                continue
+            x = pos[h, a]
+            if x < lo[a]:
+                x = x + length[a]
+            elif x >= hi[a]:
+                x = x - length[a]
+            if x >= hi[a] or x < lo[a]:
+                x = lo[a] + ((x - lo[a]) % length[a])
+                if x >= hi[a]:
+                    x = lo[a]
+            pos[h, a] = x
+    return crossed
 
 
 @njit(**JIT)
@@ -214,7 +286,9 @@ def default_block_dims(box: Box, nranks: int, per_rank: int = DEFAULT_BLOCKS_PER
     target = 1 if nranks <= 1 else per_rank * nranks
     if n_particles is not None and nranks > 1:
         target = max(nranks, min(target, _block_limit(n_particles, nranks)))
-    length = box.length
+    length = box.length.copy()
+    if box.shear_rate:  # Lees–Edwards: blocks span the box along x (the flow)
+        length[0] = 0.0
     dims = np.ones(3, np.int64)
     while True:
         a = int(np.argmax(length / dims))  # split the axis with the longest block edge
@@ -262,6 +336,9 @@ class BlockGrid:
         dims = tuple(int(d) for d in dims)
         if len(dims) != 3 or min(dims) < 1:
             raise DecompositionError(f"blocks = {list(dims)!r}: expected 3 integers >= 1")
+        if box.shear_rate and dims[0] != 1:
+            raise DecompositionError(f"blocks = {list(dims)!r}: a sheared box (box.shear_rate) "
+                                     "is not split along x, the flow (give blocks = [1, ny, nz])")
         self.box = box
         self.dims = np.array(dims, np.int64)
         self.lo = np.asarray(box.lo, float)
@@ -314,9 +391,9 @@ class BlockGrid:
                 bhi[c[:, a] == self.dims[a] - 1, a] = np.inf
         return blo, bhi
 
-    def shifts(self) -> np.ndarray:
+    def shifts(self, offset: float = 0.0) -> np.ndarray:
         """The box's periodic image shifts (:meth:`Box.shifts`)."""
-        return self.box.shifts()
+        return self.box.shifts(offset)
 
     def curve_order(self, curve: str = CURVES[0]) -> np.ndarray:
         """Block ids in the order of the space-filling ``curve`` (one of ``CURVES``)."""
@@ -377,9 +454,18 @@ class BlockGrid:
                     f"(2 x {interaction_range:.6g}: largest diameter + skin); enlarge the box")
 
 
-def wrap_periodic(box: Box, pos: np.ndarray, handles: np.ndarray) -> int:
-    """Wrap ``pos[handles]`` into [lo, hi) along periodic axes in place; returns the count."""
+def wrap_periodic(box: Box, pos: np.ndarray, handles: np.ndarray, vel=None,
+                  offset: float = 0.0) -> int:
+    """Wrap ``pos[handles]`` into [lo, hi) along periodic axes in place; returns the count.
+    In a sheared box (``box.shear_rate``) a centre wrapped across the z faces also moves by
+    the image offset ``offset`` (m, :meth:`Box.shear_offset`) along x and its velocity
+    ``vel[handles]`` by rate L_z (:func:`_wrap_sheared`); the count is then of those."""
     if not box.periodic.any() or len(handles) == 0:
         return 0
-    return int(_wrap(pos, np.ascontiguousarray(handles, np.int64), np.asarray(box.lo, float),
-                     np.asarray(box.hi, float), box.length, box.periodic))
+    handles = np.ascontiguousarray(handles, np.int64)
+    lo, hi = np.asarray(box.lo, float), np.asarray(box.hi, float)
+    if box.shear_rate:
+        vel = np.zeros_like(pos) if vel is None else vel  # (a block count: centres only)
+        return int(_wrap_sheared(pos, vel, handles, lo, hi, box.length, box.periodic,
+                                 float(offset), box.shear_rate * float(box.length[2])))
+    return int(_wrap(pos, handles, lo, hi, box.length, box.periodic))

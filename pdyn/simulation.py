@@ -104,8 +104,9 @@ class Simulation(Observables):
         with t("integrate"):
             moved = self._kick_drift(0.5 * self.dt)
         with t("ghosts"):  # the ghosts' state travels while the ranks agree on the reduction
+            self.exchange.advance(self.step_index + 1, self.dt)  # a sheared box's images
             red = self._reduce(moved)
-        do = self.schedule.decide(self.step_index + 1, red.drift2)
+        do = self.schedule.decide(self.step_index + 1, red.drift2, self.exchange.image_drift())
         self.wall_motion.advance(self.store, self.walls, do.step)
         if do.lists:
             with t("contacts"):  # what hangs on the lists (the contact history) into the

@@ -139,12 +139,21 @@ class SerialExchange:
         """The state a checkpoint keeps (:meth:`BlockExchange.state`): the skin."""
         return {"kind": "serial", "ranks": 1, "skin": float(self.skin)}
 
-    def restore(self, state: dict, drift: float = 0.0) -> None:
+    def restore(self, state: dict, drift: float = 0.0, step: int = 0,
+                dt: float = 0.0) -> float:
         """Accept any exchange's :meth:`state` (one rank without periodic axes has no plan
-        to continue)."""
+        to continue); returns ``drift``."""
+        return drift
 
     def remap(self, old_to_new) -> None:
         """Nothing kept by handle."""
+
+    def advance(self, step: int, dt: float) -> None:
+        """No images to move (:meth:`BlockExchange.advance`)."""
+
+    def image_drift(self) -> float:
+        """No images (:meth:`BlockExchange.image_drift`)."""
+        return 0.0
 
     def owner_of(self, pos) -> np.ndarray:
         """The rank owning each centre ``pos`` (N, 3): this one."""
@@ -165,7 +174,7 @@ class SerialExchange:
 
     def stats(self) -> dict:
         return {"rank": 0, "owned": int(self.store.owned.size), "ghosts": 0, "migrated": 0,
-                "rebuilds": 0, "neighbours": [], "blocks": 1}
+                "rebuilds": 0, "crossed": 0, "neighbours": [], "blocks": 1}
 
     def load_summary(self, mean_imbalance: float = 1.0, rebalances: int = 0) -> str | None:
         return None
@@ -213,6 +222,16 @@ class BlockExchange:
         self.n_migrated = 0
         self.n_rebuilds = 0
         self.balanced_at = 0  # step of the last balance check (a checkpoint keeps it)
+        # image shifts (Box.shifts): a sheared box's move every step (advance) in place, so
+        # the plan and its ghost update read this step's
+        self.shifts = self.grid.shifts()
+        self._side = np.sign(self.shifts[:, 2])  # +1 the images above the top face, -1 below
+        self._base_x = self.shifts[:, 0].copy()
+        self.offset = 0.0  # the sheared images' x offset at this step (m)
+        self.built_at = None  # step of the last rebuild (sheared: its offset counts)
+        self._built_offset = None
+        self.step = 0  # the step advance() last set
+        self.n_crossed = 0  # centres wrapped across the z faces of a sheared box
         self.comm_seconds = 0.0  # inside point-to-point messages
         self.bytes_sent = 0  # payload of point-to-point messages (B; without the counts)
         self.messages_sent = 0  # point-to-point payload messages (one per peer and array)
@@ -260,7 +279,11 @@ class BlockExchange:
             raise ExchangeError(str(exc)) from None
         everyone = np.arange(n, dtype=np.int64)
         message = None
-        if wrap:
+        if wrap and box.shear_rate:  # a fresh start, at step 0: the image offset is 0
+            vel = np.array(particles["vel"], float, copy=True).reshape(-1, 3)
+            wrap_periodic(box, pos, everyone, vel)
+            particles = dict(particles, vel=vel)
+        elif wrap:
             wrap_periodic(box, pos, everyone)
         elif n:
             far = box.outside(pos, ("periodic",), self.skin)
@@ -280,20 +303,52 @@ class BlockExchange:
         on the same rank count, the same ownership: ``skin``, ``ranks``, the block grid
         ``dims`` (plain values) and its block → rank map ``owner`` (an int64 array, one entry
         per block). (When to rebuild follows from the particles' ``build_pos``.)"""
-        return {"kind": "block", "ranks": int(self.size), "skin": float(self.skin),
-                "dims": self.grid.dims.tolist(), "owner": self.grid.owner.copy(),
-                "balanced_at": int(self.balanced_at)}
+        state = {"kind": "block", "ranks": int(self.size), "skin": float(self.skin),
+                 "dims": self.grid.dims.tolist(), "owner": self.grid.owner.copy(),
+                 "balanced_at": int(self.balanced_at)}
+        if self.box.shear_rate:  # the sheared images' offset at the last rebuild counts
+            state["built_at"] = int(self.built_at)
+        return state
 
-    def restore(self, state: dict, drift: float = 0.0) -> None:
+    def restore(self, state: dict, drift: float = 0.0, step: int = 0,
+                dt: float = 0.0) -> float:
         """Continue a checkpointed exchange (:meth:`state` of this or any other exchange, any
-        rank count). ``drift`` (m) is the largest displacement of any particle since the last
-        rebuild: the first ghost plan reaches that much farther, twice. Call it before
-        :meth:`distribute` (which then uses the checkpointed skin and, on the same rank count
-        and grid, block map); collective in effect: call it on every rank with the same
-        arguments."""
+        rank count) at ``step`` (time step ``dt``, s). ``drift`` (m) is the largest
+        displacement of any particle since the last rebuild: the first ghost plan reaches
+        that much farther, twice (in a sheared box plus the images' :meth:`image_drift`; the
+        sum is returned). Call it before :meth:`distribute` (which then uses the
+        checkpointed skin and, on the same rank count and grid, block map); collective in
+        effect: call it on every rank with the same arguments."""
         self._restored = dict(state)
-        self._drift = float(drift)
         self.balanced_at = int(state.get("balanced_at", 0))
+        self.built_at = int(state.get("built_at", step))
+        self.advance(step, dt)
+        self._drift = float(drift) + self.image_drift()
+        return self._drift
+
+    def advance(self, step: int, dt: float) -> None:
+        """Set the image shifts to step ``step`` (time step ``dt``, s): in a sheared box
+        (Lees–Edwards) the x offset of the images across the z faces,
+        ``Box.shear_offset``, the same bits on every rank; else nothing. The first call
+        (set-up) takes ``step`` as the last rebuild's unless a checkpoint named it."""
+        if not self.box.shear_rate:
+            return
+        if self.built_at is None:
+            self.built_at = int(step)
+            self._built_offset = self.box.shear_offset(step, dt)
+        elif self._built_offset is None:
+            self._built_offset = self.box.shear_offset(self.built_at, dt)
+        self.step = int(step)
+        self.offset = self.box.shear_offset(step, dt)
+        self.shifts[:, 0] = self._base_x + self._side * self.offset
+
+    def image_drift(self) -> float:
+        """Half the sheared images' x travel since the last rebuild (m; 0 unsheared): the
+        schedule adds it to the largest displacement (a pair across the z faces closes by
+        at most 2 × the largest displacement + that travel, so the skin/2 test holds)."""
+        if not self.box.shear_rate:
+            return 0.0
+        return 0.5 * abs(self.offset - self._built_offset)
 
     def owner_of(self, pos) -> np.ndarray:
         """The rank owning each centre ``pos`` (N, 3; inside the box): the owner of its block
@@ -392,7 +447,10 @@ class BlockExchange:
         t1 = time.perf_counter()
         ghosts = self._remove_ghosts()
         owned = self._owned()
-        wrap_periodic(self.box, self.store.pos, owned)
+        crossed = wrap_periodic(self.box, self.store.pos, owned, self.store.vel, self.offset)
+        if self.box.shear_rate:
+            self.built_at, self._built_offset = self.step, self.offset
+            self.n_crossed += crossed
         out, into = self._migrate_owned(owned, dt)
         if self._drift:  # the plan made at a restart is gone: back to the usual neighbours
             self._drift = 0.0
@@ -532,7 +590,8 @@ class BlockExchange:
         # owner's blocks), and may still move skin/2 + D from where it is now: a reach of
         # r_max + skin + 2 D finds every contact before the next rebuild.
         plan = plan_ghosts(store, owned, self.grid, self.rank,
-                           self.r_max + self.skin + 2.0 * self._drift, self.size, self._targets)
+                           self.r_max + self.skin + 2.0 * self._drift, self.size, self._targets,
+                           self.shifts)
         self.plan, self._targets = plan, len(plan)
         unknown = set(plan.slices) - set(self.peers) - {self.rank}
         if unknown:  # cannot happen while the neighbour relation covers the ghost reach
@@ -549,7 +608,8 @@ class BlockExchange:
 
     # ------------------------------------------------------------------ load
     def stats(self) -> dict:
-        """This rank's load: owned and ghost counts, migrations, rebuilds, neighbour ranks,
+        """This rank's load: owned and ghost counts, migrations, rebuilds, centres wrapped
+        across a sheared box's z faces (``crossed``), neighbour ranks,
         blocks, seconds in messages and in rebuilds, bytes and messages sent point to point."""
         store = self.store
         return {
@@ -558,6 +618,7 @@ class BlockExchange:
             "ghosts": int(store.ghosts.size),
             "migrated": int(self.n_migrated),
             "rebuilds": int(self.n_rebuilds),
+            "crossed": int(self.n_crossed),
             "neighbours": list(self.peers),
             "blocks": int(np.count_nonzero(self.grid.owner == self.rank)),
             "skin": self.skin,
