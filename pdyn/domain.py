@@ -109,13 +109,8 @@ class Box:
         every rank and a restart agree bit for bit; 0 without shear)."""
         if not self.shear_rate:
             return 0.0
-        lx = float(self.length[0])
-        d = math.fmod(float(step) * float(dt) * self.shear_rate * float(self.length[2]), lx)
-        if d >= 0.5 * lx:
-            d -= lx
-        elif d < -0.5 * lx:
-            d += lx
-        return d
+        length = self.length
+        return shear_offset(step, dt, self.shear_rate, float(length[2]), float(length[0]))
 
     def outside(self, pos: np.ndarray, kinds=("wall", "periodic"),
                 margin: float = 0.0) -> np.ndarray:
@@ -125,6 +120,16 @@ class Box:
         axes = np.array([b in kinds for b in self.boundary])
         out = ((pos < np.asarray(self.lo) - margin) | (pos > np.asarray(self.hi) + margin))
         return (out & axes).any(axis=1)
+
+
+def shear_offset(step: int, dt: float, rate: float, lz: float, lx: float) -> float:
+    """:meth:`Box.shear_offset` of a box ``lx`` × ``lz`` (m) sheared at ``rate`` (1/s)."""
+    d = math.fmod(float(step) * float(dt) * rate * lz, lx)
+    if d >= 0.5 * lx:
+        d -= lx
+    elif d < -0.5 * lx:
+        d += lx
+    return d
 
 
 # ------------------------------------------------------------------ block decomposition
@@ -213,6 +218,44 @@ def _wrap_sheared(pos, vel, handles, lo, hi, length, periodic, offset, speed):
                     x = lo[a]
             pos[h, a] = x
     return crossed
+
+
+@njit(**JIT)
+def offset_images(shifts, base_x, side, offset):
+    """Set the x column of the image shifts (:meth:`Box.shifts`) to ``base_x + side ×
+    offset`` in place (a sheared box's step: ``side`` +1 above the top, −1 below)."""
+    for s in range(shifts.shape[0]):
+        shifts[s, 0] = base_x[s] + side[s] * offset
+
+
+@njit(**JIT)
+def _image_drift2(pos, build_pos, handles, lo, hi, band, travel):
+    """The largest squared displacement (m²) since the last build of a sheared image: of
+    ``pos[h] ± (travel, 0, 0)`` from ``build_pos[h]`` for the spheres ``handles`` built within
+    ``band`` of the bottom (+, the image above the top) or the top face (−)."""
+    out = 0.0
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        z = build_pos[h, 2]
+        for side in (1.0, -1.0):
+            if (z < lo + band) if side > 0.0 else (z >= hi - band):
+                dx = pos[h, 0] - build_pos[h, 0] + side * travel
+                dy = pos[h, 1] - build_pos[h, 1]
+                dz = pos[h, 2] - build_pos[h, 2]
+                d2 = dx * dx + dy * dy + dz * dz
+                if not d2 <= out:  # larger, or NaN
+                    out = d2 if d2 == d2 else np.inf
+    return out
+
+
+def image_drift2(box: Box, pos, build_pos, handles, reach: float, travel: float) -> float:
+    """In a sheared box, the largest squared displacement (m²) since the last build of an
+    image across the z faces (:func:`_image_drift2`): of the spheres ``handles`` (int64)
+    built within ``reach`` (m: the largest centre distance of a contact before the next
+    build) of a z face, moved by their own displacement and the images' x ``travel`` (m, the
+    offset's change since the build). Decided from the build positions, so the same on
+    every decomposition and after a restart."""
+    return _image_drift2(pos, build_pos, handles, box.lo[2], box.hi[2], reach, travel)
 
 
 @njit(**JIT)

@@ -61,7 +61,8 @@ import time
 
 import numpy as np
 
-from ..domain import CURVES, BlockGrid, DecompositionError, default_block_dims, wrap_periodic
+from ..domain import (CURVES, BlockGrid, DecompositionError, default_block_dims, image_drift2,
+                      offset_images, shear_offset, wrap_periodic)
 from ..particles import (FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MIGRATE, OWNED,
                          Packing, StoreChanges, ragged_groups)
 from .balance import imbalance
@@ -151,8 +152,8 @@ class SerialExchange:
     def advance(self, step: int, dt: float) -> None:
         """No images to move (:meth:`BlockExchange.advance`)."""
 
-    def image_drift(self) -> float:
-        """No images (:meth:`BlockExchange.image_drift`)."""
+    def image_drift2(self, rows) -> float:
+        """No images (:meth:`BlockExchange.image_drift2`)."""
         return 0.0
 
     def owner_of(self, pos) -> np.ndarray:
@@ -227,6 +228,9 @@ class BlockExchange:
         self.shifts = self.grid.shifts()
         self._side = np.sign(self.shifts[:, 2])  # +1 the images above the top face, -1 below
         self._base_x = self.shifts[:, 0].copy()
+        length = box.length
+        self._shear = (float(box.shear_rate), float(length[2]), float(length[0]))
+        self._band = None  # the rows built near a z face (image_drift2), until a rebuild
         self.offset = 0.0  # the sheared images' x offset at this step (m)
         self.built_at = None  # step of the last rebuild (sheared: its offset counts)
         self._built_offset = None
@@ -315,15 +319,15 @@ class BlockExchange:
         """Continue a checkpointed exchange (:meth:`state` of this or any other exchange, any
         rank count) at ``step`` (time step ``dt``, s). ``drift`` (m) is the largest
         displacement of any particle since the last rebuild: the first ghost plan reaches
-        that much farther, twice (in a sheared box plus the images' :meth:`image_drift`; the
-        sum is returned). Call it before :meth:`distribute` (which then uses the
+        that much farther, twice (in a sheared box plus the images' x travel since then, a
+        bound of their displacement beyond the spheres'; the sum is returned). Call it before :meth:`distribute` (which then uses the
         checkpointed skin and, on the same rank count and grid, block map); collective in
         effect: call it on every rank with the same arguments."""
         self._restored = dict(state)
         self.balanced_at = int(state.get("balanced_at", 0))
         self.built_at = int(state.get("built_at", step))
         self.advance(step, dt)
-        self._drift = float(drift) + self.image_drift()
+        self._drift = float(drift) + abs(self.offset - self._built_offset)  # images: at most
         return self._drift
 
     def advance(self, step: int, dt: float) -> None:
@@ -339,16 +343,23 @@ class BlockExchange:
         elif self._built_offset is None:
             self._built_offset = self.box.shear_offset(self.built_at, dt)
         self.step = int(step)
-        self.offset = self.box.shear_offset(step, dt)
-        self.shifts[:, 0] = self._base_x + self._side * self.offset
+        self.offset = shear_offset(step, dt, *self._shear)
+        offset_images(self.shifts, self._base_x, self._side, self.offset)
 
-    def image_drift(self) -> float:
-        """Half the sheared images' x travel since the last rebuild (m; 0 unsheared): the
-        schedule adds it to the largest displacement (a pair across the z faces closes by
-        at most 2 × the largest displacement + that travel, so the skin/2 test holds)."""
+    def image_drift2(self, rows) -> float:
+        """The largest squared displacement (m²) of a sheared image since the last rebuild
+        (``pdyn.domain.image_drift2`` over the integrated ``rows``: a sphere's own and the
+        images' travel; 0 unsheared). A pair of a sphere and an image closes by at most the
+        sum of their displacements, so the schedule rebuilds when that sum passes the skin
+        (``Schedule.decide``), as it does for two spheres."""
         if not self.box.shear_rate:
             return 0.0
-        return 0.5 * abs(self.offset - self._built_offset)
+        s = self.store
+        if self._band is None:  # the first step after a rebuild (or a restart, a remap)
+            z, reach = s.build_pos[rows, 2], self.reach
+            self._band = rows[(z < self.box.lo[2] + reach) | (z >= self.box.hi[2] - reach)]
+        return image_drift2(self.box, s.pos, s.build_pos, self._band, reach=self.reach,
+                            travel=self.offset - self._built_offset)
 
     def owner_of(self, pos) -> np.ndarray:
         """The rank owning each centre ``pos`` (N, 3; inside the box): the owner of its block
@@ -435,7 +446,7 @@ class BlockExchange:
             if len(h):
                 self.recv_handles[p] = old_to_new[h]
         self._drop_update()  # it keeps handles
-
+        self._band = None
     # ------------------------------------------------------------------ migrate
     def migrate(self, rebuild: bool, dt: float) -> StoreChanges:
         """At a ``rebuild`` step (the schedule's collective decision, the same on every rank)
@@ -451,6 +462,7 @@ class BlockExchange:
         if self.box.shear_rate:
             self.built_at, self._built_offset = self.step, self.offset
             self.n_crossed += crossed
+            self._band = None
         out, into = self._migrate_owned(owned, dt)
         if self._drift:  # the plan made at a restart is gone: back to the usual neighbours
             self._drift = 0.0
