@@ -148,31 +148,37 @@ def _block_ids(pos, handles, lo, inv_edge, dims, out):
         out[t] = b
 
 
+@njit(inline="always", **JIT)
+def _wrapped(x, lo, hi, length):
+    """(x wrapped into [lo, hi), whether it moved). One rule for every decomposition (so
+    1-rank and N-rank runs wrap the same bits): x < lo → x + L, x ≥ hi → x − L, and a result
+    that rounds onto hi becomes lo."""
+    moved = False
+    if x < lo:
+        x = x + length
+        moved = True
+    elif x >= hi:
+        x = x - length
+        moved = True
+    if x >= hi or x < lo:  # more than one period, or rounding onto hi
+        x = lo + ((x - lo) % length)
+        if x >= hi:
+            x = lo
+    return x, moved
+
+
 @njit(**JIT)
 def _wrap(pos, handles, lo, hi, length, periodic):
-    """Wrap centres into [lo, hi) along periodic axes; returns how many were moved.
-
-    One rule for every decomposition (so 1-rank and N-rank runs wrap the same bits):
-    x < lo → x + L, x ≥ hi → x − L, and a result that rounds onto hi becomes lo."""
+    """Wrap centres into [lo, hi) along periodic axes (:func:`_wrapped`); returns how many
+    were moved."""
     moved = 0
     for t in range(handles.shape[0]):
         h = handles[t]
         m = False
         for a in range(3):
-            if not periodic[a]:
-                continue
-            x = pos[h, a]
-            if x < lo[a]:
-                x = x + length[a]
-                m = True
-            elif x >= hi[a]:
-                x = x - length[a]
-                m = True
-            if x >= hi[a] or x < lo[a]:  # more than one period, or rounding onto hi
-                x = lo[a] + ((x - lo[a]) % length[a])
-                if x >= hi[a]:
-                    x = lo[a]
-            pos[h, a] = x
+            if periodic[a]:
+                pos[h, a], ma = _wrapped(pos[h, a], lo[a], hi[a], length[a])
+                m = m or ma
         if m:
             moved += 1
     return moved
@@ -182,41 +188,21 @@ def _wrap(pos, handles, lo, hi, length, periodic):
 def _wrap_sheared(pos, vel, handles, lo, hi, length, periodic, offset, speed):
     """:func:`_wrap` in a Lees–Edwards box: a centre wrapped across the z faces k periods
     (z → z − k L_z) also moves −k ``offset`` along x and its x velocity changes by −k
-    ``speed`` (rate L_z); then x and y wrap as in :func:`_wrap` (z first: the x shift may
-    take the centre through an x face). Returns how many crossed the z faces."""
+    ``speed`` (rate L_z); then x and y wrap (z first: the x shift may take the centre through
+    an x face). Returns how many crossed the z faces."""
     crossed = 0
     for t in range(handles.shape[0]):
         h = handles[t]
-        z = pos[h, 2]
-        k = 0
-        if z < lo[2]:
-            k = -1
-        elif z >= hi[2]:
-            k = 1
-        if k != 0:
-            z = z - k * length[2]
-            if z >= hi[2] or z < lo[2]:  # more than one period, or rounding onto hi
-                k = k + int(math.floor((z - lo[2]) / length[2]))
-                z = lo[2] + ((z - lo[2]) % length[2])
-                if z >= hi[2]:
-                    z = lo[2]
+        z, m = _wrapped(pos[h, 2], lo[2], hi[2], length[2])
+        if m:
+            k = round((pos[h, 2] - z) / length[2])
             pos[h, 2] = z
             pos[h, 0] = pos[h, 0] - k * offset
             vel[h, 0] = vel[h, 0] - k * speed
             crossed += 1
         for a in range(2):
-            if not periodic[a]:
-                continue
-            x = pos[h, a]
-            if x < lo[a]:
-                x = x + length[a]
-            elif x >= hi[a]:
-                x = x - length[a]
-            if x >= hi[a] or x < lo[a]:
-                x = lo[a] + ((x - lo[a]) % length[a])
-                if x >= hi[a]:
-                    x = lo[a]
-            pos[h, a] = x
+            if periodic[a]:
+                pos[h, a], _ = _wrapped(pos[h, a], lo[a], hi[a], length[a])
     return crossed
 
 

@@ -121,8 +121,8 @@ def test_shear_cell_profile_is_linear(tmp_path):
     """The cell starts on the linear profile (its kinetic stress about it is zero). After a
     strain of 1 (rate 2/s) the mean v_x(z) of the cell (7 slabs) is linear with slope rate
     within 10 % (R² > 0.95): the images drive it (without their velocity offset the slope
-    falls to 0.24). The thermo's stress gives μ = −σ_xz / σ_zz between 0.2 and 1 (the
-    spheres' μ = 0.5; [DaCruz2005] report 0.38 at vanishing I, more as I grows)."""
+    falls to 0.24). The thermo's stress gives an effective friction μ = −σ_xz / σ_zz
+    between 0.2 and 1 (the spheres' μ = 0.5): the sign and size of a sheared packing's."""
     sim = _shear_cell(rate=2.0, output=OutputConfig(folder=str(tmp_path), thermo_every=50))
     s, o = sim.store, sim.store.owned
     assert np.array_equal(s.vel[o, 0], 2.0 * (s.pos[o, 2] - 0.5 * sim.box.hi[2]))

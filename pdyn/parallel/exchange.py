@@ -320,14 +320,17 @@ class BlockExchange:
         rank count) at ``step`` (time step ``dt``, s). ``drift`` (m) is the largest
         displacement of any particle since the last rebuild: the first ghost plan reaches
         that much farther, twice (in a sheared box plus the images' x travel since then, a
-        bound of their displacement beyond the spheres'; the sum is returned). Call it before :meth:`distribute` (which then uses the
-        checkpointed skin and, on the same rank count and grid, block map); collective in
-        effect: call it on every rank with the same arguments."""
+        bound of their displacement beyond the spheres'; the sum is returned). Call it before
+        :meth:`distribute` (which then uses the checkpointed skin and, on the same rank count
+        and grid, block map); collective in effect: call it on every rank with the same
+        arguments."""
         self._restored = dict(state)
         self.balanced_at = int(state.get("balanced_at", 0))
         self.built_at = int(state.get("built_at", step))
-        self.advance(step, dt)
-        self._drift = float(drift) + abs(self.offset - self._built_offset)  # images: at most
+        self._drift = float(drift)
+        if self.box.shear_rate:  # the images moved at most that much more
+            self.advance(step, dt)
+            self._drift += abs(self.offset - self._built_offset)
         return self._drift
 
     def advance(self, step: int, dt: float) -> None:
@@ -339,9 +342,8 @@ class BlockExchange:
             return
         if self.built_at is None:
             self.built_at = int(step)
-            self._built_offset = self.box.shear_offset(step, dt)
-        elif self._built_offset is None:
-            self._built_offset = self.box.shear_offset(self.built_at, dt)
+        if self._built_offset is None:
+            self._built_offset = shear_offset(self.built_at, dt, *self._shear)
         self.step = int(step)
         self.offset = shear_offset(step, dt, *self._shear)
         offset_images(self.shifts, self._base_x, self._side, self.offset)
@@ -447,6 +449,7 @@ class BlockExchange:
                 self.recv_handles[p] = old_to_new[h]
         self._drop_update()  # it keeps handles
         self._band = None
+
     # ------------------------------------------------------------------ migrate
     def migrate(self, rebuild: bool, dt: float) -> StoreChanges:
         """At a ``rebuild`` step (the schedule's collective decision, the same on every rank)
