@@ -31,7 +31,7 @@ from .io.wallforces import buffer_bytes
 from .mesh.place import current_placement
 from .parallel import make_exchange
 from .parallel.balance import Balancer
-from .particles import GLUED, ROTATION, ParticleStore
+from .particles import FIXED, GLUED, ROTATION, ParticleStore
 from .reorder import reorder, wall_order
 from .scenarios import Scene
 from .schedule import Schedule
@@ -156,11 +156,15 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     # checks them against the skin along periodic axes); particles may have moved up to
     # ``drift`` since the last rebuild, so the first plan and lists reach that much farther
     drift = restart.drift if restart else 0.0
-    if restart:
-        exchange.restore(restart.exchange, drift=drift)
+    if restart:  # (a sheared box's images travelled too: the drift returned counts them)
+        drift = exchange.restore(restart.exchange, drift, restart.step, restart.dt)
     exchange.distribute(source, wrap=restart is None)
     if restart:
         _known_materials(store, config, comm, restart.path)
+    elif box.shear_profile:  # Lees–Edwards: start on the linear profile
+        own = store.owned[(store.flags[store.owned] & FIXED) == 0]
+        mid = 0.5 * (float(box.lo[2]) + float(box.hi[2]))
+        store.vel[own, 0] += box.shear_rate * (store.pos[own, 2] - mid)
     if inserter is not None:
         exchange.admit(float(inserter.radii.max()))
 
@@ -207,6 +211,7 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     glued = glued_motion(store, wallset, box, dt)
     neighbours.hang(*contact.hangers, glued)
     glued.place(store, first_step)  # velocities and spins of the motion (a restart: the same)
+    exchange.advance(first_step, dt)  # a sheared box's images at the first step
     exchange.ghosts()
     if restart or scene.cells is not None:  # this rank's share plus its ghosts
         share_state(store, box, comm, restart=restart is not None,

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import SimulationConfig, insertion_params, wall_configs
+from .config import BoxConfig, SimulationConfig, insertion_params, wall_configs
 from .domain import Box
 from .dynamics.glued import GluedMotion
 from .dynamics.insertion import Inserter
@@ -34,11 +34,18 @@ def enclosure(config: SimulationConfig, scene: Scene) -> tuple:
     if own and config.walls[:len(own)] != own:  # the stages' wall indices move with them
         changes["walls"] = own + config.walls
         changes["stages"] = shift_walls(config.stages, len(own))
+    if box is None and scene.shear_rate:  # a sheared scene's box: checkpoints keep it
+        changes["box"] = BoxConfig(lo=tuple(lo), hi=tuple(hi), boundary=boundary,
+                                   shear_rate=scene.shear_rate,
+                                   shear_profile=scene.shear_profile)
+        box = changes["box"]
     if changes:
         config = config.with_(**changes)
     wallset = WallSet(*Box(lo, hi, boundary).walls(), [w.spec() for w in config.walls])
     box = Box(lo, hi, boundary, tuple(
-        {**w.spec(), "name": f"walls[{k}] ({w.type})"} for k, w in enumerate(config.walls)))
+        {**w.spec(), "name": f"walls[{k}] ({w.type})"} for k, w in enumerate(config.walls)),
+        shear_rate=box.shear_rate if box else 0.0,
+        shear_profile=box.shear_profile if box else False)
     return config, box, wallset
 
 

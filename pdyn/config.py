@@ -622,12 +622,16 @@ def insertion_params(value, lo, hi) -> list:
 
 @dataclass(frozen=True, kw_only=True)
 class BoxConfig:
-    """Simulation box [lo, hi] (m) and the boundary per axis: wall, periodic or open."""
+    """Simulation box [lo, hi] (m) and the boundary per axis: wall, periodic or open; a
+    Lees–Edwards ``shear_rate`` (1/s; flow x, gradient z, both periodic; docs/running.md),
+    ``shear_profile``: start with v_x = rate (z − z_mid) added to the spheres' velocities."""
 
     lo: tuple = (0.0, 0.0, 0.0)
     hi: tuple = (1.0, 1.0, 1.0)
     boundary: tuple = ("wall", "wall", "wall")
     material: str | None = None  # the faces' material ([[materials]]; None: the first)
+    shear_rate: float = 0.0
+    shear_profile: bool = False
 
     @_config_errors
     def __post_init__(self):
@@ -642,6 +646,13 @@ class BoxConfig:
                 raise ConfigError(f"box.hi = {list(hi)!r}: the box is too large (its length "
                                   f"along {'xyz'[a]} overflows)")
         object.__setattr__(self, "boundary", choices("box.boundary", self.boundary, BOUNDARIES))
+        object.__setattr__(self, "shear_rate", number("box.shear_rate", self.shear_rate))
+        flag("box.shear_profile", self.shear_profile)
+        if self.shear_rate and (self.boundary[0], self.boundary[2]) != ("periodic", "periodic"):
+            raise BadValue("box.shear_rate", self.shear_rate, "needs box.boundary periodic "
+                           f"along x and z (flow x, gradient z), not {list(self.boundary)!r}")
+        if self.shear_profile and not self.shear_rate:
+            raise BadValue("box.shear_profile", True, "needs box.shear_rate")
 
 
 #: the fields of an ``[insertion]`` table a ``[particles]`` fill takes
@@ -981,6 +992,9 @@ class SimulationConfig:
         if self.gravity is not None:
             object.__setattr__(self, "gravity", vector("gravity", self.gravity))
         object.__setattr__(self, "walls", wall_configs(self.walls))
+        if self.walls and self.box is not None and self.box.shear_rate:
+            raise BadValue("walls", f"{len(self.walls)} table(s)", "a sheared box "
+                           "(box.shear_rate) takes no [[walls]]: the images move past them")
         object.__setattr__(self, "fields", field_configs(self.fields))
         if self.insertion is not None and not isinstance(self.insertion, InsertionConfig):
             found = insertion_configs(self.insertion)

@@ -54,6 +54,11 @@ class Box:
     #: walls beyond the faces (``pdyn.walls.WallSet`` specs at the start, with ``name``), for
     #: the initial checks
     shapes: tuple = ()
+    #: Lees–Edwards simple shear ([LeesEdwards1972]; 1/s, 0: none): flow along x, gradient
+    #: along z (both periodic); the image across the z faces moves at ±rate L_z along x
+    shear_rate: float = 0.0
+    #: start with the linear profile v_x = rate (z − z_mid) added to the scene's velocities
+    shear_profile: bool = False
 
     @property
     def length(self) -> np.ndarray:
@@ -78,14 +83,34 @@ class Box:
                 nrm.append(n)
         return np.array(pts).reshape(-1, 3), np.array(nrm).reshape(-1, 3)
 
-    def shifts(self) -> np.ndarray:
+    def shifts(self, offset: float = 0.0) -> np.ndarray:
         """Periodic image shifts (S, 3): row 0 is zero, then ±L along periodic axes and their
-        combinations (S = 3^p for p periodic axes). A ghost's ``image`` is a row of it."""
+        combinations (S = 3^p for p periodic axes). A ghost's ``image`` is a row of it.
+        Sheared (:attr:`shear_rate`): (S, 6), the rows across the z faces (z shift ±L_z) also
+        shifted ±``offset`` along x (:meth:`shear_offset`) and, in columns 3–5, the image's
+        velocity offset ±rate L_z along x."""
         opts = [(0.0, -self.length[a], self.length[a]) if self.periodic[a] else (0.0,)
                 for a in range(3)]
         rows = [(x, y, z) for z in opts[2] for y in opts[1] for x in opts[0]]
         rows.sort(key=lambda r: (r != (0.0, 0.0, 0.0)))
-        return np.array(rows, float).reshape(-1, 3)
+        out = np.array(rows, float).reshape(-1, 3)
+        if not self.shear_rate:
+            return out
+        side = np.sign(out[:, 2:3])  # +1: the image above the top face, -1: below the bottom
+        speed = self.shear_rate * float(self.length[2])
+        out = np.hstack((out, np.zeros_like(out)))
+        out[:, 0:1] += side * offset
+        out[:, 3:4] = side * speed
+        return out
+
+    def shear_offset(self, step: int, dt: float) -> float:
+        """The x offset Δ (m) of the image above the top face at step ``step``: rate L_z t
+        with t = step dt, reduced into [−L_x/2, L_x/2) (closed form from the step count, so
+        every rank and a restart agree bit for bit; 0 without shear)."""
+        if not self.shear_rate:
+            return 0.0
+        length = self.length
+        return shear_offset(step, dt, self.shear_rate, float(length[2]), float(length[0]))
 
     def outside(self, pos: np.ndarray, kinds=("wall", "periodic"),
                 margin: float = 0.0) -> np.ndarray:
@@ -95,6 +120,16 @@ class Box:
         axes = np.array([b in kinds for b in self.boundary])
         out = ((pos < np.asarray(self.lo) - margin) | (pos > np.asarray(self.hi) + margin))
         return (out & axes).any(axis=1)
+
+
+def shear_offset(step: int, dt: float, rate: float, lz: float, lx: float) -> float:
+    """:meth:`Box.shear_offset` of a box ``lx`` × ``lz`` (m) sheared at ``rate`` (1/s)."""
+    d = math.fmod(float(step) * float(dt) * rate * lz, lx)
+    if d >= 0.5 * lx:
+        d -= lx
+    elif d < -0.5 * lx:
+        d += lx
+    return d
 
 
 # ------------------------------------------------------------------ block decomposition
@@ -113,34 +148,100 @@ def _block_ids(pos, handles, lo, inv_edge, dims, out):
         out[t] = b
 
 
+@njit(inline="always", **JIT)
+def _wrapped(x, lo, hi, length):
+    """(x wrapped into [lo, hi), whether it moved). One rule for every decomposition (so
+    1-rank and N-rank runs wrap the same bits): x < lo → x + L, x ≥ hi → x − L, and a result
+    that rounds onto hi becomes lo."""
+    moved = False
+    if x < lo:
+        x = x + length
+        moved = True
+    elif x >= hi:
+        x = x - length
+        moved = True
+    if x >= hi or x < lo:  # more than one period, or rounding onto hi
+        x = lo + ((x - lo) % length)
+        if x >= hi:
+            x = lo
+    return x, moved
+
+
 @njit(**JIT)
 def _wrap(pos, handles, lo, hi, length, periodic):
-    """Wrap centres into [lo, hi) along periodic axes; returns how many were moved.
-
-    One rule for every decomposition (so 1-rank and N-rank runs wrap the same bits):
-    x < lo → x + L, x ≥ hi → x − L, and a result that rounds onto hi becomes lo."""
+    """Wrap centres into [lo, hi) along periodic axes (:func:`_wrapped`); returns how many
+    were moved."""
     moved = 0
     for t in range(handles.shape[0]):
         h = handles[t]
         m = False
         for a in range(3):
-            if not periodic[a]:
-                continue
-            x = pos[h, a]
-            if x < lo[a]:
-                x = x + length[a]
-                m = True
-            elif x >= hi[a]:
-                x = x - length[a]
-                m = True
-            if x >= hi[a] or x < lo[a]:  # more than one period, or rounding onto hi
-                x = lo[a] + ((x - lo[a]) % length[a])
-                if x >= hi[a]:
-                    x = lo[a]
-            pos[h, a] = x
+            if periodic[a]:
+                pos[h, a], ma = _wrapped(pos[h, a], lo[a], hi[a], length[a])
+                m = m or ma
         if m:
             moved += 1
     return moved
+
+
+@njit(**JIT)
+def _wrap_sheared(pos, vel, handles, lo, hi, length, periodic, offset, speed):
+    """:func:`_wrap` in a Lees–Edwards box: a centre wrapped across the z faces k periods
+    (z → z − k L_z) also moves −k ``offset`` along x and its x velocity changes by −k
+    ``speed`` (rate L_z); then x and y wrap (z first: the x shift may take the centre through
+    an x face). Returns how many crossed the z faces."""
+    crossed = 0
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        z, m = _wrapped(pos[h, 2], lo[2], hi[2], length[2])
+        if m:
+            k = round((pos[h, 2] - z) / length[2])
+            pos[h, 2] = z
+            pos[h, 0] = pos[h, 0] - k * offset
+            vel[h, 0] = vel[h, 0] - k * speed
+            crossed += 1
+        for a in range(2):
+            if periodic[a]:
+                pos[h, a], _ = _wrapped(pos[h, a], lo[a], hi[a], length[a])
+    return crossed
+
+
+@njit(**JIT)
+def offset_images(shifts, base_x, side, offset):
+    """Set the x column of the image shifts (:meth:`Box.shifts`) to ``base_x + side ×
+    offset`` in place (a sheared box's step: ``side`` +1 above the top, −1 below)."""
+    for s in range(shifts.shape[0]):
+        shifts[s, 0] = base_x[s] + side[s] * offset
+
+
+@njit(**JIT)
+def _image_drift2(pos, build_pos, handles, lo, hi, band, travel):
+    """The largest squared displacement (m²) since the last build of a sheared image: of
+    ``pos[h] ± (travel, 0, 0)`` from ``build_pos[h]`` for the spheres ``handles`` built within
+    ``band`` of the bottom (+, the image above the top) or the top face (−)."""
+    out = 0.0
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        z = build_pos[h, 2]
+        for side in (1.0, -1.0):
+            if (z < lo + band) if side > 0.0 else (z >= hi - band):
+                dx = pos[h, 0] - build_pos[h, 0] + side * travel
+                dy = pos[h, 1] - build_pos[h, 1]
+                dz = pos[h, 2] - build_pos[h, 2]
+                d2 = dx * dx + dy * dy + dz * dz
+                if not d2 <= out:  # larger, or NaN
+                    out = d2 if d2 == d2 else np.inf
+    return out
+
+
+def image_drift2(box: Box, pos, build_pos, handles, reach: float, travel: float) -> float:
+    """In a sheared box, the largest squared displacement (m²) since the last build of an
+    image across the z faces (:func:`_image_drift2`): of the spheres ``handles`` (int64)
+    built within ``reach`` (m: the largest centre distance of a contact before the next
+    build) of a z face, moved by their own displacement and the images' x ``travel`` (m, the
+    offset's change since the build). Decided from the build positions, so the same on
+    every decomposition and after a restart."""
+    return _image_drift2(pos, build_pos, handles, box.lo[2], box.hi[2], reach, travel)
 
 
 @njit(**JIT)
@@ -214,7 +315,9 @@ def default_block_dims(box: Box, nranks: int, per_rank: int = DEFAULT_BLOCKS_PER
     target = 1 if nranks <= 1 else per_rank * nranks
     if n_particles is not None and nranks > 1:
         target = max(nranks, min(target, _block_limit(n_particles, nranks)))
-    length = box.length
+    length = box.length.copy()
+    if box.shear_rate:  # Lees–Edwards: blocks span the box along x (the flow)
+        length[0] = 0.0
     dims = np.ones(3, np.int64)
     while True:
         a = int(np.argmax(length / dims))  # split the axis with the longest block edge
@@ -262,6 +365,9 @@ class BlockGrid:
         dims = tuple(int(d) for d in dims)
         if len(dims) != 3 or min(dims) < 1:
             raise DecompositionError(f"blocks = {list(dims)!r}: expected 3 integers >= 1")
+        if box.shear_rate and dims[0] != 1:
+            raise DecompositionError(f"blocks = {list(dims)!r}: a sheared box (box.shear_rate) "
+                                     "is not split along x, the flow (give blocks = [1, ny, nz])")
         self.box = box
         self.dims = np.array(dims, np.int64)
         self.lo = np.asarray(box.lo, float)
@@ -314,9 +420,9 @@ class BlockGrid:
                 bhi[c[:, a] == self.dims[a] - 1, a] = np.inf
         return blo, bhi
 
-    def shifts(self) -> np.ndarray:
+    def shifts(self, offset: float = 0.0) -> np.ndarray:
         """The box's periodic image shifts (:meth:`Box.shifts`)."""
-        return self.box.shifts()
+        return self.box.shifts(offset)
 
     def curve_order(self, curve: str = CURVES[0]) -> np.ndarray:
         """Block ids in the order of the space-filling ``curve`` (one of ``CURVES``)."""
@@ -377,9 +483,18 @@ class BlockGrid:
                     f"(2 x {interaction_range:.6g}: largest diameter + skin); enlarge the box")
 
 
-def wrap_periodic(box: Box, pos: np.ndarray, handles: np.ndarray) -> int:
-    """Wrap ``pos[handles]`` into [lo, hi) along periodic axes in place; returns the count."""
+def wrap_periodic(box: Box, pos: np.ndarray, handles: np.ndarray, vel=None,
+                  offset: float = 0.0) -> int:
+    """Wrap ``pos[handles]`` into [lo, hi) along periodic axes in place; returns the count.
+    In a sheared box (``box.shear_rate``) a centre wrapped across the z faces also moves by
+    the image offset ``offset`` (m, :meth:`Box.shear_offset`) along x and its velocity
+    ``vel[handles]`` by rate L_z (:func:`_wrap_sheared`); the count is then of those."""
     if not box.periodic.any() or len(handles) == 0:
         return 0
-    return int(_wrap(pos, np.ascontiguousarray(handles, np.int64), np.asarray(box.lo, float),
-                     np.asarray(box.hi, float), box.length, box.periodic))
+    handles = np.ascontiguousarray(handles, np.int64)
+    lo, hi = np.asarray(box.lo, float), np.asarray(box.hi, float)
+    if box.shear_rate:
+        vel = np.zeros_like(pos) if vel is None else vel  # (a block count: centres only)
+        return int(_wrap_sheared(pos, vel, handles, lo, hi, box.length, box.periodic,
+                                 float(offset), box.shear_rate * float(box.length[2])))
+    return int(_wrap(pos, handles, lo, hi, box.length, box.periodic))

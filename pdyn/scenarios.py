@@ -20,6 +20,7 @@ unless asked for the lazy form a run distributes. A scene given as arrays (``Sce
 from __future__ import annotations
 
 import inspect
+import math
 from dataclasses import dataclass, field, replace
 
 import numpy as np
@@ -64,6 +65,10 @@ class Scene:
     materials: tuple = ()
     interactions: tuple = ()
     material: np.ndarray | None = None
+    #: Lees–Edwards shear (``[box] shear_rate``, 1/s; 0: none) and whether the spheres start
+    #: on its linear profile (``shear_profile``), unless the config gives a ``[box]``
+    shear_rate: float = 0.0
+    shear_profile: bool = False
 
     def masses_of(self, radius) -> np.ndarray:
         """Masses (kg) of spheres of ``radius`` at the scene's density."""
@@ -458,6 +463,46 @@ def chute(scale=1.0, seed=0, angle=23.0, depth=20.0, stiffness=2e4):
     )
 
 
+def shear_cell(scale=1.0, seed=0, rate=1.0, profile=True):
+    """Lees–Edwards simple shear of a dense frictional packing at constant volume.
+
+    Units d = 1 m, m ≈ 1 kg (density 6/π kg/m³), no gravity. N = round(500 × ``scale``)
+    spheres of radius uniform in [0.4, 0.5] m on the sites of a face-centred cubic lattice of
+    nearest-neighbour distance 1 m (cube edge √2 m; nx × ny × nz cubes, each at least 2, the
+    most nearly cubic of at most 5 % more than the fewest sites 4 nx ny nz ≥ N; the spare
+    sites, drawn from ``seed``, stay empty): solid fraction 0.51–0.55 from scale 0.5 up
+    (5 × 5 × 5 cubes at scale 1), less below (the cell stays 2 cubes wide). Periodic on
+    every axis, sheared at ``rate`` (1/s: flow x, gradient z, ``[box] shear_rate``), starting
+    on the linear profile (``profile``).
+    Frictional linear spring k = 2 × 10⁴ N/m, e = 0.7, μ = 0.5. At constant volume (a cell
+    at constant pressure is a later step); the thermo's stress_xz and stress_zz give
+    μ = −σ_xz / σ_zz.
+    """
+    want = max(int(round(500.0 * float(scale))), 1)
+    n0 = int(round((want / 4.0) ** (1.0 / 3.0)))
+    sizes = [(nx, ny, max(2, -(-want // (4 * nx * ny))))
+             for nx in range(max(2, n0 - 1), n0 + 2) for ny in range(max(2, n0 - 1), n0 + 2)]
+    fewest = min(math.prod(d) for d in sizes)  # then the most cubic of up to 5 % more
+    dims = min(sizes, key=lambda d: (math.prod(d) > 1.05 * fewest, max(d) - min(d),
+                                      math.prod(d)))
+    a = np.sqrt(2.0)
+    basis = np.array([[0.0, 0.0, 0.0], [0.5, 0.5, 0.0], [0.5, 0.0, 0.5], [0.0, 0.5, 0.5]])
+    cube = np.stack(np.meshgrid(*map(np.arange, dims), indexing="ij"), -1).reshape(-1, 1, 3)
+    pos = ((cube + basis + 0.25) * a).reshape(-1, 3)
+    rng = np.random.default_rng([int(seed), 48])
+    if want < len(pos):
+        pos = pos[np.sort(rng.choice(len(pos), want, replace=False))]
+    radii = rng.uniform(0.4, 0.5, len(pos))
+    return Scene(
+        name="shear_cell", box_lo=np.zeros(3), box_hi=np.array(dims, float) * a,
+        boundary=("periodic",) * 3, positions=pos, velocities=np.zeros_like(pos), radii=radii,
+        density=6.0 / np.pi, contact={"stiffness": 2e4, "restitution": 0.7, "friction": 0.5},
+        steps=2000, shear_rate=float(rate), shear_profile=bool(profile),
+        description=f"shear cell: {len(pos)} frictional spheres (d 0.8-1 m) sheared at "
+        f"{float(rate):g} 1/s (Lees-Edwards, flow x, gradient z) at constant volume, "
+        f"periodic {' x '.join(f'{d * a:.3g}' for d in dims)} m")
+
+
 def _dem_materials(names) -> np.ndarray:
     """The indices of the benchmark's materials ``names`` in ``dembenchmark.MATERIALS``."""
     index = {m["name"]: k for k, m in enumerate(dem.MATERIALS)}
@@ -581,7 +626,7 @@ SCENES = {
     f.__name__: f
     for f in (drop, box, heap, gas, reference, inhomogeneous, very_inhomogeneous, checkerboard,
               polydisperse, more_polydisperse, very_polydisperse, schornbaum, drum, hopper, chute,
-              silo_benchmark, drum_benchmark)
+              silo_benchmark, drum_benchmark, shear_cell)
 }
 DEFAULT_SCENE = "drop"
 #: particles of each scene at scale 1 (the scene's count — for ``heap`` the count poured — is
@@ -590,7 +635,7 @@ SIZES = {"drop": 1000, "box": 2000, "heap": 2000, "gas": 97336, "reference": 100
          "inhomogeneous": 100000, "very_inhomogeneous": 80000, "checkerboard": 1000000, "polydisperse": 50000,
          "more_polydisperse": 80000, "very_polydisperse": 40000, "schornbaum": 10000,
          "drum": 2000, "hopper": 5000, "chute": 2300, "silo_benchmark": 100000,
-         "drum_benchmark": 38000}
+         "drum_benchmark": 38000, "shear_cell": 500}
 #: peak memory of a run per particle on one rank (B): measured as the growth of the peak
 #: resident size of ``pdyn run --scale S --steps 2`` from S = 1 to 100 and 400 (579 and 576 B)
 BYTES_PER_PARTICLE = 600

@@ -53,12 +53,14 @@ PAIR_FORCES = CONTACT_FORCES - WALL_FORCES
 class Reduction(NamedTuple):
     """The step's one ``allreduce_max``: the largest squared move of the step (m², the
     guard), the largest squared drift since the last rebuild (m², the schedule), the largest
-    owned count (the load record) and the signal a rank received to stop (pdyn.interrupt)."""
+    owned count (the load record), the signal a rank received to stop (pdyn.interrupt) and,
+    in a sheared box, the largest squared drift of an image (m², the schedule)."""
 
     move2: float
     drift2: float
     owned: float
     stop: float
+    images2: float
 
 
 class Simulation(Observables):
@@ -105,7 +107,7 @@ class Simulation(Observables):
             moved = self._kick_drift(0.5 * self.dt)
         with t("ghosts"):  # the ghosts' state travels while the ranks agree on the reduction
             red = self._reduce(moved)
-        do = self.schedule.decide(self.step_index + 1, red.drift2)
+        do = self.schedule.decide(self.step_index + 1, red.drift2, red.images2)
         self.wall_motion.advance(self.store, self.walls, do.step)
         if do.lists:
             with t("contacts"):  # what hangs on the lists (the contact history) into the
@@ -145,6 +147,8 @@ class Simulation(Observables):
         mine[0] = max(mine[0], passed)
         mine[2] = self._n_owned
         mine[3] = self._stop.signum if self._stop is not None else 0.0
+        self.exchange.advance(self.step_index + 1, self.dt)  # a sheared box's images
+        mine[4] = self.exchange.image_drift2(lists.rows)
         return mine
 
     def _reduce(self, mine: np.ndarray) -> Reduction:

@@ -46,10 +46,11 @@ def test_every_centre_is_in_a_cell_its_block_draws(name, scale):
             assert np.isin(cell_of[block == b], found).all()
 
 
-# heap starts empty; drum, hopper, chute and the DEM benchmark's two are given as arrays
-# (their lattices are cut by the walls, the chute's base is fixed; scattered from rank 0)
+# heap starts empty; drum, hopper, chute, the DEM benchmark's two and the shear cell are given
+# as arrays (their lattices are cut by the walls, the chute's base is fixed, the shear cell's
+# spare sites are drawn; scattered from rank 0)
 @pytest.mark.parametrize("name", [n for n in SCENES if n not in (
-    "heap", "drum", "hopper", "chute", "silo_benchmark", "drum_benchmark")])
+    "heap", "drum", "hopper", "chute", "silo_benchmark", "drum_benchmark", "shear_cell")])
 def test_any_cells_draw_what_the_whole_scene_holds(name):
     scene = make_scene(name, scale=0.02, materialise=False)
     whole = make_scene(name, scale=0.02)

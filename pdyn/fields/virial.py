@@ -40,15 +40,22 @@ def _contact_partials(ends, force):
 
 
 @njit(**JIT)
-def _kinetic_partials(h, vel, mass):
-    """Exact expansions of Σ m v_a v_b (9), Σ m v_a (3) and Σ m over the spheres ``h``."""
+def _kinetic_partials(h, vel, mass, pos, rate, mid):
+    """Exact expansions of Σ m v_a v_b (9), Σ m v_a (3) and Σ m over the spheres ``h``;
+    ``rate`` ≠ 0 (a sheared box): v the velocity relative to the profile, v_x − rate (z −
+    ``mid``)."""
     out = np.zeros((13, MAX_PARTIALS))
     n = np.zeros(13, np.int64)
+    v = np.empty(3)
     for i in h:
         for a in range(3):
-            p = mass[i] * vel[i, a]
+            v[a] = vel[i, a]
+        if rate != 0.0:
+            v[0] -= rate * (pos[i, 2] - mid)
+        for a in range(3):
+            p = mass[i] * v[a]
             for e in range(3):
-                n[3 * a + e] = grow(out[3 * a + e], n[3 * a + e], p * vel[i, e])
+                n[3 * a + e] = grow(out[3 * a + e], n[3 * a + e], p * v[e])
             n[9 + a] = grow(out[9 + a], n[9 + a], p)
         n[12] = grow(out[12], n[12], mass[i])
     return out, n
@@ -59,13 +66,18 @@ def _trimmed(partials: tuple) -> list:
     return [out[k, :n[k]].copy() for k in range(len(n))]
 
 
-def cell_parts(store, network: dict) -> tuple:
+def cell_parts(store, network: dict, box=None) -> tuple:
     """This rank's exact expansions of the cell's sums: (contact (9), kinetic (13)) from its
     owned spheres and its share of the contacts, each once over the ranks (``network``: the
-    contact network or ``pdyn.fields.once.each_once``)."""
+    contact network or ``pdyn.fields.once.each_once``). In a sheared ``box`` (Lees–Edwards)
+    the kinetic part takes the velocities relative to the linear profile (the branches of
+    contacts across the z faces are the images' offset positions already)."""
     force = network["normal_force"] + network["tangential_force"]
+    rate = float(box.shear_rate) if box is not None else 0.0
+    mid = 0.5 * (float(box.lo[2]) + float(box.hi[2])) if rate else 0.0
     return (_trimmed(_contact_partials(network["ends"], force)),
-            _trimmed(_kinetic_partials(store.owned, store.vel, store.mass)))
+            _trimmed(_kinetic_partials(store.owned, store.vel, store.mass, store.pos, rate,
+                                       mid)))
 
 
 def cell_stress(parts: list, volume: float) -> tuple[np.ndarray, np.ndarray]:

@@ -735,7 +735,8 @@ KEYS = {"particles/history_key": _history_keys, "records/history_key": _record_k
 def _check_exchange(path, head: dict, data: dict) -> None:
     """The exchange's state: its kind, ranks (the file's), skin, block grid (at most as many
     blocks as any run may have) and block → rank map (every block a rank's, every rank at
-    least one block), the step of its last balance check (not after the file's step)."""
+    least one block), the steps of its last balance check and (a sheared box) its last
+    rebuild, not after the file's step."""
     ex = head["exchange"]
     try:
         kind = ex.get("kind")
@@ -757,8 +758,9 @@ def _check_exchange(path, head: dict, data: dict) -> None:
         blocks = int(np.prod(dims))
         if not ranks <= blocks <= max(BLOCKS_PER_RANK * ranks, MAX_BLOCKS):
             raise BadValue("dims", ex.get("dims"), f"{blocks} blocks for {ranks} ranks")
-        if _count("balanced_at", ex.get("balanced_at", 0)) > head["step"]:
-            raise BadValue("balanced_at", ex.get("balanced_at"), f"after the step {head['step']}")
+        for name in ("balanced_at", "built_at"):  # (built_at: a sheared box's last rebuild)
+            if _count(name, ex.get(name, 0)) > head["step"]:
+                raise BadValue(name, ex.get(name), f"after the step {head['step']}")
     except BadValue as exc:
         raise OutputFileError(f"{path}: attribute exchange: {exc} (damaged file)") from None
     owner = data.get("exchange/owner")

@@ -74,7 +74,8 @@ def thermo_row(view, fixed: np.ndarray | None = None) -> tuple | None:
     omega = store.omega if spin else np.zeros((1, 3))
     kin, rot = energy_partials(h, store.vel, store.mass, omega, store.radius, spin)
     parts = comm.gather((kin, rot, int(h.size)) + tuple(view.contacts)
-                        + (cell_parts(store, each_once(view.sphere_contacts, fixed)),), root=0)
+                        + (cell_parts(store, each_once(view.sphere_contacts, fixed), view.box),),
+                        root=0)
     if comm.rank != 0:
         return None
     ke, re = (exact_total([p[k] for p in parts]) for k in (0, 1))

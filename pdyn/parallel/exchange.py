@@ -61,7 +61,8 @@ import time
 
 import numpy as np
 
-from ..domain import CURVES, BlockGrid, DecompositionError, default_block_dims, wrap_periodic
+from ..domain import (CURVES, BlockGrid, DecompositionError, default_block_dims, image_drift2,
+                      offset_images, shear_offset, wrap_periodic)
 from ..particles import (FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MIGRATE, OWNED,
                          Packing, StoreChanges, ragged_groups)
 from .balance import imbalance
@@ -139,12 +140,21 @@ class SerialExchange:
         """The state a checkpoint keeps (:meth:`BlockExchange.state`): the skin."""
         return {"kind": "serial", "ranks": 1, "skin": float(self.skin)}
 
-    def restore(self, state: dict, drift: float = 0.0) -> None:
+    def restore(self, state: dict, drift: float = 0.0, step: int = 0,
+                dt: float = 0.0) -> float:
         """Accept any exchange's :meth:`state` (one rank without periodic axes has no plan
-        to continue)."""
+        to continue); returns ``drift``."""
+        return drift
 
     def remap(self, old_to_new) -> None:
         """Nothing kept by handle."""
+
+    def advance(self, step: int, dt: float) -> None:
+        """No images to move (:meth:`BlockExchange.advance`)."""
+
+    def image_drift2(self, rows) -> float:
+        """No images (:meth:`BlockExchange.image_drift2`)."""
+        return 0.0
 
     def owner_of(self, pos) -> np.ndarray:
         """The rank owning each centre ``pos`` (N, 3): this one."""
@@ -165,7 +175,7 @@ class SerialExchange:
 
     def stats(self) -> dict:
         return {"rank": 0, "owned": int(self.store.owned.size), "ghosts": 0, "migrated": 0,
-                "rebuilds": 0, "neighbours": [], "blocks": 1}
+                "rebuilds": 0, "crossed": 0, "neighbours": [], "blocks": 1}
 
     def load_summary(self, mean_imbalance: float = 1.0, rebalances: int = 0) -> str | None:
         return None
@@ -213,6 +223,19 @@ class BlockExchange:
         self.n_migrated = 0
         self.n_rebuilds = 0
         self.balanced_at = 0  # step of the last balance check (a checkpoint keeps it)
+        # image shifts (Box.shifts): a sheared box's move every step (advance) in place, so
+        # the plan and its ghost update read this step's
+        self.shifts = self.grid.shifts()
+        self._side = np.sign(self.shifts[:, 2])  # +1 the images above the top face, -1 below
+        self._base_x = self.shifts[:, 0].copy()
+        length = box.length
+        self._shear = (float(box.shear_rate), float(length[2]), float(length[0]))
+        self._band = None  # the rows built near a z face (image_drift2), until a rebuild
+        self.offset = 0.0  # the sheared images' x offset at this step (m)
+        self.built_at = None  # step of the last rebuild (sheared: its offset counts)
+        self._built_offset = None
+        self.step = 0  # the step advance() last set
+        self.n_crossed = 0  # centres wrapped across the z faces of a sheared box
         self.comm_seconds = 0.0  # inside point-to-point messages
         self.bytes_sent = 0  # payload of point-to-point messages (B; without the counts)
         self.messages_sent = 0  # point-to-point payload messages (one per peer and array)
@@ -260,7 +283,11 @@ class BlockExchange:
             raise ExchangeError(str(exc)) from None
         everyone = np.arange(n, dtype=np.int64)
         message = None
-        if wrap:
+        if wrap and box.shear_rate:  # a fresh start, at step 0: the image offset is 0
+            vel = np.array(particles["vel"], float, copy=True).reshape(-1, 3)
+            wrap_periodic(box, pos, everyone, vel)
+            particles = dict(particles, vel=vel)
+        elif wrap:
             wrap_periodic(box, pos, everyone)
         elif n:
             far = box.outside(pos, ("periodic",), self.skin)
@@ -280,20 +307,61 @@ class BlockExchange:
         on the same rank count, the same ownership: ``skin``, ``ranks``, the block grid
         ``dims`` (plain values) and its block → rank map ``owner`` (an int64 array, one entry
         per block). (When to rebuild follows from the particles' ``build_pos``.)"""
-        return {"kind": "block", "ranks": int(self.size), "skin": float(self.skin),
-                "dims": self.grid.dims.tolist(), "owner": self.grid.owner.copy(),
-                "balanced_at": int(self.balanced_at)}
+        state = {"kind": "block", "ranks": int(self.size), "skin": float(self.skin),
+                 "dims": self.grid.dims.tolist(), "owner": self.grid.owner.copy(),
+                 "balanced_at": int(self.balanced_at)}
+        if self.box.shear_rate:  # the sheared images' offset at the last rebuild counts
+            state["built_at"] = int(self.built_at)
+        return state
 
-    def restore(self, state: dict, drift: float = 0.0) -> None:
+    def restore(self, state: dict, drift: float = 0.0, step: int = 0,
+                dt: float = 0.0) -> float:
         """Continue a checkpointed exchange (:meth:`state` of this or any other exchange, any
-        rank count). ``drift`` (m) is the largest displacement of any particle since the last
-        rebuild: the first ghost plan reaches that much farther, twice. Call it before
+        rank count) at ``step`` (time step ``dt``, s). ``drift`` (m) is the largest
+        displacement of any particle since the last rebuild: the first ghost plan reaches
+        that much farther, twice (in a sheared box plus the images' x travel since then, a
+        bound of their displacement beyond the spheres'; the sum is returned). Call it before
         :meth:`distribute` (which then uses the checkpointed skin and, on the same rank count
         and grid, block map); collective in effect: call it on every rank with the same
         arguments."""
         self._restored = dict(state)
-        self._drift = float(drift)
         self.balanced_at = int(state.get("balanced_at", 0))
+        self.built_at = int(state.get("built_at", step))
+        self._drift = float(drift)
+        if self.box.shear_rate:  # the images moved at most that much more
+            self.advance(step, dt)
+            self._drift += abs(self.offset - self._built_offset)
+        return self._drift
+
+    def advance(self, step: int, dt: float) -> None:
+        """Set the image shifts to step ``step`` (time step ``dt``, s): in a sheared box
+        (Lees–Edwards) the x offset of the images across the z faces,
+        ``Box.shear_offset``, the same bits on every rank; else nothing. The first call
+        (set-up) takes ``step`` as the last rebuild's unless a checkpoint named it."""
+        if not self.box.shear_rate:
+            return
+        if self.built_at is None:
+            self.built_at = int(step)
+        if self._built_offset is None:
+            self._built_offset = shear_offset(self.built_at, dt, *self._shear)
+        self.step = int(step)
+        self.offset = shear_offset(step, dt, *self._shear)
+        offset_images(self.shifts, self._base_x, self._side, self.offset)
+
+    def image_drift2(self, rows) -> float:
+        """The largest squared displacement (m²) of a sheared image since the last rebuild
+        (``pdyn.domain.image_drift2`` over the integrated ``rows``: a sphere's own and the
+        images' travel; 0 unsheared). A pair of a sphere and an image closes by at most the
+        sum of their displacements, so the schedule rebuilds when that sum passes the skin
+        (``Schedule.decide``), as it does for two spheres."""
+        if not self.box.shear_rate:
+            return 0.0
+        s = self.store
+        if self._band is None:  # the first step after a rebuild (or a restart, a remap)
+            z, reach = s.build_pos[rows, 2], self.reach
+            self._band = rows[(z < self.box.lo[2] + reach) | (z >= self.box.hi[2] - reach)]
+        return image_drift2(self.box, s.pos, s.build_pos, self._band, reach=self.reach,
+                            travel=self.offset - self._built_offset)
 
     def owner_of(self, pos) -> np.ndarray:
         """The rank owning each centre ``pos`` (N, 3; inside the box): the owner of its block
@@ -380,6 +448,7 @@ class BlockExchange:
             if len(h):
                 self.recv_handles[p] = old_to_new[h]
         self._drop_update()  # it keeps handles
+        self._band = None
 
     # ------------------------------------------------------------------ migrate
     def migrate(self, rebuild: bool, dt: float) -> StoreChanges:
@@ -392,7 +461,11 @@ class BlockExchange:
         t1 = time.perf_counter()
         ghosts = self._remove_ghosts()
         owned = self._owned()
-        wrap_periodic(self.box, self.store.pos, owned)
+        crossed = wrap_periodic(self.box, self.store.pos, owned, self.store.vel, self.offset)
+        if self.box.shear_rate:
+            self.built_at, self._built_offset = self.step, self.offset
+            self.n_crossed += crossed
+            self._band = None
         out, into = self._migrate_owned(owned, dt)
         if self._drift:  # the plan made at a restart is gone: back to the usual neighbours
             self._drift = 0.0
@@ -532,7 +605,8 @@ class BlockExchange:
         # owner's blocks), and may still move skin/2 + D from where it is now: a reach of
         # r_max + skin + 2 D finds every contact before the next rebuild.
         plan = plan_ghosts(store, owned, self.grid, self.rank,
-                           self.r_max + self.skin + 2.0 * self._drift, self.size, self._targets)
+                           self.r_max + self.skin + 2.0 * self._drift, self.size, self._targets,
+                           self.shifts)
         self.plan, self._targets = plan, len(plan)
         unknown = set(plan.slices) - set(self.peers) - {self.rank}
         if unknown:  # cannot happen while the neighbour relation covers the ghost reach
@@ -549,7 +623,8 @@ class BlockExchange:
 
     # ------------------------------------------------------------------ load
     def stats(self) -> dict:
-        """This rank's load: owned and ghost counts, migrations, rebuilds, neighbour ranks,
+        """This rank's load: owned and ghost counts, migrations, rebuilds, centres wrapped
+        across a sheared box's z faces (``crossed``), neighbour ranks,
         blocks, seconds in messages and in rebuilds, bytes and messages sent point to point."""
         store = self.store
         return {
@@ -558,6 +633,7 @@ class BlockExchange:
             "ghosts": int(store.ghosts.size),
             "migrated": int(self.n_migrated),
             "rebuilds": int(self.n_rebuilds),
+            "crossed": int(self.n_crossed),
             "neighbours": list(self.peers),
             "blocks": int(np.count_nonzero(self.grid.owner == self.rank)),
             "skin": self.skin,

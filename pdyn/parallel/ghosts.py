@@ -46,12 +46,15 @@ def _box_dist2(y, lo, hi):
 
 @njit(**JIT)
 def _ghost_targets(pos, rad, handles, me, extra, glo, ghi, inv_edge, dims, periodic, shifts,
-                   shift_index, owner, blo, bhi, nranks, out_h, out_r, out_s):
+                   shift_index, sheared, owner, blo, bhi, nranks, out_h, out_r, out_s):
     """All (handle, rank, shift) triples to send; returns their number (fills up to capacity).
 
     Per axis only the images that can be within reach are visited: shift −L when the sphere
     of reach crosses the hi face, +L when it crosses the lo face (``shift_index[i, j, k]``
-    names the row of ``shifts`` for per-axis choices 0 = none, 1 = −L, 2 = +L)."""
+    names the row of ``shifts`` for per-axis choices 0 = none, 1 = −L, 2 = +L). ``sheared``
+    (Lees–Edwards): an image across the z faces is also offset along x (by at most L_x / 2,
+    ``Box.shear_offset``), so a sphere near a z face tries every x choice; the distance to
+    each block decides."""
     n_shift = shifts.shape[0]
     stamp = np.full(nranks * n_shift, -1, np.int64)
     cap = out_h.shape[0]
@@ -75,6 +78,10 @@ def _ghost_targets(pos, rad, handles, me, extra, glo, ghi, inv_edge, dims, perio
                 if pos[h, a] - R <= glo[a] + slack:
                     opt[a, n_opt[a]] = 2
                     n_opt[a] += 1
+        if sheared and n_opt[2] > 1:
+            n_opt[0] = 3
+            opt[0, 1] = 1
+            opt[0, 2] = 2
         for i0 in range(n_opt[0]):
             for i1 in range(n_opt[1]):
                 for i2 in range(n_opt[2]):
@@ -132,22 +139,26 @@ class GhostPlan:
         return len(self.handles)
 
 
-def plan_ghosts(store, owned, grid, me, extra, nranks, guess: int = 0) -> GhostPlan:
+def plan_ghosts(store, owned, grid, me, extra, nranks, guess: int = 0,
+                shifts=None) -> GhostPlan:
     """Build the :class:`GhostPlan` of ``owned`` handles for the block map in ``grid``.
     ``guess``: the targets the last plan had (its scratch then holds those and an eighth more,
-    not twice the owned handles; more is one more pass)."""
+    not twice the owned handles; more is one more pass). ``shifts``: the image shifts
+    (default ``grid.shifts()``; a sheared box's of this step, which the plan keeps: the
+    exchange updates them in place every step)."""
     blo, bhi = grid.bounds()
-    shifts = grid.shifts()
+    if shifts is None:
+        shifts = grid.shifts()
     # row of ``shifts`` for per-axis choices (0 = none, 1 = -L, 2 = +L); -1 = not periodic
     shift_index = np.full((3, 3, 3), -1, np.int64)
     length = grid.box.length
-    for s, row in enumerate(shifts):
+    for s, row in enumerate(grid.box.shifts()[:, :3]):
         c = [0 if row[a] == 0 else (1 if row[a] < 0 else 2) for a in range(3)]
         assert all(row[a] in (0.0, -length[a], length[a]) for a in range(3))
         shift_index[c[0], c[1], c[2]] = s
     args = (store.pos, store.radius, np.ascontiguousarray(owned, np.int64), int(me),
             float(extra), grid.lo, grid.hi, grid.inv_edge, grid.dims, grid.periodic, shifts,
-            shift_index, grid.owner, blo, bhi, int(nranks))
+            shift_index, bool(grid.box.shear_rate), grid.owner, blo, bhi, int(nranks))
     cap = max(64, guess + guess // 8 if guess else 2 * len(owned))
     while True:
         oh = np.empty(cap, np.int64)

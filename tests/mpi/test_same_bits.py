@@ -477,6 +477,19 @@ def both(*checks):
     return check
 
 
+def sheared(run):
+    """The shear cell: contacts with history, rebuilds, spheres wrapped across the z faces
+    (their x velocity offset), the image offset past L_x / 2 (wrapped), and a rank split."""
+    sim = run.sim
+    frictional_did_work(run)
+    assert run.comm.allreduce_sum(sim.exchange.stats()["crossed"]) > 3
+    length = sim.box.length
+    assert sim.step_index * sim.dt * sim.box.shear_rate * length[2] > 0.5 * length[0]
+    assert sim.exchange.grid.dims[0] == 1
+    if run.comm.size > 1:
+        assert len(sim.exchange.peers) > 0
+
+
 # ------------------------------------------------------------------ the table
 def dense(kind, **cfg):
     return lambda folder, comm, output: scenes.dense_polydisperse(BOUNDARIES[kind], **cfg,
@@ -652,6 +665,8 @@ CASES = [
          "rubber": {"cohesion": "sjkr", "cohesion_energy_density": 1e5}}), 400, BOTH, at=200,
          fields=FRICTIONAL_STATE + ("material",), inserter=True,
          check=both(mixed_materials, pulled)),
+    Case("shear-cell", named_scene("shear_cell", scene_options={"rate": 8.0}, **BALANCED), 300,
+         BOTH, at=150, check=sheared),
     Case("two-materials-mixing", built(scenes.two_materials), 400,
          fields=FRICTIONAL_STATE + ("material",), inserter=True,
          output={"thermo_every": 50, "snapshot_every": 400, "sphere_stress": True},
