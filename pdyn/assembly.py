@@ -116,6 +116,34 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     box, walls, gravity, contact law, ids), its particles (store, walls, exchange), its
     schedule (lists, balancer, dt, guard, writers) and the first lists and force pass;
     ``restart`` continues a checkpoint (its schedule, and its forces kept). Collective."""
+    frame = _frame(config, comm, scene, restart)
+    share, n, skin, drift = _share(frame, restart)
+    plan = _plan(frame, share, n, skin, restart)
+    first = _first_pass(frame, share, plan, drift, restart)
+    return Parts(**frame._asdict(), **share._asdict(), **plan._asdict(), **first._asdict())
+
+
+class _Frame(NamedTuple):
+    """What the run is, before any particle: the first fields of :class:`Parts`."""
+
+    config: SimulationConfig
+    comm: object
+    node: tuple
+    scene: Scene
+    box: Box
+    wallset: WallSet
+    gravity: np.ndarray
+    contact_config: ContactConfig
+    contact: ContactPass
+    steps: int
+    first_step: int
+    run_id: str
+    restarted_from: str | None
+
+
+def _frame(config: SimulationConfig, comm, scene: Scene | None,
+           restart: RestartState | None) -> _Frame:
+    """The run's scene, enclosure (box, walls), gravity, contact pass and ids. Collective."""
     node = node_memory(comm)  # the same on every rank: the same memory verdicts
     scene = scene if scene is not None else scene_from_config(config, comm.size, node)
     config, box, wallset = enclosure(config, scene)
@@ -125,9 +153,30 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     contact = ContactPass(ContactLaw.from_config(contact_config, **config.material_pairs(
         contact_config, None if scene.material is None else set(np.unique(scene.material)))),
                           wallset.table, wallset.bundle)
-    first_step = restart.step if restart else 0
     run_id = restart.run_id if restart and restart.run_id else comm.bcast(
         new_run_id() if comm.rank == 0 else None)
+    return _Frame(config, comm, node, scene, box, wallset, gravity, contact_config, contact,
+                  steps=config.steps or scene.steps, first_step=restart.step if restart else 0,
+                  run_id=run_id, restarted_from=restart.path if restart else None)
+
+
+class _Share(NamedTuple):
+    """This rank's particles, and what made them (fields of :class:`Parts`)."""
+
+    setup_note: str | None
+    r_mean: float
+    store: ParticleStore
+    exchange: object
+    inserter: Inserter | None
+
+
+def _share(f: _Frame, restart: RestartState | None) -> tuple[_Share, int, float, float]:
+    """This rank's share of the particles (the scene's or the checkpoint's) in its store with
+    the walls, distributed by the exchange, after one memory estimate of what the config
+    implies; with the particles' count in the run, the lists' skin (m) and the drift (m)
+    since a checkpoint's last rebuild. Collective."""
+    config, comm, scene, box, wallset, contact = (f.config, f.comm, f.scene, f.box, f.wallset,
+                                                  f.contact)
     source, note = (restart.source, None) if restart else particle_source(
         scene, comm, box, wallset.n_box, overlap_rules(config, contact.law),
         sphere_materials(config, scene))
@@ -135,7 +184,7 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     inserter = make_inserter(config, scene, box, source.n,
                              restart.insertion if restart else None)
     # one memory estimate of what the config implies, before the large allocations
-    check_memory(node, comm.size, box, config, particles=source.n, inserter=inserter,
+    check_memory(f.node, comm.size, box, config, particles=source.n, inserter=inserter,
                  rotating=contact.rotating, restart=restart is not None,
                  **dict(zip(("node_meshes", "meshes"), mesh_bytes(
                      wallset.meshes, wallset.bundle, current_placement().shared))),
@@ -167,32 +216,55 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
         store.vel[own, 0] += box.shear_rate * (store.pos[own, 2] - mid)
     if inserter is not None:
         exchange.admit(float(inserter.radii.max()))
+    return _Share(note, r_mean, store, exchange, inserter), source.n, skin, drift
 
+
+class _Plan(NamedTuple):
+    """The run's lists, time step, components and schedule (fields of :class:`Parts`)."""
+
+    neighbours: NeighbourList
+    broadphase: object
+    balancer: Balancer
+    dt: float
+    wall_motion: WallMotion
+    stages: Stages | None
+    writers: list
+    guard: StepGuard
+    schedule: Schedule
+    timers: PhaseTimers
+
+
+def _plan(f: _Frame, s: _Share, n: int, skin: float, restart: RestartState | None) -> _Plan:
+    """The lists of ``skin`` (m), the balancer (for ``n`` particles), the time step, the wall
+    motion, the stages, the writers, the step guard and the schedule; a restart continues
+    the checkpoint's schedule. Collective."""
+    config, comm, wallset, contact = f.config, f.comm, f.wallset, f.contact
+    store, inserter = s.store, s.inserter
     if contact.law.cohesion in HELD:  # contacts held past zero overlap: the lists' skin
         _reaches(skin, contact.law.reach(_largest_radius(store, inserter, comm)),
                  contact.law.cohesion)
-    neighbours = NeighbourList(skin, rebuild_skin=exchange.skin)
+    neighbours = NeighbourList(skin, rebuild_skin=s.exchange.skin)
     # the schedule continues a checkpoint's; one rank has nothing to balance
     balancer = Balancer(config.balance_every if comm.size > 1 else 0, config.balance_threshold,
-                        config.balance_curve, comm.size, source.n,
-                        last=getattr(exchange, "balanced_at", 0) if restart else first_step)
+                        config.balance_curve, comm.size, n,
+                        last=getattr(s.exchange, "balanced_at", 0) if restart else f.first_step)
     timers = PhaseTimers()
     if balancer.every:
         timers["balance"] = 0.0  # a row of the phase table even if never due
     dt = restart.dt if restart else time_step(
-        contact.law, config.dt if config.dt is not None else scene.dt, store, inserter,
+        contact.law, config.dt if config.dt is not None else f.scene.dt, store, inserter,
         config, comm)
-    wall_motion = WallMotion(wallset, dt, first_step, restart.servos if restart else None)
-    stages = _stages(config, contact_config, contact, store, dt, restart, inserter)
+    wall_motion = WallMotion(wallset, dt, f.first_step, restart.servos if restart else None)
+    stages = _stages(config, f.contact_config, contact, store, dt, restart, inserter)
     if stages is not None:  # what the stages begun so far changed
-        stages.enter(gravity, wallset, wall_motion, contact, inserter)
+        stages.enter(f.gravity, wallset, wall_motion, contact, inserter)
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     # snapshots, checkpoints, series; coarse-grained fields (pdyn.io)
     writers = (make_writers(config.output, tuple(m.name for m in config.materials))
                + fields_writers(config.output, config.fields))
     guard = StepGuard(store, comm, dt, contact_time(contact.law, store, inserter, comm),
                       config.dt_safety, writers,
-                      watch_walls(neighbours, wallset, box, contact.law,
+                      watch_walls(neighbours, wallset, f.box, contact.law,
                                   bounding_spheres(store, inserter), dt, comm, config))
     if inserter is not None:  # the smallest sphere may be one still to come
         guard.r_min = min(guard.r_min, float(inserter.radii.min()))
@@ -200,41 +272,47 @@ def build(config: SimulationConfig, comm, scene: Scene | None = None,
     # and a rebuild comes before one has moved that far (relative to the largest sphere)
     wallset.set_reach(neighbours.skin)
     r_max = _largest_radius(store, inserter, comm) if wallset.turning else 0.0
-    schedule = Schedule(neighbours, inserter, balancer, config.reorder_every, first_step,
+    schedule = Schedule(neighbours, inserter, balancer, config.reorder_every, f.first_step,
                         writers, dt, wall_motion.every(neighbours.skin, r_max))
+    return _Plan(neighbours, broadphase, balancer, dt, wall_motion, stages, writers, guard,
+                 schedule, timers)
 
-    # the first lists and force pass
+
+class _First(NamedTuple):
+    """The glued motion, the walls' order and the first force pass (fields of :class:`Parts`)."""
+
+    glued: GluedMotion
+    walls: np.ndarray
+    n_contacts: int
+    elastic_energy: float
+
+
+def _first_pass(f: _Frame, s: _Share, p: _Plan, drift: float,
+                restart: RestartState | None) -> _First:
+    """The first lists and force pass, after the walls and glued spheres are placed at the
+    first step; a restart keeps the checkpoint's build positions (its schedule continues)
+    and its forces and history (``ContactPass.resume``); contacts and elastic energy are
+    counted either way. Collective."""
+    config, store, exchange, wallset = f.config, s.store, s.exchange, f.wallset
     if config.reorder_every:
         reorder(store, exchange)
     walls = wall_order(store)
-    wall_motion.advance(store, walls, first_step)
-    glued = glued_motion(store, wallset, box, dt)
-    neighbours.hang(*contact.hangers, glued)
-    glued.place(store, first_step)  # velocities and spins of the motion (a restart: the same)
-    exchange.advance(first_step, dt)  # a sheared box's images at the first step
+    p.wall_motion.advance(store, walls, f.first_step)
+    glued = glued_motion(store, wallset, f.box, p.dt)
+    p.neighbours.hang(*f.contact.hangers, glued)
+    glued.place(store, f.first_step)  # velocities and spins of the motion (a restart: the same)
+    exchange.advance(f.first_step, p.dt)  # a sheared box's images at the first step
     exchange.ghosts()
-    if restart or scene.cells is not None:  # this rank's share plus its ghosts
-        share_state(store, box, comm, restart=restart is not None,
-                    **overlap_rules(config, contact.law))
-    # a restart keeps the checkpoint's build positions (its schedule continues) and its
-    # forces and history (``ContactPass.resume``); contacts and elastic energy are counted
-    # either way
-    neighbours.rebuild(broadphase, store, None, relist=restart is None, walls=walls,
-                       drift=drift, timers=timers, **list_walls(wallset))
-    with timers("contacts"):
+    if restart or f.scene.cells is not None:  # this rank's share plus its ghosts
+        share_state(store, f.box, f.comm, restart=restart is not None,
+                    **overlap_rules(config, f.contact.law))
+    p.neighbours.rebuild(p.broadphase, store, None, relist=restart is None, walls=walls,
+                         drift=drift, timers=p.timers, **list_walls(wallset))
+    with p.timers("contacts"):
         n_contacts, elastic_energy = (
-            contact.resume(store, neighbours, gravity, dt) if restart else
-            contact.forces(store, neighbours, gravity, dt, record=False))
-    return Parts(
-        config=config, comm=comm, node=node, scene=scene, box=box, wallset=wallset,
-        gravity=gravity, contact_config=contact_config, contact=contact,
-        steps=config.steps or scene.steps, first_step=first_step, run_id=run_id,
-        restarted_from=restart.path if restart else None, setup_note=note, r_mean=r_mean,
-        store=store, exchange=exchange, neighbours=neighbours, broadphase=broadphase,
-        balancer=balancer, dt=dt, wall_motion=wall_motion, stages=stages, glued=glued,
-        inserter=inserter,
-        writers=writers, guard=guard, schedule=schedule, walls=walls, timers=timers,
-        n_contacts=n_contacts, elastic_energy=elastic_energy)
+            f.contact.resume(store, p.neighbours, f.gravity, p.dt) if restart else
+            f.contact.forces(store, p.neighbours, f.gravity, p.dt, record=False))
+    return _First(glued, walls, n_contacts, elastic_energy)
 
 
 def _stages(config: SimulationConfig, contact_config: ContactConfig, contact: ContactPass,

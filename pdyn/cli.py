@@ -46,6 +46,7 @@ def _structures_help() -> str:
 
 
 def _parser() -> argparse.ArgumentParser:
+    """The ``pdyn`` command line: ``--debug`` and a parser for each command."""
     structures = _structures_help()
     p = _Parser(prog="pdyn", description="Particle dynamics of spheres with pluggable "
                 "broad-phase structures (MPI-parallel).")
@@ -55,6 +56,15 @@ def _parser() -> argparse.ArgumentParser:
     common.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
                         help="print the traceback of every error, also of bad input")
     sub = p.add_subparsers(dest="command", required=True)
+    _run_parser(sub, common, structures)
+    sub.add_parser("scenes", parents=[common], help="list the built-in scenes")
+    _file_parsers(sub, common)
+    _bench_parser(sub, common, structures)
+    return p
+
+
+def _run_parser(sub, common, structures: str) -> None:
+    """``pdyn run``: the config file and the options that override it."""
     run = sub.add_parser("run", parents=[common],
                          help="run a simulation (default: the built-in 'drop' scene)",
                          epilog=structures, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -101,7 +111,10 @@ def _parser() -> argparse.ArgumentParser:
                      "--steps then counts further steps")
     run.add_argument("--overwrite", action="store_true", help="replace an existing run's output")
     run.add_argument("--no-progress", action="store_true", help="no progress bar")
-    sub.add_parser("scenes", parents=[common], help="list the built-in scenes")
+
+
+def _file_parsers(sub, common) -> None:
+    """``pdyn info``, ``render`` and ``plot``: what a run wrote."""
     info = sub.add_parser("info", parents=[common],
                           help="print what a snapshot or checkpoint file holds")
     info.add_argument("file", help="snapshot or checkpoint (.h5)")
@@ -121,6 +134,10 @@ def _parser() -> argparse.ArgumentParser:
     plot.add_argument("run", help="run folder (holding thermo.csv or fields profiles)")
     plot.add_argument("-o", "--out", metavar="DIR", help="folder for the PNG files "
                       "(default: the run folder)")
+
+
+def _bench_parser(sub, common, structures: str) -> None:
+    """``pdyn bench``: Koch's table for one scene, or the whole report."""
     bench = sub.add_parser(
         "bench", parents=[common], help="which broad phase for which scene: Koch's table for one scene, or the "
         "whole report (--report)",
@@ -157,7 +174,6 @@ def _parser() -> argparse.ArgumentParser:
                        help="with --report: rewrite report.md and the plots from "
                        "DIR/report.json without measuring again")
     bench.add_argument("--no-progress", action="store_true", help="no progress bars")
-    return p
 
 
 @dataclass(frozen=True)

@@ -32,11 +32,27 @@ LONGEST_FIRST = ("tests/test_mpi_suite.py::test_mpi_suite",)
 def pytest_configure(config):
     """Under ``mpiexec`` (``--with-mpi``) each rank is one pytest process: the ``-n auto`` of
     pyproject.toml (pytest-xdist workers) is turned off there. In every test process a kernel
-    is compiled once, not by each worker or rank at the same time (tests/jit_lock.py)."""
+    is compiled once, not by each worker or rank at the same time (tests/jit_lock.py), and
+    the tests' subprocesses import the pdyn under test (:func:`share_the_tested_package`)."""
     install_jit_lock()
+    share_the_tested_package()
     if config.getoption("with_mpi", False) and hasattr(config.option, "numprocesses"):
         config.option.numprocesses = 0
         config.option.dist = "no"
+
+
+def share_the_tested_package() -> None:
+    """Puts the folder of the pdyn under test first on the ``PYTHONPATH`` of every subprocess
+    the tests start (``python -m pdyn`` in a temporary folder, the ranks under ``mpiexec``, a
+    Slurm job), so that they run that pdyn, not another installed copy (after ``pip install
+    .`` the one in site-packages), and load the kernels the test processes compiled: numba
+    caches a kernel by its source file, so a copy compiled every kernel again, on each rank."""
+    import pdyn
+
+    root = str(Path(pdyn.__file__).resolve().parent.parent)
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if root not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([root, *paths])
 
 
 def pytest_collection_modifyitems(session, config, items):
