@@ -105,6 +105,7 @@ from .history import ContactHistory
 from .laws import (STORED_HISTORY, chosen, history_layout, law_parameters, normal_force,
                    normal_forces)
 from .cohesion import HELD, cohesion_force, cohesion_model, holds, reach
+from .cohesion import stiffness as cohesion_stiffness
 from .materials import (pair_cohesion, pair_normal, pair_rolling, pair_table, pair_tangential,
                         pair_values)
 
@@ -1047,7 +1048,8 @@ class ContactLaw:
     def contact_time(self, radius: np.ndarray, mass: np.ndarray) -> float:
         """Shortest contact duration t_c = π √(m_eff / k) over sphere–sphere (like pairs)
         contacts of the given particles (s); inf without stiffness. Hertz uses its tangent
-        stiffness at an overlap of 1 % of the radius. With several materials the shortest
+        stiffness at an overlap of 1 % of the radius, with JKR cohesion the larger of that and
+        JKR's at rest (``pdyn.dynamics.cohesion.stiffness``: sticky soft spheres rest deeper). With several materials the shortest
         over the pairs that can occur, each for every sphere (the stiffest pair bounds)."""
         if self.pairs is not None:
             return min(p.contact_time(radius, mass) for p in self.pairs.values())
@@ -1055,6 +1057,9 @@ class ContactLaw:
             return math.inf
         m_eff = mass / 2.0  # like pairs are the stiffest relative to their mass
         k = self.parameters.stiffness(radius / 2.0, radius)
+        held = cohesion_stiffness(self.cohesion_model, radius / 2.0, 0.01 * radius)
+        if held is not None:  # JKR: stiffer at rest than Hertz at the 1 % overlap
+            k = np.maximum(k, held)
         return float(np.min(np.pi * np.sqrt(m_eff / k)))
 
     def rayleigh_time(self, radius: np.ndarray, mass: np.ndarray) -> float:

@@ -330,6 +330,39 @@ def test_a_hanging_pair_held_apart_is_in_every_output_with_its_pull():
                                                            rel=1e-9)
 
 
+def test_the_default_time_step_resolves_sticky_spheres_resting_in_contact():
+    """Sticky soft spheres (w = 10⁻³ E* R: the unloaded JKR contact radius a₀ is 0.15 R) rest
+    deeper and stiffer than Hertz's 1 % overlap the contact time assumes: the contact time
+    takes JKR's stiffness at rest, 6/5 E* a₀, and two spheres released there with a small
+    approach speed oscillate (undamped) with the period 2π √(m*/(6/5 E* a₀)), to 1 %, at the
+    default time step."""
+    w = 1e-3 * JES * JR
+    r_eff, m_eff = JR / 2, JRHO * 4 / 3 * math.pi * JR**3 / 2
+    a0 = (4.5 * math.pi * w * r_eff**2 / JES) ** (1 / 3)
+    k0 = 1.2 * JES * a0
+    assert k0 > 1.25 * 2 * JES * math.sqrt(r_eff * 0.01 * JR)  # Hertz's at the 1 % overlap
+    d0 = a0**2 / (3 * r_eff)
+    omega = math.sqrt(k0 / m_eff)
+    v = 0.01 * d0 * omega  # an amplitude of 1 % of δ₀
+    sim = CLOSED.run_of([[0.0, 0.0, -JR + d0 / 2], [0.0, 0.0, JR - d0 / 2]],
+                        [[0.0, 0.0, v / 2], [0.0, 0.0, -v / 2]],
+                        {"cohesion": "jkr", "work_of_adhesion": w}, initial_overlap="allow")
+    period = 2 * math.pi / omega
+    assert sim.contact.law.contact_time(np.array([JR]), np.array([2 * m_eff])) == \
+        pytest.approx(math.pi / omega, rel=1e-12)
+    assert sim.dt == pytest.approx(period / 40, rel=1e-12)  # t_c/20: 40 steps a period
+    gap = []
+    for _ in range(400):
+        sim.run(1, progress=False)
+        z = by_gid(sim, "pos")[:, 2]
+        gap.append(z[1] - z[0] - (2 * JR - d0))
+    gap = np.array(gap)
+    up = np.nonzero((gap[:-1] < 0) & (gap[1:] >= 0))[0]
+    at = up + gap[up] / (gap[up] - gap[up + 1])  # the upward crossings, interpolated
+    assert len(at) >= 8 and np.ptp(gap) < 0.05 * d0
+    assert (at[-1] - at[0]) * sim.dt / (len(at) - 1) == pytest.approx(period, rel=0.01)
+
+
 @pytest.mark.parametrize("factor", [0.98, 1.02])
 def test_two_spheres_stick_below_and_rebound_above_the_sticking_speed(factor):
     """Two elastic JKR spheres head on at 0.98 and 1.02 of the closed-form sticking speed
