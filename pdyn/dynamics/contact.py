@@ -36,10 +36,11 @@ to an inlined function (``pdyn.walls.mesh_entry``). The two force loops stay two
 source with the rotation behind a pruned test compiled to a slower step in both —, and the
 output (contact network, wall loads, statistics) is one walk over the entries the pass
 applied a force for (:func:`_walk`; with JKR or liquid bridges those held past touching too,
-read from the history the pass wrote) with the contact evaluated by the same helpers. Compile-time choices are
-arguments that are None or not: numba prunes the branch and compiles one kernel per
-combination, kept in its on-disk cache like any other, so no kernel factory is needed (a
-closure over flags would give the same code, cached per flag tuple by the hash of its cells).
+read from the history the pass wrote) with the contact evaluated by the same helpers.
+Compile-time choices are arguments that are None or not: numba prunes the branch and compiles
+one kernel per combination, kept in its on-disk cache like any other, so no kernel factory is
+needed (a closure over flags would give the same code, cached per flag tuple by the hash of
+its cells).
 
 Why this order ([CundallStrack1979] for the model; the rule is pdyn's): ghost copies carry the
 owner's bits, so whichever rank owns i computes the identical sum, whatever order the broad
@@ -1049,8 +1050,9 @@ class ContactLaw:
         """Shortest contact duration t_c = π √(m_eff / k) over sphere–sphere (like pairs)
         contacts of the given particles (s); inf without stiffness. Hertz uses its tangent
         stiffness at an overlap of 1 % of the radius, with JKR cohesion the larger of that and
-        JKR's at rest (``pdyn.dynamics.cohesion.stiffness``: sticky soft spheres rest deeper). With several materials the shortest
-        over the pairs that can occur, each for every sphere (the stiffest pair bounds)."""
+        JKR's at rest (``pdyn.dynamics.cohesion.stiffness``: sticky soft spheres rest deeper).
+        With several materials the shortest over the pairs that can occur, each for every
+        sphere (the stiffest pair bounds)."""
         if self.pairs is not None:
             return min(p.contact_time(radius, mass) for p in self.pairs.values())
         if radius.size == 0 or (self.E == 0.0 and self.k == 0.0):
