@@ -244,9 +244,9 @@ def lammps_model(p: dict, friction: float, adhesion: float = 0.0) -> str:
     force). ``coeff_restitution``'s prefactor is below √5 for any e', so pdyn's ζ must be
     below √(5/6) = 0.913: e ≥ 0.136 (ValueError otherwise). With ``adhesion`` w > 0 the
     model is ``jkr E γ_v ν γ`` with γ = w/2 (LAMMPS' pull-off 3π γ R*: pdyn's JKR of work w,
-    ``pdyn.dynamics.cohesion``), ``tangential mindlin NULL 0.5 μ``, ``damping viscoelastic
-    limit_damping`` with γ_v of :func:`viscoelastic_coefficient` (LAMMPS refuses
-    ``coeff_restitution`` and ``tsuji`` with ``jkr``; pdyn's ``viscoelastic`` of that γ_v, its
+    ``pdyn.dynamics.cohesion``), ``tangential mindlin NULL 0.5 μ``, ``damping viscoelastic``
+    with γ_v of :func:`viscoelastic_coefficient` (LAMMPS refuses ``coeff_restitution``,
+    ``tsuji`` and ``limit_damping`` with ``jkr``; pdyn's ``viscoelastic`` of that γ_v, its
     tangential dashpot half the normal one: docs/contacts.md)."""
     nu = p["poisson_ratio"]
     if adhesion > 0:
