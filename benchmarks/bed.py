@@ -80,18 +80,48 @@ def poured(p: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return centres, radii, float((layer.max() + 2) * a_z)
 
 
-def contact_config(p: dict, friction: float):
-    """pdyn's ``ContactConfig`` of the bed with Coulomb coefficient ``friction``."""
+def contact_config(p: dict, friction: float, adhesion: float = 0.0):
+    """pdyn's ``ContactConfig`` of the bed with Coulomb coefficient ``friction`` and, when
+    ``adhesion`` (J/m²) > 0, JKR cohesion of that work of adhesion with LAMMPS'
+    ``viscoelastic`` damping (:func:`viscoelastic_coefficient`)."""
     from pdyn.config import ContactConfig
 
+    damping = {"restitution": p["restitution"]}
+    if adhesion > 0:
+        damping = {"cohesion": "jkr", "work_of_adhesion": adhesion, "damping": "viscoelastic",
+                   "damping_coefficient": viscoelastic_coefficient(p)}
     return ContactConfig(law="hertz", youngs_modulus=p["youngs_modulus"],
-                         poisson_ratio=p["poisson_ratio"], restitution=p["restitution"],
-                         friction=friction)
+                         poisson_ratio=p["poisson_ratio"], friction=friction, **damping)
+
+
+def viscoelastic_coefficient(p: dict) -> float:
+    """γ (1/(m s)) of LAMMPS' ``viscoelastic`` dashpot η = γ m* a (a = √(R* δ)) equal to
+    pdyn's ``tangent`` one of the bed's restitution, 2 ζ √(m* 2 E* a), for two spheres of the
+    mean radius at the settled bed's mean overlap (0.24 % of r_min): the JKR bed's damping,
+    as LAMMPS refuses ``coeff_restitution`` and ``tsuji`` with ``jkr``."""
+    from pdyn.dynamics.laws import effective_modulus
+
+    r = 0.5 * (p["r_min"] + p["r_max"])
+    m_eff = 0.5 * p["density"] * 4 / 3 * math.pi * r**3
+    a = math.sqrt(0.5 * r * 0.0024 * p["r_min"])
+    e_star = effective_modulus(p["youngs_modulus"], p["poisson_ratio"])
+    eta = 2 * hertz_damping_ratio(p["restitution"]) * math.sqrt(m_eff * 2 * e_star * a)
+    return eta / (m_eff * a)
+
+
+def work_of_adhesion(p: dict, bond: float) -> float:
+    """The JKR work of adhesion w (J/m²) whose pull-off force 3/2 π w R* between two spheres of
+    the mean radius r̄ (R* = r̄/2) is ``bond`` times one's weight m g (m = ρ 4/3 π r̄³): the
+    granular Bond number."""
+    r = 0.5 * (p["r_min"] + p["r_max"])
+    weight = p["density"] * 4 / 3 * math.pi * r**3 * p["gravity"]
+    return bond * weight / (1.5 * math.pi * 0.5 * r)
 
 
 def pdyn_config(p: dict, centres, radii, top: float, friction: float, steps: int,
-                dt: float | None = None):
-    """pdyn's ``SimulationConfig`` of the bed (spheres given as arrays, at rest)."""
+                dt: float | None = None, adhesion: float = 0.0):
+    """pdyn's ``SimulationConfig`` of the bed (spheres given as arrays, at rest; JKR of work
+    ``adhesion`` when > 0)."""
     from pdyn.config import BoxConfig, OutputConfig, ParticlesConfig, SimulationConfig
 
     w = p["width"]
@@ -99,7 +129,8 @@ def pdyn_config(p: dict, centres, radii, top: float, friction: float, steps: int
         particles=ParticlesConfig(positions=centres, radii=radii, density=p["density"]),
         box=BoxConfig(lo=(0.0, 0.0, 0.0), hi=(w, w, top),
                       boundary=("periodic", "periodic", "wall")),
-        contact=contact_config(p, friction), gravity=(0.0, 0.0, -p["gravity"]), steps=steps,
+        contact=contact_config(p, friction, adhesion), gravity=(0.0, 0.0, -p["gravity"]),
+        steps=steps,
         dt=dt, initial_overlap="allow", progress=False, output=OutputConfig(snapshot_every=0))
 
 
@@ -201,7 +232,7 @@ def hertz_damping_ratio(restitution: float) -> float:
     return 0.5 * (lo + hi)
 
 
-def lammps_model(p: dict, friction: float) -> str:
+def lammps_model(p: dict, friction: float, adhesion: float = 0.0) -> str:
     """The LAMMPS ``pair_coeff``/``fix wall/gran`` model string of pdyn's bed contact:
     ``hertz/material E e' ν`` (E* = E/(2(1 − ν²)) for a pair of one material and for the
     wall alike, F = 4/3 E* √(R* δ) δ), ``damping coeff_restitution`` with e' chosen so its
@@ -211,8 +242,17 @@ def lammps_model(p: dict, friction: float) -> str:
     E and ν as in pdyn; tangential dashpot x η with x = √(8 G*/(2 E*)) = √(2(1 − ν)/(2 − ν)):
     pdyn's 2 ζ √(m* k_t)); with μ = 0 ``tangential linear_nohistory 0 0`` (no tangential
     force). ``coeff_restitution``'s prefactor is below √5 for any e', so pdyn's ζ must be
-    below √(5/6) = 0.913: e ≥ 0.136 (ValueError otherwise)."""
+    below √(5/6) = 0.913: e ≥ 0.136 (ValueError otherwise). With ``adhesion`` w > 0 the
+    model is ``jkr E γ_v ν γ`` with γ = w/2 (LAMMPS' pull-off 3π γ R*: pdyn's JKR of work w,
+    ``pdyn.dynamics.cohesion``), ``tangential mindlin NULL 0.5 μ``, ``damping viscoelastic``
+    with γ_v of :func:`viscoelastic_coefficient` (LAMMPS refuses ``coeff_restitution``,
+    ``tsuji`` and ``limit_damping`` with ``jkr``; pdyn's ``viscoelastic`` of that γ_v, its
+    tangential dashpot half the normal one: docs/contacts.md)."""
     nu = p["poisson_ratio"]
+    if adhesion > 0:
+        return (f"jkr {p['youngs_modulus']!r} {viscoelastic_coefficient(p)!r} {nu!r} "
+                f"{adhesion / 2!r} tangential mindlin NULL 0.5 {friction!r} "
+                "damping viscoelastic")
     a = math.sqrt(6.0) * hertz_damping_ratio(p["restitution"])
     if a >= math.sqrt(5.0):
         raise ValueError(f"restitution {p['restitution']!r}: pdyn's damping ratio "
@@ -229,11 +269,12 @@ def lammps_model(p: dict, friction: float) -> str:
             "damping coeff_restitution limit_damping")
 
 
-def lammps_commands(p: dict, bed: dict, friction: float, skin: float) -> list[str]:
-    """LAMMPS input lines of the bed up to (not including) the atoms: box, model, floor,
-    gravity, integrator, neighbour lists with ``skin`` (m)."""
+def lammps_commands(p: dict, bed: dict, friction: float, skin: float,
+                    adhesion: float = 0.0) -> list[str]:
+    """LAMMPS input lines of the bed up to (not including) the atoms: box, model (JKR of work
+    ``adhesion`` when > 0), floor, gravity, integrator, neighbour lists with ``skin`` (m)."""
     w = p["width"]
-    model = lammps_model(p, friction)
+    model = lammps_model(p, friction, adhesion)
     return [
         "units si", "atom_style sphere", "atom_modify map array", "boundary p p f",
         "comm_modify vel yes", f"region box block 0 {w!r} 0 {w!r} 0 {bed['top']!r}",

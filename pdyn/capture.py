@@ -32,7 +32,8 @@ NOTHING = Captured(None, None, None, None)
 
 def contact_network(contact, store, lists, dt: float, spheres: bool = True,
                     lower: bool = True) -> dict:
-    """This rank's share of the touching contacts with their forces now, each contact on the
+    """This rank's share of the contacts with their forces now (those held past touching
+    included: ``ContactPass.evaluated``), each contact on the
     rank that owns its lower-id sphere (``ContactPass.contact_list``, with the tangential
     forces the last force pass recorded); ``spheres=False``: the sphere–wall contacts only;
     ``lower=False``: every row's contacts from its side (a pair on both spheres' rows)."""
@@ -44,7 +45,8 @@ def wall_facets(contact, store, lists) -> np.ndarray:
     """Of each wall contact (in the order of ``contact_network(..., spheres=False)``) the
     mesh bundle's number of its triangle, −1 for an analytic wall (``lists.facet``)."""
     found = touching_entries(store, lists, contact.wall_table(store),
-                             contact.mesh_state(store, lists), spheres=False)
+                             contact.mesh_state(store, lists), spheres=False,
+                             evaluated=contact.evaluated(store, lists))
     if lists.facet.shape[0] == 0:
         return np.full(len(found), -1, np.int64)
     return lists.facet[found[:, 0]].astype(np.int64)
@@ -56,8 +58,8 @@ def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
     last pass over ``lists``."""
     if not needs:
         return NOTHING
-    stats = (contact_stats(store, lists, contact.wall_table(store), contact.mesh)
-             if "thermo" in needs else None)
+    stats = (contact_stats(store, lists, contact.wall_table(store), contact.mesh,
+                           contact.evaluated(store, lists)) if "thermo" in needs else None)
     network = contact_network(contact, store, lists, dt) if "network" in needs else None
     wall_load = None
     if "walls" in needs or "wall_patches" in needs:

@@ -44,7 +44,8 @@ class Observables:
     def contact_pairs(self) -> np.ndarray:
         """Current contacts of this rank's integrated spheres with other spheres, as sorted
         global-id pairs (K, 2), each once."""
-        return touching_pairs(self.store, self.neighbours)
+        return touching_pairs(self.store, self.neighbours,
+                              self.contact.evaluated(self.store, self.neighbours))
 
     def contact_network(self) -> dict:
         """This rank's share of the touching contacts with their forces now

@@ -64,6 +64,7 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
+import numpy as np
 from numba import njit
 from numba.extending import overload
 
@@ -185,6 +186,35 @@ def bridge_force(model, delta, r_eff, s):
         return 0.0, 0.0, 0.0
     x = -0.5 * delta * math.sqrt(r / model.volume)
     return f / (1.0 + 2.1 * x + 10.0 * x * x), 0.0, 0.0
+
+
+@njit(**JIT)
+def jkr_stiffness(w, e_star, r_eff, delta_ref):
+    """The tangent stiffness dF/dδ (N/m) of JKR contacts of effective radii ``r_eff`` (array,
+    m) at the larger of ``delta_ref`` (array, m) and the overlap δ₀ = a₀²/(3R*) where a contact
+    rests unloaded (a₀³ = 9π w R*²/(2E*)): 2E* a (2a/R* − 3s/2)/(2a/R* − s/2),
+    s = √(2π w/(E* a)) — dF/da over dδ/da of [JKR1971]'s F(a), δ(a); 6/5 E* a₀ at δ₀. The
+    stable branch stiffens with δ, and a resting contact sits at δ₀ at least, so this bounds
+    the stiffness of a contact at rest or at ``delta_ref``, which the time step reads."""
+    out = np.empty(r_eff.shape[0])
+    for q in range(r_eff.shape[0]):
+        r = r_eff[q]
+        a0 = _cbrt(4.5 * math.pi * w * r * r / e_star)
+        a = jkr_radius(w, e_star, max(delta_ref[q], a0 * a0 / (3.0 * r)), r)
+        s = math.sqrt(2.0 * math.pi * w / (e_star * a))
+        out[q] = 2.0 * e_star * a * (2.0 * a / r - 1.5 * s) / (2.0 * a / r - 0.5 * s)
+    return out
+
+
+def stiffness(model, r_eff: np.ndarray, delta_ref: np.ndarray) -> np.ndarray | None:
+    """The stiffness (N/m) a contact of the cohesion record ``model`` can reach at rest or at
+    the overlaps ``delta_ref`` (arrays of effective radii and overlaps, m) where it exceeds the
+    normal law's, for the time step: JKR's (:func:`jkr_stiffness`); None for the others (DMT
+    adds a constant force, sjkr and liquid bridges soften the contact)."""
+    if not isinstance(model, JKR) or model.w == 0.0:
+        return None
+    return jkr_stiffness(model.w, model.E, np.ascontiguousarray(r_eff, float),
+                         np.ascontiguousarray(delta_ref, float))
 
 
 #: record → kernel: (attraction F_a, what the Coulomb limit's normal force adds, the overlap

@@ -34,11 +34,13 @@ helpers taking the arrays they made the rotating pass 1.4-2x slower (process tim
 on the dense gas with μ = 0.5, alternating runs), as numba counts references to arrays handed
 to an inlined function (``pdyn.walls.mesh_entry``). The two force loops stay two kernels — one
 source with the rotation behind a pruned test compiled to a slower step in both —, and the
-output (contact network, wall loads, statistics) is one walk over the touching entries
-(:func:`_walk`) with the contact evaluated by the same helpers. Compile-time choices are
-arguments that are None or not: numba prunes the branch and compiles one kernel per
-combination, kept in its on-disk cache like any other, so no kernel factory is needed (a
-closure over flags would give the same code, cached per flag tuple by the hash of its cells).
+output (contact network, wall loads, statistics) is one walk over the entries the pass
+applied a force for (:func:`_walk`; with JKR or liquid bridges those held past touching too,
+read from the history the pass wrote) with the contact evaluated by the same helpers.
+Compile-time choices are arguments that are None or not: numba prunes the branch and compiles
+one kernel per combination, kept in its on-disk cache like any other, so no kernel factory is
+needed (a closure over flags would give the same code, cached per flag tuple by the hash of
+its cells).
 
 Why this order ([CundallStrack1979] for the model; the rule is pdyn's): ghost copies carry the
 owner's bits, so whichever rank owns i computes the identical sum, whatever order the broad
@@ -104,6 +106,7 @@ from .history import ContactHistory
 from .laws import (STORED_HISTORY, chosen, history_layout, law_parameters, normal_force,
                    normal_forces)
 from .cohesion import HELD, cohesion_force, cohesion_model, holds, reach
+from .cohesion import stiffness as cohesion_stiffness
 from .materials import (pair_cohesion, pair_normal, pair_rolling, pair_table, pair_tangential,
                         pair_values)
 
@@ -185,14 +188,27 @@ def _wall_pair(geometry, ri, mi, vix, viy, viz):
 
 
 @njit(inline="always", **JIT)
+def _apart(c, d2):
+    """:class:`Contact` ``c`` of a sphere pair held past touching (cohesion: JKR, a liquid
+    bridge) with its overlap δ = r_i + r_j − d < 0 (``pdyn.geometry.sphere_contact`` gives 0)."""
+    return Contact(c.nx, c.ny, c.nz, c.s - math.sqrt(d2), c.r_eff, c.m_eff, c.dvx, c.dvy,
+                   c.dvz, c.s)
+
+
+@njit(inline="always", **JIT)
 def _normal(law, cohesion, c, dt, table, ma, mb):
     """The normal law and the cohesion (None: none, pruned) of the pair of materials ``ma``,
     ``mb`` in ``table`` (as :func:`_evaluate`) on :class:`Contact` ``c``: (force magnitude
-    on i, > 0 repulsive, elastic energy)."""
-    f, e = normal_force(pair_normal(law, table, ma, mb),
-                        c.delta, c.dvx * c.nx + c.dvy * c.ny + c.dvz * c.nz, c.r_eff, c.m_eff, dt)
-    if cohesion is not None:
-        f -= cohesion_force(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff, c.s)[0]
+    on i, > 0 repulsive, elastic energy). Past zero overlap (a contact cohesion holds) there
+    is no repulsion, as in :func:`_evaluate`."""
+    if cohesion is None:
+        return normal_force(pair_normal(law, table, ma, mb), c.delta,
+                            c.dvx * c.nx + c.dvy * c.ny + c.dvz * c.nz, c.r_eff, c.m_eff, dt)
+    f = e = 0.0
+    if c.delta >= 0.0:
+        f, e = normal_force(pair_normal(law, table, ma, mb), c.delta,
+                            c.dvx * c.nx + c.dvy * c.ny + c.dvz * c.nz, c.r_eff, c.m_eff, dt)
+    f -= cohesion_force(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff, c.s)[0]
     return f, e
 
 
@@ -527,8 +543,7 @@ def _pass_rotating(law, tangential, rolling, cohesion, dt, gravity, rows, start,
                                  vix - vel[j, 0], viy - vel[j, 1], viz - vel[j, 2])
                 if cohesion is not None:
                     if not touches:  # held past zero overlap (JKR) down to its limit
-                        c = Contact(c.nx, c.ny, c.nz, ri + rj - math.sqrt(d2), c.r_eff,
-                                    c.m_eff, c.dvx, c.dvy, c.dvz, c.s)
+                        c = _apart(c, d2)
                         if table is not None:
                             mb = np.int64(material[j])
                         if not holds(pair_cohesion(cohesion, table, ma, mb), c.delta,
@@ -612,16 +627,33 @@ def _pass_rotating(law, tangential, rolling, cohesion, dt, gravity, rows, start,
 
 # ------------------------------------------------------------------ output
 # Output only (snapshots' contact network, the wall-force series, statistics): not called in
-# the step. One walk finds the touching entries; each output reads them.
+# the step. One walk finds the entries the force pass applied a force for; each output reads
+# them. Which those are the pass decides (a touching entry; with cohesion that holds contacts
+# past touching also one that touched last step and holds, ``pdyn.dynamics.cohesion.holds``)
+# and records as the contact history it writes: :func:`_acts` reads that record, so the walks
+# and the pass never disagree and the decision is written once.
+@njit(inline="always", **JIT)
+def _acts(touches, evaluated, p, u):
+    """Whether list entry ``u`` (ascending over a walk) carries a force of the last pass, and
+    the cursor ``p`` in ``evaluated`` moved up to it: ``touches`` (the overlap test), or with
+    ``evaluated`` (the entries the pass evaluated, ascending: ``ContactPass.evaluated``; None
+    where only touching entries act, pruned) whether it is one of them."""
+    if evaluated is None or touches:
+        return touches, p
+    while p < evaluated.shape[0] and evaluated[p] < u:
+        p += 1
+    return p < evaluated.shape[0] and evaluated[p] == u, p
+
+
 @njit(**JIT)
 def _walk(rows, start, split, partner, pos, rad, gid, normal, walls, mesh, spheres, walls_too,
-          lower, found):
-    """The touching entries of every row in list order — its sphere partners when ``spheres``
-    (when ``lower`` only those of higher gid: each pair once), then its walls when
-    ``walls_too`` — written to ``found`` (rows (entry, row); None: only counted); returns how
-    many. ``mesh`` as for :func:`_pass`."""
+          lower, found, evaluated):
+    """The acting entries (:func:`_acts`) of every row in list order — its sphere partners
+    when ``spheres`` (when ``lower`` only those of higher gid: each pair once), then its walls
+    when ``walls_too`` — written to ``found`` (rows (entry, row); None: only counted); returns
+    how many. ``mesh`` as for :func:`_pass`."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
-    k = 0
+    k = p = 0
     for t in range(rows.shape[0]):
         i = rows[t]
         xi, yi, zi, ri = pos[i, 0], pos[i, 1], pos[i, 2], rad[i]
@@ -629,12 +661,14 @@ def _walk(rows, start, split, partner, pos, rad, gid, normal, walls, mesh, spher
                        start[t + 1] if walls_too else split[t]):
             j = partner[u]
             if u < split[t]:
-                touches = (within(pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi, ri + rad[j])[1]
-                           and not (lower and gid[i] > gid[j]))
+                if lower and gid[i] > gid[j]:
+                    continue
+                touches = within(pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi, ri + rad[j])[1]
             else:
                 touches = entry_contact(xi, yi, zi, ri, pos, normal, walls, j, -1 - gid[j],
                                         mesh_entry(mesh, slot, geo, u))[3] >= 0.0
-            if touches:
+            acts, p = _acts(touches, evaluated, p, u)
+            if acts:
                 if found is not None:
                     found[k, 0] = u
                     found[k, 1] = t
@@ -644,15 +678,18 @@ def _walk(rows, start, split, partner, pos, rad, gid, normal, walls, mesh, spher
 
 @njit(inline="always", **JIT)
 def _found(u, t, rows, split, partner, pos, vel, rad, mass, gid, normal, walls, mesh, slot, geo):
-    """Touching entry ``u`` of row ``t`` (:func:`_walk`): its :class:`Contact` and the far end
-    (x_j, or the contact point on the wall's surface)."""
+    """Acting entry ``u`` of row ``t`` (:func:`_walk`): its :class:`Contact` (past touching
+    with its negative overlap) and the far end (x_j, or the contact point on the wall's
+    surface)."""
     i, j = rows[t], partner[u]
     ri, mi = rad[i], mass[i]
     if u < split[t]:
         dx, dy, dz = pos[j, 0] - pos[i, 0], pos[j, 1] - pos[i, 1], pos[j, 2] - pos[i, 2]
-        d2 = within(dx, dy, dz, ri + rad[j])[0]
+        d2, touches = within(dx, dy, dz, ri + rad[j])
         c = _sphere_pair(dx, dy, dz, d2, ri + rad[j], ri, rad[j], mi, mass[j], gid[i], gid[j],
                          vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1], vel[i, 2] - vel[j, 2])
+        if not touches:
+            c = _apart(c, d2)
         return c, pos[i, 0] + dx, pos[i, 1] + dy, pos[i, 2] + dz
     return _wall_found(entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j,
                                      -1 - gid[j], mesh_entry(mesh, slot, geo, u)), i, pos, vel,
@@ -712,16 +749,17 @@ def _contact_list(law, cohesion, dt, found, rows, split, partner, pos, vel, rad,
 @njit(**JIT)
 def _wall_sums(law, cohesion, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
                walls, tangential, mesh, material, table, column, limbs, used, held, keys,
-               values, n):
-    """Every touching wall entry of the rows (:func:`_walk`'s test, :func:`_found`'s contact)
+               values, n, evaluated):
+    """Every acting wall entry of the rows (:func:`_acts`, :func:`_found`'s contact)
     added exactly into the long accumulators of its wall (``column[−1 − wall id]``): at
     6 column + c, c = 0..2 the force on the wall F = −(normal + tangential force on the
     sphere) (N), c = 3..5 its moment (c − p) × F about the wall's point p (N·m; c the contact
     point on its surface) (``pdyn.fields.exact.limb_add``; ``used`` marks the accumulators
     added to), then kept as the step held ``held``'s rows from ``n`` of ``keys``, ``values``
-    (``pdyn.fields.exact.emit_rows``: returns the new row count)."""
+    (``pdyn.fields.exact.emit_rows``: returns the new row count). ``evaluated``: as for
+    :func:`_walk`."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
-    ma = mb = 0
+    ma = mb = p = 0
     load = np.empty(6)
     bits = load.view(np.int64)
     for t in range(rows.shape[0]):
@@ -730,7 +768,8 @@ def _wall_sums(law, cohesion, dt, rows, start, split, partner, pos, vel, rad, ma
             j = partner[u]
             geometry = entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal,
                                      walls, j, -1 - gid[j], mesh_entry(mesh, slot, geo, u))
-            if geometry[3] < 0.0:
+            acts, p = _acts(geometry[3] >= 0.0, evaluated, p, u)
+            if not acts:
                 continue
             c, xj, yj, zj = _wall_found(geometry, i, pos, vel, rad, mass)
             if table is not None:
@@ -754,7 +793,7 @@ def _wall_sums(law, cohesion, dt, rows, start, split, partner, pos, vel, rad, ma
 
 @njit(**JIT)
 def _stats(found, rows, split, partner, pos, vel, rad, mass, gid, normal, walls, mesh):
-    """Over the touching entries ``found`` (:func:`_walk`, every sphere and wall entry):
+    """Over the acting entries ``found`` (:func:`_walk`, every sphere and wall entry):
     contacts counted once (a sphere pair from the row with the lower gid, every wall
     contact), sphere–sphere contact ends, and the largest overlap over the row sphere's
     radius."""
@@ -797,16 +836,17 @@ def mesh_state(store, lists, bundle, geo=None, border=None) -> tuple | None:
     return lists.slot, geo
 
 
-def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
-    """This rank's share of the touching contacts now (as the force pass counts them: a
-    sphere pair once, on the rank of its lower-id sphere; wall contacts), the sphere–sphere
-    contact ends of its rows (each pair twice over all ranks: the coordination) and the
-    largest overlap / radius of its rows' contacts (the radius of the row's sphere, so over
-    both sides that of the smaller one). Integers and a maximum: the same on any rank
-    count. ``walls``: the wall table (``ContactPass.wall_table``), ``mesh`` the mesh bundle
-    (``ContactPass.mesh``)."""
+def contact_stats(store, lists, walls, mesh=None, evaluated=None) -> tuple[int, int, float]:
+    """This rank's share of the contacts now (as the force pass counts them: a sphere pair
+    once, on the rank of its lower-id sphere; wall contacts), the sphere–sphere contact ends
+    of its rows (each pair twice over all ranks: the coordination) and the largest overlap /
+    radius of its rows' contacts (the radius of the row's sphere, so over both sides that of
+    the smaller one). Integers and a maximum: the same on any rank count. ``walls``: the wall
+    table (``ContactPass.wall_table``), ``mesh`` the mesh bundle (``ContactPass.mesh``),
+    ``evaluated`` the contacts held past touching (``ContactPass.evaluated``; None: the
+    touching ones alone act)."""
     state = mesh_state(store, lists, mesh)
-    found = touching_entries(store, lists, walls, state)
+    found = touching_entries(store, lists, walls, state, evaluated=evaluated)
     once, ends, worst = _stats(found, lists.rows, lists.split, lists.partner, store.pos,
                                store.vel, store.radius, store.mass, store.gid, store.normal,
                                walls, state)
@@ -814,22 +854,24 @@ def contact_stats(store, lists, walls, mesh=None) -> tuple[int, int, float]:
 
 
 def touching_entries(store, lists, walls, mesh, *, spheres: bool = True, walls_too: bool = True,
-                     lower: bool = False) -> np.ndarray:
-    """The touching entries of the rows of ``lists`` now (:func:`_walk`), (K, 2) int64 rows
+                     lower: bool = False, evaluated: np.ndarray | None = None) -> np.ndarray:
+    """The entries of the rows of ``lists`` that act now (:func:`_walk`), (K, 2) int64 rows
     (list entry, row) in list order: sphere entries when ``spheres`` (``lower``: only those
     whose partner has the higher gid), wall entries when ``walls_too``. ``walls``: the wall
-    table, ``mesh``: the mesh state (:func:`mesh_state`) or None."""
+    table, ``mesh``: the mesh state (:func:`mesh_state`) or None; ``evaluated``: the entries
+    the last force pass evaluated (``ContactPass.evaluated``: with cohesion that holds
+    contacts past touching), None: the touching entries."""
     args = (lists.rows, lists.start, lists.split, lists.partner, store.pos, store.radius,
             store.gid, store.normal, walls, mesh, spheres, walls_too, lower)
-    found = np.empty((_walk(*args, None), 2), np.int64)
-    _walk(*args, found)
+    found = np.empty((_walk(*args, None, evaluated), 2), np.int64)
+    _walk(*args, found, evaluated)
     return found
 
 
-def touching_pairs(store, lists) -> np.ndarray:
+def touching_pairs(store, lists, evaluated: np.ndarray | None = None) -> np.ndarray:
     """The sphere–sphere contacts of the rows of ``lists`` now, as sorted global-id pairs
-    (K, 2) with the lower id first, each once."""
-    found = touching_entries(store, lists, NO_WALLS, None, walls_too=False)
+    (K, 2) with the lower id first, each once (``evaluated`` as for :func:`touching_entries`)."""
+    found = touching_entries(store, lists, NO_WALLS, None, walls_too=False, evaluated=evaluated)
     if found.shape[0] == 0:
         return np.zeros((0, 2), np.int64)
     pairs = np.stack([store.gid[lists.rows[found[:, 1]]], store.gid[lists.partner[found[:, 0]]]],
@@ -1007,14 +1049,19 @@ class ContactLaw:
     def contact_time(self, radius: np.ndarray, mass: np.ndarray) -> float:
         """Shortest contact duration t_c = π √(m_eff / k) over sphere–sphere (like pairs)
         contacts of the given particles (s); inf without stiffness. Hertz uses its tangent
-        stiffness at an overlap of 1 % of the radius. With several materials the shortest
-        over the pairs that can occur, each for every sphere (the stiffest pair bounds)."""
+        stiffness at an overlap of 1 % of the radius, with JKR cohesion the larger of that and
+        JKR's at rest (``pdyn.dynamics.cohesion.stiffness``: sticky soft spheres rest deeper).
+        With several materials the shortest over the pairs that can occur, each for every
+        sphere (the stiffest pair bounds)."""
         if self.pairs is not None:
             return min(p.contact_time(radius, mass) for p in self.pairs.values())
         if radius.size == 0 or (self.E == 0.0 and self.k == 0.0):
             return math.inf
         m_eff = mass / 2.0  # like pairs are the stiffest relative to their mass
         k = self.parameters.stiffness(radius / 2.0, radius)
+        held = cohesion_stiffness(self.cohesion_model, radius / 2.0, 0.01 * radius)
+        if held is not None:  # JKR: stiffer at rest than Hertz at the 1 % overlap
+            k = np.maximum(k, held)
         return float(np.min(np.pi * np.sqrt(m_eff / k)))
 
     def rayleigh_time(self, radius: np.ndarray, mass: np.ndarray) -> float:
@@ -1104,8 +1151,9 @@ class ContactPass(Hanger):
 
     def contact_list(self, store, lists, dt: float, *, spheres: bool = True,
                      tangential: np.ndarray | None = None, lower: bool = True) -> dict:
-        """The touching contacts of the rows of ``lists`` with their forces as the force pass of
-        a step of ``dt`` s computed them, for output (not used by the step): ``id`` (K, 2)
+        """The contacts of the rows of ``lists`` with their forces as the force pass of a step
+        of ``dt`` s computed them (those cohesion holds past touching too: :meth:`evaluated`),
+        for output and servo loads: ``id`` (K, 2)
         int64 — (gid_i, gid_j), a sphere pair once (lower gid first), a wall's negative gid
         second —, ``ends`` (2K, 3) m — x_i, then x_j or the contact point on the wall —,
         ``force`` (K,) N — the normal force magnitude, > 0 repulsive —, ``normal_force`` and
@@ -1118,7 +1166,8 @@ class ContactPass(Hanger):
         entry; None: no friction, zeros."""
         t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
         walls, mesh = self.wall_table(store), self.mesh_state(store, lists)
-        found = touching_entries(store, lists, walls, mesh, spheres=spheres, lower=lower)
+        found = touching_entries(store, lists, walls, mesh, spheres=spheres, lower=lower,
+                                 evaluated=self.evaluated(store, lists))
         ids, ends, f_n, fvec, tvec = _contact_list(
             self.law.parameters, self.law.cohesion_model, float(dt), found, lists.rows,
             lists.split, lists.partner, store.pos, store.vel, store.radius, store.mass,
@@ -1138,7 +1187,16 @@ class ContactPass(Hanger):
             lists.split, lists.partner, store.pos, store.vel, store.radius, store.mass,
             store.gid, store.normal, self.wall_table(store), NO_FORCES if t is None else t,
             self.mesh_state(store, lists), store.material, self.law.table, column, sums.limbs,
-            sums.used, held, sums.keys, sums.values, sums.n))
+            sums.used, held, sums.keys, sums.values, sums.n, self.evaluated(store, lists)))
+
+    def evaluated(self, store, lists) -> np.ndarray | None:
+        """The entries of ``lists`` the last force pass evaluated (ascending), where cohesion
+        holds contacts past touching (``pdyn.dynamics.cohesion.HELD``: the pass decides
+        whether one still acts and records it in the contact history, read here — or from the
+        particles' records once saved); None otherwise: the touching entries are those."""
+        if self.law.cohesion not in HELD:
+            return None
+        return self.history.entries(store, lists)
 
     @property
     def hangers(self) -> tuple:

@@ -182,6 +182,19 @@ class ContactHistory(Hanger):
         entry, spring, slid = self._buffers[0]
         return entry, spring, slid, self.count, fresh
 
+    def entries(self, store, lists) -> np.ndarray:
+        """The touching entries of ``lists`` the last pass wrote (ascending), from the buffer
+        or, once saved, from the particles' records (which stay)."""
+        if not self.saved:
+            return self.entry
+        count, first, pools = store.ragged(COUNT)
+        n = int(count[lists.rows].sum())
+        entry, spring, _ = _buffers(n)
+        k = _load_entries(lists.rows, lists.start, lists.partner, lists.facet, store.gid,
+                          count, first, pools["history_key"], pools["history_spring"], entry,
+                          spring)
+        return entry[:k]
+
     def _load(self, store, lists) -> None:
         """Last step's entries and springs for ``lists`` from the particles' records, which
         are then released (no reference to them outlives this call)."""

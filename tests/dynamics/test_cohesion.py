@@ -14,6 +14,7 @@ from pdyn.dynamics.contact import ContactLaw
 from pdyn.dynamics.laws import effective_modulus
 from pdyn.dynamics.materials import pair_cohesion
 
+from ..conftest import benchmark_script
 from .test_statics import E, G, MASS, NU, R, by_gid, elastic, scene, settle, static_overlap
 
 W = 2.0  # J/m², work of adhesion: 2π w R = 0.126 N, 1.1 × the sphere's weight
@@ -201,37 +202,11 @@ def test_a_contact_config_without_cohesion_builds_no_cohesion_record():
 
 
 # ------------------------------------------------------------------ JKR
-JR, JE, JNU, JRHO, JW = 0.005, 1e7, 0.3, 1000.0, 1.0  # m, Pa, -, kg/m³, J/m²
-JES = effective_modulus(JE, JNU)
-
-
-def jkr(delta, r_eff, w=JW, e=JES):
-    """JKR's force (N, > 0 repulsive) at overlap ``delta`` on the stable branch ([JKR1971]):
-    the contact radius found by bisection on δ(a) = a²/R − √(2π w a/E*) (independent of the
-    code's closed form), F = 4E* a³/(3R) − √(8π w E* a³)."""
-    lo, hi = (math.pi * w * r_eff**2 / (8 * e)) ** (1 / 3), r_eff  # a_c: where δ(a) is least
-    for _ in range(200):
-        mid = 0.5 * (lo + hi)
-        if mid * mid / r_eff - math.sqrt(2 * math.pi * w * mid / e) < delta:
-            lo = mid
-        else:
-            hi = mid
-    a = 0.5 * (lo + hi)
-    return 4 * e * a**3 / (3 * r_eff) - math.sqrt(8 * math.pi * w * e * a**3)
-
-
-def sticking_speed(w, e, r_eff, m_eff):
-    """The relative speed below which two elastic JKR spheres stick (the approach of
-    [ThorntonNing1998]): ½ m* V_s² = the work of separation ∫_{δ_c}^0 |F| dδ, in closed form
-    over the contact radius from a_c (δ_c) to a(0)."""
-    A, B, C = 4 * e / (3 * r_eff), math.sqrt(8 * math.pi * w * e), math.sqrt(2 * math.pi * w / e)
-    a_c = (math.pi * w * r_eff**2 / (8 * e)) ** (1 / 3)
-    a_0 = (2 * math.pi * w * r_eff**2 / e) ** (1 / 3)
-
-    def work(a):  # ∫ −F(a) δ'(a) da, F = A a³ − B a^{3/2}, δ' = 2a/R − (C/2) a^{-1/2}
-        return -(2 * A * a**5 / (5 * r_eff) - (A * C / 2 + 2 * B / r_eff) * a**3.5 / 3.5
-                 + B * C / 4 * a * a)
-    return math.sqrt(2 * (work(a_0) - work(a_c)) / m_eff)
+#: the closed forms and the runs of the validation tables (benchmarks/cohesion_validation.py)
+CLOSED = benchmark_script("cohesion_validation")
+JR, JE, JNU, JRHO, JW, JES = (CLOSED.JR, CLOSED.JE, CLOSED.JNU, CLOSED.JRHO, CLOSED.JW,
+                              CLOSED.JES)
+jkr, sticking_speed, jkr_run = CLOSED.jkr_force, CLOSED.sticking_speed, CLOSED.jkr_run
 
 
 def test_jkr_pull_off_force_and_limit():
@@ -239,10 +214,8 @@ def test_jkr_pull_off_force_and_limit():
     (8E*), is −3/2 π w R* to rounding; its contact radius inverts δ(a) to rounding over the
     branch; δ_c = −3 a_c²/R*, where a contact opens (held just above, not below)."""
     from pdyn.dynamics.cohesion import JKR, holds, jkr_limit, jkr_radius
+    assert CLOSED.jkr_kernel_pull_off() < 1e-13  # over R* = R, R/2 and 10 µm
     for r_eff in (JR, JR / 2, 1e-5):
-        a_p = (9 * math.pi * JW * r_eff**2 / (8 * JES)) ** (1 / 3)
-        pull = cohesion_force(JKR(JW, JES), -a_p**2 / (3 * r_eff), r_eff, math.inf)[0]
-        assert pull / (1.5 * math.pi * JW * r_eff) == pytest.approx(1.0, rel=1e-13)
         a_c = (math.pi * JW * r_eff**2 / (8 * JES)) ** (1 / 3)
         assert jkr_limit(JW, JES, r_eff) == pytest.approx(-3 * a_c * a_c / r_eff, rel=1e-14)
         for a in a_c * np.array([1.01, 1.5, 3.0, 30.0]):
@@ -252,20 +225,6 @@ def test_jkr_pull_off_force_and_limit():
         assert holds(JKR(JW, JES), limit * (1 - 1e-12), r_eff)
         assert not holds(JKR(JW, JES), limit * (1 + 1e-12), r_eff)
         assert not holds(DMT(JW), -1e-12, r_eff) and not holds(SJKR(K), -1e-12, r_eff)
-
-
-def jkr_run(positions, velocities, dt=None, neighbour_skin=1e-4):
-    """Spheres of radius JR under elastic JKR contacts, no gravity, a floor at z = −0.05."""
-    from pdyn.config import BoxConfig, ParticlesConfig, SimulationConfig
-    from pdyn.simulation import Simulation
-    return Simulation(SimulationConfig(
-        contact=ContactConfig(law="hertz", youngs_modulus=JE, poisson_ratio=JNU,
-                              cohesion="jkr", work_of_adhesion=JW),
-        box=BoxConfig(lo=(-0.05, -0.05, -0.05), hi=(0.05, 0.05, 0.05),
-                      boundary=("periodic", "periodic", "wall")),
-        particles=ParticlesConfig(positions=positions, radii=[JR] * len(positions),
-                                  density=JRHO, velocities=velocities),
-        gravity=(0.0, 0.0, 0.0), progress=False, neighbour_skin=neighbour_skin, dt=dt))
 
 
 @pytest.mark.parametrize("speed", [0.01, 0.05])
@@ -297,6 +256,113 @@ def test_jkr_force_follows_the_analytic_curve_loading_and_unloading(speed):
         assert sim.store.vel[h, 2] > 0.0 and JR - (sim.store.pos[h, 2] + 0.05) < -1e-4
 
 
+def jkr_overlap(force, r_eff, w):
+    """The overlap (m) at which JKR's force is ``force`` (N) on the branch stable under load
+    (contact radius above that of the largest pull), by bisection on F(a)."""
+    lo, hi = (9 * math.pi * w * r_eff**2 / (8 * JES)) ** (1 / 3), r_eff
+    for _ in range(200):
+        mid = 0.5 * (lo + hi)
+        if 4 * JES * mid**3 / (3 * r_eff) - math.sqrt(8 * math.pi * w * JES * mid**3) < force:
+            lo = mid
+        else:
+            hi = mid
+    a = 0.5 * (lo + hi)
+    return a * a / r_eff - math.sqrt(2 * math.pi * w * a / JES)
+
+
+def test_a_hanging_pair_held_apart_is_in_every_output_with_its_pull():
+    """Two spheres hang from the ceiling by JKR adhesion (w such that each contact carries
+    1.4 π w R* of the 3/2 π w R* it can: both held at negative overlap), placed where they
+    rest: the pass balances gravity, and every output walk counts both contacts with the pull
+    it applied — the network (forces m g and 2 m g, tensile), the contact pairs, the wall
+    contacts and the wall-force sums, the contact statistics, and the per-sphere stress, whose
+    closed form is V σ_zz = Σ_c b_c F_c (b the branch to the contact point: R + |δ_w| to the
+    ceiling, half the centre distance to the pair's) and whose sum is the virial
+    M g (H − z_cm) of a resting hanging column (H the ceiling's height)."""
+    from pdyn.capture import capture
+    from pdyn.config import BoxConfig, ParticlesConfig, SimulationConfig
+    from pdyn.fields.exact import GroupSums, group_totals
+    from pdyn.fields.sphere import sphere_tensors
+    from pdyn.simulation import Simulation
+    m = JRHO * 4 / 3 * math.pi * JR**3
+    weight = m * G
+    w = weight / (0.7 * math.pi * JR)  # the pair (R* = R/2) holds 1.4 π w R*, the wall too
+    d_w, d_p = jkr_overlap(-2 * weight, JR, w), jkr_overlap(-weight, JR / 2, w)
+    assert d_w < 0.0 and d_p < 0.0
+    top, eps = 0.05, 1e-7
+    sim = Simulation(SimulationConfig(
+        contact=ContactConfig(law="hertz", youngs_modulus=JE, poisson_ratio=JNU,
+                              cohesion="jkr", work_of_adhesion=w),
+        box=BoxConfig(lo=(-0.05, -0.05, -0.05), hi=(0.05, 0.05, top),
+                      boundary=("periodic", "periodic", "wall")),
+        particles=ParticlesConfig(positions=[[0.0, 0.0, top - JR + eps],
+                                             [0.0, 0.0, top - 3 * JR + 2 * eps]],
+                                  radii=[JR, JR], density=JRHO),
+        gravity=(0.0, 0.0, -G), progress=False, neighbour_skin=1e-4, initial_overlap="allow"))
+    s, lists = sim.store, sim.neighbours  # the first pass made both contacts (overlapping)
+    h = s.owned[np.argsort(s.gid[s.owned])]
+    z = np.array([top - JR + d_w, top - JR + d_w - 2 * JR + d_p])
+    s.pos[h, 2], s.vel[h] = z, 0.0
+    sim.contact.forces(s, lists, sim.gravity, sim.dt, record=True)
+    np.testing.assert_allclose(s.force[h] / weight, 0.0, rtol=0, atol=1e-9)  # at rest
+    net = sim.contact_network()
+    order = np.argsort(net["id"][:, 1])  # the ceiling (gid −2) first
+    assert net["id"][order].tolist() == [[0, -2], [0, 1]]
+    np.testing.assert_allclose(net["force"][order] / weight, [-2.0, -1.0], rtol=0, atol=1e-9)
+    assert sim.contact_pairs().tolist() == [[0, 1]]
+    assert sim.wall_contacts()["id"].tolist() == [[0, -2]]
+    stats = capture(sim.contact, s, lists, sim.dt, frozenset({"thermo"})).contact_stats
+    assert stats == (2, 2, 0.0)  # (the largest overlap: none is positive)
+    walls = s.walls[np.argsort(-s.gid[s.walls])]
+    sums = GroupSums(6 * len(walls))
+    sim.contact.wall_sums(s, lists, sim.dt, sums, np.arange(len(walls)), 0)
+    loads = group_totals(*sums.take(), 6 * len(walls)).reshape(len(walls), 6)
+    assert loads[1, 2] / weight == pytest.approx(-2.0, abs=1e-9)  # the ceiling pulled down
+    stress, count, total = sphere_tensors(s, h, sim.contact.contact_list(
+        s, lists, sim.dt, lower=False, tangential=sim.contact.recorded_tangential(lists)))
+    volume = 4 / 3 * math.pi * JR**3
+    assert count.tolist() == [2, 1]
+    np.testing.assert_allclose(total[:, 2] / weight, [1.0, 1.0], rtol=0, atol=1e-9)
+    branch = JR - d_p / 2  # from a centre to the middle of the gap
+    want = np.array([(JR - d_w) * 2 * weight + branch * weight, branch * weight])
+    np.testing.assert_allclose(volume * stress[:, 2, 2] / want, 1.0, rtol=1e-9)
+    assert volume * stress[:, 2, 2].sum() == pytest.approx(2 * weight * (top - z.mean()),
+                                                           rel=1e-9)
+
+
+def test_the_default_time_step_resolves_sticky_spheres_resting_in_contact():
+    """Sticky soft spheres (w = 10⁻³ E* R: the unloaded JKR contact radius a₀ is 0.15 R) rest
+    deeper and stiffer than Hertz's 1 % overlap the contact time assumes: the contact time
+    takes JKR's stiffness at rest, 6/5 E* a₀, and two spheres released there with a small
+    approach speed oscillate (undamped) with the period 2π √(m*/(6/5 E* a₀)), to 1 %, at the
+    default time step."""
+    w = 1e-3 * JES * JR
+    r_eff, m_eff = JR / 2, JRHO * 4 / 3 * math.pi * JR**3 / 2
+    a0 = (4.5 * math.pi * w * r_eff**2 / JES) ** (1 / 3)
+    k0 = 1.2 * JES * a0
+    assert k0 > 1.25 * 2 * JES * math.sqrt(r_eff * 0.01 * JR)  # Hertz's at the 1 % overlap
+    d0 = a0**2 / (3 * r_eff)
+    omega = math.sqrt(k0 / m_eff)
+    v = 0.01 * d0 * omega  # an amplitude of 1 % of δ₀
+    sim = CLOSED.run_of([[0.0, 0.0, -JR + d0 / 2], [0.0, 0.0, JR - d0 / 2]],
+                        [[0.0, 0.0, v / 2], [0.0, 0.0, -v / 2]],
+                        {"cohesion": "jkr", "work_of_adhesion": w}, initial_overlap="allow")
+    period = 2 * math.pi / omega
+    assert sim.contact.law.contact_time(np.array([JR]), np.array([2 * m_eff])) == \
+        pytest.approx(math.pi / omega, rel=1e-12)
+    assert sim.dt == pytest.approx(period / 40, rel=1e-12)  # t_c/20: 40 steps a period
+    gap = []
+    for _ in range(400):
+        sim.run(1, progress=False)
+        z = by_gid(sim, "pos")[:, 2]
+        gap.append(z[1] - z[0] - (2 * JR - d0))
+    gap = np.array(gap)
+    up = np.nonzero((gap[:-1] < 0) & (gap[1:] >= 0))[0]
+    at = up + gap[up] / (gap[up] - gap[up + 1])  # the upward crossings, interpolated
+    assert len(at) >= 8 and np.ptp(gap) < 0.05 * d0
+    assert (at[-1] - at[0]) * sim.dt / (len(at) - 1) == pytest.approx(period, rel=0.01)
+
+
 @pytest.mark.parametrize("factor", [0.98, 1.02])
 def test_two_spheres_stick_below_and_rebound_above_the_sticking_speed(factor):
     """Two elastic JKR spheres head on at 0.98 and 1.02 of the closed-form sticking speed
@@ -321,35 +387,8 @@ def test_two_spheres_stick_below_and_rebound_above_the_sticking_speed(factor):
 
 
 # ------------------------------------------------------------------ liquid bridges
-LV, LG, LT = 2e-9, 0.072, 20.0  # m³ (a sphere of 0.78 mm radius), N/m (water), degrees
-
-
-def willett(separation, r_eff, volume=LV, tension=LG, angle=LT):
-    """[Willett2000]'s force (N, attractive) at ``separation`` S ≥ 0: 2π R γ cos θ/(1 + 2.1 Ŝ
-    + 10 Ŝ²), Ŝ = (S/2) √(R/V), R = 2 R*."""
-    r = 2 * r_eff
-    s = separation / 2 * math.sqrt(r / volume)
-    return 2 * math.pi * r * tension * math.cos(math.radians(angle)) / (1 + 2.1 * s + 10 * s * s)
-
-
-def rupture(volume=LV, angle=LT):
-    """[Lian1993]'s rupture separation (1 + θ/2) V^{1/3}."""
-    return (1 + math.radians(angle) / 2) * volume ** (1 / 3)
-
-
-def bridged(positions, velocities, **given):
-    from pdyn.config import BoxConfig, ParticlesConfig, SimulationConfig
-    from pdyn.simulation import Simulation
-    return Simulation(SimulationConfig(
-        contact=ContactConfig(law="hertz", youngs_modulus=JE, poisson_ratio=JNU,
-                              cohesion="liquid_bridge", **{
-                                  "liquid_volume": LV, "surface_tension": LG,
-                                  "contact_angle": LT, **given}),
-        box=BoxConfig(lo=(-0.05, -0.05, -0.05), hi=(0.05, 0.05, 0.05),
-                      boundary=("periodic", "periodic", "wall")),
-        particles=ParticlesConfig(positions=positions, radii=[JR] * len(positions),
-                                  density=JRHO, velocities=velocities),
-        gravity=(0.0, 0.0, 0.0), progress=False, neighbour_skin=2e-3))
+LV, LG, LT = CLOSED.LV, CLOSED.LG, CLOSED.LT
+willett, rupture, bridged = CLOSED.willett, CLOSED.rupture, CLOSED.bridged
 
 
 def test_the_bridge_kernel_is_willetts_closed_form_to_rupture():
@@ -394,4 +433,7 @@ def test_two_spheres_pulled_apart_feel_willetts_force_until_the_bridge_ruptures(
             apart += 1
             assert -f[1] == pytest.approx(willett(gap, JR / 2), abs=1e-9 * f_0)
             assert f[0] == -f[1]
+            if apart == 10:  # the bridge in the contact network, pulling
+                net = sim.contact_network()
+                assert net["id"].tolist() == [[0, 1]] and net["force"][0] == -f[0] < 0.0
     assert apart > 20 and ruptured > 20

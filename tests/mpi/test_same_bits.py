@@ -469,6 +469,20 @@ def pulled(run):
     assert min(run.comm.allgather(float(net["force"].min(initial=0.0)))) < 0.0
 
 
+def held_apart(run):
+    """Some contact held past touching (JKR, a liquid bridge) is in the contact network,
+    pulling, on any rank count: its ends farther apart than the radii (a wall's: its contact
+    point farther than the radius)."""
+    from pdyn.fields.sphere import radius_by_id
+    store = run.sim.store
+    net = run.sim.contact_network()
+    ids, ends = net["id"], net["ends"].reshape(-1, 2, 3)
+    reach = radius_by_id(store, ids[:, 0]) + np.where(
+        ids[:, 1] < 0, 0.0, radius_by_id(store, np.maximum(ids[:, 1], 0)))
+    apart = np.linalg.norm(ends[:, 1] - ends[:, 0], axis=1) > reach
+    assert any(run.comm.allgather(bool(np.any(apart & (net["force"] < 0.0)))))
+
+
 def both(*checks):
     """A check made of ``checks``, in their order."""
     def check(run):
@@ -654,11 +668,13 @@ CASES = [
     Case("cohesion-jkr-frictional", cohesive(dense("walled", law="hertz", friction=0.5,
                                                    **BALANCED),
                                              cohesion="jkr", work_of_adhesion=20.0),
-         200, BOTH, at=100, check=both(frictional_did_work, pulled)),
+         200, BOTH, at=100, wall_forces=True, output=SPHERE_SNAPSHOTS,
+         check=both(frictional_did_work, pulled, held_apart)),
     Case("cohesion-liquid-bridge", cohesive(dense("walled", law="hertz", **BALANCED),
                                             cohesion="liquid_bridge", liquid_volume=1e-4,
                                             surface_tension=8.0, contact_angle=20.0),
-         200, BOTH, at=100, fields=FRICTIONAL_STATE, check=both(dense_did_work, pulled)),
+         200, BOTH, at=100, fields=FRICTIONAL_STATE, wall_forces=True,
+         output=SPHERE_SNAPSHOTS, check=both(dense_did_work, pulled, held_apart)),
     Case("cohesion-sjkr-two-materials", cohesive(
         built(scenes.two_materials, **BALANCED),
         {"glass": {"cohesion": "sjkr", "cohesion_energy_density": 4e5},
