@@ -24,9 +24,11 @@ def pytest_report_header(config):
                 "everything, as CI: python -m pytest")
 
 
-# The longest tests (each runs a whole pytest session under mpiexec) start first, so that the
-# pytest-xdist workers finish together rather than one waiting on them at the end.
-LONGEST_FIRST = ("tests/test_mpi_suite.py::test_mpi_suite",)
+# The longest tests (each runs a whole pytest session under mpiexec), longest first: each
+# starts its pytest-xdist worker's share, so that the workers finish together rather than one
+# running them all in turn while the others wait at the end.
+LONGEST_FIRST = tuple(f"tests/test_mpi_suite.py::test_mpi_suite[{k}]"
+                      for k in ("2-fast", "4", "2-slow"))
 
 
 def pytest_configure(config):
@@ -56,8 +58,18 @@ def share_the_tested_package() -> None:
 
 
 def pytest_collection_modifyitems(session, config, items):
-    """Puts the tests named in ``LONGEST_FIRST`` at the front of the run, in their order."""
-    items.sort(key=lambda item: not item.nodeid.startswith(LONGEST_FIRST))
+    """Puts the tests named in ``LONGEST_FIRST`` at the front of the workers' shares in turn
+    (pytest-xdist's ``worksteal`` hands each worker a contiguous share of the run to start
+    with; the k-th longest starts share k mod workers)."""
+    longest = sorted((i for i in items if i.nodeid in LONGEST_FIRST),
+                     key=lambda i: LONGEST_FIRST.index(i.nodeid))
+    rest = [i for i in items if i.nodeid not in LONGEST_FIRST]
+    workers = max(1, int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")))
+    shares = [rest[k * len(rest) // workers:(k + 1) * len(rest) // workers]
+              for k in range(workers)]
+    for k, item in enumerate(longest):
+        shares[k % workers].insert(k // workers, item)
+    items[:] = [i for share in shares for i in share]
 
 
 def benchmark_script(name: str):
