@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
-from .deposit import deposit, deposit_segments, segment_pieces
+from .deposit import deposit, deposit_segments
 from .exact import fixed_scale
 
 #: the raw sums of a sample: volume, mass, momentum (3), m v ⊗ v (9), contact b ⊗ F (9)
@@ -62,36 +62,25 @@ def sphere_values(store, handles) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(**JIT)
-def _branch_moments(ends, normal_force, tangential_force, seg, share):
-    """Of each piece ``seg``/``share`` its share of its contact's b ⊗ F (b = ends[2k + 1] −
-    ends[2k], F the sum of the normal and tangential force): (Q, 9)."""
-    out = np.empty((seg.shape[0], 9))
-    for q in range(seg.shape[0]):
-        k = seg[q]
+def _branch_moments(ends, normal_force, tangential_force):
+    """Each contact's b ⊗ F (b = ends[2k + 1] − ends[2k], F the sum of the normal and
+    tangential force): (K, 9)."""
+    out = np.empty((ends.shape[0] // 2, 9))
+    for k in range(out.shape[0]):
         for a in range(3):
             b = ends[2 * k + 1, a] - ends[2 * k, a]
             for c in range(3):
-                f = normal_force[k, c] + tangential_force[k, c]
-                out[q, 3 * a + c] = b * f * share[q]
+                out[k, 3 * a + c] = b * (normal_force[k, c] + tangential_force[k, c])
     return out
 
 
-def contact_values(grid, kind: str, network: dict, width: float) -> tuple[np.ndarray,
-                                                                          np.ndarray]:
-    """What the contacts deposit, each contact's b ⊗ F spread along its branch: for bins
-    (points (Q, 3), values (Q, 9)) of the branch's pieces between cell faces
-    (:func:`~pdyn.fields.deposit.segment_pieces`); for a smooth kernel (segments (K, 2, 3),
-    values (K, 9)), integrated along each in :func:`~pdyn.fields.deposit.deposit_segments`.
-    ``width``: the kernel's (m; the representation does not depend on it)."""
+def contact_values(network: dict) -> tuple[np.ndarray, np.ndarray]:
+    """(segments (K, 2, 3), values (K, 9)): each contact's branch and its b ⊗ F, to be spread
+    along the branch (:func:`~pdyn.fields.deposit.deposit_segments`)."""
     ends = np.ascontiguousarray(network["ends"], float)
-    fn = np.ascontiguousarray(network["normal_force"], float)
-    ft = np.ascontiguousarray(network["tangential_force"], float)
-    if kind == "bins":
-        points, seg, share = segment_pieces(grid, ends)
-        return points, _branch_moments(ends, fn, ft, seg, share)
-    k = ends.shape[0] // 2
-    return ends.reshape(k, 2, 3), _branch_moments(ends, fn, ft, np.arange(k),
-                                                  np.ones(k))
+    return ends.reshape(-1, 2, 3), _branch_moments(
+        ends, np.ascontiguousarray(network["normal_force"], float),
+        np.ascontiguousarray(network["tangential_force"], float))
 
 
 @njit(**JIT)
@@ -121,11 +110,8 @@ def local_sums(grid, kind: str, width: float, spheres: tuple, contacts: tuple,
     ``spheres`` (:func:`sphere_values`) and ``contacts`` (:func:`contact_values`)."""
     sums = np.zeros((N_SUMS,) + tuple(int(c) for c in grid.cells), np.int64)
     deposit(grid, kind, width, *spheres, scale[:14], sums[:14])
-    if kind == "bins":
-        deposit(grid, kind, width, *contacts, scale[14:], sums[14:])
-    else:
-        ends, values = contacts
-        deposit_segments(grid, kind, width, ends.reshape(-1, 3), values, scale[14:], sums[14:])
+    ends, values = contacts
+    deposit_segments(grid, kind, width, ends.reshape(-1, 3), values, scale[14:], sums[14:])
     return sums
 
 
@@ -134,7 +120,7 @@ def sample(comm, store, network: dict, grid, kind: str, width: float) -> np.ndar
     and the contact network's share of each), the same bits on any rank count: integer sums
     joined by an integer allreduce (collective)."""
     spheres = sphere_values(store, store.owned)
-    contacts = contact_values(grid, kind, network, width)
+    contacts = contact_values(network)
     scale = fixed_scales(comm, spheres[1], contacts[1])
     sums = local_sums(grid, kind, width, spheres, contacts, scale)
     sums = comm.allreduce_sum(sums) if comm.size > 1 else sums

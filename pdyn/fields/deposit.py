@@ -27,7 +27,7 @@ from numba import njit
 from .._jit import JIT, JIT_IEEE
 
 KERNELS = ("gaussian", "lucy", "bins")
-GAUSSIAN, LUCY = range(2)  # their indices in KERNELS (bins: its own kernel)
+GAUSSIAN, LUCY, BINS = range(3)  # their indices in KERNELS
 #: the Gaussian's cut-off in standard deviations
 CUTOFF = 3.0
 
@@ -196,46 +196,74 @@ def _deposit(points, values, lo, h, cells, wraps, kind, width, scale, grid):
 @njit(**JIT_IEEE)
 def _deposit_segments(ends, values, lo, h, cells, wraps, kind, width, scale, nodes, weights,
                       grid):
-    """Add each segment's ``values`` (K, C), spread along it (ends[2k] → ends[2k + 1]) by the
-    Gauss–Legendre rule of :func:`_node_count` points, to ``grid`` (C, cells flat) int64: a
-    cell's weight is the sum over the points of their share times the point's normalized
-    weight of that cell, and each (segment, cell) adds round(value · weight · scale) once."""
+    """Add each segment's ``values`` (K, C), spread along it (ends[2k] → ends[2k + 1]), to
+    ``grid`` (C, cells flat) int64: with bins its pieces between cell faces (:func:`_pieces`,
+    each its length's share of its cell: exact), with a smooth kernel the Gauss–Legendre rule
+    of :func:`_node_count` points (a cell's weight the sum over the points of their share times
+    the point's normalized weight of that cell); each (segment, cell) adds round(value ·
+    weight · scale) once."""
     reach, cell, dist, fac, n, at, wts = _scratch(kind, width, h, cells)
     acc = np.zeros(grid.shape[1])  # the segment's weight of each cell (0: not reached)
     touched = np.empty(grid.shape[1], np.int64)
     x = np.empty(3)
+    most = MAX_NODES  # the points of a segment: its pieces between cell faces (bins)
+    for s in range(values.shape[0]):
+        c = 2
+        for ax in range(3):
+            if cells[ax] > 1:
+                c += int(abs(ends[2 * s + 1, ax] - ends[2 * s, ax]) / h[ax]) + 2
+        most = max(most, c)
+    t = np.empty(most)
+    w = np.empty(most)
     for s in range(values.shape[0]):
         a, b = ends[2 * s], ends[2 * s + 1]
-        m = _node_count(a, b, cells, width)
+        if kind == BINS:
+            m = _pieces(a, b, lo, h, cells, t, w)
+        else:
+            m = _node_count(a, b, cells, width)
+            t[:m] = nodes[m, :m]
+            w[:m] = weights[m, :m]
         nt = 0
         for r in range(m):
             for ax in range(3):
-                x[ax] = a[ax] + nodes[m, r] * (b[ax] - a[ax])
-            nt = _spread(x, weights[m, r], lo, h, cells, wraps, kind, width, reach, cell, dist,
-                         fac, n, at, wts, acc, touched, nt)
+                x[ax] = a[ax] + t[r] * (b[ax] - a[ax])
+            if kind != BINS:
+                nt = _spread(x, w[r], lo, h, cells, wraps, kind, width, reach, cell, dist,
+                             fac, n, at, wts, acc, touched, nt)
+                continue
+            f = _bin_of(x, lo, h, cells, wraps)
+            if f >= 0:
+                if acc[f] == 0.0:
+                    touched[nt] = f
+                    nt += 1
+                acc[f] += w[r]
         _add_terms(values, s, scale, acc, touched, nt, grid)
+
+
+@njit(inline="always", **JIT_IEEE)
+def _bin_of(x, lo, h, cells, wraps):
+    """The flat index of the cell holding the point ``x`` (3,), −1 outside the region."""
+    f = 0
+    for a in range(3):
+        length = h[a] * cells[a]
+        u = x[a] - lo[a]
+        if wraps[a]:
+            u -= np.floor(u / length) * length
+        elif u < 0.0 or u > length:
+            return -1
+        f = f * cells[a] + (min(int(u / h[a]), cells[a] - 1) if cells[a] > 1 else 0)
+    return f
 
 
 @njit(**JIT_IEEE)
 def _deposit_bins(points, values, lo, h, cells, wraps, scale, grid):
     """:func:`_deposit` for ``bins``: round(value · scale) of every point to its own cell
-    (the same integers, without the kernel's machinery)."""
-    nc = values.shape[1]
-    at = np.zeros(3, np.int64)
+    (``grid`` (C, cells flat))."""
     for p in range(points.shape[0]):
-        inside = True
-        for a in range(3):
-            length = h[a] * cells[a]
-            u = points[p, a] - lo[a]
-            if wraps[a]:
-                u -= np.floor(u / length) * length
-            elif u < 0.0 or u > length:
-                inside = False
-                break
-            at[a] = min(int(u / h[a]), cells[a] - 1) if cells[a] > 1 else 0
-        if inside:
-            for c in range(nc):
-                grid[c, at[0], at[1], at[2]] += np.int64(np.rint(values[p, c] * scale[c]))
+        f = _bin_of(points[p], lo, h, cells, wraps)
+        if f >= 0:
+            for c in range(values.shape[1]):
+                grid[c, f] += np.int64(np.rint(values[p, c] * scale[c]))
 
 
 def deposit(grid_spec, kind: str, width: float, points: np.ndarray, values: np.ndarray,
@@ -249,7 +277,7 @@ def deposit(grid_spec, kind: str, width: float, points: np.ndarray, values: np.n
     values = np.ascontiguousarray(values, float)
     scale = np.asarray(scale, float)
     if kind == "bins":
-        _deposit_bins(points, values, g.lo, g.spacing, g.cells, g.periodic, scale, out)
+        _deposit_bins(points, values, g.lo, g.spacing, g.cells, g.periodic, scale, _flat(out))
     else:
         _deposit(points, values, g.lo, g.spacing, g.cells, g.periodic, KERNELS.index(kind),
                  float(width), scale, _flat(out))
@@ -266,10 +294,10 @@ def _flat(out: np.ndarray) -> np.ndarray:
 def deposit_segments(grid_spec, kind: str, width: float, ends: np.ndarray,
                      values: np.ndarray, scale: np.ndarray, out: np.ndarray) -> None:
     """Deposit ``values`` (K, C) spread along the segments ``ends[2k]`` → ``ends[2k + 1]``
-    (2K, 3) onto ``out`` (C, nx, ny, nz) int64 with the smooth kernel ``kind`` of ``width``
-    (m): the line integral ∫₀¹ φ(r − a − s (b − a)) ds by Gauss–Legendre
-    (:func:`_node_count` points), one rounded term per segment and cell; ``scale`` as for
-    :func:`deposit`."""
+    (2K, 3) onto ``out`` (C, nx, ny, nz) int64 with the kernel ``kind`` of ``width`` (m):
+    the line integral ∫₀¹ φ(r − a − s (b − a)) ds, exact for bins (the pieces between cell
+    faces), by Gauss–Legendre for a smooth kernel (:func:`_node_count` points); one rounded
+    term per segment and cell; ``scale`` as for :func:`deposit`."""
     g = grid_spec
     _deposit_segments(np.ascontiguousarray(ends, float), np.ascontiguousarray(values, float),
                       g.lo, g.spacing, g.cells, g.periodic, KERNELS.index(kind), float(width),
@@ -331,43 +359,3 @@ def _node_count(a, b, cells, width):
             l2 += (b[ax] - a[ax]) ** 2
     m = int(np.ceil(3.0 * np.sqrt(l2) / width))
     return min(MAX_NODES, max(MIN_NODES, m))
-
-
-@njit(**JIT_IEEE)
-def _segment_pieces(ends, lo, h, cells):
-    """The pieces of each segment (ends[2k] → ends[2k + 1]) between the cell faces: their
-    midpoints, segments and shares (their lengths' fractions, summing to one per segment):
-    (points (Q, 3), segment of each (Q,), share (Q,))."""
-    k = ends.shape[0] // 2
-    cap = 0
-    for s in range(k):
-        c = 2
-        for ax in range(3):
-            if cells[ax] > 1:
-                c += int(abs(ends[2 * s + 1, ax] - ends[2 * s, ax]) / h[ax]) + 2
-        cap += c
-    pts = np.empty((cap, 3))
-    seg = np.empty(cap, np.int64)
-    share = np.empty(cap)
-    t = np.empty(64 + int(cap))
-    w = np.empty(64 + int(cap))
-    q = 0
-    for s in range(k):
-        a, b = ends[2 * s], ends[2 * s + 1]
-        m = _pieces(a, b, lo, h, cells, t, w)
-        for r in range(m):
-            for ax in range(3):
-                pts[q, ax] = a[ax] + t[r] * (b[ax] - a[ax])
-            seg[q] = s
-            share[q] = w[r]
-            q += 1
-    return pts[:q], seg[:q], share[:q]
-
-
-def segment_pieces(grid_spec, ends: np.ndarray) -> tuple:
-    """The segments ``ends[2k]`` → ``ends[2k + 1]`` cut at the grid's cell faces, for bins'
-    exact line integral: (points, segment index, share) of the pieces
-    (:func:`_segment_pieces`); smooth kernels integrate along a segment in
-    :func:`deposit_segments`."""
-    g = grid_spec
-    return _segment_pieces(np.ascontiguousarray(ends, float), g.lo, g.spacing, g.cells)

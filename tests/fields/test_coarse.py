@@ -78,7 +78,7 @@ def test_sums_do_not_depend_on_the_split_or_order(kernel):
     store, net = cloud(seed=2)
     grid = Grid.over(box_of((1.0, 2.0, 3.0)), (3, 4, 5))
     spheres = sphere_values(store, store.owned)
-    contacts = contact_values(grid, kernel, net, 0.2)
+    contacts = contact_values(net)
     scale = fixed_scales(SerialComm(), spheres[1], contacts[1])
     whole = local_sums(grid, kernel, 0.2, spheres, contacts, scale)
     rng = np.random.default_rng(5)
