@@ -28,13 +28,15 @@ integrated sphere i, and for each listed partner:
 The scalar pieces exist once and the two loops (and the output) share them: the overlap test
 (``pdyn.geometry.within``), a contact's record (:func:`_sphere_pair`, :func:`_wall_pair`), the
 normal force (:func:`_normal`) and the sub-models (:func:`_evaluate`, records in and out).
-The hand-over's states have names (:data:`SECOND`, :data:`POSTED`). Its take and post and the
-history cursor read and write arrays, and stay written out in the two force loops: as inlined
-helpers taking the arrays they made the rotating pass 1.4-2x slower (process time of the pass
-on the dense gas with μ = 0.5, alternating runs), as numba counts references to arrays handed
-to an inlined function (``pdyn.walls.mesh_entry``). The two force loops stay two kernels — one
-source with the rotation behind a pruned test compiled to a slower step in both —, and the
-output (contact network, wall loads, statistics) is one walk over the entries the pass
+The hand-over's states have names (:data:`SECOND`, :data:`POSTED`); its two sides are
+:func:`_take` and :func:`_post`, shared by both loops, and a history entry is read and written
+by :func:`_spring` and :func:`_keep`. These helpers take arrays and are straight-line code:
+numba counts references to the arrays handed to an inlined function, and only where the
+function is one basic block does its pruning remove the counts — with a branch or a loop
+inside, the rotating pass took 1.3x the time (dense gas, μ = 0.5, the same state, alternating
+calls). So the tests around them, and the history cursor (one loop per pass), stay in the
+loops. The two force loops stay two kernels — one source with the rotation behind a pruned
+test compiled to a slower step in both —, and the output (contact network, wall loads, statistics) is one walk over the entries the pass
 applied a force for (:func:`_walk`; with JKR or liquid bridges those held past touching too,
 read from the history the pass wrote) with the contact evaluated by the same helpers.
 Compile-time choices are arguments that are None or not: numba prunes the branch and compiles
@@ -337,25 +339,74 @@ def _links(rows, start, split, partner, row_of, link):
                         break
 
 
+# The hand-over's two sides, and a history entry read and written: straight-line helpers for
+# both loops (the module docstring says why straight-line).
+@njit(inline="always", **JIT)
+def _take(link, done_at, u, w, n_free, n_slots):
+    """The later row's entry ``u`` of a pair its first row handed over (link ``w`` ≤
+    :data:`POSTED`): (the slot h its result waits in, ≥ ``n_slots`` when none was free — the
+    pair is evaluated here —, the free slots). The entry is back to :data:`SECOND` and a slot
+    read is free again (pushed on the stack in ``done_at[:, 2]``; the push of none lands above
+    the stack, at worst in ``done_at``'s spare last row)."""
+    h = POSTED - w
+    link[u] = SECOND
+    done_at[n_free, 2] = h
+    return h, n_free + (h < n_slots)
+
+
+@njit(inline="always", **JIT)
+def _post(link, done_at, w, n_free, n_slots):
+    """The first row's side of the hand-over of a pair whose later entry is ``w``: (the slot
+    its result is to be written to, ``n_slots`` when every slot is taken — the later row
+    evaluates the pair too —, the free slots left)."""
+    free = n_free > 0
+    n_free -= free
+    z = done_at[n_free, 2] * free + n_slots * (1 - free)
+    link[w] = POSTED - z
+    return z, n_free
+
+
+@njit(inline="always", **JIT)
+def _spring(spring, slid, at):
+    """The spring (m) and slip flag at place ``at`` ≥ 0 of a history."""
+    return spring[at, 0], spring[at, 1], spring[at, 2], slid[at] != 0
+
+
+@njit(inline="always", **JIT)
+def _keep(entry, spring, slid, k, u, sx, sy, sz, sliding):
+    """Write entry ``u``'s new spring and slip flag at place ``k`` < the buffers' length of the
+    new history."""
+    entry[k] = u
+    spring[k, 0], spring[k, 1], spring[k, 2] = sx, sy, sz
+    slid[k] = sliding
+
+
 # ------------------------------------------------------------------ the loop
 # Handles and list positions are cast to unsigned before indexing: numba then omits its
 # negative-index wraparound from every array access (with JIT_IEEE, 13-15 % less time for the
 # frictionless pass on the equilibrated 97 336-sphere gas for the handles, 0.93-0.94x again for
 # the list positions; forces bit for bit the same).
 @njit(**JIT_IEEE)
-def _pass(law, cohesion, dt, gravity, rows, start, split, partner, link, pos, vel, rad, mass,
-          gid, normal, walls, force, done, done_at, todo, mesh, material, table):
+def _pass(law, cohesion, table, dt, gravity, lists, spheres, wall_set, force, link, slots, todo,
+          mesh):
     """The contact loop without rotation (module docstring): sets ``force`` of every row's
     sphere — its partners, then its walls, then gravity. Returns (contacts of this rank's
-    share, their elastic energy). ``link`` says which row evaluates each pair (:func:`_links`;
-    left as found); ``done`` (slots × ≥ 4: the force on the second row and its half of the
-    energy) and the stack of free slots in ``done_at[:, 2]`` (left a permutation of them) carry
-    the results of the pairs handed over; ``todo``: scratch for as many entries as the longest
-    row has spheres, to gather each row's entries with work first (the module docstring), or
-    None. ``mesh``: the step's mesh state (:func:`mesh_state`), or None without meshes.
-    ``table``: the pair table of several materials (``pdyn.dynamics.materials``), read by
-    the ``material`` of the two sides; None: one material, ``law`` (``material`` not read).
-    ``cohesion``: the cohesion record (``pdyn.dynamics.cohesion``), or None."""
+    share, their elastic energy). ``lists``: the neighbour lists' (rows, start, split,
+    partner); ``spheres``: the store's (pos, vel, radius, mass, gid, material); ``wall_set``:
+    (the store's normal, the wall table). ``link`` says which row evaluates each pair
+    (:func:`_links`; left as found), or None; ``slots`` = (``done``: slots × ≥ 4, the force on
+    the second row and its half of the energy; ``done_at``: the stack of free slots in column
+    2, left a permutation of them) carries the results of the pairs handed over; ``todo``:
+    scratch for as many entries as the longest row has spheres, to gather each row's entries
+    with work first (the module docstring), or None. ``mesh``: the step's mesh state
+    (:func:`mesh_state`), or None without meshes. ``table``: the pair table of several
+    materials (``pdyn.dynamics.materials``), read by the ``material`` of the two sides; None:
+    one material, ``law``. ``cohesion``: the cohesion record (``pdyn.dynamics.cohesion``), or
+    None."""
+    rows, start, split, partner = lists
+    pos, vel, rad, mass, gid, material = spheres
+    normal, walls = wall_set
+    done, done_at = slots
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     energy = 0.0
     n_contacts = 0
@@ -371,34 +422,21 @@ def _pass(law, cohesion, dt, gravity, rows, start, split, partner, link, pos, ve
         first = np.uint64(start[t])
         n_todo = np.uint64(split[t]) - first  # without todo: every sphere entry
         if todo is not None:
-            # the row's sphere entries with work, in list order: with links those to evaluate
-            # here that touch and those whose result j's row posted, else those that touch;
-            # without a branch (every entry stored, those with work counted)
-            n_todo = np.uint64(0)
-            for u in range(first, np.uint64(split[t])):
-                j = np.uint64(partner[u])
-                keep = within(pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi, ri + rad[j])[1]
-                if link is not None:
-                    w = link[u]
-                    keep = (w <= POSTED) | ((w >= 0) & keep)
-                todo[n_todo] = u
-                n_todo += np.uint64(keep)
+            n_todo = _gather(todo, link, first, np.uint64(split[t]), partner, pos, rad, xi, yi,
+                             zi, ri)
         for b in range(n_todo):
             u = first + b if todo is None else np.uint64(todo[b])
             w = np.int64(u)  # (no links: every pair evaluated in each of its rows)
             if link is not None:
                 w = link[u]
-                if w < 0:  # evaluated in j's (earlier) row
-                    if w == SECOND:  # apart
-                        continue
-                    h = POSTED - w
-                    link[u] = SECOND
-                    if h < n_slots:  # posted (else every slot was taken: evaluate it here)
+                if w == SECOND:  # apart
+                    continue
+                if w <= POSTED:  # evaluated in j's (earlier) row
+                    h, n_free = _take(link, done_at, u, w, n_free, n_slots)
+                    if h < n_slots:  # posted: −(−F n) and its energy
                         g = np.uint64(h)
-                        done_at[n_free, 2] = h  # the slot is free again
-                        n_free += 1
                         fx, fy, fz = fx + done[g, 0], fy + done[g, 1], fz + done[g, 2]
-                        energy += done[g, 3]  # (−(−F n) from j's side, and its energy)
+                        energy += done[g, 3]
                         continue
             j = np.uint64(partner[u])
             dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
@@ -412,21 +450,16 @@ def _pass(law, cohesion, dt, gravity, rows, start, split, partner, link, pos, ve
             if table is not None:
                 mb = np.int64(material[j])
             f, e = _normal(law, cohesion, c, dt, table, ma, mb)
-            fx -= f * c.nx
-            fy -= f * c.ny
-            fz -= f * c.nz
+            fx, fy, fz = fx - f * c.nx, fy - f * c.ny, fz - f * c.nz
             energy += 0.5 * e
             if link is not None and w > np.int64(u):  # the first row of a pair of two rows
-                if n_free > 0:  # a free slot: post for j's row, still to come
-                    n_free -= 1
-                    z = done_at[n_free, 2]
+                z, n_free = _post(link, done_at, w, n_free, n_slots)
+                if z < n_slots:  # for j's row, still to come
                     g = np.uint64(z)
                     done[g, 0], done[g, 1], done[g, 2] = f * c.nx, f * c.ny, f * c.nz
                     done[g, 3] = 0.5 * e
-                    link[w] = POSTED - z
                     n_contacts += 1  # the pair, counted here
                     continue
-                link[w] = POSTED - n_slots  # every slot taken: j's row evaluates it too
             if gi < gid[j]:
                 n_contacts += 1
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
@@ -438,9 +471,7 @@ def _pass(law, cohesion, dt, gravity, rows, start, split, partner, link, pos, ve
                 if table is not None:
                     mb = np.int64(material[w])
                 f, e = _normal(law, cohesion, c, dt, table, ma, mb)
-                fx -= f * c.nx
-                fy -= f * c.ny
-                fz -= f * c.nz
+                fx, fy, fz = fx - f * c.nx, fy - f * c.ny, fz - f * c.nz
                 energy += e
                 n_contacts += 1
         force[i, 0] = fx + mi * gravity[0]
@@ -449,24 +480,45 @@ def _pass(law, cohesion, dt, gravity, rows, start, split, partner, link, pos, ve
     return n_contacts, energy
 
 
+@njit(inline="always", **JIT)
+def _gather(todo, link, first, end, partner, pos, rad, xi, yi, zi, ri):
+    """The row's sphere entries ``first`` … ``end`` − 1 with work, in list order, into
+    ``todo``, and how many: with links those to evaluate here that touch and those whose
+    result j's row posted, else those that touch; without a branch (every entry stored, those
+    with work counted)."""
+    n = np.uint64(0)
+    for u in range(first, end):
+        j = np.uint64(partner[u])
+        keep = within(pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi, ri + rad[j])[1]
+        if link is not None:
+            w = link[u]
+            keep = (w <= POSTED) | ((w >= 0) & keep)
+        todo[n] = u
+        n += np.uint64(keep)
+    return n
+
+
 @njit(**JIT_IEEE)
-def _pass_rotating(law, tangential, rolling, cohesion, dt, gravity, rows, start, split,
-                   partner, link, pos, vel, rad, mass, gid, normal, walls, force, omega, torque,
-                   history, spinning, done, done_at, record, record_pairs, mesh, material,
-                   table):
+def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists, spheres,
+                   wall_set, omega, out, history, link, slots, record, record_pairs, mesh):
     """:func:`_pass` with the tangential and rolling parts (module docstring): sets ``force``
-    and ``torque`` of every row's sphere and advances ``history`` = (last step's touching
-    entries (ascending), springs, whether each slid, their number, whether every row's torque
-    must be written — new lists —, this step's entries, springs, whether each slides).
-    ``done``/``done_at`` also carry the torque on the later row and the places of the pair's
-    new and old springs. ``spinning`` receives the rows that touch something (the only
-    nonzero torques: another row's torque is written only if it touched last step or the
-    lists are new). ``record`` (entries × 3 or None) receives the tangential force per
-    touching entry: every one with ``record_pairs`` (which evaluates every pair in each row),
-    else the wall entries alone (each evaluated by its row: pairs are still handed over).
-    Returns (contacts, energy, entries written — more than fit: the caller grows the buffers
-    and runs again, as the pass leaves its inputs as found —, rows in ``spinning``).
-    ``material``, ``table``: as for :func:`_pass`."""
+    and ``torque`` of every row's sphere (``out`` = (force, torque, spinning)) and advances
+    ``history`` = (last step's touching entries (ascending), springs, whether each slid, their
+    number, whether every row's torque must be written — new lists —, this step's entries,
+    springs, whether each slides). ``slots``' ``done``/``done_at`` also carry the torque on
+    the later row and the places of the pair's new and old springs. ``spinning`` receives the
+    rows that touch something (the only nonzero torques: another row's torque is written only
+    if it touched last step or the lists are new). ``record`` (entries × 3 or None) receives
+    the tangential force per touching entry: every one with ``record_pairs`` (which evaluates
+    every pair in each row), else the wall entries alone (each evaluated by its row: pairs are
+    still handed over). Returns (contacts, energy, entries written — more than fit: the
+    caller grows the buffers and runs again, as the pass leaves its inputs as found —, rows
+    in ``spinning``). The other arguments as for :func:`_pass`."""
+    rows, start, split, partner = lists
+    pos, vel, rad, mass, gid, material = spheres
+    normal, walls = wall_set
+    force, torque, spinning = out
+    done, done_at = slots
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
@@ -480,50 +532,46 @@ def _pass_rotating(law, tangential, rolling, cohesion, dt, gravity, rows, start,
         k_row = k
         if table is not None:
             ma = np.int64(material[i])
-        while p < n_old and old_entry[p] < start[t]:
-            p += 1
-        p_row = p
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
         ri, mi, gi = rad[i], mass[i], gid[i]
         # read with every row (a stream in memory order), not at each contact (a cache miss)
         vix, viy, viz = vel[i, 0], vel[i, 1], vel[i, 2]
         wix, wiy, wiz = omega[i, 0], omega[i, 1], omega[i, 2]
         fx = fy = fz = mx = my = mz = 0.0
+        touched = False  # whether the row touched anything last step
         u_split = np.uint64(split[t])
         for u in range(np.uint64(start[t]), np.uint64(start[t + 1])):
             j = np.uint64(partner[u])
+            # the history cursor: whether entry u touched last step, at place p
+            while p < n_old and np.uint64(old_entry[p]) < u:
+                p += 1
+            had = p < n_old and np.uint64(old_entry[p]) == u
+            touched |= had
             counted = False  # evaluated in j's row, which counted it
             w = np.int64(u)  # (no links or recording pairs: every pair evaluated in each row)
             if u < u_split:
-                if link is not None:
+                if link is not None and not record_pairs:
                     w = link[u]
-                    if not record_pairs and w < 0:  # evaluated in j's (earlier) row
-                        if w == SECOND:  # apart
-                            continue
-                        h = POSTED - w
-                        link[u] = SECOND
-                        if h < n_slots:  # posted (else no slot was free: evaluate it here)
-                            counted = True
-                            d, at = np.uint64(done_at[h, 0]), done_at[h, 1]
-                            done_at[n_free, 2] = h  # the slot is free again
-                            n_free += 1
-                            while p < n_old and np.uint64(old_entry[p]) < u:
-                                p += 1
+                    if w == SECOND:  # apart
+                        continue
+                    if w <= POSTED:  # evaluated in j's (earlier) row
+                        h, n_free = _take(link, done_at, u, w, n_free, n_slots)
+                        counted = h < n_slots  # posted (else no slot was free: evaluate it)
+                        if counted:
                             sx = sy = sz = ox = oy = oz = 0.0
-                            if p < n_old and np.uint64(old_entry[p]) == u:
-                                sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
-                            if at >= 0:  # the spring j's row started from
-                                b = np.uint64(at)
-                                ox, oy, oz = old_spring[b, 0], old_spring[b, 1], old_spring[b, 2]
-                            # its spring the negated of j's (not so after a periodic image):
+                            if had:
+                                sx, sy, sz, _ = _spring(old_spring, old_slid, p)
+                            at = done_at[h, 1]  # the spring j's row started from
+                            if at >= 0:
+                                ox, oy, oz, _ = _spring(old_spring, old_slid, np.uint64(at))
+                            # this row's the negated of it (not so after a periodic image):
                             # take the result
                             if sx == -ox and sy == -oy and sz == -oz:
+                                d = np.uint64(done_at[h, 0])
                                 if k < cap:
-                                    new_entry[k] = u
-                                    new_spring[k, 0] = -new_spring[d, 0]
-                                    new_spring[k, 1] = -new_spring[d, 1]
-                                    new_spring[k, 2] = -new_spring[d, 2]
-                                    new_slid[k] = new_slid[d]
+                                    _keep(new_entry, new_spring, new_slid, k, u,
+                                          -new_spring[d, 0], -new_spring[d, 1],
+                                          -new_spring[d, 2], new_slid[d])
                                 k += 1
                                 g = np.uint64(h)
                                 fx, fy, fz = fx - done[g, 0], fy - done[g, 1], fz - done[g, 2]
@@ -532,75 +580,48 @@ def _pass_rotating(law, tangential, rolling, cohesion, dt, gravity, rows, start,
                 dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
                 rj = rad[j]
                 d2, touches = within(dx, dy, dz, ri + rj)
-                if not touches:
-                    if cohesion is None:
-                        continue
-                    while p < n_old and np.uint64(old_entry[p]) < u:  # touched last step?
-                        p += 1
-                    if not (p < n_old and np.uint64(old_entry[p]) == u):
-                        continue
+                if cohesion is None and not touches:
+                    continue
                 c = _sphere_pair(dx, dy, dz, d2, ri + rj, ri, rj, mi, mass[j], gi, gid[j],
                                  vix - vel[j, 0], viy - vel[j, 1], viz - vel[j, 2])
-                if cohesion is not None:
-                    if not touches:  # held past zero overlap (JKR) down to its limit
-                        c = _apart(c, d2)
-                        if table is not None:
-                            mb = np.int64(material[j])
-                        if not holds(pair_cohesion(cohesion, table, ma, mb), c.delta,
-                                     c.r_eff):
-                            continue
+                if cohesion is not None and not touches:  # held past zero overlap?
+                    c = _apart(c, d2)
                 spin = Spin(ri, rj, wix, wiy, wiz, omega[j, 0], omega[j, 1], omega[j, 2])
             else:
                 g = np.uint64(-1 - gid[j])
                 c = _wall_pair(entry_contact(xi, yi, zi, ri, pos, normal, walls, j, g,
                                              mesh_entry(mesh, slot, geo, u)), ri, mi, vix, viy,
                                viz)
-                if c.delta < 0.0:
-                    if cohesion is None:
-                        continue
-                    while p < n_old and np.uint64(old_entry[p]) < u:  # touched last step?
-                        p += 1
-                    if not (p < n_old and np.uint64(old_entry[p]) == u):
-                        continue
-                    if table is not None:
-                        mb = np.int64(material[j])
-                    if not holds(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff):
-                        continue
+                touches = not c.delta < 0.0
+                if cohesion is None and not touches:
+                    continue
                 wjx, wjy, wjz = wall_spin(walls, g, normal, j)
                 spin = Spin(ri, 0.0, wix, wiy, wiz, wjx, wjy, wjz)
             if table is not None:
                 mb = np.int64(material[j])
+            if cohesion is not None and not touches:  # held past zero overlap while it
+                # touched last step
+                if not (had and holds(pair_cohesion(cohesion, table, ma, mb), c.delta,
+                                      c.r_eff)):
+                    continue
             sx = sy = sz = 0.0
             slid = False
             old = -1
-            while p < n_old and np.uint64(old_entry[p]) < u:  # ended contacts: springs go
-                p += 1
-            if p < n_old and np.uint64(old_entry[p]) == u:
-                sx, sy, sz = old_spring[p, 0], old_spring[p, 1], old_spring[p, 2]
-                slid = old_slid[p] != 0
+            if had:
+                sx, sy, sz, slid = _spring(old_spring, old_slid, p)
                 old = p
             o = _evaluate(law, tangential, rolling, cohesion, c, spin, sx, sy, sz, slid, dt,
                           table, ma, mb)
             posted = False  # for j's row, still to come
             if k < cap:
-                new_entry[k] = u
-                new_spring[k, 0] = o.sx
-                new_spring[k, 1] = o.sy
-                new_spring[k, 2] = o.sz
-                new_slid[k] = o.sliding
-                if link is not None:
-                    if not record_pairs and u < u_split and w > np.int64(u):  # the first row
-                        if n_free > 0:  # a free slot: post for j's row
-                            n_free -= 1
-                            z = done_at[n_free, 2]
-                            done[z, 0], done[z, 1], done[z, 2] = o.fx, o.fy, o.fz
-                            done[z, 3], done[z, 4], done[z, 5] = o.jx, o.jy, o.jz
-                            done_at[z, 0] = k  # its new spring
-                            done_at[z, 1] = old  # the spring it started from (−1: none)
-                            link[w] = POSTED - z
-                            posted = True
-                        else:  # every slot taken: j's row evaluates it too
-                            link[w] = POSTED - n_slots
+                _keep(new_entry, new_spring, new_slid, k, u, o.sx, o.sy, o.sz, o.sliding)
+                if link is not None and w > np.int64(u):  # the first row of a pair of two rows
+                    z, n_free = _post(link, done_at, w, n_free, n_slots)
+                    posted = z < n_slots
+                    if posted:
+                        done[z, 0], done[z, 1], done[z, 2] = o.fx, o.fy, o.fz
+                        done[z, 3], done[z, 4], done[z, 5] = o.jx, o.jy, o.jz
+                        done_at[z, 0], done_at[z, 1] = k, old  # its new spring, its old (−1)
             k += 1
             if record is not None and (record_pairs or u >= u_split):
                 record[u, 0], record[u, 1], record[u, 2] = o.tx, o.ty, o.tz
@@ -615,12 +636,10 @@ def _pass_rotating(law, tangential, rolling, cohesion, dt, gravity, rows, start,
                     n_contacts += 1
         force[i, 0], force[i, 1], force[i, 2] = (fx + mi * gravity[0], fy + mi * gravity[1],
                                                  fz + mi * gravity[2])
-        while p < n_old and old_entry[p] < start[t + 1]:  # the row's ended contacts
-            p += 1
         if k > k_row:
             spinning[q] = i
             q += 1
-        if k > k_row or all_torques or p > p_row:
+        if k > k_row or all_torques or touched:
             torque[i, 0], torque[i, 1], torque[i, 2] = mx, my, mz
     return n_contacts, energy, k, q
 
@@ -877,6 +896,16 @@ def touching_pairs(store, lists, evaluated: np.ndarray | None = None) -> np.ndar
     pairs = np.stack([store.gid[lists.rows[found[:, 1]]], store.gid[lists.partner[found[:, 0]]]],
                      axis=1)
     return np.unique(np.sort(pairs, axis=1), axis=0)
+
+
+def _lists(lists) -> tuple:
+    """The arrays of neighbour lists a force pass walks: (rows, start, split, partner)."""
+    return lists.rows, lists.start, lists.split, lists.partner
+
+
+def _spheres(store) -> tuple:
+    """The per-sphere arrays a force pass reads: (pos, vel, radius, mass, gid, material)."""
+    return store.pos, store.vel, store.radius, store.mass, store.gid, store.material
 
 
 #: what the first pass of a restart keeps from the checkpoint rather than from its own
@@ -1254,12 +1283,10 @@ class ContactPass(Hanger):
         if not self.rotating:
             link = self._links(store, lists)
             done, done_at = self._slots(lists.rows.shape[0], link is not None)
-            n, e = _pass(self.law.parameters, self.law.cohesion_model, dt, gravity, lists.rows,
-                         lists.start, lists.split, lists.partner, link, store.pos, store.vel,
-                         store.radius, store.mass, store.gid, store.normal, walls, store.force,
-                         done, done_at,
-                         self._row_scratch(lists), self.mesh_state(store, lists),
-                         store.material, self.law.table)
+            n, e = _pass(self.law.parameters, self.law.cohesion_model, self.law.table, dt,
+                         gravity, _lists(lists), _spheres(store), (store.normal, walls),
+                         store.force, link, (done, done_at), self._row_scratch(lists),
+                         self.mesh_state(store, lists))
             self._touched(lists, n)
             return n, e
         mesh = self.mesh_state(store, lists)
@@ -1273,13 +1300,11 @@ class ContactPass(Hanger):
             done, done_at = self._slots(lists.rows.shape[0], link is not None)
             n, e, k, q = _pass_rotating(
                 self.law.parameters, self.law.tangential_model, self.law.rolling_model,
-                self.law.cohesion_model, dt, gravity,
-                lists.rows, lists.start, lists.split, lists.partner, link, store.pos,
-                store.vel, store.radius, store.mass, store.gid, store.normal, walls, store.force,
-                store.omega, store.torque, (old_entry, old_spring, old_slid, n_old, fresh,
-                                            new_entry, new_spring, new_slid),
-                self.spinning, done, done_at, record, self.recorded == "all", mesh,
-                store.material, self.law.table)
+                self.law.cohesion_model, self.law.table, dt, gravity, _lists(lists),
+                _spheres(store), (store.normal, walls), store.omega,
+                (store.force, store.torque, self.spinning),
+                (old_entry, old_spring, old_slid, n_old, fresh, new_entry, new_spring,
+                 new_slid), link, (done, done_at), record, self.recorded == "all", mesh)
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
@@ -1351,7 +1376,8 @@ class ContactPass(Hanger):
     def _slots(self, rows: int, used: bool = True) -> tuple:
         """The pass's slots for the results of pairs handed over (``done``; ``done_at``: the
         places of their springs, and in its last column the stack of free slots, all of them
-        between passes): :data:`SLOTS_PER_ROW` of the rows, at least :data:`MIN_SLOTS`, views
+        between passes; one spare row, :func:`_take`): :data:`SLOTS_PER_ROW` of the rows, at
+        least :data:`MIN_SLOTS`, views
         of buffers kept from pass to pass (grown when too small); none unless ``used`` (no
         pair handed over)."""
         if not used:  # no pair handed over: no slots
@@ -1359,12 +1385,12 @@ class ContactPass(Hanger):
         n = max(MIN_SLOTS, int(rows * SLOTS_PER_ROW))
         if self._done.shape[0] < n:
             self._done, self._done_at = np.zeros((0, 6)), np.zeros((0, 3), np.int32)
-            self._done, self._done_at = np.empty((n, 6)), np.empty((n, 3), np.int32)
+            self._done, self._done_at = np.empty((n, 6)), np.empty((n + 1, 3), np.int32)
             self._n_slots = 0
         if self._n_slots != n:
             self._done_at[:n, 2] = np.arange(n, dtype=np.int32)
             self._n_slots = n
-        return self._done[:n], self._done_at[:n]
+        return self._done[:n], self._done_at[:n + 1]
 
     def wall_table(self, store) -> np.ndarray:
         """The wall table the kernels read (:attr:`walls`, or planes at rest for the walls of
