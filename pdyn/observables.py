@@ -8,15 +8,18 @@ from __future__ import annotations
 import numpy as np
 
 from .capture import contact_network
+from .components import insertion_view, wall_view
 from .dynamics.contact import touching_pairs
 from .dynamics.neighbours import integrated
+from .io import OutputView
 
 
 class Observables:
     """Readings of a run from its ``comm``, ``store``, ``neighbours``, ``contact`` (the
     ``ContactPass``), ``gravity``, ``dt``, ``step_index`` and the last force pass's
     ``n_contacts`` and ``elastic_energy`` (the attributes ``pdyn.simulation.Simulation``
-    keeps)."""
+    keeps); :meth:`view`, what a writer reads, also from the run's other parts
+    (``pdyn.assembly.Parts``) and what the step captured."""
 
     @property
     def time(self) -> float:
@@ -84,3 +87,30 @@ class Observables:
             "kinetic_energy": self.kinetic_energy(),
             "timers": dict(self.timers),
         }
+
+    def view(self, needs=frozenset()) -> OutputView:
+        """What a writer may read now (``pdyn.io.OutputView``), with what ``needs`` asks
+        for: ``state`` the exchange's and the inserter's state, ``network``, ``walls`` and
+        ``thermo`` what the step captured (``pdyn.capture``)."""
+        state = "state" in needs
+        return OutputView(
+            step=self.step_index, time=self.time, dt=self.dt, comm=self.comm,
+            store=self.store, box=self.box, scene=self.scene.name, run_id=self.run_id,
+            first_step=self.first_step, config=self.config, contact=self.contact_config,
+            gravity=self.gravity, steps_total=self.steps, r_mean=self.r_mean,
+            network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
+            sphere_contacts=self.sphere_contacts,
+            exchange=self.exchange.state() if state else None,
+            insertion=insertion_view(self.inserter) if state else None,
+            servos=self.wall_motion.state() if state else None,
+            stage=None if self.stages is None else self.stages.index,
+            stages=self.stages.state() if state and self.stages is not None else None,
+            **wall_view(self.wallset))
+
+    def last_good(self) -> str:
+        """Where the run can continue from now: its newest checkpoint, else the checkpoint it
+        was restarted from (for every stop's message)."""
+        written = [w.written[-1] for w in self.writers if w.name == "checkpoint" and w.written]
+        last = written[-1] if written else self.restarted_from
+        return (f"last good checkpoint: {last}" if last else
+                "no checkpoint written by this run")

@@ -32,11 +32,11 @@ import numpy as np
 
 from .assembly import Parts, RestartState, build
 from .capture import NOTHING, capture
-from .components import insertion_view, list_walls, wall_view
+from .components import list_walls
 from .config import SimulationConfig
 from .dynamics.integrate import kick, kick_drift
 from .interrupt import StopRequest, Stopped, signal_name
-from .io import CONTACT_FORCES, WALL_FORCES, OutputView, checkpoint_now
+from .io import CONTACT_FORCES, WALL_FORCES, checkpoint_now
 from .observables import Observables
 from .parallel import StoreChanges, get_comm
 from .parallel.balance import block_work
@@ -109,9 +109,6 @@ class Simulation(Observables):
             red = self._reduce(moved)
         do = self.schedule.decide(self.step_index + 1, red.drift2, red.images2)
         self.wall_motion.advance(self.store, self.walls, do.step)
-        if do.lists:
-            with t("contacts"):  # what hangs on the lists (the contact history) into the
-                self.neighbours.before_rebuild(self.store)  # store: before particles move
         changes = self._exchange(do)
         with t("ghosts"):
             ghosts = self.exchange.ghosts()
@@ -127,8 +124,7 @@ class Simulation(Observables):
         self.step_index += 1
         if staged:  # the running stage ends here or goes on (pdyn.stages)
             self.stages.check(self)
-        if do.writers:
-            self._write(do.writers, do.needs)
+        self._write(do.writers, do.needs)
 
     def _kick_drift(self, half: float) -> np.ndarray:
         """The first half-kick (after the step before's closing one, if left to it), the drift
@@ -165,8 +161,12 @@ class Simulation(Observables):
     def _exchange(self, do: Decisions) -> list[StoreChanges] | None:
         """Migrate (at a rebuild: wrap, send leavers, drop ghosts), balance, pour and
         reorder as ``do`` says; the store's changes, one after the other (None: memory was
-        reordered, the broad phase is built afresh)."""
+        reordered, the broad phase is built afresh). Before the spheres move, what hangs on
+        the lists (the contact history) goes into the store when they are rebuilt."""
         t, store, lists = self.timers, self.store, self.neighbours
+        if do.lists:
+            with t("contacts"):
+                lists.before_rebuild(store)
         if do.balance:
             with t("balance"):  # the work of the interval that ends, on its lists
                 work = block_work(self.exchange.grid, store.pos, lists.rows, lists.start)
@@ -235,33 +235,16 @@ class Simulation(Observables):
             self._kick_owed = False
 
     def _write(self, writers: list, needs: frozenset) -> None:
-        """Call the due ``writers`` with the view of what they ``needs``; for ``state`` the
-        store holds the whole state (what hangs on the lists saved into it)."""
+        """Call the due ``writers`` (if any) with the view of what they ``needs``; for
+        ``state`` the store holds the whole state (what hangs on the lists saved into it)."""
+        if not writers:
+            return
         with self.timers("output"):
             if "state" in needs:  # else the history stays on the lists (no save, no reload)
                 self.neighbours.save(self.store)
             view = self.view(needs)
             for w in writers:
                 w(view)
-
-    def view(self, needs=frozenset()) -> OutputView:
-        """What a writer may read now (``pdyn.io.OutputView``), with what ``needs`` asks
-        for: ``state`` the exchange's and the inserter's state, ``network``, ``walls`` and
-        ``thermo`` what the step captured (``pdyn.capture``)."""
-        state = "state" in needs
-        return OutputView(
-            step=self.step_index, time=self.time, dt=self.dt, comm=self.comm,
-            store=self.store, box=self.box, scene=self.scene.name, run_id=self.run_id,
-            first_step=self.first_step, config=self.config, contact=self.contact_config,
-            gravity=self.gravity, steps_total=self.steps, r_mean=self.r_mean,
-            network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
-            sphere_contacts=self.sphere_contacts,
-            exchange=self.exchange.state() if state else None,
-            insertion=insertion_view(self.inserter) if state else None,
-            servos=self.wall_motion.state() if state else None,
-            stage=None if self.stages is None else self.stages.index,
-            stages=self.stages.state() if state and self.stages is not None else None,
-            **wall_view(self.wallset))
 
     # ------------------------------------------------------------------ the run
     def run(self, steps: int | None = None, progress: bool | None = None, *,
@@ -275,21 +258,10 @@ class Simulation(Observables):
         runs until its last stage ends."""
         staged = (steps is None and until is None and self.config.steps is None
                   and self.stages is not None and self.stages.drives)
-        if until is None and not staged:
-            steps = self.steps if steps is None else int(steps)
-        elif steps is not None:
-            steps = int(steps)
-        every = int(every)
-        if every < 1:
-            raise ValueError(f"run(every={every}): must be >= 1")
+        steps, every = _run_length(steps, until, every, None if staged else self.steps)
         checks = until is not None or callback is not None
         progress = self.config.progress if progress is None else progress
-        bar = None
-        if progress and self.comm.rank == 0:
-            from tqdm import tqdm
-
-            bar = tqdm(total=steps, unit="step", desc=f"pdyn {self.scene.name}",
-                       dynamic_ncols=True, mininterval=0.5)
+        bar = _bar(steps, self.scene.name) if progress and self.comm.rank == 0 else None
         t0 = time.perf_counter()
         done = False
         k = 0
@@ -303,7 +275,7 @@ class Simulation(Observables):
                         bar.update(1)
                     if self.stop_signal:
                         raise self._stopped()
-                    if check and self._check(until, callback):
+                    if check and _check(self, until, callback):
                         break
                     if staged and self.stages.finished:
                         break
@@ -325,17 +297,6 @@ class Simulation(Observables):
             self.balancer.mean_imbalance, self.balancer.rebalances)
         return self.summary()
 
-    def _check(self, until, callback) -> bool:
-        """A check of :meth:`run`: the callback called, then whether ``until`` holds (on every
-        rank alike)."""
-        if callback is not None:
-            callback(self)
-        if until is None:
-            return False
-        if callable(until):
-            return bool(self.comm.allreduce_max(float(bool(until(self)))))
-        return self.time >= float(until)
-
     def _stopped(self) -> Stopped:
         """Every rank agreed to stop on a signal at the end of this step: write a checkpoint
         here (``pdyn.io.checkpoint_now``) and say where to continue from."""
@@ -347,10 +308,35 @@ class Simulation(Observables):
         return Stopped(f"stopped by {signal_name(self.stop_signal)} at the end of step "
                        f"{self.step_index}; {where}", self.stop_signal)
 
-    def last_good(self) -> str:
-        """Where the run can continue from now: its newest checkpoint, else the checkpoint it
-        was restarted from (for every stop's message)."""
-        written = [w.written[-1] for w in self.writers if w.name == "checkpoint" and w.written]
-        last = written[-1] if written else self.restarted_from
-        return (f"last good checkpoint: {last}" if last else
-                "no checkpoint written by this run")
+
+def _run_length(steps: int | None, until, every: int, default: int | None) -> tuple:
+    """(steps, every) of ``Simulation.run``: ``steps`` as given, else ``default`` (the
+    configured number; None: no bound) unless ``until`` bounds the run; ``every`` ≥ 1."""
+    if until is None and default is not None:
+        steps = default if steps is None else int(steps)
+    elif steps is not None:
+        steps = int(steps)
+    every = int(every)
+    if every < 1:
+        raise ValueError(f"run(every={every}): must be >= 1")
+    return steps, every
+
+
+def _bar(steps: int | None, scene: str):
+    """The progress bar of a run of ``steps`` (None: unbounded) of ``scene``: steps/s."""
+    from tqdm import tqdm
+
+    return tqdm(total=steps, unit="step", desc=f"pdyn {scene}", dynamic_ncols=True,
+                mininterval=0.5)
+
+
+def _check(sim: Simulation, until, callback) -> bool:
+    """A check of ``Simulation.run``: ``callback(sim)`` called, then whether ``until`` holds
+    (on every rank alike)."""
+    if callback is not None:
+        callback(sim)
+    if until is None:
+        return False
+    if callable(until):
+        return bool(sim.comm.allreduce_max(float(bool(until(sim)))))
+    return sim.time >= float(until)
