@@ -37,7 +37,7 @@ RESTART = 8
 @njit(**JIT_IEEE)
 def _deposit(ends, segments, values, lo, h, cells, wraps, kind, width, scale, nodes, weights,
              grid):
-    """Add round(value · weight · scale) of every item to ``grid`` (C, cells flat) int64, once
+    """Add round(value · weight · scale) of every item to ``grid`` (cells flat, C) int64, once
     per (item, cell): an item is the point ``ends[k]`` (``segments`` False) or the segment
     ``ends[2k]`` → ``ends[2k + 1]`` spread along it — with bins its pieces between cell faces
     (:func:`_pieces`, each its length's share of its cell: exact), with a smooth kernel the
@@ -71,8 +71,8 @@ def _deposit(ends, segments, values, lo, h, cells, wraps, kind, width, scale, no
     cell, d2, fac = np.empty((3, m), np.int64), np.empty((3, m)), np.empty((3, m))
     n, own = np.empty(3, np.int64), np.empty(3, np.int64)
     at, wts = np.empty(most, np.int64), np.empty(most)  # a point's cells and weights
-    acc = np.zeros(grid.shape[1])  # the item's weight of each cell (0: not reached)
-    touched = np.empty(grid.shape[1], np.int64)
+    acc = np.zeros(grid.shape[0])  # the item's weight of each cell (0: not reached)
+    touched = np.empty(grid.shape[0], np.int64)
     items = ends.shape[0] // 2 if segments else ends.shape[0]
     longest = MAX_NODES  # a segment's points: its pieces between cell faces (bins)
     if bins and segments:
@@ -192,7 +192,7 @@ def _deposit(ends, segments, values, lo, h, cells, wraps, kind, width, scale, no
             wt = acc[f]
             acc[f] = 0.0
             for c in range(values.shape[1]):
-                grid[c, f] += np.int64(np.rint(values[s, c] * wt * scale[c]))
+                grid[f, c] += np.int64(np.rint(values[s, c] * wt * scale[c]))
 
 
 def _grid_args(grid_spec, kind: str, width: float) -> tuple:
@@ -207,17 +207,17 @@ def deposit(grid_spec, kind: str, width: float, points: np.ndarray, values: np.n
     the kernel ``kind`` of ``width`` (m: the Gaussian's standard deviation, Lucy's cut-off),
     each component scaled by ``scale`` (C,) (a power of two:
     :func:`~pdyn.fields.exact.fixed_scale`)."""
-    _deposit(np.ascontiguousarray(points, float), False, np.ascontiguousarray(values, float),
-             *_grid_args(grid_spec, kind, width), np.asarray(scale, float), NODES, WEIGHTS,
-             _flat(out))
+    args = (np.ascontiguousarray(points, float), False, np.ascontiguousarray(values, float),
+            *_grid_args(grid_spec, kind, width), np.asarray(scale, float), NODES, WEIGHTS)
+    _add(out, lambda sums: _deposit(*args, sums))
 
 
-def _flat(out: np.ndarray) -> np.ndarray:
-    """``out`` (C, nx, ny, nz) as (C, cells) — a view: the kernels add into it."""
-    flat = out.reshape(out.shape[0], -1)
-    if not np.shares_memory(flat, out):
-        raise ValueError("the grid of sums must be contiguous")
-    return flat
+def _add(out: np.ndarray, deposit) -> None:
+    """Add to ``out`` (C, nx, ny, nz) int64 what ``deposit(sums)`` adds into sums (cells flat,
+    C): a cell's components side by side, so that a term's C integers share cache lines."""
+    sums = np.zeros((out[0].size, out.shape[0]), np.int64)
+    deposit(sums)
+    out += sums.T.reshape(out.shape)
 
 
 def deposit_segments(grid_spec, kind: str, width: float, ends: np.ndarray,
@@ -227,9 +227,9 @@ def deposit_segments(grid_spec, kind: str, width: float, ends: np.ndarray,
     the line integral ∫₀¹ φ(r − a − s (b − a)) ds, exact for bins (the pieces between cell
     faces), by Gauss–Legendre for a smooth kernel (:func:`_node_count` points); one rounded
     term per segment and cell; ``scale`` as for :func:`deposit`."""
-    _deposit(np.ascontiguousarray(ends, float), True, np.ascontiguousarray(values, float),
-             *_grid_args(grid_spec, kind, width), np.asarray(scale, float), NODES, WEIGHTS,
-             _flat(out))
+    args = (np.ascontiguousarray(ends, float), True, np.ascontiguousarray(values, float),
+            *_grid_args(grid_spec, kind, width), np.asarray(scale, float), NODES, WEIGHTS)
+    _add(out, lambda sums: _deposit(*args, sums))
 
 
 #: Gauss–Legendre rules on [0, 1] for the line integrals: row n holds the n-point rule's nodes
