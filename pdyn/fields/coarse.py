@@ -62,25 +62,40 @@ def sphere_values(store, handles) -> tuple[np.ndarray, np.ndarray]:
 
 
 @njit(**JIT)
-def _branch_moments(ends, normal_force, tangential_force):
-    """Each contact's b ⊗ F (b = ends[2k + 1] − ends[2k], F the sum of the normal and
-    tangential force): (K, 9)."""
-    out = np.empty((ends.shape[0] // 2, 9))
-    for k in range(out.shape[0]):
+def _branch_moments(ends, normal_force, tangential_force, keep):
+    """The ``keep`` contacts' ends (2K, 3) and b ⊗ F (K, 9) (b = ends[2k + 1] − ends[2k], F
+    the sum of the normal and tangential force), in their order."""
+    count = 0
+    for k in range(keep.shape[0]):
+        count += keep[k]
+    kept = np.empty((2 * count, 3))
+    out = np.empty((count, 9))
+    q = 0
+    for k in range(keep.shape[0]):
+        if not keep[k]:
+            continue
         for a in range(3):
+            kept[2 * q, a] = ends[2 * k, a]
+            kept[2 * q + 1, a] = ends[2 * k + 1, a]
             b = ends[2 * k + 1, a] - ends[2 * k, a]
             for c in range(3):
-                out[k, 3 * a + c] = b * (normal_force[k, c] + tangential_force[k, c])
-    return out
+                out[q, 3 * a + c] = b * (normal_force[k, c] + tangential_force[k, c])
+        q += 1
+    return kept, out
 
 
-def contact_values(network: dict) -> tuple[np.ndarray, np.ndarray]:
+def contact_values(network: dict, keep: np.ndarray | None = None) -> tuple[np.ndarray,
+                                                                           np.ndarray]:
     """(segments (K, 2, 3), values (K, 9)): each contact's branch and its b ⊗ F, to be spread
-    along the branch (:func:`~pdyn.fields.deposit.deposit_segments`)."""
+    along the branch (:func:`~pdyn.fields.deposit.deposit_segments`); ``keep`` (bool, one a
+    contact of ``network``): those alone (``pdyn.fields.once.once_mask``), None: all."""
     ends = np.ascontiguousarray(network["ends"], float)
-    return ends.reshape(-1, 2, 3), _branch_moments(
+    if keep is None:
+        keep = np.ones(ends.shape[0] // 2, np.bool_)
+    kept, values = _branch_moments(
         ends, np.ascontiguousarray(network["normal_force"], float),
-        np.ascontiguousarray(network["tangential_force"], float))
+        np.ascontiguousarray(network["tangential_force"], float), keep)
+    return kept.reshape(-1, 2, 3), values
 
 
 @njit(**JIT)
@@ -115,12 +130,13 @@ def local_sums(grid, kind: str, width: float, spheres: tuple, contacts: tuple,
     return sums
 
 
-def sample(comm, store, network: dict, grid, kind: str, width: float) -> np.ndarray:
+def sample(comm, store, network: dict, grid, kind: str, width: float,
+           keep: np.ndarray | None = None) -> np.ndarray:
     """The raw sums (N_SUMS, nx, ny, nz) of this moment over every rank (the owned spheres
-    and the contact network's share of each), the same bits on any rank count: integer sums
-    joined by an integer allreduce (collective)."""
+    and the contact network's share of each — the contacts ``keep`` says, None: all), the
+    same bits on any rank count: integer sums joined by an integer allreduce (collective)."""
     spheres = sphere_values(store, store.owned)
-    contacts = contact_values(network)
+    contacts = contact_values(network, keep)
     scale = fixed_scales(comm, spheres[1], contacts[1])
     sums = local_sums(grid, kind, width, spheres, contacts, scale)
     sums = comm.allreduce_sum(sums) if comm.size > 1 else sums

@@ -30,240 +30,175 @@ KERNELS = ("gaussian", "lucy", "bins")
 GAUSSIAN, LUCY, BINS = range(3)  # their indices in KERNELS
 #: the Gaussian's cut-off in standard deviations
 CUTOFF = 3.0
-
-
-@njit(inline="always", **JIT_IEEE)
-def _axis_cells(x, lo, h, n, wraps, reach, out_cell, out_dist):
-    """The cells of one axis within ``reach`` of ``x`` (its own cell alone when ``reach`` < 0;
-    every cell of an averaged axis, n = 1) and their centres' distances; returns how many
-    (0: outside the region)."""
-    length = h * n
-    u = x - lo
-    if wraps:
-        u -= np.floor(u / length) * length
-    elif u < 0.0 or u > length:
-        return 0
-    own = min(int(u / h), n - 1)
-    if n == 1:
-        out_cell[0] = 0
-        out_dist[0] = 0.0
-        return 1
-    if reach < 0.0:
-        out_cell[0] = own
-        out_dist[0] = 0.0
-        return 1
-    k = 0
-    span = int(np.ceil(reach / h)) + 1
-    if wraps and 2 * span + 1 >= n:  # every cell once, at its nearest image
-        for c in range(n):
-            d = (c + 0.5) * h - u
-            d -= np.rint(d / length) * length
-            out_cell[k] = c
-            out_dist[k] = d
-            k += 1
-        return k
-    for c in range(own - span, own + span + 1):
-        if wraps:
-            out_cell[k] = c % n
-        elif c < 0 or c >= n:
-            continue
-        else:
-            out_cell[k] = c
-        out_dist[k] = (c + 0.5) * h - u
-        k += 1
-    return k
-
-
-@njit(inline="always", **JIT_IEEE)
-def _axis_factors(kind, width, dist, n, out):
-    """Per axis the kernel's factor at each cell distance ``dist[:n]``: the Gaussian's
-    exp(−d²/2w²) (its weight is their product), the squared distance for Lucy."""
-    for i in range(n):
-        d = dist[i]
-        if kind == GAUSSIAN:
-            out[i] = np.exp(-0.5 * d * d / (width * width))
-        else:
-            out[i] = d * d
-
-
-@njit(inline="always", **JIT_IEEE)
-def _weights(kind, width, dist, fac, n, cell, cells, out_f, out_w):
-    """The point's nonzero weights over the cells (i, j, k) of its ``n`` per axis: flat cell
-    indices into ``out_f`` and weights into ``out_w`` in (i, j, k) order (k fastest), rows and
-    columns beyond the kernel's reach skipped; returns (how many, their sum)."""
-    cut2 = (CUTOFF * width) ** 2 if kind == GAUSSIAN else width * width
-    total = 0.0
-    q = 0
-    for i in range(n[0]):
-        a2 = dist[0, i] ** 2
-        if a2 > cut2:
-            continue
-        for j in range(n[1]):
-            b2 = a2 + dist[1, j] ** 2
-            if b2 > cut2:
-                continue
-            for k in range(n[2]):
-                r2 = b2 + dist[2, k] ** 2
-                if kind == GAUSSIAN:
-                    w = fac[0, i] * fac[1, j] * fac[2, k] if r2 <= cut2 else 0.0
-                else:
-                    u = np.sqrt(r2) / width
-                    w = (1.0 + 3.0 * u) * (1.0 - u) ** 3 if u < 1.0 else 0.0
-                if w != 0.0:
-                    out_f[q] = (cell[0, i] * cells[1] + cell[1, j]) * cells[2] + cell[2, k]
-                    out_w[q] = w
-                    total += w
-                    q += 1
-    return q, total
+#: the Gaussian's factors along an axis by recurrence, started afresh every RESTART cells
+RESTART = 8
 
 
 @njit(**JIT_IEEE)
-def _scratch(kind, width, h, cells):
-    """The reach (m) of a smooth kernel and the per-point scratch of :func:`_point_weights`:
-    (reach, cell (3, m), dist (3, m), fac (3, m), n (3,), cells reached, their weights)."""
-    reach = CUTOFF * width if kind == GAUSSIAN else width
-    m = 2 * (int(np.ceil(reach / h.min())) + 1) + 1 if reach > 0 else 1
-    m = max(m, cells.max())
+def _deposit(ends, segments, values, lo, h, cells, wraps, kind, width, scale, nodes, weights,
+             grid):
+    """Add round(value · weight · scale) of every item to ``grid`` (cells flat, C) int64, once
+    per (item, cell): an item is the point ``ends[k]`` (``segments`` False) or the segment
+    ``ends[2k]`` → ``ends[2k + 1]`` spread along it — with bins its pieces between cell faces
+    (:func:`_pieces`, each its length's share of its cell: exact), with a smooth kernel the
+    Gauss–Legendre rule of :func:`_node_count` points (a cell's weight the sum over the points
+    of their share times the point's normalized weight of that cell).
+
+    A point's cells per axis are those whose centres lie within the kernel's cut (ascending;
+    every cell once at its nearest image when the cut spans a wrapping axis; an averaged axis
+    its one cell); its weights over the cells (i, j, k) within the cut, k fastest: the
+    Gaussian the product of the axes' factors exp(−d²/2w²), Lucy (1 + 3u)(1 − u)³ of u = r/c.
+    The Gaussian's factors of consecutive cells (centres h apart) by recurrence: f₀ and
+    r₀ = f₁/f₀ = exp(−(d₀ + h/2) h/w²) (the latter only if a second cell is within the cut),
+    then f ← f r, r ← r e^(−h²/w²), started afresh every :data:`RESTART` cells: two
+    exponentials per axis and point for up to RESTART cells instead of one per cell (the
+    cells kept lie within the cut, so f ≥ e^(−4.5) and nothing under- or overflows; the
+    rounding grows as the square of the cells since a start: a weight is within 10⁻¹³ of its
+    exponential). One body, no helper taking arrays: numba counts the references to an array
+    passed to an inlined helper at every call, atomics that took most of the time."""
+    gaussian, bins = kind == GAUSSIAN, kind == BINS
+    reach = CUTOFF * width if gaussian else width
+    cut2, w2 = reach * reach, width * width
+    span = np.zeros(3, np.int64)  # per axis the cells to look at either side
+    ratio = np.zeros(3)  # per axis the Gaussian's e^(−h²/w²)
+    for a in range(3):
+        if not bins:
+            span[a] = int(np.ceil(reach / h[a])) + 1
+        if gaussian:
+            ratio[a] = np.exp(-h[a] * h[a] / w2)
+    m = max(2 * span.max() + 1, cells.max())
     most = m ** 3 if m ** 3 <= cells.prod() else cells.prod()
-    return (reach, np.empty((3, m), np.int64), np.empty((3, m)), np.empty((3, m)),
-            np.empty(3, np.int64), np.empty(most, np.int64), np.empty(most))
-
-
-@njit(inline="always", **JIT_IEEE)
-def _point_weights(x, lo, h, cells, wraps, kind, width, reach, cell, dist, fac, n, at, wts):
-    """The cells (flat indices ``at``) and weights (``wts``) of a smooth kernel at the point
-    ``x`` (3,): returns (how many, their sum); −1 cells: the point is outside the region. A
-    point whose kernel reaches no cell centre has its own cell, weight 1."""
-    for a in range(3):
-        n[a] = _axis_cells(x[a], lo[a], h[a], cells[a], wraps[a],
-                           reach if cells[a] > 1 else -1.0, cell[a], dist[a])
-        if n[a] == 0:
-            return -1, 0.0
-    for a in range(3):
-        _axis_factors(kind, width, dist[a], n[a], fac[a])
-    count, total = _weights(kind, width, dist, fac, n, cell, cells, at, wts)
-    if count == 0:  # no cell centre within the kernel: the point's own cell
-        for a in range(3):
-            _axis_cells(x[a], lo[a], h[a], cells[a], wraps[a], -1.0, cell[a], dist[a])
-        at[0] = (cell[0, 0] * cells[1] + cell[1, 0]) * cells[2] + cell[2, 0]
-        wts[0] = 1.0
-        return 1, 1.0
-    return count, total
-
-
-@njit(inline="always", **JIT_IEEE)
-def _spread(x, share, lo, h, cells, wraps, kind, width, reach, cell, dist, fac, n, at, wts,
-            acc, touched, nt):
-    """Add ``share`` times the point ``x``'s normalized kernel weight of each cell to ``acc``
-    (cells flat; ``touched[:nt]`` the cells reached so far, extended); returns the new
-    ``nt``."""
-    count, total = _point_weights(x, lo, h, cells, wraps, kind, width, reach, cell, dist, fac,
-                                  n, at, wts)
-    for q in range(count):
-        f = at[q]
-        if acc[f] == 0.0:
-            touched[nt] = f
-            nt += 1
-        acc[f] += share * (wts[q] / total)
-    return nt
-
-
-@njit(inline="always", **JIT_IEEE)
-def _add_terms(values, s, scale, acc, touched, nt, grid):
-    """Add round(value · weight · scale) of item ``s`` to each cell it reached (``acc``,
-    ``touched[:nt]``) of ``grid`` (C, cells flat) int64, and clear ``acc``."""
-    for t in range(nt):
-        f = touched[t]
-        w = acc[f]
-        acc[f] = 0.0
-        for c in range(values.shape[1]):
-            grid[c, f] += np.int64(np.rint(values[s, c] * w * scale[c]))
-
-
-@njit(**JIT_IEEE)
-def _deposit(points, values, lo, h, cells, wraps, kind, width, scale, grid):
-    """Add round(value · weight · scale) of every point to ``grid`` (C, cells flat) int64
-    (a smooth kernel; bins: :func:`_deposit_bins`)."""
-    reach, cell, dist, fac, n, at, wts = _scratch(kind, width, h, cells)
-    acc = np.zeros(grid.shape[1])  # the point's weight of each cell (0: not reached)
-    touched = np.empty(grid.shape[1], np.int64)
-    for p in range(points.shape[0]):
-        nt = _spread(points[p], 1.0, lo, h, cells, wraps, kind, width, reach, cell, dist, fac,
-                     n, at, wts, acc, touched, 0)
-        _add_terms(values, p, scale, acc, touched, nt, grid)
-
-
-@njit(**JIT_IEEE)
-def _deposit_segments(ends, values, lo, h, cells, wraps, kind, width, scale, nodes, weights,
-                      grid):
-    """Add each segment's ``values`` (K, C), spread along it (ends[2k] → ends[2k + 1]), to
-    ``grid`` (C, cells flat) int64: with bins its pieces between cell faces (:func:`_pieces`,
-    each its length's share of its cell: exact), with a smooth kernel the Gauss–Legendre rule
-    of :func:`_node_count` points (a cell's weight the sum over the points of their share times
-    the point's normalized weight of that cell); each (segment, cell) adds round(value ·
-    weight · scale) once."""
-    reach, cell, dist, fac, n, at, wts = _scratch(kind, width, h, cells)
-    acc = np.zeros(grid.shape[1])  # the segment's weight of each cell (0: not reached)
-    touched = np.empty(grid.shape[1], np.int64)
+    cell, d2, fac = np.empty((3, m), np.int64), np.empty((3, m)), np.empty((3, m))
+    n, own = np.empty(3, np.int64), np.empty(3, np.int64)
+    at, wts = np.empty(most, np.int64), np.empty(most)  # a point's cells and weights
+    acc = np.zeros(grid.shape[0])  # the item's weight of each cell (0: not reached)
+    touched = np.empty(grid.shape[0], np.int64)
+    items = ends.shape[0] // 2 if segments else ends.shape[0]
+    longest = MAX_NODES  # a segment's points: its pieces between cell faces (bins)
+    if bins and segments:
+        for s in range(items):
+            c = 2
+            for a in range(3):
+                if cells[a] > 1:
+                    c += int(abs(ends[2 * s + 1, a] - ends[2 * s, a]) / h[a]) + 2
+            longest = max(longest, c)
+    t, share = np.empty(longest), np.empty(longest)
     x = np.empty(3)
-    most = MAX_NODES  # the points of a segment: its pieces between cell faces (bins)
-    for s in range(values.shape[0]):
-        c = 2
-        for ax in range(3):
-            if cells[ax] > 1:
-                c += int(abs(ends[2 * s + 1, ax] - ends[2 * s, ax]) / h[ax]) + 2
-        most = max(most, c)
-    t = np.empty(most)
-    w = np.empty(most)
-    for s in range(values.shape[0]):
-        a, b = ends[2 * s], ends[2 * s + 1]
-        if kind == BINS:
-            m = _pieces(a, b, lo, h, cells, t, w)
+    for s in range(items):
+        if not segments:
+            points = 1
+            share[0] = 1.0
+        elif bins:
+            points = _pieces(ends, s, lo, h, cells, t, share)
         else:
-            m = _node_count(a, b, cells, width)
-            t[:m] = nodes[m, :m]
-            w[:m] = weights[m, :m]
+            l2 = 0.0  # its length squared over the resolved axes
+            for a in range(3):
+                if cells[a] > 1:
+                    l2 += (ends[2 * s + 1, a] - ends[2 * s, a]) ** 2
+            points = _node_count(l2, width)
+            for r in range(points):
+                t[r] = nodes[points, r]
+                share[r] = weights[points, r]
         nt = 0
-        for r in range(m):
-            for ax in range(3):
-                x[ax] = a[ax] + t[r] * (b[ax] - a[ax])
-            if kind != BINS:
-                nt = _spread(x, w[r], lo, h, cells, wraps, kind, width, reach, cell, dist,
-                             fac, n, at, wts, acc, touched, nt)
+        for r in range(points):
+            for a in range(3):
+                if segments:
+                    x[a] = ends[2 * s, a] + t[r] * (ends[2 * s + 1, a] - ends[2 * s, a])
+                else:
+                    x[a] = ends[s, a]
+            inside = True
+            for a in range(3):
+                if cells[a] == 1 and wraps[a]:  # averaged over the whole periodic axis
+                    cell[a, 0], d2[a, 0], fac[a, 0], n[a], own[a] = 0, 0.0, 1.0, 1, 0
+                    continue
+                length = h[a] * cells[a]
+                u = x[a] - lo[a]
+                if wraps[a]:
+                    u -= np.floor(u / length) * length
+                elif u < 0.0 or u > length:
+                    inside = False
+                    break
+                own[a] = min(int(u / h[a]), cells[a] - 1) if cells[a] > 1 else 0
+                if bins or cells[a] == 1:
+                    cell[a, 0], d2[a, 0], fac[a, 0], n[a] = own[a], 0.0, 1.0, 1
+                    continue
+                k = 0
+                if wraps[a] and 2 * span[a] + 1 >= cells[a]:  # every cell, nearest image
+                    for c in range(cells[a]):
+                        d = (c + 0.5) * h[a] - u
+                        d -= np.rint(d / length) * length
+                        if d * d <= cut2:
+                            cell[a, k], d2[a, k] = c, d * d
+                            fac[a, k] = np.exp(-0.5 * d * d / w2) if gaussian else 0.0
+                            k += 1
+                    n[a] = k
+                    continue
+                factor = step = 0.0
+                for c in range(own[a] - span[a], own[a] + span[a] + 1):
+                    if not wraps[a] and (c < 0 or c >= cells[a]):
+                        continue
+                    d = (c + 0.5) * h[a] - u
+                    if d * d > cut2:
+                        continue
+                    cell[a, k], d2[a, k] = (c % cells[a]) if wraps[a] else c, d * d
+                    if gaussian:
+                        if k % RESTART == 0:
+                            factor = np.exp(-0.5 * d * d / w2)
+                        else:
+                            if k % RESTART == 1:  # r from the cell before (d − h)
+                                step = np.exp(-(d - 0.5 * h[a]) * h[a] / w2)
+                            factor *= step
+                            step *= ratio[a]
+                        fac[a, k] = factor
+                    k += 1
+                n[a] = k
+            if not inside:
                 continue
-            f = _bin_of(x, lo, h, cells, wraps)
-            if f >= 0:
+            q = 0
+            total = 0.0
+            if not bins:
+                for i in range(n[0]):
+                    for j in range(n[1]):
+                        b2 = d2[0, i] + d2[1, j]
+                        if b2 > cut2:
+                            continue
+                        for k in range(n[2]):
+                            r2 = b2 + d2[2, k]
+                            if r2 > cut2:
+                                continue
+                            if gaussian:
+                                wt = fac[0, i] * fac[1, j] * fac[2, k]
+                            else:
+                                v = np.sqrt(r2) / width
+                                wt = (1.0 + 3.0 * v) * (1.0 - v) ** 3
+                            if wt != 0.0:
+                                at[q] = (cell[0, i] * cells[1] + cell[1, j]) * cells[2] \
+                                    + cell[2, k]
+                                wts[q] = wt
+                                total += wt
+                                q += 1
+            if q == 0:  # bins, or no cell centre within the kernel: the point's own cell
+                at[0] = (own[0] * cells[1] + own[1]) * cells[2] + own[2]
+                wts[0] = total = 1.0
+                q = 1
+            for e in range(q):
+                f = at[e]
                 if acc[f] == 0.0:
                     touched[nt] = f
                     nt += 1
-                acc[f] += w[r]
-        _add_terms(values, s, scale, acc, touched, nt, grid)
-
-
-@njit(inline="always", **JIT_IEEE)
-def _bin_of(x, lo, h, cells, wraps):
-    """The flat index of the cell holding the point ``x`` (3,), −1 outside the region."""
-    f = 0
-    for a in range(3):
-        length = h[a] * cells[a]
-        u = x[a] - lo[a]
-        if wraps[a]:
-            u -= np.floor(u / length) * length
-        elif u < 0.0 or u > length:
-            return -1
-        f = f * cells[a] + (min(int(u / h[a]), cells[a] - 1) if cells[a] > 1 else 0)
-    return f
-
-
-@njit(**JIT_IEEE)
-def _deposit_bins(points, values, lo, h, cells, wraps, scale, grid):
-    """:func:`_deposit` for ``bins``: round(value · scale) of every point to its own cell
-    (``grid`` (C, cells flat))."""
-    for p in range(points.shape[0]):
-        f = _bin_of(points[p], lo, h, cells, wraps)
-        if f >= 0:
+                acc[f] += share[r] * (wts[e] / total)
+        for e in range(nt):
+            f = touched[e]
+            wt = acc[f]
+            acc[f] = 0.0
             for c in range(values.shape[1]):
-                grid[c, f] += np.int64(np.rint(values[p, c] * scale[c]))
+                grid[f, c] += np.int64(np.rint(values[s, c] * wt * scale[c]))
+
+
+def _grid_args(grid_spec, kind: str, width: float) -> tuple:
+    """:func:`_deposit`'s arguments of the grid and kernel."""
+    g = grid_spec
+    return g.lo, g.spacing, g.cells, g.periodic, KERNELS.index(kind), float(width)
 
 
 def deposit(grid_spec, kind: str, width: float, points: np.ndarray, values: np.ndarray,
@@ -272,23 +207,17 @@ def deposit(grid_spec, kind: str, width: float, points: np.ndarray, values: np.n
     the kernel ``kind`` of ``width`` (m: the Gaussian's standard deviation, Lucy's cut-off),
     each component scaled by ``scale`` (C,) (a power of two:
     :func:`~pdyn.fields.exact.fixed_scale`)."""
-    g = grid_spec
-    points = np.ascontiguousarray(points, float)
-    values = np.ascontiguousarray(values, float)
-    scale = np.asarray(scale, float)
-    if kind == "bins":
-        _deposit_bins(points, values, g.lo, g.spacing, g.cells, g.periodic, scale, _flat(out))
-    else:
-        _deposit(points, values, g.lo, g.spacing, g.cells, g.periodic, KERNELS.index(kind),
-                 float(width), scale, _flat(out))
+    args = (np.ascontiguousarray(points, float), False, np.ascontiguousarray(values, float),
+            *_grid_args(grid_spec, kind, width), np.asarray(scale, float), NODES, WEIGHTS)
+    _add(out, lambda sums: _deposit(*args, sums))
 
 
-def _flat(out: np.ndarray) -> np.ndarray:
-    """``out`` (C, nx, ny, nz) as (C, cells) — a view: the kernels add into it."""
-    flat = out.reshape(out.shape[0], -1)
-    if not np.shares_memory(flat, out):
-        raise ValueError("the grid of sums must be contiguous")
-    return flat
+def _add(out: np.ndarray, deposit) -> None:
+    """Add to ``out`` (C, nx, ny, nz) int64 what ``deposit(sums)`` adds into sums (cells flat,
+    C): a cell's components side by side, so that a term's C integers share cache lines."""
+    sums = np.zeros((out[0].size, out.shape[0]), np.int64)
+    deposit(sums)
+    out += sums.T.reshape(out.shape)
 
 
 def deposit_segments(grid_spec, kind: str, width: float, ends: np.ndarray,
@@ -298,10 +227,9 @@ def deposit_segments(grid_spec, kind: str, width: float, ends: np.ndarray,
     the line integral ∫₀¹ φ(r − a − s (b − a)) ds, exact for bins (the pieces between cell
     faces), by Gauss–Legendre for a smooth kernel (:func:`_node_count` points); one rounded
     term per segment and cell; ``scale`` as for :func:`deposit`."""
-    g = grid_spec
-    _deposit_segments(np.ascontiguousarray(ends, float), np.ascontiguousarray(values, float),
-                      g.lo, g.spacing, g.cells, g.periodic, KERNELS.index(kind), float(width),
-                      np.asarray(scale, float), NODES, WEIGHTS, _flat(out))
+    args = (np.ascontiguousarray(ends, float), True, np.ascontiguousarray(values, float),
+            *_grid_args(grid_spec, kind, width), np.asarray(scale, float), NODES, WEIGHTS)
+    _add(out, lambda sums: _deposit(*args, sums))
 
 
 #: Gauss–Legendre rules on [0, 1] for the line integrals: row n holds the n-point rule's nodes
@@ -314,21 +242,23 @@ for _n in range(1, MAX_NODES + 1):
 
 
 @njit(**JIT_IEEE)
-def _pieces(a, b, lo, h, cells, out_t, out_w):
-    """The pieces of the segment a → b between the cell faces of the resolved axes: their
-    midpoints' parameters ``out_t`` and lengths ``out_w`` (fractions of the segment);
-    returns how many."""
+def _pieces(ends, s, lo, h, cells, out_t, out_w):
+    """The pieces of the segment ``ends[2s]`` → ``ends[2s + 1]`` between the cell faces of the
+    resolved axes: their midpoints' parameters ``out_t`` and lengths ``out_w`` (fractions of
+    the segment); returns how many."""
+    ia, ib = 2 * s, 2 * s + 1
     n = 0
     out_t[n] = 0.0
     n += 1
     for ax in range(3):
-        if cells[ax] == 1 or a[ax] == b[ax]:
+        a, b = ends[ia, ax], ends[ib, ax]
+        if cells[ax] == 1 or a == b:
             continue
-        lo_f, hi_f = min(a[ax], b[ax]), max(a[ax], b[ax])
+        lo_f, hi_f = min(a, b), max(a, b)
         first = int(np.floor((lo_f - lo[ax]) / h[ax])) + 1
         last = int(np.ceil((hi_f - lo[ax]) / h[ax])) - 1
         for f in range(first, last + 1):
-            out_t[n] = (lo[ax] + f * h[ax] - a[ax]) / (b[ax] - a[ax])
+            out_t[n] = (lo[ax] + f * h[ax] - a) / (b - a)
             n += 1
     out_t[n] = 1.0
     n += 1
@@ -349,13 +279,9 @@ def _pieces(a, b, lo, h, cells, out_t, out_w):
 
 
 @njit(inline="always", **JIT_IEEE)
-def _node_count(a, b, cells, width):
-    """Gauss–Legendre points for a segment a → b under a smooth kernel of ``width``: 3 per
-    width of its length ℓ over the resolved axes, at least MIN_NODES (ℓ ≤ w: the rule's
-    error is of order (ℓ/w)⁶ 10⁻⁵ of the kernel), at most MAX_NODES."""
-    l2 = 0.0
-    for ax in range(3):
-        if cells[ax] > 1:
-            l2 += (b[ax] - a[ax]) ** 2
+def _node_count(l2, width):
+    """Gauss–Legendre points for a segment of length ℓ = √``l2`` over the resolved axes under
+    a smooth kernel of ``width``: 3 per width, at least MIN_NODES (ℓ ≤ w: the rule's error is
+    of order (ℓ/w)⁶ 10⁻⁵ of the kernel), at most MAX_NODES."""
     m = int(np.ceil(3.0 * np.sqrt(l2) / width))
     return min(MAX_NODES, max(MIN_NODES, m))

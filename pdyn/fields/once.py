@@ -8,7 +8,9 @@ is :func:`each_once` turned by :func:`lower_first`.)"""
 from __future__ import annotations
 
 import numpy as np
+from numba import njit
 
+from .._jit import JIT
 from ..particles import FIXED
 
 
@@ -19,13 +21,30 @@ def fixed_ids(comm, store) -> np.ndarray:
     return np.sort(np.concatenate([np.asarray(x, np.int64) for x in comm.allgather(mine)]))
 
 
+@njit(**JIT)
+def _once(ids, fixed):
+    """Which rows of ``ids`` (K, 2) to keep (:func:`once_mask`): a wall (negative second id),
+    a partner of higher id, or a ``fixed`` one (sorted ids; a binary search)."""
+    keep = np.empty(ids.shape[0], np.bool_)
+    for k in range(ids.shape[0]):
+        j = ids[k, 1]
+        keep[k] = j < 0 or ids[k, 0] < j
+        if not keep[k] and fixed.shape[0] > 0:
+            at = np.searchsorted(fixed, j)
+            keep[k] = at < fixed.shape[0] and fixed[at] == j
+    return keep
+
+
+def once_mask(contacts: dict, fixed: np.ndarray) -> np.ndarray:
+    """Which contacts of ``contacts`` (every row's, from its side) count each contact once over
+    all ranks: walls, pairs whose partner has the higher id or is ``fixed`` (sorted ids)."""
+    return _once(np.ascontiguousarray(contacts["id"], np.int64),
+                 np.ascontiguousarray(fixed, np.int64))
+
+
 def each_once(contacts: dict, fixed: np.ndarray) -> dict:
-    """The contacts of ``contacts`` (every row's, from its side) that count each contact once
-    over all ranks: walls, pairs whose partner has the higher id or is ``fixed``."""
-    ids = contacts["id"]
-    at = np.minimum(np.searchsorted(fixed, ids[:, 1]), max(len(fixed) - 1, 0))
-    partner_fixed = (fixed[at] == ids[:, 1]) if len(fixed) else np.zeros(len(ids), bool)
-    keep = (ids[:, 1] < 0) | (ids[:, 0] < ids[:, 1]) | partner_fixed
+    """The contacts of ``contacts`` that :func:`once_mask` keeps."""
+    keep = once_mask(contacts, fixed)
     out = {k: v[keep] for k, v in contacts.items() if k != "ends"}
     out["ends"] = contacts["ends"].reshape(-1, 2, 3)[keep].reshape(-1, 3)
     return out

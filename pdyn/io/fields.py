@@ -27,7 +27,7 @@ import numpy as np
 
 from ..fields.coarse import FIELDS, fields_of, sample
 from ..fields.grid import Grid
-from ..fields.once import each_once, fixed_ids
+from ..fields.once import fixed_ids, once_mask
 from .hdf5 import OutputFileError, agree, attempt, make_folder, put, write_atomic, \
     write_bytes_atomic
 from .runid import claim_folder
@@ -54,7 +54,7 @@ class FieldsWriter(Writer):
         self.written: list[Path] = []
         self._sums, self._samples, self._grid, self._fixed = None, 0, None, None
         self._claimed = False
-        self._times: dict = {}  # file name -> time of the files the index lists
+        self._entries: dict = {}  # file name -> its entry in the index (write_fields_xdmf)
 
     def due(self, step: int) -> bool:
         return step % self.config.every == 0
@@ -68,8 +68,9 @@ class FieldsWriter(Writer):
             claim_folder(self.run_folder, view.run_id, view.comm)
             self._claimed = True
         width = cfg.width * 2.0 * view.r_mean
-        contacts = each_once(view.sphere_contacts, self._fixed)
-        sums = sample(view.comm, view.store, contacts, self._grid, cfg.kernel, width)
+        rows = view.sphere_contacts
+        sums = sample(view.comm, view.store, rows, self._grid, cfg.kernel, width,
+                      once_mask(rows, self._fixed))
         self._sums = sums if self._sums is None else self._sums + sums
         self._samples += 1
         if view.step % (cfg.every * cfg.window):
@@ -103,7 +104,8 @@ class FieldsWriter(Writer):
         write_atomic(path, write)
         if int(np.count_nonzero(g.cells > 1)) == 1:
             write_bytes_atomic(path.with_suffix(".csv"), profile_csv(g, fields).encode())
-        write_fields_xdmf(self.run_folder, cfg.name, g, self._times)
+        self._entries[path.name] = _entry(path.name, int(view.step), float(view.time), g)
+        write_fields_xdmf(self.run_folder, cfg.name, g, self._entries)
 
 
 def zyx(value: np.ndarray) -> np.ndarray:
@@ -138,42 +140,44 @@ def _attribute(f: str, name: str, n: int, dims: str) -> str:
             f'Format="HDF">{f}:/{name}</DataItem>\n     </Attribute>')
 
 
+def _entry(file: str, step: int, time: float, grid: Grid) -> str:
+    """The XDMF grid of the fields file ``file`` (in ``fields/``) of ``step`` at ``time``."""
+    nx, ny, nz = (int(c) for c in grid.cells)
+    nodes = [grid.lo[a] + np.arange(grid.cells[a] + 1) * grid.spacing[a] for a in range(3)]
+    dims = f"{nz} {ny} {nx}"
+    ref = f"fields/{file}"
+    return "\n".join([
+        f'   <Grid Name="step {step}" GridType="Uniform">',
+        f'    <Time Value="{time!r}"/>',
+        f'    <Topology TopologyType="3DRectMesh" Dimensions="{nz + 1} {ny + 1} {nx + 1}"/>',
+        '    <Geometry GeometryType="VXVYVZ">',
+        *[f'     <DataItem Dimensions="{len(v)}" NumberType="Float" Precision="8" '
+          f'Format="XML">{" ".join(repr(float(x)) for x in v)}</DataItem>' for v in nodes],
+        '    </Geometry>',
+        *[_attribute(ref, field, n, dims) for field, n in FIELDS.items()],
+        '   </Grid>'])
+
+
 def write_fields_xdmf(run_folder: Path, name: str, grid: Grid,
                       known: dict | None = None) -> Path:
     """Write ``run_folder/<name>.xmf``: an XDMF 2 time series of the grid's files in
     ``run_folder/fields`` (a 3DRectMesh — VTK's XDMF 2 reader misreads a 3DCoRectMesh's
     origin and spacing —, its node coordinates inline, the fields as cell data; XDMF orders
-    the dimensions z, y, x); ``known``: file name -> time of files already read (filled in
-    here, so each file is opened once)."""
+    the dimensions z, y, x); ``known``: file name -> its entry (:func:`_entry`) of files
+    already read or written (filled in here, so each file is opened once)."""
     known = {} if known is None else known
-    folder = Path(run_folder) / "fields"
-    nx, ny, nz = (int(c) for c in grid.cells)
-    nodes = [grid.lo[a] + np.arange(grid.cells[a] + 1) * grid.spacing[a] for a in range(3)]
-    dims = f"{nz} {ny} {nx}"
-    geometry = [f'     <DataItem Dimensions="{len(v)}" NumberType="Float" Precision="8" '
-                f'Format="XML">{" ".join(repr(float(x)) for x in v)}</DataItem>' for v in nodes]
     entries = []
-    for p in sorted(folder.glob(f"{name}_*.h5")):
+    for p in sorted((Path(run_folder) / "fields").glob(f"{name}_*.h5")):
         tail = p.stem[len(name) + 1:]
         if not tail.isdigit():
             continue
         if p.name not in known:
             try:
                 with h5py.File(p, "r") as f:
-                    known[p.name] = float(f.attrs["time"])
+                    known[p.name] = _entry(p.name, int(tail), float(f.attrs["time"]), grid)
             except (OSError, KeyError):  # an unreadable file is left out
                 continue
-        time = known[p.name]
-        ref = f"fields/{p.name}"
-        entries.append("\n".join([
-            f'   <Grid Name="step {int(tail)}" GridType="Uniform">',
-            f'    <Time Value="{time!r}"/>',
-            f'    <Topology TopologyType="3DRectMesh" Dimensions="{nz + 1} {ny + 1} {nx + 1}"/>',
-            '    <Geometry GeometryType="VXVYVZ">',
-            *geometry,
-            '    </Geometry>',
-            *[_attribute(ref, field, n, dims) for field, n in FIELDS.items()],
-            '   </Grid>']))
+        entries.append(known[p.name])
     text = ('<?xml version="1.0" ?>\n<!DOCTYPE Xdmf SYSTEM "Xdmf.dtd" []>\n'
             '<Xdmf Version="2.0">\n <Domain>\n'
             f'  <Grid Name="{name}" GridType="Collection" CollectionType="Temporal">\n'

@@ -91,6 +91,29 @@ def test_sums_do_not_depend_on_the_split_or_order(kernel):
     assert np.count_nonzero(whole[MASS]) > 0 and np.count_nonzero(whole[CONTACT]) > 0
 
 
+@pytest.mark.parametrize("cells, width", [((1, 1, 40), 0.02), ((1, 1, 40), 0.3),
+                                          ((1, 1, 12), 0.05), ((5, 3, 7), 0.2),
+                                          ((30, 1, 1), 0.5), ((4, 4, 4), 1.5)])
+def test_gaussian_weights_are_the_exponentials(cells, width):
+    """Each point's deposited weights (the factors by recurrence) equal the normalized
+    exp(−r²/2w²) over the cell centres within 3w, to 10⁻¹³ — from two dozen cells within the
+    cut along an axis (restarts of the recurrence) to one."""
+    from pdyn.fields.deposit import deposit
+
+    grid = Grid.over(box_of((1.0, 2.0, 3.0)), cells)
+    rng = np.random.default_rng(7)
+    points = rng.uniform(0, 1, (40, 3)) * (1.0, 2.0, 3.0)
+    centres = np.meshgrid(*[grid.centres(a) for a in range(3)], indexing="ij")
+    resolved = np.asarray(cells) > 1
+    for x in points:
+        out = np.zeros((1,) + tuple(cells), np.int64)
+        deposit(grid, "gaussian", width, x[None], np.ones((1, 1)), np.array([2.0 ** 52]), out)
+        r2 = sum((c - x[a]) ** 2 for a, c in enumerate(centres) if resolved[a])
+        want = np.where(r2 <= (3 * width) ** 2, np.exp(-0.5 * r2 / width ** 2), 0.0)
+        want = want / want.sum() * 2.0 ** 52
+        np.testing.assert_allclose(out[0], want, rtol=1e-13, atol=1.0)
+
+
 def test_settled_bed_stress_is_the_weight_above(bed):
     """A bed at rest on a floor, periodic sides: with bins, the mean σ_zz of each slab is
     minus the weight above its planes per unit area, averaged over the slab (momentum
