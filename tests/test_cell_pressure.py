@@ -6,9 +6,10 @@ cell at constant pressure and the refusals (one line naming the field and value)
 import numpy as np
 import pytest
 
-from pdyn.config import BoxConfig, ConfigError, OutputConfig, SimulationConfig
+from pdyn.config import BoxConfig, ConfigError, OutputConfig, SimulationConfig, load_config
 from pdyn.dynamics.cell import CellControl
 from pdyn.io import read_thermo
+from pdyn.restart import from_checkpoint
 from pdyn.scenarios import SceneError, make_scene
 from pdyn.simulation import Simulation
 
@@ -126,3 +127,38 @@ def test_refusals_of_the_run():
                                           "normal": [0, 0, 1]}])
     with pytest.raises(SceneError, match=r"^scene_options.pressure = -1.0: must be > 0"):
         make_scene("shear_cell", scale=0.5, options={"pressure": -1.0})
+
+
+def test_restart_continues_bit_for_bit(tmp_path):
+    """A sheared cell at constant pressure checkpointed at step 150 and continued to 300: the
+    box, the rates, the offset and every sphere's state are those of the run not stopped
+    (the checkpoint keeps the box's lengths, rates and offsets; the reader checks them)."""
+    def config(folder, every):
+        return SimulationConfig(scene="shear_cell", scale=0.5, progress=False,
+                                scene_options={"rate": 8.0, "pressure": 2000.0},
+                                output=OutputConfig(folder=str(folder), overwrite=True,
+                                                    checkpoint_every=every))
+    sim = Simulation(config(tmp_path / "a", 150))
+    sim.run(300)
+    cont = from_checkpoint(tmp_path / "a" / "checkpoints" / "ckpt_00000150.h5",
+                           output=OutputConfig(folder=str(tmp_path / "b"), overwrite=True))
+    assert cont.box.hi[2] != sim.scene.box_hi[2]
+    cont.run(150)
+    assert np.array_equal(cont.box.hi, sim.box.hi) and sim.box.hi[2] < sim.scene.box_hi[2]
+    assert np.array_equal(cont.exchange.rate, sim.exchange.rate)
+    assert cont.exchange.offset == sim.exchange.offset
+    for name in ("pos", "vel", "omega"):
+        a, b = (getattr(s.store, name)[s.store.owned][np.argsort(s.store.gid[s.store.owned])]
+                for s in (sim, cont))
+        assert np.array_equal(a, b), name
+
+
+def test_config_file(tmp_path):
+    """[box] target_pressure as a TOML table; an axis not named keeps its length."""
+    path = tmp_path / "cell.toml"
+    path.write_text('scene = "shear_cell"\n[box]\nhi = [6.0, 6.0, 6.0]\n'
+                    'boundary = ["periodic", "periodic", "periodic"]\n'
+                    'target_pressure = {y = 150.0, z = 200.0}\nmax_strain_rate = 0.5\n')
+    box = load_config(path).box
+    assert box.target_pressure == (None, 150.0, 200.0)
+    assert box.pressure_gain == 5.0 and box.pressure_every == 1
