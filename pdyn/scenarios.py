@@ -481,7 +481,8 @@ def shear_cell(scale=1.0, seed=0, rate=1.0, profile=True, pressure=None):
     on the linear profile (``profile``).
     Frictional linear spring k = 2 × 10⁴ N/m, e = 0.7, μ = 0.5. With ``pressure`` the
     box's z length follows it (``[box] target_pressure`` z, ``pdyn.dynamics.cell``: gain
-    ``PRESSURE_GAIN`` × rate, largest strain rate ``MAX_STRAIN_RATE`` × rate), the
+    ``PRESSURE_GAIN`` × rate, largest strain rate ``MAX_STRAIN_RATE`` × rate, read every
+    ``PRESSURE_EVERY`` steps), the
     inertial number I = rate d / √(pressure / ρ) (d = 1 m, ρ = 6/π kg/m³); else the
     volume stays. The thermo's stress_xz and stress_zz give μ = −σ_xz / σ_zz.
     """
@@ -510,7 +511,8 @@ def shear_cell(scale=1.0, seed=0, rate=1.0, profile=True, pressure=None):
         pressure={} if pressure is None else {
             "target_pressure": (None, None, float(pressure)),
             "pressure_gain": PRESSURE_GAIN * abs(float(rate)),
-            "max_strain_rate": MAX_STRAIN_RATE * abs(float(rate))},
+            "max_strain_rate": MAX_STRAIN_RATE * abs(float(rate)),
+            "pressure_every": PRESSURE_EVERY},
         description=f"shear cell: {len(pos)} frictional spheres (d 0.8-1 m) sheared at "
         f"{float(rate):g} 1/s (Lees-Edwards, flow x, gradient z) at "
         + ("constant volume" if pressure is None else f"pressure {float(pressure):g} Pa")
@@ -522,6 +524,9 @@ def shear_cell(scale=1.0, seed=0, rate=1.0, profile=True, pressure=None):
 #: the bulk stiffness K ~ 50 p of the packing)
 PRESSURE_GAIN = 0.1
 MAX_STRAIN_RATE = 0.1
+#: steps between its stress readings (a reading costs several steps' work; the error relaxes
+#: over hundreds of steps)
+PRESSURE_EVERY = 10
 
 
 def _dem_materials(names) -> np.ndarray:

@@ -235,6 +235,7 @@ class BlockExchange:
         self.shifts = self.grid.shifts()
         self._side = np.sign(self.shifts[:, 2])  # +1 the images above the top face, -1 below
         self._base_x = self.shifts[:, 0].copy()
+        self._signs = np.sign(self.shifts[:, :3])  # each image's −1, 0, +1 lengths per axis
         length = box.length
         self._shear = (float(box.shear_rate), float(length[2]), float(length[0]))
         self._band = None  # the rows built near a z face (image_drift2), until a rebuild
@@ -392,7 +393,7 @@ class BlockExchange:
         it (``pdyn.domain.scale_about``: the rebuild test measures the motion beyond the
         affine one, :meth:`strain_drift` adds that); the blocks and the image shifts follow.
         Nothing without a rate."""
-        if not self.rate.any():
+        if not (self._deforms and self.rate.any()):
             return
         factors = 1.0 + self.rate * float(dt)
         lo = np.asarray(self.box.lo, float)
@@ -406,12 +407,12 @@ class BlockExchange:
         """The blocks, the image shifts (in place: the plan and its ghost update read them)
         and the shear's lengths after the box was resized."""
         self.grid.resize()
-        fresh = self.box.shifts()
-        self._base_x[:] = fresh[:, 0]
-        self.shifts[:] = fresh
         length = self.box.length
+        np.multiply(self._signs, length, out=self.shifts[:, :3])  # as Box.shifts() rows
+        self._base_x[:] = self.shifts[:, 0]
         self._shear = (float(self.box.shear_rate), float(length[2]), float(length[0]))
-        if self.box.shear_rate:
+        if self.box.shear_rate:  # the images' velocity offsets ±rate L_z, x offsets ±Δ
+            self.shifts[:, 3] = self._side * (self.box.shear_rate * float(length[2]))
             offset_images(self.shifts, self._base_x, self._side, self.offset)
 
     def _strained(self, reach: float) -> float:
