@@ -17,6 +17,7 @@ from .components import (add_walls, enclosure, glued_motion, list_walls, make_in
                          sphere_materials, wall_materials)
 from .config import ConfigError, ContactConfig, SimulationConfig
 from .domain import Box
+from .dynamics.cell import CellControl, cell_control
 from .dynamics.cohesion import HELD
 from .dynamics.contact import ContactLaw, ContactPass
 from .dynamics.glued import GluedMotion
@@ -91,6 +92,7 @@ class Parts(NamedTuple):
     dt: float  # s
     wall_motion: WallMotion
     stages: Stages | None  # a staged run's stages (None: one stage)
+    cell: CellControl | None  # a box that follows target pressures (pdyn.dynamics.cell)
     glued: GluedMotion
     inserter: Inserter | None
     writers: list  # pdyn.io.Writer
@@ -228,6 +230,7 @@ class _Plan(NamedTuple):
     dt: float
     wall_motion: WallMotion
     stages: Stages | None
+    cell: CellControl | None
     writers: list
     guard: StepGuard
     schedule: Schedule
@@ -274,8 +277,8 @@ def _plan(f: _Frame, s: _Share, n: int, skin: float, restart: RestartState | Non
     r_max = _largest_radius(store, inserter, comm) if wallset.turning else 0.0
     schedule = Schedule(neighbours, inserter, balancer, config.reorder_every, f.first_step,
                         writers, dt, wall_motion.every(neighbours.skin, r_max))
-    return _Plan(neighbours, broadphase, balancer, dt, wall_motion, stages, writers, guard,
-                 schedule, timers)
+    return _Plan(neighbours, broadphase, balancer, dt, wall_motion, stages,
+                 cell_control(config.box), writers, guard, schedule, timers)
 
 
 class _First(NamedTuple):

@@ -34,10 +34,10 @@ def enclosure(config: SimulationConfig, scene: Scene) -> tuple:
     if own and config.walls[:len(own)] != own:  # the stages' wall indices move with them
         changes["walls"] = own + config.walls
         changes["stages"] = shift_walls(config.stages, len(own))
-    if box is None and scene.shear_rate:  # a sheared scene's box: checkpoints keep it
+    if box is None and (scene.shear_rate or scene.pressure):  # checkpoints keep the box
         changes["box"] = BoxConfig(lo=tuple(lo), hi=tuple(hi), boundary=boundary,
                                    shear_rate=scene.shear_rate,
-                                   shear_profile=scene.shear_profile)
+                                   shear_profile=scene.shear_profile, **scene.pressure)
         box = changes["box"]
     if changes:
         config = config.with_(**changes)
@@ -45,7 +45,8 @@ def enclosure(config: SimulationConfig, scene: Scene) -> tuple:
     box = Box(lo, hi, boundary, tuple(
         {**w.spec(), "name": f"walls[{k}] ({w.type})"} for k, w in enumerate(config.walls)),
         shear_rate=box.shear_rate if box else 0.0,
-        shear_profile=box.shear_profile if box else False)
+        shear_profile=box.shear_profile if box else False,
+        target_pressure=box.target_pressure if box else (None,) * 3)
     return config, box, wallset
 
 

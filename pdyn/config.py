@@ -624,7 +624,12 @@ def insertion_params(value, lo, hi) -> list:
 class BoxConfig:
     """Simulation box [lo, hi] (m) and the boundary per axis: wall, periodic or open; a
     Lees–Edwards ``shear_rate`` (1/s; flow x, gradient z, both periodic; docs/running.md),
-    ``shear_profile``: start with v_x = rate (z − z_mid) added to the spheres' velocities."""
+    ``shear_profile``: start with v_x = rate (z − z_mid) added to the spheres' velocities.
+    ``target_pressure``: per periodic axis the normal pressure (Pa, > 0, compression
+    positive) its length follows (a table ``{z = 1e3}``, or 3 values with None for a fixed
+    length), at strain rates up to ``max_strain_rate`` (1/s) set from the relative error by
+    ``pressure_gain`` (1/s; default 10 × max_strain_rate), measured every
+    ``pressure_every`` steps (``pdyn.dynamics.cell``)."""
 
     lo: tuple = (0.0, 0.0, 0.0)
     hi: tuple = (1.0, 1.0, 1.0)
@@ -632,6 +637,10 @@ class BoxConfig:
     material: str | None = None  # the faces' material ([[materials]]; None: the first)
     shear_rate: float = 0.0
     shear_profile: bool = False
+    target_pressure: Any = (None, None, None)
+    max_strain_rate: float | None = None
+    pressure_gain: float | None = None
+    pressure_every: int = 1
 
     @_config_errors
     def __post_init__(self):
@@ -653,6 +662,50 @@ class BoxConfig:
                            f"along x and z (flow x, gradient z), not {list(self.boundary)!r}")
         if self.shear_profile and not self.shear_rate:
             raise BadValue("box.shear_profile", True, "needs box.shear_rate")
+        self._check_pressure()
+
+    def _check_pressure(self) -> None:
+        """``target_pressure`` as 3 positive numbers or None along periodic axes (never
+        along x, the flow, of a sheared box) and its controller's fields."""
+        given = self.target_pressure
+        if isinstance(given, dict):
+            for k in given:
+                if k not in ("x", "y", "z"):
+                    raise BadValue(f"box.target_pressure.{k}", given[k],
+                                   "unknown axis (x, y or z)")
+            given = tuple(given.get(k) for k in "xyz")
+        if not isinstance(given, (tuple, list)) or len(given) != 3:
+            raise BadValue("box.target_pressure", given,
+                           "expected a table of axes ({z = 1e3}) or 3 values (None: fixed)")
+        out = []
+        for a, v in enumerate(given):
+            name = f"box.target_pressure.{'xyz'[a]}"
+            if v is None:
+                out.append(None)
+                continue
+            v = number(name, v, above=0.0, note=" (Pa, compression positive)")
+            if self.boundary[a] != "periodic":
+                raise BadValue(name, v, f"needs box.boundary[{a}] periodic, not "
+                               f"{self.boundary[a]!r}")
+            if a == 0 and self.shear_rate:
+                raise BadValue(name, v, "a sheared box keeps its length along x (the flow)")
+            out.append(v)
+        object.__setattr__(self, "target_pressure", tuple(out))
+        controlled = any(v is not None for v in out)
+        for key in ("max_strain_rate", "pressure_gain"):
+            v = getattr(self, key)
+            if v is not None:
+                if not controlled:
+                    raise BadValue(f"box.{key}", v, "needs box.target_pressure")
+                object.__setattr__(self, key, number(f"box.{key}", v, above=0.0))
+        every = integer("box.pressure_every", self.pressure_every, lo=1)
+        if controlled and self.max_strain_rate is None:
+            raise BadValue("box.max_strain_rate", None, "needed with box.target_pressure "
+                           "(the largest strain rate of the box, 1/s)")
+        if controlled and self.pressure_gain is None:
+            object.__setattr__(self, "pressure_gain", 10.0 * self.max_strain_rate)
+        if every != 1 and not controlled:
+            raise BadValue("box.pressure_every", every, "needs box.target_pressure")
 
 
 #: the fields of an ``[insertion]`` table a ``[particles]`` fill takes
@@ -961,6 +1014,18 @@ class SimulationConfig:
         a ``[[fields]]`` table)?"""
         return self.output.writes_files or bool(self.fields)
 
+    def _check_deforming(self) -> None:
+        """A box whose lengths follow ``box.target_pressure`` takes no [[walls]], insertion
+        or [[fields]] (they stay where the box was at the start)."""
+        if self.box is None or not any(t is not None for t in self.box.target_pressure):
+            return
+        for key, value in (("walls", self.walls), ("insertion", self.insertion),
+                           ("fields", self.fields)):
+            if value:
+                raise BadValue(key, f"{len(value) if isinstance(value, tuple) else 1} "
+                               "table(s)", "a box that follows box.target_pressure takes "
+                               f"no {key} (they would stay where the box was at the start)")
+
     @_config_errors
     def __post_init__(self):
         from .broadphase import REGISTRY
@@ -996,6 +1061,7 @@ class SimulationConfig:
             raise BadValue("walls", f"{len(self.walls)} table(s)", "a sheared box "
                            "(box.shear_rate) takes no [[walls]]: the images move past them")
         object.__setattr__(self, "fields", field_configs(self.fields))
+        self._check_deforming()
         if self.insertion is not None and not isinstance(self.insertion, InsertionConfig):
             found = insertion_configs(self.insertion)
             object.__setattr__(self, "insertion",

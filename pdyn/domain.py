@@ -59,6 +59,19 @@ class Box:
     shear_rate: float = 0.0
     #: start with the linear profile v_x = rate (z − z_mid) added to the scene's velocities
     shear_profile: bool = False
+    #: per axis the normal pressure (Pa, compression positive) the box's length follows
+    #: (``pdyn.dynamics.cell``; the exchange resizes ``hi`` in place), None: a fixed length
+    target_pressure: tuple = (None, None, None)
+
+    @property
+    def deforms(self) -> np.ndarray:
+        """Mask of the axes whose length follows a target pressure."""
+        return np.array([t is not None for t in self.target_pressure])
+
+    def resize(self, factors: np.ndarray) -> None:
+        """Scale the box's lengths by ``factors`` (3,) about ``lo`` in place (``hi`` an
+        array): hi = lo + (hi − lo) f, the same bits on every rank."""
+        np.copyto(self.hi, self.lo + (self.hi - self.lo) * factors)
 
     @property
     def length(self) -> np.ndarray:
@@ -124,12 +137,7 @@ class Box:
 
 def shear_offset(step: int, dt: float, rate: float, lz: float, lx: float) -> float:
     """:meth:`Box.shear_offset` of a box ``lx`` × ``lz`` (m) sheared at ``rate`` (1/s)."""
-    d = math.fmod(float(step) * float(dt) * rate * lz, lx)
-    if d >= 0.5 * lx:
-        d -= lx
-    elif d < -0.5 * lx:
-        d += lx
-    return d
+    return _reduced(float(step) * float(dt) * rate * lz, lx)
 
 
 # ------------------------------------------------------------------ block decomposition
@@ -204,6 +212,34 @@ def _wrap_sheared(pos, vel, handles, lo, hi, length, periodic, offset, speed):
             if periodic[a]:
                 pos[h, a], _ = _wrapped(pos[h, a], lo[a], hi[a], length[a])
     return crossed
+
+
+def moved_offset(offset: float, dt: float, rate: float, lz: float, lx: float) -> float:
+    """The image offset ``offset`` (m) one step ``dt`` (s) later in a box whose z length
+    ``lz`` changes (a target pressure along z): offset + rate L_z dt, reduced into
+    [−L_x/2, L_x/2) as :func:`shear_offset` (step by step, so kept in checkpoints)."""
+    return _reduced(offset + float(dt) * rate * lz, lx)
+
+
+def _reduced(d: float, lx: float) -> float:
+    d = math.fmod(d, lx)
+    if d >= 0.5 * lx:
+        d -= lx
+    elif d < -0.5 * lx:
+        d += lx
+    return d
+
+
+@njit(**JIT)
+def scale_about(pos, handles, lo, factors):
+    """Scale the centres ``pos[handles]`` about ``lo`` by ``factors`` (3,) in place (the
+    affine map of a box resized about ``lo``, :meth:`Box.resize`); axes of factor 1 are left
+    as they are."""
+    for t in range(handles.shape[0]):
+        h = handles[t]
+        for a in range(3):
+            if factors[a] != 1.0:
+                pos[h, a] = lo[a] + (pos[h, a] - lo[a]) * factors[a]
 
 
 @njit(**JIT)
@@ -370,14 +406,19 @@ class BlockGrid:
                                      "is not split along x, the flow (give blocks = [1, ny, nz])")
         self.box = box
         self.dims = np.array(dims, np.int64)
-        self.lo = np.asarray(box.lo, float)
-        self.hi = np.asarray(box.hi, float)
-        self.edge = box.length / self.dims
-        self.inv_edge = 1.0 / self.edge
         self.periodic = box.periodic
         self.owner = np.zeros(self.n_blocks, np.int64)
-        self._bounds = None
         self._orders: dict[str, np.ndarray] = {}
+        self.resize()
+
+    def resize(self) -> None:
+        """Take the box's lengths as they are now (a box that follows a target pressure is
+        resized in place): the blocks keep their count and scale with it."""
+        self.lo = np.asarray(self.box.lo, float)
+        self.hi = np.asarray(self.box.hi, float).copy()
+        self.edge = (self.hi - self.lo) / self.dims
+        self.inv_edge = 1.0 / self.edge
+        self._bounds = None
 
     @property
     def n_blocks(self) -> int:
@@ -405,7 +446,7 @@ class BlockGrid:
 
     def bounds(self) -> tuple[np.ndarray, np.ndarray]:
         """(lo, hi) of every block (nb, 3); edge blocks of non-periodic axes reach ∓∞.
-        Computed once (the grid never changes; the ghost plan asks at every rebuild)."""
+        Computed once per size of the box (the ghost plan asks at every rebuild)."""
         if self._bounds is None:
             self._bounds = self._make_bounds()
         return self._bounds

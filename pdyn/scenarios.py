@@ -69,6 +69,10 @@ class Scene:
     #: on its linear profile (``shear_profile``), unless the config gives a ``[box]``
     shear_rate: float = 0.0
     shear_profile: bool = False
+    #: a box whose lengths follow target pressures: ``[box]`` fields (``target_pressure``,
+    #: ``max_strain_rate``, ``pressure_gain``, ``pressure_every``), unless the config gives
+    #: a ``[box]``
+    pressure: dict = field(default_factory=dict)
 
     def masses_of(self, radius) -> np.ndarray:
         """Masses (kg) of spheres of ``radius`` at the scene's density."""
@@ -463,8 +467,9 @@ def chute(scale=1.0, seed=0, angle=23.0, depth=20.0, stiffness=2e4):
     )
 
 
-def shear_cell(scale=1.0, seed=0, rate=1.0, profile=True):
-    """Lees–Edwards simple shear of a dense frictional packing at constant volume.
+def shear_cell(scale=1.0, seed=0, rate=1.0, profile=True, pressure=None):
+    """Lees–Edwards simple shear of a dense frictional packing at constant volume, or at
+    constant ``pressure`` (Pa) along z.
 
     Units d = 1 m, m ≈ 1 kg (density 6/π kg/m³), no gravity. N = round(500 × ``scale``)
     spheres of radius uniform in [0.4, 0.5] m on the sites of a face-centred cubic lattice of
@@ -474,10 +479,15 @@ def shear_cell(scale=1.0, seed=0, rate=1.0, profile=True):
     (5 × 5 × 5 cubes at scale 1), less below (the cell stays 2 cubes wide). Periodic on
     every axis, sheared at ``rate`` (1/s: flow x, gradient z, ``[box] shear_rate``), starting
     on the linear profile (``profile``).
-    Frictional linear spring k = 2 × 10⁴ N/m, e = 0.7, μ = 0.5. At constant volume (a cell
-    at constant pressure is a later step); the thermo's stress_xz and stress_zz give
-    μ = −σ_xz / σ_zz.
+    Frictional linear spring k = 2 × 10⁴ N/m, e = 0.7, μ = 0.5. With ``pressure`` the
+    box's z length follows it (``[box] target_pressure`` z, ``pdyn.dynamics.cell``: gain
+    ``PRESSURE_GAIN`` × rate, largest strain rate ``MAX_STRAIN_RATE`` × rate, read every
+    ``PRESSURE_EVERY`` steps), the
+    inertial number I = rate d / √(pressure / ρ) (d = 1 m, ρ = 6/π kg/m³); else the
+    volume stays. The thermo's stress_xz and stress_zz give μ = −σ_xz / σ_zz.
     """
+    if pressure is not None:
+        number("pressure", pressure, above=0.0, note=" (Pa)")
     want = max(int(round(500.0 * float(scale))), 1)
     n0 = int(round((want / 4.0) ** (1.0 / 3.0)))
     sizes = [(nx, ny, max(2, -(-want // (4 * nx * ny))))
@@ -498,9 +508,25 @@ def shear_cell(scale=1.0, seed=0, rate=1.0, profile=True):
         boundary=("periodic",) * 3, positions=pos, velocities=np.zeros_like(pos), radii=radii,
         density=6.0 / np.pi, contact={"stiffness": 2e4, "restitution": 0.7, "friction": 0.5},
         steps=2000, shear_rate=float(rate), shear_profile=bool(profile),
+        pressure={} if pressure is None else {
+            "target_pressure": (None, None, float(pressure)),
+            "pressure_gain": PRESSURE_GAIN * abs(float(rate)),
+            "max_strain_rate": MAX_STRAIN_RATE * abs(float(rate)),
+            "pressure_every": PRESSURE_EVERY},
         description=f"shear cell: {len(pos)} frictional spheres (d 0.8-1 m) sheared at "
-        f"{float(rate):g} 1/s (Lees-Edwards, flow x, gradient z) at constant volume, "
-        f"periodic {' x '.join(f'{d * a:.3g}' for d in dims)} m")
+        f"{float(rate):g} 1/s (Lees-Edwards, flow x, gradient z) at "
+        + ("constant volume" if pressure is None else f"pressure {float(pressure):g} Pa")
+        + f", periodic {' x '.join(f'{d * a:.3g}' for d in dims)} m")
+
+
+#: the shear cell at constant pressure: the z length's gain and largest strain rate, per
+#: unit shear rate (the error relaxes over about 1 / (gain K / p) ~ a few 1 / rate for
+#: the bulk stiffness K ~ 50 p of the packing)
+PRESSURE_GAIN = 0.1
+MAX_STRAIN_RATE = 0.1
+#: steps between its stress readings (a reading costs several steps' work; the error relaxes
+#: over hundreds of steps)
+PRESSURE_EVERY = 10
 
 
 def _dem_materials(names) -> np.ndarray:

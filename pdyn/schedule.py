@@ -45,14 +45,18 @@ class Schedule:
         self.collectors = [w for w in writers if w.collects]
         self.collecting = frozenset().union(*[w.collects for w in self.collectors]) or NO_NEEDS
 
-    def decide(self, step: int, drift2: float, images2: float = 0.0) -> Decisions:
+    def decide(self, step: int, drift2: float, images2: float = 0.0,
+               strain: float = 0.0) -> Decisions:
         """The decisions of step ``step`` (the index after it), given the largest squared
         drift since the last rebuild ``drift2`` (m²) and, in a sheared box, the largest
         squared drift of an image ``images2`` (m², ``BlockExchange.image_drift2``): a pair
         of spheres closes by at most 2 D, a sphere and an image by D + I, so the drift
-        tested against half the skin is max(D, (D + I) / 2)."""
+        tested against half the skin is max(D, (D + I) / 2); a box that deforms adds
+        ``strain`` (m, ``BlockExchange.strain_drift``: half the closing by its strain)."""
         if images2 > drift2:
             drift2 = (0.5 * (drift2 ** 0.5 + images2 ** 0.5)) ** 2
+        if strain:
+            drift2 = (drift2 ** 0.5 + strain) ** 2
         pour = self.inserter is not None and self.inserter.due(step, step * self.dt)
         rebuild = (pour or bool(self.lists.due(drift2))  # new spheres enter lists and plan
                    or (self.wall_every > 0 and step % self.wall_every == 0))  # moving walls

@@ -107,20 +107,27 @@ class Simulation(Observables):
             moved = self._kick_drift(0.5 * self.dt)
         with t("ghosts"):  # the ghosts' state travels while the ranks agree on the reduction
             red = self._reduce(moved)
-        do = self.schedule.decide(self.step_index + 1, red.drift2, red.images2)
+        do = self.schedule.decide(self.step_index + 1, red.drift2, red.images2,
+                                  self.exchange.strain_drift())
         self.wall_motion.advance(self.store, self.walls, do.step)
         changes = self._exchange(do)
         with t("ghosts"):
             ghosts = self.exchange.ghosts()
         if do.lists:
             self._rebuild(None if changes is None else changes + [ghosts], do.rebuild)
-        self._forces(do.needs)
+        cell = self.cell is not None and self.cell.due(do.step)
+        self._forces(do.needs | self.cell.needs(do.step) if cell else do.needs)
         self.wall_motion.respond(self.contact, self.store, self.neighbours, self.comm, do.step)
         self._kick_owed = True
         staged = self.stages is not None and self.stages.due(do.step)
-        if close or self.stop_signal or staged or any(w.velocities for w in do.writers):
+        if (close or self.stop_signal or staged or cell
+                or any(w.velocities for w in do.writers)):
             with t("integrate"):
                 self.close_step()
+        if cell:  # the cell's stress at the step's end sets the box's strain rates
+            with t("contacts"):
+                self.exchange.strain(self.cell.respond(self.store, self.sphere_contacts,
+                                                       self.box, self.comm))
         self.step_index += 1
         if staged:  # the running stage ends here or goes on (pdyn.stages)
             self.stages.check(self)
@@ -132,6 +139,7 @@ class Simulation(Observables):
         step's reduction (:class:`Reduction`)."""
         store, lists = self.store, self.neighbours
         passed = self.guard.watch(self.step_index)  # inf: an overlap beyond its limit
+        self.exchange.deform(self.dt)  # a box that follows a target pressure
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
                            lists.rows, half, self.dt, *self._spin(), 2 if self._kick_owed else 1)
         self._kick_owed = False

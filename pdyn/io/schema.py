@@ -732,6 +732,21 @@ def _record_keys(path, key: str, data: dict, limits: tuple, at=None) -> None:
 KEYS = {"particles/history_key": _history_keys, "records/history_key": _record_keys}
 
 
+def _deformed(head: dict, ex: dict) -> None:
+    """A deforming box's state (``BlockExchange.state``): its ``hi`` the file's ``box_hi``,
+    finite strain ``rate``s, positive ``built_length``s and ``reach``, finite offsets."""
+    hi = np.array(vector("hi", ex["hi"]))
+    if not np.array_equal(hi, head["box_hi"]):
+        raise BadValue("hi", ex["hi"], f"not the file's box_hi = {head['box_hi'].tolist()}")
+    vector("rate", ex.get("rate"))
+    if not (np.array(vector("built_length", ex.get("built_length"))) > 0).all():
+        raise BadValue("built_length", ex.get("built_length"), "must be > 0")
+    number("reach", ex.get("reach"), above=0)
+    for name in ("offset", "built_offset"):
+        if name in ex:
+            number(name, ex[name])
+
+
 def _check_exchange(path, head: dict, data: dict) -> None:
     """The exchange's state: its kind, ranks (the file's), skin, block grid (at most as many
     blocks as any run may have) and block → rank map (every block a rank's, every rank at
@@ -761,6 +776,8 @@ def _check_exchange(path, head: dict, data: dict) -> None:
         for name in ("balanced_at", "built_at"):  # (built_at: a sheared box's last rebuild)
             if _count(name, ex.get(name, 0)) > head["step"]:
                 raise BadValue(name, ex.get(name), f"after the step {head['step']}")
+        if "hi" in ex:  # a box that follows a target pressure
+            _deformed(head, ex)
     except BadValue as exc:
         raise OutputFileError(f"{path}: attribute exchange: {exc} (damaged file)") from None
     owner = data.get("exchange/owner")

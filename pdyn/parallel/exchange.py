@@ -62,7 +62,7 @@ import time
 import numpy as np
 
 from ..domain import (CURVES, BlockGrid, DecompositionError, default_block_dims, image_drift2,
-                      offset_images, shear_offset, wrap_periodic)
+                      moved_offset, offset_images, scale_about, shear_offset, wrap_periodic)
 from ..particles import (FIELDS, GHOST, GHOST_CREATE, GHOST_UPDATE, INFINITE, MIGRATE, OWNED,
                          Packing, StoreChanges, ragged_groups)
 from .balance import imbalance
@@ -156,6 +156,13 @@ class SerialExchange:
         """No images (:meth:`BlockExchange.image_drift2`)."""
         return 0.0
 
+    def deform(self, dt: float) -> None:
+        """No periodic axis to resize (:meth:`BlockExchange.deform`)."""
+
+    def strain_drift(self) -> float:
+        """The box keeps its size (:meth:`BlockExchange.strain_drift`)."""
+        return 0.0
+
     def owner_of(self, pos) -> np.ndarray:
         """The rank owning each centre ``pos`` (N, 3): this one."""
         return np.zeros(len(pos), np.int64)
@@ -228,6 +235,7 @@ class BlockExchange:
         self.shifts = self.grid.shifts()
         self._side = np.sign(self.shifts[:, 2])  # +1 the images above the top face, -1 below
         self._base_x = self.shifts[:, 0].copy()
+        self._signs = np.sign(self.shifts[:, :3])  # each image's −1, 0, +1 lengths per axis
         length = box.length
         self._shear = (float(box.shear_rate), float(length[2]), float(length[0]))
         self._band = None  # the rows built near a z face (image_drift2), until a rebuild
@@ -235,6 +243,13 @@ class BlockExchange:
         self.built_at = None  # step of the last rebuild (sheared: its offset counts)
         self._built_offset = None
         self.step = 0  # the step advance() last set
+        # a box that follows a target pressure (pdyn.dynamics.cell): the strain rates it
+        # deforms at (1/s, set by strain()), its lengths at the last rebuild; sheared with a
+        # changing L_z, the images' offset moves step by step (kept in checkpoints)
+        self.rate = np.zeros(3)
+        self._built_length = box.length.copy()
+        self._stepwise = bool(box.shear_rate) and bool(box.deforms[2])
+        self._deforms = bool(box.deforms.any())
         self.n_crossed = 0  # centres wrapped across the z faces of a sheared box
         self.comm_seconds = 0.0  # inside point-to-point messages
         self.bytes_sent = 0  # payload of point-to-point messages (B; without the counts)
@@ -312,6 +327,11 @@ class BlockExchange:
                  "balanced_at": int(self.balanced_at)}
         if self.box.shear_rate:  # the sheared images' offset at the last rebuild counts
             state["built_at"] = int(self.built_at)
+        if self._deforms:  # the box's size, its rates, what the rebuild test needs
+            state.update(hi=self.box.hi.tolist(), rate=self.rate.tolist(),
+                         built_length=self._built_length.tolist(), reach=float(self.reach))
+            if self._stepwise:
+                state.update(offset=float(self.offset), built_offset=float(self._built_offset))
         return state
 
     def restore(self, state: dict, drift: float = 0.0, step: int = 0,
@@ -328,6 +348,15 @@ class BlockExchange:
         self.balanced_at = int(state.get("balanced_at", 0))
         self.built_at = int(state.get("built_at", step))
         self._drift = float(drift)
+        if self._deforms:  # the box as it was, the rates it deforms at
+            np.copyto(self.box.hi, np.asarray(state["hi"], float))
+            self._resized()
+            self.rate = np.array(state["rate"], float)
+            self._built_length = np.array(state["built_length"], float)
+            self._drift += self._strained(float(state["reach"]))
+            if self._stepwise:
+                self.step, self.offset = int(step), float(state["offset"])
+                self._built_offset = float(state["built_offset"])
         if self.box.shear_rate:  # the images moved at most that much more
             self.advance(step, dt)
             self._drift += abs(self.offset - self._built_offset)
@@ -344,9 +373,62 @@ class BlockExchange:
             self.built_at = int(step)
         if self._built_offset is None:
             self._built_offset = shear_offset(self.built_at, dt, *self._shear)
-        self.step = int(step)
-        self.offset = shear_offset(step, dt, *self._shear)
+        if self._stepwise:  # L_z changes: the offset moves by rate L_z dt a step
+            while self.step < step:
+                self.offset = moved_offset(self.offset, dt, *self._shear)
+                self.step += 1
+        else:
+            self.step = int(step)
+            self.offset = shear_offset(step, dt, *self._shear)
         offset_images(self.shifts, self._base_x, self._side, self.offset)
+
+    def strain(self, rates) -> None:
+        """The strain rates (3,) (1/s) the box deforms at from the next step on (the cell's
+        controller's, ``pdyn.dynamics.cell``; the same on every rank)."""
+        self.rate = np.asarray(rates, float)
+
+    def deform(self, dt: float) -> None:
+        """At a step's start, grow the box by 1 + rate dt along each axis (about its ``lo``
+        corner: ``Box.resize``) and scale the owned centres and their build positions with
+        it (``pdyn.domain.scale_about``: the rebuild test measures the motion beyond the
+        affine one, :meth:`strain_drift` adds that); the blocks and the image shifts follow.
+        Nothing without a rate."""
+        if not (self._deforms and self.rate.any()):
+            return
+        factors = 1.0 + self.rate * float(dt)
+        lo = np.asarray(self.box.lo, float)
+        owned = self._owned()
+        scale_about(self.store.pos, owned, lo, factors)
+        scale_about(self.store.build_pos, owned, lo, factors)
+        self.box.resize(factors)
+        self._resized()
+
+    def _resized(self) -> None:
+        """The blocks, the image shifts (in place: the plan and its ghost update read them)
+        and the shear's lengths after the box was resized."""
+        self.grid.resize()
+        length = self.box.length
+        np.multiply(self._signs, length, out=self.shifts[:, :3])  # as Box.shifts() rows
+        self._base_x[:] = self.shifts[:, 0]
+        self._shear = (float(self.box.shear_rate), float(length[2]), float(length[0]))
+        if self.box.shear_rate:  # the images' velocity offsets ±rate L_z, x offsets ±Δ
+            self.shifts[:, 3] = self._side * (self.box.shear_rate * float(length[2]))
+            offset_images(self.shifts, self._base_x, self._side, self.offset)
+
+    def _strained(self, reach: float) -> float:
+        """Half the largest closing (m) of two centres up to ``reach`` apart (or farther)
+        by the box's deformation since the last rebuild: (1 − the smallest length ratio)
+        ``reach`` / 2 (a length that grew closes nothing)."""
+        ratio = float(np.min(self.box.length / self._built_length))
+        return 0.5 * max(0.0, 1.0 - ratio) * reach
+
+    def strain_drift(self) -> float:
+        """What the box's deformation since the last rebuild adds to the drift the rebuild
+        test takes (m, ``Schedule.decide``): two centres of a pair not listed, more than
+        ``reach`` apart at the rebuild, close by at most their two drifts plus (1 − the
+        smallest length ratio) × ``reach``, so the test is of D + that half against half the
+        skin. 0 while the box keeps its size."""
+        return self._strained(self.reach) if self._deforms else 0.0
 
     def image_drift2(self, rows) -> float:
         """The largest squared displacement (m²) of a sheared image since the last rebuild
@@ -461,6 +543,13 @@ class BlockExchange:
         t1 = time.perf_counter()
         ghosts = self._remove_ghosts()
         owned = self._owned()
+        if self._deforms:  # the blocks within reach change with the box's size
+            self._built_length = self.box.length.copy()
+            try:
+                self.grid.check_periodic_length(self.reach)
+            except DecompositionError as exc:
+                raise ExchangeError(str(exc)) from None
+            self.peers = self._neighbours()
         crossed = wrap_periodic(self.box, self.store.pos, owned, self.store.vel, self.offset)
         if self.box.shear_rate:
             self.built_at, self._built_offset = self.step, self.offset

@@ -504,6 +504,16 @@ def sheared(run):
         assert len(sim.exchange.peers) > 0
 
 
+def pressed(run):
+    """The shear cell at constant pressure: sheared as :func:`sheared`, its z length shrunk
+    toward the target pressure (the x and y lengths kept) and rebuilt meanwhile."""
+    sheared(run)
+    sim = run.sim
+    assert sim.box.hi[2] < 0.95 * sim.scene.box_hi[2]
+    assert np.array_equal(sim.box.hi[:2], sim.scene.box_hi[:2])
+    assert sim.exchange.rate[2] != 0.0 and sim.rebuilds > 3
+
+
 # ------------------------------------------------------------------ the table
 def dense(kind, **cfg):
     return lambda folder, comm, output: scenes.dense_polydisperse(BOUNDARIES[kind], **cfg,
@@ -683,6 +693,8 @@ CASES = [
          check=both(mixed_materials, pulled)),
     Case("shear-cell", named_scene("shear_cell", scene_options={"rate": 8.0}, **BALANCED), 300,
          BOTH, at=150, check=sheared),
+    Case("shear-cell-pressure", named_scene("shear_cell", scene_options={
+        "rate": 8.0, "pressure": 2000.0}, **BALANCED), 300, BOTH, at=150, check=pressed),
     Case("two-materials-mixing", built(scenes.two_materials), 400,
          fields=FRICTIONAL_STATE + ("material",), inserter=True,
          output={"thermo_every": 50, "snapshot_every": 400, "sphere_stress": True},
