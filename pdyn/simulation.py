@@ -44,8 +44,6 @@ from .reorder import reorder, wall_order
 from .scenarios import Scene
 from .schedule import NO_NEEDS, Decisions
 
-NO_ROWS = np.zeros(0, np.int64)
-
 #: the needs that make the force pass record every pair's tangential force
 PAIR_FORCES = CONTACT_FORCES - WALL_FORCES
 
@@ -114,22 +112,31 @@ class Simulation(Observables):
         with t("ghosts"):
             ghosts = self.exchange.ghosts()
         if do.lists:
-            self._rebuild(None if changes is None else changes + [ghosts], do.rebuild)
-        cell = self.cell is not None and self.cell.due(do.step)
-        self._forces(do.needs | self.cell.needs(do.step) if cell else do.needs)
+            self.neighbours.rebuild(self.broadphase, self.store, None if changes is None else
+                                    changes + [ghosts], relist=do.rebuild, walls=self.walls,
+                                    timers=t, **list_walls(self.wallset))
+        self._forces(do.needs if self.cell is None else do.needs | self.cell.needs(do.step))
         self.wall_motion.respond(self.contact, self.store, self.neighbours, self.comm, do.step)
         self._kick_owed = True
+        self._end_of_step(do, close)
+
+    def _end_of_step(self, do: Decisions, close: bool) -> None:
+        """The step closed (its closing half-kick) where ``close`` asks or what acts at its end
+        reads the full-step velocities (a stop, a stage's check, the cell's stress, a due
+        writer's ``velocities``); then the cell's new strain rates (``pdyn.dynamics.cell``),
+        the step counted, the stage's check (``pdyn.stages``) and the due writers."""
+        cell = self.cell is not None and self.cell.due(do.step)
         staged = self.stages is not None and self.stages.due(do.step)
         if (close or self.stop_signal or staged or cell
                 or any(w.velocities for w in do.writers)):
-            with t("integrate"):
+            with self.timers("integrate"):
                 self.close_step()
         if cell:  # the cell's stress at the step's end sets the box's strain rates
-            with t("contacts"):
+            with self.timers("contacts"):
                 self.exchange.strain(self.cell.respond(self.store, self.sphere_contacts,
                                                        self.box, self.comm))
         self.step_index += 1
-        if staged:  # the running stage ends here or goes on (pdyn.stages)
+        if staged:  # the running stage ends here or goes on
             self.stages.check(self)
         self._write(do.writers, do.needs)
 
@@ -141,7 +148,7 @@ class Simulation(Observables):
         passed = self.guard.watch(self.step_index)  # inf: an overlap beyond its limit
         self.exchange.deform(self.dt)  # a box that follows a target pressure
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
-                           lists.rows, half, self.dt, *self._spin(), 2 if self._kick_owed else 1)
+                           lists.rows, half, self.dt, *self.contact.spins(store, lists), 2 if self._kick_owed else 1)
         self._kick_owed = False
         placed = self.glued.place(store, self.step_index + 1)
         if placed is not None:
@@ -199,19 +206,12 @@ class Simulation(Observables):
             return None
         return changes
 
-    def _rebuild(self, changes: list[StoreChanges] | None, relist: bool) -> None:
-        """The neighbour lists rebuilt (``NeighbourList.rebuild``) from the store's
-        ``changes`` (None: the broad phase built afresh); ``relist``: a schedule rebuild."""
-        self.neighbours.rebuild(self.broadphase, self.store, changes, relist=relist,
-                                walls=self.walls, timers=self.timers,
-                                **list_walls(self.wallset))
-
     def _forces(self, needs: frozenset = NO_NEEDS) -> None:
         """Contact forces (plus gravity) on the integrated particles, from the lists (timed as
         contacts); with rotation also torques and the contact history, and each entry's
-        tangential force when the due writers' ``needs`` ask for contact forces; then what
-        those writers need of the step's contacts (``pdyn.capture``) and what the collecting
-        writers keep of it (``Writer.collect``), timed as output."""
+        tangential force when ``needs`` (of the due writers and the cell) asks for contact
+        forces; then what those need of the step's contacts (``pdyn.capture``) and what the
+        collecting writers keep of it (``Writer.collect``), timed as output."""
         pairs = bool(needs & PAIR_FORCES) or self.record_tangential
         with self.timers("contacts"):
             self.n_contacts, self.elastic_energy = self.contact.forces(
@@ -225,21 +225,13 @@ class Simulation(Observables):
             for w in self.schedule.collectors:
                 w.collect(self.contact, self.store, self.neighbours, self.dt, self.step_index + 1)
 
-    def _spin(self) -> tuple:
-        """The spin arrays the kicks integrate (``omega``, ``torque``, ``radius`` and the rows
-        that touched something in the last force pass), None without rotation."""
-        s = self.store
-        if not self.contact.rotating:
-            return None, None, None, NO_ROWS
-        return s.omega, s.torque, s.radius, self.contact.spinning_rows(self.neighbours)
-
     def close_step(self) -> None:
         """The closing half-kick of the last step, if it left it to the next (:meth:`step`):
         the velocities are then the full-step ones."""
         if self._kick_owed:
             store = self.store
             kick(store.vel, store.force, store.mass, self.neighbours.rows, 0.5 * self.dt,
-                 *self._spin())
+                 *self.contact.spins(store, self.neighbours))
             self._kick_owed = False
 
     def _write(self, writers: list, needs: frozenset) -> None:

@@ -696,23 +696,16 @@ def _walk(rows, start, split, partner, pos, rad, gid, normal, walls, mesh, spher
 
 
 @njit(inline="always", **JIT)
-def _found(u, t, rows, split, partner, pos, vel, rad, mass, gid, normal, walls, mesh, slot, geo):
-    """Acting entry ``u`` of row ``t`` (:func:`_walk`): its :class:`Contact` (past touching
-    with its negative overlap) and the far end (x_j, or the contact point on the wall's
-    surface)."""
-    i, j = rows[t], partner[u]
-    ri, mi = rad[i], mass[i]
-    if u < split[t]:
-        dx, dy, dz = pos[j, 0] - pos[i, 0], pos[j, 1] - pos[i, 1], pos[j, 2] - pos[i, 2]
-        d2, touches = within(dx, dy, dz, ri + rad[j])
-        c = _sphere_pair(dx, dy, dz, d2, ri + rad[j], ri, rad[j], mi, mass[j], gid[i], gid[j],
-                         vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1], vel[i, 2] - vel[j, 2])
-        if not touches:
-            c = _apart(c, d2)
-        return c, pos[i, 0] + dx, pos[i, 1] + dy, pos[i, 2] + dz
-    return _wall_found(entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], ri, pos, normal, walls, j,
-                                     -1 - gid[j], mesh_entry(mesh, slot, geo, u)), i, pos, vel,
-                       rad, mass)
+def _found(xi, yi, zi, xj, yj, zj, ri, rj, mi, mj, gi, gj, dvx, dvy, dvz):
+    """An acting sphere entry (:func:`_walk`) from its two sides' centres, radii, masses, ids
+    and v_i − v_j: its :class:`Contact` (past touching with its negative overlap) and the far
+    end x_j. Scalars only: the caller reads the arrays (the module docstring)."""
+    dx, dy, dz = xj - xi, yj - yi, zj - zi
+    d2, touches = within(dx, dy, dz, ri + rj)
+    c = _sphere_pair(dx, dy, dz, d2, ri + rj, ri, rj, mi, mj, gi, gj, dvx, dvy, dvz)
+    if not touches:
+        c = _apart(c, d2)
+    return c, xi + dx, yi + dy, zi + dz
 
 
 @njit(inline="always", **JIT)
@@ -744,14 +737,21 @@ def _contact_list(law, cohesion, dt, found, rows, split, partner, pos, vel, rad,
     tvec = np.zeros((k, 3))
     for q in range(k):
         u, t = found[q, 0], found[q, 1]
-        i = rows[t]
-        c, xj, yj, zj = _found(u, t, rows, split, partner, pos, vel, rad, mass, gid, normal,
-                               walls, mesh, slot, geo)
+        i, j = rows[t], partner[u]
+        if u < split[t]:
+            c, xj, yj, zj = _found(pos[i, 0], pos[i, 1], pos[i, 2], pos[j, 0], pos[j, 1],
+                                   pos[j, 2], rad[i], rad[j], mass[i], mass[j], gid[i], gid[j],
+                                   vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1],
+                                   vel[i, 2] - vel[j, 2])
+        else:
+            c, xj, yj, zj = _wall_found(entry_contact(
+                pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j, -1 - gid[j],
+                mesh_entry(mesh, slot, geo, u)), i, pos, vel, rad, mass)
         if table is not None:
-            ma, mb = np.int64(material[i]), np.int64(material[partner[u]])
+            ma, mb = np.int64(material[i]), np.int64(material[j])
         f, e = _normal(law, cohesion, c, dt, table, ma, mb)
         ids[q, 0] = gid[i]
-        ids[q, 1] = gid[partner[u]]
+        ids[q, 1] = gid[j]
         ends[2 * q] = pos[i]
         ends[2 * q + 1, 0] = xj
         ends[2 * q + 1, 1] = yj
@@ -823,14 +823,16 @@ def _stats(found, rows, split, partner, pos, vel, rad, mass, gid, normal, walls,
     for q in range(found.shape[0]):
         u, t = found[q, 0], found[q, 1]
         i, j = rows[t], partner[u]
-        c = _found(u, t, rows, split, partner, pos, vel, rad, mass, gid, normal, walls, mesh,
-                   slot, geo)[0]
         if u < split[t]:
             ends += 1
             once += gid[i] < gid[j]
+            d = _found(pos[i, 0], pos[i, 1], pos[i, 2], pos[j, 0], pos[j, 1], pos[j, 2], rad[i],
+                       rad[j], mass[i], mass[j], gid[i], gid[j], 0.0, 0.0, 0.0)[0].delta
         else:
             once += 1
-        worst = max(worst, c.delta / rad[i])
+            d = entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j,
+                              -1 - gid[j], mesh_entry(mesh, slot, geo, u))[3]
+        worst = max(worst, d / rad[i])
     return once, ends, worst
 
 
@@ -906,6 +908,10 @@ def _lists(lists) -> tuple:
 def _spheres(store) -> tuple:
     """The per-sphere arrays a force pass reads: (pos, vel, radius, mass, gid, material)."""
     return store.pos, store.vel, store.radius, store.mass, store.gid, store.material
+
+
+#: the rows that spin without rotation: none
+NO_SPINNING = np.zeros(0, np.int64)
 
 
 #: what the first pass of a restart keeps from the checkpoint rather than from its own
@@ -1399,6 +1405,14 @@ class ContactPass(Hanger):
             return self.walls
         n = store.walls.shape[0]
         return WallSet(np.zeros((n, 3)), np.zeros((n, 3))).table
+
+    def spins(self, store, lists) -> tuple:
+        """The spin arrays the kicks integrate (``pdyn.dynamics.integrate``): the store's
+        ``omega``, ``torque``, ``radius`` and :meth:`spinning_rows`; Nones and no rows without
+        rotation."""
+        if not self.rotating:
+            return None, None, None, NO_SPINNING
+        return store.omega, store.torque, store.radius, self.spinning_rows(lists)
 
     def spinning_rows(self, lists) -> np.ndarray:
         """Handles of the rows of ``lists`` that touched something in the last pass over them:
