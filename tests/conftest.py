@@ -31,6 +31,14 @@ LONGEST_FIRST = tuple(f"tests/test_mpi_suite.py::test_mpi_suite[{k}]"
                       for k in ("2-fast", "4", "2-slow"))
 
 
+def pytest_addoption(parser):
+    parser.addoption("--reverse", action="store_true",
+                     help="run the collected tests in reverse order (tests/test_mpi_suite.py: "
+                          "two multi-rank sessions that run at the same time start at opposite "
+                          "ends, so that on a fresh numba cache they compile different kernels "
+                          "instead of one waiting for the other's)")
+
+
 def pytest_configure(config):
     """Under ``mpiexec`` (``--with-mpi``) each rank is one pytest process: the ``-n auto`` of
     pyproject.toml (pytest-xdist workers) is turned off there. In every test process a kernel
@@ -60,7 +68,9 @@ def share_the_tested_package() -> None:
 def pytest_collection_modifyitems(session, config, items):
     """Puts the tests named in ``LONGEST_FIRST`` at the front of the workers' shares in turn
     (pytest-xdist's ``worksteal`` hands each worker a contiguous share of the run to start
-    with; the k-th longest starts share k mod workers)."""
+    with; the k-th longest starts share k mod workers); with ``--reverse`` all in reverse."""
+    if config.getoption("reverse"):
+        items.reverse()
     longest = sorted((i for i in items if i.nodeid in LONGEST_FIRST),
                      key=lambda i: LONGEST_FIRST.index(i.nodeid))
     rest = [i for i in items if i.nodeid not in LONGEST_FIRST]

@@ -6,6 +6,7 @@ without cohesion and with DMT adhesion at Bo = 1 and 4, and measures each cone's
 import math
 
 import numpy as np
+import pytest
 
 from pdyn.dynamics.cohesion import DMT, cohesion_force
 from pdyn.scenarios import make_scene
@@ -26,6 +27,7 @@ def test_work_of_adhesion_gives_the_bond_number_by_the_dmt_kernel():
         assert np.isclose(pull / weight, bond, rtol=1e-12)
 
 
+@pytest.mark.slow  # three heaps poured (25 000 steps each)
 def test_angle_of_repose_rises_with_the_bond_number():
     """Bo = 0, 1, 4 (seed 0; seeds 0-3 read 4.7-12.3°, 11.4-20.2° and 38.6-46.8°): each
     angle is above the one before by a clear margin, and Bo = 4 holds a steep cone."""

@@ -17,6 +17,8 @@ from pdyn.config import FieldsConfig, OutputConfig
 from pdyn.io import read_fields
 from pdyn.scenarios import chute
 
+pytestmark = pytest.mark.slow  # one whole validation run (about 130 000 steps)
+
 ANGLE, DEPTH, A = 24.0, 10.0, 0.095
 SETTLE, WINDOW, EVERY, CHUNK = 20.0, 20.0, 50, 500
 

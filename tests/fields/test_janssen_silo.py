@@ -17,6 +17,7 @@ def silo():
                         settle_seconds=size["silo_settle"])
 
 
+@pytest.mark.slow  # a whole validation run (about 20 000 steps)
 def test_silo_wall_pressure_follows_janssen(silo):
     """The side walls' pressure saturates with depth as Janssen's σ_h = p_∞ (1 − e^(−d/λ)):
     the fit's rms misfit within 15 % of p_∞ (the column is 5 d wide: its bands carry the

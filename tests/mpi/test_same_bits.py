@@ -621,7 +621,7 @@ CASES = [
     *(Case(f"mesh-trough-restart-stl-{edit}", trough(), 200, ("restart",), at=100,
            before=stl_changed(edit == "deleted")) for edit in ("edited", "deleted")),
     Case("mesh-drum", built(scenes.mesh_drum, **BALANCED), 1000, BOTH, at=400,
-         wall_forces=True, check=dragged_by_the_drum),
+         wall_forces=True, check=dragged_by_the_drum, slow=True),  # the lane has mesh-trough
     Case("moving-walls", built(scenes.drum_with_piston, **BALANCED), 300,
          check=walls_touched(-1, -2), slow=True),
     Case("moving-walls-restart", built(scenes.drum_with_piston), 200, ("restart",), at=100,
@@ -649,7 +649,7 @@ CASES = [
          fields=FRICTIONAL_STATE + ("material",), check=file_materials),
     Case("lognormal-pour", built(scenes.lognormal_pour, **BALANCED), 1000, ("ranks", "restart"),
          at=500, fields=MOTION + ("omega", "radius"), inserter=True,
-         check=poured_sizes([None])),
+         check=poured_sizes([None]), slow=True),  # the lane has cylinder-pour
     Case("cylinder-pour", built(scenes.cylinder_pour, **BALANCED), 1000,
          fields=MOTION + ("omega", "radius"), inserter=True, check=poured_sizes([None, 200])),
     Case("heap-pour", built(scenes.heap_pour), 1200, fields=MOTION, inserter=True,
