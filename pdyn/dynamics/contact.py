@@ -34,8 +34,9 @@ by :func:`_spring` and :func:`_keep`. These helpers take arrays and are straight
 numba counts references to the arrays handed to an inlined function, and only where the
 function is one basic block does its pruning remove the counts — with a branch or a loop
 inside, the rotating pass took 1.3x the time (dense gas, μ = 0.5, the same state, alternating
-calls). So the tests around them, and the history cursor (one loop per pass), stay in the
-loops. The two force loops stay two kernels — one source with the rotation behind a pruned
+calls). So the tests around them, and the history cursor's loop (at a row's start and end,
+and where the pass reads an entry's spring: moved at every entry instead, the rotating pass
+took 1.13x the time), stay in the loops. The two force loops stay two kernels — one source with the rotation behind a pruned
 test compiled to a slower step in both —, and the output (contact network, wall loads, statistics) is one walk over the entries the pass
 applied a force for (:func:`_walk`; with JKR or liquid bridges those held past touching too,
 read from the history the pass wrote) with the contact evaluated by the same helpers.
@@ -530,6 +531,9 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
         k_row = k
+        while p < n_old and old_entry[p] < start[t]:
+            p += 1
+        p_row = p
         if table is not None:
             ma = np.int64(material[i])
         xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
@@ -538,15 +542,9 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
         vix, viy, viz = vel[i, 0], vel[i, 1], vel[i, 2]
         wix, wiy, wiz = omega[i, 0], omega[i, 1], omega[i, 2]
         fx = fy = fz = mx = my = mz = 0.0
-        touched = False  # whether the row touched anything last step
         u_split = np.uint64(split[t])
         for u in range(np.uint64(start[t]), np.uint64(start[t + 1])):
             j = np.uint64(partner[u])
-            # the history cursor: whether entry u touched last step, at place p
-            while p < n_old and np.uint64(old_entry[p]) < u:
-                p += 1
-            had = p < n_old and np.uint64(old_entry[p]) == u
-            touched |= had
             counted = False  # evaluated in j's row, which counted it
             w = np.int64(u)  # (no links or recording pairs: every pair evaluated in each row)
             if u < u_split:
@@ -558,6 +556,9 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                         h, n_free = _take(link, done_at, u, w, n_free, n_slots)
                         counted = h < n_slots  # posted (else no slot was free: evaluate it)
                         if counted:
+                            while p < n_old and np.uint64(old_entry[p]) < u:
+                                p += 1
+                            had = p < n_old and np.uint64(old_entry[p]) == u
                             sx = sy = sz = ox = oy = oz = 0.0
                             if had:
                                 sx, sy, sz, _ = _spring(old_spring, old_slid, p)
@@ -599,6 +600,9 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                 spin = Spin(ri, 0.0, wix, wiy, wiz, wjx, wjy, wjz)
             if table is not None:
                 mb = np.int64(material[j])
+            while p < n_old and np.uint64(old_entry[p]) < u:  # the history cursor
+                p += 1
+            had = p < n_old and np.uint64(old_entry[p]) == u
             if cohesion is not None and not touches:  # held past zero overlap while it
                 # touched last step
                 if not (had and holds(pair_cohesion(cohesion, table, ma, mb), c.delta,
@@ -636,10 +640,12 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                     n_contacts += 1
         force[i, 0], force[i, 1], force[i, 2] = (fx + mi * gravity[0], fy + mi * gravity[1],
                                                  fz + mi * gravity[2])
+        while p < n_old and old_entry[p] < start[t + 1]:  # the row's ended contacts
+            p += 1
         if k > k_row:
             spinning[q] = i
             q += 1
-        if k > k_row or all_torques or touched:
+        if k > k_row or all_torques or p > p_row:
             torque[i, 0], torque[i, 1], torque[i, 2] = mx, my, mz
     return n_contacts, energy, k, q
 
