@@ -148,7 +148,8 @@ class Simulation(Observables):
         passed = self.guard.watch(self.step_index)  # inf: an overlap beyond its limit
         self.exchange.deform(self.dt)  # a box that follows a target pressure
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
-                           lists.rows, half, self.dt, *self.contact.spins(store, lists), 2 if self._kick_owed else 1)
+                           lists.rows, half, self.dt, *self.contact.spins(store, lists),
+                           2 if self._kick_owed else 1)
         self._kick_owed = False
         placed = self.glued.place(store, self.step_index + 1)
         if placed is not None:

@@ -36,10 +36,13 @@ function is one basic block does its pruning remove the counts — with a branch
 inside, the rotating pass took 1.3x the time (dense gas, μ = 0.5, the same state, alternating
 calls). So the tests around them, and the history cursor's loop (at a row's start and end,
 and where the pass reads an entry's spring: moved at every entry instead, the rotating pass
-took 1.13x the time), stay in the loops. The two force loops stay two kernels — one source with the rotation behind a pruned
-test compiled to a slower step in both —, and the output (contact network, wall loads, statistics) is one walk over the entries the pass
-applied a force for (:func:`_walk`; with JKR or liquid bridges those held past touching too,
-read from the history the pass wrote) with the contact evaluated by the same helpers.
+took 1.13x the time), stay in the loops; :func:`_gather`, a loop, is called once per row
+(the plain pass on the frictionless bed took the same time with it). The two force loops stay
+two kernels — one source with the rotation behind a pruned test compiled to a slower step in
+both —, and the output (contact network, wall loads, statistics) is one walk over the entries
+the pass applied a force for (:func:`_walk`; with JKR or liquid bridges those held past
+touching too, read from the history the pass wrote) with the contact evaluated by the same
+helpers.
 Compile-time choices are arguments that are None or not: numba prunes the branch and compiles
 one kernel per combination, kept in its on-disk cache like any other, so no kernel factory is
 needed (a closure over flags would give the same code, cached per flag tuple by the hash of
