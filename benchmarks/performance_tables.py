@@ -9,14 +9,16 @@ headed by the run's exact command and date (both recorded in the JSON by ``_comm
         --rounds 3 --json bed_jkr.json
     python benchmarks/memory.py --scene gas --solid-fraction 0.5 --friction 0 0.5 \\
         --codes pdyn lammps --ranks 1 --scale 1 --steps 100 --json memory.json
+    python benchmarks/lees_edwards_cost.py --json lees_edwards.json
     python benchmarks/performance_tables.py gas03.json gas05.json bed.json bed_jkr.json \\
-        memory.json
+        memory.json lees_edwards.json
 
 Tables: ``vs_lammps.py`` runs (the gas by solid fraction, then the bed) give, per rank count
 and μ, both codes' median ns per particle-step, pdyn / LAMMPS (median and range of the
 rounds' ratios), each code's time with μ over its frictionless time in the same round, and the
 speed-up from 1 rank; ``memory.py`` runs give each code's peak resident memory above its
-baseline, per sphere. The JSON files are kept next to the page (``docs/performance/``) so it
+baseline, per sphere; a ``lees_edwards_cost.py`` run a sheared cell's step against a fixed
+periodic one's. The JSON files are kept next to the page (``docs/performance/``) so it
 can be rewritten without running anything (``--render-only``).
 """
 
@@ -31,7 +33,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 HEADER = """# Performance
 
-pdyn against LAMMPS on the same scenes, same machine, same runs. Every table below is written
+pdyn against LAMMPS on the same scenes, same machine, same runs, and a feature's step against
+the same step without it. Every table below is written
 by `python benchmarks/performance_tables.py` from the JSON its command wrote (kept in
 [`performance/`](performance/)); do not edit them by hand — rerun the command and the script.
 Times are wall clock of the slowest rank, medians over the rounds; ratios are per round, as the
@@ -112,9 +115,34 @@ def memory_table(d: dict) -> list[str]:
     return out + [""]
 
 
+def lees_edwards_table(d: dict) -> list[str]:
+    a = d["args"]
+    what = (f"µs per step of {a['steps']} steps of the shear cell (`shear_cell`: frictional "
+            f"spheres, μ = 0.5) from one state sheared at {a['rate']:g} 1/s, run three ways: "
+            "**sheared** (Lees–Edwards at that rate), **boundary** (Lees–Edwards at 10⁻⁹ of it: "
+            "the sheared boundary's work on the fixed box's motion) and **fixed** (periodic, "
+            "nothing shifted; its flow decays, so fewer contacts and rebuilds); one rank, "
+            "each run first in turn, the ratio to the fixed run per round "
+            "(`benchmarks/lees_edwards_cost.py`: the protocol). Contacts at the run's end.")
+    out = _head(d, "A Lees–Edwards cell against a fixed periodic one", what)
+    out += ["| spheres | run | µs/step | / fixed (range) | contacts | rebuilds |",
+            "|---|---|---|---|---|---|"]
+    for r in d["rows"]:
+        for k in ("sheared", "boundary", "fixed"):
+            m = r[k]
+            ratio = ("–" if k == "fixed" else
+                     f"**{m['ratio']:.2f}** ({m['ratio_min']:.2f}–{m['ratio_max']:.2f})")
+            out.append(f"| {r['spheres']} | {k} | {m['us']:.0f} | {ratio} | "
+                       f"{m['contacts']:.0f} | {m['rebuilds']:.0f} |")
+    return out + [""]
+
+
+TABLES = {"memory": memory_table, "lees_edwards": lees_edwards_table}
+
+
 def _order(d: dict) -> tuple:
-    if d["benchmark"] == "memory":
-        return (2, 0)
+    if d["benchmark"] in TABLES:
+        return (2, list(TABLES).index(d["benchmark"]))
     if d.get("scene") == "bed":
         return (1, d["args"].get("cohesion", "none") != "none")
     return (0, d["args"]["solid_fraction"])
@@ -123,7 +151,7 @@ def _order(d: dict) -> tuple:
 def render(runs: list[dict]) -> str:
     lines = [HEADER]
     for d in sorted(runs, key=_order):
-        lines += memory_table(d) if d["benchmark"] == "memory" else vs_lammps_table(d)
+        lines += TABLES.get(d["benchmark"], vs_lammps_table)(d)
     return "\n".join(lines).rstrip() + "\n"
 
 
@@ -150,8 +178,9 @@ def main(argv=None) -> None:
     runs = []
     for f in files:
         d = json.loads(f.read_text())
-        if d.get("benchmark") not in ("vs_lammps", "memory"):
-            sys.exit(f"performance_tables: {f}: not a vs_lammps.py or memory.py run")
+        if d.get("benchmark") not in ("vs_lammps", *TABLES):
+            sys.exit(f"performance_tables: {f}: not a vs_lammps.py, memory.py or "
+                     "lees_edwards_cost.py run")
         runs.append(d)
     Path(args.out).write_text(render(runs))
     print(f"wrote {args.out} ({len(runs)} tables)")
