@@ -53,16 +53,29 @@ class Observables:
     def contact_network(self) -> dict:
         """This rank's share of the touching contacts with their forces now
         (``pdyn.capture.contact_network``; a fixed sphere's contacts with spheres of higher
-        id are left out: it has no row). Snapshots write the step's captured contacts
+        id are left out: it has no row), the damping from the full-step velocities (ghosts'
+        too: the same numbers on any rank count). With friction the tangential forces are
+        the last force pass's record: ``sim.record_tangential = True`` before the run keeps
+        them, else they are NaN. Snapshots write the step's captured contacts
         (``sim.sphere_contacts``, each once, ``pdyn.fields.once``), which damping evaluated
         with the kernel's velocities."""
-        return contact_network(self.contact, self.store, self.neighbours, self.dt)
+        return self._network(spheres=True)
 
     def wall_contacts(self) -> dict:
-        """This rank's sphere–wall contacts with their forces now (the wall-force series
-        sums those of each force pass, ``pdyn.io.wallforces``)."""
-        return contact_network(self.contact, self.store, self.neighbours, self.dt,
-                               spheres=False)
+        """This rank's sphere–wall contacts with their forces now, as
+        :meth:`contact_network` (the wall-force series sums those of each force pass,
+        ``pdyn.io.wallforces``)."""
+        return self._network(spheres=False)
+
+    def _network(self, spheres: bool) -> dict:
+        """The contact network now (``spheres=False``: the wall contacts), tangential forces
+        NaN where friction acts and the last pass did not record them."""
+        net = contact_network(self.contact, self.store, self.neighbours, self.dt,
+                              spheres=spheres)
+        if (self.contact.law.tangential_model is not None
+                and self.contact.recorded_tangential(self.neighbours, spheres) is None):
+            net["tangential_force"][:] = np.nan
+        return net
 
     def summary(self) -> dict:
         """The run in numbers (global): scene, particles, ranks, steps, dt (s), time (s), wall

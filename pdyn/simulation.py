@@ -228,12 +228,13 @@ class Simulation(Observables):
 
     def close_step(self) -> None:
         """The closing half-kick of the last step, if it left it to the next (:meth:`step`):
-        the velocities are then the full-step ones."""
+        the velocities, the ghosts' too, are then the full-step ones. Collective."""
         if self._kick_owed:
             store = self.store
             kick(store.vel, store.force, store.mass, self.neighbours.rows, 0.5 * self.dt,
                  *self.contact.spins(store, self.neighbours))
             self._kick_owed = False
+            self.exchange.refresh_ghosts()  # their velocities too (read between steps)
 
     def _write(self, writers: list, needs: frozenset) -> None:
         """Call the due ``writers`` (if any) with the view of what they ``needs``; for

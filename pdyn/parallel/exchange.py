@@ -177,6 +177,9 @@ class SerialExchange:
         """The step's reduction on one rank: ``values`` themselves."""
         return values
 
+    def refresh_ghosts(self) -> None:
+        """No ghosts (:meth:`BlockExchange.refresh_ghosts`)."""
+
     def ghosts(self) -> StoreChanges:
         return NO_CHANGES
 
@@ -661,13 +664,25 @@ class BlockExchange:
         (its ghosts are replaced), which costs one ghost update per rebuild."""
         if self._rebuild or self.plan is None:
             return self.comm.allreduce_max(values)
+        return self._update_ghosts(lambda: self.comm.allreduce_max(values))
+
+    def refresh_ghosts(self) -> None:
+        """Bring the ghosts' state (``GHOST_UPDATE``) to their owners' now, between steps
+        (after the closing half-kick: full-step velocities, so a contact with a ghost read
+        from Python is the 1-rank run's); nothing at a rebuild step or without a plan. The
+        next step's :meth:`reduce_max` sends the state again. Collective."""
+        if not self._rebuild and self.plan is not None:
+            self._update_ghosts(lambda: None)
+
+    def _update_ghosts(self, meanwhile):
+        """The ghost update of the plan around ``meanwhile()`` (its result returned)."""
         t0 = time.perf_counter()
         update = self._update
         if update is None:  # the first step of a plan (or after a remap)
             update = self._update = GhostUpdate(self.comm, self.plan, self.recv_handles,
                                                 self.peers, self.ghost_state, TAG_UPDATE)
         update.start(self.store)  # the periodic images of this rank's own particles meanwhile
-        out = self.comm.allreduce_max(values)
+        out = meanwhile()
         update.finish(self.store)
         self.bytes_sent += update.bytes
         self.messages_sent += update.messages

@@ -207,6 +207,18 @@ def test_recorded_tangential_force_is_coulomb_while_sliding():
     f_n = sim.store.force[h, 2] + sim.store.mass[h] * G  # the wall's normal force
     assert ft.shape == (1, 3) and f_n > 0
     np.testing.assert_allclose(ft[0], [-0.3 * f_n, 0, 0], rtol=1e-12, atol=1e-15)
+    net = sim.wall_contacts()  # read from Python: the record
+    np.testing.assert_array_equal(net["tangential_force"], ft)
+
+
+def test_unrecorded_tangential_force_reads_nan():
+    """Read from Python after a run that recorded nothing, a frictional contact's
+    tangential force is NaN (not a silent 0); its normal force is there."""
+    sim = on_floor(vel=(1.0, 0, 0), mu=0.3)
+    sim.run(200)
+    net = sim.wall_contacts()
+    assert len(net["force"]) == 1 and net["force"][0] > 0
+    assert np.isnan(net["tangential_force"]).all()
 
 
 def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
