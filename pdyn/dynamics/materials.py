@@ -195,8 +195,8 @@ def _leaves(t) -> int:
 
 
 def _expression(t, col: int, classes: dict, base: str = "") -> tuple[str, int]:
-    """Source of an expression building a record of numba type ``t`` from ``row`` from column
-    ``base`` + ``col`` on, and the next column; the record classes it calls go into
+    """Source of an expression building a record of numba type ``t`` from ``table[a, b]``
+    from column ``base`` + ``col`` on, and the next column; the record classes it calls go into
     ``classes``."""
     if isinstance(t, types.BaseNamedTuple):
         name = f"_record{len(classes)}"
@@ -206,16 +206,17 @@ def _expression(t, col: int, classes: dict, base: str = "") -> tuple[str, int]:
             text, col = _expression(field, col, classes, base)
             parts.append(text)
         return f"{name}({', '.join(parts)})", col
-    return f"row[{base}{col}]", col + 1
+    return f"table[a, b, {base}{col}]", col + 1
 
 
 def _builder(args: str, template, first: int, base: str = ""):
     """A function of ``args`` (the last three: table, a, b) that builds the record of numba
     type ``template`` from the table's row [a, b] from column ``first`` on (after ``base``, an
-    expression of ``row``)."""
+    expression of ``table``), reading each value by its three indices (no view of the row
+    is made)."""
     classes: dict = {}
     expr = _expression(template, first, classes, base)[0]
-    source = (f"def impl({args}):\n    row = table[a, b]\n    return {expr}\n")
+    source = f"def impl({args}):\n    return {expr}\n"
     exec(compile(source, f"<pair record {template}>", "exec"), classes)  # noqa: S102
     return classes["impl"]
 
@@ -255,4 +256,4 @@ def _pair_cohesion(cohesion, table, a, b):
     if _no_table(table) or isinstance(cohesion, types.NoneType):
         return lambda cohesion, table, a, b: cohesion
     return _builder("cohesion, table, a, b", cohesion, 0,
-                    f"row.shape[0] - {_leaves(cohesion)} + ")
+                    f"table.shape[2] - {_leaves(cohesion)} + ")
