@@ -14,7 +14,7 @@ from .dynamics.glued import GluedMotion
 from .dynamics.insertion import Inserter
 from .particles import FIXED, INFINITE
 from .scenarios import Scene
-from .stageplan import shift_walls
+from .stageplan import check_stages, shift_walls
 from .values import BadValue
 from .walls import KIND, WallSet
 
@@ -37,9 +37,8 @@ def enclosure(config: SimulationConfig, scene: Scene) -> tuple:
         changes["walls"] = own + config.walls
         changes["stages"] = shift_walls(config.stages, len(own))
     if scene.stages and not config.stages:  # the scene's protocol, unless the config's
-        changes["stages"] = scene.stages
-    staged = any(s.get("box") if isinstance(s, dict) else s.box
-                 for s in changes.get("stages", config.stages))
+        changes["stages"] = check_stages(scene.stages)
+    staged = any(s.box is not None for s in changes.get("stages", config.stages))
     if box is None and (scene.shear_rate or scene.pressure or staged):  # checkpoints keep it
         changes["box"] = BoxConfig(lo=tuple(lo), hi=tuple(hi), boundary=boundary,
                                    shear_rate=scene.shear_rate,
