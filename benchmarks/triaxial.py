@@ -36,7 +36,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
-from _common import STARTED, command_line, write_doc_block, write_json
+from _common import STARTED, command_line, publish, save_figure, write_json
 
 from pdyn import Simulation, SimulationConfig
 from pdyn.scenarios import TRIAXIAL_COMPRESS
@@ -160,12 +160,7 @@ def plot(results, path) -> None:
         a2.plot(c[:, 0], c[:, 1], lw=1, label=f"seed {r['seed']}")
     a1.set(xlabel="axial strain ε_a", ylabel="sin φ = (σ1 − σ3) / (σ1 + σ3)")
     a2.set(xlabel="axial strain ε_a", ylabel="volumetric strain ε_v (compression > 0)")
-    for a in (a1, a2):
-        a.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, (a1, a2), path)
 
 
 def _seed(args_seed):
@@ -196,13 +191,7 @@ def main(argv=None) -> None:
     write_json(args.json, {"results": [{k: v for k, v in r.items() if k != "curve"}
                                        for r in results], "summary": summary(results)})
     text = table(results, command_line(), STARTED.date().isoformat())
-    print(text)
-    if args.csv:
-        write_csv(results, args.csv)
-    if args.plot:
-        plot(results, args.plot)
-    if args.doc:
-        write_doc_block(args.doc, "triaxial", text)
+    publish(args, "triaxial", text, results, write_csv, plot)
 
 
 if __name__ == "__main__":

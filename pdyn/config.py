@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from .domain import BOUNDARIES, CURVES
-from .values import (BadValue, array, axes, choice, choices, flag, integer, integers, number,
+from .values import (BadValue, array, choice, choices, flag, integer, integers, number,
                      short, vector)
 from .mesh import Mesh
 from .placement import FILL_TRIES, fill_region
 from .programs import check_motion, check_program, check_servo
-from .stageplan import check_stages
+from .stageplan import box_axes, check_stages
 from .regions import check_region, region_of
 from .scenefile import read_spheres
 from .sizes import size_distribution
@@ -671,21 +671,13 @@ class BoxConfig:
         """``target_pressure`` (positive) and ``strain_rate`` (finite) per periodic axis, or
         None (never both on one axis, never along x, the flow, of a sheared box) and the
         controller's fields."""
-        for key, check in (("target_pressure", lambda n, v: number(
-                n, v, above=0.0, note=" (Pa, compression positive)")),
-                           ("strain_rate", lambda n, v: number(n, v, note=" (1/s)"))):
-            given = axes(f"box.{key}", getattr(self, key))
-            out = []
-            for a, v in enumerate(given):
-                name = f"box.{key}.{'xyz'[a]}"
-                out.append(None if v is None else check(name, v))
+        found = box_axes("box", {"target_pressure": self.target_pressure,
+                                  "strain_rate": self.strain_rate})
+        for key, values in found.items():
+            for a, v in enumerate(values):
                 if v is not None:
-                    self.check_axis(name, out[a], a)
-            object.__setattr__(self, key, tuple(out))
-        for a, (p, r) in enumerate(zip(self.target_pressure, self.strain_rate)):
-            if p is not None and r is not None:
-                raise BadValue(f"box.strain_rate.{'xyz'[a]}", r, "the axis follows "
-                               f"box.target_pressure.{'xyz'[a]} = {p!r} (an axis has one)")
+                    self.check_axis(f"box.{key}.{'xyz'[a]}", v, a)
+            object.__setattr__(self, key, values)
         controlled = any(v is not None for v in self.target_pressure)
         for key in ("max_strain_rate", "pressure_gain"):
             v = getattr(self, key)

@@ -134,6 +134,24 @@ def _wall(name: str, value: dict) -> dict:
     return out
 
 
+def box_axes(name: str, value: dict) -> dict:
+    """The ``target_pressure`` (Pa, > 0) and ``strain_rate`` (1/s) tables of ``value`` (the
+    table ``name``; a missing one: none) per axis as 3-tuples (None: not given), one of them
+    per axis at most (:class:`BadValue` otherwise)."""
+    out = {}
+    for key, above, note in (("target_pressure", 0.0, "Pa, compression positive"),
+                             ("strain_rate", None, "1/s")):
+        given = axes(f"{name}.{key}", value.get(key, (None,) * 3))
+        out[key] = tuple(None if v is None else number(f"{name}.{key}.{'xyz'[a]}", v,
+                                                       above=above, note=note)
+                         for a, v in enumerate(given))
+    for a, (p, r) in enumerate(zip(out["target_pressure"], out["strain_rate"])):
+        if p is not None and r is not None:
+            raise BadValue(f"{name}.strain_rate.{'xyz'[a]}", r, "the axis follows "
+                           f"{name}.target_pressure.{'xyz'[a]} = {p!r} (an axis has one)")
+    return out
+
+
 def _box(name: str, value) -> dict:
     """A stage's new control of the box's lengths: ``target_pressure`` (Pa, > 0) and
     ``strain_rate`` (1/s) per axis (3-tuples, None: not given; one per axis at most) and,
@@ -145,16 +163,7 @@ def _box(name: str, value) -> dict:
     if bad:
         raise BadValue(f"{name}.{bad[0]}", value[bad[0]], f"unknown key (known: "
                        f"{', '.join(BOX_CHANGES)})")
-    out = {}
-    for key, above in (("target_pressure", 0.0), ("strain_rate", None)):
-        given = axes(f"{name}.{key}", value.get(key, (None,) * 3))
-        out[key] = tuple(None if v is None else number(f"{name}.{key}.{'xyz'[a]}", v,
-                                                       above=above)
-                         for a, v in enumerate(given))
-    for a, (p, r) in enumerate(zip(out["target_pressure"], out["strain_rate"])):
-        if p is not None and r is not None:
-            raise BadValue(f"{name}.strain_rate.{'xyz'[a]}", r, "the axis follows "
-                           f"{name}.target_pressure.{'xyz'[a]} = {p!r} (an axis has one)")
+    out = box_axes(name, value)
     for key in ("max_strain_rate", "pressure_gain"):
         if key in value:
             out[key] = number(f"{name}.{key}", value[key], above=0.0)
@@ -264,5 +273,4 @@ def check_stages(value) -> tuple:
 
 
 __all__ = ["Stage", "BOX_CHANGES", "ENDS", "CONDITIONS", "CONTACT_CHANGES", "OUTLETS",
-           "WALL_CHANGES",
-           "check_stages", "shift_walls"]
+           "WALL_CHANGES", "box_axes", "check_stages", "shift_walls"]
