@@ -94,3 +94,28 @@ def write_doc_block(path, name: str, text: str) -> None:
     _, tail = rest.split(end)
     path.write_text(f"{head}{begin}\n{text}\n{end}{tail}", encoding="utf-8")
     print(f"wrote the tables into {path}")
+
+
+def publish(args, name: str, text: str, results, write_csv, plot) -> None:
+    """Print a validation script's table ``text`` and write what its options ask: ``--csv``
+    (``write_csv(results, path)``), ``--plot`` (``plot(results, path)``) and ``--doc`` (the
+    block ``name`` of that markdown file, :func:`write_doc_block`)."""
+    print(text)
+    if args.csv:
+        write_csv(results, args.csv)
+    if args.plot:
+        plot(results, args.plot)
+    if args.doc:
+        write_doc_block(args.doc, name, text)
+
+
+def save_figure(fig, axes, path) -> None:
+    """Legends on ``axes``, then ``fig`` laid out, written to ``path`` and closed."""
+    import matplotlib.pyplot as plt
+
+    for a in axes:
+        a.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    print(f"wrote {path}")

@@ -36,7 +36,7 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
-from _common import STARTED, command_line, write_doc_block, write_json
+from _common import STARTED, command_line, publish, save_figure, write_json
 
 from pdyn import Simulation, SimulationConfig
 from pdyn.analysis.bagnold import JOP
@@ -133,12 +133,7 @@ def plot(results, path) -> None:
     a2.plot(fine, f["phi_max"] - f["a"] * fine, ":", label="linear fit")
     a1.set(xscale="log", xlabel="inertial number I", ylabel="μ = −σ_xz / σ_zz")
     a2.set(xscale="log", xlabel="inertial number I", ylabel="solid fraction φ")
-    for a in (a1, a2):
-        a.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    print(f"wrote {path}")
+    save_figure(fig, (a1, a2), path)
 
 
 def _point(args_i):
@@ -166,13 +161,7 @@ def main(argv=None) -> None:
         results = list(pool.map(_point, [(args, i) for i in args.inertial]))
     write_json(args.json, {"results": results, "fits": fits(results)})
     text = table(results, command_line(), STARTED.date().isoformat())
-    print(text)
-    if args.csv:
-        write_csv(results, args.csv)
-    if args.plot:
-        plot(results, args.plot)
-    if args.doc:
-        write_doc_block(args.doc, "mu_of_i", text)
+    publish(args, "mu_of_i", text, results, write_csv, plot)
 
 
 if __name__ == "__main__":

@@ -258,9 +258,12 @@ def _plan(f: _Frame, s: _Share, n: int, skin: float, restart: RestartState | Non
         contact.law, config.dt if config.dt is not None else f.scene.dt, store, inserter,
         config, comm)
     wall_motion = WallMotion(wallset, dt, f.first_step, restart.servos if restart else None)
-    stages = _stages(config, f.contact_config, contact, store, dt, restart, inserter)
+    cell = cell_control(config.box, config.stages)
+    stages = _stages(config, f.contact_config, contact, store, dt, restart, inserter, cell)
     if stages is not None:  # what the stages begun so far changed
         stages.enter(f.gravity, wallset, wall_motion, contact, inserter)
+    if cell is not None:  # the fixed strain rates (a restart's rates are its checkpoint's)
+        s.exchange.strain(cell.switched(s.exchange.rate))
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     # snapshots, checkpoints, series; coarse-grained fields (pdyn.io)
     writers = (make_writers(config.output, tuple(m.name for m in config.materials))
@@ -277,8 +280,8 @@ def _plan(f: _Frame, s: _Share, n: int, skin: float, restart: RestartState | Non
     r_max = _largest_radius(store, inserter, comm) if wallset.turning else 0.0
     schedule = Schedule(neighbours, inserter, balancer, config.reorder_every, f.first_step,
                         writers, dt, wall_motion.every(neighbours.skin, r_max))
-    return _Plan(neighbours, broadphase, balancer, dt, wall_motion, stages,
-                 cell_control(config.box), writers, guard, schedule, timers)
+    return _Plan(neighbours, broadphase, balancer, dt, wall_motion, stages, cell, writers,
+                 guard, schedule, timers)
 
 
 class _First(NamedTuple):
@@ -319,7 +322,8 @@ def _first_pass(f: _Frame, s: _Share, p: _Plan, drift: float,
 
 
 def _stages(config: SimulationConfig, contact_config: ContactConfig, contact: ContactPass,
-            store, dt: float, restart: RestartState | None, inserter) -> Stages | None:
+            store, dt: float, restart: RestartState | None, inserter,
+            cell: CellControl | None) -> Stages | None:
     """The run's stages (``pdyn.stages``; None without ``[[stages]]``), where a restart left
     them; their contact laws made now, so that a refused change stops the run before its
     first step."""
@@ -336,7 +340,7 @@ def _stages(config: SimulationConfig, contact_config: ContactConfig, contact: Co
         raise ConfigError("stages: a stage changes a wall's motion in a run with glued spheres "
                           "(they ride only walls without a program)")
     return Stages(config.stages, stage_laws(config.stages, config, contact_config, contact.law),
-                  dt, restart.stages if restart else None)
+                  dt, restart.stages if restart else None, cell=cell)
 
 
 def _known_materials(store, config: SimulationConfig, comm, path) -> None:

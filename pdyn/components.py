@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import numpy as np
 
-from .config import BoxConfig, SimulationConfig, insertion_params, wall_configs
+from .config import BoxConfig, ConfigError, SimulationConfig, insertion_params, wall_configs
 from .domain import Box
+from .dynamics.cell import changing_axes, controls
 from .dynamics.glued import GluedMotion
 from .dynamics.insertion import Inserter
 from .particles import FIXED, INFINITE
 from .scenarios import Scene
-from .stageplan import shift_walls
+from .stageplan import check_stages, shift_walls
+from .values import BadValue
 from .walls import KIND, WallSet
 
 
@@ -34,19 +36,26 @@ def enclosure(config: SimulationConfig, scene: Scene) -> tuple:
     if own and config.walls[:len(own)] != own:  # the stages' wall indices move with them
         changes["walls"] = own + config.walls
         changes["stages"] = shift_walls(config.stages, len(own))
-    if box is None and (scene.shear_rate or scene.pressure):  # checkpoints keep the box
+    if scene.stages and not config.stages:  # the scene's protocol, unless the config's
+        changes["stages"] = check_stages(scene.stages)
+    staged = any(s.box is not None for s in changes.get("stages", config.stages))
+    if box is None and (scene.shear_rate or scene.pressure or staged):  # checkpoints keep it
         changes["box"] = BoxConfig(lo=tuple(lo), hi=tuple(hi), boundary=boundary,
                                    shear_rate=scene.shear_rate,
                                    shear_profile=scene.shear_profile, **scene.pressure)
         box = changes["box"]
     if changes:
         config = config.with_(**changes)
+    try:  # the axes whose lengths change in any stage
+        deforming = changing_axes(controls(config.box, config.stages))
+    except BadValue as exc:
+        raise ConfigError(str(exc)) from None
     wallset = WallSet(*Box(lo, hi, boundary).walls(), [w.spec() for w in config.walls])
     box = Box(lo, hi, boundary, tuple(
         {**w.spec(), "name": f"walls[{k}] ({w.type})"} for k, w in enumerate(config.walls)),
         shear_rate=box.shear_rate if box else 0.0,
         shear_profile=box.shear_profile if box else False,
-        target_pressure=box.target_pressure if box else (None,) * 3)
+        deforming=deforming)
     return config, box, wallset
 
 

@@ -17,12 +17,12 @@ from typing import Any
 import numpy as np
 
 from .domain import BOUNDARIES, CURVES
-from .values import (BadValue, array, choice, choices, flag, integer, integers, number, short,
-                     vector)
+from .values import (BadValue, array, choice, choices, flag, integer, integers, number,
+                     short, vector)
 from .mesh import Mesh
 from .placement import FILL_TRIES, fill_region
 from .programs import check_motion, check_program, check_servo
-from .stageplan import check_stages
+from .stageplan import box_axes, check_stages
 from .regions import check_region, region_of
 from .scenefile import read_spheres
 from .sizes import size_distribution
@@ -629,7 +629,9 @@ class BoxConfig:
     positive) its length follows (a table ``{z = 1e3}``, or 3 values with None for a fixed
     length), at strain rates up to ``max_strain_rate`` (1/s) set from the relative error by
     ``pressure_gain`` (1/s; default 10 × max_strain_rate), measured every
-    ``pressure_every`` steps (``pdyn.dynamics.cell``)."""
+    ``pressure_every`` steps (``pdyn.dynamics.cell``). ``strain_rate``: per periodic axis
+    a fixed strain rate (1/s, negative: compression) its length follows instead.
+    ``[[stages]]`` may change both (``box = {...}``)."""
 
     lo: tuple = (0.0, 0.0, 0.0)
     hi: tuple = (1.0, 1.0, 1.0)
@@ -638,6 +640,7 @@ class BoxConfig:
     shear_rate: float = 0.0
     shear_profile: bool = False
     target_pressure: Any = (None, None, None)
+    strain_rate: Any = (None, None, None)
     max_strain_rate: float | None = None
     pressure_gain: float | None = None
     pressure_every: int = 1
@@ -665,33 +668,17 @@ class BoxConfig:
         self._check_pressure()
 
     def _check_pressure(self) -> None:
-        """``target_pressure`` as 3 positive numbers or None along periodic axes (never
-        along x, the flow, of a sheared box) and its controller's fields."""
-        given = self.target_pressure
-        if isinstance(given, dict):
-            for k in given:
-                if k not in ("x", "y", "z"):
-                    raise BadValue(f"box.target_pressure.{k}", given[k],
-                                   "unknown axis (x, y or z)")
-            given = tuple(given.get(k) for k in "xyz")
-        if not isinstance(given, (tuple, list)) or len(given) != 3:
-            raise BadValue("box.target_pressure", given,
-                           "expected a table of axes ({z = 1e3}) or 3 values (None: fixed)")
-        out = []
-        for a, v in enumerate(given):
-            name = f"box.target_pressure.{'xyz'[a]}"
-            if v is None:
-                out.append(None)
-                continue
-            v = number(name, v, above=0.0, note=" (Pa, compression positive)")
-            if self.boundary[a] != "periodic":
-                raise BadValue(name, v, f"needs box.boundary[{a}] periodic, not "
-                               f"{self.boundary[a]!r}")
-            if a == 0 and self.shear_rate:
-                raise BadValue(name, v, "a sheared box keeps its length along x (the flow)")
-            out.append(v)
-        object.__setattr__(self, "target_pressure", tuple(out))
-        controlled = any(v is not None for v in out)
+        """``target_pressure`` (positive) and ``strain_rate`` (finite) per periodic axis, or
+        None (never both on one axis, never along x, the flow, of a sheared box) and the
+        controller's fields."""
+        found = box_axes("box", {"target_pressure": self.target_pressure,
+                                  "strain_rate": self.strain_rate})
+        for key, values in found.items():
+            for a, v in enumerate(values):
+                if v is not None:
+                    self.check_axis(f"box.{key}.{'xyz'[a]}", v, a)
+            object.__setattr__(self, key, values)
+        controlled = any(v is not None for v in self.target_pressure)
         for key in ("max_strain_rate", "pressure_gain"):
             v = getattr(self, key)
             if v is not None:
@@ -706,6 +693,19 @@ class BoxConfig:
             object.__setattr__(self, "pressure_gain", 10.0 * self.max_strain_rate)
         if every != 1 and not controlled:
             raise BadValue("box.pressure_every", every, "needs box.target_pressure")
+
+    def check_axis(self, name: str, value: float, a: int) -> None:
+        """An axis whose length changes: periodic, not the flow of a sheared box."""
+        if self.boundary[a] != "periodic":
+            raise BadValue(name, value, f"needs box.boundary[{a}] periodic, not "
+                           f"{self.boundary[a]!r}")
+        if a == 0 and self.shear_rate:
+            raise BadValue(name, value, "a sheared box keeps its length along x (the flow)")
+
+    @property
+    def deforms(self) -> bool:
+        """Whether an axis follows a target pressure or a strain rate."""
+        return any(v is not None for v in self.target_pressure + self.strain_rate)
 
 
 #: the fields of an ``[insertion]`` table a ``[particles]`` fill takes
@@ -1015,15 +1015,18 @@ class SimulationConfig:
         return self.output.writes_files or bool(self.fields)
 
     def _check_deforming(self) -> None:
-        """A box whose lengths follow ``box.target_pressure`` takes no [[walls]], insertion
-        or [[fields]] (they stay where the box was at the start)."""
-        if self.box is None or not any(t is not None for t in self.box.target_pressure):
+        """A box whose lengths follow ``box.target_pressure`` or ``box.strain_rate`` (or a
+        stage's ``box``) takes no [[walls]], insertion or [[fields]] (they stay where the box
+        was at the start)."""
+        if not ((self.box is not None and self.box.deforms)
+                or any(s.box is not None for s in self.stages)):
             return
         for key, value in (("walls", self.walls), ("insertion", self.insertion),
                            ("fields", self.fields)):
             if value:
                 raise BadValue(key, f"{len(value) if isinstance(value, tuple) else 1} "
-                               "table(s)", "a box that follows box.target_pressure takes "
+                               "table(s)", "a box whose lengths change (box.target_pressure, "
+                               "box.strain_rate or a stage's box) takes "
                                f"no {key} (they would stay where the box was at the start)")
 
     @_config_errors
@@ -1061,7 +1064,6 @@ class SimulationConfig:
             raise BadValue("walls", f"{len(self.walls)} table(s)", "a sheared box "
                            "(box.shear_rate) takes no [[walls]]: the images move past them")
         object.__setattr__(self, "fields", field_configs(self.fields))
-        self._check_deforming()
         if self.insertion is not None and not isinstance(self.insertion, InsertionConfig):
             found = insertion_configs(self.insertion)
             object.__setattr__(self, "insertion",
@@ -1090,6 +1092,7 @@ class SimulationConfig:
         self._materials()
         check_cohesion(self.contact or ContactConfig(), self.materials, self.interactions)
         self._stages()
+        self._check_deforming()
 
     def _stages(self) -> None:
         """``[[stages]]`` checked (``pdyn.stageplan``) and against the run: the walls they

@@ -59,14 +59,14 @@ class Box:
     shear_rate: float = 0.0
     #: start with the linear profile v_x = rate (z − z_mid) added to the scene's velocities
     shear_profile: bool = False
-    #: per axis the normal pressure (Pa, compression positive) the box's length follows
-    #: (``pdyn.dynamics.cell``; the exchange resizes ``hi`` in place), None: a fixed length
-    target_pressure: tuple = (None, None, None)
+    #: per axis whether its length may change during the run (a target pressure or a strain
+    #: rate, ``pdyn.dynamics.cell``, in any stage; the exchange resizes ``hi`` in place)
+    deforming: tuple = (False, False, False)
 
     @property
     def deforms(self) -> np.ndarray:
-        """Mask of the axes whose length follows a target pressure."""
-        return np.array([t is not None for t in self.target_pressure])
+        """Mask of the axes whose length may change."""
+        return np.array(self.deforming, bool)
 
     def resize(self, factors: np.ndarray) -> None:
         """Scale the box's lengths by ``factors`` (3,) about ``lo`` in place (``hi`` an

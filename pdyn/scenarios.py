@@ -73,6 +73,9 @@ class Scene:
     #: ``max_strain_rate``, ``pressure_gain``, ``pressure_every``), unless the config gives
     #: a ``[box]``
     pressure: dict = field(default_factory=dict)
+    #: a run in stages: ``[[stages]]`` tables the scene brings (``pdyn.stageplan``), unless
+    #: the config gives its own
+    stages: tuple = ()
 
     def masses_of(self, radius) -> np.ndarray:
         """Masses (kg) of spheres of ``radius`` at the scene's density."""
@@ -529,6 +532,61 @@ MAX_STRAIN_RATE = 0.1
 PRESSURE_EVERY = 10
 
 
+def triaxial(scale=1.0, seed=0, pressure=200.0, rate=0.02, strain=0.3, friction=0.5,
+             compaction_friction=0.1):
+    """A triaxial test in a periodic cell: isotropic compression, then axial strain at
+    constant lateral stress.
+
+    Units d ≈ 1 m, m ≈ 1 kg (density 6/π kg/m³), no gravity. N = round(500 × ``scale``)
+    spheres of radius uniform in [0.4, 0.5] m (a size spread against crystals), placed at
+    random without overlap at solid fraction 0.2 in a periodic cube; linear spring k = 2 × 10⁴
+    N/m (k / (p d) = 100 at the default ``pressure`` 200 Pa), e = 0.7. Two stages
+    (``[[stages]]``, docs/stages.md): *compress* — the three lengths follow ``pressure``
+    (``[box] target_pressure``, gain ``TRIAXIAL_GAIN``, largest rate ``TRIAXIAL_MAX_RATE``,
+    read every ``TRIAXIAL_EVERY`` steps) at friction ``compaction_friction`` (a low μ packs
+    denser) for ``TRIAXIAL_COMPRESS`` s; *shear* — μ = ``friction``, z strained at the fixed
+    rate −``rate`` (1/s: compression; inertial number rate d √(ρ/p) ≈ 0.002) while x and y
+    follow ``pressure``, until the axial strain L_z / L_z0 − 1 = −``strain``. The thermo's
+    stress columns give q = σ_zz − (σ_xx + σ_yy) / 2 (``benchmarks/triaxial.py``).
+    """
+    number("pressure", pressure, above=0.0, note=" (Pa)")
+    number("rate", rate, above=0.0, note=" (1/s)")
+    number("strain", strain, above=0.0, hi=0.9)
+    number("friction", friction, above=0.0)
+    number("compaction_friction", compaction_friction, above=0.0)
+    n = max(int(round(500.0 * float(scale))), 1)
+    mean_volume = 4.0 / 3.0 * np.pi * (0.5**4 - 0.4**4) / (4.0 * 0.1)  # ⟨r³⟩, r in [0.4, 0.5]
+    hi = np.full(3, (n * mean_volume / 0.2) ** (1.0 / 3.0))
+    cells = placed_cells(np.zeros(3), hi, [(n, 0.4, 0.5)], _whole(hi), seed)
+    p = float(pressure)
+    return Scene(
+        name="triaxial", box_lo=np.zeros(3), box_hi=hi, boundary=("periodic",) * 3,
+        density=6.0 / np.pi, contact={"stiffness": 2e4, "restitution": 0.7,
+                                      "friction": float(friction)},
+        cells=cells, steps=100000,
+        pressure={"target_pressure": (p, p, p), "pressure_gain": TRIAXIAL_GAIN,
+                  "max_strain_rate": TRIAXIAL_MAX_RATE, "pressure_every": TRIAXIAL_EVERY},
+        stages=({"name": "compress", "duration": TRIAXIAL_COMPRESS,
+                 "contact": {"friction": float(compaction_friction)}},
+                {"name": "shear", "contact": {"friction": float(friction)},
+                 "box": {"target_pressure": {"x": p, "y": p}, "strain_rate": {"z": -float(rate)}},
+                 "strain": {"z": -float(strain)}}),
+        description=f"triaxial test: {n} frictional spheres (d 0.8-1 m) in a periodic cell "
+        f"compressed to {p:g} Pa (mu {float(compaction_friction):g}), then strained along z "
+        f"at {-float(rate):g} 1/s to {-float(strain):g} (mu {float(friction):g}) at lateral "
+        f"{p:g} Pa",
+    )
+
+
+#: the triaxial cell's pressure control: gain (1/s; a lateral strain rate ε̇ leaves an error
+#: of about ε̇ / gain), largest rate (1/s), steps between readings, and the compression's time
+#: (s: the cell jams and its pressure settles within ~1 % of the target)
+TRIAXIAL_GAIN = 2.0
+TRIAXIAL_MAX_RATE = 0.5
+TRIAXIAL_EVERY = 5
+TRIAXIAL_COMPRESS = 4.0
+
+
 def _dem_materials(names) -> np.ndarray:
     """The indices of the benchmark's materials ``names`` in ``dembenchmark.MATERIALS``."""
     index = {m["name"]: k for k, m in enumerate(dem.MATERIALS)}
@@ -652,7 +710,7 @@ SCENES = {
     f.__name__: f
     for f in (drop, box, heap, gas, reference, inhomogeneous, very_inhomogeneous, checkerboard,
               polydisperse, more_polydisperse, very_polydisperse, schornbaum, drum, hopper, chute,
-              silo_benchmark, drum_benchmark, shear_cell)
+              silo_benchmark, drum_benchmark, shear_cell, triaxial)
 }
 DEFAULT_SCENE = "drop"
 #: particles of each scene at scale 1 (the scene's count — for ``heap`` the count poured — is
@@ -661,7 +719,7 @@ SIZES = {"drop": 1000, "box": 2000, "heap": 2000, "gas": 97336, "reference": 100
          "inhomogeneous": 100000, "very_inhomogeneous": 80000, "checkerboard": 1000000, "polydisperse": 50000,
          "more_polydisperse": 80000, "very_polydisperse": 40000, "schornbaum": 10000,
          "drum": 2000, "hopper": 5000, "chute": 2300, "silo_benchmark": 100000,
-         "drum_benchmark": 38000, "shear_cell": 500}
+         "drum_benchmark": 38000, "shear_cell": 500, "triaxial": 500}
 #: peak memory of a run per particle on one rank (B): measured as the growth of the peak
 #: resident size of ``pdyn run --scale S --steps 2`` from S = 1 to 100 and 400 (579 and 576 B)
 BYTES_PER_PARTICLE = 600

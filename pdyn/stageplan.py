@@ -12,6 +12,9 @@ A stage ends by one of
   reaches F > 0 (the sum of its contacts' normal forces, as a servo's load);
 * ``mass_out`` (kg): when the mass that has left through the outlets since the run's start
   reaches it (a sum over the ranks rounded once per drain: the same on any rank count);
+* ``strain = {z = ε}``: when the box's length along an axis the stage's own ``box`` strains
+  at a fixed rate ε̇ has changed by L / L_s − 1 = (1 + ε̇ dt)^n − 1 = ε since its start (n
+  from the step count: a duration in closed form);
 
 a condition (the last three) is checked every ``check_every`` steps (default 100), and
 ``max_duration`` (s) ends the stage even if it never holds (said on rank 0). The last stage
@@ -25,17 +28,21 @@ where it is, its program's time counted from the stage's start) or, for a servo 
 ``servo`` (its target table's times counted from the stage's start); and ``contact`` (one
 material) or ``materials`` (``{name = ..., ...}``) with new ``friction``,
 ``rolling_friction`` or ``restitution``; and ``outlet = "open"`` or ``"closed"``: every
-insertion outlet from the stage's start on, whatever its ``outlet_start``. Units: SI."""
+insertion outlet from the stage's start on, whatever its ``outlet_start``; and ``box``, a
+table ``{target_pressure = {...}, strain_rate = {...}, max_strain_rate = ..., pressure_gain =
+...}`` giving every periodic axis of a box whose lengths change its control from the stage's
+start (``pdyn.dynamics.cell``: an axis named in neither table keeps its length; the gain and
+largest rate default to those before). Units: SI."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 from .programs import check_program, check_servo
-from .values import BadValue, integer, number, text, vector
+from .values import BadValue, axes, integer, number, text, vector
 
 #: what ends a stage (one of them; none: the last stage runs to the run's end)
-ENDS = ("duration", "time", "kinetic_energy", "wall_force", "mass_out")
+ENDS = ("duration", "time", "kinetic_energy", "wall_force", "mass_out", "strain")
 #: the ends that are conditions, checked every ``check_every`` steps
 CONDITIONS = ("kinetic_energy", "wall_force", "mass_out")
 #: what a stage may set the outlets to
@@ -45,15 +52,18 @@ OUTLETS = ("open", "closed")
 CONTACT_CHANGES = ("friction", "rolling_friction", "restitution")
 #: a wall's motion a stage may set
 WALL_CHANGES = ("velocity", "angular_velocity", "translation", "rotation", "servo")
+#: a stage's new control of the box's lengths
+BOX_CHANGES = ("target_pressure", "strain_rate", "max_strain_rate", "pressure_gain")
 FIELDS = ("name", *ENDS, "check_every", "max_duration", "gravity", "walls", "contact",
-          "materials", "outlet")
+          "materials", "outlet", "box")
 
 
 class Stage(NamedTuple):
     """One checked stage: its ``name``; ``end`` (kind, value) or None; ``check_every``
     (steps); ``max_duration`` (s or None); the changes at its start: ``gravity`` (or None),
     ``walls`` (dicts with ``wall`` and the new motion), ``contact`` (a dict or None),
-    ``materials`` (dicts with ``name``), ``outlet`` (``"open"``, ``"closed"`` or None)."""
+    ``materials`` (dicts with ``name``), ``outlet`` (``"open"``, ``"closed"`` or None),
+    ``box`` (a dict of :data:`BOX_CHANGES`, per-axis values as 3-tuples, or None)."""
 
     name: str
     end: tuple | None
@@ -64,6 +74,7 @@ class Stage(NamedTuple):
     contact: dict | None
     materials: tuple
     outlet: str | None = None
+    box: dict | None = None
 
     def table(self) -> dict:
         """The stage as a ``[[stages]]`` table (what :func:`check_stages` reads back to it)."""
@@ -71,7 +82,7 @@ class Stage(NamedTuple):
                "materials": list(self.materials)}
         if self.end is not None:
             out[self.end[0]] = self.end[1]
-        for k in ("max_duration", "gravity", "contact", "outlet"):
+        for k in ("max_duration", "gravity", "contact", "outlet", "box"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
         return out
@@ -123,6 +134,58 @@ def _wall(name: str, value: dict) -> dict:
     return out
 
 
+def box_axes(name: str, value: dict) -> dict:
+    """The ``target_pressure`` (Pa, > 0) and ``strain_rate`` (1/s) tables of ``value`` (the
+    table ``name``; a missing one: none) per axis as 3-tuples (None: not given), one of them
+    per axis at most (:class:`BadValue` otherwise)."""
+    out = {}
+    for key, above, note in (("target_pressure", 0.0, "Pa, compression positive"),
+                             ("strain_rate", None, "1/s")):
+        given = axes(f"{name}.{key}", value.get(key, (None,) * 3))
+        out[key] = tuple(None if v is None else number(f"{name}.{key}.{'xyz'[a]}", v,
+                                                       above=above, note=note)
+                         for a, v in enumerate(given))
+    for a, (p, r) in enumerate(zip(out["target_pressure"], out["strain_rate"])):
+        if p is not None and r is not None:
+            raise BadValue(f"{name}.strain_rate.{'xyz'[a]}", r, "the axis follows "
+                           f"{name}.target_pressure.{'xyz'[a]} = {p!r} (an axis has one)")
+    return out
+
+
+def _box(name: str, value) -> dict:
+    """A stage's new control of the box's lengths: ``target_pressure`` (Pa, > 0) and
+    ``strain_rate`` (1/s) per axis (3-tuples, None: not given; one per axis at most) and,
+    if given, ``max_strain_rate`` and ``pressure_gain`` (1/s, > 0)."""
+    if not isinstance(value, dict):
+        raise BadValue(name, value, "expected a table {target_pressure = {...}, strain_rate "
+                       "= {...}}")
+    bad = sorted(set(value) - set(BOX_CHANGES))
+    if bad:
+        raise BadValue(f"{name}.{bad[0]}", value[bad[0]], f"unknown key (known: "
+                       f"{', '.join(BOX_CHANGES)})")
+    out = box_axes(name, value)
+    for key in ("max_strain_rate", "pressure_gain"):
+        if key in value:
+            out[key] = number(f"{name}.{key}", value[key], above=0.0)
+    return out
+
+
+def _strain(name: str, value, box: dict | None) -> dict:
+    """A ``strain`` end: one axis, a strain ε > −1 of the sign of the rate the stage's own
+    ``box`` strains that axis at."""
+    given = axes(name, value)
+    named = [a for a, v in enumerate(given) if v is not None]
+    if not isinstance(value, dict) or len(named) != 1:
+        raise BadValue(name, value, "expected one axis, e.g. {z = -0.2}")
+    a = named[0]
+    eps = number(f"{name}.{'xyz'[a]}", given[a], above=-1.0)
+    rate = None if box is None else box["strain_rate"][a]
+    if rate is None or rate * eps <= 0.0:
+        raise BadValue(f"{name}.{'xyz'[a]}", eps, "needs the stage's box to strain that axis "
+                       "at a fixed rate of the same sign (box = {strain_rate = {...}})")
+    return {"xyz"[a]: eps}
+
+
 def _stage(name: str, value, last: bool) -> dict:
     if not isinstance(value, dict):
         raise BadValue(name, value, "expected a table [[stages]]")
@@ -140,7 +203,8 @@ def _stage(name: str, value, last: bool) -> dict:
     out = {"name": text(f"{name}.name", value.get("name", name)), "end": None,
            "check_every": integer(f"{name}.check_every", value.get("check_every", 100), lo=1),
            "max_duration": None, "gravity": None, "walls": (), "contact": None,
-           "materials": (), "outlet": None}
+           "materials": (), "outlet": None,
+           "box": _box(f"{name}.box", value["box"]) if "box" in value else None}
     if ends:
         end = ends[0]
         v = value[end]
@@ -151,6 +215,8 @@ def _stage(name: str, value, last: bool) -> dict:
                  "force": number(f"{name}.wall_force.force", v["force"], above=0)}
         elif end == "time":
             v = number(f"{name}.time", v, lo=0)
+        elif end == "strain":
+            v = _strain(f"{name}.strain", v, out["box"])
         else:
             v = number(f"{name}.{end}", v, above=0)
         out["end"] = (end, v)
@@ -206,5 +272,5 @@ def check_stages(value) -> tuple:
     return tuple(_stage(f"stages[{k}]", s, k == len(value) - 1) for k, s in enumerate(value))
 
 
-__all__ = ["Stage", "ENDS", "CONDITIONS", "CONTACT_CHANGES", "OUTLETS", "WALL_CHANGES",
-           "check_stages", "shift_walls"]
+__all__ = ["Stage", "BOX_CHANGES", "ENDS", "CONDITIONS", "CONTACT_CHANGES", "OUTLETS",
+           "WALL_CHANGES", "box_axes", "check_stages", "shift_walls"]

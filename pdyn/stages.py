@@ -10,13 +10,16 @@ ends the stage at the same step). The next stage's changes then apply from the n
 gravity; the outlets opened or closed; a wall's new motion, continuing from where it is
 (``WallSet.reprogram``: p(t) = p(t_s) + x(t − t_s), t_s the stage's start) or a servo's new
 target (``Servo.retarget``, its table's times from t_s); a new contact law with the changed
-friction, rolling friction or restitution (the time step depends on none of them).
+friction, rolling friction or restitution (the time step depends on none of them); the box's
+new control (``CellControl.stage``: its fixed strain rates from the next step on). A
+``strain`` end is a duration in closed form: n = ⌈ln(1 + ε) / ln(1 + ε̇ dt)⌉ steps.
 Everything a stage did follows from the steps the stages started at: a checkpoint keeps them
 (the optional attribute ``stages``) and a restart applies the same changes at the same steps
 (the same bits as the run that went on). Units: SI."""
 
 from __future__ import annotations
 
+import math
 import sys
 from dataclasses import replace
 
@@ -80,11 +83,13 @@ def stage_laws(plan: tuple, config: SimulationConfig, contact_config, law: Conta
 class Stages:
     """The stages ``plan`` (``pdyn.stageplan.Stage`` records) of a run of time step ``dt`` (s),
     with the contact law of each (:func:`stage_laws`); ``state``: a checkpoint's
-    (:meth:`state`; None: the run's start)."""
+    (:meth:`state`; None: the run's start); ``cell`` the box's controller
+    (``pdyn.dynamics.cell.CellControl``, None: the box keeps its size)."""
 
     def __init__(self, plan: tuple, laws: list, dt: float, state: dict | None = None,
-                 say=_say):
+                 say=_say, cell=None):
         self.plan, self.laws, self.dt, self.say = plan, laws, float(dt), say
+        self.cell = cell
         self.starts = [0] if state is None else [int(s) for s in state["starts"]]
         self.finished = bool(state and state.get("finished"))
 
@@ -122,9 +127,18 @@ class Stages:
                                   Program(w["angular_velocity"], w["rotation"]),
                                   start * self.dt)
         contact.law = self.laws[k]
+        if self.cell is not None:
+            self.cell.stage(k)
 
     def _steps(self, seconds: float) -> int:
         return max(1, round(seconds / self.dt))
+
+    def _strain_steps(self, stage) -> int:
+        """Steps until the box's length along the ``strain`` end's axis has changed by ε at
+        the stage's fixed rate ε̇: (1 + ε̇ dt)^n − 1 reaches ε."""
+        (axis, eps), = stage.end[1].items()
+        rate = stage.box["strain_rate"]["xyz".index(axis)]
+        return max(1, math.ceil(math.log1p(eps) / math.log1p(rate * self.dt)))
 
     def due(self, step: int) -> bool:
         """Whether the end of ``step`` decides on the running stage's end (the step is then
@@ -137,6 +151,8 @@ class Stages:
             return n >= self._steps(value)
         if kind == "time":
             return step * self.dt >= value
+        if kind == "strain":
+            return n >= self._strain_steps(stage)
         if stage.max_duration is not None and n >= self._steps(stage.max_duration):
             return True
         return n % stage.check_every == 0
@@ -164,6 +180,8 @@ class Stages:
         self.starts.append(step)
         self._apply(self.index, sim.gravity, sim.wallset, sim.wall_motion, sim.contact,
                     sim.inserter)
+        if self.plan[self.index].box is not None:  # its fixed rates from the next step on
+            sim.exchange.strain(self.cell.switched(sim.exchange.rate))
 
     def _condition(self, sim, kind: str, value) -> tuple[bool, float]:
         """Whether a condition holds now, on every rank alike, and what it read: the mean

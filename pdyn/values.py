@@ -128,6 +128,20 @@ def vector(name: str, value, n: int = 3) -> tuple:
     return tuple(float(x) for x in arr)
 
 
+def axes(name: str, value) -> tuple:
+    """A value per axis given as a table of axes (``{z = 1e3}``: keys x, y, z) or as 3 values
+    (None: not given): the 3 values, each still to check."""
+    if isinstance(value, dict):
+        for k in value:
+            if k not in ("x", "y", "z"):
+                raise BadValue(f"{name}.{k}", value[k], "unknown axis (x, y or z)")
+        return tuple(value.get(k) for k in "xyz")
+    if not isinstance(value, (tuple, list)) or len(value) != 3:
+        raise BadValue(name, value, "expected a table of axes ({z = 1e3}) or 3 values "
+                       "(None: not given)")
+    return tuple(value)
+
+
 def integers(name: str, value, n: int | None = None, *, lo=None) -> np.ndarray:
     """A list of integers (``n`` of them if given), each >= ``lo``, as an int64 array; a value
     out of range is named by its index."""

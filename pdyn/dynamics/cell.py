@@ -1,5 +1,6 @@
-"""A periodic cell whose lengths follow a target pressure per axis ([box] target_pressure):
-the controller, as a component of the step (units: Pa, 1/s).
+"""A periodic cell whose lengths follow a target pressure or a fixed strain rate per axis
+([box] target_pressure, strain_rate; a stage's ``box``): the controller, as a component of
+the step (units: Pa, 1/s).
 
 Every ``every`` steps, at the step's end (after the closing half-kick, so with the full-step
 velocities), the cell's stress σ is measured exactly (``pdyn.fields.virial``: kinetic plus
@@ -18,34 +19,77 @@ of bulk stiffness K = dp/dε the error shrinks by 1 − g K dt / p* a step: with
 1/dt the cell follows quasi-statically. The exchange (``pdyn.parallel.exchange``) applies
 the rates: at each step's start the box grows by 1 + ε̇ dt per axis about its ``lo`` corner and
 the centres with it (affinely; velocities are the spheres' own, about that affine field).
+
+An axis given a ``strain_rate`` ε̇ (a triaxial test's axial strain) deforms at it from the
+stage's start on: its length after n steps is L_s (1 + ε̇ dt)^n. Each stage's control (every
+axis's target or rate, the gain, the largest rate: :class:`Control`) follows from the config
+alone (:func:`controls`); at a stage's start the axes it fixes take their rates, an axis it
+names in neither table stops, a pressure-controlled one keeps its rate until the next reading.
 """
 
 from __future__ import annotations
+
+from typing import NamedTuple
 
 import numpy as np
 
 from ..fields.once import each_once, fixed_ids
 from ..fields.virial import cell_parts, cell_stress
+from ..values import BadValue
 
 #: the capture the controller reads at its steps (``pdyn.capture``)
 NEEDS = frozenset({"sphere_contacts"})
 
 
-class CellControl:
-    """The strain rates of a box whose axes follow target pressures (``targets`` (3,) Pa,
-    NaN: a fixed length) with ``gain`` (1/s) and ``max_rate`` (1/s), measured every
-    ``every`` steps (the rates hold in between)."""
+class Control(NamedTuple):
+    """How the box's lengths move in a stage: per axis the target pressure ``targets`` (3,)
+    Pa and the fixed strain rate ``fixed`` (3,) 1/s (NaN: not given; an axis with neither
+    keeps its length), the ``gain`` and the largest rate ``max_rate`` (1/s) of the pressure
+    control."""
 
-    def __init__(self, targets, gain: float, max_rate: float, every: int = 1):
-        self.targets = np.asarray(targets, float)
-        self.axes = np.isfinite(self.targets)
-        self.gain, self.max_rate, self.every = float(gain), float(max_rate), int(every)
+    targets: np.ndarray
+    fixed: np.ndarray
+    gain: float
+    max_rate: float
+
+    @classmethod
+    def of(cls, targets, fixed=(None,) * 3, gain=np.nan, max_rate=np.nan) -> Control:
+        """From per-axis values with None (or NaN) for "not given"."""
+        def axes(v):
+            return np.array([np.nan if x is None else float(x) for x in v])
+        return cls(axes(targets), axes(fixed), float(gain), float(max_rate))
+
+
+class CellControl:
+    """The strain rates of a box whose axes follow target pressures or fixed rates: one
+    :class:`Control` per stage (``controls``; one for a run without stages), the stress
+    measured every ``every`` steps while an axis follows a pressure (the rates hold in
+    between)."""
+
+    def __init__(self, controls, every: int = 1):
+        self.controls = list(controls)
+        self.every = int(every)
+        self.stage(0)
         self._fixed = None  # the fixed spheres' ids, found at the first measure
         self.stress = np.full((3, 3), np.nan)  # the last measured total stress (Pa)
 
+    def stage(self, k: int) -> None:
+        """Stage ``k``'s control from now on (``pdyn.stages``)."""
+        c = self.control = self.controls[k]
+        self.targets, self.axes = c.targets, np.isfinite(c.targets)
+        self.gain, self.max_rate = c.gain, c.max_rate
+
+    def switched(self, current: np.ndarray) -> np.ndarray:
+        """The rates (3,) at a stage's start, from those running (``current``): the fixed
+        axes' rates, the pressure-controlled axes' ``current`` until their next reading, 0
+        on the others."""
+        fixed = self.control.fixed
+        return np.where(np.isfinite(fixed), fixed, np.where(self.axes, current, 0.0))
+
     def due(self, step: int) -> bool:
-        """Whether step ``step`` measures the stress and sets new rates."""
-        return step % self.every == 0
+        """Whether step ``step`` measures the stress and sets new rates (an axis follows a
+        pressure)."""
+        return step % self.every == 0 and bool(self.axes.any())
 
     def needs(self, step: int) -> frozenset:
         """What the step's capture must hold for :meth:`respond`."""
@@ -63,20 +107,64 @@ class CellControl:
         return self.rates(-np.diag(self.stress))
 
     def rates(self, pressures: np.ndarray) -> np.ndarray:
-        """The clamped rates (3,) of the controlled axes for normal ``pressures`` (3,) (Pa,
-        compression positive); 0 along the others."""
-        out = np.zeros(3)
+        """The clamped rates (3,) of the pressure-controlled axes for normal ``pressures``
+        (3,) (Pa, compression positive), the fixed rates of the others, 0 elsewhere."""
+        out = self.switched(np.zeros(3))
         a = self.axes
         out[a] = np.clip(self.gain * (pressures[a] - self.targets[a]) / self.targets[a],
                          -self.max_rate, self.max_rate)
         return out
 
 
-def cell_control(box_config) -> CellControl | None:
-    """The controller of a ``[box]`` (``pdyn.config.BoxConfig``) with a target pressure,
-    else None."""
-    if box_config is None or not any(t is not None for t in box_config.target_pressure):
+def controls(box_config, plan=()) -> list | None:
+    """The :class:`Control` of each stage of ``plan`` (``pdyn.stageplan.Stage`` records; one
+    for a run without stages) from ``[box]`` (``pdyn.config.BoxConfig``) and the stages'
+    ``box`` tables, each holding until a later stage gives its own; None if no axis ever
+    changes length. A stage's axis must be periodic (and not x, the flow, of a sheared box)
+    and a stage with a target pressure needs a largest rate: ``BadValue`` naming
+    ``stages[k].box.<field>``."""
+    staged = [k for k, s in enumerate(plan) if s.box is not None]
+    if box_config is None or not (box_config.deforms or staged):
         return None
-    targets = [np.nan if t is None else float(t) for t in box_config.target_pressure]
-    return CellControl(targets, box_config.pressure_gain, box_config.max_strain_rate,
-                       box_config.pressure_every)
+    b = box_config
+    current = Control.of(b.target_pressure, b.strain_rate,
+                         np.nan if b.pressure_gain is None else b.pressure_gain,
+                         np.nan if b.max_strain_rate is None else b.max_strain_rate)
+    out = []
+    for k, stage in enumerate(plan or (None,)):
+        if stage is not None and stage.box is not None:
+            current = _staged(f"stages[{k}].box", stage.box, current, b)
+        out.append(current)
+    return out
+
+
+def _staged(name: str, box: dict, before: Control, box_config) -> Control:
+    """A stage's ``box`` table (``pdyn.stageplan``) as a :class:`Control`, its gain and
+    largest rate defaulting to ``before``'s."""
+    for key in ("target_pressure", "strain_rate"):
+        for a, v in enumerate(box[key]):
+            if v is not None:
+                box_config.check_axis(f"{name}.{key}.{'xyz'[a]}", v, a)
+    max_rate = box.get("max_strain_rate", before.max_rate)
+    gain = box.get("pressure_gain", before.gain if np.isfinite(before.gain)
+                   else 10.0 * max_rate)
+    if any(p is not None for p in box["target_pressure"]) and not np.isfinite(max_rate):
+        raise BadValue(f"{name}.max_strain_rate", None, "needed with target_pressure (the "
+                       "largest strain rate of the box, 1/s)")
+    return Control.of(box["target_pressure"], box["strain_rate"], gain, max_rate)
+
+
+def changing_axes(found: list | None) -> tuple:
+    """Per axis whether its length changes in any of the controls ``found``
+    (:func:`controls`; None: none does)."""
+    if found is None:
+        return (False,) * 3
+    return tuple(any(bool(np.isfinite(c.targets[a]) or np.isfinite(c.fixed[a])) for c in found)
+                 for a in range(3))
+
+
+def cell_control(box_config, plan=()) -> CellControl | None:
+    """The controller of a ``[box]`` (``pdyn.config.BoxConfig``) and the ``[[stages]]``
+    ``plan`` whose box lengths change (:func:`controls`), else None."""
+    found = controls(box_config, plan)
+    return None if found is None else CellControl(found, box_config.pressure_every)

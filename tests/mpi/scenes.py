@@ -474,3 +474,24 @@ STAGES = [
 def staged_drum(**cfg):
     """:func:`drum_with_piston` run in the three :data:`STAGES`."""
     return drum_with_piston(stages=STAGES, **cfg)
+
+
+#: :func:`quick_triaxial`'s pressure (Pa), its shear stage's axial rate (1/s) and strain
+TRIAXIAL_P, TRIAXIAL_RATE, TRIAXIAL_STRAIN = 200.0, 1.0, 0.05
+
+
+def quick_triaxial(scale=0.5, compress=0.1, **cfg):
+    """The ``triaxial`` scene in a hurry: its loose cell pressed at up to 5 /s (gain 20 /s)
+    for ``compress`` s, then z strained at −``TRIAXIAL_RATE`` to −``TRIAXIAL_STRAIN`` with
+    x and y at ``TRIAXIAL_P``."""
+    scene = make_scene("triaxial", scale=scale, materialise=False)
+    p = TRIAXIAL_P
+    box = BoxConfig(lo=tuple(scene.box_lo), hi=tuple(scene.box_hi), boundary=("periodic",) * 3,
+                    target_pressure=(p, p, p), max_strain_rate=5.0, pressure_gain=20.0,
+                    pressure_every=5)
+    stages = [{"name": "compress", "duration": compress},
+              {"name": "shear", "box": {"target_pressure": {"x": p, "y": p},
+                                        "strain_rate": {"z": -TRIAXIAL_RATE}},
+               "strain": {"z": -TRIAXIAL_STRAIN}}]
+    return SimulationConfig(scene="triaxial", scale=scale, box=box, stages=stages,
+                            progress=False, **cfg)

@@ -514,6 +514,16 @@ def pressed(run):
     assert sim.exchange.rate[2] != 0.0 and sim.rebuilds > 3
 
 
+def triaxial_sheared(run):
+    """The quick triaxial test: pressed, then its second stage ended by its axial strain (z
+    at −TRIAXIAL_RATE, x and y following their pressure), contacts with history, rebuilds."""
+    frictional_did_work(run)
+    sim = run.sim
+    assert sim.stages.finished and sim.stages.index == 1
+    assert sim.exchange.rate[2] == -scenes.TRIAXIAL_RATE and np.all(sim.exchange.rate[:2] != 0)
+    assert sim.box.length[2] < min(sim.box.length[:2])
+
+
 # ------------------------------------------------------------------ the table
 def dense(kind, **cfg):
     return lambda folder, comm, output: scenes.dense_polydisperse(BOUNDARIES[kind], **cfg,
@@ -695,6 +705,8 @@ CASES = [
          BOTH, at=150, check=sheared),
     Case("shear-cell-pressure", named_scene("shear_cell", scene_options={
         "rate": 8.0, "pressure": 2000.0}, **BALANCED), 300, BOTH, at=150, check=pressed),
+    Case("triaxial", built(scenes.quick_triaxial, **BALANCED), 300, BOTH, at=150,
+         check=triaxial_sheared),
     Case("two-materials-mixing", built(scenes.two_materials), 400,
          fields=FRICTIONAL_STATE + ("material",), inserter=True,
          output={"thermo_every": 50, "snapshot_every": 400, "sphere_stress": True},
