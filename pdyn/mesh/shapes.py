@@ -1,6 +1,7 @@
 """Triangulated test surfaces: a height field over a square (:func:`grid_surface`), the side
-of a cylinder of flat faces (:func:`tube_surface`) and a closed box (:func:`box_surface`), as (vertices, triangles) arrays that
-``pdyn.mesh.Mesh.from_arrays`` takes; for tests, benchmarks and scenes.
+of a cylinder of flat faces (:func:`tube_surface`) and a closed box (:func:`box_surface`),
+as (vertices, triangles) arrays that ``pdyn.mesh.Mesh.from_arrays`` takes; for tests,
+benchmarks and scenes.
 
 Units: m.
 """

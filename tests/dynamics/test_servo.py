@@ -14,7 +14,7 @@ from pdyn.checks import FastWallError
 from pdyn.config import ConfigError, SimulationConfig, WallConfig
 from pdyn.simulation import Simulation
 from pdyn.walls import CYLINDER_INSIDE, RATE, VX, WallSet, wall_contact
-from pdyn.wallkinds import REACH
+from pdyn.wallkinds import KINDS, REACH
 
 from ..mpi.scenes import (RING_FORCE, SERVO_FORCE, ring_radius, servo_bed, servo_ring)
 
@@ -25,14 +25,15 @@ def floor_load(sim) -> float:
     return float(got["force"][got["id"][:, 1] == -1].sum())
 
 
-def mesh_load(sim, servo) -> float:
+def mesh_load(sim, servo, friction=True) -> float:
     """A mesh servo's load from this step's contacts, as its definition says: the exact sum
-    of (F_n + F_t)·d̂ over its contacts, F on the sphere (the recorded friction included)."""
+    of (F_n + F_t)·d̂ over its contacts, F on the sphere (the recorded friction included,
+    unless not ``friction``)."""
     c = sim.contact
     got = c.contact_list(sim.store, sim.neighbours, sim.dt, spheres=False,
                          tangential=c.recorded_tangential(sim.neighbours, spheres=False))
     on = got["id"][:, 1] == servo.gid
-    f = np.concatenate((got["normal_force"][on], got["tangential_force"][on]))
+    f = np.concatenate((got["normal_force"][on], got["tangential_force"][on] * friction))
     return math.fsum((f * servo.direction).ravel().tolist())
 
 
@@ -66,6 +67,25 @@ def test_servo_piston_holds_its_target_force_on_a_bed(mesh):
         assert servo.mesh and np.array_equal(servo.direction, [0.0, 0.0, -1.0])
         sim.step(close=False)
         assert servo.load == mesh_load(sim, servo)
+        w = sim.walls[servo.row]  # drawn where it is: its bottom face at the bed's top
+        piston = sim.wallset.mesh_of[servo.row]
+        verts, _ = KINDS["mesh"].draw(sim.store.pos[w], None, None, None, None, sim.time,
+                                      piston)
+        assert verts[:, 2].min() == pytest.approx(piston.verts[:, 2].min()
+                                                  + sim.store.pos[w, 2], abs=1e-15)
+
+
+def test_a_mesh_servos_load_holds_its_friction_along_its_direction():
+    """A plate driven down and sideways (d̂ ∝ (0.6, 0, −0.8)) drags the bed's top through
+    friction: its load, the exact sum of its contacts' force along d̂, holds the friction's
+    part (it differs from the normal forces' alone)."""
+    sim = Simulation(servo_bed(SERVO_FORCE, mesh=True, direction=(0.6, 0.0, -0.8)))
+    (servo,) = sim.wall_motion.servos
+    sim.run(1999)  # (pressing the bed as it settles)
+    sim.step(close=False)
+    normal_only = mesh_load(sim, servo, friction=False)
+    assert servo.load == mesh_load(sim, servo) and servo.load > 1.0
+    assert abs(servo.load - normal_only) > 1e-3 * servo.load
 
 
 @pytest.mark.parametrize("tube", [False, True], ids=["infinite-force", "tube-pressure"])

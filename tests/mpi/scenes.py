@@ -383,13 +383,14 @@ SERVO_BOX = ((0.0, 0.0, 0.0), (0.05, 0.05, 0.2))
 SERVO_TARGET = [[0.1, 0.0], [0.12, SERVO_FORCE]]
 
 
-def servo_bed(force=SERVO_TARGET, layers=6, seed=7, pressure=None, mesh=False, **cfg):
+def servo_bed(force=SERVO_TARGET, layers=6, seed=7, pressure=None, mesh=False,
+              direction=(0.0, 0.0, -1.0), **cfg):
     """A frictional bed of ``layers`` × 25 spheres (r 4–4.5 mm, k ≈ 4000 N/m, weight ≈ 1.2 N)
     on a floor, periodic in x and y, and above it a plane held at ``force`` (N, or a table of
     time) by its servo (``pdyn.dynamics.wallmotion.Servo``; ``pressure``: its pressure and
     area instead), touching the top layer at the start: with the default target it stays
     there while the bed settles, then presses. ``mesh``: the piston is a closed box of 12
-    triangles (5 mm thick, wider than the cell) driven along −z instead."""
+    triangles (5 mm thick, wider than the cell) driven along ``direction`` instead."""
     rng = np.random.default_rng(seed)
     lo, hi = SERVO_BOX
     grid = np.stack(np.meshgrid(np.arange(5), np.arange(5), np.arange(layers), indexing="ij"),
@@ -406,7 +407,7 @@ def servo_bed(force=SERVO_TARGET, layers=6, seed=7, pressure=None, mesh=False, *
         v, t = box_surface((lo[0] - 0.01, lo[1] - 0.01, top), (hi[0] + 0.01, hi[1] + 0.01,
                                                                 top + 0.005))
         piston = {"type": "mesh", "vertices": v.tolist(), "triangles": t.tolist(),
-                  "servo": {**servo, "direction": [0.0, 0.0, -1.0]}}
+                  "servo": {**servo, "direction": list(direction)}}
     return SimulationConfig(
         particles=ParticlesConfig(positions=pos, radii=radii, density=2500.0),
         box=BoxConfig(lo=lo, hi=hi, boundary=("periodic", "periodic", "wall")),
