@@ -2,7 +2,7 @@
 box mesh — on a bed holds its target force at steady state, and the floor carries that force
 plus the bed's weight; a cylinder whose radius a servo drives holds a ring of spheres at the
 closed form's radius and load; its surface velocity, reach and fast-wall refusal; the
-servos' refusals and a stage's new targets. N ranks and restarts: the ``servo-*`` rows of
+servos' refusals and a stage's new targets (a cylinder's and a mesh's). N ranks and restarts: the ``servo-*`` rows of
 tests/mpi/test_same_bits.py."""
 
 import math
@@ -86,6 +86,22 @@ def test_a_mesh_servos_load_holds_its_friction_along_its_direction():
     normal_only = mesh_load(sim, servo, friction=False)
     assert servo.load == mesh_load(sim, servo) and servo.load > 1.0
     assert abs(servo.load - normal_only) > 1e-3 * servo.load
+
+
+def test_stages_retarget_a_mesh_servo():
+    """The mesh piston presses the bed at 10 N; a stage after 0.25 s asks 5 N (its servo
+    gives no direction: the mesh keeps its own): 0.1 s later the load is 5 N (1 %) and the
+    piston has moved back up."""
+    sim = Simulation(servo_bed(SERVO_FORCE, mesh=True, stages=[
+        {"duration": 0.25},
+        {"walls": [{"wall": 0, "servo": {"force": 5.0, "gain": 0.02, "max_speed": 0.2}}]}]))
+    (servo,) = sim.wall_motion.servos
+    sim.run(round(0.25 / sim.dt))
+    assert servo.load == pytest.approx(SERVO_FORCE, rel=0.01)
+    held = servo.offset
+    sim.run(round(0.1 / sim.dt))
+    assert servo.load == pytest.approx(5.0, rel=0.01) and servo.offset < held
+    assert np.array_equal(servo.direction, [0.0, 0.0, -1.0]) and servo.spec["force"] == 5.0
 
 
 @pytest.mark.parametrize("tube", [False, True], ids=["infinite-force", "tube-pressure"])
