@@ -279,7 +279,8 @@ def _plan(f: _Frame, s: _Share, n: int, skin: float, restart: RestartState | Non
     wallset.set_reach(neighbours.skin)
     r_max = _largest_radius(store, inserter, comm) if wallset.turning else 0.0
     schedule = Schedule(neighbours, inserter, balancer, config.reorder_every, f.first_step,
-                        writers, dt, wall_motion.every(neighbours.skin, r_max))
+                        writers, dt, wall_motion.every(neighbours.skin, r_max),
+                        wall_motion.needs)
     return _Plan(neighbours, broadphase, balancer, dt, wall_motion, stages, cell, writers,
                  guard, schedule, timers)
 

@@ -21,7 +21,7 @@ from .values import (BadValue, array, choice, choices, flag, integer, integers, 
                      short, vector)
 from .mesh import Mesh
 from .placement import FILL_TRIES, fill_region
-from .programs import check_motion, check_program, check_servo
+from .programs import check_motion, check_program, check_servo, check_servo_kind
 from .stageplan import box_axes, check_stages
 from .regions import check_region, region_of
 from .scenefile import read_spheres
@@ -868,7 +868,8 @@ class WallConfig:
     from its apex on; moves as a cylinder. Each type's fields, checks and table row: its
     spec in ``pdyn.wallkinds``. Any kind may follow a program of time: ``translation`` and
     ``rotation``, lists of terms (``sine``, ``ramp``, ``table``) added to ``velocity`` and
-    ``angular_velocity``; a plane may hold a load with a ``servo`` (``pdyn.programs``).
+    ``angular_velocity``; a plane, a mesh or a cylinder's radius may hold a load with a
+    ``servo`` (``pdyn.programs``, ``pdyn.dynamics.wallmotion``).
     Errors name ``walls[k].<field>``."""
 
     type: str
@@ -891,7 +892,7 @@ class WallConfig:
     triangles: tuple | None = None  # mesh (library): (T, 3) vertex indices
     allow_fast: bool = False  # run a wall faster than pdyn.checks.refuse_fast_walls accepts
     # programs of time (pdyn.programs, docs/walls.md "Programs"): terms added to velocity
-    # (translation, m) and to angular_velocity (rotation, rad); a plane's servo holding a load
+    # (translation, m) and to angular_velocity (rotation, rad); a servo holding a load
     translation: tuple = ()
     rotation: tuple = ()
     servo: dict | None = None
@@ -908,7 +909,8 @@ class WallConfig:
                                                          dim))
         if self.servo is not None:
             object.__setattr__(self, "servo", check_servo("walls.servo", self.servo))
-        check_motion(self.type, self.velocity, self.translation, self.rotation, self.servo)
+        check_motion(self.type, self.velocity, self.translation, self.rotation, self.servo,
+                     self.length is not None)
         kind = KINDS[self.type]
         defaults = {f.name: f.default for f in fields(self)}
         for name in sorted(set(defaults) - {"type", "velocity", "material", *MOTION_FIELDS}):
@@ -1111,13 +1113,16 @@ class SimulationConfig:
                 if w["wall"] >= n:
                     raise BadValue(f"{name}.wall", w["wall"], f"the run has {n} [[walls]]")
                 wall = self.walls[w["wall"]]
-                if wall.type == "mesh":
+                if wall.type == "mesh" and wall.servo is None:
                     raise BadValue(f"{name}.wall", w["wall"], "a mesh's motion is set for the "
                                    "whole run")
                 if ("servo" in w) != (wall.servo is not None):
                     raise BadValue(f"{name}.wall", w["wall"], "a servo wall takes a new servo "
                                    "only" if wall.servo is not None else
                                    "a new servo only for a wall that has one from the start")
+                if "servo" in w:
+                    check_servo_kind(f"{name}.servo", wall.type, w["servo"],
+                                     wall.length is not None, wall.servo.get("direction"))
             if stage.contact is not None and self.materials:
                 raise BadValue(f"{where}.contact", stage.contact, "the run has [[materials]]: "
                                "change them by materials = [{name = ..., ...}]")

@@ -26,7 +26,7 @@ import math
 
 import numpy as np
 
-from .values import BadValue, number, numbers
+from .values import BadValue, number, numbers, vector
 
 #: the term types of a program
 TERMS = ("sine", "ramp", "table")
@@ -212,15 +212,21 @@ def target_at(target, time: float) -> float:
     return float(np.interp(time, [p[0] for p in target], [p[1] for p in target]))
 
 
-#: a servo's fields: its target (a force, or a pressure over an area), gain and speed limit
-SERVO = ("force", "pressure", "area", "gain", "max_speed")
+#: a servo's fields: its target (a force, or a pressure over an area), gain, speed limit and
+#: (a mesh's) direction
+SERVO = ("force", "pressure", "area", "gain", "max_speed", "direction")
+#: the wall types a servo drives: a plane along its normal, a mesh along its direction, a
+#: cylinder's radius
+SERVO_KINDS = ("plane", "mesh", "cylinder")
 
 
 def check_servo(name: str, value) -> dict:
     """A servo (``[[walls]]`` ``servo``): ``force`` (N), or ``pressure`` (Pa) with ``area``
-    (m²), either a number or a table of time (:func:`check_target`); ``gain`` (m/(s·N)) and
-    ``max_speed`` (m/s), both > 0. Checked and normalised; :class:`BadValue` naming
-    ``name.<field>``."""
+    (m²; a cylinder's is its own), either a number or a table of time
+    (:func:`check_target`); ``gain`` (m/(s·N)) and ``max_speed`` (m/s), both > 0; a mesh's
+    ``direction`` (3 numbers, not zero; kept as given, made a unit vector where used). Checked
+    and normalised, whatever the wall (:func:`check_servo_kind` checks it against the wall);
+    :class:`BadValue` naming ``name.<field>``."""
     if not isinstance(value, dict):
         raise BadValue(name, value, f"expected a table with {', '.join(SERVO)}")
     bad = sorted(set(value) - set(SERVO))
@@ -231,10 +237,9 @@ def check_servo(name: str, value) -> dict:
         raise BadValue(f"{name}.force", value.get("force"), "give force or pressure (not both)")
     out = {}
     if "pressure" in value:
-        if "area" not in value:
-            raise BadValue(f"{name}.area", None, "required with pressure (m²)")
         out["pressure"] = check_target(f"{name}.pressure", value["pressure"])
-        out["area"] = number(f"{name}.area", value["area"], above=0)
+        if "area" in value:
+            out["area"] = number(f"{name}.area", value["area"], above=0)
     else:
         if "area" in value:
             raise BadValue(f"{name}.area", value["area"], "only with pressure")
@@ -243,32 +248,77 @@ def check_servo(name: str, value) -> dict:
         if k not in value:
             raise BadValue(f"{name}.{k}", None, "required in a servo")
         out[k] = number(f"{name}.{k}", value[k], above=0)
+    if "direction" in value:
+        d = vector(f"{name}.direction", value["direction"])
+        if not math.hypot(*d) > 0.0:
+            raise BadValue(f"{name}.direction", list(d), "must not be zero")
+        out["direction"] = d
     return out
 
 
-def servo_target(servo: dict, time: float) -> float:
+def check_servo_kind(name: str, kind: str, servo: dict, finite: bool = True,
+                     direction: tuple | None = None) -> None:
+    """A checked ``servo`` (:func:`check_servo`) fits a wall of type ``kind``: a plane's and
+    a cylinder's take no direction, a mesh's needs one (a stage's may omit it: the mesh keeps
+    ``direction``, its wall's, and may not give another); a pressure needs an ``area`` on a
+    plane or a mesh, none on a cylinder (its own, 2πRL), which must be ``finite``.
+    :class:`BadValue` naming ``name`` or ``name.<field>``."""
+    if kind not in SERVO_KINDS:
+        raise BadValue(name, servo, f"a servo drives a plane, a mesh or a cylinder's radius, "
+                       f"not a {kind}")
+    given = servo.get("direction")
+    if kind == "mesh":
+        if given is None and direction is None:
+            raise BadValue(f"{name}.direction", None, "required for a mesh's servo (the "
+                           "direction it moves along, toward the spheres)")
+        if given is not None and direction is not None and given != tuple(direction):
+            raise BadValue(f"{name}.direction", list(given), "a stage's servo keeps the "
+                           f"mesh's direction {list(direction)} (omit it)")
+    elif given is not None:
+        raise BadValue(f"{name}.direction", list(given), f"only for a mesh (a {kind}'s servo "
+                       + ("moves it along its normal)" if kind == "plane" else
+                          "changes its radius)"))
+    if "pressure" not in servo:
+        return
+    if kind == "cylinder":
+        if "area" in servo:
+            raise BadValue(f"{name}.area", servo["area"], "a cylinder's area is its own, "
+                           "2πRL of its radius and length (give pressure alone)")
+        if not finite:
+            raise BadValue(f"{name}.pressure", _shown(servo["pressure"]), "an infinite "
+                           "cylinder has no area: give force, or the cylinder a length")
+    elif "area" not in servo:
+        raise BadValue(f"{name}.area", None, "required with pressure (m²)")
+
+
+def _shown(target):
+    """A checked target as the config gave it (a number, or a list of [t, value])."""
+    return target if isinstance(target, float) else [list(p) for p in target]
+
+
+def servo_target(servo: dict, time: float, area: float | None = None) -> float:
     """The load (N) a servo (:func:`check_servo`) holds at ``time`` (s): its force, or its
-    pressure times its area."""
+    pressure times its area (``area``, m², when given: a cylinder's now)."""
     if "force" in servo:
         return target_at(servo["force"], time)
-    return target_at(servo["pressure"], time) * servo["area"]
+    return target_at(servo["pressure"], time) * (servo["area"] if area is None else area)
 
 
-def check_motion(kind: str, velocity, translation, rotation, servo) -> None:
+def check_motion(kind: str, velocity, translation, rotation, servo,
+                 finite: bool = True) -> None:
     """What a wall of type ``kind`` may combine: a mesh turns at a constant angular velocity
-    only (its frame follows Ω t); a servo drives a plane alone, along its normal, with no
-    translation besides. :class:`BadValue`, one line."""
+    only (its frame follows Ω t); a servo (:func:`check_servo_kind`; ``finite``: a
+    cylinder's length is) with no translation besides. :class:`BadValue`, one line."""
     if kind == "mesh" and rotation:
         raise BadValue("walls.rotation", list(rotation), "a mesh turns at a constant "
                        "angular_velocity only")
     if servo is None:
         return
-    if kind != "plane":
-        raise BadValue("walls.servo", servo, f"only a plane is driven by a servo, not a {kind}")
+    check_servo_kind("walls.servo", kind, servo, finite)
     if translation or any(velocity):
-        raise BadValue("walls.servo", servo, "a servo moves the plane along its normal: give "
-                       "no velocity or translation with it")
+        raise BadValue("walls.servo", servo, "a servo moves the wall (a cylinder's radius) "
+                       "itself: give no velocity or translation with it")
 
 
-__all__ = ["TERMS", "SERVO", "Program", "check_program", "check_target", "target_at",
-           "check_servo", "servo_target", "check_motion"]
+__all__ = ["TERMS", "SERVO", "SERVO_KINDS", "Program", "check_program", "check_target",
+           "target_at", "check_servo", "check_servo_kind", "servo_target", "check_motion"]

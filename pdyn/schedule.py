@@ -33,17 +33,20 @@ class Schedule:
     (``NeighbourList.due``) or spheres are poured in, balance and reorder at the first
     rebuild step ``every`` steps after the last, the writers due; with translating walls
     also at every multiple of ``wall_every`` steps (``WallSet.rebuild_every``: no wall moves
-    more than half the skin between rebuilds). The same decisions on every rank count."""
+    more than half the skin between rebuilds). ``always``: what every step needs besides
+    (a mesh servo's recorded wall forces, ``WallMotion.needs``). The same decisions on every
+    rank count."""
 
     def __init__(self, lists, inserter, balancer, reorder_every: int, reordered_at: int,
-                 writers: list, dt: float, wall_every: int = 0):
+                 writers: list, dt: float, wall_every: int = 0, always: frozenset = NO_NEEDS):
         self.lists, self.inserter, self.balancer = lists, inserter, balancer
         self.reorder_every, self.reordered_at = reorder_every, reordered_at
         self.writers, self.dt, self.wall_every = writers, dt, wall_every
         #: the writers that collect something of every step (``Writer.collect``), and what
-        #: they need of each
+        #: they (and ``always``) need of each
         self.collectors = [w for w in writers if w.collects]
-        self.collecting = frozenset().union(*[w.collects for w in self.collectors]) or NO_NEEDS
+        self.collecting = frozenset(always).union(
+            *[w.collects for w in self.collectors]) or NO_NEEDS
 
     def decide(self, step: int, drift2: float, images2: float = 0.0,
                strain: float = 0.0) -> Decisions:

@@ -24,8 +24,9 @@ At its start a stage may set ``gravity`` (m/s², 3 numbers); ``walls``, a list o
 ``{wall = k, ...}`` (k: the config's ``[[walls]]`` from 0; a named scene's own walls come
 before them in the run) giving that wall a new motion from the stage's start — ``velocity``,
 ``angular_velocity``, ``translation``, ``rotation`` (``pdyn.programs``; the wall continues from
-where it is, its program's time counted from the stage's start) or, for a servo plane, a new
-``servo`` (its target table's times counted from the stage's start); and ``contact`` (one
+where it is, its program's time counted from the stage's start) or, for a servo wall (a
+plane, a mesh, a cylinder), a new ``servo`` (its target table's times counted from the
+stage's start; a mesh keeps its direction); and ``contact`` (one
 material) or ``materials`` (``{name = ..., ...}``) with new ``friction``,
 ``rolling_friction`` or ``restitution``; and ``outlet = "open"`` or ``"closed"``: every
 insertion outlet from the stage's start on, whatever its ``outlet_start``; and ``box``, a
@@ -121,7 +122,7 @@ def _wall(name: str, value: dict) -> dict:
     if "servo" in value:
         if len(value) > 2:
             raise BadValue(f"{name}.servo", value["servo"], "give a servo alone (it moves the "
-                           "plane along its normal)")
+                           "wall itself)")
         out["servo"] = check_servo(f"{name}.servo", value["servo"])
         return out
     if len(value) == 1:

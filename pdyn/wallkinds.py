@@ -29,10 +29,12 @@ from .values import BadValue, array, flag, number, vector
 from .wallshapes import (axial_extent, meridian, plane_fan, revolved, segment_distance)
 
 PLANE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, MESH, CONE = 0, 1, 2, 3, 4
-#: columns of the wall table: every kind's (KIND … REACH), a cylinder's (RADIUS, HALF), a
-#: cone's (RADIUS, RADIUS_HI at axial positions LO, HI; its segment's parameter in [T0, T1])
-KIND, RADIUS, VX, VY, VZ, OMEGA, X0, Y0, Z0, REACH, HALF, LO, HI, RADIUS_HI, T0, T1 = range(16)
-WIDTH = 16
+#: columns of the wall table: every kind's (KIND … REACH), a cylinder's (RADIUS, HALF; RATE
+#: its radius' rate dR/dt, m/s, a servo's), a cone's (RADIUS, RADIUS_HI at axial positions
+#: LO, HI; its segment's parameter in [T0, T1])
+(KIND, RADIUS, VX, VY, VZ, OMEGA, X0, Y0, Z0, REACH, HALF, LO, HI, RADIUS_HI, T0, T1,
+ RATE) = range(17)
+WIDTH = 17
 
 
 class Missing(BadValue):
@@ -369,7 +371,10 @@ def _mesh_gaps(pos, point, axis, row, mesh):
 
 
 def _draw_mesh(point, axis, row, lo, hi, time, mesh):
-    return mesh.surface(time)
+    """Its surface at ``time`` moved to its wall point ``point`` (a programmed or servo
+    mesh's differs from p + v t)."""
+    verts, tris = mesh.surface(time)
+    return verts + (np.asarray(point, float) - (mesh.point + mesh.velocity * float(time))), tris
 
 
 def _mesh_approach(row, axis, mesh) -> float:

@@ -46,8 +46,9 @@ output.
   may add terms of time to v and Ω — p(t) = p₀ + v t + Σ x_k(t), u(t) = v + Σ x_k′(t), each
   in closed form from t = step·dt; the table's velocity and Ω columns hold u(t) and Ω(t) of
   the step (:meth:`WallSet.points`), so the surface velocity above is the exact derivative.
-  A servo plane (``pdyn.dynamics.wallmotion.Servo``) moves along its normal by a speed set
-  from its load; the table holds that speed.
+  A servo (``pdyn.dynamics.wallmotion.Servo``) moves a plane along its normal or a mesh
+  along its direction by a speed set from its load (the table's velocity holds it), or
+  changes a cylinder's radius at a rate Ṙ (column ``RATE``): its surface velocity gains Ṙ q̂.
 
 Units: m, m/s, rad/s.
 """
@@ -63,8 +64,8 @@ from ._jit import JIT
 from .mesh import frames, pack
 from .programs import Program
 from .wallkinds import (CONE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, HALF, HI, KIND, LO, MESH,
-                        OMEGA, PLANE, RADIUS, RADIUS_HI, REACH, T0, T1, VX, VY, VZ, WIDTH, X0,
-                        Y0, Z0, kind_of, table_row)
+                        OMEGA, PLANE, RADIUS, RADIUS_HI, RATE, REACH, T0, T1, VX, VY, VZ, WIDTH,
+                        X0, Y0, Z0, kind_of, table_row)
 
 
 
@@ -106,11 +107,11 @@ def _cylinder(x, y, z, r, pos, normal, table, w, g, kind):
     """A cylinder, infinite (inside or outside) or a finite open tube with its rims."""
     ax, ay, az = normal[w, 0], normal[w, 1], normal[w, 2]
     s, rho, qx, qy, qz = _meridian(x - pos[w, 0], y - pos[w, 1], z - pos[w, 2], ax, ay, az)
-    big_r = table[g, RADIUS]
-    spin = table[g, OMEGA] * big_r  # surface speed Ω R along â × q̂
-    ux = table[g, VX] + spin * (ay * qz - az * qy)
-    uy = table[g, VY] + spin * (az * qx - ax * qz)
-    uz = table[g, VZ] + spin * (ax * qy - ay * qx)
+    big_r, rate = table[g, RADIUS], table[g, RATE]
+    spin = table[g, OMEGA] * big_r  # surface speed Ω R along â × q̂, Ṙ along q̂ (a servo's)
+    ux = table[g, VX] + spin * (ay * qz - az * qy) + rate * qx
+    uy = table[g, VY] + spin * (az * qx - ax * qz) + rate * qy
+    uz = table[g, VZ] + spin * (ax * qy - ay * qx) + rate * qz
     half = table[g, HALF]
     if half < math.inf:  # a finite tube: both faces, and its rims beyond its ends
         if abs(s) <= half:
@@ -256,6 +257,10 @@ def gaps(pos: np.ndarray, point, normal, kind: int, radius: float,
     return kind_of(kind).gaps(pos, point, n, row, None)
 
 
+#: no translation (a servo wall's approach at rest, :meth:`WallSet.approach`)
+_AT_REST = Program(np.zeros(3), ())
+
+
 class WallSet:
     """The walls of a run: the box's faces (planes, gids −1 … −k, ``Box.walls()`` order)
     followed by the configured walls, with their table (:data:`WIDTH` columns, row −1 − gid).
@@ -334,8 +339,8 @@ class WallSet:
             self.table[k], self.normals[k], self.mesh_of.get(k)) for k in range(len(self))])
         for k, (shift, _) in self.programs.items():
             out[k] = self._program_approach(k, shift)
-        for k in self.servos:  # a plane moving along its normal (any stage's servo)
-            out[k] = self.peaks[k]
+        for k in self.servos:  # its surface along its normal at v_max (any stage's servo),
+            out[k] = self._program_approach(k, _AT_REST) + self.peaks[k]  # a mesh turning too
         for k, later in self.planned.items():
             out[k] = max([out[k]] + [self._program_approach(k, shift) for shift in later])
         return out

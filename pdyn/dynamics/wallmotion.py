@@ -10,23 +10,34 @@ table's velocity and angular velocity set to the program's exact derivative at t
 time; a servo wall (:class:`Servo`) moves by the speed its last step's load set,
 every rank from the same exactly summed load.
 
-Servo walls: a plane moved along its normal to hold a target load — the force the spheres
-press on it, or a pressure over an area — that may itself follow a table of time
-(``pdyn.programs.check_servo``).
+Servo walls (:class:`Servo`): a wall moved to hold a target load — a force, or a pressure
+over an area — that may itself follow a table of time (``pdyn.programs.check_servo``):
 
-Each step the load L (N, > 0 when the spheres press the plane) is the sum of the normal forces
-of the step's contacts with the plane (``ContactPass.contact_list``; the friction forces lie in
-the plane), gathered from every rank and summed exactly (``math.fsum``: correctly rounded, so
-the same bits in any order, on any rank count). The plane's speed toward the spheres for the
-next step is
+* a plane along its unit normal n̂ (toward the spheres): its point p₀ + s n̂;
+* a mesh along its unit ``direction`` d̂ (toward the spheres): its point p₀ + s d̂;
+* a cylinder by its radius: R = R₀ − s inside (and a finite tube: the spheres inside it),
+  R₀ + s outside — s > 0 moves the surface toward the spheres; its surface velocity in the
+  contacts is Ṙ q̂ (``pdyn.walls``, column ``RATE``). A pressure's area is 2π R L (L its
+  length, R the radius of the step); an infinite cylinder takes a force only.
+
+Each step the load L (N, > 0 when the spheres press the wall) is, over the step's contacts
+with the wall (``ContactPass.contact_list``), gathered from every rank and summed exactly
+(``math.fsum``: correctly rounded, so the same bits in any order, on any rank count):
+
+* a plane or a cylinder: Σ f_n, the normal forces (a plane's friction lies in it);
+* a mesh: Σ (F_n + F_t)·d̂, the force on the spheres (normal and friction, as the last force
+  pass recorded it) along d̂ — the sum of the 6 products F_{n,i} d_i, F_{t,i} d_i of every
+  contact, each rounded once.
+
+The wall's speed toward the spheres for the next step is
 
     v = clamp(g (L*(t) − L), −v_max, v_max)
 
-(g the gain, m/(s·N), v_max the speed limit, L* the target at the step's time), and its point
-p₀ + s n̂ moves by s ← s + v dt: a limited proportional speed, as LIGGGHTS' servo walls
-([LIGGGHTSservo]). Under a bed of stiffness k_b the load's error shrinks by 1 − g k_b dt a
-step: the loop is stable for g k_b dt < 2 and does not overshoot for g k_b dt < 1. Its state
-(s, v) is kept in checkpoints. Units: m, s, N.
+(g the gain, m/(s·N), v_max the speed limit, L* the target at the step's time), and s moves
+by s ← s + v dt: a limited proportional speed, as LIGGGHTS' servo walls ([LIGGGHTSservo]).
+Under a bed of stiffness k_b the load's error shrinks by 1 − g k_b dt a step: the loop is
+stable for g k_b dt < 2 and does not overshoot for g k_b dt < 1. Its state (s, v) is kept in
+checkpoints. Units: m, s, N.
 """
 
 from __future__ import annotations
@@ -36,7 +47,12 @@ import math
 import numpy as np
 
 from ..programs import servo_target
-from ..wallkinds import VX, VZ, X0, Z0
+from ..wallkinds import (CYLINDER_INSIDE, CYLINDER_OUTSIDE, HALF, KIND, MESH, RADIUS, RATE, VX,
+                         VZ, X0, Z0)
+
+#: what a step must record for a mesh servo's load: its wall contacts' friction forces
+#: (``pdyn.io.OutputView`` needs; the force pass records the wall entries alone)
+MESH_SERVO_NEEDS = frozenset({"wall_loads"})
 
 
 class WallMotion:
@@ -46,8 +62,11 @@ class WallMotion:
         """``step``: the run's first; ``servos``: a checkpoint's servo states by wall id
         (``Servo.state``; None: every servo at rest at its point)."""
         self.wallset, self.dt = wallset, float(dt)
-        self.servos = [Servo(k, wallset.normals[k], spec, dt, step,
-                             (servos or {}).get(str(-1 - k))) for k, spec in wallset.servos.items()]
+        self.servos = [Servo(k, wallset, spec, dt, step, (servos or {}).get(str(-1 - k)))
+                       for k, spec in wallset.servos.items()]
+        #: what every step's force pass must record for the servos' loads
+        self.needs = (MESH_SERVO_NEEDS if any(s.mesh for s in self.servos)
+                      else frozenset())
 
     def advance(self, store, walls: np.ndarray, step: int) -> None:
         """Translating walls (their handles ``walls``, in table order) to their place at
@@ -81,13 +100,24 @@ class WallMotion:
 
 
 class Servo:
-    """The servo ``spec`` (``pdyn.programs.check_servo``) of the plane of wall-table row
-    ``row`` (id −1 − row) with unit normal ``normal``, time step ``dt`` (s), at step ``step``
-    with ``state`` (offset s (m), speed v (m/s); None: at rest at its point)."""
+    """The servo ``spec`` (``pdyn.programs.check_servo``) of wall-table row ``row`` (id
+    −1 − row) of ``wallset`` (a plane, a mesh or a cylinder: module docstring), time step
+    ``dt`` (s), at step ``step`` with ``state`` (offset s (m), speed v (m/s); None: at rest
+    where the config puts it)."""
 
-    def __init__(self, row: int, normal: np.ndarray, spec: dict, dt: float, step: int,
-                 state=None):
-        self.row, self.gid, self.normal, self.spec = row, -1 - row, normal, spec
+    def __init__(self, row: int, wallset, spec: dict, dt: float, step: int, state=None):
+        self.row, self.gid, self.spec = row, -1 - row, spec
+        kind = int(wallset.table[row, KIND])
+        self.mesh = kind == MESH
+        #: a cylinder's: R = R₀ + sign · s (−1 inside, +1 outside); its length (m, or inf)
+        self.radial = kind in (CYLINDER_INSIDE, CYLINDER_OUTSIDE)
+        self.sign = 1.0 if kind == CYLINDER_OUTSIDE else -1.0
+        self.radius0, self.length = wallset.table[row, RADIUS], 2.0 * wallset.table[row, HALF]
+        #: the unit direction of its motion (a plane's normal, a mesh's direction)
+        self.direction = wallset.normals[row]
+        if self.mesh:
+            d = np.asarray(spec["direction"], float)
+            self.direction = d / np.linalg.norm(d)
         self.dt, self.at = float(dt), int(step)
         self.offset, self.speed = (0.0, 0.0) if state is None else map(float, state)
         self.load = math.nan  # the last step's load (N)
@@ -95,22 +125,34 @@ class Servo:
 
     def retarget(self, spec: dict, step: int) -> None:
         """Follow ``spec`` (``pdyn.programs.check_servo``) from ``step`` on, its target's time
-        counted from there (a stage's new servo, ``pdyn.stages``); offset and speed go on."""
+        counted from there (a stage's new servo, ``pdyn.stages``); offset, speed and a mesh's
+        direction go on."""
         self.spec, self.since = spec, int(step)
+
+    @property
+    def radius(self) -> float:
+        """A cylinder's radius now (m): R₀ + sign · s."""
+        return self.radius0 + self.sign * self.offset
 
     def place(self, pos: np.ndarray, walls: np.ndarray, table: np.ndarray, step: int) -> None:
         """Move to ``step`` (s += v dt for each step since the last) and put the wall's point
-        and velocity into ``pos`` (wall handles ``walls`` in table order) and ``table``."""
+        and velocity into ``pos`` (wall handles ``walls`` in table order) and ``table`` (a
+        cylinder's radius and its rate)."""
         if step > self.at:
             self.offset += self.speed * self.dt * (step - self.at)
             self.at = step
-        pos[walls[self.row]] = table[self.row, X0:Z0 + 1] + self.offset * self.normal
-        table[self.row, VX:VZ + 1] = self.speed * self.normal
+        if self.radial:
+            table[self.row, RADIUS] = self.radius
+            table[self.row, RATE] = self.sign * self.speed
+            return
+        pos[walls[self.row]] = table[self.row, X0:Z0 + 1] + self.offset * self.direction
+        table[self.row, VX:VZ + 1] = self.speed * self.direction
 
     def respond(self, load: float, step: int) -> None:
         """The load ``load`` (N) of ``step``: the speed of the next step."""
         self.load = load
-        error = servo_target(self.spec, (step - self.since) * self.dt) - load
+        area = 2.0 * math.pi * self.radius * self.length if self.radial else None
+        error = servo_target(self.spec, (step - self.since) * self.dt, area) - load
         limit = self.spec["max_speed"]
         self.speed = min(max(self.spec["gain"] * error, -limit), limit)
 
@@ -120,8 +162,24 @@ class Servo:
 
 
 def servo_loads(contact, store, lists, comm, dt: float, servos: list) -> list[float]:
-    """The load (N) on each of ``servos`` this step (:func:`wall_loads`). Collective."""
-    return wall_loads(contact, store, lists, comm, dt, [s.gid for s in servos])
+    """The load (N) on each of ``servos`` this step (module docstring): a plane's and a
+    cylinder's as :func:`wall_loads`, a mesh's the exact sum of its contacts' force on the
+    spheres along its direction. Collective."""
+    meshes = [s for s in servos if s.mesh]
+    tangential = contact.recorded_tangential(lists, spheres=False) if meshes else None
+    found = contact.contact_list(store, lists, dt, spheres=False, tangential=tangential)
+    wall = found["id"][:, 1]
+    mine = []
+    for s in servos:
+        on = wall == s.gid
+        if s.mesh:  # the 6 products of each contact, each rounded once
+            f = np.concatenate((found["normal_force"][on], found["tangential_force"][on]))
+            mine.append((f * s.direction).ravel())
+        else:
+            mine.append(found["force"][on])
+    parts = comm.allgather(mine)
+    return [math.fsum(np.concatenate([p[k] for p in parts]).tolist())
+            for k in range(len(servos))]
 
 
 def wall_loads(contact, store, lists, comm, dt: float, gids: list) -> list[float]:

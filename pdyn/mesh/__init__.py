@@ -9,7 +9,8 @@
 * :mod:`~pdyn.mesh.model` — :class:`Mesh`: welded triangles, adjacency, motion, frame, grid;
 * :mod:`~pdyn.mesh.bundle` — :func:`pack`: all meshes of a run as one :class:`MeshBundle`;
 * :mod:`~pdyn.mesh.place` — where a mesh's arrays live (this process, or one copy per node);
-* :mod:`~pdyn.mesh.shapes` — test surfaces (:func:`grid_surface`, :func:`tube_surface`).
+* :mod:`~pdyn.mesh.shapes` — test surfaces (:func:`grid_surface`, :func:`tube_surface`,
+  :func:`box_surface`).
 
 ``docs/walls.md`` says how mesh walls work; ``pdyn.walls`` holds the wall table a mesh is one
 row of.
@@ -21,9 +22,9 @@ from .geometry import (EDGE, EPS, FACE, NONE, VERTEX, contact_geometry, entry_ho
                        record_feature)
 from .grid import candidates
 from .model import Mesh, MeshError, corners_of
-from .shapes import grid_surface, tube_surface
+from .shapes import box_surface, grid_surface, tube_surface
 
 __all__ = ["Mesh", "MeshError", "corners_of", "MeshBundle", "pack", "frames", "rotation",
            "in_frame", "to_body", "to_world", "FACE", "EDGE", "VERTEX", "NONE", "EPS",
            "record_feature", "contact_geometry", "entry_homes", "candidates", "grid_surface",
-           "tube_surface"]
+           "tube_surface", "box_surface"]

@@ -1,6 +1,7 @@
-"""Triangulated test surfaces: a height field over a square (:func:`grid_surface`) and the side
-of a cylinder of flat faces (:func:`tube_surface`), as (vertices, triangles) arrays that
-``pdyn.mesh.Mesh.from_arrays`` takes; for tests, benchmarks and scenes.
+"""Triangulated test surfaces: a height field over a square (:func:`grid_surface`), the side
+of a cylinder of flat faces (:func:`tube_surface`) and a closed box (:func:`box_surface`),
+as (vertices, triangles) arrays that ``pdyn.mesh.Mesh.from_arrays`` takes; for tests,
+benchmarks and scenes.
 
 Units: m.
 """
@@ -49,3 +50,15 @@ def tube_surface(n: int, radius: float, length: float,
     b = (np.arange(along)[:, None] * n + ((k + 1) % n)[None, :]).ravel()
     tri = np.stack((np.column_stack((a, b, b + n)), np.column_stack((a, b + n, a + n))), axis=1)
     return v, tri.reshape(-1, 3).astype(np.int64)
+
+
+def box_surface(lo, hi) -> tuple[np.ndarray, np.ndarray]:
+    """(vertices (8, 3), triangles (12, 3)) of the closed box [lo, hi] (m): each face two
+    triangles wound counter-clockwise seen from outside (a piston's plate, a block)."""
+    lo, hi = np.asarray(lo, float), np.asarray(hi, float)
+    corner = np.array([[(k >> a) & 1 for a in range(3)] for k in range(8)])  # bit a: axis a
+    v = np.where(corner == 1, hi, lo)
+    quads = ((0, 2, 3, 1), (4, 5, 7, 6), (0, 1, 5, 4), (2, 6, 7, 3), (0, 4, 6, 2),
+             (1, 3, 7, 5))  # −z, +z, −y, +y, −x, +x, each counter-clockwise from outside
+    tri = [t for a, b, c, d in quads for t in ((a, b, c), (a, c, d))]
+    return v, np.array(tri, np.int64)

@@ -9,7 +9,7 @@ import numpy as np
 
 from pdyn.config import (BoxConfig, ContactConfig, InsertionConfig, InteractionConfig,
                          MaterialConfig, ParticlesConfig, SimulationConfig)
-from pdyn.mesh import grid_surface, tube_surface
+from pdyn.mesh import box_surface, grid_surface, tube_surface
 from pdyn.particles import FIELDS
 from pdyn.scenarios import Scene, drum, hopper, make_scene, place_spheres
 from pdyn.stl import write_stl
@@ -383,12 +383,14 @@ SERVO_BOX = ((0.0, 0.0, 0.0), (0.05, 0.05, 0.2))
 SERVO_TARGET = [[0.1, 0.0], [0.12, SERVO_FORCE]]
 
 
-def servo_bed(force=SERVO_TARGET, layers=6, seed=7, pressure=None, **cfg):
+def servo_bed(force=SERVO_TARGET, layers=6, seed=7, pressure=None, mesh=False,
+              direction=(0.0, 0.0, -1.0), **cfg):
     """A frictional bed of ``layers`` × 25 spheres (r 4–4.5 mm, k ≈ 4000 N/m, weight ≈ 1.2 N)
     on a floor, periodic in x and y, and above it a plane held at ``force`` (N, or a table of
     time) by its servo (``pdyn.dynamics.wallmotion.Servo``; ``pressure``: its pressure and
     area instead), touching the top layer at the start: with the default target it stays
-    there while the bed settles, then presses."""
+    there while the bed settles, then presses. ``mesh``: the piston is a closed box of 12
+    triangles (5 mm thick, wider than the cell) driven along ``direction`` instead."""
     rng = np.random.default_rng(seed)
     lo, hi = SERVO_BOX
     grid = np.stack(np.meshgrid(np.arange(5), np.arange(5), np.arange(layers), indexing="ij"),
@@ -397,14 +399,62 @@ def servo_bed(force=SERVO_TARGET, layers=6, seed=7, pressure=None, **cfg):
     pos[:, 2] = 0.0046 + 0.0092 * grid[:, 2]
     radii = rng.uniform(0.004, 0.0045, len(pos))
     top = float((pos[:, 2] + radii).max())
+    servo = {**({"force": force} if pressure is None else pressure), "gain": 0.02,
+             "max_speed": 0.2}
     piston = {"type": "plane", "point": [0.0, 0.0, top], "normal": [0.0, 0.0, -1.0],
-              "servo": {**({"force": force} if pressure is None else pressure), "gain": 0.02,
-                        "max_speed": 0.2}}
+              "servo": servo}
+    if mesh:
+        v, t = box_surface((lo[0] - 0.01, lo[1] - 0.01, top), (hi[0] + 0.01, hi[1] + 0.01,
+                                                                top + 0.005))
+        piston = {"type": "mesh", "vertices": v.tolist(), "triangles": t.tolist(),
+                  "servo": {**servo, "direction": list(direction)}}
     return SimulationConfig(
         particles=ParticlesConfig(positions=pos, radii=radii, density=2500.0),
         box=BoxConfig(lo=lo, hi=hi, boundary=("periodic", "periodic", "wall")),
         contact=ContactConfig(youngs_modulus=1e6, restitution=0.3, friction=0.3),
         walls=[piston], gravity=(0.0, 0.0, -9.81), progress=False, **cfg)
+
+
+#: the servo ring's spheres (number, radius m, stiffness N/m) and its target load (N)
+RING = (12, 0.01, 1e4)
+RING_FORCE = 10.0
+
+
+def servo_ring(force=((0.0, 0.0), (0.02, RING_FORCE)), pressure=None, length=None, **cfg):
+    """:data:`RING` spheres in a ring about the z axis (z = 0), neighbours touching, inside a
+    cylinder (infinite, or a tube of ``length``) touching them, whose radius a servo drives to
+    hold ``force`` (N, or a table of time; default ramped up in 0.02 s) or ``pressure`` (Pa,
+    over the tube's 2πRL); no gravity, frictionless linear contacts (``stiffness``), damped."""
+    n, r, k = RING
+    phi = 2.0 * np.pi * np.arange(n) / n
+    rho = r / math.sin(math.pi / n)
+    pos = np.column_stack((rho * np.cos(phi), rho * np.sin(phi), np.zeros(n)))
+    wall = {"type": "cylinder", "point": [0.0, 0.0, 0.0], "axis": [0.0, 0.0, 1.0],
+            "radius": rho + r, "servo": {**({"force": force} if pressure is None
+                                            else {"pressure": pressure}),
+                                         "gain": 0.002, "max_speed": 0.5}}
+    if length is not None:
+        wall["length"] = length
+    half = rho + 2.0 * r
+    return SimulationConfig(
+        particles=ParticlesConfig(positions=pos, radii=np.full(n, r), density=2500.0),
+        box=BoxConfig(lo=(-half, -half, -2.0 * r), hi=(half, half, 2.0 * r)),
+        contact=ContactConfig(stiffness=k, restitution=0.3), walls=[wall],
+        gravity=(0.0, 0.0, 0.0), progress=False, **cfg)
+
+
+def ring_radius(load: float, length: float | None = None, pressure: float | None = None):
+    """The ring's cylinder radius R (m) at rest under ``load`` (N; or ``pressure`` (Pa) over
+    2πRL of a tube of ``length``): each sphere pressed by F_w = L/n, its neighbours by
+    F_s = F_w/(2 sin(π/n)); the ring's radius ρ = (2r − F_s/k)/(2 sin(π/n)) and
+    R = ρ + r − F_w/k — with a pressure F_w = p 2π R L/n, solved for R (linear)."""
+    n, r, k = RING
+    s = math.sin(math.pi / n)
+    if pressure is None:
+        f_w = load / n
+        return (2.0 * r - f_w / (2.0 * s * k)) / (2.0 * s) + r - f_w / k
+    c = pressure * 2.0 * math.pi * length / n  # F_w = c R
+    return (r / s + r) / (1.0 + c / (4.0 * s * s * k) + c / k)
 
 
 #: the materials of :func:`two_materials`: spheres of glass and rubber, a steel box

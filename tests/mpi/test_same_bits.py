@@ -309,9 +309,9 @@ def dragged_by_the_drum(run):
 
 
 def servo_pressed(run):
-    """The servo piston (wall −3) pressed the bed, and its state (offset, speed) is the same
-    bits in every run compared."""
-    walls_touched(-3)(run)
+    """The servo wall (a piston, a cylinder's radius) pressed the spheres, and its state
+    (offset, speed) is the same bits in every run compared."""
+    walls_touched(run.sim.wall_motion.servos[0].gid)(run)
     (servo,) = run.sim.wall_motion.servos
     assert run.comm.allreduce_max(servo.load) > 1.0 and servo.offset > 0.0
     for other in (run.ref, run.cont):
@@ -642,6 +642,11 @@ CASES = [
          ("restart",), at=100, wall_forces=True, check=piston_head),
     Case("servo-bed", built(scenes.servo_bed, scenes.SERVO_FORCE, **BALANCED), 600, BOTH,
          at=300, wall_forces=True, check=servo_pressed),
+    Case("servo-mesh-bed", built(scenes.servo_bed, scenes.SERVO_FORCE, mesh=True, **BALANCED),
+         600, BOTH, at=300, wall_forces=True, check=servo_pressed),
+    Case("servo-ring-tube", built(scenes.servo_ring, None, ((0.0, 0.0), (0.02, 2000.0)),
+                                  0.02, **BALANCED), 600, BOTH, at=300, fields=MOTION,
+         check=servo_pressed),
     Case("staged-drum", built(scenes.staged_drum, **BALANCED), 300, BOTH, at=100,
          wall_forces=True, check=staged),
     Case("tube", built(scenes.drum_with_piston, TUBE, **BALANCED), 200, BOTH, at=100,
