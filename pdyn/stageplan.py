@@ -25,7 +25,10 @@ where it is, its program's time counted from the stage's start) or, for a servo 
 ``servo`` (its target table's times counted from the stage's start); and ``contact`` (one
 material) or ``materials`` (``{name = ..., ...}``) with new ``friction``,
 ``rolling_friction`` or ``restitution``; and ``outlet = "open"`` or ``"closed"``: every
-insertion outlet from the stage's start on, whatever its ``outlet_start``. Units: SI."""
+insertion outlet from the stage's start on, whatever its ``outlet_start``; and ``dt`` (s), the
+time step from the stage's start on (``pdyn.clock``: t = t_s + (n − s) · dt from then). The
+same changes, without an end, are what ``Simulation.change`` makes between runs
+(:func:`check_change`). Units: SI."""
 
 from __future__ import annotations
 
@@ -45,15 +48,17 @@ OUTLETS = ("open", "closed")
 CONTACT_CHANGES = ("friction", "rolling_friction", "restitution")
 #: a wall's motion a stage may set
 WALL_CHANGES = ("velocity", "angular_velocity", "translation", "rotation", "servo")
-FIELDS = ("name", *ENDS, "check_every", "max_duration", "gravity", "walls", "contact",
-          "materials", "outlet")
+#: what a stage (or ``Simulation.change``) may change at its start
+CHANGES = ("gravity", "walls", "contact", "materials", "outlet", "dt")
+FIELDS = ("name", *ENDS, "check_every", "max_duration", *CHANGES)
 
 
 class Stage(NamedTuple):
     """One checked stage: its ``name``; ``end`` (kind, value) or None; ``check_every``
     (steps); ``max_duration`` (s or None); the changes at its start: ``gravity`` (or None),
     ``walls`` (dicts with ``wall`` and the new motion), ``contact`` (a dict or None),
-    ``materials`` (dicts with ``name``), ``outlet`` (``"open"``, ``"closed"`` or None)."""
+    ``materials`` (dicts with ``name``), ``outlet`` (``"open"``, ``"closed"`` or None),
+    ``dt`` (s or None)."""
 
     name: str
     end: tuple | None
@@ -64,6 +69,7 @@ class Stage(NamedTuple):
     contact: dict | None
     materials: tuple
     outlet: str | None = None
+    dt: float | None = None
 
     def table(self) -> dict:
         """The stage as a ``[[stages]]`` table (what :func:`check_stages` reads back to it)."""
@@ -71,9 +77,17 @@ class Stage(NamedTuple):
                "materials": list(self.materials)}
         if self.end is not None:
             out[self.end[0]] = self.end[1]
-        for k in ("max_duration", "gravity", "contact", "outlet"):
+        for k in ("max_duration", "gravity", "contact", "outlet", "dt"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
+        return out
+
+    def changes(self) -> dict:
+        """The changes it makes, as a table (what :func:`check_change` reads back to them)."""
+        out = {k: getattr(self, k) for k in CHANGES if getattr(self, k) not in (None, ())}
+        for k in ("walls", "materials"):
+            if k in out:
+                out[k] = list(out[k])
         return out
 
 
@@ -139,8 +153,7 @@ def _stage(name: str, value, last: bool) -> dict:
                        "stage may run to the run's end)")
     out = {"name": text(f"{name}.name", value.get("name", name)), "end": None,
            "check_every": integer(f"{name}.check_every", value.get("check_every", 100), lo=1),
-           "max_duration": None, "gravity": None, "walls": (), "contact": None,
-           "materials": (), "outlet": None}
+           "max_duration": None, **_changes(name, value)}
     if ends:
         end = ends[0]
         v = value[end]
@@ -159,6 +172,15 @@ def _stage(name: str, value, last: bool) -> dict:
             raise BadValue(f"{name}.max_duration", value["max_duration"], "only with a "
                            f"condition ({', '.join(CONDITIONS)})")
         out["max_duration"] = number(f"{name}.max_duration", value["max_duration"], above=0)
+    return Stage(**out)
+
+
+def _changes(name: str, value: dict) -> dict:
+    """The changes a stage (or a ``Simulation.change``) of table ``value`` makes, checked."""
+    out = {"gravity": None, "walls": (), "contact": None, "materials": (), "outlet": None,
+           "dt": None}
+    if "dt" in value:
+        out["dt"] = number(f"{name}.dt", value["dt"], above=0)
     if "gravity" in value:
         out["gravity"] = vector(f"{name}.gravity", value["gravity"])
     if "outlet" in value:
@@ -180,7 +202,18 @@ def _stage(name: str, value, last: bool) -> dict:
         raise BadValue(f"{name}.materials", mats, "expected a list of tables {name = ...}")
     out["materials"] = tuple(_contact(f"{name}.materials[{i}]", m, named=True)
                              for i, m in enumerate(mats))
-    return Stage(**out)
+    return out
+
+
+def check_change(name: str, value: dict) -> Stage:
+    """A change made between runs (``Simulation.change``: the fields of :data:`CHANGES`, as a
+    stage's) as a :class:`Stage` without an end; :class:`BadValue` naming ``<name>.<field>``."""
+    bad = sorted(set(value) - set(CHANGES))
+    if bad:
+        raise BadValue(f"{name}.{bad[0]}", value[bad[0]], f"unknown change (known: "
+                       f"{', '.join(CHANGES)})")
+    return Stage(name=name, end=None, check_every=1, max_duration=None,
+                 **_changes(name, value))
 
 
 def shift_walls(plan: tuple, n: int) -> tuple:
@@ -206,5 +239,5 @@ def check_stages(value) -> tuple:
     return tuple(_stage(f"stages[{k}]", s, k == len(value) - 1) for k, s in enumerate(value))
 
 
-__all__ = ["Stage", "ENDS", "CONDITIONS", "CONTACT_CHANGES", "OUTLETS", "WALL_CHANGES",
-           "check_stages", "shift_walls"]
+__all__ = ["Stage", "ENDS", "CONDITIONS", "CHANGES", "CONTACT_CHANGES", "OUTLETS",
+           "WALL_CHANGES", "check_stages", "check_change", "shift_walls"]

@@ -3,7 +3,8 @@ frames put where they are at a step, from the step count (units: m, s).
 
 A wall's motion is closed-form (point p₀ + v t, a mesh's frame turned by Ω t about its axis,
 ``pdyn.walls.WallSet``), computed from t = step · dt, never accumulated: every rank and a
-restart get the same bits. The lists reach half the skin farther for moving walls
+restart get the same bits (t the run's ``pdyn.clock.Clock``: piecewise when a stage changes
+dt). The lists reach half the skin farther for moving walls
 (``WallSet.set_reach``) and the schedule rebuilds before one has moved that far
 (:meth:`WallMotion.every`). A programmed wall (``pdyn.programs``) is placed the same way, its
 table's velocity and angular velocity set to the program's exact derivative at the step's
@@ -40,21 +41,24 @@ from ..wallkinds import VX, VZ, X0, Z0
 
 
 class WallMotion:
-    """The walls of ``wallset`` (``pdyn.walls.WallSet``) moving with time step ``dt`` (s)."""
+    """The walls of ``wallset`` (``pdyn.walls.WallSet``) moving in the time of ``clock``
+    (``pdyn.clock.Clock``)."""
 
-    def __init__(self, wallset, dt: float, step: int = 0, servos: dict | None = None):
+    def __init__(self, wallset, clock, step: int = 0, servos: dict | None = None,
+                 r_max: float = 0.0):
         """``step``: the run's first; ``servos``: a checkpoint's servo states by wall id
-        (``Servo.state``; None: every servo at rest at its point)."""
-        self.wallset, self.dt = wallset, float(dt)
-        self.servos = [Servo(k, wallset.normals[k], spec, dt, step,
+        (``Servo.state``; None: every servo at rest at its point); ``r_max`` (m): the largest
+        sphere's radius (:meth:`every`)."""
+        self.wallset, self.clock, self.r_max = wallset, clock, float(r_max)
+        self.servos = [Servo(k, wallset.normals[k], spec, clock, step,
                              (servos or {}).get(str(-1 - k))) for k, spec in wallset.servos.items()]
 
     def advance(self, store, walls: np.ndarray, step: int) -> None:
         """Translating walls (their handles ``walls``, in table order) to their place at
-        ``step`` (p₀ + v · step·dt, a program's p₀ + x(t)) in ``store``, programmed walls'
-        velocities to that time, servo walls to that step, turning meshes' frames to that
-        time."""
-        time = step * self.dt
+        ``step`` (p₀ + v t, a program's p₀ + x(t), t the step's time) in ``store``, programmed
+        walls' velocities to that time, servo walls to that step, turning meshes' frames to
+        that time."""
+        time = self.clock.time(step)
         if self.wallset.translating or self.wallset.programs:
             store.pos[walls] = self.wallset.points(time, move=True)
         for servo in self.servos:
@@ -65,7 +69,7 @@ class WallMotion:
         """The servos' loads of ``step`` (its force pass over ``lists``) set their next
         speeds (:class:`Servo`). Collective when there are servos."""
         if self.servos:
-            loads = servo_loads(contact, store, lists, comm, self.dt, self.servos)
+            loads = servo_loads(contact, store, lists, comm, self.clock.dt, self.servos)
             for servo, load in zip(self.servos, loads):
                 servo.respond(load, step)
 
@@ -73,22 +77,23 @@ class WallMotion:
         """What a checkpoint keeps: each servo's state by wall id (None without servos)."""
         return {str(s.gid): s.state() for s in self.servos} or None
 
-    def every(self, skin: float, r_max: float = 0.0) -> int:
+    def every(self, skin: float) -> int:
         """Steps between forced rebuilds so that no wall moves more than ``skin``/2 (m)
-        between them, relative to spheres of radius at most ``r_max`` (m); 0: none needed
-        (``WallSet.rebuild_every``)."""
-        return self.wallset.rebuild_every(skin, self.dt, r_max)
+        between them, relative to spheres of radius at most ``r_max``, at the largest time
+        step the run plans (``Clock.largest``); 0: none needed (``WallSet.rebuild_every``)."""
+        return self.wallset.rebuild_every(skin, self.clock.largest, self.r_max)
 
 
 class Servo:
     """The servo ``spec`` (``pdyn.programs.check_servo``) of the plane of wall-table row
-    ``row`` (id −1 − row) with unit normal ``normal``, time step ``dt`` (s), at step ``step``
-    with ``state`` (offset s (m), speed v (m/s); None: at rest at its point)."""
+    ``row`` (id −1 − row) with unit normal ``normal``, in the time of ``clock``
+    (``pdyn.clock.Clock``), at step ``step`` with ``state`` (offset s (m), speed v (m/s);
+    None: at rest at its point)."""
 
-    def __init__(self, row: int, normal: np.ndarray, spec: dict, dt: float, step: int,
+    def __init__(self, row: int, normal: np.ndarray, spec: dict, clock, step: int,
                  state=None):
         self.row, self.gid, self.normal, self.spec = row, -1 - row, normal, spec
-        self.dt, self.at = float(dt), int(step)
+        self.clock, self.at = clock, int(step)
         self.offset, self.speed = (0.0, 0.0) if state is None else map(float, state)
         self.load = math.nan  # the last step's load (N)
         self.since = 0  # the step its target's time counts from (a stage's start)
@@ -102,7 +107,7 @@ class Servo:
         """Move to ``step`` (s += v dt for each step since the last) and put the wall's point
         and velocity into ``pos`` (wall handles ``walls`` in table order) and ``table``."""
         if step > self.at:
-            self.offset += self.speed * self.dt * (step - self.at)
+            self.offset += self.speed * self.clock.dt * (step - self.at)
             self.at = step
         pos[walls[self.row]] = table[self.row, X0:Z0 + 1] + self.offset * self.normal
         table[self.row, VX:VZ + 1] = self.speed * self.normal
@@ -110,7 +115,7 @@ class Servo:
     def respond(self, load: float, step: int) -> None:
         """The load ``load`` (N) of ``step``: the speed of the next step."""
         self.load = load
-        error = servo_target(self.spec, (step - self.since) * self.dt) - load
+        error = servo_target(self.spec, self.clock.since(self.since, step)) - load
         limit = self.spec["max_speed"]
         self.speed = min(max(self.spec["gain"] * error, -limit), limit)
 
