@@ -275,14 +275,14 @@ def _plan(f: _Frame, s: _Share, n: int, skin: float, restart: RestartState | Non
     writers = (make_writers(config.output, tuple(m.name for m in config.materials))
                + fields_writers(config.output, config.fields))
     spheres = bounding_spheres(store, inserter)
-    guard = StepGuard(store, comm, clock, contact_time(contact.law, store, inserter, comm),
-                      config.dt_safety, writers,
-                      watch_walls(neighbours, wallset, f.box, contact.law, spheres,
-                                  clock.largest, comm, config))
     for k, stage in enumerate(config.stages):  # a stage's time step within the same limits
         if stage.dt is not None:
             changed_time_step(f"stages[{k}].dt", stage.dt, contact.law, spheres, config, comm,
                               wallset, f.box, neighbours.skin)
+    guard = StepGuard(store, comm, clock, contact_time(contact.law, store, inserter, comm),
+                      config.dt_safety, writers,
+                      watch_walls(neighbours, wallset, f.box, contact.law, spheres,
+                                  clock.largest, comm, config))
     if inserter is not None:  # the smallest sphere may be one still to come
         guard.r_min = min(guard.r_min, float(inserter.radii.min()))
     # translating walls and turning meshes: the lists reach half the skin farther for them,
