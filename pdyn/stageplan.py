@@ -4,8 +4,10 @@ checked and normalised, with errors naming ``stages[k].<field>`` (the run that f
 
 A stage ends by one of
 
-* ``duration`` (s): after round(duration / dt) steps (at least one) from its start;
-* ``time`` (s): at the first step whose time t = step · dt reaches it;
+* ``duration`` (s): after round(duration / dt) steps (at least one, dt the stage's) from its
+  start;
+* ``time`` (s): at the first step whose time t (``pdyn.clock``: step · dt until a stage
+  changes dt) reaches it;
 * ``kinetic_energy`` (J): when the mean kinetic energy per sphere (translational plus
   rotational) is below it — at rest;
 * ``wall_force = {wall = k, force = F}`` (N): when the load on ``[[walls]]`` number k (from 0)

@@ -2,7 +2,7 @@
 frames put where they are at a step, from the step count (units: m, s).
 
 A wall's motion is closed-form (point p₀ + v t, a mesh's frame turned by Ω t about its axis,
-``pdyn.walls.WallSet``), computed from t = step · dt, never accumulated: every rank and a
+``pdyn.walls.WallSet``), computed from the step's time t, never accumulated: every rank and a
 restart get the same bits (t the run's ``pdyn.clock.Clock``: piecewise when a stage changes
 dt). The lists reach half the skin farther for moving walls
 (``WallSet.set_reach``) and the schedule rebuilds before one has moved that far
