@@ -321,6 +321,8 @@ class Simulation(Observables):
         except BadValue as exc:
             raise ConfigError(str(exc)) from None
         fits_run("change", made, self.store, self.inserter)
+        if made.contact or made.materials:  # refused before anything changes
+            self.changes.law_after(made, "change")
         self.close_step()  # (the half-kick of the step made belongs to its dt)
         if made.walls or made.dt is not None:
             self._replan(made)

@@ -126,15 +126,20 @@ class Changes:
         self.apply(change, step, "change")
         self.made.append((int(step), change))
 
+    def law_after(self, change, where: str) -> tuple:
+        """(contact config, materials, law) after ``change`` (named ``where``) over those in
+        force now (:func:`changed_law`; ``ConfigError`` if refused)."""
+        return changed_law(self.config, self.contact_config, self.materials, change, where,
+                           self.contact.law.rotating)
+
     def apply(self, change, start: int, where: str) -> None:
         """The changes of ``change`` (a ``pdyn.stageplan.Stage``, named ``where``) from the
         step after ``start`` on: a wall's new motion continues from where it is at ``start``
         (``WallSet.reprogram``), a servo's target counts its time from ``start``
         (``Servo.retarget``), the time step switches there (``Clock.switch``)."""
         if change.contact or change.materials:  # (a refusal changes nothing)
-            self.contact_config, self.materials, self.contact.law = changed_law(
-                self.config, self.contact_config, self.materials, change, where,
-                self.contact.law.rotating)
+            self.contact_config, self.materials, self.contact.law = self.law_after(change,
+                                                                                   where)
         if change.gravity is not None:
             self.gravity[:] = change.gravity
         if change.outlet is not None:

@@ -133,6 +133,13 @@ def test_a_programmed_wall_follows_its_formula_across_a_dt_switch_and_a_time_end
     want = np.where(steps > second, back(t[second - 1] - t1), want)
     assert np.abs(np.array(y) - want).max() < 1e-15
     assert abs(back(0.0) - y1) < 1e-17  # continuous at the switch
+    steady = Simulation(drum_with_piston(stages=[{"duration": first * dt}, {"dt": fine}]))
+    y = []
+    for _ in range(100):  # the config's motion goes on across the switch, in the new time
+        steady.step()
+        y.append(steady.store.pos[steady.walls[-1], 1])
+    t = piecewise(steps[:100], [0, first], [dt, fine])
+    assert np.abs(np.array(y) - (-0.1 + 0.5 * t)).max() < 1e-15
 
 
 def changes_of(dt):
