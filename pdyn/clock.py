@@ -1,5 +1,5 @@
-"""The time of a step (s) in a run whose time step changes (``[[stages]] dt``, ``Simulation.change``):
-one owner of "the time of step n" for the whole run.
+"""The time of a step (s) in a run whose time step changes (``[[stages]] dt``,
+``Simulation.change``): one owner of "the time of step n" for the whole run.
 
 The step from n to n + 1 takes the time step in force after step n. A change at the end of
 step s to dt_k makes the time piecewise linear in the step count,
@@ -20,17 +20,16 @@ class Clock:
 
     def __init__(self, dt: float):
         self.starts, self.times, self.dts = [0], [0.0], [float(dt)]
+        #: the time step (s) of the next step
+        self.dt = float(dt)
         #: the largest time step the run plans for (its stages', the setters' so far): the
         #: wall rebuild interval and the overlap watch's wall step are set from it
         self.largest = float(dt)
 
-    @property
-    def dt(self) -> float:
-        """The time step (s) of the next step."""
-        return self.dts[-1]
-
     def time(self, step: int) -> float:
         """The time (s) of ``step`` (the end of the step that made it)."""
+        if len(self.starts) == 1:  # (0.0 + step · dt: the same bits, at every step's cost)
+            return step * self.dt
         k = max(bisect_right(self.starts, step) - 1, 0)
         return self.times[k] + (step - self.starts[k]) * self.dts[k]
 
@@ -49,11 +48,12 @@ class Clock:
         if dt == self.dt:
             return
         if step == self.starts[-1]:  # (a second change at the same step)
-            self.dts[-1] = dt
+            self.dts[-1] = self.dt = dt
             return
         self.times.append(self.time(step))
         self.starts.append(int(step))
         self.dts.append(dt)
+        self.dt = dt
 
 
 __all__ = ["Clock"]

@@ -107,7 +107,7 @@ class Simulation(Observables):
         stage's condition is checked or the run stops."""
         t = self.timers
         with t("integrate"):
-            moved = self._kick_drift(0.5 * self.dt)
+            moved = self._kick_drift(0.5 * self.clock.dt)
         with t("ghosts"):  # the ghosts' state travels while the ranks agree on the reduction
             red = self._reduce(moved)
         do = self.schedule.decide(self.step_index + 1, red.drift2, red.images2,
@@ -151,9 +151,9 @@ class Simulation(Observables):
         step's reduction (:class:`Reduction`)."""
         store, lists = self.store, self.neighbours
         passed = self.guard.watch(self.step_index)  # inf: an overlap beyond its limit
-        self.exchange.deform(self.dt)  # a box that follows a target pressure
+        self.exchange.deform(self.clock.dt)  # a box that follows a target pressure
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
-                           lists.rows, half, self.dt, *self.contact.spins(store, lists),
+                           lists.rows, half, self.clock.dt, *self.contact.spins(store, lists),
                            2 if self._kick_owed else 1)
         self._kick_owed = False
         placed = self.glued.place(store, self.step_index + 1)
@@ -164,7 +164,7 @@ class Simulation(Observables):
         mine[0] = max(mine[0], passed)
         mine[2] = self._n_owned
         mine[3] = self._stop.signum if self._stop is not None else 0.0
-        self.exchange.advance(self.step_index + 1, self.dt)  # a sheared box's images
+        self.exchange.advance(self.step_index + 1, self.clock.dt)  # a sheared box's images
         mine[4] = self.exchange.image_drift2(lists.rows)
         return mine
 
@@ -192,7 +192,7 @@ class Simulation(Observables):
             with t("balance"):  # the work of the interval that ends, on its lists
                 work = block_work(self.exchange.grid, store.pos, lists.rows, lists.start)
         with t("migrate"):
-            changes = [self.exchange.migrate(do.rebuild, self.dt)]
+            changes = [self.exchange.migrate(do.rebuild, self.clock.dt)]
         if do.balance:
             with t("balance"):
                 changes[0], moved, sent = self.exchange.rebalance(
@@ -221,23 +221,24 @@ class Simulation(Observables):
         pairs = bool(needs & PAIR_FORCES) or self.record_tangential
         with self.timers("contacts"):
             self.n_contacts, self.elastic_energy = self.contact.forces(
-                self.store, self.neighbours, self.gravity, self.dt,
+                self.store, self.neighbours, self.gravity, self.clock.dt,
                 record=pairs or bool(needs & WALL_FORCES), walls_only=not pairs)
         with self.timers("output"):
             collecting = self.schedule.collecting
             (self.network, self.wall_load, self.contact_stats, self.sphere_contacts) = capture(
-                self.contact, self.store, self.neighbours, self.dt,
+                self.contact, self.store, self.neighbours, self.clock.dt,
                 NO_NEEDS if needs is collecting else needs - collecting)
+            step = self.step_index + 1
             for w in self.schedule.collectors:
-                w.collect(self.contact, self.store, self.neighbours, self.dt, self.step_index + 1,
-                          self.clock.time(self.step_index + 1))
+                w.collect(self.contact, self.store, self.neighbours, self.clock.dt, step,
+                          self.clock.time(step))
 
     def close_step(self) -> None:
         """The closing half-kick of the last step, if it left it to the next (:meth:`step`):
         the velocities are then the full-step ones."""
         if self._kick_owed:
             store = self.store
-            kick(store.vel, store.force, store.mass, self.neighbours.rows, 0.5 * self.dt,
+            kick(store.vel, store.force, store.mass, self.neighbours.rows, 0.5 * self.clock.dt,
                  *self.contact.spins(store, self.neighbours))
             self._kick_owed = False
 
