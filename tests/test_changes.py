@@ -278,3 +278,11 @@ def test_a_damaged_changes_state_is_refused(held):
         check_changes("ckpt.h5", {"step": 20, "changes": held}, cfg)
     check_changes("ckpt.h5", {"step": 20, "changes": {
         "dt": 1e-4, "made": [[5, {"gravity": [0, 0, 1]}], [5, {"dt": 1e-5}]]}}, cfg)
+
+
+def test_a_dt_stage_in_a_sheared_box_is_refused():
+    """A Lees–Edwards box counts its image offset in steps of one dt: a stage's dt there is
+    refused in one line."""
+    with pytest.raises(ConfigError, match=r"^stages\[1\]\.dt = 1e-05: the box is sheared"):
+        Simulation(SimulationConfig(scene="shear_cell", scene_options={"rate": 8.0},
+                                    progress=False, stages=[{"duration": 0.01}, {"dt": 1e-5}]))
