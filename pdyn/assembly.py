@@ -13,6 +13,7 @@ import numpy as np
 from .broadphase import make_broadphase
 from .checks import (StepGuard, check_memory, mesh_bytes, node_memory, share_state,
                      watch_walls)
+from .clock import Clock
 from .components import (add_walls, enclosure, glued_motion, list_walls, make_inserter,
                          sphere_materials, wall_materials)
 from .config import ConfigError, ContactConfig, SimulationConfig
@@ -36,9 +37,9 @@ from .particles import FIXED, GLUED, ROTATION, ParticleStore
 from .reorder import reorder, wall_order
 from .scenarios import Scene
 from .schedule import Schedule
-from .stages import Stages, plan_walls, stage_laws
+from .stages import Changes, Stages, check_laws, plan_changes
 from .timers import PhaseTimers
-from .timestep import bounding_spheres, contact_time, time_step
+from .timestep import bounding_spheres, changed_time_step, contact_time, time_step
 from .walls import WallSet
 
 
@@ -46,7 +47,8 @@ from .walls import WallSet
 class RestartState:
     """Where a checkpointed run continues (built by ``pdyn.restart``): ``source`` hands each
     rank its checkpointed particles (a particle source, ``pdyn.parallel.startup``), the
-    exchange's schedule (``exchange.state()``), the step, the time step (s), the largest
+    exchange's schedule (``exchange.state()``), the step, the run's own time step (s, before
+    any change: ``pdyn.stages.Changes``), the largest
     displacement since the last rebuild ``drift`` (m), the run's mean radius ``r_mean`` (m,
     the neighbour lists' default skin derives from it), the inserter's state
     (``Inserter.state()``, None without insertion) and the run id (``pdyn.io.runid``; None:
@@ -64,6 +66,7 @@ class RestartState:
     path: str | None = None  # the checkpoint file (the last good one until the run writes)
     servos: dict | None = None  # the servo walls' states by wall id (pdyn.dynamics.wallmotion.Servo)
     stages: dict | None = None  # where a staged run is (pdyn.stages.Stages.state)
+    changes: dict | None = None  # what changed dt or was made from Python (Changes.state)
 
 
 class Parts(NamedTuple):
@@ -89,8 +92,9 @@ class Parts(NamedTuple):
     neighbours: NeighbourList  # with the contact pass and the glued motion hung on it
     broadphase: object  # pdyn.broadphase
     balancer: Balancer
-    dt: float  # s
+    clock: Clock  # the time step and the time of a step (pdyn.clock)
     wall_motion: WallMotion
+    changes: Changes  # the stages' and Python's changes (pdyn.stages)
     stages: Stages | None  # a staged run's stages (None: one stage)
     cell: CellControl | None  # a box that follows target pressures (pdyn.dynamics.cell)
     glued: GluedMotion
@@ -149,7 +153,6 @@ def _frame(config: SimulationConfig, comm, scene: Scene | None,
     node = node_memory(comm)  # the same on every rank: the same memory verdicts
     scene = scene if scene is not None else scene_from_config(config, comm.size, node)
     config, box, wallset = enclosure(config, scene)
-    plan_walls(config.stages, wallset)  # the stages' wall speeds count from the start
     gravity = np.array(config.gravity if config.gravity is not None else scene.gravity, float)
     contact_config = config.contact or ContactConfig(**scene.contact)
     contact = ContactPass(ContactLaw.from_config(contact_config, **config.material_pairs(
@@ -227,8 +230,9 @@ class _Plan(NamedTuple):
     neighbours: NeighbourList
     broadphase: object
     balancer: Balancer
-    dt: float
+    clock: Clock
     wall_motion: WallMotion
+    changes: Changes
     stages: Stages | None
     cell: CellControl | None
     writers: list
@@ -254,35 +258,44 @@ def _plan(f: _Frame, s: _Share, n: int, skin: float, restart: RestartState | Non
     timers = PhaseTimers()
     if balancer.every:
         timers["balance"] = 0.0  # a row of the phase table even if never due
-    dt = restart.dt if restart else time_step(
+    clock = Clock(restart.dt if restart else time_step(
         contact.law, config.dt if config.dt is not None else f.scene.dt, store, inserter,
-        config, comm)
-    wall_motion = WallMotion(wallset, dt, f.first_step, restart.servos if restart else None)
+        config, comm))
+    r_max = _largest_radius(store, inserter, comm) if wallset.turning else 0.0
+    wall_motion = WallMotion(wallset, clock, f.first_step, restart.servos if restart else None,
+                             r_max)
+    changes = Changes(config, f.contact_config, clock, f.gravity, wallset, wall_motion, contact,
+                      inserter, restart.changes if restart else None)
+    # the stages' wall speeds and time steps (and those made from Python) count from the start
+    plan_changes(config.stages + tuple(c for _, c in changes.made), wallset, clock)
     cell = cell_control(config.box, config.stages)
-    stages = _stages(config, f.contact_config, contact, store, dt, restart, inserter, cell)
-    if stages is not None:  # what the stages begun so far changed
-        stages.enter(f.gravity, wallset, wall_motion, contact, inserter)
+    stages = _stages(config, f.contact_config, contact, store, changes, restart, inserter, cell)
+    changes.enter(stages)  # what the stages begun so far and Python changed
     if cell is not None:  # the fixed strain rates (a restart's rates are its checkpoint's)
         s.exchange.strain(cell.switched(s.exchange.rate))
     broadphase = make_broadphase(config.broadphase, **config.broadphase_params)
     # snapshots, checkpoints, series; coarse-grained fields (pdyn.io)
     writers = (make_writers(config.output, tuple(m.name for m in config.materials))
                + fields_writers(config.output, config.fields))
-    guard = StepGuard(store, comm, dt, contact_time(contact.law, store, inserter, comm),
+    spheres = bounding_spheres(store, inserter)
+    for k, stage in enumerate(config.stages):  # a stage's time step within the same limits
+        if stage.dt is not None:
+            changed_time_step(f"stages[{k}].dt", stage.dt, contact.law, spheres, config, comm,
+                              wallset, f.box, neighbours.skin)
+    guard = StepGuard(store, comm, clock, contact_time(contact.law, store, inserter, comm),
                       config.dt_safety, writers,
-                      watch_walls(neighbours, wallset, f.box, contact.law,
-                                  bounding_spheres(store, inserter), dt, comm, config))
+                      watch_walls(neighbours, wallset, f.box, contact.law, spheres,
+                                  clock.largest, comm, config))
     if inserter is not None:  # the smallest sphere may be one still to come
         guard.r_min = min(guard.r_min, float(inserter.radii.min()))
     # translating walls and turning meshes: the lists reach half the skin farther for them,
     # and a rebuild comes before one has moved that far (relative to the largest sphere)
     wallset.set_reach(neighbours.skin)
-    r_max = _largest_radius(store, inserter, comm) if wallset.turning else 0.0
     schedule = Schedule(neighbours, inserter, balancer, config.reorder_every, f.first_step,
-                        writers, dt, wall_motion.every(neighbours.skin, r_max),
+                        writers, clock, wall_motion.every(neighbours.skin),
                         wall_motion.needs)
-    return _Plan(neighbours, broadphase, balancer, dt, wall_motion, stages, cell, writers,
-                 guard, schedule, timers)
+    return _Plan(neighbours, broadphase, balancer, clock, wall_motion, changes, stages, cell,
+                 writers, guard, schedule, timers)
 
 
 class _First(NamedTuple):
@@ -305,10 +318,10 @@ def _first_pass(f: _Frame, s: _Share, p: _Plan, drift: float,
         reorder(store, exchange)
     walls = wall_order(store)
     p.wall_motion.advance(store, walls, f.first_step)
-    glued = glued_motion(store, wallset, f.box, p.dt)
+    glued = glued_motion(store, wallset, f.box, p.clock)
     p.neighbours.hang(*f.contact.hangers, glued)
     glued.place(store, f.first_step)  # velocities and spins of the motion (a restart: the same)
-    exchange.advance(f.first_step, p.dt)  # a sheared box's images at the first step
+    exchange.advance(f.first_step, p.clock.dt)  # a sheared box's images at the first step
     exchange.ghosts()
     if restart or f.scene.cells is not None:  # this rank's share plus its ghosts
         share_state(store, f.box, f.comm, restart=restart is not None,
@@ -317,31 +330,38 @@ def _first_pass(f: _Frame, s: _Share, p: _Plan, drift: float,
                          drift=drift, timers=p.timers, **list_walls(wallset))
     with p.timers("contacts"):
         n_contacts, elastic_energy = (
-            f.contact.resume(store, p.neighbours, f.gravity, p.dt) if restart else
-            f.contact.forces(store, p.neighbours, f.gravity, p.dt, record=False))
+            f.contact.resume(store, p.neighbours, f.gravity, p.clock.dt) if restart else
+            f.contact.forces(store, p.neighbours, f.gravity, p.clock.dt, record=False))
     return _First(glued, walls, n_contacts, elastic_energy)
 
 
 def _stages(config: SimulationConfig, contact_config: ContactConfig, contact: ContactPass,
-            store, dt: float, restart: RestartState | None, inserter,
+            store, changes: Changes, restart: RestartState | None, inserter,
             cell: CellControl | None) -> Stages | None:
     """The run's stages (``pdyn.stages``; None without ``[[stages]]``), where a restart left
-    them; their contact laws made now, so that a refused change stops the run before its
-    first step."""
+    them, their changes made through ``changes``; their contact laws made now, so that a
+    refused change stops the run before its first step."""
     if not config.stages:
         return None
-    no_outlet = inserter is None or all(f.outlet is None for f in inserter.feeds)
     for k, stage in enumerate(config.stages):
-        for what, used in (("mass_out", stage.end is not None and stage.end[0] == "mass_out"),
-                           ("outlet", stage.outlet is not None)):
-            if used and no_outlet:
-                raise ConfigError(f"stages[{k}].{what}: the run has no outlet (give "
-                                  "[insertion] outlet_lo and outlet_hi)")
-    if "glued" in store.fields and any(s.walls for s in config.stages):
-        raise ConfigError("stages: a stage changes a wall's motion in a run with glued spheres "
+        fits_run(f"stages[{k}]", stage, store, inserter)
+    check_laws(config.stages, config, contact_config, contact.law)
+    return Stages(config.stages, changes, restart.stages if restart else None, cell=cell)
+
+
+def fits_run(where: str, change, store, inserter) -> None:
+    """Refuse (``ConfigError``) a stage's or a ``Simulation.change``'s ``change`` (named
+    ``where``) the run cannot make: the outlets or the mass out without an outlet, a wall's
+    motion with glued spheres in the run (they ride only walls without a program)."""
+    no_outlet = inserter is None or all(f.outlet is None for f in inserter.feeds)
+    for what, used in (("mass_out", change.end is not None and change.end[0] == "mass_out"),
+                       ("outlet", change.outlet is not None)):
+        if used and no_outlet:
+            raise ConfigError(f"{where}.{what}: the run has no outlet (give [insertion] "
+                              "outlet_lo and outlet_hi)")
+    if "glued" in store.fields and change.walls:
+        raise ConfigError(f"{where}.walls: changes a wall's motion in a run with glued spheres "
                           "(they ride only walls without a program)")
-    return Stages(config.stages, stage_laws(config.stages, config, contact_config, contact.law),
-                  dt, restart.stages if restart else None, cell=cell)
 
 
 def _known_materials(store, config: SimulationConfig, comm, path) -> None:

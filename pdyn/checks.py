@@ -509,15 +509,16 @@ class StepGuard:
     """Stops a run whose particles move more than their radius in one step or stop being
     finite, on every rank in the same step (see the module docstring).
 
-    ``store`` the particle store, ``comm`` the communicator, ``dt`` (s), ``contact_time`` the
+    ``store`` the particle store, ``comm`` the communicator, ``clock`` the run's time
+    (``pdyn.clock.Clock``: its time step), ``contact_time`` the
     shortest contact time t_c (s, inf without contact forces), ``dt_safety`` pdyn's default
     t_c/dt, ``writers`` the run's writers (for the last good files), ``overlaps`` the
     :class:`OverlapWatch` (None: none). Collective to build."""
 
-    def __init__(self, store, comm, dt: float, contact_time: float, dt_safety: float,
+    def __init__(self, store, comm, clock, contact_time: float, dt_safety: float,
                  writers=(), overlaps: "OverlapWatch | None" = None):
         self.store, self.comm = store, comm
-        self.dt, self.t_c, self.dt_safety = float(dt), float(contact_time), float(dt_safety)
+        self.clock, self.t_c, self.dt_safety = clock, float(contact_time), float(dt_safety)
         self.writers = writers
         self.overlaps = overlaps
         h = store.owned
@@ -552,7 +553,8 @@ class StepGuard:
         if self.overlaps is not None:
             self._passed()
         store = self.store
-        dx = self.dt * store.vel[moving]  # the drift of this step (velocity Verlet)
+        dt = self.clock.dt
+        dx = dt * store.vel[moving]  # the drift of this step (velocity Verlet)
         moved = np.sqrt(np.einsum("ij,ij->i", dx, dx))
         bad = ~(moved <= store.radius[moving]) | ~np.isfinite(store.pos[moving]).all(axis=1)
         local = None
@@ -560,7 +562,7 @@ class StepGuard:
             h = moving[bad]
             h = int(h[np.argmin(store.gid[h])])
             with np.errstate(over="ignore", invalid="ignore"):  # the message says inf
-                moved = float(np.sqrt(np.sum((self.dt * store.vel[h]) ** 2)))
+                moved = float(np.sqrt(np.sum((dt * store.vel[h]) ** 2)))
             local = (int(store.gid[h]), moved, float(store.radius[h]), store.vel[h].tolist(),
                      store.pos[h].tolist())
         found = [x for x in self.comm.allgather(local) if x is not None]
@@ -569,13 +571,13 @@ class StepGuard:
         gid, moved, radius, vel, pos = min(found)
         if math.isfinite(moved) and all(math.isfinite(x) for x in pos):
             what = (f"particle {gid} moved {moved:.4g} m in one step, more than its radius "
-                    f"{radius:.4g} m (speed {moved / self.dt:.4g} m/s)")
+                    f"{radius:.4g} m (speed {moved / dt:.4g} m/s)")
         else:
             what = f"particle {gid} is no longer finite (velocity {vel}, position {pos})"
         raise RunawayError(f"step {step}: {what}; {self._cause()}; {self._last_good()}")
 
     def _cause(self) -> str:
-        dt, t_c = self.dt, self.t_c
+        dt, t_c = self.clock.dt, self.t_c
         if not math.isfinite(t_c):
             return (f"likely cause: dt = {dt:.4g} s is too large for the speeds (no contact "
                     "forces limit it); lower dt or the velocities")
@@ -733,20 +735,25 @@ class OverlapWatch:
     its normal (``WallSet.approach`` · dt) — and every rebuild of the lists measures again,
     so a look is skipped only where no overlap can exceed its limit: the verdict is the
     exact one, on any rank count. ``lists`` the neighbour lists, ``wallset`` the walls,
-    ``names`` their names (:func:`wall_names`), ``dt`` (s); ``allow`` (initial_overlap
+    ``names`` their names (:func:`wall_names`), ``dt`` (s: the largest the run plans,
+    :meth:`plan`); ``allow`` (initial_overlap
     "allow"): an excess in the first look turns the watch off (the run was allowed to start
     so)."""
 
     def __init__(self, lists, wallset, names, dt: float, allow: bool = False):
         self.lists, self.table, self.bundle, self.names = lists, wallset.table, \
             wallset.bundle, names
-        self.wall_step = float(np.max(wallset.approach(), initial=0.0)) * float(dt)
+        self.plan(wallset, dt)
         self.slack = -math.inf  # a lower bound of the smallest slack now (m)
         self.builds = -1  # the build of the lists it was measured on
         self.first, self.on = bool(allow), True
         self.found = None  # (key, step, message, first look) of this rank's excess
         self._geo, self._home, self._border = np.zeros((0, 4)), np.zeros((0, 4)), \
             np.zeros(0, np.int64)
+
+    def plan(self, wallset, dt: float) -> None:
+        """The walls' largest step along their normals, w (m), at time step ``dt`` (s)."""
+        self.wall_step = float(np.max(wallset.approach(), initial=0.0)) * float(dt)
 
     def moved(self, d: float) -> None:
         """A step moved spheres by up to ``d`` (m): the slack falls by up to d + max(d, w)."""

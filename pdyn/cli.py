@@ -416,15 +416,16 @@ def _dt_note(sim, cfg) -> str | None:
 
 def _insertion_note(sim) -> str | None:
     """A rate the insertion region cannot take: each insertion step pours at most what the
-    region holds (``Inserter.capacity``)."""
+    region holds (``Inserter.capacity``), at the largest time step of the run's stages."""
     ins = sim.inserter
     if ins is None:
         return None
-    owed = ins.p["rate"] * ins.p["every"] * sim.dt
+    dt = sim.clock.largest
+    owed = ins.p["rate"] * ins.p["every"] * dt
     if owed <= ins.capacity:
         return None
     return (f"pdyn: note: insertion.rate = {ins.p['rate']!r}: {owed:.3g} spheres are owed at "
-            f"each insertion step (every {ins.p['every']} steps of {sim.dt:.4g} s), more than "
+            f"each insertion step (every {ins.p['every']} steps of {dt:.4g} s), more than "
             f"the {ins.capacity} the region can hold; each step pours at most that many")
 
 

@@ -96,10 +96,10 @@ def make_inserter(config: SimulationConfig, scene: Scene, box: Box, n_particles:
     return Inserter(params, int(n_particles), state, materials) if params else None
 
 
-def glued_motion(store, wallset: WallSet, box: Box, dt: float) -> GluedMotion:
-    """The motion of the spheres glued to ``wallset``'s walls in ``store`` (time step ``dt``,
-    periodic images across ``box``)."""
-    return GluedMotion(store, wallset.table, wallset.normals, dt,
+def glued_motion(store, wallset: WallSet, box: Box, clock) -> GluedMotion:
+    """The motion of the spheres glued to ``wallset``'s walls in ``store`` (in the time of
+    ``clock``, ``pdyn.clock.Clock``; periodic images across ``box``)."""
+    return GluedMotion(store, wallset.table, wallset.normals, clock,
                        np.where(box.periodic, box.length, 0.0))
 
 

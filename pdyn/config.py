@@ -1108,29 +1108,36 @@ class SimulationConfig:
                     stage.end[1]["wall"] >= n):
                 raise BadValue(f"{where}.wall_force.wall", stage.end[1]["wall"],
                                f"the run has {n} [[walls]]")
-            for i, w in enumerate(stage.walls):
-                name = f"{where}.walls[{i}]"
-                if w["wall"] >= n:
-                    raise BadValue(f"{name}.wall", w["wall"], f"the run has {n} [[walls]]")
-                wall = self.walls[w["wall"]]
-                if wall.type == "mesh" and wall.servo is None:
-                    raise BadValue(f"{name}.wall", w["wall"], "a mesh's motion is set for the "
-                                   "whole run")
-                if ("servo" in w) != (wall.servo is not None):
-                    raise BadValue(f"{name}.wall", w["wall"], "a servo wall takes a new servo "
-                                   "only" if wall.servo is not None else
-                                   "a new servo only for a wall that has one from the start")
-                if "servo" in w:
-                    check_servo_kind(f"{name}.servo", wall.type, w["servo"],
-                                     wall.length is not None, wall.servo.get("direction"))
-            if stage.contact is not None and self.materials:
-                raise BadValue(f"{where}.contact", stage.contact, "the run has [[materials]]: "
-                               "change them by materials = [{name = ..., ...}]")
-            if stage.materials and not self.materials:
-                raise BadValue(f"{where}.materials", list(stage.materials), "the run has no "
-                               "[[materials]]: change contact = {...}")
-            for i, m in enumerate(stage.materials):
-                self.material_index(f"{where}.materials[{i}].name", m["name"])
+            self.fits(where, stage)
+
+    def fits(self, where: str, stage) -> None:
+        """The changes of ``stage`` (``pdyn.stageplan.Stage``, a stage's or a
+        ``Simulation.change``'s, named ``where``) fit the run: the walls they name exist and
+        may take the change, the materials they change are known (``BadValue``)."""
+        n = len(self.walls)
+        for i, w in enumerate(stage.walls):
+            name = f"{where}.walls[{i}]"
+            if w["wall"] >= n:
+                raise BadValue(f"{name}.wall", w["wall"], f"the run has {n} [[walls]]")
+            wall = self.walls[w["wall"]]
+            if wall.type == "mesh" and wall.servo is None:
+                raise BadValue(f"{name}.wall", w["wall"], "a mesh's motion is set for the "
+                               "whole run")
+            if ("servo" in w) != (wall.servo is not None):
+                raise BadValue(f"{name}.wall", w["wall"], "a servo wall takes a new servo "
+                               "only" if wall.servo is not None else
+                               "a new servo only for a wall that has one from the start")
+            if "servo" in w:
+                check_servo_kind(f"{name}.servo", wall.type, w["servo"],
+                                 wall.length is not None, wall.servo.get("direction"))
+        if stage.contact is not None and self.materials:
+            raise BadValue(f"{where}.contact", stage.contact, "the run has [[materials]]: "
+                           "change them by materials = [{name = ..., ...}]")
+        if stage.materials and not self.materials:
+            raise BadValue(f"{where}.materials", list(stage.materials), "the run has no "
+                           "[[materials]]: change contact = {...}")
+        for i, m in enumerate(stage.materials):
+            self.material_index(f"{where}.materials[{i}].name", m["name"])
 
     def _materials(self) -> None:
         """``[[materials]]`` and ``[[interactions]]`` checked, every ``material`` name known,

@@ -16,15 +16,21 @@ from .io import OutputView
 
 class Observables:
     """Readings of a run from its ``comm``, ``store``, ``neighbours``, ``contact`` (the
-    ``ContactPass``), ``gravity``, ``dt``, ``step_index`` and the last force pass's
+    ``ContactPass``), ``gravity``, ``clock``, ``step_index`` and the last force pass's
     ``n_contacts`` and ``elastic_energy`` (the attributes ``pdyn.simulation.Simulation``
     keeps); :meth:`view`, what a writer reads, also from the run's other parts
     (``pdyn.assembly.Parts``) and what the step captured."""
 
     @property
     def time(self) -> float:
-        """The simulated time (s): step · dt."""
-        return self.step_index * self.dt
+        """The simulated time (s) of the step reached (``pdyn.clock.Clock.time``: step · dt
+        unless a stage or ``change`` switched dt)."""
+        return self.clock.time(self.step_index)
+
+    @property
+    def dt(self) -> float:
+        """The time step (s) of the next step."""
+        return self.clock.dt
 
     def _integrated(self) -> np.ndarray:
         """Handles of the owned, finite, not fixed particles, ascending."""
@@ -118,6 +124,7 @@ class Observables:
             servos=self.wall_motion.state() if state else None,
             stage=None if self.stages is None else self.stages.index,
             stages=self.stages.state() if state and self.stages is not None else None,
+            changes=self.changes.state() if state else None,
             **wall_view(self.wallset))
 
     def last_good(self) -> str:

@@ -1,7 +1,7 @@
 """Programs of time for walls: a wall's translation (m) or its rotation about its axis (rad) as
-a constant velocity plus a sum of terms, each evaluated in closed form at t = step · dt — its
-displacement since t = 0 and its exact derivative, the velocity — so every rank and a restart
-get the same bits; and a servo's target, a piecewise-linear table of (t, value).
+a constant velocity plus a sum of terms, each evaluated in closed form at the step's time t
+(``pdyn.clock``) — its displacement since t = 0 and its exact derivative, the velocity — so
+every rank and a restart get the same bits; and a servo's target, a piecewise-linear table of (t, value).
 
 Terms (``[[walls]]`` ``translation`` and ``rotation``: lists of tables with ``type``; a
 translation's vectors have 3 components, a rotation's 1, about the wall's axis or normal):

@@ -52,6 +52,8 @@ from .parallel.startup import block_lattice, blocks_box
 from .particles import GLUED, MESH_KEY_BASE, ROTATION, WALL_KEY_BASE
 from .scenarios import Scene
 from .simulation import RestartState, Simulation
+from .stageplan import check_change
+from .values import integer, number
 
 
 class CheckpointSource:
@@ -267,6 +269,32 @@ def check_stages(path, head: dict, cfg) -> None:
                               f"up to step {head['step']}, and finished (damaged file)")
 
 
+def check_changes(path, head: dict, cfg) -> None:
+    """The checkpoint's changes (``changes``: the run's own ``dt`` and the changes made from
+    Python, ``made`` as [step, changes], ``pdyn.stages.Changes.state``): a positive dt, steps
+    from 0 to the checkpoint's, increasing, each change one ``Simulation.change`` accepts for
+    the stored config."""
+    held = head.get("changes")
+    if held is None:
+        return
+    try:
+        if not isinstance(held, dict) or sorted(held) != ["dt", "made"]:
+            raise ValueError("expected dt and made")
+        number("changes.dt", held["dt"], above=0)
+        made, last = held["made"], 0
+        if not isinstance(made, list):
+            raise ValueError("made: expected a list")
+        for k, entry in enumerate(made):
+            if not (isinstance(entry, list) and len(entry) == 2 and isinstance(entry[1], dict)):
+                raise ValueError(f"made[{k}]: expected [step, changes]")
+            step = integer(f"changes.made[{k}]", entry[0], lo=last, hi=head["step"])
+            cfg.fits(f"changes.made[{k}]", check_change(f"changes.made[{k}]", entry[1]))
+            last = step
+    except ValueError as exc:
+        raise OutputFileError(f"{path}: attribute changes = {str(held)[:80]}: {exc} "
+                              "(damaged file)") from None
+
+
 def triangles_of(cfg) -> int:
     """The triangles of the config's mesh walls (the meshes a restart builds)."""
     return sum(len(w.mesh()) for w in cfg.walls if w.type == "mesh")
@@ -333,6 +361,7 @@ def _checked_config(path, head: dict, rest: dict):
     check_walls(path, head, cfg)
     check_servos(path, head, cfg)
     check_stages(path, head, cfg)
+    check_changes(path, head, cfg)
     return cfg
 
 
@@ -380,12 +409,13 @@ def from_checkpoint(path: str | Path, *, comm=None, **changes) -> Simulation:
     source = CheckpointSource(path, head, rest, comm,
                               check=lambda rows: check_particles(path, head, stored, rows))
     restart = RestartState(source=source,
-                           exchange=rest["exchange"], step=head["step"], dt=head["dt"],
+                           exchange=rest["exchange"], step=head["step"],
+                           dt=(head.get("changes") or {}).get("dt", head["dt"]),
                            drift=head["drift"], r_mean=head["r_mean"],
                            insertion=insertion["state"] if insertion else None,
                            run_id=head.get("run_id"), path=str(path),
                            glued=GLUED in head["features"], servos=head.get("servos"),
-                           stages=head.get("stages"))
+                           stages=head.get("stages"), changes=head.get("changes"))
     sim = Simulation(cfg, comm=comm, scene=scene, restart=restart)
     kept = sim.store.gid[sim.store.owned]
     n = sim.comm.allreduce_sum(int(kept.size))

@@ -33,15 +33,17 @@ class Schedule:
     (``NeighbourList.due``) or spheres are poured in, balance and reorder at the first
     rebuild step ``every`` steps after the last, the writers due; with translating walls
     also at every multiple of ``wall_every`` steps (``WallSet.rebuild_every``: no wall moves
-    more than half the skin between rebuilds). ``always``: what every step needs besides
-    (a mesh servo's recorded wall forces, ``WallMotion.needs``). The same decisions on every
-    rank count."""
+    more than half the skin between rebuilds) and after :attr:`rebuild_next` was set (walls
+    given a new motion between runs, ``Simulation.change``). ``always``: what every step needs
+    besides (a mesh servo's recorded wall forces, ``WallMotion.needs``). The same decisions on
+    every rank count; ``clock``: the run's time (``pdyn.clock.Clock``)."""
 
     def __init__(self, lists, inserter, balancer, reorder_every: int, reordered_at: int,
-                 writers: list, dt: float, wall_every: int = 0, always: frozenset = NO_NEEDS):
+                 writers: list, clock, wall_every: int = 0, always: frozenset = NO_NEEDS):
         self.lists, self.inserter, self.balancer = lists, inserter, balancer
         self.reorder_every, self.reordered_at = reorder_every, reordered_at
-        self.writers, self.dt, self.wall_every = writers, dt, wall_every
+        self.writers, self.clock, self.wall_every = writers, clock, wall_every
+        self.rebuild_next = False  # the next step rebuilds (walls replanned between runs)
         #: the writers that collect something of every step (``Writer.collect``), and what
         #: they (and ``always``) need of each
         self.collectors = [w for w in writers if w.collects]
@@ -60,13 +62,15 @@ class Schedule:
             drift2 = (0.5 * (drift2 ** 0.5 + images2 ** 0.5)) ** 2
         if strain:
             drift2 = (drift2 ** 0.5 + strain) ** 2
-        pour = self.inserter is not None and self.inserter.due(step, step * self.dt)
-        rebuild = (pour or bool(self.lists.due(drift2))  # new spheres enter lists and plan
+        pour = self.inserter is not None and self.inserter.due(step, self.clock.time(step))
+        rebuild = (pour or bool(self.lists.due(drift2)) or self.rebuild_next  # new spheres
+                   # enter lists and plan
                    or (self.wall_every > 0 and step % self.wall_every == 0))  # moving walls
         reorder = (rebuild and self.reorder_every > 0
                    and step - 1 - self.reordered_at >= self.reorder_every)
         if reorder:
             self.reordered_at = step - 1
+        self.rebuild_next = False
         writers = [w for w in self.writers if w.due(step)]
         needs = (frozenset().union(self.collecting, *[w.needs for w in writers]) if writers
                  else self.collecting)

@@ -30,10 +30,11 @@ from typing import NamedTuple
 
 import numpy as np
 
-from .assembly import Parts, RestartState, build
+from .assembly import Parts, RestartState, build, fits_run
 from .capture import NOTHING, capture
+from .checks import refuse_fast_walls, wall_names
 from .components import list_walls
-from .config import SimulationConfig
+from .config import ConfigError, SimulationConfig
 from .dynamics.integrate import kick, kick_drift
 from .interrupt import StopRequest, Stopped, signal_name
 from .io import CONTACT_FORCES, WALL_FORCES, checkpoint_now
@@ -43,6 +44,10 @@ from .parallel.balance import block_work
 from .reorder import reorder, wall_order
 from .scenarios import Scene
 from .schedule import NO_NEEDS, Decisions
+from .stageplan import check_change
+from .stages import plan_changes
+from .timestep import bounding_spheres, changed_time_step
+from .values import BadValue
 
 #: the needs that make the force pass record every pair's tangential force
 PAIR_FORCES = CONTACT_FORCES - WALL_FORCES
@@ -102,7 +107,7 @@ class Simulation(Observables):
         stage's condition is checked or the run stops."""
         t = self.timers
         with t("integrate"):
-            moved = self._kick_drift(0.5 * self.dt)
+            moved = self._kick_drift(0.5 * self.clock.dt)
         with t("ghosts"):  # the ghosts' state travels while the ranks agree on the reduction
             red = self._reduce(moved)
         do = self.schedule.decide(self.step_index + 1, red.drift2, red.images2,
@@ -146,9 +151,9 @@ class Simulation(Observables):
         step's reduction (:class:`Reduction`)."""
         store, lists = self.store, self.neighbours
         passed = self.guard.watch(self.step_index)  # inf: an overlap beyond its limit
-        self.exchange.deform(self.dt)  # a box that follows a target pressure
+        self.exchange.deform(self.clock.dt)  # a box that follows a target pressure
         moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
-                           lists.rows, half, self.dt, *self.contact.spins(store, lists),
+                           lists.rows, half, self.clock.dt, *self.contact.spins(store, lists),
                            2 if self._kick_owed else 1)
         self._kick_owed = False
         placed = self.glued.place(store, self.step_index + 1)
@@ -159,7 +164,7 @@ class Simulation(Observables):
         mine[0] = max(mine[0], passed)
         mine[2] = self._n_owned
         mine[3] = self._stop.signum if self._stop is not None else 0.0
-        self.exchange.advance(self.step_index + 1, self.dt)  # a sheared box's images
+        self.exchange.advance(self.step_index + 1, self.clock.dt)  # a sheared box's images
         mine[4] = self.exchange.image_drift2(lists.rows)
         return mine
 
@@ -187,7 +192,7 @@ class Simulation(Observables):
             with t("balance"):  # the work of the interval that ends, on its lists
                 work = block_work(self.exchange.grid, store.pos, lists.rows, lists.start)
         with t("migrate"):
-            changes = [self.exchange.migrate(do.rebuild, self.dt)]
+            changes = [self.exchange.migrate(do.rebuild, self.clock.dt)]
         if do.balance:
             with t("balance"):
                 changes[0], moved, sent = self.exchange.rebalance(
@@ -195,7 +200,7 @@ class Simulation(Observables):
                 self.balancer.checked(do.step, moved, sent)
         if do.rebuild and self.inserter is not None:
             with t("migrate"):
-                changes.append(self.inserter.pour(store, self.comm, do.step * self.dt,
+                changes.append(self.inserter.pour(store, self.comm, self.clock.time(do.step),
                                                   self.exchange.owner_of, do.pour))
         if do.rebuild:
             self._n_owned = int(store.owned.size)
@@ -216,22 +221,24 @@ class Simulation(Observables):
         pairs = bool(needs & PAIR_FORCES) or self.record_tangential
         with self.timers("contacts"):
             self.n_contacts, self.elastic_energy = self.contact.forces(
-                self.store, self.neighbours, self.gravity, self.dt,
+                self.store, self.neighbours, self.gravity, self.clock.dt,
                 record=pairs or bool(needs & WALL_FORCES), walls_only=not pairs)
         with self.timers("output"):
             collecting = self.schedule.collecting
             (self.network, self.wall_load, self.contact_stats, self.sphere_contacts) = capture(
-                self.contact, self.store, self.neighbours, self.dt,
+                self.contact, self.store, self.neighbours, self.clock.dt,
                 NO_NEEDS if needs is collecting else needs - collecting)
+            step = self.step_index + 1
             for w in self.schedule.collectors:
-                w.collect(self.contact, self.store, self.neighbours, self.dt, self.step_index + 1)
+                w.collect(self.contact, self.store, self.neighbours, self.clock.dt, step,
+                          self.clock.time(step))
 
     def close_step(self) -> None:
         """The closing half-kick of the last step, if it left it to the next (:meth:`step`):
         the velocities, the ghosts' too, are then the full-step ones. Collective."""
         if self._kick_owed:
             store = self.store
-            kick(store.vel, store.force, store.mass, self.neighbours.rows, 0.5 * self.dt,
+            kick(store.vel, store.force, store.mass, self.neighbours.rows, 0.5 * self.clock.dt,
                  *self.contact.spins(store, self.neighbours))
             self._kick_owed = False
             self.exchange.refresh_ghosts()  # their velocities too (read between steps)
@@ -298,6 +305,68 @@ class Simulation(Observables):
         self.load = self.exchange.load_summary(  # collective; a line on rank 0 (the CLI prints it)
             self.balancer.mean_imbalance, self.balancer.rebalances)
         return self.summary()
+
+    # ------------------------------------------------------------------ changes between runs
+    def change(self, **changes) -> None:
+        """Change the run from the next step on (between runs, or in a ``run`` callback):
+        what a stage changes at its start (docs/stages.md), through the same path
+        (``pdyn.stages.Changes``) — ``gravity`` (m/s²), ``walls`` (a list of ``{"wall": k,
+        ...}``, k indexing ``config.walls``: a new ``velocity``, ``angular_velocity``,
+        ``translation`` or ``rotation`` continuing from where the wall is, or a servo's new
+        ``servo``), ``contact`` or ``materials`` (``friction``, ``rolling_friction``,
+        ``restitution``), ``outlet``, ``dt`` (s) — checked alike (``ConfigError``, one line
+        naming ``change.<field>``). Call it on every rank alike; checkpoints keep it (a
+        restart makes it again at its step). Collective with ``walls`` or ``dt``."""
+        try:
+            made = check_change("change", changes)
+            self.config.fits("change", made)
+        except BadValue as exc:
+            raise ConfigError(str(exc)) from None
+        fits_run("change", made, self.store, self.inserter)
+        if made.contact or made.materials:  # refused before anything changes
+            self.changes.law_after(made, "change")
+        self.close_step()  # (the half-kick of the step made belongs to its dt)
+        if made.walls or made.dt is not None:
+            self._replan(made)
+        self.changes.make(made, self.step_index)
+
+    def _replan(self, made) -> None:
+        """A change's new time step held to the time-step limit, its wall motions and time
+        step planned for (the lists' reach and forced rebuilds, the overlap watch) and held to
+        the fast-wall rule, as a stage's are at the start; the next step rebuilds the lists.
+        Collective."""
+        spheres, skin = bounding_spheres(self.store, self.inserter), self.neighbours.skin
+        if made.dt is not None:
+            changed_time_step("change.dt", made.dt, self.contact.law, spheres, self.config,
+                              self.comm, self.wallset, self.box, skin)
+        plan_changes((made,), self.wallset, self.clock)
+        refuse_fast_walls(self.wallset, wall_names(self.box), skin, self.clock.largest,
+                          self.contact.law, *spheres, self.comm)
+        self.wallset.set_reach(skin)
+        self.schedule.wall_every = self.wall_motion.every(skin)
+        if self.guard.overlaps is not None:
+            self.guard.overlaps.plan(self.wallset, self.clock.largest)
+        self.schedule.rebuild_next = True
+
+    def set_gravity(self, gravity) -> None:
+        """Gravity (m/s², 3 numbers) from the next step on (:meth:`change`)."""
+        self.change(gravity=gravity)
+
+    def set_wall(self, wall: int, **motion) -> None:
+        """Wall ``config.walls[wall]``'s new motion from the next step on, continuing from
+        where it is: ``velocity``, ``angular_velocity``, ``translation``, ``rotation`` (as a
+        ``[[walls]]`` table's) or a servo's ``servo`` (:meth:`change`)."""
+        self.change(walls=[{"wall": wall, **motion}])
+
+    def set_material(self, name: str | None = None, **values) -> None:
+        """New ``friction``, ``rolling_friction`` or ``restitution`` from the next step on, of
+        the run's contact (``name`` None) or of material ``name`` (:meth:`change`)."""
+        self.change(**({"contact": values} if name is None else
+                       {"materials": [{"name": name, **values}]}))
+
+    def set_dt(self, dt: float) -> None:
+        """The time step (s) from the next step on (:meth:`change`)."""
+        self.change(dt=dt)
 
     def _stopped(self) -> Stopped:
         """Every rank agreed to stop on a signal at the end of this step: write a checkpoint

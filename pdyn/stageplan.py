@@ -4,8 +4,10 @@ checked and normalised, with errors naming ``stages[k].<field>`` (the run that f
 
 A stage ends by one of
 
-* ``duration`` (s): after round(duration / dt) steps (at least one) from its start;
-* ``time`` (s): at the first step whose time t = step · dt reaches it;
+* ``duration`` (s): after round(duration / dt) steps (at least one, dt the stage's) from its
+  start;
+* ``time`` (s): at the first step whose time t (``pdyn.clock``: step · dt until a stage
+  changes dt) reaches it;
 * ``kinetic_energy`` (J): when the mean kinetic energy per sphere (translational plus
   rotational) is below it — at rest;
 * ``wall_force = {wall = k, force = F}`` (N): when the load on ``[[walls]]`` number k (from 0)
@@ -29,11 +31,14 @@ plane, a mesh, a cylinder), a new ``servo`` (its target table's times counted fr
 stage's start; a mesh keeps its direction); and ``contact`` (one
 material) or ``materials`` (``{name = ..., ...}``) with new ``friction``,
 ``rolling_friction`` or ``restitution``; and ``outlet = "open"`` or ``"closed"``: every
-insertion outlet from the stage's start on, whatever its ``outlet_start``; and ``box``, a
-table ``{target_pressure = {...}, strain_rate = {...}, max_strain_rate = ..., pressure_gain =
-...}`` giving every periodic axis of a box whose lengths change its control from the stage's
-start (``pdyn.dynamics.cell``: an axis named in neither table keeps its length; the gain and
-largest rate default to those before). Units: SI."""
+insertion outlet from the stage's start on, whatever its ``outlet_start``; ``dt`` (s), the
+time step from the stage's start on (``pdyn.clock``: t = t_s + (n − s) · dt from then); and
+``box``, a table ``{target_pressure = {...}, strain_rate = {...}, max_strain_rate = ...,
+pressure_gain = ...}`` giving every periodic axis of a box whose lengths change its control
+from the stage's start (``pdyn.dynamics.cell``: an axis named in neither table keeps its
+length; the gain and largest rate default to those before). The same changes but ``box``,
+without an end, are what ``Simulation.change`` makes between runs (:func:`check_change`).
+Units: SI."""
 
 from __future__ import annotations
 
@@ -53,10 +58,11 @@ OUTLETS = ("open", "closed")
 CONTACT_CHANGES = ("friction", "rolling_friction", "restitution")
 #: a wall's motion a stage may set
 WALL_CHANGES = ("velocity", "angular_velocity", "translation", "rotation", "servo")
-#: a stage's new control of the box's lengths
+#: what a stage (or ``Simulation.change``) may change at its start
+CHANGES = ("gravity", "walls", "contact", "materials", "outlet", "dt")
+#: a stage's new control of the box's lengths (a stage's change alone)
 BOX_CHANGES = ("target_pressure", "strain_rate", "max_strain_rate", "pressure_gain")
-FIELDS = ("name", *ENDS, "check_every", "max_duration", "gravity", "walls", "contact",
-          "materials", "outlet", "box")
+FIELDS = ("name", *ENDS, "check_every", "max_duration", *CHANGES, "box")
 
 
 class Stage(NamedTuple):
@@ -64,7 +70,8 @@ class Stage(NamedTuple):
     (steps); ``max_duration`` (s or None); the changes at its start: ``gravity`` (or None),
     ``walls`` (dicts with ``wall`` and the new motion), ``contact`` (a dict or None),
     ``materials`` (dicts with ``name``), ``outlet`` (``"open"``, ``"closed"`` or None),
-    ``box`` (a dict of :data:`BOX_CHANGES`, per-axis values as 3-tuples, or None)."""
+    ``dt`` (s or None), ``box`` (a dict of :data:`BOX_CHANGES`, per-axis values as 3-tuples,
+    or None)."""
 
     name: str
     end: tuple | None
@@ -75,6 +82,7 @@ class Stage(NamedTuple):
     contact: dict | None
     materials: tuple
     outlet: str | None = None
+    dt: float | None = None
     box: dict | None = None
 
     def table(self) -> dict:
@@ -83,9 +91,17 @@ class Stage(NamedTuple):
                "materials": list(self.materials)}
         if self.end is not None:
             out[self.end[0]] = self.end[1]
-        for k in ("max_duration", "gravity", "contact", "outlet", "box"):
+        for k in ("max_duration", "gravity", "contact", "outlet", "dt", "box"):
             if getattr(self, k) is not None:
                 out[k] = getattr(self, k)
+        return out
+
+    def changes(self) -> dict:
+        """The changes it makes, as a table (what :func:`check_change` reads back to them)."""
+        out = {k: getattr(self, k) for k in CHANGES if getattr(self, k) not in (None, ())}
+        for k in ("walls", "materials"):
+            if k in out:
+                out[k] = list(out[k])
         return out
 
 
@@ -203,8 +219,7 @@ def _stage(name: str, value, last: bool) -> dict:
                        "stage may run to the run's end)")
     out = {"name": text(f"{name}.name", value.get("name", name)), "end": None,
            "check_every": integer(f"{name}.check_every", value.get("check_every", 100), lo=1),
-           "max_duration": None, "gravity": None, "walls": (), "contact": None,
-           "materials": (), "outlet": None,
+           "max_duration": None, **_changes(name, value),
            "box": _box(f"{name}.box", value["box"]) if "box" in value else None}
     if ends:
         end = ends[0]
@@ -226,6 +241,15 @@ def _stage(name: str, value, last: bool) -> dict:
             raise BadValue(f"{name}.max_duration", value["max_duration"], "only with a "
                            f"condition ({', '.join(CONDITIONS)})")
         out["max_duration"] = number(f"{name}.max_duration", value["max_duration"], above=0)
+    return Stage(**out)
+
+
+def _changes(name: str, value: dict) -> dict:
+    """The changes a stage (or a ``Simulation.change``) of table ``value`` makes, checked."""
+    out = {"gravity": None, "walls": (), "contact": None, "materials": (), "outlet": None,
+           "dt": None}
+    if "dt" in value:
+        out["dt"] = number(f"{name}.dt", value["dt"], above=0)
     if "gravity" in value:
         out["gravity"] = vector(f"{name}.gravity", value["gravity"])
     if "outlet" in value:
@@ -247,7 +271,18 @@ def _stage(name: str, value, last: bool) -> dict:
         raise BadValue(f"{name}.materials", mats, "expected a list of tables {name = ...}")
     out["materials"] = tuple(_contact(f"{name}.materials[{i}]", m, named=True)
                              for i, m in enumerate(mats))
-    return Stage(**out)
+    return out
+
+
+def check_change(name: str, value: dict) -> Stage:
+    """A change made between runs (``Simulation.change``: the fields of :data:`CHANGES`, as a
+    stage's) as a :class:`Stage` without an end; :class:`BadValue` naming ``<name>.<field>``."""
+    bad = sorted(set(value) - set(CHANGES))
+    if bad:
+        raise BadValue(f"{name}.{bad[0]}", value[bad[0]], f"unknown change (known: "
+                       f"{', '.join(CHANGES)})")
+    return Stage(name=name, end=None, check_every=1, max_duration=None,
+                 **_changes(name, value))
 
 
 def shift_walls(plan: tuple, n: int) -> tuple:
@@ -273,5 +308,5 @@ def check_stages(value) -> tuple:
     return tuple(_stage(f"stages[{k}]", s, k == len(value) - 1) for k, s in enumerate(value))
 
 
-__all__ = ["Stage", "BOX_CHANGES", "ENDS", "CONDITIONS", "CONTACT_CHANGES", "OUTLETS",
-           "WALL_CHANGES", "box_axes", "check_stages", "shift_walls"]
+__all__ = ["Stage", "BOX_CHANGES", "ENDS", "CONDITIONS", "CHANGES", "CONTACT_CHANGES",
+           "OUTLETS", "WALL_CHANGES", "box_axes", "check_stages", "check_change", "shift_walls"]

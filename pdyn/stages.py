@@ -10,12 +10,15 @@ ends the stage at the same step). The next stage's changes then apply from the n
 gravity; the outlets opened or closed; a wall's new motion, continuing from where it is
 (``WallSet.reprogram``: p(t) = p(t_s) + x(t − t_s), t_s the stage's start) or a servo's new
 target (``Servo.retarget``, its table's times from t_s); a new contact law with the changed
-friction, rolling friction or restitution (the time step depends on none of them); the box's
+friction, rolling friction or restitution (the time step depends on none of them); a new time
+step (``pdyn.clock.Clock.switch``: the step's time piecewise, t_s + (n − s) dt); the box's
 new control (``CellControl.stage``: its fixed strain rates from the next step on). A
-``strain`` end is a duration in closed form: n = ⌈ln(1 + ε) / ln(1 + ε̇ dt)⌉ steps.
-Everything a stage did follows from the steps the stages started at: a checkpoint keeps them
-(the optional attribute ``stages``) and a restart applies the same changes at the same steps
-(the same bits as the run that went on). Units: SI."""
+``strain`` end is a duration in closed form: n = ⌈ln(1 + ε) / ln(1 + ε̇ dt)⌉ steps. The same
+changes (but the box's) made from Python between runs (``Simulation.change``) go through the
+same path (:class:`Changes`). Everything a stage did follows from the steps the stages
+started at: a checkpoint keeps them (the optional attribute ``stages``; the changes made from
+Python and the run's own dt in ``changes``) and a restart applies the same changes at the same
+steps (the same bits as the run that went on). Units: SI."""
 
 from __future__ import annotations
 
@@ -31,7 +34,7 @@ from .dynamics.wallmotion import wall_loads
 from .fields.exact import exact_total
 from .io.thermo import energy_partials
 from .programs import Program
-from .stageplan import CONDITIONS
+from .stageplan import CONDITIONS, check_change
 
 
 def _say(line: str) -> None:
@@ -42,53 +45,141 @@ def _say(line: str) -> None:
     sys.stdout.flush()
 
 
-def plan_walls(plan: tuple, wallset) -> None:
-    """Every stage's wall motions counted in ``wallset``'s speeds from the start
-    (``WallSet.plan``): the lists' reach, their rebuild interval and the fast-wall refusal
-    cover the fastest stage."""
-    for stage in plan:
-        for w in stage.walls:
+def plan_changes(changes, wallset, clock) -> None:
+    """Every change's wall motions (stages', or one made from Python) counted in
+    ``wallset``'s speeds from now (``WallSet.plan``) and its time step in ``clock``'s
+    largest (``Clock.largest``): the lists' reach, their rebuild interval, the overlap watch
+    and the fast-wall refusal cover the fastest."""
+    for change in changes:
+        for w in change.walls:
             row = wallset.n_box + w["wall"]
             if "servo" in w:
                 wallset.plan(row, Program(np.zeros(3), ()), w["servo"]["max_speed"])
             else:
                 wallset.plan(row, Program(w["velocity"], w["translation"]))
+        if change.dt is not None:
+            clock.largest = max(clock.largest, change.dt)
 
 
-def stage_laws(plan: tuple, config: SimulationConfig, contact_config, law: ContactLaw) -> list:
-    """The contact law each stage runs with (the changes of the stages before it kept):
-    ``law`` until a stage changes ``contact`` or ``materials``. A change that would switch
-    the spheres' rotation on or off is refused (``ConfigError``): the run's fields are set."""
-    laws, current = [], law
-    cc, mats = contact_config, config.materials
+def changed_law(config: SimulationConfig, contact_config, materials: tuple, change,
+                where: str, rotating: bool) -> tuple:
+    """(contact config, materials, law) after ``change`` (a ``pdyn.stageplan.Stage``, named
+    ``where``) sets ``contact`` or ``materials`` values over ``contact_config`` and
+    ``materials`` (those in force before it). A change that would switch the spheres' rotation
+    (``rotating``: the run's) on or off is refused (``ConfigError``): the run's fields are
+    set."""
+    if change.contact:
+        contact_config = replace(contact_config, **change.contact)
+    new = {m["name"]: {f: v for f, v in m.items() if f != "name"} for m in change.materials}
+    materials = tuple(replace(m, **new[m.name]) if m.name in new else m for m in materials)
+    law = ContactLaw.from_config(contact_config, **config.with_(materials=materials)
+                                 .material_pairs(contact_config))
+    if law.rotating != rotating:
+        field = "materials" if change.materials else "contact"
+        raise ConfigError(f"{where}.{field}: sets friction and rolling friction "
+                          f"{'to 0' if rotating else 'above 0'}, which switches the spheres' "
+                          "rotation " + ("off" if rotating else "on")
+                          + " (the run's fields are set at its start)")
+    return contact_config, materials, law
+
+
+def check_laws(plan: tuple, config: SimulationConfig, contact_config, law: ContactLaw) -> None:
+    """Refuse (``ConfigError``) a stage whose contact changes (with those of the stages before
+    it) would switch the spheres' rotation on or off (:func:`changed_law`): before the run's
+    first step."""
+    materials = config.materials
     for k, stage in enumerate(plan):
         if stage.contact or stage.materials:
-            if stage.contact:
-                cc = replace(cc, **stage.contact)
-            new = {m["name"]: {f: v for f, v in m.items() if f != "name"}
-                   for m in stage.materials}
-            mats = tuple(replace(m, **new[m.name]) if m.name in new else m for m in mats)
-            current = ContactLaw.from_config(cc, **config.with_(materials=mats)
-                                             .material_pairs(cc))
-            if current.rotating != law.rotating:
-                field = "materials" if stage.materials else "contact"
-                raise ConfigError(f"stages[{k}].{field}: sets friction and rolling friction "
-                                  f"{'to 0' if law.rotating else 'above 0'}, which switches the "
-                                  "spheres' rotation " + ("off" if law.rotating else "on")
-                                  + " (the run's fields are set at its start)")
-        laws.append(current)
-    return laws
+            contact_config, materials, _ = changed_law(config, contact_config, materials,
+                                                       stage, f"stages[{k}]", law.rotating)
+
+
+class Changes:
+    """What changes a run after its start, through one path (:meth:`apply`): each stage's
+    changes at its start (:class:`Stages`) and those made from Python between runs
+    (``Simulation.change``, kept in :attr:`made` as (step, change)) — of ``gravity`` (m/s²,
+    changed in place), the walls of ``wallset`` and the servos of ``wall_motion``, the law of
+    ``contact`` (rebuilt from ``config``'s ``contact_config`` and materials with every change
+    so far), the outlets of ``inserter`` and the time step of ``clock`` (``pdyn.clock``).
+    ``state``: a checkpoint's (:meth:`state`; None: the run's start)."""
+
+    def __init__(self, config: SimulationConfig, contact_config, clock, gravity: np.ndarray,
+                 wallset, wall_motion, contact, inserter, state: dict | None = None):
+        self.config, self.contact_config, self.materials = config, contact_config, \
+            config.materials
+        self.clock, self.gravity, self.wallset = clock, gravity, wallset
+        self.wall_motion, self.contact, self.inserter = wall_motion, contact, inserter
+        self.dt = clock.dt  # the run's own time step (before any change)
+        self.made = [] if state is None else [(int(step), check_change("change", table))
+                                              for step, table in state["made"]]
+
+    def enter(self, stages: "Stages | None") -> None:
+        """The changes made so far (a run's first step, a restart's), in order, each at its
+        step: the stages begun (``stages``; None: no ``[[stages]]``), then at a step those
+        made from Python."""
+        events = [] if stages is None else [(start, 0, k) for k, start in
+                                            enumerate(stages.starts)]
+        events += [(step, 1, change) for step, change in self.made]
+        for step, made, what in sorted(events, key=lambda e: e[:2]):
+            if made:
+                self.apply(what, step, "change")
+            else:
+                stages.begin(what, step)
+
+    def make(self, change, step: int) -> None:
+        """Apply ``change`` (``pdyn.stageplan.check_change``) made from Python after ``step``,
+        and keep it for checkpoints."""
+        self.apply(change, step, "change")
+        self.made.append((int(step), change))
+
+    def law_after(self, change, where: str) -> tuple:
+        """(contact config, materials, law) after ``change`` (named ``where``) over those in
+        force now (:func:`changed_law`; ``ConfigError`` if refused)."""
+        return changed_law(self.config, self.contact_config, self.materials, change, where,
+                           self.contact.law.rotating)
+
+    def apply(self, change, start: int, where: str) -> None:
+        """The changes of ``change`` (a ``pdyn.stageplan.Stage``, named ``where``) from the
+        step after ``start`` on: a wall's new motion continues from where it is at ``start``
+        (``WallSet.reprogram``), a servo's target counts its time from ``start``
+        (``Servo.retarget``), the time step switches there (``Clock.switch``)."""
+        if change.contact or change.materials:  # (a refusal changes nothing)
+            self.contact_config, self.materials, self.contact.law = self.law_after(change,
+                                                                                   where)
+        if change.gravity is not None:
+            self.gravity[:] = change.gravity
+        if change.outlet is not None:
+            self.inserter.outlets_open = change.outlet == "open"
+        servos = {s.row: s for s in self.wall_motion.servos}
+        for w in change.walls:
+            row = self.wallset.n_box + w["wall"]
+            if "servo" in w:
+                servos[row].retarget(w["servo"], start)
+            else:
+                self.wallset.reprogram(row, Program(w["velocity"], w["translation"]),
+                                       Program(w["angular_velocity"], w["rotation"]),
+                                       self.clock.time(start))
+        if change.dt is not None:
+            self.clock.switch(start, change.dt)
+
+    def state(self) -> dict | None:
+        """What a checkpoint keeps (None: nothing changed the time step or was made from
+        Python): the run's own time step (s) and the changes made from Python at their
+        steps."""
+        if not self.made and self.clock.dts == [self.dt]:
+            return None
+        return {"dt": self.dt, "made": [[step, c.changes()] for step, c in self.made]}
 
 
 class Stages:
-    """The stages ``plan`` (``pdyn.stageplan.Stage`` records) of a run of time step ``dt`` (s),
-    with the contact law of each (:func:`stage_laws`); ``state``: a checkpoint's
+    """The stages ``plan`` (``pdyn.stageplan.Stage`` records) of a run whose changes go
+    through ``changes`` (:class:`Changes`, with the run's clock); ``state``: a checkpoint's
     (:meth:`state`; None: the run's start); ``cell`` the box's controller
     (``pdyn.dynamics.cell.CellControl``, None: the box keeps its size)."""
 
-    def __init__(self, plan: tuple, laws: list, dt: float, state: dict | None = None,
-                 say=_say, cell=None):
-        self.plan, self.laws, self.dt, self.say = plan, laws, float(dt), say
+    def __init__(self, plan: tuple, changes: Changes, state: dict | None = None, say=_say,
+                 cell=None):
+        self.plan, self.changes, self.clock, self.say = plan, changes, changes.clock, say
         self.cell = cell
         self.starts = [0] if state is None else [int(s) for s in state["starts"]]
         self.finished = bool(state and state.get("finished"))
@@ -103,42 +194,22 @@ class Stages:
         """The stages decide the run's length: the last one has an end, not yet reached."""
         return self.plan[-1].end is not None and not self.finished
 
-    def enter(self, gravity: np.ndarray, wallset, wall_motion, contact, inserter) -> None:
-        """The changes of every stage begun so far, in order, each at its start (a run's first
-        step or a restart's): ``gravity`` (m/s², changed in place), the walls of ``wallset``
-        and the servos of ``wall_motion``, the law of ``contact``, the outlets of
-        ``inserter``."""
-        for k in range(self.index + 1):
-            self._apply(k, gravity, wallset, wall_motion, contact, inserter)
-
-    def _apply(self, k: int, gravity, wallset, wall_motion, contact, inserter) -> None:
-        stage, start = self.plan[k], self.starts[k]
-        if stage.gravity is not None:
-            gravity[:] = stage.gravity
-        if stage.outlet is not None:
-            inserter.outlets_open = stage.outlet == "open"
-        servos = {s.row: s for s in wall_motion.servos}
-        for w in stage.walls:
-            row = wallset.n_box + w["wall"]
-            if "servo" in w:
-                servos[row].retarget(w["servo"], start)
-            else:
-                wallset.reprogram(row, Program(w["velocity"], w["translation"]),
-                                  Program(w["angular_velocity"], w["rotation"]),
-                                  start * self.dt)
-        contact.law = self.laws[k]
+    def begin(self, k: int, start: int) -> None:
+        """Stage ``k``'s changes from the step after ``start`` on (:meth:`Changes.apply`) and
+        its control of the box (``CellControl.stage``)."""
+        self.changes.apply(self.plan[k], start, f"stages[{k}]")
         if self.cell is not None:
             self.cell.stage(k)
 
     def _steps(self, seconds: float) -> int:
-        return max(1, round(seconds / self.dt))
+        return max(1, round(seconds / self.clock.dt))  # (the stage's own dt)
 
     def _strain_steps(self, stage) -> int:
         """Steps until the box's length along the ``strain`` end's axis has changed by ε at
         the stage's fixed rate ε̇: (1 + ε̇ dt)^n − 1 reaches ε."""
         (axis, eps), = stage.end[1].items()
         rate = stage.box["strain_rate"]["xyz".index(axis)]
-        return max(1, math.ceil(math.log1p(eps) / math.log1p(rate * self.dt)))
+        return max(1, math.ceil(math.log1p(eps) / math.log1p(rate * self.clock.dt)))
 
     def due(self, step: int) -> bool:
         """Whether the end of ``step`` decides on the running stage's end (the step is then
@@ -150,7 +221,7 @@ class Stages:
         if kind == "duration":
             return n >= self._steps(value)
         if kind == "time":
-            return step * self.dt >= value
+            return self.clock.time(step) >= value
         if kind == "strain":
             return n >= self._strain_steps(stage)
         if stage.max_duration is not None and n >= self._steps(stage.max_duration):
@@ -173,13 +244,12 @@ class Stages:
                        f"max_duration = {stage.max_duration!r} s")
         if sim.comm.rank == 0:
             self.say(f"pdyn: stage {self.index} {stage.name!r} ended at step {step} "
-                     f"(t = {step * self.dt:.6g} s){why}")
+                     f"(t = {self.clock.time(step):.6g} s){why}")
         if self.index == len(self.plan) - 1:
             self.finished = True
             return
         self.starts.append(step)
-        self._apply(self.index, sim.gravity, sim.wallset, sim.wall_motion, sim.contact,
-                    sim.inserter)
+        self.begin(self.index, step)
         if self.plan[self.index].box is not None:  # its fixed rates from the next step on
             sim.exchange.strain(self.cell.switched(sim.exchange.rate))
 
@@ -190,7 +260,7 @@ class Stages:
             return sim.inserter.removed_mass >= value, sim.inserter.removed_mass
         if kind == "wall_force":
             gid = -1 - (sim.wallset.n_box + value["wall"])
-            load = wall_loads(sim.contact, sim.store, sim.neighbours, sim.comm, sim.dt,
+            load = wall_loads(sim.contact, sim.store, sim.neighbours, sim.comm, self.clock.dt,
                               [gid])[0]
             return load >= value["force"], load
         store = sim.store
@@ -207,4 +277,4 @@ class Stages:
         return {"starts": list(self.starts), "finished": self.finished}
 
 
-__all__ = ["Stages", "plan_walls", "stage_laws"]
+__all__ = ["Changes", "Stages", "changed_law", "check_laws", "plan_changes"]

@@ -1,12 +1,14 @@
 """The time step of a run and the contact time its step guard watches (s), from the contact
 law's policy (``ContactLaw.time_step``: the contact time t_c over ``dt_safety`` and, with
 Hertz, a share of the Rayleigh time, [EDEMtimestep]) over the spheres that bound them: this
-rank's and those the insertion will add, the smallest over the ranks."""
+rank's and those the insertion will add, the smallest over the ranks; a time step a stage or
+``Simulation.change`` switches to is held to the same limit and to the fast-wall rule."""
 
 from __future__ import annotations
 
 import numpy as np
 
+from .checks import FastWallError, refuse_fast_walls, wall_names
 from .config import ConfigError
 
 
@@ -36,3 +38,24 @@ def contact_time(law, store, inserter, comm) -> float:
     """The shortest contact time over every rank's bounding spheres (``ContactLaw.contact_time``;
     inf without stiffness). Collective."""
     return comm.allreduce_min(law.contact_time(*bounding_spheres(store, inserter)))
+
+
+def changed_time_step(where: str, dt: float, law, spheres, config, comm, wallset, box,
+                      skin: float) -> None:
+    """Refuse (``ConfigError``, one line naming ``where`` — ``stages[k].dt``, ``change.dt`` —
+    and ``dt``) a time step a run switches to (s) above the law's limit
+    (``ContactLaw.time_step_limit`` over ``spheres``, the bounding radii and masses) unless
+    ``allow_large_dt``, one at which a wall of ``wallset`` steps more than ``skin``/2 (m) a
+    step (``pdyn.checks.refuse_fast_walls``), or any in a box (``box``) that is sheared or
+    whose lengths change (its images and size count steps of one dt). Collective."""
+    if box.shear_rate or box.deforms.any():
+        raise ConfigError(f"{where} = {dt!r}: the box is sheared or its lengths change, which "
+                          "keeps the run's time step")
+    limit, why = law.time_step_limit(*spheres, config.dt_safety, comm.allreduce_min)
+    if dt > limit and not config.allow_large_dt:
+        raise ConfigError(f"{where} = {dt!r}: above the time-step limit {limit:.4g} s ({why}); "
+                          "give a smaller dt, or set allow_large_dt = true to force it")
+    try:
+        refuse_fast_walls(wallset, wall_names(box), skin, dt, law, *spheres, comm)
+    except FastWallError as exc:
+        raise ConfigError(f"{where} = {dt!r}: {exc}") from None

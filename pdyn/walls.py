@@ -34,7 +34,7 @@ output.
   (it returns before the cylinder branch).
 * Motion ([LAMMPS] ``fix wall/gran`` ``wiggle``/``shear``/``rotate``; mesa_pd's moving
   bodies): a translating wall's point is p(t) = p₀ + v t, computed from the step count
-  (t = step·dt), never accumulated, so every rank and a restart get the same bits; a
+  (t the step's time, ``pdyn.clock``), never accumulated, so every rank and a restart get the same bits; a
   cylinder or a cone may rotate about its own axis at Ω (rad/s), a plane about its normal through its
   point (a turntable: its place does not change), a mesh about its axis â through its
   point (its frame turned by Ω t, ``pdyn.mesh.frames``). The wall's surface velocity at the
@@ -44,7 +44,7 @@ output.
   (it drags spheres through friction); Ω â is the wall's spin for rolling resistance.
 * Programs ([LAMMPSfixmove] ``wiggle``; ``pdyn.programs``): a wall's translation and rotation
   may add terms of time to v and Ω — p(t) = p₀ + v t + Σ x_k(t), u(t) = v + Σ x_k′(t), each
-  in closed form from t = step·dt; the table's velocity and Ω columns hold u(t) and Ω(t) of
+  in closed form from the step's time t; the table's velocity and Ω columns hold u(t) and Ω(t) of
   the step (:meth:`WallSet.points`), so the surface velocity above is the exact derivative.
   A servo (``pdyn.dynamics.wallmotion.Servo``) moves a plane along its normal or a mesh
   along its direction by a speed set from its load (the table's velocity holds it), or

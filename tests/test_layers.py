@@ -13,9 +13,9 @@ PACKAGE = Path(__file__).resolve().parent.parent / "pdyn"
 #: bottom to top; a name stands for the module or package and everything below it
 LAYERS = [
     ("pdyn._jit", "pdyn.version", "pdyn.interrupt", "pdyn.values", "pdyn.heap",
-     "pdyn.analysis", "pdyn.timers"),  # numba options; version; signals; value checks; the C
-    # heap's free pages; fits and profiles of output arrays (numpy only: it runs nothing);
-    # seconds per phase
+     "pdyn.analysis", "pdyn.timers", "pdyn.clock"),  # numba options; version; signals; value
+    # checks; the C heap's free pages; fits and profiles of output arrays (numpy only: it runs
+    # nothing); seconds per phase; the time of a step
     ("pdyn.cell_index", "pdyn.lattice", "pdyn.geometry", "pdyn.sizes", "pdyn.regions",
      "pdyn.scenefile"),  # positions to cells; lattices of cells over a box; the sphere–sphere
     # overlap predicate and contact normal; size distributions; insertion regions; spheres

@@ -5,7 +5,7 @@ A glued sphere is a *fixed* sphere (flag ``FIXED``: never integrated, no rows of
 partner like a ghost) that belongs to the ``GLUED`` feature of the store: ``glued`` holds the
 id (< 0) of the wall it moves with, ``anchor`` its centre x₀ at t = 0. The wall's motion (its
 row of the wall table, ``pdyn.walls``: point p₀, velocity v, angular velocity Ω about its
-unit axis â — a cylinder's axis, a plane's normal) carries it: at t = step · dt
+unit axis â — a cylinder's axis, a plane's normal) carries it: at the time t of a step
 
     x(t) = p₀ + v t + R(Ω t) (x₀ − p₀),    v(x) = v + Ω â × (x − p₀ − v t),    ω = Ω â,
 
@@ -133,12 +133,13 @@ class GluedMotion(Hanger):
     glued spheres where their walls have them at a step (after the drift); it hangs on the
     neighbour lists (``pdyn.dynamics.neighbours.Hanger``) to find them again when the store
     changed (a rebuild that listed the rows afresh). ``table`` and ``axes``: the wall table
-    and the walls' unit normals / axes (``pdyn.walls.WallSet``), ``dt`` (s), ``period`` (3,)
+    and the walls' unit normals / axes (``pdyn.walls.WallSet``), ``clock`` the run's time
+    (``pdyn.clock.Clock``), ``period`` (3,)
     the box's period per axis (0: not periodic)."""
 
-    def __init__(self, store, table: np.ndarray, axes: np.ndarray, dt: float,
+    def __init__(self, store, table: np.ndarray, axes: np.ndarray, clock,
                  period: np.ndarray):
-        self.table, self.axes, self.dt, self.period = table, axes, float(dt), period
+        self.table, self.axes, self.clock, self.period = table, axes, clock, period
         self.handles = np.zeros(0, np.int64)
         self.find(store)
 
@@ -152,14 +153,14 @@ class GluedMotion(Hanger):
             self.find(store)
 
     def place(self, store, step: int) -> np.ndarray | None:
-        """The glued spheres where their walls' motion has them at ``step`` (t = step · dt):
+        """The glued spheres where their walls' motion has them at ``step`` (its time t):
         centre, velocity, spin; the largest squared move and drift (m²) as ``kick_drift``
         returns them, None without glued spheres on this rank."""
         if not self.handles.size:
             return None
         s = store
         return place_glued(s.pos, s.vel, s.omega if "omega" in s.fields else None, s.anchor,
-                           s.glued, self.handles, self.table, self.axes, step * self.dt,
+                           s.glued, self.handles, self.table, self.axes, self.clock.time(step),
                            self.period, s.build_pos)
 
 

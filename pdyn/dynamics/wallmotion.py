@@ -2,8 +2,9 @@
 frames put where they are at a step, from the step count (units: m, s).
 
 A wall's motion is closed-form (point p₀ + v t, a mesh's frame turned by Ω t about its axis,
-``pdyn.walls.WallSet``), computed from t = step · dt, never accumulated: every rank and a
-restart get the same bits. The lists reach half the skin farther for moving walls
+``pdyn.walls.WallSet``), computed from the step's time t, never accumulated: every rank and a
+restart get the same bits (t the run's ``pdyn.clock.Clock``: piecewise when a stage changes
+dt). The lists reach half the skin farther for moving walls
 (``WallSet.set_reach``) and the schedule rebuilds before one has moved that far
 (:meth:`WallMotion.every`). A programmed wall (``pdyn.programs``) is placed the same way, its
 table's velocity and angular velocity set to the program's exact derivative at the step's
@@ -56,13 +57,16 @@ MESH_SERVO_NEEDS = frozenset({"wall_loads"})
 
 
 class WallMotion:
-    """The walls of ``wallset`` (``pdyn.walls.WallSet``) moving with time step ``dt`` (s)."""
+    """The walls of ``wallset`` (``pdyn.walls.WallSet``) moving in the time of ``clock``
+    (``pdyn.clock.Clock``)."""
 
-    def __init__(self, wallset, dt: float, step: int = 0, servos: dict | None = None):
+    def __init__(self, wallset, clock, step: int = 0, servos: dict | None = None,
+                 r_max: float = 0.0):
         """``step``: the run's first; ``servos``: a checkpoint's servo states by wall id
-        (``Servo.state``; None: every servo at rest at its point)."""
-        self.wallset, self.dt = wallset, float(dt)
-        self.servos = [Servo(k, wallset, spec, dt, step, (servos or {}).get(str(-1 - k)))
+        (``Servo.state``; None: every servo at rest at its point); ``r_max`` (m): the largest
+        sphere's radius (:meth:`every`)."""
+        self.wallset, self.clock, self.r_max = wallset, clock, float(r_max)
+        self.servos = [Servo(k, wallset, spec, clock, step, (servos or {}).get(str(-1 - k)))
                        for k, spec in wallset.servos.items()]
         #: what every step's force pass must record for the servos' loads
         self.needs = (MESH_SERVO_NEEDS if any(s.mesh for s in self.servos)
@@ -70,10 +74,10 @@ class WallMotion:
 
     def advance(self, store, walls: np.ndarray, step: int) -> None:
         """Translating walls (their handles ``walls``, in table order) to their place at
-        ``step`` (p₀ + v · step·dt, a program's p₀ + x(t)) in ``store``, programmed walls'
-        velocities to that time, servo walls to that step, turning meshes' frames to that
-        time."""
-        time = step * self.dt
+        ``step`` (p₀ + v t, a program's p₀ + x(t), t the step's time) in ``store``, programmed
+        walls' velocities to that time, servo walls to that step, turning meshes' frames to
+        that time."""
+        time = self.clock.time(step)
         if self.wallset.translating or self.wallset.programs:
             store.pos[walls] = self.wallset.points(time, move=True)
         for servo in self.servos:
@@ -84,7 +88,7 @@ class WallMotion:
         """The servos' loads of ``step`` (its force pass over ``lists``) set their next
         speeds (:class:`Servo`). Collective when there are servos."""
         if self.servos:
-            loads = servo_loads(contact, store, lists, comm, self.dt, self.servos)
+            loads = servo_loads(contact, store, lists, comm, self.clock.dt, self.servos)
             for servo, load in zip(self.servos, loads):
                 servo.respond(load, step)
 
@@ -92,20 +96,20 @@ class WallMotion:
         """What a checkpoint keeps: each servo's state by wall id (None without servos)."""
         return {str(s.gid): s.state() for s in self.servos} or None
 
-    def every(self, skin: float, r_max: float = 0.0) -> int:
+    def every(self, skin: float) -> int:
         """Steps between forced rebuilds so that no wall moves more than ``skin``/2 (m)
-        between them, relative to spheres of radius at most ``r_max`` (m); 0: none needed
-        (``WallSet.rebuild_every``)."""
-        return self.wallset.rebuild_every(skin, self.dt, r_max)
+        between them, relative to spheres of radius at most ``r_max``, at the largest time
+        step the run plans (``Clock.largest``); 0: none needed (``WallSet.rebuild_every``)."""
+        return self.wallset.rebuild_every(skin, self.clock.largest, self.r_max)
 
 
 class Servo:
     """The servo ``spec`` (``pdyn.programs.check_servo``) of wall-table row ``row`` (id
-    −1 − row) of ``wallset`` (a plane, a mesh or a cylinder: module docstring), time step
-    ``dt`` (s), at step ``step`` with ``state`` (offset s (m), speed v (m/s); None: at rest
-    where the config puts it)."""
+    −1 − row) of ``wallset`` (a plane, a mesh or a cylinder: module docstring), in the time of
+    ``clock`` (``pdyn.clock.Clock``), at step ``step`` with ``state`` (offset s (m), speed v
+    (m/s); None: at rest where the config puts it)."""
 
-    def __init__(self, row: int, wallset, spec: dict, dt: float, step: int, state=None):
+    def __init__(self, row: int, wallset, spec: dict, clock, step: int, state=None):
         self.row, self.gid, self.spec = row, -1 - row, spec
         kind = int(wallset.table[row, KIND])
         self.mesh = kind == MESH
@@ -118,7 +122,7 @@ class Servo:
         if self.mesh:
             d = np.asarray(spec["direction"], float)
             self.direction = d / np.linalg.norm(d)
-        self.dt, self.at = float(dt), int(step)
+        self.clock, self.at = clock, int(step)
         self.offset, self.speed = (0.0, 0.0) if state is None else map(float, state)
         self.load = math.nan  # the last step's load (N)
         self.since = 0  # the step its target's time counts from (a stage's start)
@@ -139,7 +143,7 @@ class Servo:
         and velocity into ``pos`` (wall handles ``walls`` in table order) and ``table`` (a
         cylinder's radius and its rate)."""
         if step > self.at:
-            self.offset += self.speed * self.dt * (step - self.at)
+            self.offset += self.speed * self.clock.dt * (step - self.at)
             self.at = step
         if self.radial:
             table[self.row, RADIUS] = self.radius
@@ -152,7 +156,7 @@ class Servo:
         """The load ``load`` (N) of ``step``: the speed of the next step."""
         self.load = load
         area = 2.0 * math.pi * self.radius * self.length if self.radial else None
-        error = servo_target(self.spec, (step - self.since) * self.dt, area) - load
+        error = servo_target(self.spec, self.clock.since(self.since, step), area) - load
         limit = self.spec["max_speed"]
         self.speed = min(max(self.spec["gain"] * error, -limit), limit)
 

@@ -48,7 +48,10 @@ holds everything the run needs to continue:
   ``pdyn.dynamics.wallmotion.Servo``; optional, absent from older files): each servo wall's
   offset (m) and speed (m/s) by wall id, exact (JSON keeps a float's digits). ``stages``
   (JSON, staged runs, ``pdyn.stages``; optional): the steps the stages began at and whether
-  the last has ended — a restart applies the same changes at the same steps. Otherwise
+  the last has ended — a restart applies the same changes at the same steps. ``changes``
+  (JSON, ``pdyn.stages.Changes``; optional, written when a stage switched the time step or
+  ``Simulation.change`` changed the run): the run's own ``dt`` (s; the attribute ``dt`` is the
+  one in force) and the changes made from Python, ``made`` as [step, changes]. Otherwise
   there is no random-number state to keep: scenes are drawn from ``seed`` once at set-up.
 
 This module only writes and reads files; ``pdyn.restart`` builds the continued simulation from
@@ -194,6 +197,8 @@ def write_checkpoint(view, path: str | Path) -> Path:
         attrs["servos"] = json.dumps(view.servos)
     if view.stages is not None:  # a staged run: the steps its stages began at
         attrs["stages"] = json.dumps(view.stages)
+    if view.changes is not None:  # dt switched or changes made from Python: to replay them
+        attrs["changes"] = json.dumps(view.changes, default=_plain)
     names = store.selection(CHECKPOINTED)
     arrays = {f"particles/{k}": store.values(k, h) for k in names
               if FIELDS[k].counted_by is None}
@@ -226,6 +231,7 @@ def read_checkpoint(path: str | Path) -> dict:
     out["insertion"] = head.get("insertion")  # {"params", "state"} or None
     out["servos"] = head.get("servos")  # {wall id: [offset, speed]} or None
     out["stages"] = head.get("stages")  # {"starts": [...], "finished": bool} or None
+    out["changes"] = head.get("changes")  # {"dt": s, "made": [[step, changes]]} or None
     out["exchange"] = _exchange(head, data)
     out["meshes"] = stored_meshes(data)
     rows = head["rows_per_rank"]

@@ -83,6 +83,7 @@ ATTRIBUTES = {
 }
 #: attributes read when present
 OPTIONAL = {"pdyn_version": text, "insertion": _table, "servos": _table, "stages": _table,
+            "changes": _table,
             "pressure_samples": _count}
 #: attributes a format holds from a version on: name -> {format: first version}
 ATTRIBUTES_SINCE = {"run_id": {SNAPSHOT: 6, CHECKPOINT: 7}}

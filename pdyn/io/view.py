@@ -22,7 +22,9 @@ class OutputView(NamedTuple):
     (``ContactPass.contact_list``); ``state`` the exchange's state (``exchange``), the
     inserter's parameters and state (``insertion``, None without insertion), the servo walls'
     states (``servos``, ``WallMotion.state``, None without servos), the stages' (``stages``,
-    ``pdyn.stages.Stages.state``, None without stages) and the store
+    ``pdyn.stages.Stages.state``, None without stages), the changes' (``changes``,
+    ``pdyn.stages.Changes.state``: the run's own dt and the changes made from Python; None
+    when none) and the store
     holding what hangs on the lists (the contact history's records; saved only for a writer
     that needs it: a save every step would reload the history every step); ``thermo``
     this rank's contact statistics (``contacts``: ``pdyn.dynamics.contact.contact_stats``,
@@ -57,6 +59,7 @@ class OutputView(NamedTuple):
     servos: dict | None = None
     stage: int | None = None  # the stage running after the step (None: no [[stages]])
     stages: dict | None = None  # the stages' state (pdyn.stages.Stages.state), with state
+    changes: dict | None = None  # dt switches and changes from Python (pdyn.stages.Changes.state)
     contacts: tuple | None = None
     sphere_contacts: dict | None = None
     wall_kinds: np.ndarray | None = None

@@ -93,7 +93,7 @@ class WallForceWriter(Writer):
         return (not self._started or step % FLUSH == 0 or held >= self._every  # (≤ FLUSH)
                 or self.flush_at(step))
 
-    def collect(self, contact, store, lists, dt: float, step: int) -> None:
+    def collect(self, contact, store, lists, dt: float, step: int, time: float) -> None:
         """Step ``step``'s wall loads, summed exactly per wall, held."""
         if self._sums is None:
             walls = store.walls[np.argsort(-store.gid[store.walls], kind="stable")]
@@ -106,7 +106,7 @@ class WallForceWriter(Writer):
         contact.wall_sums(store, lists, dt, self._sums, self._column, self._held)
         self._most = max(self._most, self._sums.n - before)
         self._steps[self._held] = step
-        self._times[self._held] = step * dt
+        self._times[self._held] = time
         self._held += 1
 
     def __call__(self, view) -> None:

@@ -26,8 +26,8 @@ class Writer:
     def __call__(self, view):
         raise NotImplementedError
 
-    def collect(self, contact, store, lists, dt: float, step: int) -> None:
-        """Keep what it needs of step ``step``'s force pass of ``contact``
+    def collect(self, contact, store, lists, dt: float, step: int, time: float) -> None:
+        """Keep what it needs of step ``step``'s force pass (at ``time``, s) of ``contact``
         (``pdyn.dynamics.contact.ContactPass``) over ``lists`` of this rank's ``store``, time
         step ``dt`` (s) (only with ``collects``)."""
         raise NotImplementedError

@@ -107,9 +107,9 @@ def test_floor_carries_the_settled_pile(tmp_path):
     writer = next(w for w in sim.writers if isinstance(w, WallForceWriter))
     collect, seen = writer.collect, {}
 
-    def keep(contact, store, lists, dt, step):  # the step's wall contacts, as the writer saw
+    def keep(contact, store, lists, dt, step, time):  # the step's wall contacts, as seen
         seen["net"] = contact_network(contact, store, lists, dt, spheres=False)
-        collect(contact, store, lists, dt, step)
+        collect(contact, store, lists, dt, step, time)
 
     writer.collect = keep
     sim.run(6000)

@@ -545,3 +545,16 @@ def quick_triaxial(scale=0.5, compress=0.1, **cfg):
                "strain": {"z": -TRIAXIAL_STRAIN}}]
     return SimulationConfig(scene="triaxial", scale=scale, box=box, stages=stages,
                             progress=False, **cfg)
+#: stages of :func:`drum_with_piston` that change the time step (8.4e-5 s from its law): a
+#: coarse stage, a fine one that turns the piston back and raises the friction, coarse again
+DT_STAGES = [
+    {"name": "coarse", "duration": 0.004},
+    {"name": "fine", "dt": 4e-5, "walls": [{"wall": 1, "velocity": [0.0, -0.3, 0.0]}],
+     "contact": {"friction": 0.6}, "duration": 0.004},
+    {"name": "coarse again", "dt": 8e-5},
+]
+#: changes made from Python (``Simulation.change``) to :func:`drum_with_piston`: the piston
+#: turned back with a sine, gravity halved, restitution and friction changed, a finer step
+CHANGES = {"walls": [{"wall": 1, "velocity": [0.0, -0.3, 0.0], "translation": [
+    {"type": "sine", "amplitude": [0.0, 0.0005, 0.0], "frequency": 40.0}]}],
+    "gravity": [0.0, 0.0, -4.9], "contact": {"friction": 0.6, "restitution": 0.5}, "dt": 4e-5}

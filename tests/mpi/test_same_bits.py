@@ -66,6 +66,16 @@ class Case:
     slow: bool = False
     coarse: tuple = ()  #: [[fields]] tables (pdyn.config.FieldsConfig)
     output: dict = None  #: further [output] fields of every run (snapshots with sphere stress)
+    change: tuple = None  #: (step, sim -> None): changes made from Python after that step
+    # (Simulation.change) in the N-rank and the 1-rank run; before ``at``
+
+
+def advance(sim, case: Case) -> None:
+    """Run ``case.steps`` steps, making the case's changes from Python on the way."""
+    if case.change is not None:
+        sim.run(case.change[0])
+        case.change[1](sim)
+    sim.run(case.steps - sim.step_index)
 
 
 def compare(a, b, names, what):
@@ -125,7 +135,7 @@ def run_case(comm, shared_dir):
         run = SimpleNamespace(sim=sim, comm=comm, folder=shared_dir, scene=scene, ref=None,
                               cont=None, mid=None,
                               before=case.before(sim, comm) if case.before else None)
-        sim.run(case.steps)
+        advance(sim, case)
         run.state = gather_fields(sim, case.fields)
         if restart:
             run.cont = from_checkpoint(
@@ -151,7 +161,7 @@ def run_case(comm, shared_dir):
                                                     **more))
             run.ref = Simulation(case.reference(ref_cfg) if case.reference else ref_cfg,
                                  comm=SerialComm(), **extra)
-            run.ref.run(case.steps)
+            advance(run.ref, case)
             compare(run.state, gather_fields(run.ref, case.fields), case.fields,
                     "from the 1-rank run")
             if case.inserter:
@@ -365,6 +375,21 @@ def staged(run):
     stages = run.sim.stages
     assert len(stages.starts) == 3 and stages.starts[1] == round(0.006 / run.sim.dt)
     assert stages.starts[2] - stages.starts[1] < round(0.01 / run.sim.dt)
+
+
+def dt_switched(run):
+    """The fine stage began at the coarse stage's end, the coarse one again after it; the
+    restart's step lies in the fine stage."""
+    starts, first = run.sim.stages.starts, round(0.004 / 8.41157911739082e-05)
+    assert starts == [0, first, first + 100] and run.sim.clock.starts == starts
+    assert first < 100 < first + 100 and run.sim.dt == 8e-5
+
+
+def changed(run):
+    """The changes made from Python after step 60 hold, and the continued run replayed them."""
+    for sim in (run.sim, run.cont):
+        assert sim.dt == 4e-5 and sim.gravity[2] == -4.9 and sim.clock.starts == [0, 60]
+        assert [s for s, _ in sim.changes.made] == [60]
 
 
 def tube_hit(run):
@@ -649,6 +674,10 @@ CASES = [
          check=servo_pressed),
     Case("staged-drum", built(scenes.staged_drum, **BALANCED), 300, BOTH, at=100,
          wall_forces=True, check=staged),
+    Case("staged-dt", built(scenes.drum_with_piston, stages=scenes.DT_STAGES, **BALANCED), 300,
+         BOTH, at=100, check=dt_switched),
+    Case("changed-drum", built(scenes.drum_with_piston, **BALANCED), 200, BOTH, at=100,
+         change=(60, lambda sim: sim.change(**scenes.CHANGES)), check=changed),
     Case("tube", built(scenes.drum_with_piston, TUBE, **BALANCED), 200, BOTH, at=100,
          wall_forces=True, check=tube_hit),
     Case("cone-hopper", built(scenes.cone_hopper, **BALANCED), 300, BOTH, at=150,

@@ -31,10 +31,10 @@ class _ListWriter:
             def due(self, step):
                 return step % wf.FLUSH == 0 or self.flush_at(step)
 
-            def collect(self, contact, store, lists, dt, step):
+            def collect(self, contact, store, lists, dt, step, time):
                 if not hasattr(self, "_list"):
                     self._list = []
-                    super().collect(contact, store, lists, dt, step)  # the wall order
+                    super().collect(contact, store, lists, dt, step, time)  # the wall order
                 net = contact_network(contact, store, lists, dt, spheres=False)
                 force = -(net["normal_force"] + net["tangential_force"])
                 point = store.pos[self.walls[-1 - net["id"][:, 1]]]
