@@ -39,6 +39,7 @@ LAYERS = [
      "pdyn.reorder", "pdyn.stages"),  # the initial state; feature components set up; the time step; the
     # schedule; what writers read of the contacts; handles in their orders
     ("pdyn.assembly", "pdyn.observables"),  # build(): a run's parts; readings of a run
+    ("pdyn.changing",),  # changes of a run between its steps (Simulation.change)
     ("pdyn.simulation",),  # the driver
     ("pdyn.restart", "pdyn.bench", "pdyn.validation"),  # build and run drivers
     ("pdyn.cli",),
