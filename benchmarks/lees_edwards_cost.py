@@ -20,7 +20,7 @@ its ratio to the fixed run's per round (median and range), the contacts at the e
 rebuilds are printed and written to ``--json``, which ``benchmarks/performance_tables.py``
 turns into a table of docs/performance.md.
 
-    python benchmarks/lees_edwards_cost.py [--scales 1 8] [--rate 1] [--steps 500]
+    python benchmarks/lees_edwards_cost.py [--scales 1 8] [--rate 1] [--steps 2000]
         [--rounds 9] [--json lees_edwards.json]
 """
 
@@ -104,7 +104,7 @@ def main() -> None:
     p.add_argument("--rate", type=float, default=1.0, help="shear rate (1/s)")
     p.add_argument("--strain", type=float, default=1.0,
                    help="the shear before the timed runs (about)")
-    p.add_argument("--steps", type=int, default=500, help="steps per timed run")
+    p.add_argument("--steps", type=int, default=2000, help="steps per timed run")
     p.add_argument("--rounds", type=int, default=9)
     p.add_argument("--json", help="write the measurements here")
     args = p.parse_args()
