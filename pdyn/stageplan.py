@@ -11,7 +11,8 @@ A stage ends by one of
 * ``kinetic_energy`` (J): when the mean kinetic energy per sphere (translational plus
   rotational) is below it — at rest;
 * ``wall_force = {wall = k, force = F}`` (N): when the load on ``[[walls]]`` number k (from 0)
-  reaches F > 0 (the sum of its contacts' normal forces, as a servo's load);
+  reaches F > 0 (a servo wall's own load, ``pdyn.dynamics.wallmotion``; another wall's the
+  sum of its contacts' normal forces);
 * ``mass_out`` (kg): when the mass that has left through the outlets since the run's start
   reaches it (a sum over the ranks rounded once per drain: the same on any rank count);
 * ``strain = {z = ε}``: when the box's length along an axis the stage's own ``box`` strains

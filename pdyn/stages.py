@@ -258,10 +258,12 @@ class Stages:
         kinetic energy per sphere (J), the wall's load (N) or the mass out (kg). Collective."""
         if kind == "mass_out":  # (every rank holds the same sum)
             return sim.inserter.removed_mass >= value, sim.inserter.removed_mass
-        if kind == "wall_force":
-            gid = -1 - (sim.wallset.n_box + value["wall"])
-            load = wall_loads(sim.contact, sim.store, sim.neighbours, sim.comm, self.clock.dt,
-                              [gid])[0]
+        if kind == "wall_force":  # a servo's own load of the step (a mesh's along its
+            # direction), else the normal forces' sum
+            row = sim.wallset.n_box + value["wall"]
+            servo = [s for s in sim.wall_motion.servos if s.row == row]
+            load = servo[0].load if servo else wall_loads(
+                sim.contact, sim.store, sim.neighbours, sim.comm, self.clock.dt, [-1 - row])[0]
             return load >= value["force"], load
         store = sim.store
         spin = "omega" in store.fields

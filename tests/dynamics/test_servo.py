@@ -88,6 +88,19 @@ def test_a_mesh_servos_load_holds_its_friction_along_its_direction():
     assert abs(servo.load - normal_only) > 1e-3 * servo.load
 
 
+def test_a_wall_force_end_reads_a_mesh_servos_own_load():
+    """A stage ending by ``wall_force`` on a mesh servo driven down and sideways reads the
+    servo's own load (along its direction, friction included), not the normal forces' sum."""
+    sim = Simulation(servo_bed(SERVO_FORCE, mesh=True, direction=(0.6, 0.0, -0.8), stages=[
+        {"wall_force": {"wall": 0, "force": 2.0 * SERVO_FORCE}}, {}]))
+    (servo,) = sim.wall_motion.servos
+    sim.run(2000)
+    kind, end = sim.stages.plan[0].end  # (the wall's index counted as the run counts it)
+    reached, load = sim.stages._condition(sim, kind, {**end, "force": 1.0})
+    assert reached and load == servo.load  # (read before: the normal forces' sum, now)
+    assert load != mesh_load(sim, servo, friction=False)
+
+
 def test_stages_retarget_a_mesh_servo():
     """The mesh piston presses the bed at 10 N; a stage after 0.25 s asks 5 N (its servo
     gives no direction: the mesh keeps its own): 0.1 s later the load is 5 N (1 %) and the
