@@ -96,6 +96,26 @@ def write_doc_block(path, name: str, text: str) -> None:
     print(f"wrote the tables into {path}")
 
 
+def add_outputs(p) -> None:
+    """The options of a validation script that :func:`publish` and :func:`side_by_side`
+    read: ``--jobs``, ``--json``, ``--csv``, ``--plot``, ``--doc``."""
+    p.add_argument("--jobs", type=int, default=1, help="runs side by side")
+    p.add_argument("--json", help="write the results here")
+    p.add_argument("--csv", help="write the table's numbers here")
+    p.add_argument("--plot", help="write the figure here")
+    p.add_argument("--doc", help="rewrite the generated block of this markdown file")
+
+
+def side_by_side(fn, items, jobs: int) -> list:
+    """``fn`` of each of ``items`` in ``jobs`` processes (started afresh: numba and MPI
+    state are not forked), in order."""
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    with ProcessPoolExecutor(jobs, mp_context=get_context("spawn")) as pool:
+        return list(pool.map(fn, items))
+
+
 def publish(args, name: str, text: str, results, write_csv, plot) -> None:
     """Print a validation script's table ``text`` and write what its options ask: ``--csv``
     (``write_csv(results, path)``), ``--plot`` (``plot(results, path)``) and ``--doc`` (the

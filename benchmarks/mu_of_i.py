@@ -31,12 +31,11 @@ from __future__ import annotations
 
 import argparse
 import time
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
-from _common import STARTED, command_line, publish, save_figure, write_json
+from _common import (STARTED, add_outputs, command_line, publish, save_figure,
+                     side_by_side, write_json)
 
 from pdyn import Simulation, SimulationConfig
 from pdyn.analysis.bagnold import JOP
@@ -151,14 +150,9 @@ def main(argv=None) -> None:
     p.add_argument("--settle", type=float, default=2.0, help="strain before averaging")
     p.add_argument("--average", type=float, default=4.0, help="strain averaged over")
     p.add_argument("--every", type=int, default=20, help="steps between samples")
-    p.add_argument("--jobs", type=int, default=1, help="runs side by side")
-    p.add_argument("--json", help="write the results here")
-    p.add_argument("--csv", help="write the table's numbers here")
-    p.add_argument("--plot", help="write the figure here")
-    p.add_argument("--doc", help="rewrite the generated block of this markdown file")
+    add_outputs(p)
     args = p.parse_args(argv)
-    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
-        results = list(pool.map(_point, [(args, i) for i in args.inertial]))
+    results = side_by_side(_point, [(args, i) for i in args.inertial], args.jobs)
     write_json(args.json, {"results": results, "fits": fits(results)})
     text = table(results, command_line(), STARTED.date().isoformat())
     publish(args, "mu_of_i", text, results, write_csv, plot)

@@ -31,12 +31,11 @@ from __future__ import annotations
 
 import argparse
 import time
-from concurrent.futures import ProcessPoolExecutor
-from multiprocessing import get_context
 from pathlib import Path
 
 import numpy as np
-from _common import STARTED, command_line, publish, save_figure, write_json
+from _common import (STARTED, add_outputs, command_line, publish, save_figure,
+                     side_by_side, write_json)
 
 from pdyn import Simulation, SimulationConfig
 from pdyn.scenarios import TRIAXIAL_COMPRESS
@@ -180,14 +179,9 @@ def main(argv=None) -> None:
     p.add_argument("--compaction-friction", type=float, default=0.1,
                    help="μ of the isotropic compression")
     p.add_argument("--every", type=int, default=100, help="steps between readings")
-    p.add_argument("--jobs", type=int, default=1, help="runs side by side")
-    p.add_argument("--json", help="write the results here")
-    p.add_argument("--csv", help="write the curves here")
-    p.add_argument("--plot", help="write the figure here")
-    p.add_argument("--doc", help="rewrite the generated block of this markdown file")
+    add_outputs(p)
     args = p.parse_args(argv)
-    with ProcessPoolExecutor(args.jobs, mp_context=get_context("spawn")) as pool:
-        results = list(pool.map(_seed, [(args, s) for s in args.seeds]))
+    results = side_by_side(_seed, [(args, s) for s in args.seeds], args.jobs)
     write_json(args.json, {"results": [{k: v for k, v in r.items() if k != "curve"}
                                        for r in results], "summary": summary(results)})
     text = table(results, command_line(), STARTED.date().isoformat())
