@@ -743,9 +743,17 @@ class Packing:
         # one to three float fields of three columns (those that travel every step):
         # :func:`_move_triples`
         self._triples = 0 < len(self._floats) <= 3 and all(self._float_widths == 3)
+        self._views = ((), ())  # the store's float fields last seen, and their views
 
     def _store_floats(self, store) -> tuple:
-        return tuple([_rows(store, name) for name, _ in self._floats])
+        """The store's float fields as (capacity, width) views, made again only when the store
+        holds other arrays (it grew): the ghost update moves them every step."""
+        arrays = tuple([getattr(store, name) for name, _ in self._floats])
+        seen, views = self._views
+        if len(seen) != len(arrays) or any([a is not b for a, b in zip(arrays, seen)]):
+            views = tuple([a.reshape(a.shape[0], -1) for a in arrays])
+            self._views = (arrays, views)
+        return views
 
     def _message(self, matrix) -> tuple:
         """A message's float matrix once per float field (what :func:`_move_fields` walks)."""

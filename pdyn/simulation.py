@@ -149,15 +149,14 @@ class Simulation(Observables, Changing):
         store, lists = self.store, self.neighbours
         passed = self.guard.watch(self.step_index)  # inf: an overlap beyond its limit
         self.exchange.deform(self.clock.dt)  # a box that follows a target pressure
-        moved = kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos,
-                           lists.rows, half, self.clock.dt, *self.contact.spins(store, lists),
-                           2 if self._kick_owed else 1)
+        mine = self._reduce_buffer
+        kick_drift(store.pos, store.vel, store.force, store.mass, store.build_pos, lists.rows,
+                   half, self.clock.dt, *self.contact.spins(store, lists),
+                   2 if self._kick_owed else 1, mine)  # mine[:2]: the move, the drift
         self._kick_owed = False
         placed = self.glued.place(store, self.step_index + 1)
         if placed is not None:
-            moved = np.maximum(moved, placed)
-        mine = self._reduce_buffer
-        mine[:2] = moved
+            np.maximum(mine[:2], placed, out=mine[:2])
         mine[0] = max(mine[0], passed)
         mine[2] = self._n_owned
         mine[3] = self._stop.signum if self._stop is not None else 0.0

@@ -1185,7 +1185,8 @@ class ContactPass(Hanger):
         self._todo, self._gather = np.zeros(0, np.int64), None  # (None: not decided yet)
         self._done = np.zeros((0, 6))  # the slots of results that later rows take over
         self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
-        self._n_slots = 0  # the slots the last pass had
+        self._n_slots = 0  # the slots the last pass had, and their views
+        self._slot_views = self._no_slots = self._done[:0], self._done_at[:0]
         self.n_spinning = -1  # rows in ``spinning`` (-1: no pass over this build yet)
 
     @property
@@ -1396,16 +1397,19 @@ class ContactPass(Hanger):
         of buffers kept from pass to pass (grown when too small); none unless ``used`` (no
         pair handed over)."""
         if not used:  # no pair handed over: no slots
-            return self._done[:0], self._done_at[:0]
+            return self._no_slots
         n = max(MIN_SLOTS, int(rows * SLOTS_PER_ROW))
-        if self._done.shape[0] < n:
+        if self._n_slots == n:  # the views of the pass before (a pass leaves them as found)
+            return self._slot_views
+        if self._done.shape[0] < n:  # (the old buffers freed first: no views of them kept)
+            self._slot_views = self._no_slots = None
             self._done, self._done_at = np.zeros((0, 6)), np.zeros((0, 3), np.int32)
             self._done, self._done_at = np.empty((n, 6)), np.empty((n + 1, 3), np.int32)
-            self._n_slots = 0
-        if self._n_slots != n:
-            self._done_at[:n, 2] = np.arange(n, dtype=np.int32)
-            self._n_slots = n
-        return self._done[:n], self._done_at[:n + 1]
+            self._no_slots = self._done[:0], self._done_at[:0]
+        self._done_at[:n, 2] = np.arange(n, dtype=np.int32)
+        self._n_slots = n
+        self._slot_views = self._done[:n], self._done_at[:n + 1]
+        return self._slot_views
 
     def wall_table(self, store) -> np.ndarray:
         """The wall table the kernels read (:attr:`walls`, or planes at rest for the walls of

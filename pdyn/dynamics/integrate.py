@@ -60,14 +60,15 @@ def kick(vel, force, mass, handles, half_dt, omega, torque, radius, spinning):
 
 @njit(**JIT)
 def kick_drift(pos, vel, force, mass, build_pos, handles, half_dt, dt, omega, torque, radius,
-               spinning, kicks=1):
+               spinning, kicks, out):
     """First half kick then the drift of ``handles`` (and with ``omega`` the first half kick
     of the spins of ``spinning``); ``kicks`` = 2: the closing half-kick of the step before
     first (the module docstring).
-    Returns the largest squared displacement (m²) of this step and the largest since the
-    positions ``build_pos`` of the last neighbour-list build, as one array for one reduction;
-    each is inf if any is NaN (a maximum keeps it on every rank; ``pdyn.checks.StepGuard``
-    stops the run then)."""
+    Writes to ``out[0]`` the largest squared displacement (m²) of this step and to ``out[1]``
+    the largest since the positions ``build_pos`` of the last neighbour-list build (the
+    first two numbers of the step's one reduction: no array made a step); each is inf if any
+    is NaN (a maximum keeps it on every rank; ``pdyn.checks.StepGuard`` stops the run
+    then)."""
     step2 = 0.0
     drift2 = 0.0
     for t in range(np.uint64(handles.shape[0])):
@@ -91,4 +92,5 @@ def kick_drift(pos, vel, force, mass, build_pos, handles, half_dt, dt, omega, to
         if not b2 <= drift2:
             drift2 = b2 if b2 == b2 else np.inf
     _kick_spins(omega, torque, mass, radius, spinning, half_dt, kicks)
-    return np.array([step2, drift2])
+    out[0] = step2
+    out[1] = drift2

@@ -31,9 +31,11 @@ def test_two_kicks_in_one_walk_are_two_walks(rotating):
 
     pos, vel, force, mass, build, *_ = a
     kick(vel, force, mass, rows, half, *spin(a))
-    moved_a = kick_drift(pos, vel, force, mass, build, rows, half, dt, *spin(a), 1)
+    moved_a, moved_b = np.zeros(2), np.zeros(2)
+    kick_drift(pos, vel, force, mass, build, rows, half, dt, *spin(a), 1, moved_a)
     pos, vel, force, mass, build, *_ = b
-    moved_b = kick_drift(pos, vel, force, mass, build, rows, half, dt, *spin(b), 2)
+    kick_drift(pos, vel, force, mass, build, rows, half, dt, *spin(b), 2, moved_b)
+    assert moved_a[0] > 0 and moved_a[1] > 0  # the largest move and drift written
     for x, y in zip(a + (moved_a,), b + (moved_b,)):
         np.testing.assert_array_equal(x, y)
     assert not np.array_equal(a[1], _state()[1])  # something moved
