@@ -219,11 +219,14 @@ class Simulation(Observables, Changing):
             self.n_contacts, self.elastic_energy = self.contact.forces(
                 self.store, self.neighbours, self.gravity, self.clock.dt,
                 record=pairs or bool(needs & WALL_FORCES), walls_only=not pairs)
+        collecting = self.schedule.collecting
+        wanted = NO_NEEDS if needs is collecting else needs - collecting
+        if not (wanted or self.schedule.collectors):  # most steps: nothing to capture
+            (self.network, self.wall_load, self.contact_stats, self.sphere_contacts) = NOTHING
+            return
         with self.timers("output"):
-            collecting = self.schedule.collecting
             (self.network, self.wall_load, self.contact_stats, self.sphere_contacts) = capture(
-                self.contact, self.store, self.neighbours, self.clock.dt,
-                NO_NEEDS if needs is collecting else needs - collecting)
+                self.contact, self.store, self.neighbours, self.clock.dt, wanted)
             step = self.step_index + 1
             for w in self.schedule.collectors:
                 w.collect(self.contact, self.store, self.neighbours, self.clock.dt, step,
