@@ -743,17 +743,9 @@ class Packing:
         # one to three float fields of three columns (those that travel every step):
         # :func:`_move_triples`
         self._triples = 0 < len(self._floats) <= 3 and all(self._float_widths == 3)
-        self._views = ((), ())  # the store's float fields last seen, and their views
 
     def _store_floats(self, store) -> tuple:
-        """The store's float fields as (capacity, width) views, made again only when the store
-        holds other arrays (it grew): the ghost update moves them every step."""
-        arrays = tuple([getattr(store, name) for name, _ in self._floats])
-        seen, views = self._views
-        if len(seen) != len(arrays) or any([a is not b for a, b in zip(arrays, seen)]):
-            views = tuple([a.reshape(a.shape[0], -1) for a in arrays])
-            self._views = (arrays, views)
-        return views
+        return tuple([_rows(store, name) for name, _ in self._floats])
 
     def _message(self, matrix) -> tuple:
         """A message's float matrix once per float field (what :func:`_move_fields` walks)."""
@@ -891,6 +883,7 @@ class StoreChanges:
 
 
 def _rows(store, name) -> np.ndarray:
-    """Field ``name`` of ``store`` as a (capacity, width) view."""
+    """Field ``name`` of ``store`` as a (capacity, width) array: itself when it has that shape
+    (no view made: the ghost update reads three every step), else a view."""
     arr = getattr(store, name)
-    return arr.reshape(arr.shape[0], -1)
+    return arr if arr.ndim == 2 else arr.reshape(arr.shape[0], -1)
