@@ -901,10 +901,10 @@ def touching_entries(store, lists, walls, mesh, *, spheres: bool = True, walls_t
     """The entries of the rows of ``lists`` that act now (:func:`_walk`), (K, 2) int64 rows
     (list entry, row) in list order: sphere entries when ``spheres`` (``lower``: only those
     whose partner has the higher gid — or with ``fixed``, sorted global ids, the lower and is
-    one of them: every contact once, :func:`_once`), wall entries when ``walls_too``. ``walls``: the wall
-    table, ``mesh``: the mesh state (:func:`mesh_state`) or None; ``evaluated``: the entries
-    the last force pass evaluated (``ContactPass.evaluated``: with cohesion that holds
-    contacts past touching), None: the touching entries."""
+    one of them: every contact once, :func:`_once`), wall entries when ``walls_too``.
+    ``walls``: the wall table, ``mesh``: the mesh state (:func:`mesh_state`) or None;
+    ``evaluated``: the entries the last force pass evaluated (``ContactPass.evaluated``: with
+    cohesion that holds contacts past touching), None: the touching entries."""
     found = np.empty((lists.partner.shape[0], 2), np.int64)  # room for every entry: one walk
     k = _walk(lists.rows, lists.start, lists.split, lists.partner, store.pos, store.radius,
               store.gid, store.normal, walls, mesh, spheres, walls_too, lower,
