@@ -2,22 +2,23 @@
 against the same run without, and the fields of a 10⁶-sphere state on a 64³ grid against
 writing its snapshot.
 
-    python benchmarks/fields_cost.py [--rounds 5] [--steps 10000] [--spheres 1000000]
-        [--json out.json] [--doc docs/validation.md]
+    python benchmarks/fields_cost.py [--rounds 5] [--steps 10000] [--turn 1000]
+        [--spheres 1000000] [--json out.json] [--doc docs/validation.md]
 
 **Chute** (:func:`chute_cost`): the ``chute`` scene (scale 1: 2177 spheres over 70 fixed, 24°)
 twice in one process — without fields (A) and with a depth profile every 100 steps (B: 30
 cells along z over the box, each ``kernel`` in turn, width 1 d, written every 10 samples) —
-after ``warmup`` steps (the spheres landed, about 3000 contacts), advanced in turns,
-``steps`` steps each, the order swapped every round; B's wall time over
-A's per round, and the same of the process' CPU time (the two follow the same trajectory: fields do not touch the dynamics), the
-median and range over the rounds.
+after ``warmup`` steps (the spheres landed, about 3000 contacts), a round ``steps`` steps of
+each, advanced in turns of ``turn`` steps (one window: ten samples and a file), the order
+swapped every turn (a load that changes on the shared machine meets both alike); B's wall
+time over A's per round, and the same of the process' CPU time (the two follow the same
+trajectory: fields do not touch the dynamics), the median and range over the rounds.
 
 **10⁶ spheres** (:func:`million_cost`): ``spheres`` spheres (d = 1 mm) on a jittered simple
 cubic lattice of spacing 0.995 d in a periodic cube (about three contacts a sphere counted
 once), random velocities, one step; the snapshot writer and a 64³ ``[[fields]]`` writer
 (each kernel, width 1 d) called at that step, each timed (the contacts they read are taken
-once for both, not counted in either); ``--million-kernels`` says which kernels.
+with the step's force pass, counted in neither); ``--million-kernels`` says which kernels.
 """
 
 from __future__ import annotations
@@ -51,7 +52,7 @@ def _timed(cls, record: list):
 
 
 def chute_cost(kernel: str, rounds: int, steps: int, angle: float = 24.0,
-               warmup: int = 20000) -> dict:
+               warmup: int = 20000, turn: int = 1000) -> dict:
     """The chute's wall time with fields every 100 steps over without (module docstring)."""
     from pdyn import Simulation, SimulationConfig
     from pdyn.config import FieldsConfig, OutputConfig
@@ -68,23 +69,31 @@ def chute_cost(kernel: str, rounds: int, steps: int, angle: float = 24.0,
         for sim in (plain, fields):  # compiled, the spheres landed: the flow's contacts
             sim.run(warmup)
         ratios, cpu_ratios, seconds = [], [], {"A": [], "B": []}
-        for k in range(rounds):
-            order = (("A", plain), ("B", fields)) if k % 2 == 0 else \
-                (("B", fields), ("A", plain))
-            took, cpu = {}, {}
-            for name, sim in order:
-                t0, c0 = time.perf_counter(), time.process_time()
-                sim.run(steps)
-                took[name] = time.perf_counter() - t0
-                cpu[name] = time.process_time() - c0
+        for _ in range(rounds):
+            took, cpu = {"A": 0.0, "B": 0.0}, {"A": 0.0, "B": 0.0}
+            for k, n in enumerate(_turns(steps, turn)):
+                order = (("A", plain), ("B", fields)) if k % 2 == 0 else \
+                    (("B", fields), ("A", plain))
+                for name, sim in order:
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    sim.run(n)
+                    took[name] += time.perf_counter() - t0
+                    cpu[name] += time.process_time() - c0
+            for name in took:
                 seconds[name].append(took[name])
             ratios.append(took["B"] / took["A"])
             cpu_ratios.append(cpu["B"] / cpu["A"])
     return {"kernel": kernel, "spheres": len(scene), "steps": steps, "rounds": rounds,
+            "turn": turn,
             "ratios": ratios, "median": float(np.median(ratios)),
             "min": float(np.min(ratios)), "max": float(np.max(ratios)),
             "cpu_ratios": cpu_ratios, "cpu_median": float(np.median(cpu_ratios)),
             "seconds_A": seconds["A"], "seconds_B": seconds["B"]}
+
+
+def _turns(steps: int, turn: int) -> list[int]:
+    """``steps`` cut into turns of ``turn`` steps (the last one shorter)."""
+    return [min(turn, steps - s) for s in range(0, steps, max(1, turn))]
 
 
 def million_cost(n: int, kernels=("bins",), seed: int = 0) -> dict:
@@ -135,11 +144,12 @@ def million_cost(n: int, kernels=("bins",), seed: int = 0) -> dict:
 
 
 def table(chutes: list[dict], million: dict | None) -> str:
-    out = ["| chute (2247 spheres): fields every 100 steps, kernel | steps a run, rounds "
+    out = ["| chute (2247 spheres): fields every 100 steps, kernel | steps a round, rounds, turn "
            "| wall time with / without: median (range) | CPU time with / without: median |",
            "|---|---|---|---|"] if chutes else []
     for c in chutes:
-        out.append(f"| {c['kernel']} | {c['steps']}, {c['rounds']} | {c['median']:.3f} "
+        out.append(f"| {c['kernel']} | {c['steps']}, {c['rounds']}, {c['turn']} "
+                   f"| {c['median']:.3f} "
                    f"({c['min']:.3f}–{c['max']:.3f}) | {c['cpu_median']:.3f} |")
     if million:
         m = million
@@ -156,6 +166,7 @@ def main(argv=None) -> None:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--rounds", type=int, default=5)
     p.add_argument("--steps", type=int, default=10000)
+    p.add_argument("--turn", type=int, default=1000, help="steps a turn of each run")
     p.add_argument("--kernels", nargs="*", default=list(KERNELS))
     p.add_argument("--spheres", type=int, default=1_000_000, help="0: no 10⁶ case")
     p.add_argument("--million-kernels", nargs="*", default=["bins"])
@@ -163,7 +174,7 @@ def main(argv=None) -> None:
     p.add_argument("--doc")
     args = p.parse_args(argv)
     t0 = time.perf_counter()
-    chutes = [chute_cost(k, args.rounds, args.steps) for k in args.kernels] \
+    chutes = [chute_cost(k, args.rounds, args.steps, turn=args.turn) for k in args.kernels] \
         if args.rounds else []
     million = million_cost(args.spheres, args.million_kernels) if args.spheres else None
     text = table(chutes, million)

@@ -15,29 +15,33 @@ from .dynamics.contact import contact_stats, touching_entries
 class Captured(NamedTuple):
     """What a step kept of its contacts for its writers (``pdyn.io.OutputView``): ``network``
     (:func:`contact_network`), ``wall_load`` (its wall contacts), ``contact_stats``
-    (``pdyn.dynamics.contact.contact_stats``) and ``sphere_contacts`` (every row's contacts
-    from its own side: :func:`contact_network` with ``lower=False``); None where no due
-    writer needs it. With the need ``wall_patches`` the wall contacts carry ``facet``
+    (``pdyn.dynamics.contact.contact_stats``), ``sphere_contacts`` (every row's contacts
+    from its own side: :func:`contact_network` with ``lower=False``) and ``contacts_once``
+    (every contact once over the ranks, from its row's side: with ``fixed``); None where no
+    due writer needs it. With the need ``wall_patches`` the wall contacts carry ``facet``
     (:func:`wall_facets`)."""
 
     network: dict | None
     wall_load: dict | None
     contact_stats: dict | None
     sphere_contacts: dict | None = None
+    contacts_once: dict | None = None
 
 
 #: what a step whose writers need no contacts keeps
-NOTHING = Captured(None, None, None, None)
+NOTHING = Captured(None, None, None, None, None)
 
 
 def contact_network(contact, store, lists, dt: float, spheres: bool = True,
-                    lower: bool = True) -> dict:
+                    lower: bool = True, fixed: np.ndarray | None = None) -> dict:
     """This rank's share of the contacts with their forces now (those held past touching
     included: ``ContactPass.evaluated``), each contact on the
     rank that owns its lower-id sphere (``ContactPass.contact_list``, with the tangential
     forces the last force pass recorded); ``spheres=False``: the sphere–wall contacts only;
-    ``lower=False``: every row's contacts from its side (a pair on both spheres' rows)."""
-    return contact.contact_list(store, lists, dt, spheres=spheres, lower=lower,
+    ``lower=False``: every row's contacts from its side (a pair on both spheres' rows);
+    ``fixed`` (the fixed spheres' sorted global ids): every contact once from its row's side,
+    a pair with a fixed sphere on its partner's (``ContactPass.contact_list``)."""
+    return contact.contact_list(store, lists, dt, spheres=spheres, lower=lower, fixed=fixed,
                                 tangential=contact.recorded_tangential(lists, spheres))
 
 
@@ -52,10 +56,12 @@ def wall_facets(contact, store, lists) -> np.ndarray:
     return lists.facet[found[:, 0]].astype(np.int64)
 
 
-def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
+def capture(contact, store, lists, dt: float, needs: frozenset,
+            fixed: np.ndarray | None = None) -> Captured:
     """What the due writers' ``needs`` (their ``needs`` attributes: ``network``, ``walls``,
-    ``thermo``, ``sphere_contacts``, ``wall_patches``) ask of the contacts of ``contact``'s
-    last pass over ``lists``."""
+    ``thermo``, ``sphere_contacts``, ``contacts_once``, ``wall_patches``) ask of the contacts
+    of ``contact``'s last pass over ``lists``; ``fixed``: the fixed spheres' sorted global ids
+    (``pdyn.fields.once.fixed_ids``), for ``contacts_once``."""
     if not needs:
         return NOTHING
     stats = (contact_stats(store, lists, contact.wall_table(store), contact.mesh,
@@ -73,4 +79,6 @@ def capture(contact, store, lists, dt: float, needs: frozenset) -> Captured:
             wall_load["facet"] = wall_facets(contact, store, lists)
     rows = (contact_network(contact, store, lists, dt, lower=False)
             if "sphere_contacts" in needs else None)
-    return Captured(network, wall_load, stats, rows)
+    once = (contact_network(contact, store, lists, dt, fixed=fixed)
+            if "contacts_once" in needs else None)
+    return Captured(network, wall_load, stats, rows, once)

@@ -118,7 +118,7 @@ class Observables:
             first_step=self.first_step, config=self.config, contact=self.contact_config,
             gravity=self.gravity, steps_total=self.steps, r_mean=self.r_mean,
             network=self.network, wall_load=self.wall_load, contacts=self.contact_stats,
-            sphere_contacts=self.sphere_contacts,
+            sphere_contacts=self.sphere_contacts, contacts_once=self.contacts_once,
             exchange=self.exchange.state() if state else None,
             insertion=insertion_view(self.inserter) if state else None,
             servos=self.wall_motion.state() if state else None,

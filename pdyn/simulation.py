@@ -37,6 +37,7 @@ from .changing import Changing
 from .components import list_walls
 from .config import SimulationConfig
 from .dynamics.integrate import kick, kick_drift
+from .fields.once import fixed_ids
 from .interrupt import StopRequest, Stopped, signal_name
 from .io import CONTACT_FORCES, WALL_FORCES, checkpoint_now
 from .observables import Observables
@@ -86,8 +87,9 @@ class Simulation(Observables, Changing):
             config or SimulationConfig(), comm if comm is not None else get_comm(), scene, restart)
         vars(self).update(p._asdict())  # each part an attribute of its name (Parts)
         self.step_index = p.first_step
-        (self.network, self.wall_load, self.contact_stats,
-         self.sphere_contacts) = NOTHING  # captured for output
+        (self.network, self.wall_load, self.contact_stats, self.sphere_contacts,
+         self.contacts_once) = NOTHING  # captured for output
+        self._fixed = None  # the fixed spheres' ids, from the first step that needs them
         self.record_tangential = False  # True: every force pass records tangential forces
         self.rebuilds, self.wall_time, self.steps_run, self.load = 0, 0.0, 0, None
         self._stop = None  # the signals' flag while run() runs (pdyn.interrupt)
@@ -222,11 +224,15 @@ class Simulation(Observables, Changing):
         collecting = self.schedule.collecting
         wanted = NO_NEEDS if needs is collecting else needs - collecting
         if not (wanted or self.schedule.collectors):  # most steps: nothing to capture
-            (self.network, self.wall_load, self.contact_stats, self.sphere_contacts) = NOTHING
+            (self.network, self.wall_load, self.contact_stats, self.sphere_contacts,
+             self.contacts_once) = NOTHING
             return
         with self.timers("output"):
-            (self.network, self.wall_load, self.contact_stats, self.sphere_contacts) = capture(
-                self.contact, self.store, self.neighbours, self.clock.dt, wanted)
+            if "contacts_once" in needs and self._fixed is None:  # (collective: every rank)
+                self._fixed = fixed_ids(self.comm, self.store)
+            (self.network, self.wall_load, self.contact_stats, self.sphere_contacts,
+             self.contacts_once) = capture(
+                self.contact, self.store, self.neighbours, self.clock.dt, wanted, self._fixed)
             step = self.step_index + 1
             for w in self.schedule.collectors:
                 w.collect(self.contact, self.store, self.neighbours, self.clock.dt, step,

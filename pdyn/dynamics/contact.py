@@ -673,13 +673,26 @@ def _acts(touches, evaluated, p, u):
     return p < evaluated.shape[0] and evaluated[p] == u, p
 
 
+@njit(inline="always", **JIT)
+def _once(gi, gj, fixed):
+    """Whether the row of sphere ``gi`` holds its pair with ``gj`` once over all rows:
+    ``fixed`` None, when gi ≤ gj (the contact network); else (the fixed spheres' sorted ids:
+    they have no rows) when gi < gj or gj is fixed (``pdyn.fields.once.once_mask``)."""
+    if fixed is None:
+        return gi <= gj
+    if gi < gj:
+        return True
+    at = np.searchsorted(fixed, gj)
+    return at < fixed.shape[0] and fixed[at] == gj
+
+
 @njit(**JIT)
 def _walk(rows, start, split, partner, pos, rad, gid, normal, walls, mesh, spheres, walls_too,
-          lower, found, evaluated):
+          lower, fixed, found, evaluated):
     """The acting entries (:func:`_acts`) of every row in list order — its sphere partners
-    when ``spheres`` (when ``lower`` only those of higher gid: each pair once), then its walls
-    when ``walls_too`` — written to ``found`` (rows (entry, row); None: only counted); returns
-    how many. ``mesh`` as for :func:`_pass`."""
+    when ``spheres`` (when ``lower`` only those :func:`_once` keeps: each pair once), then its
+    walls when ``walls_too`` — written to ``found`` (rows (entry, row); room for every entry);
+    returns how many. ``mesh`` as for :func:`_pass`."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     k = p = 0
     for t in range(rows.shape[0]):
@@ -689,7 +702,7 @@ def _walk(rows, start, split, partner, pos, rad, gid, normal, walls, mesh, spher
                        start[t + 1] if walls_too else split[t]):
             j = partner[u]
             if u < split[t]:
-                if lower and gid[i] > gid[j]:
+                if lower and not _once(gid[i], gid[j], fixed):
                     continue
                 touches = within(pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi, ri + rad[j])[1]
             else:
@@ -697,9 +710,8 @@ def _walk(rows, start, split, partner, pos, rad, gid, normal, walls, mesh, spher
                                         mesh_entry(mesh, slot, geo, u))[3] >= 0.0
             acts, p = _acts(touches, evaluated, p, u)
             if acts:
-                if found is not None:
-                    found[k, 0] = u
-                    found[k, 1] = t
+                found[k, 0] = u
+                found[k, 1] = t
                 k += 1
     return k
 
@@ -884,18 +896,20 @@ def contact_stats(store, lists, walls, mesh=None, evaluated=None) -> tuple[int, 
 
 
 def touching_entries(store, lists, walls, mesh, *, spheres: bool = True, walls_too: bool = True,
-                     lower: bool = False, evaluated: np.ndarray | None = None) -> np.ndarray:
+                     lower: bool = False, evaluated: np.ndarray | None = None,
+                     fixed: np.ndarray | None = None) -> np.ndarray:
     """The entries of the rows of ``lists`` that act now (:func:`_walk`), (K, 2) int64 rows
     (list entry, row) in list order: sphere entries when ``spheres`` (``lower``: only those
-    whose partner has the higher gid), wall entries when ``walls_too``. ``walls``: the wall
-    table, ``mesh``: the mesh state (:func:`mesh_state`) or None; ``evaluated``: the entries
-    the last force pass evaluated (``ContactPass.evaluated``: with cohesion that holds
-    contacts past touching), None: the touching entries."""
-    args = (lists.rows, lists.start, lists.split, lists.partner, store.pos, store.radius,
-            store.gid, store.normal, walls, mesh, spheres, walls_too, lower)
-    found = np.empty((_walk(*args, None, evaluated), 2), np.int64)
-    _walk(*args, found, evaluated)
-    return found
+    whose partner has the higher gid — or with ``fixed``, sorted global ids, the lower and is
+    one of them: every contact once, :func:`_once`), wall entries when ``walls_too``.
+    ``walls``: the wall table, ``mesh``: the mesh state (:func:`mesh_state`) or None;
+    ``evaluated``: the entries the last force pass evaluated (``ContactPass.evaluated``: with
+    cohesion that holds contacts past touching), None: the touching entries."""
+    found = np.empty((lists.partner.shape[0], 2), np.int64)  # room for every entry: one walk
+    k = _walk(lists.rows, lists.start, lists.split, lists.partner, store.pos, store.radius,
+              store.gid, store.normal, walls, mesh, spheres, walls_too, lower,
+              None if fixed is None else np.ascontiguousarray(fixed, np.int64), found, evaluated)
+    return found[:k]
 
 
 def touching_pairs(store, lists, evaluated: np.ndarray | None = None) -> np.ndarray:
@@ -1174,7 +1188,7 @@ class ContactPass(Hanger):
         self.law, self.walls, self.mesh = law, walls, mesh
         self.recorded = None  # what the last pass recorded tangential forces of: "all", "walls"
         self._geo, self._border = np.zeros((0, 4)), NO_BORDER  # mesh_state's buffers
-        self.tangential = np.zeros((0, 3))
+        self.tangential = self._tangential = np.zeros((0, 3))  # (a view of the buffer)
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
         self.spinning = np.zeros(0, np.int32)  # rows (handles) that touched in the last pass
         # who evaluates each list entry (_links; empty: every row its own pairs), found at the
@@ -1195,7 +1209,8 @@ class ContactPass(Hanger):
         return self.law.rotating
 
     def contact_list(self, store, lists, dt: float, *, spheres: bool = True,
-                     tangential: np.ndarray | None = None, lower: bool = True) -> dict:
+                     tangential: np.ndarray | None = None, lower: bool = True,
+                     fixed: np.ndarray | None = None) -> dict:
         """The contacts of the rows of ``lists`` with their forces as the force pass of a step
         of ``dt`` s computed them (those cohesion holds past touching too: :meth:`evaluated`),
         for output and servo loads: ``id`` (K, 2)
@@ -1204,7 +1219,10 @@ class ContactPass(Hanger):
         ``force`` (K,) N — the normal force magnitude, > 0 repulsive —, ``normal_force`` and
         ``tangential_force`` (K, 3) N on i from j. ``spheres=False``: wall contacts only (the
         cheap pass of the wall-force series); ``lower=False``: every row's sphere pairs from
-        its own side (each pair twice over the ranks: per-sphere sums, ``pdyn.fields``).
+        its own side (each pair twice over the ranks: per-sphere sums, ``pdyn.fields``);
+        ``fixed`` (the fixed spheres' sorted global ids; with ``lower``): every contact once
+        from its row's side, a pair on its lower-id sphere's row unless that sphere is fixed
+        (no row: its partner's) — ``pdyn.fields.once.once_mask`` of the ``lower=False`` list.
 
         ``tangential`` is where a tangential (friction) force enters: an (entries, 3) array,
         aligned with ``lists.partner``, of the tangential force on each row's sphere per list
@@ -1212,7 +1230,7 @@ class ContactPass(Hanger):
         t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
         walls, mesh = self.wall_table(store), self.mesh_state(store, lists)
         found = touching_entries(store, lists, walls, mesh, spheres=spheres, lower=lower,
-                                 evaluated=self.evaluated(store, lists))
+                                 evaluated=self.evaluated(store, lists), fixed=fixed)
         ids, ends, f_n, fvec, tvec = _contact_list(
             self.law.parameters, self.law.cohesion_model, float(dt), found, lists.rows,
             lists.split, lists.partner, store.pos, store.vel, store.radius, store.mass,
@@ -1290,11 +1308,12 @@ class ContactPass(Hanger):
         self.recorded = ("walls" if walls_only else "all") if record else None
         record = None
         if self.recorded:
-            if self.tangential.shape[0] != lists.partner.shape[0]:
-                self.tangential = np.zeros((lists.partner.shape[0], 3))
-            elif not walls_only:  # (every touching wall entry is written: no need to clear)
-                self.tangential[:] = 0.0
-            record = self.tangential
+            n = lists.partner.shape[0]
+            if self._tangential.shape[0] < n:  # a buffer kept from pass to pass, grown
+                self._tangential = np.zeros((n + n // 4, 3))
+            elif self.tangential.shape[0] != n or not walls_only:  # (every touching wall
+                self._tangential[:n] = 0.0  # entry is written: no need to clear for those)
+            record = self.tangential = self._tangential[:n]
         walls = self.wall_table(store)
         if not self.rotating:
             link = self._links(store, lists)

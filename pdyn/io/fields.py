@@ -27,7 +27,6 @@ import numpy as np
 
 from ..fields.coarse import FIELDS, fields_of, sample
 from ..fields.grid import Grid
-from ..fields.once import fixed_ids, once_mask
 from .hdf5 import OutputFileError, agree, attempt, make_folder, put, write_atomic, \
     write_bytes_atomic
 from .runid import claim_folder
@@ -45,14 +44,14 @@ class FieldsWriter(Writer):
     steps, writes every ``window`` samples into ``folder``."""
 
     name = "fields"
-    needs = frozenset({"sphere_contacts"})  # every row's contacts of the step
+    needs = frozenset({"contacts_once"})  # the step's contacts, each once over the ranks
 
     def __init__(self, folder: str | Path, config):
         self.run_folder = Path(folder)
         self.folder = self.run_folder / "fields"
         self.config = config
         self.written: list[Path] = []
-        self._sums, self._samples, self._grid, self._fixed = None, 0, None, None
+        self._sums, self._samples, self._grid = None, 0, None
         self._claimed = False
         self._entries: dict = {}  # file name -> its entry in the index (write_fields_xdmf)
 
@@ -63,14 +62,11 @@ class FieldsWriter(Writer):
         cfg = self.config
         if self._grid is None:
             self._grid = Grid.over(view.box, cfg.cells, cfg.lo, cfg.hi)
-            self._fixed = fixed_ids(view.comm, view.store)
         if not self._claimed:
             claim_folder(self.run_folder, view.run_id, view.comm)
             self._claimed = True
         width = cfg.width * 2.0 * view.r_mean
-        rows = view.sphere_contacts
-        sums = sample(view.comm, view.store, rows, self._grid, cfg.kernel, width,
-                      once_mask(rows, self._fixed))
+        sums = sample(view.comm, view.store, view.contacts_once, self._grid, cfg.kernel, width)
         self._sums = sums if self._sums is None else self._sums + sums
         self._samples += 1
         if view.step % (cfg.every * cfg.window):
@@ -104,8 +100,9 @@ class FieldsWriter(Writer):
         write_atomic(path, write)
         if int(np.count_nonzero(g.cells > 1)) == 1:
             write_bytes_atomic(path.with_suffix(".csv"), profile_csv(g, fields).encode())
+        scan = not self._entries  # the folder's files listed at the first write, then known
         self._entries[path.name] = _entry(path.name, int(view.step), float(view.time), g)
-        write_fields_xdmf(self.run_folder, cfg.name, g, self._entries)
+        write_fields_xdmf(self.run_folder, cfg.name, g, self._entries, scan=scan)
 
 
 def zyx(value: np.ndarray) -> np.ndarray:
@@ -125,10 +122,9 @@ def component_names() -> list[str]:
 def profile_csv(grid: Grid, fields: dict) -> str:
     """A 1D profile as CSV: the resolved axis' centres, then every component (exact digits)."""
     axis = int(np.flatnonzero(grid.cells > 1)[0])
-    cols = [grid.centres(axis)] + [v.reshape(v.shape[0], -1)[c] for v in fields.values()
-                                   for c in range(v.shape[0])]
+    cols = np.vstack([grid.centres(axis)] + [v.reshape(v.shape[0], -1) for v in fields.values()])
     lines = [",".join(["xyz"[axis]] + component_names())]
-    lines += [",".join(repr(float(c[k])) for c in cols) for k in range(len(cols[0]))]
+    lines += [",".join(map(repr, row)) for row in cols.T.tolist()]
     return "\n".join(lines) + "\n"
 
 
@@ -159,15 +155,18 @@ def _entry(file: str, step: int, time: float, grid: Grid) -> str:
 
 
 def write_fields_xdmf(run_folder: Path, name: str, grid: Grid,
-                      known: dict | None = None) -> Path:
+                      known: dict | None = None, scan: bool = True) -> Path:
     """Write ``run_folder/<name>.xmf``: an XDMF 2 time series of the grid's files in
     ``run_folder/fields`` (a 3DRectMesh — VTK's XDMF 2 reader misreads a 3DCoRectMesh's
     origin and spacing —, its node coordinates inline, the fields as cell data; XDMF orders
     the dimensions z, y, x); ``known``: file name -> its entry (:func:`_entry`) of files
-    already read or written (filled in here, so each file is opened once)."""
+    already read or written (filled in here, so each file is opened once); ``scan=False``:
+    ``known`` holds every file (the folder was listed before and the writer added its own
+    since; a listing costs in proportion to the files), by name."""
     known = {} if known is None else known
     entries = []
-    for p in sorted((Path(run_folder) / "fields").glob(f"{name}_*.h5")):
+    found = sorted((Path(run_folder) / "fields").glob(f"{name}_*.h5")) if scan else []
+    for p in found:
         tail = p.stem[len(name) + 1:]
         if not tail.isdigit():
             continue
@@ -178,6 +177,8 @@ def write_fields_xdmf(run_folder: Path, name: str, grid: Grid,
             except (OSError, KeyError):  # an unreadable file is left out
                 continue
         entries.append(known[p.name])
+    if not scan:
+        entries = [known[k] for k in sorted(known)]
     text = ('<?xml version="1.0" ?>\n<!DOCTYPE Xdmf SYSTEM "Xdmf.dtd" []>\n'
             '<Xdmf Version="2.0">\n <Domain>\n'
             f'  <Grid Name="{name}" GridType="Collection" CollectionType="Temporal">\n'

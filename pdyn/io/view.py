@@ -30,7 +30,9 @@ class OutputView(NamedTuple):
     this rank's contact statistics (``contacts``: ``pdyn.dynamics.contact.contact_stats``,
     its contacts counted once, its sphere–sphere contact ends and the largest overlap /
     radius); ``sphere_contacts`` every row's touching contacts from its own side, with their
-    forces (``ContactPass.contact_list`` with ``lower=False``: per-sphere sums, ``pdyn.fields``).
+    forces (``ContactPass.contact_list`` with ``lower=False``: per-sphere sums, ``pdyn.fields``);
+    ``contacts_once`` those of them that count every contact once over the ranks
+    (``pdyn.fields.once.once_mask``: a wall, a partner of higher id or fixed), as found.
     ``wall_kinds`` the kind code of each wall in id order −1, −2, … (``pdyn.walls``:
     0 a plane, 1 / 2 a cylinder with the spheres inside / outside, 3 a mesh) and ``n_box`` how many of
     them are box faces (the configured ``[[walls]]`` follow); None: box faces only.
@@ -62,6 +64,7 @@ class OutputView(NamedTuple):
     changes: dict | None = None  # dt switches and changes from Python (pdyn.stages.Changes.state)
     contacts: tuple | None = None
     sphere_contacts: dict | None = None
+    contacts_once: dict | None = None
     wall_kinds: np.ndarray | None = None
     n_box: int | None = None
     wall_table: np.ndarray | None = None
@@ -70,6 +73,7 @@ class OutputView(NamedTuple):
 
 #: the needs that ask for the contacts' forces (the force pass records tangential forces);
 #: ``wall_loads``: a collecting writer's (``Writer.collect``), every step
-CONTACT_FORCES = frozenset({"network", "walls", "wall_loads", "sphere_contacts"})
+CONTACT_FORCES = frozenset({"network", "walls", "wall_loads", "sphere_contacts",
+                            "contacts_once"})
 #: of those, the ones of the wall contacts alone (the pass records the wall entries only)
 WALL_FORCES = frozenset({"walls", "wall_loads"})

@@ -17,7 +17,7 @@ from pdyn.parallel import SerialComm
 from pdyn.simulation import Simulation
 
 from ..dynamics.test_statics import G
-from ..mpi.scenes import walled_pile
+from ..mpi.scenes import thrown_chute, walled_pile
 
 KERNELS = ("gaussian", "lucy", "bins")
 
@@ -212,3 +212,26 @@ def test_a_run_with_only_fields_writes_files(tmp_path):
     with pytest.raises(ConfigError, match="exists and is not a folder"):
         check_output_folder(cfg)
     check_output_folder(cfg.with_(fields=()))  # nothing written: not checked
+
+
+def test_contacts_once_are_every_rows_contacts_each_once():
+    """The walk that takes each contact once (``contacts_once``: walls, a partner of higher id
+    or fixed) gives the rows of every row's contacts that ``each_once`` keeps, in their order
+    and to the bit — on a chute whose flow was thrown onto its base of fixed spheres (their
+    contacts on the free sphere's row, of lower id or not)."""
+    from pdyn.capture import capture
+    from pdyn.fields.once import each_once, fixed_ids
+
+    sim = Simulation(SimulationConfig(scene="chute", progress=False), scene=thrown_chute())
+    sim.record_tangential = True
+    sim.run(1000)
+    fixed = fixed_ids(sim.comm, sim.store)
+    got = capture(sim.contact, sim.store, sim.neighbours, sim.dt,
+                  frozenset({"sphere_contacts", "contacts_once"}), fixed)
+    want = each_once(got.sphere_contacts, fixed)
+    ids = want["id"]
+    assert (np.isin(ids[:, 1], fixed) & (ids[:, 1] < ids[:, 0])).any()  # kept: fixed, lower
+    assert 0 < len(ids) < len(got.sphere_contacts["id"])
+    assert want.keys() == got.contacts_once.keys()
+    for key, value in want.items():
+        np.testing.assert_array_equal(got.contacts_once[key], value, err_msg=key)
