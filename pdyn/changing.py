@@ -1,6 +1,7 @@
 """What can be changed of a run between its steps: gravity, walls' motion, the contact law's
-friction and restitution, the outlets, the time step and a deforming box's control, from Python (``Simulation.change``
-and its setters), through the path a stage's changes take (``pdyn.stages.Changes``).
+friction and restitution, the outlets, the time step and a deforming box's control, from
+Python (``Simulation.change`` and its setters), through the path a stage's changes take
+(``pdyn.stages.Changes``).
 :class:`Changing` is the simulation's steering side, as ``pdyn.observables`` is its reading
 side. Units: SI."""
 
