@@ -15,10 +15,11 @@ step (``pdyn.clock.Clock.switch``: the step's time piecewise, t_s + (n − s) dt
 new control (``CellControl.set``, its gain and largest rate by default those in force: its
 fixed strain rates from the next step on). A ``strain`` end is a duration in closed form: n =
 ⌈ln(1 + ε) / ln(1 + ε̇ dt)⌉ steps. The same changes made from Python between runs
-(``Simulation.change``) go through the same path (:class:`Changes`). Everything a stage did follows from the steps the stages
-started at: a checkpoint keeps them (the optional attribute ``stages``; the changes made from
-Python and the run's own dt in ``changes``) and a restart applies the same changes at the same
-steps (the same bits as the run that went on). Units: SI."""
+(``Simulation.change``) go through the same path (:class:`Changes`). Everything a stage did
+follows from the steps the stages started at: a checkpoint keeps them (the optional attribute
+``stages``; the changes made from Python and the run's own dt in ``changes``) and a restart
+applies the same changes at the same steps (the same bits as the run that went on). Units:
+SI."""
 
 from __future__ import annotations
 
