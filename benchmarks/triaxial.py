@@ -332,10 +332,11 @@ def pair_table(results, command, day) -> str:
 
 
 def write_pair_csv(results, path) -> None:
+    """Both codes' curves of :func:`run_pair`'s results, 6 significant digits."""
     lines = ["seed,code,eps_a,eps_v,sigma1,sigma3,sigma_xx,sigma_yy"]
     for r in results:
         for code in ("pdyn", "lammps"):
-            lines += [",".join([str(r["seed"]), code] + [repr(float(v)) for v in row])
+            lines += [",".join([str(r["seed"]), code] + [f"{float(v):.6g}" for v in row])
                       for row in r[code]["curve"]]
     Path(path).write_text("\n".join(lines) + "\n")
     print(f"wrote {path}")
