@@ -12,11 +12,13 @@ for ``--settle`` strain units (the cell compresses from its loose lattice and th
 forgets it), then samples every ``--every`` steps for ``--average`` strain units: the
 friction coefficient μ = −σ_xz / σ_zz and the solid fraction φ = Σ (4/3) π r³ / V of the
 cell's exact stress and volume (σ_zz's mean against the target says how well the pressure
-was held). Compared with [Jop2006]'s μ(I) = μ_s + (μ_2 − μ_s) / (I_0 / I + 1) for glass
-beads (μ_s = tan 20.9°, μ_2 = tan 32.76°, I_0 = 0.279: the values ``pdyn.analysis.bagnold``
-quotes) and the linear laws μ = μ_min + b I, φ = φ_max − a I fitted to the runs (the form
-[daCruz2005] and [GDRMiDi2004] give; their numbers are for disks and for other set-ups:
-docs/validation.md says what could be read).
+was held), and of the mean stress tensor the mobilised friction sin φ = (σ1 − σ3)/(σ1 + σ3)
+of its principal values and b = (σ2 − σ3)/(σ1 − σ3) (the triaxial test's sin φ, at b = 0).
+Compared with [Jop2006]'s μ(I) = μ_s + (μ_2 − μ_s) / (I_0 / I + 1) for glass beads (μ_s = tan
+20.9°, μ_2 = tan 32.76°, I_0 = 0.279: the values ``pdyn.analysis.bagnold`` quotes) and the
+linear laws μ = μ_min + b I, φ = φ_max − a I fitted to the runs (the form [daCruz2005] and
+[GDRMiDi2004] give; their numbers are for disks and for other set-ups: docs/validation.md says
+what could be read).
 
     python benchmarks/mu_of_i.py [--inertial 0.02 0.05 0.1 0.2 0.4] [--pressure 200]
         [--scale 1] [--settle 2] [--average 4] [--every 20] [--jobs 2]
@@ -63,22 +65,35 @@ def run_point(inertial: float, pressure: float = 200.0, scale: float = 1.0,
     per_strain = 1.0 / (rate * sim.dt)
     t0 = time.perf_counter()
     sim.run(int(round(settle * per_strain)))
-    mu, phi, pz = [], [], []
+    mu, phi, pz, tensors = [], [], [], []
     for _ in range(int(round(average * per_strain / every))):
         sim.run(every)
         s = sim.cell.stress
+        tensors.append(s.copy())
         mu.append(-s[0, 2] / s[2, 2])
         phi.append(volume / float(np.prod(sim.box.length)))
         pz.append(-s[2, 2])
     out = {"I": inertial, "shear_rate": rate, "pressure": pressure, "spheres": len(sim.store.owned),
            "dt": sim.dt, "steps": sim.step_index, "samples": len(mu),
-           "seconds": round(time.perf_counter() - t0, 1)}
+           "seconds": round(time.perf_counter() - t0, 1), **principal(np.mean(tensors, axis=0))}
     for name, x in (("mu", mu), ("phi", phi), ("pzz", pz)):
         blocks = np.array_split(np.asarray(x), 8)
         means = np.array([b.mean() for b in blocks])
         out[name] = float(np.mean(x))
         out[name + "_err"] = float(means.std(ddof=1) / np.sqrt(len(means)))
     return out
+
+
+def principal(stress: np.ndarray) -> dict:
+    """The mean stress tensor's principal values σ1 ≥ σ2 ≥ σ3 (compression positive):
+    the mobilised friction sin φ = (σ1 − σ3) / (σ1 + σ3) (Mohr–Coulomb, as the triaxial
+    test's), b = (σ2 − σ3) / (σ1 − σ3) (0: triaxial compression) and the major axis's angle
+    from the flow x in the x–z plane (degrees; 45° for a coaxial simple shear)."""
+    values, vectors = np.linalg.eigh(-0.5 * (stress + stress.T))
+    s3, s2, s1 = values
+    major = vectors[:, 2]
+    return {"sin_phi": float((s1 - s3) / (s1 + s3)), "b": float((s2 - s3) / (s1 - s3)),
+            "major_angle": float(np.degrees(np.arctan2(abs(major[2]), abs(major[0]))))}
 
 
 def fits(results) -> dict:
@@ -93,12 +108,14 @@ def table(results, command, day) -> str:
     f = fits(results)
     out = [f"```\n{command}\n```", "", f"Run {day}.", "",
            "| I | γ̇ (1/s) | spheres | −σ_zz / P* | μ = −σ_xz/σ_zz | [Jop2006] μ(I) | φ | "
-           "wall time |", "|---|---|---|---|---|---|---|---|"]
+           "sin φ principal, b, major axis | wall time |",
+           "|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         out.append(f"| {r['I']:g} | {r['shear_rate']:.3g} | {r['spheres']} | "
                    f"{r['pzz'] / r['pressure']:.3f} ± {r['pzz_err'] / r['pressure']:.3f} | "
                    f"{r['mu']:.3f} ± {r['mu_err']:.3f} | {float(jop_mu(r['I'])):.3f} | "
-                   f"{r['phi']:.3f} ± {r['phi_err']:.3f} | {r['seconds'] / 60:.1f} min |")
+                   f"{r['phi']:.3f} ± {r['phi_err']:.3f} | {r['sin_phi']:.3f}, {r['b']:.2f}, "
+                   f"{r['major_angle']:.0f}° | {r['seconds'] / 60:.1f} min |")
     out += ["", f"Fits: μ = {f['mu_min']:.3f} + {f['b']:.2f} I, "
             f"φ = {f['phi_max']:.3f} − {f['a']:.2f} I.", "",
             "![shear cell at constant pressure: μ(I) and φ(I)](mu_of_i.png)"]
@@ -107,7 +124,7 @@ def table(results, command, day) -> str:
 
 def write_csv(results, path) -> None:
     keys = ("I", "shear_rate", "pressure", "spheres", "mu", "mu_err", "phi", "phi_err", "pzz",
-            "pzz_err")
+            "pzz_err", "sin_phi", "b", "major_angle")
     lines = [",".join(keys)] + [",".join(repr(r[k]) for k in keys) for r in results]
     Path(path).write_text("\n".join(lines) + "\n")
     print(f"wrote {path}")

@@ -264,12 +264,12 @@ def _plan(f: _Frame, s: _Share, n: int, skin: float, restart: RestartState | Non
     r_max = _largest_radius(store, inserter, comm) if wallset.turning else 0.0
     wall_motion = WallMotion(wallset, clock, f.first_step, restart.servos if restart else None,
                              r_max)
+    cell = cell_control(config.box, config.stages)
     changes = Changes(config, f.contact_config, clock, f.gravity, wallset, wall_motion, contact,
-                      inserter, restart.changes if restart else None)
+                      inserter, restart.changes if restart else None, cell)
     # the stages' wall speeds and time steps (and those made from Python) count from the start
     plan_changes(config.stages + tuple(c for _, c in changes.made), wallset, clock)
-    cell = cell_control(config.box, config.stages)
-    stages = _stages(config, f.contact_config, contact, store, changes, restart, inserter, cell)
+    stages = _stages(config, f.contact_config, contact, store, changes, restart, inserter)
     changes.enter(stages)  # what the stages begun so far and Python changed
     if cell is not None:  # the fixed strain rates (a restart's rates are its checkpoint's)
         s.exchange.strain(cell.switched(s.exchange.rate))
@@ -336,8 +336,7 @@ def _first_pass(f: _Frame, s: _Share, p: _Plan, drift: float,
 
 
 def _stages(config: SimulationConfig, contact_config: ContactConfig, contact: ContactPass,
-            store, changes: Changes, restart: RestartState | None, inserter,
-            cell: CellControl | None) -> Stages | None:
+            store, changes: Changes, restart: RestartState | None, inserter) -> Stages | None:
     """The run's stages (``pdyn.stages``; None without ``[[stages]]``), where a restart left
     them, their changes made through ``changes``; their contact laws made now, so that a
     refused change stops the run before its first step."""
@@ -346,7 +345,7 @@ def _stages(config: SimulationConfig, contact_config: ContactConfig, contact: Co
     for k, stage in enumerate(config.stages):
         fits_run(f"stages[{k}]", stage, store, inserter)
     check_laws(config.stages, config, contact_config, contact.law)
-    return Stages(config.stages, changes, restart.stages if restart else None, cell=cell)
+    return Stages(config.stages, changes, restart.stages if restart else None)
 
 
 def fits_run(where: str, change, store, inserter) -> None:

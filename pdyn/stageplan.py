@@ -37,8 +37,8 @@ time step from the stage's start on (``pdyn.clock``: t = t_s + (n − s) · dt f
 ``box``, a table ``{target_pressure = {...}, strain_rate = {...}, max_strain_rate = ...,
 pressure_gain = ...}`` giving every periodic axis of a box whose lengths change its control
 from the stage's start (``pdyn.dynamics.cell``: an axis named in neither table keeps its
-length; the gain and largest rate default to those before). The same changes but ``box``,
-without an end, are what ``Simulation.change`` makes between runs (:func:`check_change`).
+length; the gain and largest rate default to those in force). The same changes, without an
+end, are what ``Simulation.change`` makes between runs (:func:`check_change`).
 Units: SI."""
 
 from __future__ import annotations
@@ -60,10 +60,10 @@ CONTACT_CHANGES = ("friction", "rolling_friction", "restitution")
 #: a wall's motion a stage may set
 WALL_CHANGES = ("velocity", "angular_velocity", "translation", "rotation", "servo")
 #: what a stage (or ``Simulation.change``) may change at its start
-CHANGES = ("gravity", "walls", "contact", "materials", "outlet", "dt")
-#: a stage's new control of the box's lengths (a stage's change alone)
+CHANGES = ("gravity", "walls", "contact", "materials", "outlet", "dt", "box")
+#: a new control of the box's lengths (a stage's ``box``, ``Simulation.set_box``)
 BOX_CHANGES = ("target_pressure", "strain_rate", "max_strain_rate", "pressure_gain")
-FIELDS = ("name", *ENDS, "check_every", "max_duration", *CHANGES, "box")
+FIELDS = ("name", *ENDS, "check_every", "max_duration", *CHANGES)
 
 
 class Stage(NamedTuple):
@@ -171,7 +171,7 @@ def box_axes(name: str, value: dict) -> dict:
 
 
 def _box(name: str, value) -> dict:
-    """A stage's new control of the box's lengths: ``target_pressure`` (Pa, > 0) and
+    """A new control of the box's lengths: ``target_pressure`` (Pa, > 0) and
     ``strain_rate`` (1/s) per axis (3-tuples, None: not given; one per axis at most) and,
     if given, ``max_strain_rate`` and ``pressure_gain`` (1/s, > 0)."""
     if not isinstance(value, dict):
@@ -220,8 +220,7 @@ def _stage(name: str, value, last: bool) -> dict:
                        "stage may run to the run's end)")
     out = {"name": text(f"{name}.name", value.get("name", name)), "end": None,
            "check_every": integer(f"{name}.check_every", value.get("check_every", 100), lo=1),
-           "max_duration": None, **_changes(name, value),
-           "box": _box(f"{name}.box", value["box"]) if "box" in value else None}
+           "max_duration": None, **_changes(name, value)}
     if ends:
         end = ends[0]
         v = value[end]
@@ -248,7 +247,7 @@ def _stage(name: str, value, last: bool) -> dict:
 def _changes(name: str, value: dict) -> dict:
     """The changes a stage (or a ``Simulation.change``) of table ``value`` makes, checked."""
     out = {"gravity": None, "walls": (), "contact": None, "materials": (), "outlet": None,
-           "dt": None}
+           "dt": None, "box": _box(f"{name}.box", value["box"]) if "box" in value else None}
     if "dt" in value:
         out["dt"] = number(f"{name}.dt", value["dt"], above=0)
     if "gravity" in value:

@@ -12,13 +12,14 @@ gravity; the outlets opened or closed; a wall's new motion, continuing from wher
 target (``Servo.retarget``, its table's times from t_s); a new contact law with the changed
 friction, rolling friction or restitution (the time step depends on none of them); a new time
 step (``pdyn.clock.Clock.switch``: the step's time piecewise, t_s + (n − s) dt); the box's
-new control (``CellControl.stage``: its fixed strain rates from the next step on). A
-``strain`` end is a duration in closed form: n = ⌈ln(1 + ε) / ln(1 + ε̇ dt)⌉ steps. The same
-changes (but the box's) made from Python between runs (``Simulation.change``) go through the
-same path (:class:`Changes`). Everything a stage did follows from the steps the stages
-started at: a checkpoint keeps them (the optional attribute ``stages``; the changes made from
-Python and the run's own dt in ``changes``) and a restart applies the same changes at the same
-steps (the same bits as the run that went on). Units: SI."""
+new control (``CellControl.set``, its gain and largest rate by default those in force: its
+fixed strain rates from the next step on). A ``strain`` end is a duration in closed form: n =
+⌈ln(1 + ε) / ln(1 + ε̇ dt)⌉ steps. The same changes made from Python between runs
+(``Simulation.change``) go through the same path (:class:`Changes`). Everything a stage did
+follows from the steps the stages started at: a checkpoint keeps them (the optional attribute
+``stages``; the changes made from Python and the run's own dt in ``changes``) and a restart
+applies the same changes at the same steps (the same bits as the run that went on). Units:
+SI."""
 
 from __future__ import annotations
 
@@ -35,6 +36,7 @@ from .fields.exact import exact_total
 from .io.thermo import energy_partials
 from .programs import Program
 from .stageplan import CONDITIONS, check_change
+from .values import BadValue
 
 
 def _say(line: str) -> None:
@@ -100,15 +102,18 @@ class Changes:
     (``Simulation.change``, kept in :attr:`made` as (step, change)) — of ``gravity`` (m/s²,
     changed in place), the walls of ``wallset`` and the servos of ``wall_motion``, the law of
     ``contact`` (rebuilt from ``config``'s ``contact_config`` and materials with every change
-    so far), the outlets of ``inserter`` and the time step of ``clock`` (``pdyn.clock``).
+    so far), the outlets of ``inserter``, the time step of ``clock`` (``pdyn.clock``) and the
+    control of ``cell`` (``pdyn.dynamics.cell.CellControl``; None: the box keeps its size).
     ``state``: a checkpoint's (:meth:`state`; None: the run's start)."""
 
     def __init__(self, config: SimulationConfig, contact_config, clock, gravity: np.ndarray,
-                 wallset, wall_motion, contact, inserter, state: dict | None = None):
+                 wallset, wall_motion, contact, inserter, state: dict | None = None,
+                 cell=None):
         self.config, self.contact_config, self.materials = config, contact_config, \
             config.materials
         self.clock, self.gravity, self.wallset = clock, gravity, wallset
         self.wall_motion, self.contact, self.inserter = wall_motion, contact, inserter
+        self.cell = cell
         self.dt = clock.dt  # the run's own time step (before any change)
         self.made = [] if state is None else [(int(step), check_change("change", table))
                                               for step, table in state["made"]]
@@ -138,12 +143,28 @@ class Changes:
         return changed_law(self.config, self.contact_config, self.materials, change, where,
                            self.contact.law.rotating)
 
+    def box_after(self, change, where: str):
+        """The box's control after ``change`` (named ``where``) sets its ``box`` over the one
+        in force (``CellControl.after``; ``ConfigError`` if refused: a box that keeps its
+        size, an axis it keeps, a target pressure without a largest rate)."""
+        if self.cell is None:
+            raise ConfigError(f"{where}.box: the run's box keeps its size "
+                              "(a box that changes gives [box] target_pressure, strain_rate "
+                              "or a stage's box)")
+        try:
+            return self.cell.after(f"{where}.box", change.box)
+        except BadValue as exc:
+            raise ConfigError(str(exc)) from None
+
     def apply(self, change, start: int, where: str) -> None:
         """The changes of ``change`` (a ``pdyn.stageplan.Stage``, named ``where``) from the
         step after ``start`` on: a wall's new motion continues from where it is at ``start``
         (``WallSet.reprogram``), a servo's target counts its time from ``start``
-        (``Servo.retarget``), the time step switches there (``Clock.switch``)."""
-        if change.contact or change.materials:  # (a refusal changes nothing)
+        (``Servo.retarget``), the time step switches there (``Clock.switch``), the box's
+        control is the new one (its rates: the caller's ``exchange.strain``)."""
+        if change.box is not None:  # (a refusal changes nothing)
+            self.cell.set(self.box_after(change, where))
+        if change.contact or change.materials:
             self.contact_config, self.materials, self.contact.law = self.law_after(change,
                                                                                    where)
         if change.gravity is not None:
@@ -174,13 +195,10 @@ class Changes:
 class Stages:
     """The stages ``plan`` (``pdyn.stageplan.Stage`` records) of a run whose changes go
     through ``changes`` (:class:`Changes`, with the run's clock); ``state``: a checkpoint's
-    (:meth:`state`; None: the run's start); ``cell`` the box's controller
-    (``pdyn.dynamics.cell.CellControl``, None: the box keeps its size)."""
+    (:meth:`state`; None: the run's start)."""
 
-    def __init__(self, plan: tuple, changes: Changes, state: dict | None = None, say=_say,
-                 cell=None):
+    def __init__(self, plan: tuple, changes: Changes, state: dict | None = None, say=_say):
         self.plan, self.changes, self.clock, self.say = plan, changes, changes.clock, say
-        self.cell = cell
         self.starts = [0] if state is None else [int(s) for s in state["starts"]]
         self.finished = bool(state and state.get("finished"))
 
@@ -195,11 +213,9 @@ class Stages:
         return self.plan[-1].end is not None and not self.finished
 
     def begin(self, k: int, start: int) -> None:
-        """Stage ``k``'s changes from the step after ``start`` on (:meth:`Changes.apply`) and
-        its control of the box (``CellControl.stage``)."""
+        """Stage ``k``'s changes from the step after ``start`` on (:meth:`Changes.apply`: its
+        control of the box too)."""
         self.changes.apply(self.plan[k], start, f"stages[{k}]")
-        if self.cell is not None:
-            self.cell.stage(k)
 
     def _steps(self, seconds: float) -> int:
         return max(1, round(seconds / self.clock.dt))  # (the stage's own dt)
@@ -251,7 +267,7 @@ class Stages:
         self.starts.append(step)
         self.begin(self.index, step)
         if self.plan[self.index].box is not None:  # its fixed rates from the next step on
-            sim.exchange.strain(self.cell.switched(sim.exchange.rate))
+            sim.exchange.strain(sim.cell.switched(sim.exchange.rate))
 
     def _condition(self, sim, kind: str, value) -> tuple[bool, float]:
         """Whether a condition holds now, on every rank alike, and what it read: the mean

@@ -18,11 +18,11 @@ P = 200.0  # Pa: k / (p d) = 100 for the shear cell's spheres (overlaps of about
 
 def test_rates_follow_the_relative_error_clamped():
     """ε̇ = clamp(g (p − p*) / p*, ±ε̇_max) on the controlled axes, 0 on the others."""
-    c = CellControl([Control.of((None, 100.0, 200.0), gain=2.0, max_rate=0.5)])
+    c = CellControl(Control.of((None, 100.0, 200.0), gain=2.0, max_rate=0.5))
     assert np.array_equal(c.rates(np.array([1e9, 110.0, 150.0])), [0.0, 0.2, -0.5])
     assert np.array_equal(c.rates(np.array([0.0, 1000.0, 210.0])), [0.0, 0.5, 2.0 * 0.05])
     assert [c.due(s) for s in (1, 2)] == [True, True]
-    c3 = CellControl([Control.of((1.0, None, None), gain=1.0, max_rate=1.0)], every=3)
+    c3 = CellControl(Control.of((1.0, None, None), gain=1.0, max_rate=1.0), every=3)
     assert [c3.due(s) for s in (1, 2, 3, 6)] == [False, False, True, True]
     assert c3.needs(3) == frozenset({"sphere_contacts"}) and not c3.needs(4)
 

@@ -2,8 +2,10 @@
 time piecewise, ``pdyn.clock``) and the changes made from Python between runs
 (``Simulation.change`` and its setters, ``pdyn.stages.Changes``): closed forms across a
 switch, stage ends in the changed time, each change from the next step on and the same bits
-as the stage that makes it, one-line refusals, restarts bit for bit. N ranks: the
-``staged-dt`` and ``changed-drum`` rows of tests/mpi/test_same_bits.py."""
+as the stage that makes it (the box's control too: ``Simulation.set_box``), one-line
+refusals, restarts bit for bit. N ranks: the
+``staged-dt``, ``changed-drum`` and ``triaxial-set-box`` rows of
+tests/mpi/test_same_bits.py."""
 
 import math
 
@@ -14,9 +16,11 @@ from pdyn.clock import Clock
 from pdyn.config import (BoxConfig, ConfigError, ContactConfig, OutputConfig, ParticlesConfig,
                          SimulationConfig)
 from pdyn.restart import from_checkpoint
+from pdyn.scenarios import make_scene
 from pdyn.simulation import Simulation
 
-from .mpi.scenes import FRICTIONAL_STATE, drum_with_piston, gather_fields
+from .mpi.scenes import (FRICTIONAL_STATE, TRIAXIAL_RATE, TRIAXIAL_SHEAR_BOX, drum_with_piston,
+                         gather_fields, pressed_triaxial, quick_triaxial)
 
 G = -9.81
 
@@ -286,3 +290,77 @@ def test_a_dt_stage_in_a_sheared_box_is_refused():
     with pytest.raises(ConfigError, match=r"^stages\[1\]\.dt = 1e-05: the box is sheared"):
         Simulation(SimulationConfig(scene="shear_cell", scene_options={"rate": 8.0},
                                     progress=False, stages=[{"duration": 0.01}, {"dt": 1e-5}]))
+
+
+def test_set_box_is_the_stage_that_sets_the_control_bit_for_bit():
+    """The quick triaxial test's shear stage (x and y at p*, z strained at a fixed rate),
+    its control of the box set instead from Python at the compression's end
+    (``Simulation.set_box``): the same box, rates and spheres' bits to the stage's strain end;
+    the control's gain and largest rate those in force."""
+    staged = Simulation(quick_triaxial(compress=0.05))
+    staged.run()
+    sim = Simulation(pressed_triaxial(compress=0.05))
+    n0 = staged.stages.starts[1]
+    sim.run(n0)
+    rate = sim.exchange.rate.copy()
+    sim.set_box(**TRIAXIAL_SHEAR_BOX)
+    assert sim.exchange.rate.tolist() == [rate[0], rate[1], -TRIAXIAL_RATE]
+    assert (sim.cell.gain, sim.cell.max_rate) == (20.0, 5.0)
+    sim.run(staged.step_index - n0)
+    assert np.array_equal(sim.box.hi, staged.box.hi)
+    assert np.array_equal(sim.exchange.rate, staged.exchange.rate)
+    for x, y in zip(gather_fields(staged, FRICTIONAL_STATE), gather_fields(sim, FRICTIONAL_STATE)):
+        assert np.array_equal(x, y)
+
+
+def test_a_restart_after_set_box_continues_bit_for_bit(tmp_path):
+    """The box's control set from Python after step 60 (checkpoints every 50): the run
+    continued from the checkpoint of step 100 replays it and has the same bits."""
+    sim, cont = checkpointed(tmp_path, pressed_triaxial(), 200,
+                             (60, {"box": TRIAXIAL_SHEAR_BOX}))
+    assert [s for s, _ in cont.changes.made] == [60] and np.isnan(cont.cell.targets[2])
+    assert np.array_equal(cont.box.hi, sim.box.hi)
+    assert np.array_equal(cont.exchange.rate, sim.exchange.rate)
+    for x, y in zip(gather_fields(sim, FRICTIONAL_STATE), gather_fields(cont, FRICTIONAL_STATE)):
+        assert np.array_equal(x, y)
+
+
+def _fixed_rate_cell():
+    """The shear cell's spheres at rest in a box strained along z at a fixed rate alone."""
+    scene = make_scene("shear_cell", scale=0.5, options={"rate": 0.0})
+    box = BoxConfig(lo=tuple(scene.box_lo), hi=tuple(scene.box_hi), boundary=("periodic",) * 3,
+                    strain_rate={"z": -0.1})
+    return Simulation(SimulationConfig(scene="shear_cell", scale=0.5, box=box,
+                                       progress=False), scene=scene)
+
+
+@pytest.mark.parametrize("make, box, message", [
+    (drum_with_piston, {"strain_rate": {"z": -0.1}},
+     "change.box: the run's box keeps its size"),
+    (pressed_triaxial, {"target_pressure": {"z": 100.0}, "strain_rate": {"z": -0.1}},
+     "change.box.strain_rate.z = -0.1: the axis follows change.box.target_pressure.z = 100.0"),
+    (pressed_triaxial, {"target_pressure": {"z": -5.0}},
+     "change.box.target_pressure.z = -5.0: must be > 0"),
+    (pressed_triaxial, {"shear_rate": 1.0}, "change.box.shear_rate = 1.0: unknown key"),
+    (pressed_triaxial, {"strain_rate": {"w": 1.0}}, "change.box.strain_rate.w = 1.0: unknown"),
+    (pressed_triaxial, {"pressure_gain": 0.0}, "change.box.pressure_gain = 0.0: must be > 0"),
+    (lambda: SimulationConfig(scene="shear_cell", scale=0.5, progress=False,
+                              scene_options={"rate": 1.0, "pressure": 200.0}),
+     {"target_pressure": {"x": 200.0}},
+     "change.box.target_pressure.x = 200.0: a sheared box keeps its length along x"),
+    (lambda: SimulationConfig(scene="shear_cell", scale=0.5, progress=False,
+                              scene_options={"rate": 1.0, "pressure": 200.0}),
+     {"strain_rate": {"y": -0.1}},
+     "change.box.strain_rate.y = -0.1: the run's box keeps its length along y"),
+    (None, {"target_pressure": {"z": 100.0}},
+     "change.box.max_strain_rate = None: needed with target_pressure"),
+])
+def test_bad_box_controls_are_one_line_and_change_nothing(make, box, message):
+    sim = _fixed_rate_cell() if make is None else Simulation(make())
+    control = None if sim.cell is None else sim.cell.control
+    rate = sim.exchange.rate.copy() if hasattr(sim.exchange, "rate") else None
+    with pytest.raises(ConfigError) as err:
+        sim.set_box(**box)
+    assert str(err.value).startswith(message) and "\n" not in str(err.value), str(err.value)
+    assert sim.changes.made == [] and (sim.cell is None or sim.cell.control is control)
+    assert rate is None or np.array_equal(sim.exchange.rate, rate)

@@ -21,10 +21,12 @@ the rates: at each step's start the box grows by 1 + ε̇ dt per axis about its 
 the centres with it (affinely; velocities are the spheres' own, about that affine field).
 
 An axis given a ``strain_rate`` ε̇ (a triaxial test's axial strain) deforms at it from the
-stage's start on: its length after n steps is L_s (1 + ε̇ dt)^n. Each stage's control (every
-axis's target or rate, the gain, the largest rate: :class:`Control`) follows from the config
-alone (:func:`controls`); at a stage's start the axes it fixes take their rates, an axis it
-names in neither table stops, a pressure-controlled one keeps its rate until the next reading.
+stage's start on: its length after n steps is L_s (1 + ε̇ dt)^n. The control (every axis's
+target or rate, the gain, the largest rate: :class:`Control`) is ``[box]``'s until a stage's
+``box`` or ``Simulation.set_box`` gives a new one (``pdyn.stages.Changes``); from then on the
+axes it fixes take their rates, an axis it names in neither table stops, a
+pressure-controlled one keeps its rate until the next reading. The axes whose length may
+change are those some control of the config names (:func:`controls`), fixed at the start.
 """
 
 from __future__ import annotations
@@ -61,23 +63,34 @@ class Control(NamedTuple):
 
 
 class CellControl:
-    """The strain rates of a box whose axes follow target pressures or fixed rates: one
-    :class:`Control` per stage (``controls``; one for a run without stages), the stress
+    """The strain rates of a box whose axes follow target pressures or fixed rates: the
+    :class:`Control` in force (``control``: ``[box]``'s at the start, then each change's —
+    a stage's ``box``, ``Simulation.set_box``: :meth:`after`, :meth:`set`), the stress
     measured every ``every`` steps while an axis follows a pressure (the rates hold in
-    between)."""
+    between); ``box_config`` (``pdyn.config.BoxConfig``) and ``deforming`` (per axis whether
+    the run's box may change its length there) check a change."""
 
-    def __init__(self, controls, every: int = 1):
-        self.controls = list(controls)
+    def __init__(self, control: Control, every: int = 1, box_config=None,
+                 deforming=(True, True, True)):
         self.every = int(every)
-        self.stage(0)
+        self.box_config, self.deforming = box_config, tuple(deforming)
+        self.set(control)
         self._fixed = None  # the fixed spheres' ids, found at the first measure
         self.stress = np.full((3, 3), np.nan)  # the last measured total stress (Pa)
 
-    def stage(self, k: int) -> None:
-        """Stage ``k``'s control from now on (``pdyn.stages``)."""
-        c = self.control = self.controls[k]
+    def set(self, c: Control) -> None:
+        """Control ``c`` from now on (a stage's start, ``Simulation.set_box``)."""
+        self.control = c
         self.targets, self.axes = c.targets, np.isfinite(c.targets)
         self.gain, self.max_rate = c.gain, c.max_rate
+
+    def after(self, name: str, box: dict) -> Control:
+        """The control a ``box`` table (``pdyn.stageplan``, named ``name``) sets over the one
+        in force (its gain and largest rate by default): ``BadValue`` naming
+        ``<name>.<field>`` for an axis the run's box keeps (not periodic, the flow of a
+        sheared box, or fixed from the start) or a target pressure without a largest
+        rate."""
+        return _staged(name, box, self.control, self.box_config, self.deforming)
 
     def switched(self, current: np.ndarray) -> np.ndarray:
         """The rates (3,) at a stage's start, from those running (``current``): the fixed
@@ -116,6 +129,13 @@ class CellControl:
         return out
 
 
+def _base(b) -> Control:
+    """The control of ``[box]`` (``pdyn.config.BoxConfig``) before any stage."""
+    return Control.of(b.target_pressure, b.strain_rate,
+                      np.nan if b.pressure_gain is None else b.pressure_gain,
+                      np.nan if b.max_strain_rate is None else b.max_strain_rate)
+
+
 def controls(box_config, plan=()) -> list | None:
     """The :class:`Control` of each stage of ``plan`` (``pdyn.stageplan.Stage`` records; one
     for a run without stages) from ``[box]`` (``pdyn.config.BoxConfig``) and the stages'
@@ -126,25 +146,29 @@ def controls(box_config, plan=()) -> list | None:
     staged = [k for k, s in enumerate(plan) if s.box is not None]
     if box_config is None or not (box_config.deforms or staged):
         return None
-    b = box_config
-    current = Control.of(b.target_pressure, b.strain_rate,
-                         np.nan if b.pressure_gain is None else b.pressure_gain,
-                         np.nan if b.max_strain_rate is None else b.max_strain_rate)
+    current = _base(box_config)
     out = []
     for k, stage in enumerate(plan or (None,)):
         if stage is not None and stage.box is not None:
-            current = _staged(f"stages[{k}].box", stage.box, current, b)
+            current = _staged(f"stages[{k}].box", stage.box, current, box_config)
         out.append(current)
     return out
 
 
-def _staged(name: str, box: dict, before: Control, box_config) -> Control:
-    """A stage's ``box`` table (``pdyn.stageplan``) as a :class:`Control`, its gain and
-    largest rate defaulting to ``before``'s."""
+def _staged(name: str, box: dict, before: Control, box_config,
+            deforming=(True, True, True)) -> Control:
+    """A ``box`` table (a stage's, ``Simulation.set_box``'s: ``pdyn.stageplan``) as a
+    :class:`Control`, its gain and largest rate defaulting to ``before``'s; its axes those
+    of ``deforming`` (per axis: the run's box may change its length there)."""
     for key in ("target_pressure", "strain_rate"):
         for a, v in enumerate(box[key]):
             if v is not None:
                 box_config.check_axis(f"{name}.{key}.{'xyz'[a]}", v, a)
+                if not deforming[a]:
+                    raise BadValue(f"{name}.{key}.{'xyz'[a]}", v, "the run's box keeps its "
+                                   f"length along {'xyz'[a]} (its axes that may change are "
+                                   "set at its start: [box] target_pressure, strain_rate "
+                                   "or a stage's box)")
     max_rate = box.get("max_strain_rate", before.max_rate)
     gain = box.get("pressure_gain", before.gain if np.isfinite(before.gain)
                    else 10.0 * max_rate)
@@ -165,6 +189,10 @@ def changing_axes(found: list | None) -> tuple:
 
 def cell_control(box_config, plan=()) -> CellControl | None:
     """The controller of a ``[box]`` (``pdyn.config.BoxConfig``) and the ``[[stages]]``
-    ``plan`` whose box lengths change (:func:`controls`), else None."""
+    ``plan`` whose box lengths change (:func:`controls`), else None: ``[box]``'s control
+    until the stages' (``pdyn.stages``) or Python's changes set theirs."""
     found = controls(box_config, plan)
-    return None if found is None else CellControl(found, box_config.pressure_every)
+    if found is None:
+        return None
+    return CellControl(_base(box_config), box_config.pressure_every, box_config,
+                       changing_axes(found))

@@ -528,6 +528,10 @@ def staged_drum(**cfg):
 
 #: :func:`quick_triaxial`'s pressure (Pa), its shear stage's axial rate (1/s) and strain
 TRIAXIAL_P, TRIAXIAL_RATE, TRIAXIAL_STRAIN = 200.0, 1.0, 0.05
+#: the shear stage's control of the box in :func:`quick_triaxial` (its ``box`` table, what
+#: ``Simulation.set_box`` takes)
+TRIAXIAL_SHEAR_BOX = {"target_pressure": {"x": TRIAXIAL_P, "y": TRIAXIAL_P},
+                      "strain_rate": {"z": -TRIAXIAL_RATE}}
 
 
 def quick_triaxial(scale=0.5, compress=0.1, **cfg):
@@ -540,11 +544,17 @@ def quick_triaxial(scale=0.5, compress=0.1, **cfg):
                     target_pressure=(p, p, p), max_strain_rate=5.0, pressure_gain=20.0,
                     pressure_every=5)
     stages = [{"name": "compress", "duration": compress},
-              {"name": "shear", "box": {"target_pressure": {"x": p, "y": p},
-                                        "strain_rate": {"z": -TRIAXIAL_RATE}},
-               "strain": {"z": -TRIAXIAL_STRAIN}}]
+              {"name": "shear", "box": TRIAXIAL_SHEAR_BOX, "strain": {"z": -TRIAXIAL_STRAIN}}]
     return SimulationConfig(scene="triaxial", scale=scale, box=box, stages=stages,
                             progress=False, **cfg)
+
+
+def pressed_triaxial(scale=0.5, **cfg):
+    """:func:`quick_triaxial`'s cell pressed on, one stage without an end (the shear's
+    control of the box comes from Python: ``Simulation.set_box(**TRIAXIAL_SHEAR_BOX)``)."""
+    return quick_triaxial(scale, **cfg).with_(stages=[{"name": "compress"}])
+
+
 #: stages of :func:`drum_with_piston` that change the time step (8.4e-5 s from its law): a
 #: coarse stage, a fine one that turns the piston back and raises the friction, coarse again
 DT_STAGES = [

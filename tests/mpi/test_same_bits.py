@@ -549,6 +549,15 @@ def triaxial_sheared(run):
     assert sim.box.length[2] < min(sim.box.length[:2])
 
 
+def box_set(run):
+    """The shear's control of the box set from Python after step 60 (z strained at
+    −TRIAXIAL_RATE, x and y following their pressure), replayed by the continued run."""
+    frictional_did_work(run)
+    for sim in (run.sim, run.cont):
+        assert [s for s, _ in sim.changes.made] == [60]
+        assert sim.exchange.rate[2] == -scenes.TRIAXIAL_RATE and np.all(sim.exchange.rate[:2])
+
+
 # ------------------------------------------------------------------ the table
 def dense(kind, **cfg):
     return lambda folder, comm, output: scenes.dense_polydisperse(BOUNDARIES[kind], **cfg,
@@ -741,6 +750,8 @@ CASES = [
         "rate": 8.0, "pressure": 2000.0}, **BALANCED), 300, BOTH, at=150, check=pressed),
     Case("triaxial", built(scenes.quick_triaxial, **BALANCED), 300, BOTH, at=150,
          check=triaxial_sheared),
+    Case("triaxial-set-box", built(scenes.pressed_triaxial, **BALANCED), 300, BOTH, at=150,
+         change=(60, lambda sim: sim.set_box(**scenes.TRIAXIAL_SHEAR_BOX)), check=box_set),
     Case("two-materials-mixing", built(scenes.two_materials), 400,
          fields=FRICTIONAL_STATE + ("material",), inserter=True,
          output={"thermo_every": 50, "snapshot_every": 400, "sphere_stress": True},
