@@ -25,24 +25,25 @@ integrated sphere i, and for each listed partner:
    global id, then the walls in wall order, then gravity m_i g; with rotation also the torque
    on i.
 
-The scalar pieces exist once and the two loops (and the output) share them: the overlap test
-(``pdyn.geometry.within``), a contact's record (:func:`_sphere_pair`, :func:`_wall_pair`), the
-normal force (:func:`_normal`) and the sub-models (:func:`_evaluate`, records in and out).
-The hand-over's states have names (:data:`SECOND`, :data:`POSTED`); its two sides are
-:func:`_take` and :func:`_post`, shared by both loops, and a history entry is read and written
-by :func:`_spring` and :func:`_keep`. These helpers take arrays and are straight-line code:
-numba counts references to the arrays handed to an inlined function, and only where the
-function is one basic block does its pruning remove the counts — with a branch or a loop
-inside, the rotating pass took 1.3x the time (dense gas, μ = 0.5, the same state, alternating
-calls). So the tests around them, and the history cursor's loop (at a row's start and end,
-and where the pass reads an entry's spring: moved at every entry instead, the rotating pass
-took 1.13x the time), stay in the loops; :func:`_gather`, a loop, is called once per row
-(the plain pass on the frictionless bed took the same time with it). The two force loops stay
-two kernels — one source with the rotation behind a pruned test compiled to a slower step in
-both —, and the output (contact network, wall loads, statistics) is one walk over the entries
-the pass applied a force for (:func:`_walk`; with JKR or liquid bridges those held past
-touching too, read from the history the pass wrote) with the contact evaluated by the same
-helpers.
+The pieces exist once and the two loops (and the output) share them: the overlap test
+(``pdyn.geometry.within``), a list entry's contact (:func:`_sphere_entry`, :func:`_wall_entry`;
+records :func:`_sphere_pair`, :func:`_wall_pair`), a row's sphere and its closing sum
+(:func:`_row`, :func:`_settle`), the normal force (:func:`_normal`) and the sub-models
+(:func:`_evaluate`, records in and out). The hand-over's states have names (:data:`SECOND`,
+:data:`POSTED`); its two sides are :func:`_take` and :func:`_post` (with rotation inside
+:func:`_handed` and :func:`_kept`), the history cursor is :func:`_cursor` (moved at a row's
+end and where an entry's spring is read: moved at every entry, the rotating pass took 1.13x
+the time), a history entry is read and written by :func:`_started` and :func:`_keep`. A
+helper that takes arrays and branches or loops inside is a function of its own compiled
+without reference counts (``JIT_LEAF``), which LLVM inlines: inlined by numba instead, the
+loop counted references to its arrays at each call (1.3x the rotating pass); with it the
+loops compile to the code they had written out (as many instructions within 3 %, no
+reference count in the loop; the same time, alternating calls on one state). The two force
+loops stay two kernels — one source with the rotation behind a pruned test compiled to a
+slower step in both —, and the output (contact network, wall loads, statistics) is one walk
+over the entries the pass applied a force for (:func:`_walk`; with JKR or liquid bridges
+those held past touching too, read from the history the pass wrote) with the contact
+evaluated by the same helpers.
 Compile-time choices are arguments that are None or not: numba prunes the branch and compiles
 one kernel per combination, kept in its on-disk cache like any other, so no kernel factory is
 needed (a closure over flags would give the same code, cached per flag tuple by the hash of
@@ -100,7 +101,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .._jit import JIT, JIT_IEEE
+from .._jit import JIT, JIT_IEEE, JIT_LEAF
 from ..fields.exact import emit_rows, limb_add
 from ..geometry import sphere_contact, within
 from ..mesh import contact_geometry
@@ -135,6 +136,10 @@ class Contact(NamedTuple):
     dvy: float
     dvz: float
     s: float
+
+
+#: the record of no contact (returned where none is read)
+NO_CONTACT = Contact(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
 
 
 class Spin(NamedTuple):
@@ -385,6 +390,163 @@ def _keep(entry, spring, slid, k, u, sx, sy, sz, sliding):
     slid[k] = sliding
 
 
+# ------------------------------------------------------------------ a row's pieces
+# Helpers of the two loops that take arrays and branch or loop inside: functions of their own
+# without reference counts (JIT_LEAF, which LLVM inlines), so the loops count none per call.
+@njit(**JIT_LEAF)
+def _row(pos, rad, mass, gid, material, table, i):
+    """Row sphere ``i``'s position, radius, mass, id and material (0: one material, no
+    ``table``)."""
+    ma = 0
+    if table is not None:
+        ma = np.int64(material[i])
+    return pos[i, 0], pos[i, 1], pos[i, 2], rad[i], mass[i], gid[i], ma
+
+
+@njit(**JIT_LEAF)
+def _sphere_entry(pos, vel, rad, mass, gid, cohesion, j, xi, yi, zi, ri, mi, gi, vix, viy,
+                  viz):
+    """Of sphere ``j`` listed by the row sphere at (``xi``, ``yi``, ``zi``) (radius, mass, id,
+    velocity): whether the two touch (the overlap test), and if so — or with ``cohesion``,
+    which may hold them past touching (overlap < 0, :func:`_apart`) — their
+    :class:`Contact`."""
+    dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
+    rj = rad[j]
+    d2, touches = within(dx, dy, dz, ri + rj)
+    if cohesion is None and not touches:
+        return False, NO_CONTACT
+    c = _sphere_pair(dx, dy, dz, d2, ri + rj, ri, rj, mi, mass[j], gi, gid[j],
+                     vix - vel[j, 0], viy - vel[j, 1], viz - vel[j, 2])
+    if cohesion is not None and not touches:
+        c = _apart(c, d2)
+    return touches, c
+
+
+@njit(inline="always", **JIT)
+def _wall_entry(pos, normal, walls, gid, mesh, slot, geo, j, u, xi, yi, zi, ri, mi, vix, viy,
+                viz):
+    """The :class:`Contact` of wall entry ``u`` (wall or triangle handle ``j``) of the row
+    sphere at (``xi``, ``yi``, ``zi``) (radius, mass, velocity) and the wall's angular
+    velocity (``pdyn.walls.wall_spin``)."""
+    g = np.uint64(-1 - gid[j])
+    c = _wall_pair(entry_contact(xi, yi, zi, ri, pos, normal, walls, j, g,
+                                 mesh_entry(mesh, slot, geo, u)), ri, mi, vix, viy, viz)
+    return c, wall_spin(walls, g, normal, j)
+
+
+@njit(**JIT_LEAF)
+def _posted(link, done, done_at, c, f, e, u, w, n_free, n_slots):
+    """Without rotation, the normal force ``f`` and energy ``e`` of entry ``u`` (link ``w``,
+    :class:`Contact` ``c``) posted for the later row when the entry is the first row's of a
+    pair of two rows (links given) and a slot is free: (posted, the free slots)."""
+    if link is None or w <= np.int64(u):
+        return False, n_free
+    z, n_free = _post(link, done_at, w, n_free, n_slots)
+    if z >= n_slots:
+        return False, n_free
+    done[z, 0], done[z, 1], done[z, 2] = f * c.nx, f * c.ny, f * c.nz
+    done[z, 3] = 0.5 * e
+    return True, n_free
+
+
+@njit(**JIT_LEAF)
+def _settle(force, i, fx, fy, fz, mi, gravity):
+    """Row sphere ``i``'s force: its contacts' sum and its weight m_i g."""
+    force[i, 0] = fx + mi * gravity[0]
+    force[i, 1] = fy + mi * gravity[1]
+    force[i, 2] = fz + mi * gravity[2]
+
+
+@njit(**JIT_LEAF)
+def _cursor(entry, n, p, u):
+    """The history cursor: the first place ≥ ``p`` of a history's ``n`` entries ``entry``
+    (ascending list positions) not below list entry ``u``, and whether it is u's."""
+    while p < n and np.uint64(entry[p]) < u:
+        p += 1
+    return p, p < n and np.uint64(entry[p]) == u
+
+
+@njit(**JIT_LEAF)
+def _started(spring, slid, at, had):
+    """The spring (m) a contact starts from and whether it slid: place ``at`` of a history
+    when ``had``, else none."""
+    if had:
+        return _spring(spring, slid, np.uint64(at))
+    return 0.0, 0.0, 0.0, False
+
+
+@njit(**JIT_LEAF)
+def _handed(link, done_at, old_entry, old_spring, old_slid, n_old, new_entry, new_spring,
+            new_slid, u, w, p, k, n_free, n_slots):
+    """With rotation, the later row's entry ``u`` of a pair its first row handed over (link
+    ``w`` ≤ :data:`POSTED`): (the slot of the result to take, −1: none — taken only if the
+    spring this row starts from is the negated of the first row's, not so after a periodic
+    image; then the pair's new spring negated is this entry's, at place ``k`` of the new
+    history when it fits —, whether j's row counted the pair, the history cursor ``p`` moved
+    to u, the new history's length, the free slots)."""
+    h, n_free = _take(link, done_at, u, w, n_free, n_slots)
+    if h >= n_slots:  # no slot was free: the pair is evaluated here
+        return -1, False, p, k, n_free
+    p, had = _cursor(old_entry, n_old, p, u)
+    sx, sy, sz, _ = _started(old_spring, old_slid, p, had)
+    at = done_at[h, 1]  # the spring j's row started from
+    ox, oy, oz, _ = _started(old_spring, old_slid, at, at >= 0)
+    if not (sx == -ox and sy == -oy and sz == -oz):
+        return -1, True, p, k, n_free
+    d = np.uint64(done_at[h, 0])
+    if k < new_entry.shape[0]:
+        _keep(new_entry, new_spring, new_slid, k, u, -new_spring[d, 0], -new_spring[d, 1],
+              -new_spring[d, 2], new_slid[d])
+    return h, True, p, k + 1, n_free
+
+
+@njit(**JIT_LEAF)
+def _kept(new_entry, new_spring, new_slid, link, done, done_at, record, o, k, u, w, old,
+          recorded, n_free, n_slots):
+    """With rotation, :class:`Outcome` ``o`` of entry ``u`` (link ``w``) kept: its new spring
+    at place ``k`` of the new history when it fits and, when the entry is the first row's of
+    a pair of two rows (links given) and a slot is free, posted for the later row (the force
+    on i, the torque on j, the places of the new and the ``old`` spring, −1: none); its
+    tangential force in ``record`` if ``recorded``. (posted, the free slots)."""
+    posted = False
+    if k < new_entry.shape[0]:
+        _keep(new_entry, new_spring, new_slid, k, u, o.sx, o.sy, o.sz, o.sliding)
+        if link is not None and w > np.int64(u):
+            z, n_free = _post(link, done_at, w, n_free, n_slots)
+            posted = z < n_slots
+            if posted:
+                done[z, 0], done[z, 1], done[z, 2] = o.fx, o.fy, o.fz
+                done[z, 3], done[z, 4], done[z, 5] = o.jx, o.jy, o.jz
+                done_at[z, 0], done_at[z, 1] = k, old
+    if record is not None and recorded:
+        record[u, 0], record[u, 1], record[u, 2] = o.tx, o.ty, o.tz
+    return posted, n_free
+
+
+@njit(**JIT_LEAF)
+def _spun(torque, spinning, i, mx, my, mz, q, touched, ended):
+    """The torque on row sphere ``i`` written when it ``touched`` something or a torque of
+    before may be left (``ended``: a contact of last step ended, or new lists), the row
+    listed in ``spinning`` (at ``q``) when it touched; the rows listed."""
+    if touched or ended:
+        torque[i, 0], torque[i, 1], torque[i, 2] = mx, my, mz
+    if touched:
+        spinning[q] = i
+    return q + touched
+
+
+@njit(inline="always", **JIT)
+def _tally(n_contacts, energy, e, both, counted, lower):
+    """With rotation, this rank's share of a contact evaluated here (energy ``e``): all of it
+    and one contact when evaluated for ``both`` sides (a wall, a pair posted); else, unless j's
+    row ``counted`` it, half its energy, and the contact if i's id is the ``lower``."""
+    if both:
+        return n_contacts + 1, energy + e
+    if counted:
+        return n_contacts, energy
+    return n_contacts + lower, energy + 0.5 * e
+
+
 # ------------------------------------------------------------------ the loop
 # Handles and list positions are cast to unsigned before indexing: numba then omits its
 # negative-index wraparound from every array access (with JIT_IEEE, 13-15 % less time for the
@@ -413,15 +575,11 @@ def _pass(law, cohesion, table, dt, gravity, lists, spheres, wall_set, force, li
     done, done_at = slots
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     energy = 0.0
-    n_contacts = 0
+    n_contacts = mb = 0
     n_slots = n_free = done.shape[0]
-    ma = mb = 0
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
-        xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
-        ri, mi, gi = rad[i], mass[i], gid[i]
-        if table is not None:
-            ma = np.int64(material[i])
+        xi, yi, zi, ri, mi, gi, ma = _row(pos, rad, mass, gid, material, table, i)
         fx = fy = fz = 0.0
         first = np.uint64(start[t])
         n_todo = np.uint64(split[t]) - first  # without todo: every sphere entry
@@ -443,34 +601,21 @@ def _pass(law, cohesion, table, dt, gravity, lists, spheres, wall_set, force, li
                         energy += done[g, 3]
                         continue
             j = np.uint64(partner[u])
-            dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
-            s = ri + rad[j]
-            d2, touches = within(dx, dy, dz, s)
+            touches, c = _sphere_entry(pos, vel, rad, mass, gid, None, j, xi, yi, zi, ri, mi, gi,
+                                       vel[i, 0], vel[i, 1], vel[i, 2])
             if not touches:
                 continue
-            c = _sphere_pair(dx, dy, dz, d2, s, ri, rad[j], mi, mass[j], gi, gid[j],
-                             vel[i, 0] - vel[j, 0], vel[i, 1] - vel[j, 1],
-                             vel[i, 2] - vel[j, 2])
             if table is not None:
                 mb = np.int64(material[j])
             f, e = _normal(law, cohesion, c, dt, table, ma, mb)
             fx, fy, fz = fx - f * c.nx, fy - f * c.ny, fz - f * c.nz
             energy += 0.5 * e
-            if link is not None and w > np.int64(u):  # the first row of a pair of two rows
-                z, n_free = _post(link, done_at, w, n_free, n_slots)
-                if z < n_slots:  # for j's row, still to come
-                    g = np.uint64(z)
-                    done[g, 0], done[g, 1], done[g, 2] = f * c.nx, f * c.ny, f * c.nz
-                    done[g, 3] = 0.5 * e
-                    n_contacts += 1  # the pair, counted here
-                    continue
-            if gi < gid[j]:
-                n_contacts += 1
+            posted, n_free = _posted(link, done, done_at, c, f, e, u, w, n_free, n_slots)
+            n_contacts += posted or gi < gid[j]  # posted: the pair, counted here
         for u in range(np.uint64(split[t]), np.uint64(start[t + 1])):  # walls (pdyn.walls)
             w = np.uint64(partner[u])
-            c = _wall_pair(entry_contact(xi, yi, zi, ri, pos, normal, walls, w,
-                                         np.uint64(-1 - gid[w]), mesh_entry(mesh, slot, geo, u)),
-                           ri, mi, vel[i, 0], vel[i, 1], vel[i, 2])
+            c = _wall_entry(pos, normal, walls, gid, mesh, slot, geo, w, u, xi, yi, zi, ri, mi,
+                            vel[i, 0], vel[i, 1], vel[i, 2])[0]
             if c.delta >= 0.0:
                 if table is not None:
                     mb = np.int64(material[w])
@@ -478,9 +623,7 @@ def _pass(law, cohesion, table, dt, gravity, lists, spheres, wall_set, force, li
                 fx, fy, fz = fx - f * c.nx, fy - f * c.ny, fz - f * c.nz
                 energy += e
                 n_contacts += 1
-        force[i, 0] = fx + mi * gravity[0]
-        force[i, 1] = fy + mi * gravity[1]
-        force[i, 2] = fz + mi * gravity[2]
+        _settle(force, i, fx, fy, fz, mi, gravity)
     return n_contacts, energy
 
 
@@ -505,19 +648,15 @@ def _gather(todo, link, first, end, partner, pos, rad, xi, yi, zi, ri):
 @njit(**JIT_IEEE)
 def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists, spheres,
                    wall_set, omega, out, history, link, slots, record, record_pairs, mesh):
-    """:func:`_pass` with the tangential and rolling parts (module docstring): sets ``force``
-    and ``torque`` of every row's sphere (``out`` = (force, torque, spinning)) and advances
-    ``history`` = (last step's touching entries (ascending), springs, whether each slid, their
-    number, whether every row's torque must be written — new lists —, this step's entries,
-    springs, whether each slides). ``slots``' ``done``/``done_at`` also carry the torque on
-    the later row and the places of the pair's new and old springs. ``spinning`` receives the
-    rows that touch something (the only nonzero torques: another row's torque is written only
-    if it touched last step or the lists are new). ``record`` (entries × 3 or None) receives
-    the tangential force per touching entry: every one with ``record_pairs`` (which evaluates
-    every pair in each row), else the wall entries alone (each evaluated by its row: pairs are
-    still handed over). Returns (contacts, energy, entries written — more than fit: the
-    caller grows the buffers and runs again, as the pass leaves its inputs as found —, rows
-    in ``spinning``). The other arguments as for :func:`_pass`."""
+    """:func:`_pass` with the tangential and rolling parts (module docstring): sets the
+    ``force`` and ``torque`` of every row's sphere (``out`` = (force, torque, spinning):
+    the rows that touch something, the only nonzero torques) and advances ``history`` (last
+    step's touching entries, ascending, springs, slips, their number, whether every row's
+    torque must be written — new lists —, then this step's entries, springs, slips).
+    ``record`` (entries × 3 or None): the tangential force of every touching entry with
+    ``record_pairs`` (each pair evaluated in both rows), else of the wall entries alone.
+    Returns (contacts, energy, entries written — more than fit: the caller grows the buffers
+    and runs again, the inputs left as found —, rows in ``spinning``). As :func:`_pass`."""
     rows, start, split, partner = lists
     pos, vel, rad, mass, gid, material = spheres
     normal, walls = wall_set
@@ -527,20 +666,12 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
     energy = 0.0
-    cap = new_entry.shape[0]
-    n_contacts = p = k = q = 0
+    n_contacts = p = k = q = mb = 0
     n_slots = n_free = done.shape[0]
-    ma = mb = 0
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
-        k_row = k
-        while p < n_old and old_entry[p] < start[t]:
-            p += 1
-        p_row = p
-        if table is not None:
-            ma = np.int64(material[i])
-        xi, yi, zi = pos[i, 0], pos[i, 1], pos[i, 2]
-        ri, mi, gi = rad[i], mass[i], gid[i]
+        k_row, p_row = k, p  # (p: past the entries of the rows before)
+        xi, yi, zi, ri, mi, gi, ma = _row(pos, rad, mass, gid, material, table, i)
         # read with every row (a stream in memory order), not at each contact (a cache miss)
         vix, viy, viz = vel[i, 0], vel[i, 1], vel[i, 2]
         wix, wiy, wiz = omega[i, 0], omega[i, 1], omega[i, 2]
@@ -556,100 +687,46 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                     if w == SECOND:  # apart
                         continue
                     if w <= POSTED:  # evaluated in j's (earlier) row
-                        h, n_free = _take(link, done_at, u, w, n_free, n_slots)
-                        counted = h < n_slots  # posted (else no slot was free: evaluate it)
-                        if counted:
-                            while p < n_old and np.uint64(old_entry[p]) < u:
-                                p += 1
-                            had = p < n_old and np.uint64(old_entry[p]) == u
-                            sx = sy = sz = ox = oy = oz = 0.0
-                            if had:
-                                sx, sy, sz, _ = _spring(old_spring, old_slid, p)
-                            at = done_at[h, 1]  # the spring j's row started from
-                            if at >= 0:
-                                ox, oy, oz, _ = _spring(old_spring, old_slid, np.uint64(at))
-                            # this row's the negated of it (not so after a periodic image):
-                            # take the result
-                            if sx == -ox and sy == -oy and sz == -oz:
-                                d = np.uint64(done_at[h, 0])
-                                if k < cap:
-                                    _keep(new_entry, new_spring, new_slid, k, u,
-                                          -new_spring[d, 0], -new_spring[d, 1],
-                                          -new_spring[d, 2], new_slid[d])
-                                k += 1
-                                g = np.uint64(h)
-                                fx, fy, fz = fx - done[g, 0], fy - done[g, 1], fz - done[g, 2]
-                                mx, my, mz = mx + done[g, 3], my + done[g, 4], mz + done[g, 5]
-                                continue
-                dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
-                rj = rad[j]
-                d2, touches = within(dx, dy, dz, ri + rj)
+                        h, counted, p, k, n_free = _handed(
+                            link, done_at, old_entry, old_spring, old_slid, n_old, new_entry,
+                            new_spring, new_slid, u, w, p, k, n_free, n_slots)
+                        if h >= 0:  # taken: −(the force on j), the torque on i
+                            g = np.uint64(h)
+                            fx, fy, fz = fx - done[g, 0], fy - done[g, 1], fz - done[g, 2]
+                            mx, my, mz = mx + done[g, 3], my + done[g, 4], mz + done[g, 5]
+                            continue
+                touches, c = _sphere_entry(pos, vel, rad, mass, gid, cohesion, j, xi, yi, zi, ri,
+                                           mi, gi, vix, viy, viz)
                 if cohesion is None and not touches:
                     continue
-                c = _sphere_pair(dx, dy, dz, d2, ri + rj, ri, rj, mi, mass[j], gi, gid[j],
-                                 vix - vel[j, 0], viy - vel[j, 1], viz - vel[j, 2])
-                if cohesion is not None and not touches:  # held past zero overlap?
-                    c = _apart(c, d2)
-                spin = Spin(ri, rj, wix, wiy, wiz, omega[j, 0], omega[j, 1], omega[j, 2])
+                spin = Spin(ri, rad[j], wix, wiy, wiz, omega[j, 0], omega[j, 1], omega[j, 2])
             else:
-                g = np.uint64(-1 - gid[j])
-                c = _wall_pair(entry_contact(xi, yi, zi, ri, pos, normal, walls, j, g,
-                                             mesh_entry(mesh, slot, geo, u)), ri, mi, vix, viy,
-                               viz)
+                c, (wjx, wjy, wjz) = _wall_entry(pos, normal, walls, gid, mesh, slot, geo, j, u,
+                                                 xi, yi, zi, ri, mi, vix, viy, viz)
                 touches = not c.delta < 0.0
                 if cohesion is None and not touches:
                     continue
-                wjx, wjy, wjz = wall_spin(walls, g, normal, j)
                 spin = Spin(ri, 0.0, wix, wiy, wiz, wjx, wjy, wjz)
             if table is not None:
                 mb = np.int64(material[j])
-            while p < n_old and np.uint64(old_entry[p]) < u:  # the history cursor
-                p += 1
-            had = p < n_old and np.uint64(old_entry[p]) == u
-            if cohesion is not None and not touches:  # held past zero overlap while it
-                # touched last step
-                if not (had and holds(pair_cohesion(cohesion, table, ma, mb), c.delta,
-                                      c.r_eff)):
-                    continue
-            sx = sy = sz = 0.0
-            slid = False
-            old = -1
-            if had:
-                sx, sy, sz, slid = _spring(old_spring, old_slid, p)
-                old = p
+            p, had = _cursor(old_entry, n_old, p, u)
+            if cohesion is not None and not touches and not (  # held past zero overlap
+                    had and holds(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff)):
+                continue
+            sx, sy, sz, slid = _started(old_spring, old_slid, p, had)
             o = _evaluate(law, tangential, rolling, cohesion, c, spin, sx, sy, sz, slid, dt,
                           table, ma, mb)
-            posted = False  # for j's row, still to come
-            if k < cap:
-                _keep(new_entry, new_spring, new_slid, k, u, o.sx, o.sy, o.sz, o.sliding)
-                if link is not None and w > np.int64(u):  # the first row of a pair of two rows
-                    z, n_free = _post(link, done_at, w, n_free, n_slots)
-                    posted = z < n_slots
-                    if posted:
-                        done[z, 0], done[z, 1], done[z, 2] = o.fx, o.fy, o.fz
-                        done[z, 3], done[z, 4], done[z, 5] = o.jx, o.jy, o.jz
-                        done_at[z, 0], done_at[z, 1] = k, old  # its new spring, its old (−1)
+            posted, n_free = _kept(new_entry, new_spring, new_slid, link, done, done_at, record,
+                                   o, k, u, w, p if had else -1, record_pairs or u >= u_split,
+                                   n_free, n_slots)
             k += 1
-            if record is not None and (record_pairs or u >= u_split):
-                record[u, 0], record[u, 1], record[u, 2] = o.tx, o.ty, o.tz
             fx, fy, fz = fx + o.fx, fy + o.fy, fz + o.fz
             mx, my, mz = mx + o.mx, my + o.my, mz + o.mz
-            if u >= u_split or posted:  # a wall, or both sides of the pair
-                energy += o.e
-                n_contacts += 1
-            elif not counted:
-                energy += 0.5 * o.e
-                if gi < gid[j]:
-                    n_contacts += 1
-        force[i, 0], force[i, 1], force[i, 2] = (fx + mi * gravity[0], fy + mi * gravity[1],
-                                                 fz + mi * gravity[2])
-        while p < n_old and old_entry[p] < start[t + 1]:  # the row's ended contacts
-            p += 1
-        if k > k_row:
-            spinning[q] = i
-            q += 1
-        if k > k_row or all_torques or p > p_row:
-            torque[i, 0], torque[i, 1], torque[i, 2] = mx, my, mz
+            n_contacts, energy = _tally(n_contacts, energy, o.e, u >= u_split or posted,
+                                        counted, gi < gid[j])
+        _settle(force, i, fx, fy, fz, mi, gravity)
+        p = _cursor(old_entry, n_old, p, np.uint64(start[t + 1]))[0]  # the row's ended ones
+        q = _spun(torque, spinning, i, mx, my, mz, q, k > k_row, all_torques or p > p_row)
     return n_contacts, energy, k, q
 
 
