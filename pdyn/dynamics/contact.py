@@ -38,8 +38,9 @@ helper that takes arrays and branches or loops inside is a function of its own c
 without reference counts (``JIT_LEAF``), which LLVM inlines: inlined by numba instead, the
 loop counted references to its arrays at each call (1.3x the rotating pass); with it the
 loops compile to the code they had written out (as many instructions within 3 %, no
-reference count in the loop; the same time, alternating calls on one state). The two force
-loops stay two kernels — one source with the rotation behind a pruned test compiled to a
+reference count in the loop; the same time, alternating calls on one state).
+:func:`_wall_entry`, which LLVM left a call, is inlined by numba and adds no count. The two
+force loops stay two kernels — one source with the rotation behind a pruned test compiled to a
 slower step in both —, and the output (contact network, wall loads, statistics) is one walk
 over the entries the pass applied a force for (:func:`_walk`; with JKR or liquid bridges
 those held past touching too, read from the history the pass wrote) with the contact
