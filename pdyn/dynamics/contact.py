@@ -671,7 +671,7 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
     n_slots = n_free = done.shape[0]
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
-        k_row, p_row = k, p  # (p: past the entries of the rows before)
+        k_row, p_row = k, p  # (p: moved past the rows before at their ends)
         xi, yi, zi, ri, mi, gi, ma = _row(pos, rad, mass, gid, material, table, i)
         # read with every row (a stream in memory order), not at each contact (a cache miss)
         vix, viy, viz = vel[i, 0], vel[i, 1], vel[i, 2]
