@@ -46,9 +46,9 @@ def _deposit(ends, segments, values, lo, h, cells, wraps, kind, width, scale, no
     averaged axis: its own; :func:`_every_cell`, :func:`_near_cells` —, combined
     (:func:`_weights`) and normalized; an item's cells gather its points' shares
     (:func:`_gather`) and are rounded once per component (:func:`_flush`). The inlined
-    helpers use every array they take on every path and none calls ``**``: numba then drops
-    the reference counts of their arrays (else an atomic pair per array and call: 3-12x the
-    time of the whole deposit)."""
+    helpers use every array they take on every path and raise nothing to a variable power
+    (``x ** n``, a call): numba then drops the reference counts of their arrays (else an
+    atomic pair per array and call: 3-12x the time of the whole deposit)."""
     span, ratio = _spans(h, cells, kind, width)
     cut2 = _reach(kind, width) ** 2
     m = max(2 * span.max() + 1, cells.max())
