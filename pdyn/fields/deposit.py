@@ -40,159 +40,227 @@ def _deposit(ends, segments, values, lo, h, cells, wraps, kind, width, scale, no
     """Add round(value · weight · scale) of every item to ``grid`` (cells flat, C) int64, once
     per (item, cell): an item is the point ``ends[k]`` (``segments`` False) or the segment
     ``ends[2k]`` → ``ends[2k + 1]`` spread along it — with bins its pieces between cell faces
-    (:func:`_pieces`, each its length's share of its cell: exact), with a smooth kernel the
-    Gauss–Legendre rule of :func:`_node_count` points (a cell's weight the sum over the points
-    of their share times the point's normalized weight of that cell).
-
-    A point's cells per axis are those whose centres lie within the kernel's cut (ascending;
-    every cell once at its nearest image when the cut spans a wrapping axis; an averaged axis
-    its one cell); its weights over the cells (i, j, k) within the cut, k fastest: the
-    Gaussian the product of the axes' factors exp(−d²/2w²), Lucy (1 + 3u)(1 − u)³ of u = r/c.
-    The Gaussian's factors of consecutive cells (centres h apart) by recurrence: f₀ and
-    r₀ = f₁/f₀ = exp(−(d₀ + h/2) h/w²) (the latter only if a second cell is within the cut),
-    then f ← f r, r ← r e^(−h²/w²), started afresh every :data:`RESTART` cells: two
-    exponentials per axis and point for up to RESTART cells instead of one per cell (the
-    cells kept lie within the cut, so f ≥ e^(−4.5) and nothing under- or overflows; the
-    rounding grows as the square of the cells since a start: a weight is within 10⁻¹³ of its
-    exponential). One body, no helper taking arrays: numba counts the references to an array
-    passed to an inlined helper at every call, atomics that took most of the time."""
-    gaussian, bins = kind == GAUSSIAN, kind == BINS
-    reach = CUTOFF * width if gaussian else width
-    cut2, w2 = reach * reach, width * width
-    span = np.zeros(3, np.int64)  # per axis the cells to look at either side
-    ratio = np.zeros(3)  # per axis the Gaussian's e^(−h²/w²)
-    for a in range(3):
-        if not bins:
-            span[a] = int(np.ceil(reach / h[a])) + 1
-        if gaussian:
-            ratio[a] = np.exp(-h[a] * h[a] / w2)
+    (:func:`_pieces`, each its length's share of its cell: exact), with a smooth kernel its
+    Gauss–Legendre points (:func:`_nodes`). Per point (at the offset u from the region's
+    low face, :func:`_offset`) the cells within the cut along each axis — bins or an
+    averaged axis: its own; :func:`_every_cell`, :func:`_near_cells` —, combined
+    (:func:`_weights`) and normalized; an item's cells gather its points' shares
+    (:func:`_gather`) and are rounded once per component (:func:`_flush`). The inlined
+    helpers use every array they take on every path and raise nothing to a variable power
+    (``x ** n``, a call): numba then drops the reference counts of their arrays (else an
+    atomic pair per array and call: 3-12x the time of the whole deposit)."""
+    span, ratio = _spans(h, cells, kind, width)
+    cut2 = _reach(kind, width) ** 2
     m = max(2 * span.max() + 1, cells.max())
     most = m ** 3 if m ** 3 <= cells.prod() else cells.prod()
     cell, d2, fac = np.empty((3, m), np.int64), np.empty((3, m)), np.empty((3, m))
-    n, own = np.empty(3, np.int64), np.empty(3, np.int64)
+    ns, own = np.empty(3, np.int64), np.empty(3, np.int64)
     at, wts = np.empty(most, np.int64), np.empty(most)  # a point's cells and weights
-    acc = np.zeros(grid.shape[0])  # the item's weight of each cell (0: not reached)
+    acc = np.zeros(grid.shape[0])  # an item's weight of each cell (0: not reached)
     touched = np.empty(grid.shape[0], np.int64)
     items = ends.shape[0] // 2 if segments else ends.shape[0]
-    longest = MAX_NODES  # a segment's points: its pieces between cell faces (bins)
-    if bins and segments:
-        for s in range(items):
-            c = 2
-            for a in range(3):
-                if cells[a] > 1:
-                    c += int(abs(ends[2 * s + 1, a] - ends[2 * s, a]) / h[a]) + 2
-            longest = max(longest, c)
+    longest = _longest(ends, items, h, cells) if kind == BINS and segments else MAX_NODES
     t, share = np.empty(longest), np.empty(longest)
-    x = np.empty(3)
     for s in range(items):
         if not segments:
-            points = 1
-            share[0] = 1.0
-        elif bins:
+            t[0], share[0], points = 0.0, 1.0, 1
+        elif kind == BINS:
             points = _pieces(ends, s, lo, h, cells, t, share)
         else:
-            l2 = 0.0  # its length squared over the resolved axes
-            for a in range(3):
-                if cells[a] > 1:
-                    l2 += (ends[2 * s + 1, a] - ends[2 * s, a]) ** 2
-            points = _node_count(l2, width)
-            for r in range(points):
-                t[r] = nodes[points, r]
-                share[r] = weights[points, r]
+            points = _nodes(ends, s, cells, width, nodes, weights, t, share)
         nt = 0
         for r in range(points):
-            for a in range(3):
-                if segments:
-                    x[a] = ends[2 * s, a] + t[r] * (ends[2 * s + 1, a] - ends[2 * s, a])
-                else:
-                    x[a] = ends[s, a]
             inside = True
             for a in range(3):
-                if cells[a] == 1 and wraps[a]:  # averaged over the whole periodic axis
-                    cell[a, 0], d2[a, 0], fac[a, 0], n[a], own[a] = 0, 0.0, 1.0, 1, 0
-                    continue
-                length = h[a] * cells[a]
-                u = x[a] - lo[a]
-                if wraps[a]:
-                    u -= np.floor(u / length) * length
-                elif u < 0.0 or u > length:
-                    inside = False
-                    break
+                u = 0.0  # an axis averaged over the whole periodic box: its one cell
+                if cells[a] > 1 or not wraps[a]:
+                    u = _offset(_point(ends, segments, s, t[r], a), lo[a], h[a] * cells[a],
+                                wraps[a])
+                inside = inside and u >= 0.0
                 own[a] = min(int(u / h[a]), cells[a] - 1) if cells[a] > 1 else 0
-                if bins or cells[a] == 1:
-                    cell[a, 0], d2[a, 0], fac[a, 0], n[a] = own[a], 0.0, 1.0, 1
-                    continue
-                k = 0
-                if wraps[a] and 2 * span[a] + 1 >= cells[a]:  # every cell, nearest image
-                    for c in range(cells[a]):
-                        d = (c + 0.5) * h[a] - u
-                        d -= np.rint(d / length) * length
-                        if d * d <= cut2:
-                            cell[a, k], d2[a, k] = c, d * d
-                            fac[a, k] = np.exp(-0.5 * d * d / w2) if gaussian else 0.0
-                            k += 1
-                    n[a] = k
-                    continue
-                factor = step = 0.0
-                for c in range(own[a] - span[a], own[a] + span[a] + 1):
-                    if not wraps[a] and (c < 0 or c >= cells[a]):
-                        continue
-                    d = (c + 0.5) * h[a] - u
-                    if d * d > cut2:
-                        continue
-                    cell[a, k], d2[a, k] = (c % cells[a]) if wraps[a] else c, d * d
-                    if gaussian:
-                        if k % RESTART == 0:
-                            factor = np.exp(-0.5 * d * d / w2)
-                        else:
-                            if k % RESTART == 1:  # r from the cell before (d − h)
-                                step = np.exp(-(d - 0.5 * h[a]) * h[a] / w2)
-                            factor *= step
-                            step *= ratio[a]
-                        fac[a, k] = factor
-                    k += 1
-                n[a] = k
-            if not inside:
-                continue
-            q = 0
-            total = 0.0
-            if not bins:
-                for i in range(n[0]):
-                    for j in range(n[1]):
-                        b2 = d2[0, i] + d2[1, j]
-                        if b2 > cut2:
-                            continue
-                        for k in range(n[2]):
-                            r2 = b2 + d2[2, k]
-                            if r2 > cut2:
-                                continue
-                            if gaussian:
-                                wt = fac[0, i] * fac[1, j] * fac[2, k]
-                            else:
-                                v = np.sqrt(r2) / width
-                                wt = (1.0 + 3.0 * v) * (1.0 - v) ** 3
-                            if wt != 0.0:
-                                at[q] = (cell[0, i] * cells[1] + cell[1, j]) * cells[2] \
-                                    + cell[2, k]
-                                wts[q] = wt
-                                total += wt
-                                q += 1
-            if q == 0:  # bins, or no cell centre within the kernel: the point's own cell
-                at[0] = (own[0] * cells[1] + own[1]) * cells[2] + own[2]
-                wts[0] = total = 1.0
-                q = 1
-            for e in range(q):
-                f = at[e]
-                if acc[f] == 0.0:
-                    touched[nt] = f
-                    nt += 1
-                acc[f] += share[r] * (wts[e] / total)
-        for e in range(nt):
-            f = touched[e]
-            wt = acc[f]
-            acc[f] = 0.0
-            for c in range(values.shape[1]):
-                grid[f, c] += np.int64(np.rint(values[s, c] * wt * scale[c]))
+                if kind == BINS or cells[a] == 1:  # bins, an averaged axis: the own cell
+                    cell[a, 0], d2[a, 0], fac[a, 0], ns[a] = own[a], 0.0, 1.0, 1
+                elif wraps[a] and 2 * span[a] + 1 >= cells[a]:
+                    ns[a] = _every_cell(u, a, h[a], cells[a], cut2, kind, width, cell, d2, fac)
+                else:
+                    ns[a] = _near_cells(u, a, h[a], cells[a], wraps[a], own[a], span[a],
+                                        ratio[a], cut2, kind, width, cell, d2, fac)
+            if kind == BINS:
+                at[0], wts[0] = (own[0] * cells[1] + own[1]) * cells[2] + own[2], 1.0
+                q, total = 1, 1.0
+            else:
+                q, total = _weights(ns, own, cell, d2, fac, cells, cut2, kind, width, at, wts)
+            q = q if inside else 0
+            nt = _gather(at, wts, q, share[r], total, acc, touched, nt)
+        _flush(grid, values, s, scale, acc, touched, nt)
+
+
+@njit(inline="always", **JIT_IEEE)
+def _reach(kind, width):
+    """The kernel's cut-off (m) for its ``width`` (m): 3 w for the Gaussian, Lucy's width."""
+    return CUTOFF * width if kind == GAUSSIAN else width
+
+
+@njit(inline="always", **JIT_IEEE)
+def _spans(h, cells, kind, width):
+    """Per axis the cells to look at either side of a point's own (bins: none) and the
+    Gaussian's e^(−h²/w²) (h the cell edge, m; the kernel's ``width``, m): (span (3,), ratio
+    (3,))."""
+    span, ratio = np.zeros(3, np.int64), np.zeros(3)
+    for a in range(3):
+        span[a] = int(np.ceil(_reach(kind, width) / h[a])) + 1 if kind != BINS else 0
+        ratio[a] = np.exp(-h[a] * h[a] / (width * width)) if kind == GAUSSIAN else 0.0
+    return span, ratio
+
+
+@njit(inline="always", **JIT_IEEE)
+def _longest(ends, items, h, cells):
+    """The most pieces between cell faces (:func:`_pieces`) a segment of ``ends`` may have."""
+    longest = MAX_NODES
+    for s in range(items):
+        c = 2
+        for a in range(3):
+            if cells[a] > 1:
+                c += int(abs(ends[2 * s + 1, a] - ends[2 * s, a]) / h[a]) + 2
+        longest = max(longest, c)
+    return longest
+
+
+@njit(inline="always", **JIT_IEEE)
+def _nodes(ends, s, cells, width, nodes, weights, t, share):
+    """The segment ``ends[2s]`` → ``ends[2s + 1]``'s Gauss–Legendre rule of
+    :func:`_node_count` points (its length over the resolved axes against the ``width``, m):
+    their parameters into ``t`` and weights (summing to one) into ``share``; returns how
+    many."""
+    l2 = 0.0  # the length squared over the resolved axes (m²)
+    for a in range(3):
+        l2 += (ends[2 * s + 1, a] - ends[2 * s, a]) ** 2 if cells[a] > 1 else 0.0
+    points = _node_count(l2, width)
+    for r in range(points):
+        t[r] = nodes[points, r]
+        share[r] = weights[points, r]
+    return points
+
+
+@njit(inline="always", **JIT_IEEE)
+def _point(ends, segments, s, tr, a):
+    """Coordinate ``a`` (m) of item ``s``'s point at parameter ``tr`` (a point: itself)."""
+    i = 2 * s if segments else s
+    return ends[i, a] + tr * (ends[i + 1, a] - ends[i, a]) if segments else ends[i, a]
+
+
+@njit(inline="always", **JIT_IEEE)
+def _offset(x, lo, length, wraps):
+    """The coordinate ``x`` (m) from the region's low face ``lo`` (m): wrapped into
+    [0, ``length``) on a wrapping axis, −1 outside [0, length] on another."""
+    u = x - lo
+    if wraps:
+        u -= np.floor(u / length) * length
+    elif u < 0.0 or u > length:
+        u = -1.0
+    return u
+
+
+@njit(inline="always", **JIT_IEEE)
+def _every_cell(u, a, h, n, cut2, kind, width, cell, d2, fac):
+    """Along a wrapping axis ``a`` that the cut spans (``n`` cells of edge ``h`` m) the cells
+    whose centres' nearest images lie within the cut (``cut2`` m²) of the offset ``u`` (m),
+    each once: indices into ``cell[a]``, squared distances (m²) into ``d2[a]``, the
+    Gaussian's factors exp(−d²/2w²) into ``fac[a]``; returns how many."""
+    k = 0
+    for c in range(n):
+        d = (c + 0.5) * h - u
+        d -= np.rint(d / (h * n)) * (h * n)
+        if d * d <= cut2:
+            cell[a, k], d2[a, k] = c, d * d
+            fac[a, k] = np.exp(-0.5 * d * d / (width * width)) if kind == GAUSSIAN else 0.0
+            k += 1
+    return k
+
+
+@njit(inline="always", **JIT_IEEE)
+def _near_cells(u, a, h, n, wraps, own, span, ratio, cut2, kind, width, cell, d2, fac):
+    """Along axis ``a`` (``n`` cells of edge ``h`` m) the cells own − span … own + span
+    (``own`` the cell of the offset ``u``, m) whose centres lie within the cut (``cut2`` m²),
+    ascending: indices (wrapped on a wrapping axis) into ``cell[a]``, squared distances (m²)
+    into ``d2[a]`` and the Gaussian's factors exp(−d²/2w²) into ``fac[a]`` (Lucy: 0) — those
+    of consecutive cells (centres h apart) by recurrence: f₀, and r₀ = f₁/f₀ =
+    exp(−(d₀ + h/2) h/w²) if a second cell is within the cut, then f ← f r, r ← r ``ratio``
+    (e^(−h²/w²)), started afresh every :data:`RESTART` cells: two exponentials an axis and
+    point for up to RESTART cells (the cells kept lie within the cut, so f ≥ e^(−4.5) and
+    nothing under- or overflows; a weight is within 10⁻¹³ of its exponential). Returns how
+    many."""
+    w2 = width * width
+    factor = step = 0.0
+    k = 0
+    for c in range(own - span, own + span + 1):
+        d = (c + 0.5) * h - u
+        if (wraps or 0 <= c < n) and d * d <= cut2:
+            cell[a, k], d2[a, k] = (c % n) if wraps else c, d * d
+            if kind == GAUSSIAN and k % RESTART == 0:
+                factor = np.exp(-0.5 * d * d / w2)
+            elif kind == GAUSSIAN:
+                if k % RESTART == 1:  # r from the cell before (d − h)
+                    step = np.exp(-(d - 0.5 * h) * h / w2)
+                factor *= step
+                step *= ratio
+            fac[a, k] = factor
+            k += 1
+    return k
+
+
+@njit(inline="always", **JIT_IEEE)
+def _weights(n, own, cell, d2, fac, cells, cut2, kind, width, at, wts):
+    """A smooth kernel's weights of a point: its cells (flat, into ``at``) and unnormalized
+    weights (``wts``) from its ``n[a]`` cells per axis (:func:`_near_cells`): the cells
+    (i, j, k) within the cut (``cut2``, m²), k fastest — the Gaussian the product of the axes'
+    factors, Lucy (1 + 3v)(1 − v)³ of v = r/c (c = ``width``, m) —, or its ``own`` cell with
+    weight one when no cell centre is within the cut; returns (how many, their sum)."""
+    at[0], wts[0] = (own[0] * cells[1] + own[1]) * cells[2] + own[2], 1.0  # none reached
+    q, total = 0, 0.0
+    for i in range(n[0]):
+        for j in range(n[1]):
+            b2 = d2[0, i] + d2[1, j]
+            for k in range(n[2] if b2 <= cut2 else 0):
+                r2 = b2 + d2[2, k]
+                if r2 <= cut2:
+                    if kind == GAUSSIAN:
+                        wt = fac[0, i] * fac[1, j] * fac[2, k]
+                    else:
+                        v = np.sqrt(r2) / width
+                        wt = (1.0 + 3.0 * v) * (1.0 - v) ** 3
+                    if wt != 0.0:
+                        at[q] = (cell[0, i] * cells[1] + cell[1, j]) * cells[2] + cell[2, k]
+                        wts[q] = wt
+                        total += wt
+                        q += 1
+    return (q, total) if q else (1, 1.0)
+
+
+@njit(inline="always", **JIT_IEEE)
+def _gather(at, wts, q, part, total, acc, touched, nt):
+    """Add a point's ``q`` weights ``wts`` of the cells ``at``, normalized by their sum
+    ``total`` and times the point's share ``part``, to the item's ``acc``, listing a cell
+    first reached in ``touched`` after the ``nt`` there; returns the new count."""
+    for e in range(q):
+        f = at[e]
+        if acc[f] == 0.0:
+            touched[nt] = f
+            nt += 1
+        acc[f] += part * (wts[e] / total)
+    return nt
+
+
+@njit(inline="always", **JIT_IEEE)
+def _flush(grid, values, s, scale, acc, touched, nt):
+    """Add item ``s``'s gathered weights ``acc`` of its ``nt`` cells ``touched`` to ``grid``
+    as round(value · weight · scale) per component, and clear them."""
+    for e in range(nt):
+        f = touched[e]
+        wt = acc[f]
+        acc[f] = 0.0
+        for c in range(values.shape[1]):
+            grid[f, c] += np.int64(np.rint(values[s, c] * wt * scale[c]))
 
 
 def _grid_args(grid_spec, kind: str, width: float) -> tuple:
