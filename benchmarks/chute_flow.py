@@ -10,11 +10,12 @@ chunks of ``CHUNK`` steps; after each chunk it records the flowing spheres' mean
 velocity, kinetic energy and contacts per sphere (:func:`measures`). The centres (x and y
 wrapped into the periodic box) and velocities by global id, the series and the dt are cached
 in ``benchmarks/.cache/chute_<key>.npz``, the key a hash of the parameters; the directory is
-ignored by git. The spheres land on the base at t ≈ 5 and then flow; at scale 1 the landed
-flow's downhill velocity grows from 0.8 at t = 10 towards the steady ~5 √(gd) of θ = 23°
-(docs/validation.md: steady after some hundreds of time units), while its contacts per
-sphere settle within tens: the state is a dense flow on the base, not yet Silbert's steady
-profile (the series says how far).
+ignored by git (making it took 494 s at scale 1 on a shared 2-core machine). The spheres land
+on the base at t ≈ 5 and then flow; at scale 1 the mean downhill velocity ⟨v_x⟩ is 0.8 √(gd)
+at t = 10, 1.4 at 38, 2.3 at 76 and 2.5 at 100, still rising but slower (+8 % over the last
+20 time units), while the contacts per sphere fall from 3.0 (t = 10–28) to 2.2–2.7 (from
+t = 40 on, fluctuating): a dense flow on the base, not yet Silbert's steady profile, which
+takes some hundreds of time units (docs/validation.md: steady from 500 at 22° and 24°).
 
 The benchmark starts both codes from those centres and velocities with zero spins and no
 tangential springs (LAMMPS cannot be given pdyn's springs); the fixed base is the scene's.

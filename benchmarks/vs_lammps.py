@@ -103,8 +103,15 @@ together) differ by 13 %, as the dashpots differ past touching (above).
 
 ``--scene chute`` times the ``chute`` scene (``pdyn scenes``; Silbert et al.'s incline: 2 247
 spheres of d = 1 m, m = 1 kg at ``--scale 1``, 70 of them a fixed rough base, linear k = 2·10⁴
-N/m, e = 0.88, μ = 0.5, k_t = 2/7 k, gravity 1 m/s² tilted 23°, dt = 3.16·10⁻⁴ s) from its
-initial state (the lattice at rest, falling) in both codes. LAMMPS gets the same spheres and
+N/m, e = 0.88, μ = 0.5, k_t = 2/7 k, gravity 1 m/s² tilted 23°, dt = 3.16·10⁻⁴ s) flowing:
+``benchmarks/chute_flow.py`` runs the scene from rest in pdyn for ``--flow-time`` time units
+√(d/g) (100: the spheres land on the base at t ≈ 5 and flow, ⟨v_x⟩ = 2.5 √(gd) at t = 100
+and still rising slowly towards the steady flow of docs/validation.md, 2.2–2.7 contacts per
+sphere from t = 40 on) once and caches the state (seeded, ``benchmarks/.cache/``); both
+codes start from its centres and velocities with zero spins and springs, the base fixed,
+and report their contacts per sphere (overlapping pairs, the base included) after the timed
+steps: 2.83 and 2.84 after 520 steps, 2.24 and 2.21 after 2 020 (the state has 2.55; a
+flow is chaotic, so the two trajectories part). LAMMPS gets the same spheres and
 ``pair_style gran/hooke/history k NULL γ_n NULL μ 1 limit_damping`` with γ_n = 2 ζ √(k/m*),
 ζ = pdyn's damping ratio for e (``pdyn.dynamics.laws.damping_ratio``) and m* = m/2 (a sphere
 pair: the same dashpot coefficient as pdyn's), ``neigh_modify exclude group base base``, the
@@ -115,6 +122,29 @@ tangential linear_history 2/7 k 0.5 μ damping mass_velocity limit_damping zplan
 rescaled history) against it; ``--damping mass_velocity`` the LAMMPS-equivalent choice
 (``damping = "mass_velocity"``, ``damping_coefficient = γ_n``, ``tangential_history =
 "projected"``: the same model, docs/contacts.md; the walls differ in their history rule).
+
+``--damping`` names pdyn's models to time, interleaved in each round (``--damping tangent
+mass_velocity``: a row each): ``tangent``, the default, or the LAMMPS-equivalent choice of
+the law — the damping of LAMMPS' legacy history style and the ``projected`` history. For the
+linear law that is ``mass_velocity`` (``gran/hooke/history``'s γ_n m*: the chute's γ_n above;
+the elastic gas' γ_n = 0, its LAMMPS line unchanged, now the same model in both codes: on
+the 4 913-sphere dense gas, ``--scale 0.05 --solid-fraction 0.5``, μ = 0.5, 320 steps, the
+kinetic energies agree to 10⁻¹⁴, against 4·10⁻⁶ with the default model), for
+Hertz ``viscoelastic``: ``gran/hertz/history Kn Kt γ_n γ_t μ 1`` damps with γ_n m* √(R* δ)
+v_n, pdyn's ``viscoelastic`` (docs/contacts.md), so ``mass_velocity`` on a Hertz scene is
+refused. On the gas (``--law hertz``) γ_n = 0 again; on the bed pdyn's ``viscoelastic`` with
+``bed.viscoelastic_coefficient`` (the e = 0.5 dashpot at the bed's mean overlap) and
+``projected``, against ``pair_style gran/hertz/history 4/3·E* 8·G* γ NULL μ 1 limit_damping``
+(``bed.hertz_history_style``; γ_t = γ/2 as pdyn's) instead of ``pair granular``, the floor
+``fix wall/gran granular hertz/material E γ ν tangential mindlin NULL 0.5 μ damping
+viscoelastic limit_damping`` (the same law). ``--check --damping viscoelastic`` on the
+1 600-sphere bed (``--scale 0.02``, μ = 0.5, 20 + 300 steps from rest): the kinetic energies
+agree to 1.9·10⁻⁶, the centres to 3.0·10⁻⁸ smallest radii rms (3.7·10⁻⁷ at most; the
+default model: 8·10⁻³ and 2·10⁻⁴, above), contacts per sphere 4.414 in both. The row's
+``lammps_style`` names the LAMMPS style each model is timed against; ``vs_tangent`` is the
+model's time over the default model's in the same round; ``cpu_ratio`` pdyn / LAMMPS in CPU
+seconds (median of the rounds' ratios; on a shared machine steadier than wall time at 1
+rank, where a rank waits in MPI it spins, so it is wall time again).
 
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
 (the venv's). A worker sets up, warms up (pdyn first runs a small simulation of the same model
@@ -351,9 +381,10 @@ def _timed_pdyn(args) -> dict:
     sim.timers.clear()
     rebuilds = sim.rebuilds
     comm.barrier()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     sim.run(args.steps)
     wall = comm.allreduce_max(time.perf_counter() - t0)
+    cpu = comm.allreduce_max(time.process_time() - c0)
     n = sim.summary()["particles"]
     timers = {k: comm.allreduce_max(v) for k, v in sorted(sim.timers.items())}
     if getattr(args, "dump", None) and comm.size == 1:
@@ -364,7 +395,7 @@ def _timed_pdyn(args) -> dict:
         scene = chute_parameters(args)["scene"]
         state = chute_flow.state(sim, scene)
         flow = chute_flow.measures(*state, scene) if state else None
-    return {"code": "pdyn", "particles": int(n), "wall_s": wall, "timers": timers,
+    return {"code": "pdyn", "particles": int(n), "wall_s": wall, "cpu_s": cpu, "timers": timers,
             "flow": flow,
             "rebuilds": sim.rebuilds - rebuilds, "skin": sim.neighbours.skin,
             "kinetic_energy": float(sim.kinetic_energy()), "rank": comm.rank,
@@ -435,17 +466,19 @@ def lammps_gas(args, comm):
     return lmp
 
 
-def _run_lammps(lmp, comm, args) -> tuple[float, int, float]:
-    """``--warmup`` steps of the set-up LAMMPS ``lmp``, then ``--steps`` timed: (wall seconds
-    of the slowest rank, atoms, kinetic energy)."""
+def _run_lammps(lmp, comm, args) -> dict:
+    """``--warmup`` steps of the set-up LAMMPS ``lmp``, then ``--steps`` timed: the result's
+    wall and CPU seconds (slowest rank), atoms and kinetic energy."""
     from mpi4py import MPI
 
     lmp.command(f"run {args.warmup}")
     comm.Barrier()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     lmp.command(f"run {args.steps}")
     wall = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
-    return wall, int(lmp.get_natoms()), float(lmp.get_thermo("ke"))
+    cpu = comm.allreduce(time.process_time() - c0, op=MPI.MAX)
+    return {"code": "lammps", "particles": int(lmp.get_natoms()), "wall_s": wall, "cpu_s": cpu,
+            "rank": comm.rank, "kinetic_energy": float(lmp.get_thermo("ke"))}
 
 
 def _timed_lammps(args) -> dict:
@@ -453,7 +486,7 @@ def _timed_lammps(args) -> dict:
 
     comm = MPI.COMM_WORLD
     lmp = (lammps_chute if args.scene == "chute" else lammps_gas)(args, comm)
-    wall, natoms, ke = _run_lammps(lmp, comm, args)
+    res = _run_lammps(lmp, comm, args)
     flow = None
     if args.scene == "chute":  # the flow after the timed steps (gathered by id)
         pos, vel = (np.array(lmp.gather_atoms(name, 1, 3)).reshape(-1, 3) for name in "xv")
@@ -461,8 +494,7 @@ def _timed_lammps(args) -> dict:
         pos[:, :2] %= scene.box_hi[:2]
         flow = chute_flow.measures(pos, vel, scene)
     lmp.close()
-    return {"code": "lammps", "particles": natoms, "wall_s": wall, "rank": comm.rank,
-            "kinetic_energy": ke, "flow": flow}
+    return dict(res, flow=flow)
 
 
 def _timed_lammps_bed(args) -> dict:
@@ -480,7 +512,7 @@ def _timed_lammps_bed(args) -> dict:
                                           args.damping != "tangent"):
         lmp.command(line)
     bed_scene.lammps_atoms(lmp, p, bed)
-    wall, natoms, ke = _run_lammps(lmp, comm, args)
+    res = _run_lammps(lmp, comm, args)
     if args.dump and comm.size == 1:
         local = int(lmp.extract_global("nlocal"))
         tag = np.asarray(lmp.numpy.extract_atom("id")[:local])
@@ -489,8 +521,7 @@ def _timed_lammps_bed(args) -> dict:
                  positions=np.array(lmp.numpy.extract_atom("x")[:local])[order],
                  velocities=np.array(lmp.numpy.extract_atom("v")[:local])[order])
     lmp.close()
-    return {"code": "lammps", "particles": natoms, "wall_s": wall, "rank": comm.rank,
-            "kinetic_energy": ke}
+    return res
 
 
 def _settle(args) -> dict:
@@ -721,9 +752,10 @@ def main(argv=None) -> None:
         print(f"vs_lammps: {why_not}; timing pdyn only", flush=True)
     codes = ("pdyn",) + (() if why_not else ("lammps",))
     args.mu, args.this_law, args.this_damping = args.friction[0], args.law[0], args.damping[0]
-    flow = None
+    made = {}
     if bed or args.scene == "chute":  # settled or flowing once, cached
-        flow = run_worker("settle", 1, args).get("flow")
+        made = run_worker("settle", 1, args)
+    flow = made.get("flow")
     if args.check:
         check(args, why_not)
         return
@@ -794,6 +826,9 @@ def main(argv=None) -> None:
                         row.update(lammps_style=style, lammps_ns=statistics.median(ns_l),
                                    ratio=statistics.median(ratios), ratio_min=min(ratios),
                                    ratio_max=max(ratios))
+                        if all("cpu_s" in r for r in runs[mine] + runs[theirs]):
+                            row["cpu_ratio"] = statistics.median(
+                                a["cpu_s"] / b["cpu_s"] for a, b in zip(runs[mine], runs[theirs]))
                         if mu and 0.0 in args.friction:
                             row["lammps_vs_mu0"] = vs_mu0(
                                 theirs, ("lammps", n, law, 0.0,
@@ -818,7 +853,7 @@ def main(argv=None) -> None:
           f"median of {args.rounds} round(s); ratio = pdyn / LAMMPS per round (median, min, max)")
     print(format_table(rows, ["ranks", "law", "friction", "damping", "particles", "pdyn_ns",
                               "vs_mu0", "vs_mu0_paired", "vs_tangent", "lammps_style",
-                              "lammps_ns", "lammps_vs_mu0", "ratio", "ratio_min", "ratio_max",
+                              "lammps_ns", "lammps_vs_mu0", "ratio", "ratio_min", "ratio_max", "cpu_ratio",
                               "pdyn_speedup", "lammps_speedup", "contacts_pdyn",
                               "contacts_lammps"]))
     if flow:
@@ -832,7 +867,8 @@ def main(argv=None) -> None:
               + ", ".join(f"{k} {v:.3f}" for k, v in r["phases"].items())
               + f"; {r['rebuilds']:g} rebuilds")
     write_json(args.json, {"benchmark": "vs_lammps", "scene": args.scene, "args": vars(args),
-                           "work_of_adhesion": adhesion(args), "flow": flow, "rows": rows,
+                           "work_of_adhesion": adhesion(args), "flow": flow,
+                           "flow_series": made.get("series"), "rows": rows,
                            "runs": {"/".join(map(str, k)): v for k, v in runs.items()}})
 
 
