@@ -122,3 +122,16 @@ def test_flowing_chute_is_made_once_and_flows(vs_lammps, tmp_path, monkeypatch):
     monkeypatch.setattr(chute_flow, "flow", lambda *a: pytest.fail("ran again"))
     again = chute_flow.flowing_chute(p)
     assert (again["positions"] == rec["positions"]).all()
+
+
+def test_performance_page_is_written_from_its_json():
+    """docs/performance.md is ``performance_tables.py``'s rendering of the runs kept in
+    docs/performance/ (chute and LAMMPS' legacy models included): never edited by hand."""
+    import json
+
+    from .conftest import BENCHMARKS
+
+    docs = BENCHMARKS.parent / "docs"
+    runs = [json.loads(f.read_text()) for f in sorted((docs / "performance").glob("*.json"))]
+    assert benchmark_script("performance_tables").render(runs) == \
+        (docs / "performance.md").read_text()
