@@ -135,3 +135,17 @@ def test_performance_page_is_written_from_its_json():
     runs = [json.loads(f.read_text()) for f in sorted((docs / "performance").glob("*.json"))]
     assert benchmark_script("performance_tables").render(runs) == \
         (docs / "performance.md").read_text()
+
+
+def test_pairs_once_on_the_flowing_chute_keeps_the_bits(tmp_path, monkeypatch, capsys):
+    """``pairs_once.py --scene chute --damping mass_velocity``: pairs handed over and pairs
+    evaluated in both rows step the small flowing chute to the same bits."""
+    import _common
+
+    monkeypatch.setattr(_common, "CACHE", tmp_path)
+    benchmark_script("pairs_once").main(["--scene", "chute", "--scale", "0.1", "--flow-time",
+                                         "3", "--damping", "mass_velocity", "--steps", "60",
+                                         "--chunk", "20", "--warmup", "5"])
+    out = capsys.readouterr().out
+    assert "chute (225 spheres, μ = 0.5, mass_velocity, 1 rank(s))" in out
+    assert out.rstrip().endswith("same bits: True")
