@@ -270,9 +270,7 @@ class Simulation(Observables, Changing):
         (called on every rank; the ranks stop together when it holds on any). A staged run
         (``[[stages]]``) given neither ``steps`` nor ``until`` (nor ``steps`` in its config)
         runs until its last stage ends."""
-        staged = (steps is None and until is None and self.config.steps is None
-                  and self.stages is not None and self.stages.drives)
-        steps, every = _run_length(steps, until, every, None if staged else self.steps)
+        steps, every, staged = _run_length(self, steps, until, every)
         checks = until is not None or callback is not None
         progress = self.config.progress if progress is None else progress
         bar = _bar(steps, self.scene.name) if progress and self.comm.rank == 0 else None
@@ -300,13 +298,8 @@ class Simulation(Observables, Changing):
             if bar is not None:
                 bar.leave = done  # after an error the bar is erased: the error is the last line
                 bar.close()
-        self.neighbours.save(self.store)  # the store holds the whole state between runs
-        with self.timers("output"):  # buffered output (the wall-force series)
-            view = self.view()
-            for w in self.writers:
-                w.finish(view)
-        self.wall_time = time.perf_counter() - t0
-        self.steps_run = k
+        _finish(self)
+        self.wall_time, self.steps_run = time.perf_counter() - t0, k
         self.load = self.exchange.load_summary(  # collective; a line on rank 0 (the CLI prints it)
             self.balancer.mean_imbalance, self.balancer.rebalances)
         return self.summary()
@@ -323,9 +316,14 @@ class Simulation(Observables, Changing):
                        f"{self.step_index}; {where}", self.stop_signal)
 
 
-def _run_length(steps: int | None, until, every: int, default: int | None) -> tuple:
-    """(steps, every) of ``Simulation.run``: ``steps`` as given, else ``default`` (the
-    configured number; None: no bound) unless ``until`` bounds the run; ``every`` ≥ 1."""
+def _run_length(sim, steps: int | None, until, every: int) -> tuple:
+    """(steps, every, staged) of ``sim.run``: ``steps`` as given, else the configured number
+    unless ``until`` bounds the run (None: no bound); ``every`` ≥ 1. A staged run
+    (``[[stages]]``) given neither ``steps`` nor ``until`` nor configured steps is ``staged``:
+    unbounded, it runs until its last stage ends."""
+    staged = (steps is None and until is None and sim.config.steps is None
+              and sim.stages is not None and sim.stages.drives)
+    default = None if staged else sim.steps
     if until is None and default is not None:
         steps = default if steps is None else int(steps)
     elif steps is not None:
@@ -333,7 +331,17 @@ def _run_length(steps: int | None, until, every: int, default: int | None) -> tu
     every = int(every)
     if every < 1:
         raise ValueError(f"run(every={every}): must be >= 1")
-    return steps, every
+    return steps, every, staged
+
+
+def _finish(sim) -> None:
+    """The end of ``sim.run``: the store holds the whole state between runs, buffered output
+    (the wall-force series) is written."""
+    sim.neighbours.save(sim.store)
+    with sim.timers("output"):
+        view = sim.view()
+        for w in sim.writers:
+            w.finish(view)
 
 
 def _bar(steps: int | None, scene: str):
