@@ -120,7 +120,8 @@ def simulation(a: SimpleNamespace, variant: str, comm, tiny: bool = False):
     if a.scene == "chute":
         from pdyn.config import OutputConfig, SimulationConfig
 
-        chute = vs_lammps.chute_parameters(a, 0.1 if tiny else None)
+        chute = vs_lammps.chute_parameters(SimpleNamespace(**{**vars(a), "scale": 0.1})
+                                           if tiny else a)
         contact, scene = vs_lammps.chute_contact(a, a.friction, chute), chute["scene"]
         cfg = SimulationConfig(scene="chute", steps=a.steps, progress=False,
                                output=OutputConfig(snapshot_every=0), contact=contact,

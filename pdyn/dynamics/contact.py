@@ -868,44 +868,43 @@ def _contact_list(law, cohesion, dt, found, rows, split, partner, pos, vel, rad,
 def _wall_sums(law, cohesion, dt, rows, start, split, partner, pos, vel, rad, mass, gid, normal,
                walls, tangential, mesh, material, table, column, limbs, used, held, keys,
                values, n, evaluated):
-    """Every acting wall entry of the rows (:func:`_acts`, :func:`_found`'s contact)
+    """Every acting wall entry of the rows (:func:`_walk`, :func:`_wall_found`'s contact)
     added exactly into the long accumulators of its wall (``column[−1 − wall id]``): at
     6 column + c, c = 0..2 the force on the wall F = −(normal + tangential force on the
     sphere) (N), c = 3..5 its moment (c − p) × F about the wall's point p (N·m; c the contact
     point on its surface) (``pdyn.fields.exact.limb_add``; ``used`` marks the accumulators
     added to), then kept as the step held ``held``'s rows from ``n`` of ``keys``, ``values``
     (``pdyn.fields.exact.emit_rows``: returns the new row count). ``evaluated``: as for
-    :func:`_walk`."""
+    :func:`_walk`. One compiled call (the wall-force series calls it every step)."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
-    ma = mb = p = 0
+    found = np.empty((partner.shape[0], 2), np.int64)  # pages touched only where written
+    k = _walk(rows, start, split, partner, pos, rad, gid, normal, walls, mesh, False, True,
+              False, None, found, evaluated)
+    ma = mb = 0
     load = np.empty(6)
     bits = load.view(np.int64)
-    for t in range(rows.shape[0]):
-        i = rows[t]
-        for u in range(split[t], start[t + 1]):
-            j = partner[u]
-            geometry = entry_contact(pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal,
-                                     walls, j, -1 - gid[j], mesh_entry(mesh, slot, geo, u))
-            acts, p = _acts(geometry[3] >= 0.0, evaluated, p, u)
-            if not acts:
-                continue
-            c, xj, yj, zj = _wall_found(geometry, i, pos, vel, rad, mass)
-            if table is not None:
-                ma, mb = np.int64(material[i]), np.int64(material[j])
-            f = _normal(law, cohesion, c, dt, table, ma, mb)[0]
-            tx = ty = tz = 0.0
-            if tangential.shape[0] > 0:
-                tx, ty, tz = tangential[u, 0], tangential[u, 1], tangential[u, 2]
-            fx, fy, fz = -(-f * c.nx + tx), -(-f * c.ny + ty), -(-f * c.nz + tz)
-            ax, ay, az = xj - pos[j, 0], yj - pos[j, 1], zj - pos[j, 2]
-            load[0], load[1], load[2] = fx, fy, fz
-            load[3] = ay * fz - az * fy
-            load[4] = az * fx - ax * fz
-            load[5] = ax * fy - ay * fx
-            g = 6 * column[-1 - gid[j]]
-            for q in range(6):
-                limb_add(limbs[g + q], bits[q])
-                used[g + q] = True
+    for q in range(k):
+        u, t = found[q, 0], found[q, 1]
+        i, j = rows[t], partner[u]
+        c, xj, yj, zj = _wall_found(entry_contact(
+            pos[i, 0], pos[i, 1], pos[i, 2], rad[i], pos, normal, walls, j, -1 - gid[j],
+            mesh_entry(mesh, slot, geo, u)), i, pos, vel, rad, mass)
+        if table is not None:
+            ma, mb = np.int64(material[i]), np.int64(material[j])
+        f = _normal(law, cohesion, c, dt, table, ma, mb)[0]
+        tx = ty = tz = 0.0
+        if tangential.shape[0] > 0:
+            tx, ty, tz = tangential[u, 0], tangential[u, 1], tangential[u, 2]
+        fx, fy, fz = -(-f * c.nx + tx), -(-f * c.ny + ty), -(-f * c.nz + tz)
+        ax, ay, az = xj - pos[j, 0], yj - pos[j, 1], zj - pos[j, 2]
+        load[0], load[1], load[2] = fx, fy, fz
+        load[3] = ay * fz - az * fy
+        load[4] = az * fx - ax * fz
+        load[5] = ax * fy - ay * fx
+        g = 6 * column[-1 - gid[j]]
+        for r in range(6):
+            limb_add(limbs[g + r], bits[r])
+            used[g + r] = True
     return emit_rows(held, limbs, used, keys, values, n)
 
 
