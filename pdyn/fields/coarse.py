@@ -37,8 +37,8 @@ FIELDS = {"volume_fraction": 1, "density": 1, "velocity": 3, "kinetic_stress": 9
 class Scratch:
     """Arrays a sampler keeps from one sample to the next (by name, rows × width float64, grown
     by a quarter when short). Made afresh, a sample's values would be fresh pages each time
-    (the heap's free pages go back to the system at every rebuild, ``pdyn.heap``): a chute's
-    sample took twice its arithmetic in page faults."""
+    (the heap's free pages go back to the system at every rebuild, ``pdyn.heap``): in a chute
+    run its page faults made the values take four times as long."""
 
     def __init__(self):
         self._arrays: dict = {}
