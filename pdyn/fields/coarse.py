@@ -34,14 +34,29 @@ FIELDS = {"volume_fraction": 1, "density": 1, "velocity": 3, "kinetic_stress": 9
           "contact_stress": 9, "stress": 9}
 
 
+class Scratch:
+    """Arrays a sampler keeps from one sample to the next (by name, rows × width float64, grown
+    by a quarter when short). Made afresh, a sample's values would be fresh pages each time
+    (the heap's free pages go back to the system at every rebuild, ``pdyn.heap``): in a chute
+    run its page faults made the values take four times as long."""
+
+    def __init__(self):
+        self._arrays: dict = {}
+
+    def take(self, name: str, rows: int, width: int) -> np.ndarray:
+        """The first ``rows`` rows of the array ``name`` (its values whatever they were)."""
+        a = self._arrays.get(name)
+        if a is None or a.shape[0] < rows or a.shape[1] != width:
+            a = self._arrays[name] = np.empty((rows + rows // 4, width))
+        return a[:rows]
+
+
 @njit(**JIT)
-def _sphere_values(handles, pos, vel, radius, mass):
-    """:func:`sphere_values` in one pass (numpy's operations, term by term)."""
-    n = handles.shape[0]
-    points = np.empty((n, 3))
-    vals = np.empty((n, 14))
+def _sphere_values(handles, pos, vel, radius, mass, points, vals):
+    """:func:`sphere_values` in one pass (numpy's operations, term by term) into ``points``
+    (N, 3) and ``vals`` (N, 14)."""
     volume = 4.0 / 3.0 * np.pi
-    for q in range(n):
+    for q in range(handles.shape[0]):
         h = handles[q]
         m = mass[h]
         vals[q, 0] = volume * radius[h] ** 3.0
@@ -51,25 +66,24 @@ def _sphere_values(handles, pos, vel, radius, mass):
             vals[q, 2 + a] = m * vel[h, a]
             for b in range(3):
                 vals[q, 5 + 3 * a + b] = m * vel[h, a] * vel[h, b]
+
+
+def sphere_values(store, handles, scratch: Scratch | None = None) -> tuple[np.ndarray,
+                                                                            np.ndarray]:
+    """(points (N, 3), values (N, 14)): the spheres ``handles``' volume, mass, momentum and
+    m v ⊗ v at their centres (in ``scratch``'s arrays if given)."""
+    scratch = Scratch() if scratch is None else scratch
+    handles = np.asarray(handles, np.int64)
+    points = scratch.take("points", handles.shape[0], 3)
+    vals = scratch.take("spheres", handles.shape[0], 14)
+    _sphere_values(handles, store.pos, store.vel, store.radius, store.mass, points, vals)
     return points, vals
 
 
-def sphere_values(store, handles) -> tuple[np.ndarray, np.ndarray]:
-    """(points (N, 3), values (N, 14)): the spheres ``handles``' volume, mass, momentum and
-    m v ⊗ v at their centres."""
-    return _sphere_values(np.asarray(handles, np.int64), store.pos, store.vel, store.radius,
-                          store.mass)
-
-
 @njit(**JIT)
-def _branch_moments(ends, normal_force, tangential_force, keep):
-    """The ``keep`` contacts' ends (2K, 3) and b ⊗ F (K, 9) (b = ends[2k + 1] − ends[2k], F
-    the sum of the normal and tangential force), in their order."""
-    count = 0
-    for k in range(keep.shape[0]):
-        count += keep[k]
-    kept = np.empty((2 * count, 3))
-    out = np.empty((count, 9))
+def _branch_moments(ends, normal_force, tangential_force, keep, kept, out):
+    """The ``keep`` contacts' ends into ``kept`` (2K, 3) and b ⊗ F into ``out`` (K, 9) (b =
+    ends[2k + 1] − ends[2k], F the sum of the normal and tangential force), in their order."""
     q = 0
     for k in range(keep.shape[0]):
         if not keep[k]:
@@ -81,20 +95,23 @@ def _branch_moments(ends, normal_force, tangential_force, keep):
             for c in range(3):
                 out[q, 3 * a + c] = b * (normal_force[k, c] + tangential_force[k, c])
         q += 1
-    return kept, out
 
 
-def contact_values(network: dict, keep: np.ndarray | None = None) -> tuple[np.ndarray,
-                                                                           np.ndarray]:
+def contact_values(network: dict, keep: np.ndarray | None = None,
+                   scratch: Scratch | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(segments (K, 2, 3), values (K, 9)): each contact's branch and its b ⊗ F, to be spread
     along the branch (:func:`~pdyn.fields.deposit.deposit_segments`); ``keep`` (bool, one a
-    contact of ``network``): those alone (``pdyn.fields.once.once_mask``), None: all."""
+    contact of ``network``): those alone (``pdyn.fields.once.once_mask``), None: all (in
+    ``scratch``'s arrays if given)."""
+    scratch = Scratch() if scratch is None else scratch
     ends = np.ascontiguousarray(network["ends"], float)
     if keep is None:
         keep = np.ones(ends.shape[0] // 2, np.bool_)
-    kept, values = _branch_moments(
-        ends, np.ascontiguousarray(network["normal_force"], float),
-        np.ascontiguousarray(network["tangential_force"], float), keep)
+    count = int(np.count_nonzero(keep))
+    kept, values = scratch.take("ends", 2 * count, 3), scratch.take("contacts", count, 9)
+    _branch_moments(ends, np.ascontiguousarray(network["normal_force"], float),
+                    np.ascontiguousarray(network["tangential_force"], float), keep, kept,
+                    values)
     return kept.reshape(-1, 2, 3), values
 
 
@@ -115,8 +132,7 @@ def fixed_scales(comm, spheres: np.ndarray, contacts: np.ndarray) -> np.ndarray:
     _largest(contacts, most[14:])
     most = comm.allreduce_max(most)
     count = comm.allreduce_sum(np.array([len(spheres), len(contacts)], np.int64))
-    bound = 2.0 * most * np.where(np.arange(N_SUMS) < 14, count[0], count[1])
-    return np.array([fixed_scale(b) for b in bound])
+    return fixed_scale(2.0 * most * np.where(np.arange(N_SUMS) < 14, count[0], count[1]))
 
 
 def local_sums(grid, kind: str, width: float, spheres: tuple, contacts: tuple,
@@ -131,12 +147,13 @@ def local_sums(grid, kind: str, width: float, spheres: tuple, contacts: tuple,
 
 
 def sample(comm, store, network: dict, grid, kind: str, width: float,
-           keep: np.ndarray | None = None) -> np.ndarray:
+           keep: np.ndarray | None = None, scratch: Scratch | None = None) -> np.ndarray:
     """The raw sums (N_SUMS, nx, ny, nz) of this moment over every rank (the owned spheres
     and the contact network's share of each — the contacts ``keep`` says, None: all), the
-    same bits on any rank count: integer sums joined by an integer allreduce (collective)."""
-    spheres = sphere_values(store, store.owned)
-    contacts = contact_values(network, keep)
+    same bits on any rank count: integer sums joined by an integer allreduce (collective);
+    ``scratch``: the values' arrays kept between samples (:class:`Scratch`)."""
+    spheres = sphere_values(store, store.owned, scratch)
+    contacts = contact_values(network, keep, scratch)
     scale = fixed_scales(comm, spheres[1], contacts[1])
     sums = local_sums(grid, kind, width, spheres, contacts, scale)
     sums = comm.allreduce_sum(sums) if comm.size > 1 else sums

@@ -43,14 +43,15 @@ def exact_total(expansions) -> float:
     return math.fsum(np.concatenate([np.asarray(e, float).ravel() for e in expansions]).tolist())
 
 
-def fixed_scale(bound: float) -> float:
+def fixed_scale(bound):
     """The power of two s such that terms scaled by s and rounded to integers add up exactly
-    in int64 as long as the sum of their magnitudes stays below ``bound`` (> 0): s =
-    2^⌊log2(2⁶² / bound)⌋ (a power of two: scaling is exact, only the rounding to an integer
-    loses the bits below bound · 2⁻⁶²)."""
-    if not bound > 0.0 or not math.isfinite(bound):
-        return 1.0
-    return math.ldexp(1.0, math.frexp(FIXED_LIMIT / bound)[1] - 1)
+    in int64 as long as the sum of their magnitudes stays below ``bound`` (> 0; else s = 1):
+    s = 2^⌊log2(2⁶² / bound)⌋ (a power of two: scaling is exact, only the rounding to an
+    integer loses the bits below bound · 2⁻⁶²); an array of bounds: the array of theirs."""
+    b = np.asarray(bound, float)
+    ok = (b > 0.0) & np.isfinite(b)
+    s = np.where(ok, np.ldexp(1.0, np.frexp(FIXED_LIMIT / np.where(ok, b, 1.0))[1] - 1), 1.0)
+    return float(s) if s.ndim == 0 else s
 
 
 #: bits per limb of a long accumulator; limb k weighs 2^(32 k − 1074), so every finite

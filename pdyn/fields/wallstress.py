@@ -64,7 +64,7 @@ def sample(comm, walls: list, contacts: dict) -> np.ndarray:
     index = locate(walls, -1 - contacts["id"][:, 1], contacts["ends"][1::2], contacts["facet"])
     most = comm.allreduce_max(np.abs(vals).max(axis=0) if len(vals) else np.zeros(N_SUMS))
     count = comm.allreduce_sum(np.array([len(vals)], np.int64))[0]
-    scale = np.array([fixed_scale(2.0 * m * count) for m in most])
+    scale = fixed_scale(2.0 * most * count)
     sums = np.zeros((total, N_SUMS), np.int64)
     _add_fixed(index, np.ascontiguousarray(vals), scale, sums)
     if comm.size > 1:

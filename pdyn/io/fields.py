@@ -25,7 +25,7 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ..fields.coarse import FIELDS, fields_of, sample
+from ..fields.coarse import FIELDS, Scratch, fields_of, sample
 from ..fields.grid import Grid
 from .hdf5 import OutputFileError, agree, attempt, make_folder, put, write_atomic, \
     write_bytes_atomic
@@ -52,6 +52,7 @@ class FieldsWriter(Writer):
         self.config = config
         self.written: list[Path] = []
         self._sums, self._samples, self._grid = None, 0, None
+        self._scratch = Scratch()  # the sample's values, kept between samples
         self._claimed = False
         self._entries: dict = {}  # file name -> its entry in the index (write_fields_xdmf)
 
@@ -66,7 +67,8 @@ class FieldsWriter(Writer):
             claim_folder(self.run_folder, view.run_id, view.comm)
             self._claimed = True
         width = cfg.width * 2.0 * view.r_mean
-        sums = sample(view.comm, view.store, view.contacts_once, self._grid, cfg.kernel, width)
+        sums = sample(view.comm, view.store, view.contacts_once, self._grid, cfg.kernel, width,
+                      scratch=self._scratch)
         self._sums = sums if self._sums is None else self._sums + sums
         self._samples += 1
         if view.step % (cfg.every * cfg.window):
