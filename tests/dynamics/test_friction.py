@@ -253,13 +253,15 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
     pair direct; friction and rolling) gives the run of every pair evaluated from both sides,
     bit for bit; so it does when the results wait in so few slots (``slots``) that most pairs
     find theirs taken and are evaluated in both rows, and when the run ``switch``es between
-    the two with every other build of the lists (``ContactPass.hand_over``)."""
+    the two with every other build of the lists (``ContactPass.hand_over``). The first run's
+    rows gather their entries with work first, the second's do not (``contact.GATHER_FROM``)."""
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5, reorder_every=20)
     if slots is not None:
         monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
         monkeypatch.setattr(contact, "MIN_SLOTS", slots)
     monkeypatch.setattr(contact, "HAND_OVER_FROM",
                         dict.fromkeys(contact.HAND_OVER_FROM, 0.0))  # always
+    monkeypatch.setattr(contact, "GATHER_FROM", 0.0)
     once = Simulation(cfg)
     handed = unlinked = 0
     for _ in range(150):
@@ -273,9 +275,11 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
     assert (unlinked > 30) == switch
     monkeypatch.setattr(contact, "HAND_OVER_FROM",
                         dict.fromkeys(contact.HAND_OVER_FROM, math.inf))  # never
+    monkeypatch.setattr(contact, "GATHER_FROM", math.inf)
     both = Simulation(cfg)
     both.run(150)
-    assert both.contact._link.size == 0
+    assert both.contact._link.size == 0 and not both.contact._gather
+    assert once.contact._gather
     once.neighbours.save(once.store)
     x, y = gather_fields(once, FRICTIONAL_STATE), gather_fields(both, FRICTIONAL_STATE)
     assert (x[FRICTIONAL_STATE.index("history_count") + 1] != 0).sum() > 50
