@@ -79,10 +79,11 @@ of the lists chooses (:data:`HAND_OVER_FROM`, from the share of entries that tou
 pass before, and the law): where few entries touch — a loose gas — or a contact costs less
 than its hand-over (the linear law) every row evaluates all its pairs and the kernels, given
 no links, hold no hand-over code. Where many entries touch (:data:`GATHER_FROM`; with
-rotation unless cohesion holds contacts past touching), a row first gathers the entries it
-has work with — those that touch or were posted —, without a branch, then works on those
-alone: where a quarter to half the entries touch, whether one does is as good as random to
-the processor, and a branch on it stalls the pass at each wrong guess.
+rotation :data:`GATHER_ROTATING_FROM`, given no links and no cohesion that holds contacts
+past touching), a row first gathers the entries it has work with — those that touch or were
+posted —, without a branch, then works on those alone: where a quarter to half the entries
+touch, whether one does is as good as random to the processor, and a branch on it stalls the
+pass at each wrong guess.
 ``benchmarks/pairs_once.py`` measures one way against the other (one process, the two stepped
 alternately, both checked bit for bit).
 
@@ -313,11 +314,16 @@ HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
                   (True, "linear"): math.inf, (True, "hertz"): 0.15}
 
 
-#: a row gathers its entries with work first (:func:`_pass`, :func:`_pass_rotating` without
-#: cohesion) on lists built after a pass in which at least this share of the entries touched
-#: (in a loose gas, where few entries touch, the gathering does not pay; on the flowing chute,
-#: 0.27 touching, the rotating pass alone took 0.85x the time gathering, without links).
+#: without rotation, a row gathers its entries with work first (:func:`_pass`) on lists built
+#: after a pass in which at least this share of the entries touched (in a loose gas, where few
+#: entries touch, the gathering does not pay).
 GATHER_FROM = 0.12
+
+#: with rotation (:func:`_pass_rotating`), where no pair is handed over and cohesion holds no
+#: contact past touching, from this share. Measured in one process against not gathering (CPU
+#: time, shared machine): the flowing chute (0.27) 0.85 of the pass; the dense frictional gas
+#: (0.12) 1.03 of the step; with the settled Hertz bed's links (0.48) 1.16, so never with links.
+GATHER_ROTATING_FROM = 0.2
 
 # The states of a sphere entry's link (:func:`_links`), one per entry: a position ≥ 0 — the
 # pair is evaluated in this row; when the position is above the entry's own, it is the pair's
@@ -1432,7 +1438,8 @@ class ContactPass(Hanger):
                 (store.force, store.torque, self.spinning),
                 (old_entry, old_spring, old_slid, n_old, fresh, new_entry, new_spring,
                  new_slid), link, (done, done_at), record, self.recorded == "all", mesh,
-                None if self.law.cohesion_model is not None else self._row_scratch(lists))
+                None if self.law.cohesion_model is not None or link is not None
+                else self._row_scratch(lists))
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
@@ -1487,9 +1494,11 @@ class ContactPass(Hanger):
     def _row_scratch(self, lists) -> np.ndarray | None:
         """Scratch for the sphere entries of the longest row of ``lists`` (kept from pass to
         pass, grown when too small) where a pass gathers each row's entries with work first
-        (:data:`GATHER_FROM`, decided once per build of the lists), else None."""
+        (:data:`GATHER_FROM`, :data:`GATHER_ROTATING_FROM`; decided once per build of the
+        lists), else None."""
         if self._gather is None:
-            self._gather = self._touching >= GATHER_FROM
+            self._gather = self._touching >= (GATHER_ROTATING_FROM if self.rotating
+                                              else GATHER_FROM)
             if self._gather and lists.rows.shape[0]:
                 n = int(np.max(lists.split - lists.start[:-1]))
                 if self._todo.shape[0] < n:
