@@ -77,12 +77,13 @@ and a pair that finds every slot taken is evaluated in both rows.
 Handing over pays per contact and costs per list entry (each reads its link), so each build
 of the lists chooses (:data:`HAND_OVER_FROM`, from the share of entries that touched in the
 pass before, and the law): where few entries touch — a loose gas — or a contact costs less
-than its hand-over (the frictionless linear law) every row evaluates all its pairs and the
-kernels, given no links, hold no hand-over code. Without rotation, where many entries touch
-(:data:`GATHER_FROM`), a row first gathers the entries it has work with — those that touch
-or were posted —, without a branch, then works on those alone: where about half the entries
-touch, whether one does is as good as random to the processor, and a branch on it stalls
-the pass at each wrong guess.
+than its hand-over (the linear law) every row evaluates all its pairs and the kernels, given
+no links, hold no hand-over code. Where many entries touch (:data:`GATHER_FROM`; with
+rotation :data:`GATHER_ROTATING_FROM`, given no links and no cohesion that holds contacts
+past touching), a row first gathers the entries it has work with — those that touch or were
+posted —, without a branch, then works on those alone: where a quarter to half the entries
+touch, whether one does is as good as random to the processor, and a branch on it stalls the
+pass at each wrong guess.
 ``benchmarks/pairs_once.py`` measures one way against the other (one process, the two stepped
 alternately, both checked bit for bit).
 
@@ -304,17 +305,25 @@ MIN_SLOTS = 4096
 #: pairs of two rows are handed over (evaluated once) on lists built after a pass in which at
 #: least this share of the list entries touched (2 × contacts / entries), by (rotation?, law);
 #: below, each row evaluates all its pairs, reading no links — the same bits either way.
-#: Handing over costs a link read per entry and saves an evaluation per contact; a frictionless
-#: linear contact costs less than its hand-over (``benchmarks/pairs_once.py`` times one way
-#: against the other).
+#: Handing over costs a link read per entry and saves an evaluation per contact; a linear
+#: contact costs less than its hand-over, with friction too once rows gather (``benchmarks/
+#: pairs_once.py``, CPU time of handing over against not: the flowing chute 1.07 with the
+#: default damping and 1.32 with ``mass_velocity``, the dense frictional gas 1.49; the settled
+#: frictional Hertz bed 0.93).
 HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
-                  (True, "linear"): 0.15, (True, "hertz"): 0.15}
+                  (True, "linear"): math.inf, (True, "hertz"): 0.15}
 
 
 #: without rotation, a row gathers its entries with work first (:func:`_pass`) on lists built
 #: after a pass in which at least this share of the entries touched (in a loose gas, where few
 #: entries touch, the gathering does not pay).
 GATHER_FROM = 0.12
+
+#: with rotation (:func:`_pass_rotating`), where no pair is handed over and cohesion holds no
+#: contact past touching, from this share. Measured in one process against not gathering (CPU
+#: time, shared machine): the flowing chute (0.27) 0.85 of the pass; the dense frictional gas
+#: (0.12) 1.03 of the step; with the settled Hertz bed's links (0.48) 1.16, so never with links.
+GATHER_ROTATING_FROM = 0.2
 
 # The states of a sphere entry's link (:func:`_links`), one per entry: a position ≥ 0 — the
 # pair is evaluated in this row; when the position is above the entry's own, it is the pair's
@@ -648,7 +657,7 @@ def _gather(todo, link, first, end, partner, pos, rad, xi, yi, zi, ri):
 
 @njit(**JIT_IEEE)
 def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists, spheres,
-                   wall_set, omega, out, history, link, slots, record, record_pairs, mesh):
+                   wall_set, omega, out, history, link, slots, record, record_pairs, mesh, todo):
     """:func:`_pass` with the tangential and rolling parts (module docstring): sets the
     ``force`` and ``torque`` of every row's sphere (``out`` = (force, torque, spinning):
     the rows that touch something, the only nonzero torques) and advances ``history`` (last
@@ -657,7 +666,9 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
     ``record`` (entries × 3 or None): the tangential force of every touching entry with
     ``record_pairs`` (each pair evaluated in both rows), else of the wall entries alone.
     Returns (contacts, energy, entries written — more than fit: the caller grows the buffers
-    and runs again, the inputs left as found —, rows in ``spinning``). As :func:`_pass`."""
+    and runs again, the inputs left as found —, rows in ``spinning``). ``todo``: as for
+    :func:`_pass` (None with ``cohesion``, which evaluates contacts past touching). As
+    :func:`_pass`."""
     rows, start, split, partner = lists
     pos, vel, rad, mass, gid, material = spheres
     normal, walls = wall_set
@@ -677,8 +688,17 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
         vix, viy, viz = vel[i, 0], vel[i, 1], vel[i, 2]
         wix, wiy, wiz = omega[i, 0], omega[i, 1], omega[i, 2]
         fx = fy = fz = mx = my = mz = 0.0
-        u_split = np.uint64(split[t])
-        for u in range(np.uint64(start[t]), np.uint64(start[t + 1])):
+        first, u_split = np.uint64(start[t]), np.uint64(split[t])
+        n_todo = u_split - first  # without todo: every sphere entry
+        if todo is not None:  # (recording pairs: every pair evaluated here, links unread)
+            n_todo = (_gather(todo, None, first, u_split, partner, pos, rad, xi, yi, zi, ri)
+                      if record_pairs else
+                      _gather(todo, link, first, u_split, partner, pos, rad, xi, yi, zi, ri))
+        for b in range(n_todo + (np.uint64(start[t + 1]) - u_split)):  # then the walls
+            if b >= n_todo:
+                u = u_split + (b - n_todo)
+            else:
+                u = first + b if todo is None else np.uint64(todo[b])
             j = np.uint64(partner[u])
             counted = False  # evaluated in j's row, which counted it
             w = np.int64(u)  # (no links or recording pairs: every pair evaluated in each row)
@@ -1416,7 +1436,9 @@ class ContactPass(Hanger):
                 _spheres(store), (store.normal, walls), store.omega,
                 (store.force, store.torque, self.spinning),
                 (old_entry, old_spring, old_slid, n_old, fresh, new_entry, new_spring,
-                 new_slid), link, (done, done_at), record, self.recorded == "all", mesh)
+                 new_slid), link, (done, done_at), record, self.recorded == "all", mesh,
+                None if self.law.cohesion_model is not None or link is not None
+                else self._row_scratch(lists))
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
@@ -1470,10 +1492,12 @@ class ContactPass(Hanger):
 
     def _row_scratch(self, lists) -> np.ndarray | None:
         """Scratch for the sphere entries of the longest row of ``lists`` (kept from pass to
-        pass, grown when too small) where :func:`_pass` gathers each row's entries with work
-        first (:data:`GATHER_FROM`, decided once per build of the lists), else None."""
+        pass, grown when too small) where a pass gathers each row's entries with work first
+        (:data:`GATHER_FROM`, :data:`GATHER_ROTATING_FROM`; decided once per build of the
+        lists), else None."""
         if self._gather is None:
-            self._gather = self._touching >= GATHER_FROM
+            self._gather = self._touching >= (GATHER_ROTATING_FROM if self.rotating
+                                              else GATHER_FROM)
             if self._gather and lists.rows.shape[0]:
                 n = int(np.max(lists.split - lists.start[:-1]))
                 if self._todo.shape[0] < n:

@@ -199,14 +199,15 @@ def test_frictionless_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypat
         assert np.array_equal(u, v), name
 
 
+@pytest.mark.parametrize("friction", [0.0, 0.5])
 @pytest.mark.parametrize("law", ["linear", "hertz"])
-def test_frictionless_pairs_are_handed_over_where_it_pays(law):
-    """By default a dense frictionless packing hands its pairs over with the Hertz law, whose
-    contact costs more than its hand-over, and not with the linear law
+def test_pairs_are_handed_over_where_it_pays(law, friction):
+    """By default a dense packing hands its pairs over with the Hertz law, whose contact costs
+    more than its hand-over, and never with the linear law, with friction or without
     (``contact.HAND_OVER_FROM``)."""
-    sim = Simulation(dense_polydisperse(("periodic",) * 3, n=300, law=law))
+    sim = Simulation(dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=friction))
     model = sim.contact
-    for touching, hertz_links in ((0.5, True), (0.2, False)):  # half the entries touch: dense
+    for touching, hertz_links in ((0.5, True), (0.1, False)):  # half the entries touch: dense
         model._touching, model._link_found = touching, False
         link = model._links(sim.store, sim.neighbours)
         assert (link is not None) == (law == "hertz" and hertz_links)

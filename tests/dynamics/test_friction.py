@@ -253,15 +253,18 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
     pair direct; friction and rolling) gives the run of every pair evaluated from both sides,
     bit for bit; so it does when the results wait in so few slots (``slots``) that most pairs
     find theirs taken and are evaluated in both rows, and when the run ``switch``es between
-    the two with every other build of the lists (``ContactPass.hand_over``)."""
+    the two with every other build of the lists (``ContactPass.hand_over``), its rows then
+    gathering their entries with work first where none is handed over; the second run's rows
+    do not (``contact.GATHER_ROTATING_FROM``)."""
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5, reorder_every=20)
     if slots is not None:
         monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
         monkeypatch.setattr(contact, "MIN_SLOTS", slots)
     monkeypatch.setattr(contact, "HAND_OVER_FROM",
                         dict.fromkeys(contact.HAND_OVER_FROM, 0.0))  # always
+    monkeypatch.setattr(contact, "GATHER_ROTATING_FROM", 0.0)
     once = Simulation(cfg)
-    handed = unlinked = 0
+    handed = unlinked = gathered = 0
     for _ in range(150):
         if switch:
             once.contact.hand_over = once.neighbours.builds % 2 == 0
@@ -269,13 +272,15 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
         link = once.contact._link[:once.neighbours.entries()]
         handed += int((link > np.arange(link.size)).sum())  # pairs this row evaluates for both
         unlinked += link.size == 0
+        gathered += bool(once.contact._gather)
     assert once.rebuilds > 5 and handed > 150 * (40 if switch else 100)
-    assert (unlinked > 30) == switch
+    assert (unlinked > 30) == switch and (gathered > 30) == switch
     monkeypatch.setattr(contact, "HAND_OVER_FROM",
                         dict.fromkeys(contact.HAND_OVER_FROM, math.inf))  # never
+    monkeypatch.setattr(contact, "GATHER_ROTATING_FROM", math.inf)
     both = Simulation(cfg)
     both.run(150)
-    assert both.contact._link.size == 0
+    assert both.contact._link.size == 0 and not both.contact._gather
     once.neighbours.save(once.store)
     x, y = gather_fields(once, FRICTIONAL_STATE), gather_fields(both, FRICTIONAL_STATE)
     assert (x[FRICTIONAL_STATE.index("history_count") + 1] != 0).sum() > 50
