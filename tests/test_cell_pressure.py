@@ -37,6 +37,7 @@ def _iso(steps, **extra):
     return sim
 
 
+@pytest.mark.slow  # a validation run (6000 steps); the lane keeps the cell's other tests
 def test_isotropic_compression_reaches_the_target():
     """250 spheres at rest, loose (no contact) in a cube whose three lengths follow p* =
     200 Pa: the cell shrinks, the spheres jam and the measured normal stresses settle on
@@ -75,6 +76,7 @@ def test_rebuild_test_counts_the_strain():
     assert ex.strain_drift() == pytest.approx(0.5 * 0.01 * ex.reach)
 
 
+@pytest.mark.slow  # six strain units; the lane has the same-bits row shear-cell-pressure
 def test_shear_cell_at_constant_pressure(tmp_path):
     """The shear cell at p* along z (I ≈ 0.09): only L_z changes, the z stress's mean over
     strain units 2 to 6 within 10 % of the target (a sheared 250-sphere cell's pressure swings

@@ -2,9 +2,12 @@
 pressure at two inertial numbers — μ = −σ_xz/σ_zz rises with I and the solid fraction falls,
 as in every published μ(I), φ(I) of frictional spheres ([GDRMiDi2004], [Jop2006])."""
 
+import pytest
+
 from .conftest import benchmark_script
 
 
+@pytest.mark.slow  # two validation runs of five strain units each
 def test_mu_rises_and_phi_falls_with_inertial_number():
     """250 spheres at P* = 200 Pa, I = 0.05 and 0.3, 2 strain units to settle and 3
     averaged: μ(0.3) − μ(0.05) above 3 standard errors and 0.05, φ(0.3) below φ(0.05) by

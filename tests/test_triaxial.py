@@ -58,6 +58,7 @@ def test_stage_switch_and_strain_end_at_their_steps():
     assert ratio[0] - 1.0 > -TRIAXIAL_STRAIN >= ratio[1] - 1.0
 
 
+@pytest.mark.slow  # a validation run to 10 % strain; the lane has the triaxial rows
 def test_lateral_pressure_holds_while_straining():
     """The ``triaxial`` scene at 250 spheres, sheared to 10 % axial strain at 0.02 /s: the
     compression ends with every normal stress within 1 % of p0; during the shear the
