@@ -1,7 +1,8 @@
-"""The fast lane. ``python -m pytest -m "not slow"`` is the development loop (about 70 s on
-two cores, on every core by pytest-xdist); ``python -m pytest`` runs everything (the README's
-test command and CI). A family of tests that differ only by a seed or a size keeps its first
-members in the fast lane and marks the rest ``slow``."""
+"""The fast lane. ``python -m pytest -m "not slow"`` is the development loop (about 100 s on
+two idle cores once the kernels are compiled, on every core by pytest-xdist);
+``python -m pytest`` runs everything (the README's test command and CI). A family of tests
+that differ only by a seed or a size keeps its first members in the fast lane and marks the
+rest ``slow``."""
 
 import pytest
 
