@@ -414,20 +414,20 @@ def _row(pos, rad, mass, gid, material, table, i):
 
 
 @njit(**JIT_LEAF)
-def _sphere_entry(pos, vel, rad, mass, gid, cohesion, j, xi, yi, zi, ri, mi, gi, vix, viy,
+def _sphere_entry(pos, vel, rad, mass, gid, may_hold, j, xi, yi, zi, ri, mi, gi, vix, viy,
                   viz):
     """Of sphere ``j`` listed by the row sphere at (``xi``, ``yi``, ``zi``) (radius, mass, id,
-    velocity): whether the two touch (the overlap test), and if so — or with ``cohesion``,
-    which may hold them past touching (overlap < 0, :func:`_apart`) — their
-    :class:`Contact`."""
+    velocity): whether the two touch (the overlap test), and if so — or if ``may_hold`` (a
+    contact that touched last step, which cohesion may hold past touching: overlap < 0,
+    :func:`_apart`) — their :class:`Contact`."""
     dx, dy, dz = pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi
     rj = rad[j]
     d2, touches = within(dx, dy, dz, ri + rj)
-    if cohesion is None and not touches:
+    if not touches and not may_hold:
         return False, NO_CONTACT
     c = _sphere_pair(dx, dy, dz, d2, ri + rj, ri, rj, mi, mass[j], gi, gid[j],
                      vix - vel[j, 0], viy - vel[j, 1], viz - vel[j, 2])
-    if cohesion is not None and not touches:
+    if not touches:
         c = _apart(c, d2)
     return touches, c
 
@@ -611,7 +611,7 @@ def _pass(law, cohesion, table, dt, gravity, lists, spheres, wall_set, force, li
                         energy += done[g, 3]
                         continue
             j = np.uint64(partner[u])
-            touches, c = _sphere_entry(pos, vel, rad, mass, gid, None, j, xi, yi, zi, ri, mi, gi,
+            touches, c = _sphere_entry(pos, vel, rad, mass, gid, False, j, xi, yi, zi, ri, mi, gi,
                                        vel[i, 0], vel[i, 1], vel[i, 2])
             if not touches:
                 continue
@@ -716,9 +716,12 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                             fx, fy, fz = fx - done[g, 0], fy - done[g, 1], fz - done[g, 2]
                             mx, my, mz = mx + done[g, 3], my + done[g, 4], mz + done[g, 5]
                             continue
-                touches, c = _sphere_entry(pos, vel, rad, mass, gid, cohesion, j, xi, yi, zi, ri,
+                may_hold = False  # cohesion may hold only what touched last step
+                if cohesion is not None:
+                    p, may_hold = _cursor(old_entry, n_old, p, u)
+                touches, c = _sphere_entry(pos, vel, rad, mass, gid, may_hold, j, xi, yi, zi, ri,
                                            mi, gi, vix, viy, viz)
-                if cohesion is None and not touches:
+                if not touches and not may_hold:
                     continue
                 spin = Spin(ri, rad[j], wix, wiy, wiz, omega[j, 0], omega[j, 1], omega[j, 2])
             else:
