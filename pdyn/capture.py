@@ -10,6 +10,7 @@ from typing import NamedTuple
 import numpy as np
 
 from .dynamics.contact import contact_stats, touching_entries
+from .heap import Scratch
 
 
 class Captured(NamedTuple):
@@ -33,16 +34,19 @@ NOTHING = Captured(None, None, None, None, None)
 
 
 def contact_network(contact, store, lists, dt: float, spheres: bool = True,
-                    lower: bool = True, fixed: np.ndarray | None = None) -> dict:
+                    lower: bool = True, fixed: np.ndarray | None = None,
+                    scratch: Scratch | None = None) -> dict:
     """This rank's share of the contacts with their forces now (those held past touching
     included: ``ContactPass.evaluated``), each contact on the
     rank that owns its lower-id sphere (``ContactPass.contact_list``, with the tangential
     forces the last force pass recorded); ``spheres=False``: the sphere–wall contacts only;
     ``lower=False``: every row's contacts from its side (a pair on both spheres' rows);
     ``fixed`` (the fixed spheres' sorted global ids): every contact once from its row's side,
-    a pair with a fixed sphere on its partner's (``ContactPass.contact_list``)."""
+    a pair with a fixed sphere on its partner's (``ContactPass.contact_list``); ``scratch``:
+    the arrays, kept there (``pdyn.heap.Scratch``), None: new ones."""
     return contact.contact_list(store, lists, dt, spheres=spheres, lower=lower, fixed=fixed,
-                                tangential=contact.recorded_tangential(lists, spheres))
+                                tangential=contact.recorded_tangential(lists, spheres),
+                                scratch=scratch)
 
 
 def wall_facets(contact, store, lists) -> np.ndarray:
@@ -57,11 +61,12 @@ def wall_facets(contact, store, lists) -> np.ndarray:
 
 
 def capture(contact, store, lists, dt: float, needs: frozenset,
-            fixed: np.ndarray | None = None) -> Captured:
+            fixed: np.ndarray | None = None, scratch: Scratch | None = None) -> Captured:
     """What the due writers' ``needs`` (their ``needs`` attributes: ``network``, ``walls``,
     ``thermo``, ``sphere_contacts``, ``contacts_once``, ``wall_patches``) ask of the contacts
     of ``contact``'s last pass over ``lists``; ``fixed``: the fixed spheres' sorted global ids
-    (``pdyn.fields.once.fixed_ids``), for ``contacts_once``."""
+    (``pdyn.fields.once.fixed_ids``), for ``contacts_once``, whose arrays ``scratch`` keeps
+    (``pdyn.heap.Scratch``: valid until the next capture; None: new ones)."""
     if not needs:
         return NOTHING
     stats = (contact_stats(store, lists, contact.wall_table(store), contact.mesh,
@@ -79,6 +84,6 @@ def capture(contact, store, lists, dt: float, needs: frozenset,
             wall_load["facet"] = wall_facets(contact, store, lists)
     rows = (contact_network(contact, store, lists, dt, lower=False)
             if "sphere_contacts" in needs else None)
-    once = (contact_network(contact, store, lists, dt, fixed=fixed)
+    once = (contact_network(contact, store, lists, dt, fixed=fixed, scratch=scratch)
             if "contacts_once" in needs else None)
     return Captured(network, wall_load, stats, rows, once)

@@ -38,6 +38,7 @@ from .components import list_walls
 from .config import SimulationConfig
 from .dynamics.integrate import kick, kick_drift
 from .fields.once import fixed_ids
+from .heap import Scratch
 from .interrupt import StopRequest, Stopped, signal_name
 from .io import CONTACT_FORCES, WALL_FORCES, checkpoint_now
 from .observables import Observables
@@ -90,6 +91,7 @@ class Simulation(Observables, Changing):
         (self.network, self.wall_load, self.contact_stats, self.sphere_contacts,
          self.contacts_once) = NOTHING  # captured for output
         self._fixed = None  # the fixed spheres' ids, from the first step that needs them
+        self._once = Scratch()  # the arrays of contacts_once, kept from capture to capture
         self.record_tangential = False  # True: every force pass records tangential forces
         self.rebuilds, self.wall_time, self.steps_run, self.load = 0, 0.0, 0, None
         self._stop = None  # the signals' flag while run() runs (pdyn.interrupt)
@@ -232,7 +234,8 @@ class Simulation(Observables, Changing):
                 self._fixed = fixed_ids(self.comm, self.store)
             (self.network, self.wall_load, self.contact_stats, self.sphere_contacts,
              self.contacts_once) = capture(
-                self.contact, self.store, self.neighbours, self.clock.dt, wanted, self._fixed)
+                self.contact, self.store, self.neighbours, self.clock.dt, wanted, self._fixed,
+                self._once)
             step = self.step_index + 1
             for w in self.schedule.collectors:
                 w.collect(self.contact, self.store, self.neighbours, self.clock.dt, step,

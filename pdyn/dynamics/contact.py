@@ -106,6 +106,7 @@ from numba import njit
 from .._jit import JIT, JIT_IEEE, JIT_LEAF
 from ..fields.exact import emit_rows, limb_add
 from ..geometry import sphere_contact, within
+from ..heap import Scratch
 from ..mesh import contact_geometry
 from ..walls import WallSet, entry_contact, mesh_arrays, mesh_entry, wall_spin
 from .neighbours import Hanger
@@ -842,21 +843,22 @@ def _wall_found(geometry, i, pos, vel, rad, mass):
 
 @njit(**JIT)
 def _contact_list(law, cohesion, dt, found, rows, split, partner, pos, vel, rad, mass, gid,
-                  normal, walls, tangential, mesh, material, table):
+                  normal, walls, tangential, mesh, material, table, out):
     """The contacts ``found`` by :func:`_walk` with their forces: ``(ids (K, 2), ends (2K, 3),
-    f_n (K,), normal force (K, 3), tangential force (K, 3))``: ids = (gid_i, gid_j) with a
-    wall's (negative) gid second, ends = x_i and x_j (a wall: the contact point on its
-    surface), forces on i from j — the same numbers the contact loop computes.
-    ``tangential`` (entries, 3): the tangential force on the row's sphere per list entry, or 0
-    rows (none). ``mesh``, ``material``, ``table`` as for :func:`_pass`."""
+    f_n (K,), normal force (K, 3), tangential force (K, 3))`` — in ``out`` (those five
+    arrays) if not None —: ids = (gid_i, gid_j) with a wall's (negative) gid second, ends =
+    x_i and x_j (a wall: the contact point on its surface), forces on i from j — the same
+    numbers the contact loop computes. ``tangential`` (entries, 3): the tangential force on
+    the row's sphere per list entry, or 0 rows (none: zeros). ``mesh``, ``material``,
+    ``table`` as for :func:`_pass`."""
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     k = found.shape[0]
     ma = mb = 0
-    ids = np.empty((k, 2), np.int64)
-    ends = np.empty((2 * k, 3))
-    f_n = np.empty(k)
-    fvec = np.empty((k, 3))
-    tvec = np.zeros((k, 3))
+    if out is None:
+        ids, ends, f_n = np.empty((k, 2), np.int64), np.empty((2 * k, 3)), np.empty(k)
+        fvec, tvec = np.empty((k, 3)), np.empty((k, 3))
+    else:
+        ids, ends, f_n, fvec, tvec = out
     for q in range(k):
         u, t = found[q, 0], found[q, 1]
         i, j = rows[t], partner[u]
@@ -882,8 +884,8 @@ def _contact_list(law, cohesion, dt, found, rows, split, partner, pos, vel, rad,
         fvec[q, 0] = -f * c.nx
         fvec[q, 1] = -f * c.ny
         fvec[q, 2] = -f * c.nz
-        if tangential.shape[0] > 0:
-            tvec[q] = tangential[u]
+        for a in range(3):
+            tvec[q, a] = tangential[u, a] if tangential.shape[0] > 0 else 0.0
     return ids, ends, f_n, fvec, tvec
 
 
@@ -997,15 +999,18 @@ def contact_stats(store, lists, walls, mesh=None, evaluated=None) -> tuple[int, 
 
 def touching_entries(store, lists, walls, mesh, *, spheres: bool = True, walls_too: bool = True,
                      lower: bool = False, evaluated: np.ndarray | None = None,
-                     fixed: np.ndarray | None = None) -> np.ndarray:
+                     fixed: np.ndarray | None = None,
+                     found: np.ndarray | None = None) -> np.ndarray:
     """The entries of the rows of ``lists`` that act now (:func:`_walk`), (K, 2) int64 rows
     (list entry, row) in list order: sphere entries when ``spheres`` (``lower``: only those
     whose partner has the higher gid — or with ``fixed``, sorted global ids, the lower and is
     one of them: every contact once, :func:`_once`), wall entries when ``walls_too``.
     ``walls``: the wall table, ``mesh``: the mesh state (:func:`mesh_state`) or None;
     ``evaluated``: the entries the last force pass evaluated (``ContactPass.evaluated``: with
-    cohesion that holds contacts past touching), None: the touching entries."""
-    found = np.empty((lists.partner.shape[0], 2), np.int64)  # room for every entry: one walk
+    cohesion that holds contacts past touching), None: the touching entries; ``found``: where
+    to write them ((entries, 2) int64: room for every entry, one walk), None: a new array."""
+    if found is None:
+        found = np.empty((lists.partner.shape[0], 2), np.int64)
     k = _walk(lists.rows, lists.start, lists.split, lists.partner, store.pos, store.radius,
               store.gid, store.normal, walls, mesh, spheres, walls_too, lower,
               None if fixed is None else np.ascontiguousarray(fixed, np.int64), found, evaluated)
@@ -1310,7 +1315,7 @@ class ContactPass(Hanger):
 
     def contact_list(self, store, lists, dt: float, *, spheres: bool = True,
                      tangential: np.ndarray | None = None, lower: bool = True,
-                     fixed: np.ndarray | None = None) -> dict:
+                     fixed: np.ndarray | None = None, scratch: Scratch | None = None) -> dict:
         """The contacts of the rows of ``lists`` with their forces as the force pass of a step
         of ``dt`` s computed them (those cohesion holds past touching too: :meth:`evaluated`),
         for output and servo loads: ``id`` (K, 2)
@@ -1326,15 +1331,24 @@ class ContactPass(Hanger):
 
         ``tangential`` is where a tangential (friction) force enters: an (entries, 3) array,
         aligned with ``lists.partner``, of the tangential force on each row's sphere per list
-        entry; None: no friction, zeros."""
+        entry; None: no friction, zeros. ``scratch`` (``pdyn.heap.Scratch``): the arrays,
+        kept there (valid until its next use), None: new ones."""
         t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
         walls, mesh = self.wall_table(store), self.mesh_state(store, lists)
-        found = touching_entries(store, lists, walls, mesh, spheres=spheres, lower=lower,
-                                 evaluated=self.evaluated(store, lists), fixed=fixed)
+        found = touching_entries(
+            store, lists, walls, mesh, spheres=spheres, lower=lower,
+            evaluated=self.evaluated(store, lists), fixed=fixed,
+            found=None if scratch is None else scratch.take("found", lists.partner.shape[0], 2,
+                                                            np.int64))
+        k = found.shape[0]
+        out = None if scratch is None else (
+            scratch.take("id", k, 2, np.int64), scratch.take("ends", 2 * k, 3),
+            scratch.take("force", k, None), scratch.take("normal_force", k, 3),
+            scratch.take("tangential_force", k, 3))
         ids, ends, f_n, fvec, tvec = _contact_list(
             self.law.parameters, self.law.cohesion_model, float(dt), found, lists.rows,
             lists.split, lists.partner, store.pos, store.vel, store.radius, store.mass,
-            store.gid, store.normal, walls, t, mesh, store.material, self.law.table)
+            store.gid, store.normal, walls, t, mesh, store.material, self.law.table, out)
         return {"id": ids, "ends": ends, "force": f_n, "normal_force": fvec,
                 "tangential_force": tvec}
 

@@ -23,6 +23,7 @@ import numpy as np
 from numba import njit
 
 from .._jit import JIT
+from ..heap import Scratch
 from .deposit import deposit, deposit_segments
 from .exact import fixed_scale
 
@@ -32,23 +33,6 @@ VOLUME, MASS, MOMENTUM, MVV, CONTACT, N_SUMS = 0, 1, slice(2, 5), slice(5, 14), 
 #: the fields: name -> components
 FIELDS = {"volume_fraction": 1, "density": 1, "velocity": 3, "kinetic_stress": 9,
           "contact_stress": 9, "stress": 9}
-
-
-class Scratch:
-    """Arrays a sampler keeps from one sample to the next (by name, rows × width float64, grown
-    by a quarter when short). Made afresh, a sample's values would be fresh pages each time
-    (the heap's free pages go back to the system at every rebuild, ``pdyn.heap``): in a chute
-    run its page faults made the values take four times as long."""
-
-    def __init__(self):
-        self._arrays: dict = {}
-
-    def take(self, name: str, rows: int, width: int) -> np.ndarray:
-        """The first ``rows`` rows of the array ``name`` (its values whatever they were)."""
-        a = self._arrays.get(name)
-        if a is None or a.shape[0] < rows or a.shape[1] != width:
-            a = self._arrays[name] = np.empty((rows + rows // 4, width))
-        return a[:rows]
 
 
 @njit(**JIT)
@@ -151,7 +135,7 @@ def sample(comm, store, network: dict, grid, kind: str, width: float,
     """The raw sums (N_SUMS, nx, ny, nz) of this moment over every rank (the owned spheres
     and the contact network's share of each — the contacts ``keep`` says, None: all), the
     same bits on any rank count: integer sums joined by an integer allreduce (collective);
-    ``scratch``: the values' arrays kept between samples (:class:`Scratch`)."""
+    ``scratch``: the values' arrays kept between samples (``pdyn.heap.Scratch``)."""
     spheres = sphere_values(store, store.owned, scratch)
     contacts = contact_values(network, keep, scratch)
     scale = fixed_scales(comm, spheres[1], contacts[1])

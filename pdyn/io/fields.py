@@ -25,8 +25,9 @@ from pathlib import Path
 import h5py
 import numpy as np
 
-from ..fields.coarse import FIELDS, Scratch, fields_of, sample
+from ..fields.coarse import FIELDS, fields_of, sample
 from ..fields.grid import Grid
+from ..heap import Scratch
 from .hdf5 import OutputFileError, agree, attempt, make_folder, put, write_atomic, \
     write_bytes_atomic
 from .runid import claim_folder
