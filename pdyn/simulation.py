@@ -90,8 +90,7 @@ class Simulation(Observables, Changing):
         self.step_index = p.first_step
         (self.network, self.wall_load, self.contact_stats, self.sphere_contacts,
          self.contacts_once) = NOTHING  # captured for output
-        self._fixed = None  # the fixed spheres' ids, from the first step that needs them
-        self._once = Scratch()  # the arrays of contacts_once, kept from capture to capture
+        self._fixed, self._once = None, Scratch()  # fixed spheres' ids; contacts_once's arrays
         self.record_tangential = False  # True: every force pass records tangential forces
         self.rebuilds, self.wall_time, self.steps_run, self.load = 0, 0.0, 0, None
         self._stop = None  # the signals' flag while run() runs (pdyn.interrupt)
@@ -233,9 +232,8 @@ class Simulation(Observables, Changing):
             if "contacts_once" in needs and self._fixed is None:  # (collective: every rank)
                 self._fixed = fixed_ids(self.comm, self.store)
             (self.network, self.wall_load, self.contact_stats, self.sphere_contacts,
-             self.contacts_once) = capture(
-                self.contact, self.store, self.neighbours, self.clock.dt, wanted, self._fixed,
-                self._once)
+             self.contacts_once) = capture(self.contact, self.store, self.neighbours,
+                                           self.clock.dt, wanted, self._fixed, self._once)
             step = self.step_index + 1
             for w in self.schedule.collectors:
                 w.collect(self.contact, self.store, self.neighbours, self.clock.dt, step,
