@@ -45,13 +45,11 @@ slower step in both —, and the output (contact network, wall loads, statistics
 over the entries the pass applied a force for (:func:`_walk`; with JKR or liquid bridges
 those held past touching too, read from the history the pass wrote) with the contact
 evaluated by the same helpers.
-Compile-time choices are the sub-models, the pair table and the meshes, arguments that are
-None or not: numba prunes the branch and compiles one kernel per combination, kept in its
-on-disk cache like any other, so no kernel factory is needed (a closure over flags would give
-the same code, cached per flag tuple by the hash of its cells). The links, the row scratch and
-the recorded forces are always arrays, empty when unused, tested once per entry at run time:
-as None or not they doubled the kernels compiled, each 10-30 s (a fresh clone's test suite
-compiled 30 rotating passes), for a branch the processor predicts.
+Compile-time choices are arguments that are None or not: numba prunes the branch and compiles
+one kernel per combination, kept in its on-disk cache like any other, so no kernel factory is
+needed (a closure over flags would give the same code, cached per flag tuple by the hash of
+its cells). Each combination costs a compilation (the rotating pass 10-30 s), so what the step's
+speed does not need is no such choice: the recorded forces are an array, empty when unused.
 
 Why this order ([CundallStrack1979] for the model; the rule is pdyn's): ghost copies carry the
 owner's bits, so whichever rank owns i computes the identical sum, whatever order the broad
@@ -80,7 +78,8 @@ and a pair that finds every slot taken is evaluated in both rows.
 Handing over pays per contact and costs per list entry (each reads its link), so each build
 of the lists chooses (:data:`HAND_OVER_FROM`, from the share of entries that touched in the
 pass before, and the law): where few entries touch — a loose gas — or a contact costs less
-than its hand-over (the linear law) every row evaluates all its pairs, reading no links. Where many entries touch (:data:`GATHER_FROM`; with
+than its hand-over (the linear law) every row evaluates all its pairs and the kernels, given
+no links, hold no hand-over code. Where many entries touch (:data:`GATHER_FROM`; with
 rotation :data:`GATHER_ROTATING_FROM`, given no links and no cohesion that holds contacts
 past touching), a row first gathers the entries it has work with — those that touch or were
 posted —, without a branch, then works on those alone: where a quarter to half the entries
@@ -450,9 +449,8 @@ def _wall_entry(pos, normal, walls, gid, mesh, slot, geo, j, u, xi, yi, zi, ri, 
 def _posted(link, done, done_at, c, f, e, u, w, n_free, n_slots):
     """Without rotation, the normal force ``f`` and energy ``e`` of entry ``u`` (link ``w``,
     :class:`Contact` ``c``) posted for the later row when the entry is the first row's of a
-    pair of two rows (links given; without, ``w`` = ``u``) and a slot is free: (posted, the
-    free slots)."""
-    if w <= np.int64(u):
+    pair of two rows (links given) and a slot is free: (posted, the free slots)."""
+    if link is None or w <= np.int64(u):
         return False, n_free
     z, n_free = _post(link, done_at, w, n_free, n_slots)
     if z >= n_slots:
@@ -518,14 +516,13 @@ def _kept(new_entry, new_spring, new_slid, link, done, done_at, record, o, k, u,
           recorded, n_free, n_slots):
     """With rotation, :class:`Outcome` ``o`` of entry ``u`` (link ``w``) kept: its new spring
     at place ``k`` of the new history when it fits and, when the entry is the first row's of
-    a pair of two rows (links given; without, ``w`` = ``u``) and a slot is free, posted for
-    the later row (the force on i, the torque on j, the places of the new and the ``old``
-    spring, −1: none); its tangential force in ``record`` if ``recorded``. (posted, the free
-    slots)."""
+    a pair of two rows (links given) and a slot is free, posted for the later row (the force
+    on i, the torque on j, the places of the new and the ``old`` spring, −1: none); its
+    tangential force in ``record`` if ``recorded``. (posted, the free slots)."""
     posted = False
     if k < new_entry.shape[0]:
         _keep(new_entry, new_spring, new_slid, k, u, o.sx, o.sy, o.sz, o.sliding)
-        if w > np.int64(u):
+        if link is not None and w > np.int64(u):
             z, n_free = _post(link, done_at, w, n_free, n_slots)
             posted = z < n_slots
             if posted:
@@ -574,11 +571,11 @@ def _pass(law, cohesion, table, dt, gravity, lists, spheres, wall_set, force, li
     share, their elastic energy). ``lists``: the neighbour lists' (rows, start, split,
     partner); ``spheres``: the store's (pos, vel, radius, mass, gid, material); ``wall_set``:
     (the store's normal, the wall table). ``link`` says which row evaluates each pair
-    (:func:`_links`; left as found), or empty: none; ``slots`` = (``done``: slots × ≥ 4, the force on
+    (:func:`_links`; left as found), or None; ``slots`` = (``done``: slots × ≥ 4, the force on
     the second row and its half of the energy; ``done_at``: the stack of free slots in column
     2, left a permutation of them) carries the results of the pairs handed over; ``todo``:
     scratch for as many entries as the longest row has spheres, to gather each row's entries
-    with work first (the module docstring), or empty: no gathering. ``mesh``: the step's mesh state
+    with work first (the module docstring), or None. ``mesh``: the step's mesh state
     (:func:`mesh_state`), or None without meshes. ``table``: the pair table of several
     materials (``pdyn.dynamics.materials``), read by the ``material`` of the two sides; None:
     one material, ``law``. ``cohesion``: the cohesion record (``pdyn.dynamics.cohesion``), or
@@ -588,7 +585,6 @@ def _pass(law, cohesion, table, dt, gravity, lists, spheres, wall_set, force, li
     normal, walls = wall_set
     done, done_at = slots
     slot, geo = mesh_arrays(mesh)  # None: no mesh
-    linked, gather = link.shape[0] != 0, todo.shape[0] != 0
     energy = 0.0
     n_contacts = mb = 0
     n_slots = n_free = done.shape[0]
@@ -596,16 +592,15 @@ def _pass(law, cohesion, table, dt, gravity, lists, spheres, wall_set, force, li
         i = np.uint64(rows[t])
         xi, yi, zi, ri, mi, gi, ma = _row(pos, rad, mass, gid, material, table, i)
         fx = fy = fz = 0.0
-        first, end = np.uint64(start[t]), np.uint64(split[t])
-        n_todo = end - first  # without gathering: every sphere entry
-        if gather:
-            n_todo = (_gather(todo, link, first, end, partner, pos, rad, xi, yi, zi, ri)
-                      if linked else
-                      _gather(todo, None, first, end, partner, pos, rad, xi, yi, zi, ri))
+        first = np.uint64(start[t])
+        n_todo = np.uint64(split[t]) - first  # without todo: every sphere entry
+        if todo is not None:
+            n_todo = _gather(todo, link, first, np.uint64(split[t]), partner, pos, rad, xi, yi,
+                             zi, ri)
         for b in range(n_todo):
-            u = np.uint64(todo[b]) if gather else first + b
+            u = first + b if todo is None else np.uint64(todo[b])
             w = np.int64(u)  # (no links: every pair evaluated in each of its rows)
-            if linked:
+            if link is not None:
                 w = link[u]
                 if w == SECOND:  # apart
                     continue
@@ -673,7 +668,7 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
     with ``record_pairs`` (each pair evaluated in both rows), else of the wall entries alone.
     Returns (contacts, energy, entries written — more than fit: the caller grows the buffers
     and runs again, the inputs left as found —, rows in ``spinning``). ``todo``: as for
-    :func:`_pass` (empty with ``cohesion``, which evaluates contacts past touching). As
+    :func:`_pass` (None with ``cohesion``, which evaluates contacts past touching). As
     :func:`_pass`."""
     rows, start, split, partner = lists
     pos, vel, rad, mass, gid, material = spheres
@@ -683,8 +678,7 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
-    linked = link.shape[0] != 0 and not record_pairs  # (recording pairs: links unread)
-    gather, recording = todo.shape[0] != 0, record.shape[0] != 0
+    recording = record.shape[0] != 0
     energy = 0.0
     n_contacts = mb = 0
     p = k = q = np.int64(0)  # (a literal 0 compiled the helpers for it too)
@@ -698,21 +692,21 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
         wix, wiy, wiz = omega[i, 0], omega[i, 1], omega[i, 2]
         fx = fy = fz = mx = my = mz = 0.0
         first, u_split = np.uint64(start[t]), np.uint64(split[t])
-        n_todo = u_split - first  # without gathering: every sphere entry
-        if gather:
-            n_todo = (_gather(todo, link, first, u_split, partner, pos, rad, xi, yi, zi, ri)
-                      if linked else
-                      _gather(todo, None, first, u_split, partner, pos, rad, xi, yi, zi, ri))
+        n_todo = u_split - first  # without todo: every sphere entry
+        if todo is not None:  # (recording pairs: every pair evaluated here, links unread)
+            n_todo = (_gather(todo, None, first, u_split, partner, pos, rad, xi, yi, zi, ri)
+                      if record_pairs else
+                      _gather(todo, link, first, u_split, partner, pos, rad, xi, yi, zi, ri))
         for b in range(n_todo + (np.uint64(start[t + 1]) - u_split)):  # then the walls
             if b >= n_todo:
                 u = u_split + (b - n_todo)
             else:
-                u = np.uint64(todo[b]) if gather else first + b
+                u = first + b if todo is None else np.uint64(todo[b])
             j = np.uint64(partner[u])
             counted = False  # evaluated in j's row, which counted it
             w = np.int64(u)  # (no links or recording pairs: every pair evaluated in each row)
             if u < u_split:
-                if linked:
+                if link is not None and not record_pairs:
                     w = link[u]
                     if w == SECOND:  # apart
                         continue
@@ -964,8 +958,7 @@ def _stats(found, rows, split, partner, pos, vel, rad, mass, gid, normal, walls,
 
 
 NO_BORDER = np.zeros(0, np.int64)
-NO_LINKS = np.zeros(0, np.int32)  # no pair handed over
-NO_TODO = np.zeros(0, np.int64)  # no row gathers its entries first
+NO_LINKS = np.zeros(0, np.int32)
 NO_FORCES = np.zeros((0, 3))  # no tangential forces recorded
 NO_WALLS = np.zeros((0, 1))  # a wall table for walks that read no wall
 
@@ -1427,8 +1420,8 @@ class ContactPass(Hanger):
             done, done_at = self._slots(lists.rows.shape[0], link is not None)
             n, e = _pass(self.law.parameters, self.law.cohesion_model, self.law.table, dt,
                          gravity, _lists(lists), _spheres(store), (store.normal, walls),
-                         store.force, NO_LINKS if link is None else link, (done, done_at),
-                         self._row_scratch(lists), self.mesh_state(store, lists))
+                         store.force, link, (done, done_at), self._row_scratch(lists),
+                         self.mesh_state(store, lists))
             self._touched(lists, n)
             return n, e
         mesh = self.mesh_state(store, lists)
@@ -1446,9 +1439,8 @@ class ContactPass(Hanger):
                 _spheres(store), (store.normal, walls), store.omega,
                 (store.force, store.torque, self.spinning),
                 (old_entry, old_spring, old_slid, n_old, fresh, new_entry, new_spring,
-                 new_slid), NO_LINKS if link is None else link, (done, done_at), record,
-                self.recorded == "all", mesh,
-                NO_TODO if self.law.cohesion_model is not None or link is not None
+                 new_slid), link, (done, done_at), record, self.recorded == "all", mesh,
+                None if self.law.cohesion_model is not None or link is not None
                 else self._row_scratch(lists))
             if k <= new_entry.shape[0]:
                 break
@@ -1501,11 +1493,11 @@ class ContactPass(Hanger):
             self._link_found = True
         return self._link if self._link.shape[0] else None
 
-    def _row_scratch(self, lists) -> np.ndarray:
+    def _row_scratch(self, lists) -> np.ndarray | None:
         """Scratch for the sphere entries of the longest row of ``lists`` (kept from pass to
         pass, grown when too small) where a pass gathers each row's entries with work first
         (:data:`GATHER_FROM`, :data:`GATHER_ROTATING_FROM`; decided once per build of the
-        lists), else :data:`NO_TODO`."""
+        lists), else None."""
         if self._gather is None:
             self._gather = self._touching >= (GATHER_ROTATING_FROM if self.rotating
                                               else GATHER_FROM)
@@ -1513,7 +1505,7 @@ class ContactPass(Hanger):
                 n = int(np.max(lists.split - lists.start[:-1]))
                 if self._todo.shape[0] < n:
                     self._todo = np.empty(n + n // 4, np.int64)
-        return self._todo if self._gather else NO_TODO
+        return self._todo if self._gather else None
 
     def _touched(self, lists, contacts: int) -> None:
         """Keep the share of list entries that touched in this pass (2 × ``contacts`` /
