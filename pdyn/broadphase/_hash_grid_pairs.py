@@ -48,7 +48,7 @@ def snapshot(hg, members, pos, rad, meta, gsnap, socc, spos, srad, shnd):
         keys = np.empty(nocc, np.int64)
         for p in range(nocc):
             keys[p] = ct[conts[p], C_CELL]
-        radix_sort(keys, conts, 0, nocc)
+        radix_sort(keys, conts, np.int64(0), nocc)  # (a literal 0: a kernel of its own)
         for p in range(nocc):
             cont = conts[p]
             socc[po] = cont

@@ -48,7 +48,8 @@ evaluated by the same helpers.
 Compile-time choices are arguments that are None or not: numba prunes the branch and compiles
 one kernel per combination, kept in its on-disk cache like any other, so no kernel factory is
 needed (a closure over flags would give the same code, cached per flag tuple by the hash of
-its cells).
+its cells). Each combination costs a compilation (the rotating pass 10-30 s), so what the step's
+speed does not need is no such choice: the recorded forces are an array, empty when unused.
 
 Why this order ([CundallStrack1979] for the model; the rule is pdyn's): ghost copies carry the
 owner's bits, so whichever rank owns i computes the identical sum, whatever order the broad
@@ -500,7 +501,7 @@ def _handed(link, done_at, old_entry, old_spring, old_slid, n_old, new_entry, ne
         return -1, False, p, k, n_free
     p, had = _cursor(old_entry, n_old, p, u)
     sx, sy, sz, _ = _started(old_spring, old_slid, p, had)
-    at = done_at[h, 1]  # the spring j's row started from
+    at = np.int64(done_at[h, 1])  # the spring j's row started from
     ox, oy, oz, _ = _started(old_spring, old_slid, at, at >= 0)
     if not (sx == -ox and sy == -oy and sz == -oz):
         return -1, True, p, k, n_free
@@ -529,7 +530,7 @@ def _kept(new_entry, new_spring, new_slid, link, done, done_at, record, o, k, u,
                 done[z, 0], done[z, 1], done[z, 2] = o.fx, o.fy, o.fz
                 done[z, 3], done[z, 4], done[z, 5] = o.jx, o.jy, o.jz
                 done_at[z, 0], done_at[z, 1] = k, old
-    if record is not None and recorded:
+    if recorded:
         record[u, 0], record[u, 1], record[u, 2] = o.tx, o.ty, o.tz
     return posted, n_free
 
@@ -664,8 +665,8 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
     the rows that touch something, the only nonzero torques) and advances ``history`` (last
     step's touching entries, ascending, springs, slips, their number, whether every row's
     torque must be written — new lists —, then this step's entries, springs, slips).
-    ``record`` (entries × 3 or None): the tangential force of every touching entry with
-    ``record_pairs`` (each pair evaluated in both rows), else of the wall entries alone.
+    ``record`` (entries × 3, or empty: none): the tangential force of every touching entry
+    with ``record_pairs`` (each pair evaluated in both rows), else of the wall entries alone.
     Returns (contacts, energy, entries written — more than fit: the caller grows the buffers
     and runs again, the inputs left as found —, rows in ``spinning``). ``todo``: as for
     :func:`_pass` (None with ``cohesion``, which evaluates contacts past touching). As
@@ -678,8 +679,10 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     old_entry, old_spring, old_slid, n_old, all_torques, new_entry, new_spring, new_slid = \
         history
+    recording = record.shape[0] != 0
     energy = 0.0
-    n_contacts = p = k = q = mb = 0
+    n_contacts = mb = 0
+    p = k = q = np.int64(0)  # (a literal 0 compiled the helpers for it too)
     n_slots = n_free = done.shape[0]
     for t in range(rows.shape[0]):
         i = np.uint64(rows[t])
@@ -742,8 +745,8 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
             o = _evaluate(law, tangential, rolling, cohesion, c, spin, sx, sy, sz, slid, dt,
                           table, ma, mb)
             posted, n_free = _kept(new_entry, new_spring, new_slid, link, done, done_at, record,
-                                   o, k, u, w, p if had else -1, record_pairs or u >= u_split,
-                                   n_free, n_slots)
+                                   o, k, u, w, p if had else -1,
+                                   recording and (record_pairs or u >= u_split), n_free, n_slots)
             k += 1
             fx, fy, fz = fx + o.fx, fy + o.fy, fz + o.fz
             mx, my, mz = mx + o.mx, my + o.my, mz + o.mz
@@ -1295,7 +1298,7 @@ class ContactPass(Hanger):
         self._geo, self._border = np.zeros((0, 4)), NO_BORDER  # mesh_state's buffers
         self.tangential = self._tangential = np.zeros((0, 3))  # (a view of the buffer)
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
-        self.spinning = np.zeros(0, np.int32)  # rows (handles) that touched in the last pass
+        self.spinning = NO_SPINNING  # rows (handles) that touched in the last pass
         # who evaluates each list entry (_links; empty: every row its own pairs), found at the
         # first pass over a build (``_link_found``)
         self._link, self._link_found = NO_LINKS, False
@@ -1420,7 +1423,7 @@ class ContactPass(Hanger):
         wall-force series' need, at no cost to the pairs)."""
         dt = float(dt)
         self.recorded = ("walls" if walls_only else "all") if record else None
-        record = None
+        record = NO_FORCES
         if self.recorded:
             n = lists.partner.shape[0]
             if self._tangential.shape[0] < n:  # a buffer kept from pass to pass, grown
@@ -1443,7 +1446,7 @@ class ContactPass(Hanger):
         link = self._links(store, lists)  # after the load: never beside the records
         if self.spinning.shape[0] < lists.rows.shape[0]:
             n = lists.rows.shape[0] + lists.rows.shape[0] // 4
-            self.spinning = np.empty(n, np.int32)  # handles: a store has < 2³¹ slots
+            self.spinning = np.empty(n, np.int64)  # as lists.rows: one kick compiled
         while True:  # the history's buffers grow with the contacts
             new_entry, new_spring, new_slid = self.history.next_buffer()
             done, done_at = self._slots(lists.rows.shape[0], link is not None)

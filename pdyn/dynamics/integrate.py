@@ -55,7 +55,8 @@ def kick(vel, force, mass, handles, half_dt, omega, torque, radius, spinning):
         vel[h, 0] += s * force[h, 0]
         vel[h, 1] += s * force[h, 1]
         vel[h, 2] += s * force[h, 2]
-    _kick_spins(omega, torque, mass, radius, spinning, half_dt, 1)
+    # np.int64: the helper kick_drift compiled serves (a literal 1 compiled another)
+    _kick_spins(omega, torque, mass, radius, spinning, half_dt, np.int64(1))
 
 
 @njit(**JIT)
