@@ -53,7 +53,7 @@ def janssen_fit(run: dict) -> dict:
 
 
 def wall_pressure_fit(depth, pressure, bulk_density: float, gravity: float, area: float,
-                      perimeter: float) -> dict:
+                      perimeter: float, length: float | None = None) -> dict:
     """Janssen's wall pressure [Janssen1895] fitted to a column's profile: ``pressure`` (Pa,
     the walls' normal stress) at ``depth`` (m below the free surface), least squares of
 
@@ -61,18 +61,26 @@ def wall_pressure_fit(depth, pressure, bulk_density: float, gravity: float, area
 
     so K = p_∞ / (ρ_b g λ) (σ_h/σ_v, no wall friction needed) and μ_w = ρ_b g A / (P p_∞) the
     wall friction the profile mobilises; with ``bulk_density`` ρ_b (kg/m³), ``gravity`` g
-    (m/s²), the cross-section ``area`` A (m²) and ``perimeter`` P (m). Returns p_∞ (Pa), λ
-    (m), K, μ_w and the rms misfit over p_∞; needs scipy."""
-    from scipy.optimize import curve_fit
-
+    (m/s²), the cross-section ``area`` A (m²) and ``perimeter`` P (m). λ is fitted too, or
+    held at ``length`` (m; e.g. the bulk's from :func:`field_stress_profile`), which leaves
+    p_∞ alone to fit (linear). Returns p_∞ (Pa), λ (m), K, μ_w, the rms misfit over p_∞ and
+    the deeper half's mean pressure over p_∞ (near 1 where the profile saturates); needs
+    scipy for a fitted λ."""
     d, p = np.asarray(depth, float), np.asarray(pressure, float)
-    (p_inf, lam), _ = curve_fit(lambda x, a, b: a * (1 - np.exp(-x / b)), d, p,
-                                p0=[p.max(), max(d.max() / 3, 1e-12)])
+    if length is None:
+        from scipy.optimize import curve_fit
+
+        (p_inf, lam), _ = curve_fit(lambda x, a, b: a * (1 - np.exp(-x / b)), d, p,
+                                    p0=[p.max(), max(d.max() / 3, 1e-12)])
+    else:
+        lam, shape = length, 1 - np.exp(-d / length)
+        p_inf = (p * shape).sum() / (shape * shape).sum()
     resid = p - p_inf * (1 - np.exp(-d / lam))
     return {"p_inf": float(p_inf), "lambda": float(lam),
             "K": float(p_inf / (bulk_density * gravity * lam)),
             "mu_wall": float(bulk_density * gravity * area / (perimeter * p_inf)),
-            "fit_rms": float(np.sqrt(np.mean(resid ** 2)) / abs(p_inf))}
+            "fit_rms": float(np.sqrt(np.mean(resid ** 2)) / abs(p_inf)),
+            "deep_over_p_inf": float(p[d > np.median(d)].mean() / p_inf)}
 
 
 def field_stress_profile(fields: dict, surface: float, bulk_density: float,

@@ -1,10 +1,11 @@
-"""Stress fields of a steady chute flow (the ``chute`` scene, issue 47's validation): the
-x-momentum balance of a steady uniform flow down an incline at θ makes the shear over the
-normal stress σ_zx/(−σ_zz) = tan θ at every depth, the z balance σ_zz = −g cos θ ∫ρ dz,
-and the inertial number from the fields' stress is the one the Bagnold analysis finds from
-the spheres' own profiles. A 5 d × 5 d cell, 10 d deep, at 24°, started on a Bagnold
-profile (A = 0.095, near its steady one) and run 20 √(d/g) before the fields' window of
-20 √(d/g) (about 130 000 steps; under a minute on a quiet machine)."""
+"""Stress fields of a chute flow (the ``chute`` scene, issue 47's validation): the momentum
+balance of the material above each depth makes σ_zx/(−σ_zz) = tan θ at every depth of a steady
+uniform flow down an incline at θ (less the window's change of the downhill momentum above
+that depth: a chaotic flow is never exactly steady), and σ_zz = −g cos θ ∫ρ dz; the inertial
+number from the fields' stress is the one the Bagnold analysis finds from the spheres' own
+profiles. A 5 d × 5 d cell, 10 d deep, at 24°, started on a Bagnold profile (A = 0.095, near
+its steady one) and run 20 √(d/g) before the fields' window of 20 √(d/g) (about 130 000
+steps; under a minute on a quiet machine)"""
 
 import dataclasses
 
@@ -44,36 +45,58 @@ def chute_run(tmp_path_factory):
     sim.run(settle)
     edges = np.arange(0.0, nz + 1.0)
     v0 = sim.store.vel[sim.store.owned[sim.store.gid[sim.store.owned] >= base], 0].mean()
-    sums, samples = None, 0
+    p0 = above_planes(sim, scene.density, edges, length ** 2, True)
+    sums, samples, weight = None, 0, 0.0
     while sim.step_index < 2 * settle:
         sim.run(CHUNK)
         h = sim.store.owned
         h = h[sim.store.gid[h] >= base]
         got = profiles(sim.store.pos[h], sim.store.vel[h], 0.5 * D, length ** 2, edges)
         sums = got if sums is None else tuple(s + g for s, g in zip(sums, got))
+        weight = weight + above_planes(sim, scene.density, edges, length ** 2, False)
         samples += 1
     h = sim.store.owned[sim.store.gid[sim.store.owned] >= base]
     return {"fields": read_fields(tmp / "fields" / f"depth_{sim.step_index:08d}.h5"),
             "time": window * EVERY * sim.dt, "area": length ** 2, "edges": edges,
             "dv": sim.store.vel[h, 0].mean() - v0, "density": float(scene.density),
+            "dp": above_planes(sim, scene.density, edges, length ** 2, True) - p0,
+            "weight": weight / samples,
             "phi": sums[0] / samples, "vx": sums[1] / np.maximum(sums[2], 1)}
 
 
+def above_planes(sim, density, edges, area, momentum):
+    """Per area, the spheres' mass (or downhill momentum) above a z plane, averaged over the
+    planes through each bin: a sphere centred in the bin counts by its height in it."""
+    h = sim.store.owned
+    q = density * 4.0 / 3.0 * np.pi * sim.store.radius[h] ** 3
+    q = q * sim.store.vel[h, 0] if momentum else q
+    part = np.clip((sim.store.pos[h, 2][None, :] - edges[:-1, None]) / np.diff(edges)[:, None],
+                   0.0, 1.0)
+    return part @ q / area
+
+
 def test_chute_shear_over_normal_stress_is_tan_theta(chute_run):
-    """Over a window in which the flow is steady (its mean downhill acceleration below 1 % of
-    g sin θ), σ_zx/(−σ_zz) = tan θ within 2 % in every bulk bin (2–8 d above the base);
-    σ_zz = −g cos θ ∫ρ dz there within 2 %."""
+    """The momentum balance of the material above each depth over the fields' window of
+    length T, in every bulk bin (2–8 d above the base) within 2 %: σ_zx = g sin θ W − ΔP/T
+    and −σ_zz = g cos θ W, so σ_zx/(−σ_zz) = tan θ − ΔP/(T g cos θ W) (tan θ in a steady
+    flow), with W the mass and ΔP the window's change of the downhill momentum above the
+    bin's planes per area, from the spheres (the flow must be nearly steady: its mean
+    downhill acceleration below 5 % of g sin θ; a chaotic flow is never exactly steady)."""
     r = chute_run
-    g_sin = np.sin(np.radians(ANGLE))
-    print(f"acceleration / g sin θ = {r['dv'] / r['time'] / g_sin:+.4f}")
-    assert abs(r["dv"] / r["time"]) < 0.01 * g_sin, "the flow is not steady over the window"
+    theta = np.radians(ANGLE)
+    print(f"acceleration / g sin θ = {r['dv'] / r['time'] / np.sin(theta):+.4f}")
+    assert abs(r["dv"] / r["time"]) < 0.05 * np.sin(theta), "the flow is far from steady"
     p = field_profiles(r["fields"], ANGLE, r["density"])
     bulk = (p["z"] > 2.0) & (p["z"] < 8.0)
     assert bulk.sum() == 6
-    print("μ/tan θ", np.round(p["mu"][bulk] / np.tan(np.radians(ANGLE)), 4),
-          "σ_zz/weight", np.round(p["weight_balance"][bulk], 4))
-    np.testing.assert_allclose(p["mu"][bulk], np.tan(np.radians(ANGLE)), rtol=0.02)
-    np.testing.assert_allclose(p["weight_balance"][bulk], 1.0, rtol=0.02)
+    shear = (np.sin(theta) * r["weight"] - r["dp"] / r["time"])[bulk]
+    normal = np.cos(theta) * r["weight"][bulk]
+    print("μ/tan θ", np.round(p["mu"][bulk] / np.tan(theta), 4),
+          "σ_zx/balance", np.round(p["sigma_zx"][bulk] / shear, 4),
+          "σ_zz/balance", np.round(-p["sigma_zz"][bulk] / normal, 4))
+    np.testing.assert_allclose(p["sigma_zx"][bulk], shear, rtol=0.02)
+    np.testing.assert_allclose(-p["sigma_zz"][bulk], normal, rtol=0.02)
+    np.testing.assert_allclose(p["mu"][bulk], shear / normal, rtol=0.02)
 
 
 def test_chute_inertial_number_from_the_fields_is_the_bagnold_analysis_one(chute_run):

@@ -42,7 +42,9 @@ def test_turning_drum_torque_is_the_sum_of_its_contacts_moments(tmp_path):
     """The drum scene (a third of it, thrown at 0.3 m/s, 6000 steps): at a snapshot's step
     the torque column of the cylinder is Σ (c − p) × (−(F_n + F_t)) over the snapshot's
     contacts with it (c: the contact point on the cylinder, p its axis point), and the
-    drum's spheres resist its turning (τ·â opposes Ω)."""
+    drum's spheres resist its turning: τ·â averaged over the last 3000 steps opposes Ω (one
+    step's torque is of either sign while the thrown spheres still bounce; the mean opposed
+    Ω on every seed of 0–7, a single step's on 5 of 7)."""
     s = make_scene("drum", scale=1 / 3)
     v = np.random.default_rng(5).normal(0.0, 0.3, s.positions.shape)
     sim = Simulation(SimulationConfig(
@@ -65,4 +67,4 @@ def test_turning_drum_torque_is_the_sum_of_its_contacts_moments(tmp_path):
         want += np.cross(c["points"][2 * k + 1] - p, force)
     got = rows[-1, [names.index(f"wall1_t{a}") for a in "xyz"]]
     assert got == pytest.approx(want, rel=1e-10, abs=1e-12)
-    assert got[0] * s.walls[0]["angular_velocity"] < 0.0
+    assert rows[-3000:, names.index("wall1_tx")].mean() * s.walls[0]["angular_velocity"] < 0.0
