@@ -38,10 +38,12 @@ def overlaps(pos, rad, i, j):
 def sphere_contact(dx, dy, dz, d2, s, gi, gj):
     """A touching sphere pair seen from i, given x_j − x_i = (dx, dy, dz), its square d2, the
     sum of radii s (m) and the ids gi, gj: the unit normal from i to j and the overlap δ.
-    Coincident centres get a fixed axis, antisymmetric in the pair (+x for the lower id)."""
+    Coincident centres get a fixed axis, antisymmetric in the pair (+x for the lower id). One
+    division, then products with its reciprocal (antisymmetric still: (−dx)/d = −(dx/d))."""
     dist = math.sqrt(d2)
     if dist > 0.0:
-        nx, ny, nz = dx / dist, dy / dist, dz / dist
+        inv = 1.0 / dist
+        nx, ny, nz = dx * inv, dy * inv, dz * inv
     else:
         nx, ny, nz = (1.0 if gi < gj else -1.0), 0.0, 0.0
     return nx, ny, nz, max(s - dist, 0.0)

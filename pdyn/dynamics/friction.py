@@ -58,7 +58,7 @@ from numba import njit
 from numba.extending import overload
 
 from .._jit import JIT
-from .laws import COEFFICIENT, Hertz, Linear, dashpot_coefficient, stiffness
+from .laws import COEFFICIENT, Hertz, Linear, dashpot_coefficient, root, stiffness
 
 
 class Tangential(NamedTuple):
@@ -115,14 +115,14 @@ def linear_tangential(law, zeta, tangential, delta, r_eff, m_eff):
     """(k_t, c_t) of the linear law: 2/7 k_n and half the normal dashpot (damping ratio
     ``zeta``)."""
     k = law.k if law.k > 0.0 else law.E * r_eff
-    return tangential.kt_ratio * k, (zeta * math.sqrt(m_eff * k) if zeta > 0.0 else 0.0)
+    return tangential.kt_ratio * k, (zeta * root(m_eff * k) if zeta > 0.0 else 0.0)
 
 
 @njit(**JIT)
 def hertz_tangential(law, zeta, tangential, delta, r_eff, m_eff):
     """(k_t, c_t) of Hertz–Mindlin: 8 G* √(R δ) and 2 ζ √(m k_t)."""
-    kt = tangential.kt_ratio * 2.0 * law.E * math.sqrt(r_eff * delta)
-    return kt, (2.0 * zeta * math.sqrt(m_eff * kt) if zeta > 0.0 else 0.0)
+    kt = tangential.kt_ratio * 2.0 * law.E * root(r_eff * delta)
+    return kt, (2.0 * zeta * root(m_eff * kt) if zeta > 0.0 else 0.0)
 
 
 #: parameter record of the normal law → its tangential coefficients
@@ -202,6 +202,14 @@ TURNS = {Tangential: rescaled, Projected: projected}
 
 
 @njit(inline="always", **JIT)
+def _reset(fx, fy, fz, ct, tx, ty, tz, kt):
+    """The spring that gives the capped force F_t: −(F_t + c_t v_t)/k_t, one division (1/k_t,
+    loop-invariant for a linear law of one material) and products."""
+    inv = 1.0 / kt
+    return -(fx + ct * tx) * inv, -(fy + ct * ty) * inv, -(fz + ct * tz) * inv
+
+
+@njit(inline="always", **JIT)
 def tangential_force(law, tangential, sx, sy, sz, nx, ny, nz, vx, vy, vz, f_n, delta, r_eff,
                      m_eff, dt, slid):
     """One contact's tangential step from i's side: old spring s (m), normal n (i → j),
@@ -234,7 +242,7 @@ def tangential_force(law, tangential, sx, sy, sz, nx, ny, nz, vx, vy, vz, f_n, d
         fx, fy, fz = q * fx, q * fy, q * fz
         # k_t = 0 (Hertz at δ = 0) gives inf or NaN here under the pass's numpy error model,
         # replaced just below
-        rx, ry, rz = -(fx + ct * tx) / kt, -(fy + ct * ty) / kt, -(fz + ct * tz) / kt
+        rx, ry, rz = _reset(fx, fy, fz, ct, tx, ty, tz, kt)
         if not kt > 0.0:
             rx = ry = rz = 0.0
         sx = rx if sliding else sx
@@ -244,7 +252,7 @@ def tangential_force(law, tangential, sx, sy, sz, nx, ny, nz, vx, vy, vz, f_n, d
         q = cap / math.sqrt(f2)
         fx, fy, fz = q * fx, q * fy, q * fz
         if kt > 0.0:
-            sx, sy, sz = -(fx + ct * tx) / kt, -(fy + ct * ty) / kt, -(fz + ct * tz) / kt
+            sx, sy, sz = _reset(fx, fy, fz, ct, tx, ty, tz, kt)
         else:
             sx, sy, sz = 0.0, 0.0, 0.0
     return sx, sy, sz, fx, fy, fz, sliding

@@ -296,11 +296,20 @@ def _lag(a, q):
 
 
 @njit(inline="always", **JIT)
+def root(x):
+    """√x of an x ≥ 0 (a product of masses, stiffnesses, radii, overlaps) as the processor's
+    square root: numba calls libm's ``sqrt``, which LLVM replaces by the instruction only where
+    it can prove x ≥ 0 (a sum of squares, a quotient of them), and |x| proves it. A call left
+    in the contact loop saves every live floating-point value around it; the same bits."""
+    return math.sqrt(abs(x))
+
+
+@njit(inline="always", **JIT)
 def _power(x, q):
     """x^q (x ≥ 0) for the dashpots' exponents: Hertz' q = 1/4 as √√x (pow costs several
     times two square roots in the contact loop), any other q by pow (q = 0: 1)."""
     if q == 0.25:
-        return math.sqrt(math.sqrt(x))
+        return math.sqrt(root(x))
     return x ** q
 
 
@@ -318,13 +327,16 @@ def _dashpot(coef, q, lag, delta, v_n, m_eff, dt):
     as a function of its own, it kept its tests of q and numba's division checks (the dense
     gas's contact pass took 1.2x the time with friction and without; the same bits)."""
     c = coef if q == 0.0 else coef * _power(delta, q)
-    eps = 0.5 * dt * c / m_eff
-    e2 = min(eps * eps, 1.0 / lag[1]) if lag[1] > 0.0 else 0.0
-    u = v_n / (1.0 + lag[0] * eps + lag[1] * e2)
-    p = q + 1.0
+    if lag[1] > 0.0:
+        eps = 0.5 * dt * c / m_eff
+        u = v_n / (1.0 + lag[0] * eps + lag[1] * min(eps * eps, 1.0 / lag[1]))
+    else:  # (γ = 0, known when compiled) u / (1 + α ε) with one division
+        u = v_n * m_eff / (m_eff + lag[0] * 0.5 * dt * c)
+    per_dt = 1.0 / dt  # loop-invariant, as D's 1/(q + 1): the force loops divide once
+    scale = per_dt / (q + 1.0)
     if v_n > 0.0 and delta < v_n * dt:  # first touch within the step just made
         y = delta + 0.5 * v_n * dt
-        f = coef / p * (y * _power(y, q)) / dt * (u / v_n)
+        f = coef * (y * _power(y, q)) * scale * (u / v_n)
         whole = c * u
     else:
         hi = delta + (u - 0.5 * v_n) * dt
@@ -333,9 +345,9 @@ def _dashpot(coef, q, lag, delta, v_n, m_eff, dt):
             f = c * u  # D linear: the difference is c u* dt, without the cancellation
         else:
             hi, lo = max(hi, 0.0), max(lo, 0.0)
-            f = coef / p * (hi * _power(hi, q) - lo * _power(lo, q)) / dt
+            f = coef * (hi * _power(hi, q) - lo * _power(lo, q)) * scale
         whole = f
-    cap = m_eff * abs(v_n) / dt  # a dashpot stops the relative motion, never reverses it
+    cap = m_eff * abs(v_n) * per_dt  # a dashpot stops the relative motion, never reverses it
     return min(max(f, -cap), cap), min(max(whole, -cap), cap)
 
 
@@ -359,14 +371,14 @@ def linear_stiffness(law, r_eff, m_eff):
 @njit(inline="always", **JIT)
 def hertz(law, delta, r_eff):
     """Hertz contact: (force magnitude on i, elastic energy)."""
-    s = math.sqrt(r_eff * delta)
+    s = root(r_eff * delta)
     return 4.0 / 3.0 * law.E * s * delta, 8.0 / 15.0 * law.E * s * delta * delta
 
 
 @njit(inline="always", **JIT)
 def hertz_stiffness(law, r_eff, m_eff):
     """(m_eff 2 E* √R_eff, 1/2, 3/2): Hertz' k_t = 2 E* √(R_eff δ)."""
-    return 2.0 * m_eff * law.E * math.sqrt(r_eff), 0.5, 1.5
+    return 2.0 * m_eff * law.E * root(r_eff), 0.5, 1.5
 
 
 # ------------------------------------------------------------------ dampings
@@ -376,14 +388,14 @@ def hertz_stiffness(law, r_eff, m_eff):
 def tangent_damping(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
     """:class:`Tangent`: c = 2 ζ √(m_eff K) δ^{p/2}."""
     q = 0.5 * p
-    return _dashpot(2.0 * damping.zeta * math.sqrt(mk), q, _lag(a, q), delta, v_n, m_eff, dt)
+    return _dashpot(2.0 * damping.zeta * root(mk), q, _lag(a, q), delta, v_n, m_eff, dt)
 
 
 @njit(inline="always", **JIT)
 def constant_damping(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
     """:class:`Constant`: c = 2 ζ √(m_eff K (δ̄)^p), δ̄ = :data:`REFERENCE_OVERLAP` R_eff."""
     mk_ref = mk if p == 0.0 else mk * _power(REFERENCE_OVERLAP * r_eff, p)
-    return _dashpot(2.0 * damping.zeta * math.sqrt(mk_ref), 0.0, _lag(a, 0.0), delta, v_n,
+    return _dashpot(2.0 * damping.zeta * root(mk_ref), 0.0, _lag(a, 0.0), delta, v_n,
                     m_eff, dt)
 
 
@@ -399,14 +411,14 @@ def mass_velocity_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
 @njit(inline="always", **JIT)
 def viscoelastic_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
     """:class:`Viscoelastic`: η = γ m_eff √(R_eff δ)."""
-    return damping.gamma * m_eff * math.sqrt(r_eff * delta)
+    return damping.gamma * m_eff * root(r_eff * delta)
 
 
 @njit(inline="always", **JIT)
 def tsuji_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
     """:class:`Tsuji`: η = α √(m_eff F_e/δ), with F_e/δ = k_t(δ)/a = K δ^p / a from the law's
     tangent stiffness (m_eff K, p, a)."""
-    return damping.alpha * math.sqrt(mk / a) * _power(delta, 0.5 * p)
+    return damping.alpha * root(mk / a) * _power(delta, 0.5 * p)
 
 
 #: the sampled dampings' records → their coefficient η
