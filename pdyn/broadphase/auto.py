@@ -283,6 +283,7 @@ class Auto:
         self._probe = None  # (sampled handles, their positions, diameters) at the last build
 
     def _decide(self, positions, radii, handles) -> None:
+        found = self._bp.found if self._bp is not None else 0  # the last query's pairs
         self.statistics = statistics(positions, radii, handles)
         self.chosen = choose(self.statistics, self.usage, self.motion)
         self._probe = None
@@ -298,6 +299,7 @@ class Auto:
             self.chosen = f"{inner}+giants"
         else:
             self._bp = structure(self.chosen, self.statistics, self.usage)
+        self._bp.expect(found)  # about as many pairs as before: one run of the query kernel
         self.decisions += 1
 
     def _delegate(self, handles=None):

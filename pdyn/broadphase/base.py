@@ -321,6 +321,17 @@ class BroadPhase:
         ``candidate_pairs``)."""
         return None
 
+    @property
+    def found(self) -> int:
+        """The pairs the last ``contacts`` query found (0: none yet)."""
+        return self._found
+
+    def expect(self, pairs: int) -> None:
+        """Room for at least ``pairs`` pairs at the next ``contacts`` query: a structure that
+        replaces one which found as many (``pdyn.broadphase.auto`` deciding again at a build)
+        runs its query kernel once rather than once more with the exact size."""
+        self._found = max(self._found, int(pairs))
+
     def _touching_guess(self) -> int:
         """Room for the pairs of a ``_touching`` query: the last one's and an eighth more (a
         rebuild finds about as many as the one before; more is one retry), four per resident

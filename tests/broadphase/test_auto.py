@@ -73,6 +73,30 @@ def test_decides_at_every_build_and_delegates():
     assert bp.chosen == "hash_grid" and bp.decisions == 2
 
 
+
+def test_a_build_that_decides_again_runs_the_query_kernel_once(monkeypatch):
+    """The structure a build decides on expects the pairs the one it replaces found: a dense
+    scene's query (more pairs than the first guess, four per resident) runs its kernel once,
+    not a second time with the exact size (a simulation's rebuild after each reordering)."""
+    import pdyn.broadphase.index_sort as index_sort
+
+    runs = []
+    for name in ("_pairs_row_major", "_pairs_morton"):
+        kernel = getattr(index_sort, name)
+        monkeypatch.setattr(index_sort, name,
+                            lambda *a, kernel=kernel: runs.append(1) or kernel(*a))
+    rng = np.random.default_rng(2)
+    pos = rng.uniform(0, 9, (3000, 3))  # dense: more pairs within reach than 4 per sphere
+    rad = np.full(3000, 0.5)
+    bp = make_broadphase("auto").build(pos, rad)
+    first = bp.contacts()
+    assert bp.chosen == "index_sort" and first.shape[0] > 4 * 3000 and len(runs) == 2
+    bp.build(pos + 0.01, rad)  # decides again: a new structure
+    assert np.array_equal(canonical_pairs(bp.contacts()),
+                          find_contacts(pos + 0.01, rad, method="brute"))
+    assert bp.decisions == 2 and len(runs) == 3
+
+
 @pytest.mark.parametrize("sigma, pick", [(0.002, "hash_grid"), (0.1, "index_sort")])
 def test_a_dense_scene_moving_slowly_switches_to_the_hash_grid(sigma, pick):
     """Rule 2 with motion: the first update after a build measures the median displacement;
