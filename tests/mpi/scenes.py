@@ -14,6 +14,8 @@ from pdyn.particles import FIELDS
 from pdyn.scenarios import Scene, drum, hopper, make_scene, place_spheres
 from pdyn.stl import write_stl
 
+from .conftest import idle_barrier
+
 #: the box boundaries of :func:`dense_polydisperse` by name
 BOUNDARIES = {
     "periodic": ("periodic", "periodic", "periodic"),
@@ -190,7 +192,7 @@ def trough(folder, comm, **cfg):
         slope = math.tan(math.radians(30.0))
         v, t = grid_surface(10, 100.0, lift=lambda x, y: slope * np.abs(x))
         write_stl(folder / "trough.stl", v[t].astype(np.float32))
-    comm.barrier()
+    idle_barrier(comm)
     rng = np.random.default_rng(9)
     radii = rng.uniform(0.004, 0.006, 250)
     pos = place_spheres(radii, np.array([-0.03, -0.09, 0.025]), np.array([0.03, 0.09, 0.14]),
@@ -503,7 +505,7 @@ def materials_file(folder, comm, **cfg):
                 zip(p.positions, p.radii, p.velocities, FILE_MATERIALS)]
         (folder / "spheres.csv").write_text("x,y,z,radius,vx,vy,vz,material\n"
                                             + "\n".join(rows) + "\n")
-    comm.barrier()
+    idle_barrier(comm)
     return base.with_(particles=ParticlesConfig(file=str(folder / "spheres.csv")),
                       insertion=None, **cfg)
 

@@ -12,6 +12,7 @@ from pdyn.domain import DecompositionError
 from pdyn.io import OutputWriteError, hdf5, read_snapshot
 from pdyn.simulation import Simulation
 
+from .conftest import idle_barrier
 from .scenes import dense_polydisperse
 
 pytestmark = pytest.mark.mpi
@@ -68,13 +69,13 @@ def test_write_failure_on_one_rank_ends_every_rank(comm, shared_dir, monkeypatch
     assert "No space left on device" in msg
     assert comm.size == 1 or msg.startswith(f"rank {comm.size - 1}: ")
     monkeypatch.undo()
-    comm.barrier()
+    idle_barrier(comm)
     if comm.rank == 0:
         folder = shared_dir / "snapshots"
         assert sorted(p.name for p in folder.glob("snap_00000010*")) == []
         assert not list(folder.glob("*.tmp"))
         assert read_snapshot(folder / "snap_00000005.h5")["step"] == 5
-    comm.barrier()
+    idle_barrier(comm)
 
 
 def test_absurd_block_grid_everywhere(comm):
@@ -115,7 +116,7 @@ def test_damaged_rows_of_one_rank_stop_every_rank(comm, shared_dir):
             vel[-1, 2] = np.inf
             del f["particles/vel"]
             f.create_dataset("particles/vel", data=vel, fletcher32=True)
-    comm.barrier()
+    idle_barrier(comm)
     msg = same_error_everywhere(comm, OutputFileError, lambda: from_checkpoint(
         path, comm=comm, output=OutputConfig(folder=str(shared_dir / "b"))))
     assert "particles/vel[" in msg and "not finite" in msg
@@ -171,7 +172,7 @@ def test_forged_checkpoint_is_one_error_on_every_rank(comm, shared_dir, case):
     Simulation(cfg, comm=comm).run(20)
     path = shared_dir / "a" / "checkpoints" / "ckpt_00000020.h5"
     first = int(checkpoint_header(path)["rows_per_rank"][:-1].sum())  # the last rank's
-    comm.barrier()  # every rank has read it
+    idle_barrier(comm)  # every rank has read it
     if comm.rank == 0:
         piece = path if comm.size == 1 else path.with_name(
             f"ckpt_00000020.r{comm.size - 1:04d}.h5")
@@ -183,7 +184,7 @@ def test_forged_checkpoint_is_one_error_on_every_rank(comm, shared_dir, case):
             _forge(piece, "particles/gid", _set(0, 10**6))
         else:
             _forge(path, "exchange/owner", _set(0, comm.size + 5))
-    comm.barrier()
+    idle_barrier(comm)
     msg = same_error_everywhere(comm, OutputFileError, lambda: from_checkpoint(
         path, comm=comm, output=OutputConfig(folder=str(shared_dir / "b"))))
     assert msg.startswith(f"{path}: "), msg
@@ -218,7 +219,7 @@ def test_checkpoint_against_its_run_is_one_error_on_every_rank(comm, shared_dir,
         output=OutputConfig(folder=str(shared_dir / "a"), checkpoint_every=20))
     Simulation(cfg, comm=comm).run(20)
     path = shared_dir / "a" / "checkpoints" / "ckpt_00000020.h5"
-    comm.barrier()
+    idle_barrier(comm)
     if comm.rank == 0:
         piece = path if comm.size == 1 else path.with_name(
             f"ckpt_00000020.r{comm.size - 1:04d}.h5")
@@ -226,7 +227,7 @@ def test_checkpoint_against_its_run_is_one_error_on_every_rank(comm, shared_dir,
             _forge(piece, "particles/radius", _set(0, 1e3))
         else:
             _config_walls(path)
-    comm.barrier()
+    idle_barrier(comm)
     msg = same_error_everywhere(comm, OutputFileError, lambda: from_checkpoint(
         path, comm=comm, output=OutputConfig(folder=str(shared_dir / "b"))))
     assert msg.startswith(f"{path}: "), msg

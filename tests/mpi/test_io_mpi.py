@@ -12,6 +12,7 @@ from pdyn.parallel import SerialComm
 from pdyn.restart import from_checkpoint
 from pdyn.simulation import Simulation
 
+from .conftest import idle_barrier
 from .scenes import FRICTIONAL_STATE, dense_polydisperse, gather_fields
 
 pytestmark = pytest.mark.mpi
@@ -63,7 +64,7 @@ def test_snapshot_series_in_vtk(comm, shared_dir):
                 assert len(np.unique(s["rank"])) > 1
         _check_vtk(shared_dir / "snapshots.xmf", [read_snapshot(f) for f in files],
                    [w[0] for w in written])
-    comm.barrier()
+    idle_barrier(comm)
 
 
 def _check_vtk(xmf, snaps, times):
@@ -159,7 +160,7 @@ def test_periodic_restart_on_other_rank_count(comm, shared_dir):
         g, p = full_state(one)[:2]
         assert np.array_equal(g, ref[0]) and np.array_equal(p, ref[1])
         assert np.array_equal(_all_contacts(one), ref_contacts)
-    comm.barrier()
+    idle_barrier(comm)
     many = from_checkpoint(shared_dir / "s" / "checkpoints" / "ckpt_00000050.h5",
                                       comm=comm, output=OutputConfig(folder=str(shared_dir / "y")))
     assert comm.allreduce_sum(int(many.store.owned.size)) == 200
@@ -185,7 +186,7 @@ def test_restart_on_other_rank_count(comm, shared_dir):
     if comm.rank == 0:
         serial = Simulation(drop(shared_dir / "s", checkpoint_every=20), comm=SerialComm())
         serial.run(20)
-    comm.barrier()
+    idle_barrier(comm)
     ck = read_checkpoint(shared_dir / "n" / "checkpoints" / "ckpt_00000020.h5")
     assert ck["ranks"] == comm.size and np.array_equal(ck["gid"], np.arange(50))
     if comm.rank == 0:
@@ -220,4 +221,4 @@ def test_piece_without_checksum_is_named(comm, shared_dir):
             del f["particles/mass"]
             f["particles/mass"] = values
         assert unchecked(path) == ["particles/mass"]
-    comm.barrier()
+    idle_barrier(comm)

@@ -11,6 +11,7 @@ from pdyn.config import ConfigError, SimulationConfig
 from pdyn.simulation import Simulation
 from pdyn.stl import write_stl
 
+from .conftest import idle_barrier
 from .scenes import trough
 
 STEPS = 40
@@ -69,7 +70,7 @@ def test_bad_mesh_refused_on_every_rank(comm, shared_dir):
     if comm.rank == 0:  # a zero-area triangle
         write_stl(shared_dir / "flat.stl", np.array([[[0, 0, 0], [1, 0, 0], [2, 0, 0]],
                                                      [[0, 0, 0], [1, 0, 0], [0, 1, 0]]], float))
-    comm.barrier()
+    idle_barrier(comm)
     with pytest.raises(ConfigError, match="zero area"):
         with mesh_placement(comm):
             SimulationConfig(scene="drop", scale=0.05, walls=[

@@ -12,6 +12,7 @@ from pdyn.parallel import SerialComm
 from pdyn.restart import from_checkpoint
 from pdyn.simulation import Simulation
 
+from .conftest import idle_barrier
 from .scenes import FRICTIONAL_STATE, MIXTURE_STEPS, assert_same_state, gather_fields, mixture
 
 #: 1200 steps of 700 spheres on N ranks and on one; the fast lane's restarts across rank
@@ -38,7 +39,7 @@ def test_packing_restart_across_rank_counts(comm, shared_dir):
                               comm=SerialComm(), output=OutputConfig(folder=str(shared_dir / "x")))
         one.run(steps - half)
         assert_same_state(one, want, "when an N-rank checkpoint continues on one rank")
-    comm.barrier()
+    idle_barrier(comm)
     many = from_checkpoint(shared_dir / "s" / "checkpoints" / f"ckpt_{half:08d}.h5", comm=comm,
                            output=OutputConfig(folder=str(shared_dir / "y")))
     many.run(steps - half)

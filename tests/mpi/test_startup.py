@@ -12,6 +12,7 @@ from pdyn.restart import CheckpointSource, from_checkpoint
 from pdyn.scenarios import make_scene
 from pdyn.simulation import Simulation
 
+from .conftest import idle_barrier
 from .scenes import dense_polydisperse
 
 FIELDS = ("gid", "pos", "vel", "radius", "mass", "force", "build_pos")
@@ -34,6 +35,7 @@ def assert_same(a, b):
 def on_one_rank(comm, make):
     """``make(SerialComm())`` on rank 0, its state broadcast."""
     state = everything(make(SerialComm())) if comm.rank == 0 else None
+    idle_barrier(comm)
     return comm.bcast(state)
 
 
@@ -95,7 +97,7 @@ def test_restart_same_state_on_every_rank_count(comm, shared_dir, periodic):
     cfg = dense_polydisperse(boundary, n=300, dt=2e-3).with_(
         output=OutputConfig(folder=str(shared_dir / "a"), checkpoint_every=20))
     written = on_one_rank(comm, lambda c: _run(Simulation(cfg, comm=c), 20))
-    comm.barrier()
+    idle_barrier(comm)
     path = shared_dir / "a" / "checkpoints" / "ckpt_00000020.h5"
     cont = from_checkpoint(path, comm=comm, output=OutputConfig(folder=str(shared_dir / "b")))
     assert_same(everything(cont), written)
