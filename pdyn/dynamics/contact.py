@@ -1482,6 +1482,7 @@ class ContactPass(Hanger):
                          store.force, link, (done, done_at), self._row_scratch(lists),
                          self.mesh_state(store, lists))
             self._touched(lists, n)
+            self._history_current = False  # (a law changed in place: no history of this pass)
             return n, e
         mesh = self.mesh_state(store, lists)
         old_entry, old_spring, old_slid, n_old, fresh = self.history.prepare(store, lists)
