@@ -1,7 +1,7 @@
 """The cohesion validations of ``docs/validation.md`` ("Cohesion: pull-off, the JKR curve,
 sticking, liquid bridges", issue 49): each model's runs against its closed form.
 
-    python benchmarks/cohesion_validation.py --json /tmp/cohesion.json --doc docs/validation.md
+    python benchmarks/cohesion_validation.py --json docs/cohesion_validation.json --doc docs/validation.md
 
 Spheres of radius 5 mm (E = 10⁷ Pa, ν = 0.3, ρ = 1000 kg/m³), elastic (no damping), no
 gravity, a floor wall; the closed forms are written here independently of ``pdyn``'s kernels

@@ -35,7 +35,7 @@ NOTHING = Captured(None, None, None, None, None)
 
 def contact_network(contact, store, lists, dt: float, spheres: bool = True,
                     lower: bool = True, fixed: np.ndarray | None = None,
-                    scratch: Scratch | None = None) -> dict:
+                    scratch: Scratch | None = None, just_passed: bool = False) -> dict:
     """This rank's share of the contacts with their forces now (those held past touching
     included: ``ContactPass.evaluated``), each contact on the
     rank that owns its lower-id sphere (``ContactPass.contact_list``, with the tangential
@@ -43,10 +43,11 @@ def contact_network(contact, store, lists, dt: float, spheres: bool = True,
     ``lower=False``: every row's contacts from its side (a pair on both spheres' rows);
     ``fixed`` (the fixed spheres' sorted global ids): every contact once from its row's side,
     a pair with a fixed sphere on its partner's (``ContactPass.contact_list``); ``scratch``:
-    the arrays, kept there (``pdyn.heap.Scratch``), None: new ones."""
+    the arrays, kept there (``pdyn.heap.Scratch``), None: new ones; ``just_passed``: right
+    after the force pass (its contact history names the contacts: no walk tests them)."""
     return contact.contact_list(store, lists, dt, spheres=spheres, lower=lower, fixed=fixed,
                                 tangential=contact.recorded_tangential(lists, spheres),
-                                scratch=scratch)
+                                scratch=scratch, just_passed=just_passed)
 
 
 def wall_facets(contact, store, lists) -> np.ndarray:
@@ -71,19 +72,22 @@ def capture(contact, store, lists, dt: float, needs: frozenset,
         return NOTHING
     stats = (contact_stats(store, lists, contact.wall_table(store), contact.mesh,
                            contact.evaluated(store, lists)) if "thermo" in needs else None)
-    network = contact_network(contact, store, lists, dt) if "network" in needs else None
+    network = (contact_network(contact, store, lists, dt, just_passed=True)
+               if "network" in needs else None)
     wall_load = None
     if "walls" in needs or "wall_patches" in needs:
         if network is None:
-            wall_load = contact_network(contact, store, lists, dt, spheres=False)
+            wall_load = contact_network(contact, store, lists, dt, spheres=False,
+                                        just_passed=True)
         else:  # the network's wall contacts (a wall's gid is negative)
             w = network["id"][:, 1] < 0
             wall_load = {k: v[w] for k, v in network.items() if k != "ends"}
             wall_load["ends"] = network["ends"].reshape(-1, 2, 3)[w].reshape(-1, 3)
         if "wall_patches" in needs:
             wall_load["facet"] = wall_facets(contact, store, lists)
-    rows = (contact_network(contact, store, lists, dt, lower=False)
+    rows = (contact_network(contact, store, lists, dt, lower=False, just_passed=True)
             if "sphere_contacts" in needs else None)
-    once = (contact_network(contact, store, lists, dt, fixed=fixed, scratch=scratch)
+    once = (contact_network(contact, store, lists, dt, fixed=fixed, scratch=scratch,
+                            just_passed=True)
             if "contacts_once" in needs else None)
     return Captured(network, wall_load, stats, rows, once)

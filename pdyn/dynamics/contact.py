@@ -764,7 +764,8 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
 # them. Which those are the pass decides (a touching entry; with cohesion that holds contacts
 # past touching also one that touched last step and holds, ``pdyn.dynamics.cohesion.holds``)
 # and records as the contact history it writes: :func:`_acts` reads that record, so the walks
-# and the pass never disagree and the decision is written once.
+# and the pass never disagree and the decision is written once. Right after a pass with
+# rotation (a step's writers) that history names the entries: :func:`_walk_acting` reads them.
 @njit(inline="always", **JIT)
 def _acts(touches, evaluated, p, u):
     """Whether list entry ``u`` (ascending over a walk) carries a force of the last pass, and
@@ -818,6 +819,28 @@ def _walk(rows, start, split, partner, pos, rad, gid, normal, walls, mesh, spher
                 found[k, 0] = u
                 found[k, 1] = t
                 k += 1
+    return k
+
+
+@njit(**JIT)
+def _walk_acting(rows, start, split, partner, gid, spheres, walls_too, lower, fixed, acting,
+                 found):
+    """:func:`_walk`'s rows from ``acting``, the entries the force pass just applied a force
+    for (ascending: the contact history it wrote), instead of testing every entry of the
+    lists: the same entries in the same order; returns how many."""
+    k = t = 0
+    for q in range(acting.shape[0]):
+        u = acting[q]
+        while start[t + 1] <= u:
+            t += 1
+        if u < split[t]:
+            if not spheres or (lower and not _once(gid[rows[t]], gid[partner[u]], fixed)):
+                continue
+        elif not walls_too:
+            continue
+        found[k, 0] = u
+        found[k, 1] = t
+        k += 1
     return k
 
 
@@ -1002,8 +1025,8 @@ def contact_stats(store, lists, walls, mesh=None, evaluated=None) -> tuple[int, 
 
 def touching_entries(store, lists, walls, mesh, *, spheres: bool = True, walls_too: bool = True,
                      lower: bool = False, evaluated: np.ndarray | None = None,
-                     fixed: np.ndarray | None = None,
-                     found: np.ndarray | None = None) -> np.ndarray:
+                     fixed: np.ndarray | None = None, found: np.ndarray | None = None,
+                     acting: np.ndarray | None = None) -> np.ndarray:
     """The entries of the rows of ``lists`` that act now (:func:`_walk`), (K, 2) int64 rows
     (list entry, row) in list order: sphere entries when ``spheres`` (``lower``: only those
     whose partner has the higher gid — or with ``fixed``, sorted global ids, the lower and is
@@ -1011,12 +1034,18 @@ def touching_entries(store, lists, walls, mesh, *, spheres: bool = True, walls_t
     ``walls``: the wall table, ``mesh``: the mesh state (:func:`mesh_state`) or None;
     ``evaluated``: the entries the last force pass evaluated (``ContactPass.evaluated``: with
     cohesion that holds contacts past touching), None: the touching entries; ``found``: where
-    to write them ((entries, 2) int64: room for every entry, one walk), None: a new array."""
+    to write them ((entries, 2) int64: room for every entry, one walk), None: a new array;
+    ``acting``: the entries that act, if known (``ContactPass.acting``: read, not tested)."""
     if found is None:
         found = np.empty((lists.partner.shape[0], 2), np.int64)
-    k = _walk(lists.rows, lists.start, lists.split, lists.partner, store.pos, store.radius,
-              store.gid, store.normal, walls, mesh, spheres, walls_too, lower,
-              None if fixed is None else np.ascontiguousarray(fixed, np.int64), found, evaluated)
+    fixed = None if fixed is None else np.ascontiguousarray(fixed, np.int64)
+    if acting is not None:
+        k = _walk_acting(lists.rows, lists.start, lists.split, lists.partner, store.gid,
+                         spheres, walls_too, lower, fixed, acting, found)
+    else:
+        k = _walk(lists.rows, lists.start, lists.split, lists.partner, store.pos, store.radius,
+                  store.gid, store.normal, walls, mesh, spheres, walls_too, lower, fixed, found,
+                  evaluated)
     return found[:k]
 
 
@@ -1295,6 +1324,7 @@ class ContactPass(Hanger):
                  mesh: tuple | None = None):
         self.law, self.walls, self.mesh = law, walls, mesh
         self.recorded = None  # what the last pass recorded tangential forces of: "all", "walls"
+        self._history_current = False  # the history holds the last pass's entries (acting)
         self._geo, self._border = np.zeros((0, 4)), NO_BORDER  # mesh_state's buffers
         self.tangential = self._tangential = np.zeros((0, 3))  # (a view of the buffer)
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
@@ -1318,7 +1348,8 @@ class ContactPass(Hanger):
 
     def contact_list(self, store, lists, dt: float, *, spheres: bool = True,
                      tangential: np.ndarray | None = None, lower: bool = True,
-                     fixed: np.ndarray | None = None, scratch: Scratch | None = None) -> dict:
+                     fixed: np.ndarray | None = None, scratch: Scratch | None = None,
+                     just_passed: bool = False) -> dict:
         """The contacts of the rows of ``lists`` with their forces as the force pass of a step
         of ``dt`` s computed them (those cohesion holds past touching too: :meth:`evaluated`),
         for output and servo loads: ``id`` (K, 2)
@@ -1335,14 +1366,17 @@ class ContactPass(Hanger):
         ``tangential`` is where a tangential (friction) force enters: an (entries, 3) array,
         aligned with ``lists.partner``, of the tangential force on each row's sphere per list
         entry; None: no friction, zeros. ``scratch`` (``pdyn.heap.Scratch``): the arrays,
-        kept there (valid until its next use), None: new ones."""
+        kept there (valid until its next use), None: new ones. ``just_passed``: called right
+        after the force pass over ``lists`` (nothing moved since), whose contact history then
+        names the contacts (:meth:`acting`)."""
         t = np.zeros((0, 3)) if tangential is None else np.ascontiguousarray(tangential, float)
         walls, mesh = self.wall_table(store), self.mesh_state(store, lists)
         found = touching_entries(
             store, lists, walls, mesh, spheres=spheres, lower=lower,
             evaluated=self.evaluated(store, lists), fixed=fixed,
             found=None if scratch is None else scratch.take("found", lists.partner.shape[0], 2,
-                                                            np.int64))
+                                                            np.int64),
+            acting=self.acting(store, lists) if just_passed else None)
         k = found.shape[0]
         out = None if scratch is None else (
             scratch.take("id", k, 2, np.int64), scratch.take("ends", 2 * k, 3),
@@ -1369,6 +1403,13 @@ class ContactPass(Hanger):
             self.mesh_state(store, lists), store.material, self.law.table, column, sums.limbs,
             sums.used, held, sums.keys, sums.values, sums.n, self.evaluated(store, lists)))
 
+    def acting(self, store, lists) -> np.ndarray | None:
+        """The entries of ``lists`` the last force pass applied a force for (ascending), right
+        after it: with rotation its contact history holds exactly those (every touching entry,
+        and those cohesion held, is given its spring); None without (or after a pass that
+        did not advance the history, or new lists): a walk must test the entries."""
+        return self.history.entries(store, lists) if self._history_current else None
+
     def evaluated(self, store, lists) -> np.ndarray | None:
         """The entries of ``lists`` the last force pass evaluated (ascending), where cohesion
         holds contacts past touching (``pdyn.dynamics.cohesion.HELD``: the pass decides
@@ -1394,6 +1435,7 @@ class ContactPass(Hanger):
         """New lists: links, row scratch and spinning rows are found again by the next pass."""
         self._link, self._link_found, self._gather = NO_LINKS, False, None
         self.n_spinning = -1
+        self._history_current = False
 
     def save(self, store, lists) -> None:
         """With rotation the history is saved next (its own hook): the links go first, so
@@ -1440,6 +1482,7 @@ class ContactPass(Hanger):
                          store.force, link, (done, done_at), self._row_scratch(lists),
                          self.mesh_state(store, lists))
             self._touched(lists, n)
+            self._history_current = False  # (a law changed in place: no history of this pass)
             return n, e
         mesh = self.mesh_state(store, lists)
         old_entry, old_spring, old_slid, n_old, fresh = self.history.prepare(store, lists)
@@ -1464,6 +1507,7 @@ class ContactPass(Hanger):
             self.history.reserve(k)
         if advance:
             self.history.advanced(k)
+        self._history_current = advance
         self._touched(lists, n)
         self.n_spinning = q
         return n, e

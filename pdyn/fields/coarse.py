@@ -36,9 +36,9 @@ FIELDS = {"volume_fraction": 1, "density": 1, "velocity": 3, "kinetic_stress": 9
 
 
 @njit(**JIT)
-def _sphere_values(handles, pos, vel, radius, mass, points, vals):
+def _sphere_values(handles, pos, vel, radius, mass, points, vals, most):
     """:func:`sphere_values` in one pass (numpy's operations, term by term) into ``points``
-    (N, 3) and ``vals`` (N, 14)."""
+    (N, 3) and ``vals`` (N, 14), each column's largest magnitude into ``most`` (14,)."""
     volume = 4.0 / 3.0 * np.pi
     for q in range(handles.shape[0]):
         h = handles[q]
@@ -50,24 +50,29 @@ def _sphere_values(handles, pos, vel, radius, mass, points, vals):
             vals[q, 2 + a] = m * vel[h, a]
             for b in range(3):
                 vals[q, 5 + 3 * a + b] = m * vel[h, a] * vel[h, b]
+        for c in range(14):
+            most[c] = max(most[c], abs(vals[q, c]))
 
 
-def sphere_values(store, handles, scratch: Scratch | None = None) -> tuple[np.ndarray,
-                                                                            np.ndarray]:
+def sphere_values(store, handles, scratch: Scratch | None = None,
+                  most: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(points (N, 3), values (N, 14)): the spheres ``handles``' volume, mass, momentum and
-    m v ⊗ v at their centres (in ``scratch``'s arrays if given)."""
+    m v ⊗ v at their centres (in ``scratch``'s arrays if given); each column's largest
+    magnitude raised into ``most`` (14,) if given (:func:`fixed_scales`)."""
     scratch = Scratch() if scratch is None else scratch
     handles = np.asarray(handles, np.int64)
     points = scratch.take("points", handles.shape[0], 3)
     vals = scratch.take("spheres", handles.shape[0], 14)
-    _sphere_values(handles, store.pos, store.vel, store.radius, store.mass, points, vals)
+    _sphere_values(handles, store.pos, store.vel, store.radius, store.mass, points, vals,
+                   np.zeros(14) if most is None else most)
     return points, vals
 
 
 @njit(**JIT)
-def _branch_moments(ends, normal_force, tangential_force, keep, kept, out):
+def _branch_moments(ends, normal_force, tangential_force, keep, kept, out, most):
     """The ``keep`` contacts' ends into ``kept`` (2K, 3) and b ⊗ F into ``out`` (K, 9) (b =
-    ends[2k + 1] − ends[2k], F the sum of the normal and tangential force), in their order."""
+    ends[2k + 1] − ends[2k], F the sum of the normal and tangential force), in their order;
+    each column's largest magnitude into ``most`` (9,)."""
     q = 0
     for k in range(keep.shape[0]):
         if not keep[k]:
@@ -78,15 +83,18 @@ def _branch_moments(ends, normal_force, tangential_force, keep, kept, out):
             b = ends[2 * k + 1, a] - ends[2 * k, a]
             for c in range(3):
                 out[q, 3 * a + c] = b * (normal_force[k, c] + tangential_force[k, c])
+                most[3 * a + c] = max(most[3 * a + c], abs(out[q, 3 * a + c]))
         q += 1
 
 
 def contact_values(network: dict, keep: np.ndarray | None = None,
-                   scratch: Scratch | None = None) -> tuple[np.ndarray, np.ndarray]:
+                   scratch: Scratch | None = None,
+                   most: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """(segments (K, 2, 3), values (K, 9)): each contact's branch and its b ⊗ F, to be spread
     along the branch (:func:`~pdyn.fields.deposit.deposit_segments`); ``keep`` (bool, one a
     contact of ``network``): those alone (``pdyn.fields.once.once_mask``), None: all (in
-    ``scratch``'s arrays if given)."""
+    ``scratch``'s arrays if given); each column's largest magnitude raised into ``most`` (9,)
+    if given (:func:`fixed_scales`)."""
     scratch = Scratch() if scratch is None else scratch
     ends = np.ascontiguousarray(network["ends"], float)
     if keep is None:
@@ -95,27 +103,17 @@ def contact_values(network: dict, keep: np.ndarray | None = None,
     kept, values = scratch.take("ends", 2 * count, 3), scratch.take("contacts", count, 9)
     _branch_moments(ends, np.ascontiguousarray(network["normal_force"], float),
                     np.ascontiguousarray(network["tangential_force"], float), keep, kept,
-                    values)
+                    values, np.zeros(9) if most is None else most)
     return kept.reshape(-1, 2, 3), values
 
 
-@njit(**JIT)
-def _largest(values, out):
-    """The largest magnitude of each column of ``values`` (N, C) into ``out`` (C,)."""
-    for q in range(values.shape[0]):
-        for c in range(values.shape[1]):
-            out[c] = max(out[c], abs(values[q, c]))
-
-
-def fixed_scales(comm, spheres: np.ndarray, contacts: np.ndarray) -> np.ndarray:
+def fixed_scales(comm, most: np.ndarray, counts: tuple[int, int]) -> np.ndarray:
     """The fixed-point scale of each raw sum (``pdyn.fields.exact.fixed_scale``) from every
-    rank's largest value and count of the sphere and contact ``values`` (collective: a
+    rank's largest magnitude of each (``most``, N_SUMS: :func:`sphere_values`' 14, then
+    :func:`contact_values`' 9) and its ``counts`` of spheres and contacts (collective: a
     maximum and an integer sum, the same on any rank count)."""
-    most = np.zeros(N_SUMS)
-    _largest(spheres, most[:14])
-    _largest(contacts, most[14:])
-    most = comm.allreduce_max(most)
-    count = comm.allreduce_sum(np.array([len(spheres), len(contacts)], np.int64))
+    most = comm.allreduce_max(np.asarray(most, float))
+    count = comm.allreduce_sum(np.array(counts, np.int64))
     return fixed_scale(2.0 * most * np.where(np.arange(N_SUMS) < 14, count[0], count[1]))
 
 
@@ -136,9 +134,10 @@ def sample(comm, store, network: dict, grid, kind: str, width: float,
     and the contact network's share of each — the contacts ``keep`` says, None: all), the
     same bits on any rank count: integer sums joined by an integer allreduce (collective);
     ``scratch``: the values' arrays kept between samples (``pdyn.heap.Scratch``)."""
-    spheres = sphere_values(store, store.owned, scratch)
-    contacts = contact_values(network, keep, scratch)
-    scale = fixed_scales(comm, spheres[1], contacts[1])
+    most = np.zeros(N_SUMS)
+    spheres = sphere_values(store, store.owned, scratch, most[:14])
+    contacts = contact_values(network, keep, scratch, most[14:])
+    scale = fixed_scales(comm, most, (len(spheres[1]), len(contacts[1])))
     sums = local_sums(grid, kind, width, spheres, contacts, scale)
     sums = comm.allreduce_sum(sums) if comm.size > 1 else sums
     return sums / scale[:, None, None, None]

@@ -5,7 +5,8 @@ Every ``every`` steps a sample (exact sums over the ranks, the same bits on any 
 every ``window`` samples their mean is written by rank 0 to
 
     <folder>/fields/<name>_<step:08d>.h5    the fields of the window ending at ``step``
-    <folder>/<name>.xmf                     the XDMF 2 index ParaView opens (cell data)
+    <folder>/<name>.xmf                     the XDMF 2 index ParaView opens (cell data),
+                                            rewritten at most every INDEX_SECONDS
     <folder>/fields/<name>_<step:08d>.csv   with one resolved axis: the profile as a table
 
 An HDF5 file holds ``x``, ``y``, ``z`` (the cell centres, m) and each field as
@@ -20,6 +21,7 @@ files bit for bit; one elsewhere writes its first window from the samples after 
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import h5py
@@ -38,6 +40,11 @@ VERSION = 1
 #: component names of the vector and tensor fields
 VECTOR = ("x", "y", "z")
 TENSOR = tuple(a + b for a in "xyz" for b in "xyz")
+#: the index lists every window written at most this many seconds (wall clock) ago: rewritten
+#: at the first window, then at a window this long after the last rewrite, and at the end of
+#: a run or a stop (:meth:`FieldsWriter.finish`) — not at every window: replacing a file by a
+#: rename makes ext4 write it out (about 0.5 ms), and the index grows with the windows
+INDEX_SECONDS = 10.0
 
 
 class FieldsWriter(Writer):
@@ -56,6 +63,8 @@ class FieldsWriter(Writer):
         self._scratch = Scratch()  # the sample's values, kept between samples
         self._claimed = False
         self._entries: dict = {}  # file name -> its entry in the index (write_fields_xdmf)
+        self._indexed = None  # when the index was last written (time.monotonic(), s)
+        self._unlisted = False  # a window written since
 
     def due(self, step: int) -> bool:
         return step % self.config.every == 0
@@ -103,9 +112,22 @@ class FieldsWriter(Writer):
         write_atomic(path, write)
         if int(np.count_nonzero(g.cells > 1)) == 1:
             write_bytes_atomic(path.with_suffix(".csv"), profile_csv(g, fields).encode())
-        scan = not self._entries  # the folder's files listed at the first write, then known
         self._entries[path.name] = _entry(path.name, int(view.step), float(view.time), g)
-        write_fields_xdmf(self.run_folder, cfg.name, g, self._entries, scan=scan)
+        self._unlisted = True
+        if self._indexed is None or time.monotonic() - self._indexed >= INDEX_SECONDS:
+            self._index()
+
+    def _index(self) -> None:
+        """Rewrite the index (rank 0): at the first time with the folder's files listed
+        (those of the run before a restart), then the files it knows."""
+        write_fields_xdmf(self.run_folder, self.config.name, self._grid, self._entries,
+                          scan=self._indexed is None)
+        self._indexed, self._unlisted = time.monotonic(), False
+
+    def finish(self, view) -> None:
+        """The end of a run or a stop: the index lists every window written (collective)."""
+        due = view.comm.rank == 0 and self._unlisted
+        agree(view.comm, attempt(self._index) if due else None)
 
 
 def zyx(value: np.ndarray) -> np.ndarray:

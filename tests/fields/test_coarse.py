@@ -9,8 +9,8 @@ import pytest
 from scipy.special import erfc
 
 from pdyn.config import ConfigError, FieldsConfig, OutputConfig, SimulationConfig
-from pdyn.fields.coarse import (CONTACT, MASS, contact_values, fields_of, fixed_scales,
-                                 local_sums, sample, sphere_values)
+from pdyn.fields.coarse import (CONTACT, MASS, N_SUMS, contact_values, fields_of,
+                                 fixed_scales, local_sums, sample, sphere_values)
 from pdyn.fields.grid import Grid
 from pdyn.io import read_fields
 from pdyn.parallel import SerialComm
@@ -77,9 +77,12 @@ def test_sums_do_not_depend_on_the_split_or_order(kernel):
     sums added as three ranks' allreduce would: the same integers as the whole."""
     store, net = cloud(seed=2)
     grid = Grid.over(box_of((1.0, 2.0, 3.0)), (3, 4, 5))
-    spheres = sphere_values(store, store.owned)
-    contacts = contact_values(net)
-    scale = fixed_scales(SerialComm(), spheres[1], contacts[1])
+    most = np.zeros(N_SUMS)
+    spheres = sphere_values(store, store.owned, most=most[:14])
+    contacts = contact_values(net, most=most[14:])
+    assert np.array_equal(most, np.concatenate([np.abs(v).max(axis=0) for v in
+                                                (spheres[1], contacts[1])]))
+    scale = fixed_scales(SerialComm(), most, (len(spheres[1]), len(contacts[1])))
     whole = local_sums(grid, kernel, 0.2, spheres, contacts, scale)
     rng = np.random.default_rng(5)
     total = np.zeros_like(whole)
@@ -235,3 +238,37 @@ def test_contacts_once_are_every_rows_contacts_each_once():
     assert want.keys() == got.contacts_once.keys()
     for key, value in want.items():
         np.testing.assert_array_equal(got.contacts_once[key], value, err_msg=key)
+
+
+def test_capture_takes_the_contacts_the_pass_wrote_as_a_walk_finds_them():
+    """Right after a force pass (``just_passed``) the contacts come from the contact history
+    it wrote, not from a walk testing every list entry: the same contacts in the same order,
+    to the bit, for every view of them (each once, every row's, the walls', with the fixed
+    spheres) — after passes that recorded every pair's tangential force and passes that did
+    not (pairs handed over between rows); on a chute's flow thrown onto its fixed base and a
+    frictional pile in a walled box."""
+    from pdyn.capture import contact_network
+    from pdyn.config import ContactConfig
+    from pdyn.fields.once import fixed_ids
+
+    pile = walled_pile(n=100).with_(contact=ContactConfig(youngs_modulus=1e6, restitution=0.3,
+                                                          friction=0.5))
+    compared = set()  # the views met with contacts
+    for sim in (Simulation(SimulationConfig(scene="chute", progress=False),
+                           scene=thrown_chute()), Simulation(pile)):
+        fixed = fixed_ids(sim.comm, sim.store)
+        for record in (True, False):
+            sim.record_tangential = record
+            for _ in range(4):
+                sim.run(97)
+                assert sim.contact.acting(sim.store, sim.neighbours) is not None
+                views = ({}, {"lower": False}, {"fixed": fixed}) if record else ()
+                for view in ({"spheres": False}, *views):
+                    got, want = (contact_network(sim.contact, sim.store, sim.neighbours,
+                                                 sim.dt, just_passed=passed, **view)
+                                 for passed in (True, False))
+                    for key, value in want.items():
+                        np.testing.assert_array_equal(got[key], value, err_msg=f"{key} {view}")
+                    if len(want["id"]):
+                        compared.add((record, *view))
+    assert len(compared) == 5, compared
