@@ -13,7 +13,7 @@ integrated sphere i, and for each listed partner:
    test only.
 2. **Sub-models** ([LAMMPSgranular]'s ``pair granular`` split, declared with their
    parameters and history in ``pdyn.dynamics.laws``): the normal law and its damping
-   (``pdyn.dynamics.laws``: ``Linear`` or ``Hertz``, ``Tangent`` or ``Constant``), then with
+   (``pdyn.dynamics.laws``: ``Linear`` or ``Hertz``, a ``Damping``), then with
    friction the tangential spring–dashpot with history (``pdyn.dynamics.friction.Tangential``)
    and with rolling friction the rolling torque (``Rolling``), in one function per contact
    (:func:`_evaluate`, from a :class:`Contact` record to an :class:`Outcome`). Each is a
