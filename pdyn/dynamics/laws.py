@@ -136,7 +136,7 @@ import numpy as np
 from numba import njit
 from numba.extending import overload
 
-from .._jit import JIT
+from .._jit import JIT, JIT_INLINE
 from ..broadphase.params import Param
 
 
@@ -436,7 +436,7 @@ def _stiffness(law, r_eff, m_eff):
     return lambda law, r_eff, m_eff: kernel(law, r_eff, m_eff)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT_INLINE)
 def normal_forces(model, delta, v_n, r_eff, m_eff, dt):
     """The normal sub-models ``model`` (a :class:`Normal` record) applied to one contact
     sampled in a step of ``dt`` s: (normal force magnitude on i, elastic energy, the normal
