@@ -34,6 +34,13 @@ JIT_IEEE = {**JIT, "error_model": "numpy"}
 #: the rotating contact pass took 1.3x the time)
 JIT_LEAF = {**JIT, "_nrt": False}
 
+#: for a large helper of the contact loops: compiled once per argument types as a function of
+#: its own (cached, shared by every loop and variant that calls it), without reference counts,
+#: and marked for LLVM to inline it into each caller (``forceinline``: LLVM's alwaysinline) —
+#: the loop's machine code of numba's ``inline="always"``, without numba's inlining, which
+#: processes the helper's code anew at every call site of every variant of every loop
+JIT_INLINE = {**JIT_IEEE, "_nrt": False, "forceinline": True}
+
 PACKAGE_DIR = Path(__file__).resolve().parent
 
 

@@ -60,7 +60,7 @@ import math
 import numpy as np
 from numba import njit
 
-from ._jit import JIT
+from ._jit import JIT, JIT_INLINE
 from .mesh import frames, pack
 from .programs import Program
 from .wallkinds import (CONE, CYLINDER_INSIDE, CYLINDER_OUTSIDE, HALF, HI, KIND, LO, MESH,
@@ -158,7 +158,7 @@ def _cone(x, y, z, r, pos, normal, table, w, g):
             r - dist, ux, uy, uz)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT_INLINE)
 def wall_contact(x, y, z, r, pos, normal, table, w, g):
     """Sphere (centre (x, y, z), radius r) against wall handle ``w`` (table row ``g``):
     the unit normal from the sphere to the wall, the overlap δ (m; negative: apart) and the

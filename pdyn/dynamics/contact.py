@@ -13,7 +13,7 @@ integrated sphere i, and for each listed partner:
    test only.
 2. **Sub-models** ([LAMMPSgranular]'s ``pair granular`` split, declared with their
    parameters and history in ``pdyn.dynamics.laws``): the normal law and its damping
-   (``pdyn.dynamics.laws``: ``Linear`` or ``Hertz``, ``Tangent`` or ``Constant``), then with
+   (``pdyn.dynamics.laws``: ``Linear`` or ``Hertz``, a ``Damping``), then with
    friction the tangential spring–dashpot with history (``pdyn.dynamics.friction.Tangential``)
    and with rolling friction the rolling torque (``Rolling``), in one function per contact
    (:func:`_evaluate`, from a :class:`Contact` record to an :class:`Outcome`). Each is a
@@ -39,7 +39,12 @@ without reference counts (``JIT_LEAF``), which LLVM inlines: inlined by numba in
 loop counted references to its arrays at each call (1.3x the rotating pass); with it the
 loops compile to the code they had written out (as many instructions within 3 %, no
 reference count in the loop; the same time, alternating calls on one state).
-:func:`_wall_entry`, which LLVM left a call, is inlined by numba and adds no count. The two
+The large pieces — a contact's sub-models (:func:`_evaluate`), the normal force
+(:func:`_normal`, ``pdyn.dynamics.laws.normal_forces``) and a wall's geometry
+(``pdyn.walls.wall_contact``) — are functions of their own that LLVM must inline
+(``JIT_INLINE``): compiled once for their record types and cached, shared by both loops, the
+output and every variant of each, where numba's inlining processed their code anew in each
+variant (most of its compile time); the same results, bit for bit. The two
 force loops stay two kernels — one source with the rotation behind a pruned test compiled to a
 slower step in both —, and the output (contact network, wall loads, statistics) is one walk
 over the entries the pass applied a force for (:func:`_walk`; with JKR or liquid bridges
@@ -104,7 +109,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .._jit import JIT, JIT_IEEE, JIT_LEAF
+from .._jit import JIT, JIT_IEEE, JIT_INLINE, JIT_LEAF
 from ..fields.exact import emit_rows, limb_add
 from ..geometry import sphere_contact, within
 from ..heap import Scratch
@@ -210,7 +215,7 @@ def _apart(c, d2):
                    c.dvz, c.s)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT_INLINE)
 def _normal(law, cohesion, c, dt, table, ma, mb):
     """The normal law and the cohesion (None: none, pruned) of the pair of materials ``ma``,
     ``mb`` in ``table`` (as :func:`_evaluate`) on :class:`Contact` ``c``: (force magnitude
@@ -227,7 +232,7 @@ def _normal(law, cohesion, c, dt, table, ma, mb):
     return f, e
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT_INLINE)
 def _evaluate(law, tangential, rolling, cohesion, c, w, sx, sy, sz, slid, dt, table, ma, mb):
     """One touching contact (:class:`Contact` ``c``, :class:`Spin` ``w``, the spring s it
     starts from and whether it slid last step) through the sub-models: the normal law, then

@@ -58,7 +58,7 @@ from numba import njit
 from numba.extending import overload
 
 from .._jit import JIT
-from .laws import COEFFICIENT, Hertz, Linear, dashpot_coefficient, root, stiffness
+from .laws import SAMPLED, Hertz, Linear, dashpot_coefficient, root, stiffness
 
 
 class Tangential(NamedTuple):
@@ -142,24 +142,23 @@ def tangential_coefficients(law, tangential, delta, r_eff, m_eff):
     ``pdyn.dynamics.laws.Normal`` record: the elastic law and its damping — the damping ratio
     ζ, or a damping sampled as LAMMPS)."""
     kernel = COEFFICIENTS[type(law.law)]
-    if type(law.damping) in COEFFICIENT:
+    if law.damping.kind >= SAMPLED:
         return (kernel(law.law, 0.0, tangential, delta, r_eff, m_eff)[0],
                 sampled_tangential_damping(law, delta, r_eff, m_eff))
-    return kernel(law.law, law.damping.zeta, tangential, delta, r_eff, m_eff)
+    return kernel(law.law, law.damping.coefficient, tangential, delta, r_eff, m_eff)
 
 
 @overload(tangential_coefficients, jit_options=JIT)
 def _tangential_coefficients(law, tangential, delta, r_eff, m_eff):
-    """Inside numba: resolve the law and the damping from the records' types at compile
-    time."""
+    """Inside numba: resolve the law from its record's type at compile time, the damping by
+    its kind at run time."""
     kernel = COEFFICIENTS[law.types[0].instance_class]
-    if law.types[1].instance_class in COEFFICIENT:
-        def impl(law, tangential, delta, r_eff, m_eff):
+
+    def impl(law, tangential, delta, r_eff, m_eff):
+        if law.damping.kind >= SAMPLED:
             return (kernel(law.law, 0.0, tangential, delta, r_eff, m_eff)[0],
                     sampled_tangential_damping(law, delta, r_eff, m_eff))
-    else:
-        def impl(law, tangential, delta, r_eff, m_eff):
-            return kernel(law.law, law.damping.zeta, tangential, delta, r_eff, m_eff)
+        return kernel(law.law, law.damping.coefficient, tangential, delta, r_eff, m_eff)
 
     return impl
 

@@ -27,7 +27,7 @@ dashpot along the normal, so each law takes each damping:
   mass_velocity, viscoelastic, tsuji: LAMMPS' ``pair granular`` dampings ([LAMMPSgranular]),
           η = γ m_eff, γ m_eff √(R_eff δ) ([Brilliantov1996]) and α √(m_eff F_e/δ)
           ([Tsuji1992], α from e by [Marshall2009]), sampled as LAMMPS samples them: η v_n
-          at the half-step approach speed (:func:`sampled_damping`), without the window, lag
+          at the half-step approach speed (:func:`damping_force`), without the window, lag
           correction and cap below — LAMMPS' numbers, for reproducing its studies.
 
 With the tangent damping the coefficient of restitution of a contact does not depend on the
@@ -118,10 +118,10 @@ and 0.5 % (Hertz) of the asked e for e in [0.1, 1] at the default dt (the plain 
 test_statics.py``). An elastic contact (ζ = 0) has no dashpot: its force is unchanged.
 
 Law and damping are chosen in Python once, by their parameter records (:class:`Linear` or
-:class:`Hertz`; :class:`Tangent`, :class:`Constant`, :class:`MassVelocity`,
-:class:`Viscoelastic` or :class:`Tsuji`; together a :class:`Normal`);
-:func:`normal_force` dispatches on the records' types, so numba compiles one force kernel per
-combination with both inlined and no branch on the model inside the pair loop. The parameters
+:class:`Hertz`, and a :class:`Damping` of one of five kinds; together a :class:`Normal`);
+:func:`normal_force` dispatches on the law record's type (numba compiles one force kernel
+per law, inlined into the pair loop) and on the damping's kind at run time (a branch every
+contact of a run takes the same way: one kernel serves all five dampings). The parameters
 each reads and the history each keeps are declared in :data:`SUB_MODELS`.
 """
 
@@ -129,16 +129,14 @@ from __future__ import annotations
 
 import functools
 import math
-import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
 from numba import njit
-from numba.core.errors import NumbaIRAssumptionWarning
 from numba.extending import overload
 
-from .._jit import JIT
+from .._jit import JIT, JIT_INLINE
 from ..broadphase.params import Param
 
 
@@ -225,50 +223,35 @@ class Hertz(NamedTuple):
         return 2.0 * self.E * np.sqrt(r_eff * 0.01 * radius)
 
 
-class Tangent(NamedTuple):
-    """Dashpot on the normal law's tangent stiffness, c(δ) = 2 ζ √(m_eff k_t(δ)) ([Tsuji1992]:
-    c ∝ δ^{1/4} for Hertz, constant for the linear law): damping ratio ``zeta``."""
+class Damping(NamedTuple):
+    """The normal dashpot: its ``coefficient`` — the damping ratio ζ of :data:`TANGENT` and
+    :data:`CONSTANT`, γ of :data:`MASS_VELOCITY` (1/s) and :data:`VISCOELASTIC` (1/(m·s)),
+    α of :data:`TSUJI`; 0: undamped — and its ``kind`` (a float, so that a pair table of
+    several materials holds it as it holds every value). One record type for every damping:
+    the kernels branch on the kind at run time (a branch every contact of a run takes the same
+    way), so numba compiles each contact kernel once for all five, not once per damping."""
 
-    zeta: float
-
-
-class Constant(NamedTuple):
-    """Dashpot of constant coefficient c = 2 ζ √(m_eff k̄), k̄ the normal law's tangent
-    stiffness at the overlap :data:`REFERENCE_OVERLAP` × R_eff (the linear law's k: for it the
-    same as :class:`Tangent`): damping ratio ``zeta``."""
-
-    zeta: float
+    coefficient: float
+    kind: float
 
 
-class MassVelocity(NamedTuple):
-    """LAMMPS' ``damping mass_velocity`` (the dashpot of ``pair gran/hooke/history``):
-    η = γ m_eff, ``gamma`` γ in 1/s, given by the user ([LAMMPSgranular]); sampled as LAMMPS
-    samples it (:func:`sampled_damping`)."""
-
-    gamma: float
-
-
-class Viscoelastic(NamedTuple):
-    """LAMMPS' ``damping viscoelastic`` ([Brilliantov1996]; the dashpot of ``pair
-    gran/hertz/history``): η = γ m_eff a, a = √(R_eff δ) the contact radius, ``gamma`` γ in
-    1/(m·s), given by the user ([LAMMPSgranular]); sampled as LAMMPS samples it."""
-
-    gamma: float
-
-
-class Tsuji(NamedTuple):
-    """LAMMPS' ``damping tsuji`` ([Tsuji1992]): η = α √(m_eff F_e/δ), F_e/δ the elastic force
-    over the overlap (the linear law's k; Hertz' 4/3 E* √(R_eff δ)), ``alpha`` α from the
-    restitution by Marshall's fit (:func:`tsuji_alpha`); sampled as LAMMPS samples it."""
-
-    alpha: float
+#: the dampings' kinds. TANGENT: a dashpot on the normal law's tangent stiffness, c(δ) = 2 ζ
+#: √(m_eff k_t(δ)) ([Tsuji1992]: c ∝ δ^{1/4} for Hertz, constant for the linear law).
+#: CONSTANT: a dashpot of constant coefficient c = 2 ζ √(m_eff k̄), k̄ the law's tangent
+#: stiffness at the overlap :data:`REFERENCE_OVERLAP` × R_eff (for the linear law the same
+#: as TANGENT). The dampings of LAMMPS' ``pair granular`` ([LAMMPSgranular]), sampled as
+#: LAMMPS samples them (:func:`damping_force`): MASS_VELOCITY, ``pair gran/hooke/history``'s
+#: η = γ m_eff; VISCOELASTIC ([Brilliantov1996], ``pair gran/hertz/history``'s) η = γ m_eff a,
+#: a = √(R_eff δ) the contact radius; TSUJI ([Tsuji1992]) η = α √(m_eff F_e/δ), F_e/δ the
+#: elastic force over the overlap (the linear law's k; Hertz' 4/3 E* √(R_eff δ)), α from the
+#: restitution by Marshall's fit (:func:`tsuji_alpha`). Kinds from SAMPLED on are sampled.
+TANGENT, CONSTANT, MASS_VELOCITY, VISCOELASTIC, TSUJI = 0.0, 1.0, 2.0, 3.0, 4.0
+SAMPLED = MASS_VELOCITY
 
 
 class Normal(NamedTuple):
     """The normal force of a contact, two sub-models: the elastic ``law`` (:class:`Linear` or
-    :class:`Hertz`) and its ``damping`` (:class:`Tangent`, :class:`Constant`,
-    :class:`MassVelocity`, :class:`Viscoelastic` or :class:`Tsuji`; each record's first field is
-    its coefficient, 0: undamped)."""
+    :class:`Hertz`) and its ``damping`` (a :class:`Damping`)."""
 
     law: object
     damping: object
@@ -280,12 +263,12 @@ class Normal(NamedTuple):
 
 #: the lag correction of the dashpot (:func:`_dashpot`): u* = u / (1 + α ε + γ ε²),
 #: ε = c dt / (2 m_eff), α = (a − q)/(a + 1 + q) for F ∝ δ^a and c ∝ δ^q (module docstring:
-#: from the modified equation; 1/2 linear, 5/11 Hertz with :class:`Tangent`), γ fitted to the
-#: discrete impact: :data:`HERTZ_TANGENT_GAMMA` for Hertz with :class:`Tangent`, 0 otherwise;
+#: from the modified equation; 1/2 linear, 5/11 Hertz with :data:`TANGENT`), γ fitted to the
+#: discrete impact: :data:`HERTZ_TANGENT_GAMMA` for Hertz with :data:`TANGENT`, 0 otherwise;
 #: the γ term stops growing at ε = 1/√γ, so that the damping force never decreases as ε grows
 HERTZ_TANGENT_GAMMA = 0.15
 
-#: :class:`Constant`'s reference overlap, a fraction of R_eff
+#: :data:`CONSTANT`'s reference overlap, a fraction of R_eff
 REFERENCE_OVERLAP = 0.02
 
 
@@ -385,77 +368,48 @@ def hertz_stiffness(law, r_eff, m_eff):
 # Each damping gives the dashpot's force (N, along the normal, on i) from the law's
 # stiffness (m_eff K, p, a), the overlap and the approach speed (:func:`_dashpot`).
 @njit(inline="always", **JIT)
-def tangent_damping(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
-    """:class:`Tangent`: c = 2 ζ √(m_eff K) δ^{p/2}."""
+def tangent_damping(zeta, mk, p, a, delta, v_n, m_eff, dt):
+    """:data:`TANGENT`: c = 2 ζ √(m_eff K) δ^{p/2}."""
     q = 0.5 * p
-    return _dashpot(2.0 * damping.zeta * root(mk), q, _lag(a, q), delta, v_n, m_eff, dt)
+    return _dashpot(2.0 * zeta * root(mk), q, _lag(a, q), delta, v_n, m_eff, dt)
 
 
 @njit(inline="always", **JIT)
-def constant_damping(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
-    """:class:`Constant`: c = 2 ζ √(m_eff K (δ̄)^p), δ̄ = :data:`REFERENCE_OVERLAP` R_eff."""
+def constant_damping(zeta, mk, p, a, delta, v_n, r_eff, m_eff, dt):
+    """:data:`CONSTANT`: c = 2 ζ √(m_eff K (δ̄)^p), δ̄ = :data:`REFERENCE_OVERLAP` R_eff."""
     mk_ref = mk if p == 0.0 else mk * _power(REFERENCE_OVERLAP * r_eff, p)
-    return _dashpot(2.0 * damping.zeta * root(mk_ref), 0.0, _lag(a, 0.0), delta, v_n,
-                    m_eff, dt)
-
-
-# The dampings of LAMMPS' ``pair granular`` ([LAMMPSgranular]): each gives its coefficient η
-# (N·s/m) of one contact, and the force is η v_n at the half-step approach speed, as LAMMPS'
-# velocity Verlet samples it (no window, no lag correction, no cap: LAMMPS' numbers).
-@njit(inline="always", **JIT)
-def mass_velocity_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
-    """:class:`MassVelocity`: η = γ m_eff."""
-    return damping.gamma * m_eff
+    return _dashpot(2.0 * zeta * root(mk_ref), 0.0, _lag(a, 0.0), delta, v_n, m_eff, dt)
 
 
 @njit(inline="always", **JIT)
-def viscoelastic_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
-    """:class:`Viscoelastic`: η = γ m_eff √(R_eff δ)."""
-    return damping.gamma * m_eff * root(r_eff * delta)
-
-
-@njit(inline="always", **JIT)
-def tsuji_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
-    """:class:`Tsuji`: η = α √(m_eff F_e/δ), with F_e/δ = k_t(δ)/a = K δ^p / a from the law's
-    tangent stiffness (m_eff K, p, a)."""
-    return damping.alpha * root(mk / a) * _power(delta, 0.5 * p)
-
-
-#: the sampled dampings' records → their coefficient η
-COEFFICIENT = {MassVelocity: mass_velocity_coefficient, Viscoelastic: viscoelastic_coefficient,
-               Tsuji: tsuji_coefficient}
-
-
 def dashpot_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
-    """η (N·s/m) of a sampled ``damping`` record (:data:`COEFFICIENT`) at one contact."""
-    return COEFFICIENT[type(damping)](damping, mk, p, a, delta, r_eff, m_eff)
-
-
-@overload(dashpot_coefficient, jit_options=JIT)
-def _dashpot_coefficient(damping, mk, p, a, delta, r_eff, m_eff):
-    """Inside numba: the damping's coefficient, resolved from the record's type at compile
-    time."""
-    kernel = COEFFICIENT[damping.instance_class]
-
-    def impl(damping, mk, p, a, delta, r_eff, m_eff):
-        return kernel(damping, mk, p, a, delta, r_eff, m_eff)
-
-    return impl
+    """η (N·s/m) of a sampled ``damping`` (:class:`Damping`, kind ≥ :data:`SAMPLED`) at one
+    contact of the law's tangent stiffness (m_eff K, p, a): γ m_eff (:data:`MASS_VELOCITY`),
+    γ m_eff √(R_eff δ) (:data:`VISCOELASTIC`) or α √(m_eff F_e/δ), F_e/δ = k_t(δ)/a = K δ^p / a
+    (:data:`TSUJI`)."""
+    if damping.kind == MASS_VELOCITY:
+        return damping.coefficient * m_eff
+    if damping.kind == VISCOELASTIC:
+        return damping.coefficient * m_eff * root(r_eff * delta)
+    return damping.coefficient * root(mk / a) * _power(delta, 0.5 * p)
 
 
 @njit(inline="always", **JIT)
-def sampled_damping(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
-    """The dashpot force η v_n of a sampled damping (:data:`COEFFICIENT`), as LAMMPS (twice:
-    the sample is the whole window's, :func:`_dashpot`)."""
+def damping_force(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
+    """The dashpot force (N, on i) of the ``damping`` record (:class:`Damping`), and that of
+    the whole window (:func:`_dashpot`; a sampled damping gives LAMMPS' η v_n twice: its
+    sample is the whole window's — no window, no lag correction, no cap: LAMMPS' numbers)."""
+    if damping.kind == TANGENT:
+        return tangent_damping(damping.coefficient, mk, p, a, delta, v_n, m_eff, dt)
+    if damping.kind == CONSTANT:
+        return constant_damping(damping.coefficient, mk, p, a, delta, v_n, r_eff, m_eff, dt)
     f = dashpot_coefficient(damping, mk, p, a, delta, r_eff, m_eff) * v_n
     return f, f
 
 
-#: parameter record → kernel: elastic force, tangent stiffness, damping force
+#: parameter record → kernel: elastic force, tangent stiffness
 ELASTIC = {Linear: linear, Hertz: hertz}
 STIFFNESS = {Linear: linear_stiffness, Hertz: hertz_stiffness}
-DAMPING = {Tangent: tangent_damping, Constant: constant_damping, MassVelocity: sampled_damping,
-           Viscoelastic: sampled_damping, Tsuji: sampled_damping}
 
 
 def elastic(law, delta, r_eff):
@@ -466,12 +420,6 @@ def elastic(law, delta, r_eff):
 def stiffness(law, r_eff, m_eff):
     """The tangent stiffness of the ``law`` record as (m_eff K, p, a)."""
     return STIFFNESS[type(law)](law, r_eff, m_eff)
-
-
-def damping_force(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
-    """The dashpot force (N, on i) of the ``damping`` record, and that of the whole window
-    (:func:`_dashpot`)."""
-    return DAMPING[type(damping)](damping, mk, p, a, delta, v_n, r_eff, m_eff, dt)
 
 
 @overload(elastic, jit_options=JIT)
@@ -488,25 +436,7 @@ def _stiffness(law, r_eff, m_eff):
     return lambda law, r_eff, m_eff: kernel(law, r_eff, m_eff)
 
 
-# Inlined with its kernel (:func:`_dashpot`). numba's check of the SSA form then warns that the
-# inlined kernel's variables are "not in scope" of the loop (its scope does not list them; the
-# code is right — the same bits as the call): that one warning is silenced.
-warnings.filterwarnings("ignore", r"variable '_damping_force__locals__impl",
-                        NumbaIRAssumptionWarning)
-
-
-@overload(damping_force, jit_options=JIT, inline="always")
-def _damping_force(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
-    """Inside numba: the damping's kernel, resolved from the record's type at compile time."""
-    kernel = DAMPING[damping.instance_class]
-
-    def impl(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt):
-        return kernel(damping, mk, p, a, delta, v_n, r_eff, m_eff, dt)
-
-    return impl
-
-
-@njit(inline="always", **JIT)
+@njit(**JIT_INLINE)
 def normal_forces(model, delta, v_n, r_eff, m_eff, dt):
     """The normal sub-models ``model`` (a :class:`Normal` record) applied to one contact
     sampled in a step of ``dt`` s: (normal force magnitude on i, elastic energy, the normal
@@ -515,7 +445,7 @@ def normal_forces(model, delta, v_n, r_eff, m_eff, dt):
     what friction's Coulomb limit reads, module docstring)."""
     f, energy = elastic(model.law, delta, r_eff)
     whole = f
-    if model.damping[0] > 0.0:
+    if model.damping.coefficient > 0.0:
         mk, p, a = stiffness(model.law, r_eff, m_eff)
         d, d_whole = damping_force(model.damping, mk, p, a, delta, v_n, r_eff, m_eff, dt)
         f += d
@@ -545,7 +475,7 @@ TSUJI_FIT = (1.2728, -4.2783, 11.087, -22.348, 27.467, -18.022, 4.8218)
 
 
 def tsuji_alpha(restitution: float) -> float:
-    """α of :class:`Tsuji` for the restitution e: √2 × Marshall's fit of Tsuji's α(e)
+    """α of :data:`TSUJI` for the restitution e: √2 × Marshall's fit of Tsuji's α(e)
     ([Marshall2009] eq. 53; the √2 turns Tsuji's particle mass into the effective mass of the
     pair, as LAMMPS' ``damping tsuji`` does since 2026 — its 22 Jul 2025 release omits it);
     0 at e = 1 (elastic; the fit leaves 3·10⁻⁴ there)."""
@@ -564,17 +494,18 @@ def law_parameters(law: str, youngs_modulus: float, stiffness: float, restitutio
     coefficient γ of ``mass_velocity`` and ``viscoelastic`` is ``coefficient`` (None: 0)."""
     elastic_law = (Hertz(effective_modulus(youngs_modulus, poisson_ratio)) if law == "hertz"
                    else Linear(youngs_modulus, stiffness))
-    if damping in ("mass_velocity", "viscoelastic"):
-        return Normal(elastic_law, DAMPINGS[damping](float(coefficient or 0.0)))
-    if damping == "tsuji":
-        return Normal(elastic_law, Tsuji(tsuji_alpha(restitution)))
-    zeta = damping_ratio(restitution, law if damping == "tangent" else "linear")
-    return Normal(elastic_law, DAMPINGS[damping](zeta))
+    kind = DAMPINGS[damping]
+    if kind in (MASS_VELOCITY, VISCOELASTIC):
+        return Normal(elastic_law, Damping(float(coefficient or 0.0), kind))
+    if kind == TSUJI:
+        return Normal(elastic_law, Damping(tsuji_alpha(restitution), kind))
+    zeta = damping_ratio(restitution, law if kind == TANGENT else "linear")
+    return Normal(elastic_law, Damping(zeta, kind))
 
 
-#: the dampings by name (``contact.damping``)
-DAMPINGS = {"tangent": Tangent, "constant": Constant, "mass_velocity": MassVelocity,
-            "viscoelastic": Viscoelastic, "tsuji": Tsuji}
+#: the dampings by name (``contact.damping``) → their kind
+DAMPINGS = {"tangent": TANGENT, "constant": CONSTANT, "mass_velocity": MASS_VELOCITY,
+            "viscoelastic": VISCOELASTIC, "tsuji": TSUJI}
 
 
 # ------------------------------------------------------------------ the declared sub-models

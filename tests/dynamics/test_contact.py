@@ -9,7 +9,7 @@ import pytest
 from pdyn import Simulation
 from pdyn.dynamics import contact
 from pdyn.dynamics.contact import ContactLaw, ContactPass
-from pdyn.dynamics.laws import (Hertz, Linear, Normal, Tangent, damping_ratio,
+from pdyn.dynamics.laws import (TANGENT, Damping, Hertz, Linear, Normal, damping_ratio,
                                 normal_force)
 from pdyn.dynamics.neighbours import NeighbourList
 from pdyn.particles import FIXED, GHOST, INFINITE, OWNED, ParticleStore
@@ -83,10 +83,10 @@ def test_candidates_that_do_not_touch_are_ignored():
 
 
 def test_linear_law():
-    law = Normal(Linear(E=2e6, k=0.0), Tangent(0.0))
+    law = Normal(Linear(E=2e6, k=0.0), Damping(0.0, TANGENT))
     f, e = normal_force(law, 0.01, 3.0, 0.25, 1.0, 1e-4)
     assert f == pytest.approx(2e6 * 0.25 * 0.01) and e == pytest.approx(0.5 * 5e5 * 1e-4)
-    f, _ = normal_force(Normal(Linear(E=2e6, k=1e3), Tangent(0.0)), 0.01, 3.0, 0.25, 1.0,
+    f, _ = normal_force(Normal(Linear(E=2e6, k=1e3), Damping(0.0, TANGENT)), 0.01, 3.0, 0.25, 1.0,
                         1e-4)
     assert f == pytest.approx(10.0)  # a given stiffness wins over E R_eff
 
@@ -98,23 +98,23 @@ def test_linear_dashpot_sees_the_velocity_at_the_sample():
     zeta, k, m, dt, v = damping_ratio(0.5), 1e3, 2.0, 1e-3, 3.0
     c = 2 * zeta * math.sqrt(m * k)
     u = v / (1 + 0.25 * dt * c / m)
-    f_d, _ = normal_force(Normal(Linear(E=0.0, k=k), Tangent(zeta)), 0.01, v, 0.25, m, dt)
+    f_d, _ = normal_force(Normal(Linear(E=0.0, k=k), Damping(zeta, TANGENT)), 0.01, v, 0.25, m, dt)
     assert f_d == pytest.approx(k * 0.01 + c * u, rel=1e-12)
     # touching since a quarter step (δ = v dt/4): the window from the touch is 3/4 of a step
-    f_0, _ = normal_force(Normal(Linear(E=0.0, k=k), Tangent(zeta)), v * dt / 4, v, 0.25, m,
+    f_0, _ = normal_force(Normal(Linear(E=0.0, k=k), Damping(zeta, TANGENT)), v * dt / 4, v, 0.25, m,
                           dt)
     assert f_0 == pytest.approx(k * v * dt / 4 + c * u * 0.75, rel=1e-12)
-    f_c, _ = normal_force(Normal(Linear(E=0.0, k=k), Tangent(zeta)), 0.01, v, 0.25, m, 1e-12)
+    f_c, _ = normal_force(Normal(Linear(E=0.0, k=k), Damping(zeta, TANGENT)), 0.01, v, 0.25, m, 1e-12)
     assert f_c == pytest.approx(k * 0.01 + c * v, rel=1e-9)
 
 
 @pytest.mark.parametrize("law", [
-    Normal(Linear(E=1e6, k=0.0), Tangent(damping_ratio(0.1))),
-    Normal(Hertz(E=1e6), Tangent(damping_ratio(0.1, "hertz")))])
+    Normal(Linear(E=1e6, k=0.0), Damping(damping_ratio(0.1), TANGENT)),
+    Normal(Hertz(E=1e6), Damping(damping_ratio(0.1, "hertz"), TANGENT))])
 def test_damped_contact_at_rest_is_elastic(law):
     """Issue 30: with no approach speed the damped law returns the elastic force exactly,
     whatever the overlap and the time step (the force of a contact at rest)."""
-    elastic = Normal(law.law, Tangent(0.0))
+    elastic = Normal(law.law, Damping(0.0, TANGENT))
     for delta in (1e-9, 1e-6, 1e-3, 0.02):
         for dt in (1e-7, 1e-5, 1e-3):
             assert normal_force(law, delta, 0.0, 0.25, 1.5, dt) == normal_force(
@@ -124,25 +124,25 @@ def test_damped_contact_at_rest_is_elastic(law):
 def test_dashpot_never_reverses_the_approach():
     """However large ζ, one sample's damping force at most stops the pair's approach within the
     step: m u / dt (without the cap the explicit update would overshoot)."""
-    law, m, dt, v = Normal(Linear(E=0.0, k=1e6), Tangent(1e4)), 2.0, 1e-3, 3.0
+    law, m, dt, v = Normal(Linear(E=0.0, k=1e6), Damping(1e4, TANGENT)), 2.0, 1e-3, 3.0
     assert normal_force(law, 0.01, v, 0.25, m, dt)[0] == pytest.approx(1e4 + m * v / dt,
                                                                        rel=1e-12)
     assert normal_force(law, 0.01, -v, 0.25, m, dt)[0] == pytest.approx(1e4 - m * v / dt,
                                                                         rel=1e-12)
     assert normal_force(law, 0.001, -v, 0.25, m, dt)[0] == 0.0  # would pull: clamped
-    hertz = Normal(Hertz(E=1e9), Tangent(1e4))
-    f_s = normal_force(Normal(Hertz(E=1e9), Tangent(0.0)), 0.01, v, 0.25, m, dt)[0]
+    hertz = Normal(Hertz(E=1e9), Damping(1e4, TANGENT))
+    f_s = normal_force(Normal(Hertz(E=1e9), Damping(0.0, TANGENT)), 0.01, v, 0.25, m, dt)[0]
     assert normal_force(hertz, 0.01, v, 0.25, m, dt)[0] == pytest.approx(f_s + m * v / dt,
                                                                          rel=1e-12)
 
 
 def test_hertz_law():
-    f, e = normal_force(Normal(Hertz(E=1e6), Tangent(0.0)), 0.01, 0.0, 0.25, 1.0, 1e-4)
+    f, e = normal_force(Normal(Hertz(E=1e6), Damping(0.0, TANGENT)), 0.01, 0.0, 0.25, 1.0, 1e-4)
     assert f == pytest.approx(4 / 3 * 1e6 * math.sqrt(0.25) * 0.01**1.5)
     assert e == pytest.approx(8 / 15 * 1e6 * math.sqrt(0.25) * 0.01**2.5)
     # the energy is the work of the elastic force: dE/dδ = F
     d = 1e-6
-    e2 = normal_force(Normal(Hertz(E=1e6), Tangent(0.0)), 0.01 + d, 0.0, 0.25, 1.0, 1e-4)[1]
+    e2 = normal_force(Normal(Hertz(E=1e6), Damping(0.0, TANGENT)), 0.01 + d, 0.0, 0.25, 1.0, 1e-4)[1]
     assert (e2 - e) / d == pytest.approx(f, rel=1e-4)
 
 

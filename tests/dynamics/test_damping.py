@@ -12,8 +12,8 @@ from pdyn import config
 from pdyn.config import ContactConfig
 from pdyn.dynamics import laws
 from pdyn.dynamics.contact import ContactLaw
-from pdyn.dynamics.laws import (REFERENCE_OVERLAP, Constant, Hertz, Linear, Normal, Tangent,
-                                normal_force)
+from pdyn.dynamics.laws import (CONSTANT, REFERENCE_OVERLAP, TANGENT, Damping, Hertz, Linear,
+                                Normal, normal_force)
 
 from .test_statics import G, MASS, R, by_gid, elastic, scene, settle, static_overlap
 
@@ -47,8 +47,8 @@ def test_the_linear_laws_constant_damping_is_its_tangent_damping(delta, v):
     """k is constant: both dashpots are c = 2 ζ √(m k), the same bits."""
     law = Linear(E=1e6, k=0.0)
     for dt in (1e-6, 1e-4):
-        assert normal_force(Normal(law, Constant(0.4)), delta, v, 0.25, 1.5, dt) == (
-            normal_force(Normal(law, Tangent(0.4)), delta, v, 0.25, 1.5, dt))
+        assert normal_force(Normal(law, Damping(0.4, CONSTANT)), delta, v, 0.25, 1.5, dt) == (
+            normal_force(Normal(law, Damping(0.4, TANGENT)), delta, v, 0.25, 1.5, dt))
 
 
 def test_hertz_with_constant_damping_has_a_coefficient_independent_of_the_overlap():
@@ -57,10 +57,10 @@ def test_hertz_with_constant_damping_has_a_coefficient_independent_of_the_overla
     E, zeta, r, m, u = 1e8, 0.3, 0.01, 0.02, 0.5
     c = 2.0 * zeta * math.sqrt(m * 2.0 * E * math.sqrt(r * REFERENCE_OVERLAP * r))
     for delta in (1e-5, 1e-4, 1e-3):
-        elastic_f = normal_force(Normal(Hertz(E), Tangent(0.0)), delta, u, r, m, 1e-12)[0]
-        damped = normal_force(Normal(Hertz(E), Constant(zeta)), delta, u, r, m, 1e-12)[0]
+        elastic_f = normal_force(Normal(Hertz(E), Damping(0.0, TANGENT)), delta, u, r, m, 1e-12)[0]
+        damped = normal_force(Normal(Hertz(E), Damping(zeta, CONSTANT)), delta, u, r, m, 1e-12)[0]
         assert damped - elastic_f == pytest.approx(c * u, rel=1e-6)
-        tangent = normal_force(Normal(Hertz(E), Tangent(zeta)), delta, u, r, m, 1e-12)[0]
+        tangent = normal_force(Normal(Hertz(E), Damping(zeta, TANGENT)), delta, u, r, m, 1e-12)[0]
         assert tangent - elastic_f != pytest.approx(c * u, rel=1e-3)
 
 

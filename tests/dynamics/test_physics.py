@@ -5,7 +5,7 @@ import pytest
 
 from pdyn import Simulation
 from pdyn.config import BoxConfig, ContactConfig, ParticlesConfig, SimulationConfig
-from pdyn.dynamics.laws import (Hertz, Linear, Normal, Tangent, _rebound, damping_ratio,
+from pdyn.dynamics.laws import (TANGENT, Damping, Hertz, Linear, Normal, _rebound, damping_ratio,
                                 normal_force)
 
 
@@ -118,8 +118,8 @@ def test_law_restitution_is_exact(law, exponent, e):
     assert _rebound(exponent, damping_ratio(e, law), 16000) == pytest.approx(e, rel=1e-4)
 
 
-@pytest.mark.parametrize("law", [Normal(Linear(E=1e6, k=0.0), Tangent(0.8)),
-                                 Normal(Hertz(E=1e6), Tangent(0.8))])
+@pytest.mark.parametrize("law", [Normal(Linear(E=1e6, k=0.0), Damping(0.8, TANGENT)),
+                                 Normal(Hertz(E=1e6), Damping(0.8, TANGENT))])
 def test_normal_force_is_never_attractive(law):
     """Separating fast at a small overlap the dashpot would pull: the force is 0 instead."""
     f, e = normal_force(law, 1e-6, -10.0, 0.25, 1.0, 1e-4)
