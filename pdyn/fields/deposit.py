@@ -49,9 +49,10 @@ def _deposit(ends, segments, values, lo, h, cells, wraps, kind, width, scale, no
     helpers use every array they take on every path and raise nothing to a variable power
     (``x ** n``, a call): numba then drops the reference counts of their arrays (else an
     atomic pair per array and call: 3-12x the time of the whole deposit)."""
-    span, ratio = _spans(h, cells, kind, width)
+    span = _spans(h, kind, width)
     cut2 = _reach(kind, width) ** 2
     m = max(2 * span.max() + 1, cells.max())
+    table = _squares(h, kind, width, m)
     most = m ** 3 if m ** 3 <= cells.prod() else cells.prod()
     cell, d2, fac = np.empty((3, m), np.int64), np.empty((3, m)), np.empty((3, m))
     ns, own = np.empty(3, np.int64), np.empty(3, np.int64)
@@ -84,7 +85,7 @@ def _deposit(ends, segments, values, lo, h, cells, wraps, kind, width, scale, no
                     ns[a] = _every_cell(u, a, h[a], cells[a], cut2, kind, width, cell, d2, fac)
                 else:
                     ns[a] = _near_cells(u, a, h[a], cells[a], wraps[a], own[a], span[a],
-                                        ratio[a], cut2, kind, width, cell, d2, fac)
+                                        table, cut2, kind, width, cell, d2, fac)
             if kind == BINS:
                 at[0], wts[0] = (own[0] * cells[1] + own[1]) * cells[2] + own[2], 1.0
                 q, total = 1, 1.0
@@ -95,6 +96,65 @@ def _deposit(ends, segments, values, lo, h, cells, wraps, kind, width, scale, no
         _flush(grid, values, s, scale, acc, touched, nt)
 
 
+@njit(**JIT_IEEE)
+def _profile(ends, segments, values, lo, h, cells, wraps, kind, width, scale, nodes, weights,
+             grid):
+    """:func:`_deposit` of a smooth kernel on a grid of one resolved axis ``p`` (the others
+    averaged: a profile): a point's cells along p within the cut are all its cells, their
+    flat indices the cells' along p (no product over axes, no cut in 3D), its weights the
+    axis' factors (Lucy's of |d|) — the same weights and sums in the same order. A cut that
+    spans a wrapping p: :func:`_deposit`."""
+    p = np.argmax(cells)
+    span = _spans(h, kind, width)
+    if wraps[p] and 2 * span[p] + 1 >= cells[p]:
+        _deposit(ends, segments, values, lo, h, cells, wraps, kind, width, scale, nodes,
+                 weights, grid)
+        return
+    cut2 = _reach(kind, width) ** 2
+    m = 2 * span[p] + 1
+    table = _squares(h, kind, width, m)
+    cell, d2, fac = np.empty((3, m), np.int64), np.empty((3, m)), np.empty((3, m))
+    acc = np.zeros(grid.shape[0])  # an item's weight of each cell (0: not reached)
+    touched = np.empty(grid.shape[0], np.int64)
+    t, share = np.zeros(MAX_NODES), np.ones(MAX_NODES)  # a point: t 0, share 1
+    for s in range(ends.shape[0] // 2 if segments else ends.shape[0]):
+        points = _nodes(ends, s, cells, width, nodes, weights, t, share) if segments else 1
+        nt = 0
+        for r in range(points):
+            inside = True
+            for a in range(3):
+                if a != p and not wraps[a]:
+                    inside = inside and _offset(_point(ends, segments, s, t[r], a), lo[a],
+                                                h[a] * cells[a], wraps[a]) >= 0.0
+            u = _offset(_point(ends, segments, s, t[r], p), lo[p], h[p] * cells[p], wraps[p])
+            if not inside or u < 0.0:
+                continue
+            own = min(int(u / h[p]), cells[p] - 1)
+            k = _near_cells(u, p, h[p], cells[p], wraps[p], own, span[p], table, cut2, kind,
+                            width, cell, d2, fac)
+            total = 0.0
+            for e in range(k):
+                fac[p, e] = fac[p, e] if kind == GAUSSIAN else _lucy(d2[p, e], width)
+                total += fac[p, e]
+            if total == 0.0:  # no cell centre within the cut: the own cell
+                cell[p, 0], fac[p, 0], total, k = own, 1.0, 1.0, 1
+            for e in range(k):
+                f = cell[p, e]
+                if acc[f] == 0.0 and fac[p, e] != 0.0:  # first reached (Lucy: 0 at the cut)
+                    touched[nt] = f
+                    nt += 1
+                acc[f] += share[r] * (fac[p, e] / total)
+        _flush(grid, values, s, scale, acc, touched, nt)
+
+
+@njit(inline="always", **JIT_IEEE)
+def _lucy(r2, width):
+    """Lucy's (1 + 3v)(1 − v)³ of v = r/c at the squared distance ``r2`` (m²; c = ``width``,
+    m)."""
+    v = np.sqrt(r2) / width
+    return (1.0 + 3.0 * v) * (1.0 - v) ** 3
+
+
 @njit(inline="always", **JIT_IEEE)
 def _reach(kind, width):
     """The kernel's cut-off (m) for its ``width`` (m): 3 w for the Gaussian, Lucy's width."""
@@ -102,15 +162,24 @@ def _reach(kind, width):
 
 
 @njit(inline="always", **JIT_IEEE)
-def _spans(h, cells, kind, width):
-    """Per axis the cells to look at either side of a point's own (bins: none) and the
-    Gaussian's e^(−h²/w²) (h the cell edge, m; the kernel's ``width``, m): (span (3,), ratio
-    (3,))."""
-    span, ratio = np.zeros(3, np.int64), np.zeros(3)
+def _spans(h, kind, width):
+    """Per axis the cells to look at either side of a point's own (bins: none; ``h`` the
+    cell edges, m; the kernel's ``width``, m): (3,)."""
+    span = np.zeros(3, np.int64)
     for a in range(3):
         span[a] = int(np.ceil(_reach(kind, width) / h[a])) + 1 if kind != BINS else 0
-        ratio[a] = np.exp(-h[a] * h[a] / (width * width)) if kind == GAUSSIAN else 0.0
-    return span, ratio
+    return span
+
+
+@njit(inline="always", **JIT_IEEE)
+def _squares(h, kind, width, m):
+    """Per axis the Gaussian's e^(−(i h)²/2w²) of i = 0 … ``m`` − 1 cells (``h`` the cell
+    edges, m; the kernel's ``width``, m; other kernels: zeros): (3, m)."""
+    table = np.zeros((3, m))
+    for a in range(3):
+        for i in range(m if kind == GAUSSIAN else 0):
+            table[a, i] = np.exp(-0.5 * (i * h[a]) * (i * h[a]) / (width * width))
+    return table
 
 
 @njit(inline="always", **JIT_IEEE)
@@ -179,32 +248,35 @@ def _every_cell(u, a, h, n, cut2, kind, width, cell, d2, fac):
 
 
 @njit(inline="always", **JIT_IEEE)
-def _near_cells(u, a, h, n, wraps, own, span, ratio, cut2, kind, width, cell, d2, fac):
+def _near_cells(u, a, h, n, wraps, own, span, table, cut2, kind, width, cell, d2, fac):
     """Along axis ``a`` (``n`` cells of edge ``h`` m) the cells own − span … own + span
     (``own`` the cell of the offset ``u``, m) whose centres lie within the cut (``cut2`` m²),
     ascending: indices (wrapped on a wrapping axis) into ``cell[a]``, squared distances (m²)
-    into ``d2[a]`` and the Gaussian's factors exp(−d²/2w²) into ``fac[a]`` (Lucy: 0) — those
-    of consecutive cells (centres h apart) by recurrence: f₀, and r₀ = f₁/f₀ =
-    exp(−(d₀ + h/2) h/w²) if a second cell is within the cut, then f ← f r, r ← r ``ratio``
-    (e^(−h²/w²)), started afresh every :data:`RESTART` cells: two exponentials an axis and
-    point for up to RESTART cells (the cells kept lie within the cut, so f ≥ e^(−4.5) and
-    nothing under- or overflows; a weight is within 10⁻¹³ of its exponential). Returns how
-    many."""
+    into ``d2[a]`` and the Gaussian's factors into ``fac[a]`` (Lucy: 0). The i-th cell kept
+    lies at d₀ + i h of the point (d₀ the first's, m), and exp(−(d₀ + i h)²/2w²) =
+    exp(−d₀²/2w²) sⁱ ``table[a, i]`` with s = exp(−h d₀/w²): the first factor, the same
+    for all the point's cells, cancels in the normalization, sⁱ by recurrence, started
+    afresh every :data:`RESTART` cells — one exponential an axis and point for up to RESTART
+    cells (i h ≤ 6w and |d₀| ≤ 3w: nothing under- or overflows; a weight is within 10⁻¹³
+    of its exponential). Returns how many."""
     w2 = width * width
-    factor = step = 0.0
+    first = power = step = 0.0
     k = 0
-    for c in range(own - span, own + span + 1):
+    for c in range(own - span if wraps else max(own - span, 0),
+                   own + span + 1 if wraps else min(own + span + 1, n)):
         d = (c + 0.5) * h - u
-        if (wraps or 0 <= c < n) and d * d <= cut2:
+        if d * d <= cut2:
             cell[a, k], d2[a, k] = (c % n) if wraps else c, d * d
-            if kind == GAUSSIAN and k % RESTART == 0:
-                factor = np.exp(-0.5 * d * d / w2)
-            elif kind == GAUSSIAN:
-                if k % RESTART == 1:  # r from the cell before (d − h)
-                    step = np.exp(-(d - 0.5 * h) * h / w2)
-                factor *= step
-                step *= ratio
-            fac[a, k] = factor
+            if kind == GAUSSIAN:
+                if k == 0:
+                    first = d
+                    step = np.exp(-h * first / w2)
+                    power = 1.0
+                elif k % RESTART == 0:
+                    power = np.exp(-k * h * first / w2)
+                else:
+                    power *= step
+            fac[a, k] = power * table[a, k]
             k += 1
     return k
 
@@ -224,11 +296,8 @@ def _weights(n, own, cell, d2, fac, cells, cut2, kind, width, at, wts):
             for k in range(n[2] if b2 <= cut2 else 0):
                 r2 = b2 + d2[2, k]
                 if r2 <= cut2:
-                    if kind == GAUSSIAN:
-                        wt = fac[0, i] * fac[1, j] * fac[2, k]
-                    else:
-                        v = np.sqrt(r2) / width
-                        wt = (1.0 + 3.0 * v) * (1.0 - v) ** 3
+                    wt = fac[0, i] * fac[1, j] * fac[2, k] if kind == GAUSSIAN else \
+                        _lucy(r2, width)
                     if wt != 0.0:
                         at[q] = (cell[0, i] * cells[1] + cell[1, j]) * cells[2] + cell[2, k]
                         wts[q] = wt
@@ -277,7 +346,14 @@ def deposit(grid_spec, kind: str, width: float, points: np.ndarray, values: np.n
     :func:`~pdyn.fields.exact.fixed_scale`)."""
     args = (np.ascontiguousarray(points, float), False, np.ascontiguousarray(values, float),
             *_grid_args(grid_spec, kind, width), np.asarray(scale, float), NODES, WEIGHTS)
-    _add(out, lambda sums: _deposit(*args, sums))
+    _add(out, lambda sums: _kernel(grid_spec, kind)(*args, sums))
+
+
+def _kernel(grid_spec, kind: str):
+    """The compiled deposit for a grid and kernel: :func:`_profile` for a smooth kernel on
+    one resolved axis, else :func:`_deposit`."""
+    profile = kind != "bins" and np.count_nonzero(np.asarray(grid_spec.cells) > 1) == 1
+    return _profile if profile else _deposit
 
 
 def _add(out: np.ndarray, deposit) -> None:
@@ -297,7 +373,7 @@ def deposit_segments(grid_spec, kind: str, width: float, ends: np.ndarray,
     term per segment and cell; ``scale`` as for :func:`deposit`."""
     args = (np.ascontiguousarray(ends, float), True, np.ascontiguousarray(values, float),
             *_grid_args(grid_spec, kind, width), np.asarray(scale, float), NODES, WEIGHTS)
-    _add(out, lambda sums: _deposit(*args, sums))
+    _add(out, lambda sums: _kernel(grid_spec, kind)(*args, sums))
 
 
 #: Gauss–Legendre rules on [0, 1] for the line integrals: row n holds the n-point rule's nodes

@@ -117,6 +117,33 @@ def test_gaussian_weights_are_the_exponentials(cells, width):
         np.testing.assert_allclose(out[0], want, rtol=1e-13, atol=1.0)
 
 
+@pytest.mark.parametrize("kernel", ("gaussian", "lucy"))
+@pytest.mark.parametrize("cells, boundary, width", [
+    ((1, 1, 12), ("periodic", "periodic", "wall"), 0.2),
+    ((1, 9, 1), ("wall", "periodic", "periodic"), 0.3),
+    ((10, 1, 1), ("periodic", "wall", "wall"), 0.03),
+    ((1, 1, 5), ("wall", "wall", "periodic"), 2.0)])
+def test_a_profile_deposits_as_the_3d_grid_does(kernel, cells, boundary, width):
+    """On a grid of one resolved axis the profile's deposit (``_profile``) adds the same
+    integers as the general one (``_deposit``): points and segments, some outside the
+    region, walled and wrapping axes, a kernel wider than the axis."""
+    from pdyn.fields import deposit as dep
+
+    store, net = cloud(seed=3)
+    grid = Grid.over(box_of((1.0, 2.0, 3.0), boundary), cells, lo=(0.0, 0.0, 0.0),
+                     hi=(1.0, 2.0, 2.5) if boundary[2] == "wall" else None)
+    assert dep._kernel(grid, kernel) is dep._profile
+    for segments, ends, values in ((False, store.pos, store.vel),
+                                   (True, net["ends"], net["normal_force"])):
+        args = (np.ascontiguousarray(ends), segments, np.ascontiguousarray(values),
+                *dep._grid_args(grid, kernel, width), np.full(3, 2.0 ** 50), dep.NODES,
+                dep.WEIGHTS)
+        sums = [np.zeros((int(np.prod(cells)), 3), np.int64) for _ in range(2)]
+        dep._profile(*args, sums[0])
+        dep._deposit(*args, sums[1])
+        assert np.array_equal(sums[0], sums[1]) and np.count_nonzero(sums[0]) > 0
+
+
 def test_settled_bed_stress_is_the_weight_above(bed):
     """A bed at rest on a floor, periodic sides: with bins, the mean σ_zz of each slab is
     minus the weight above its planes per unit area, averaged over the slab (momentum

@@ -614,6 +614,7 @@ BOTH = ("ranks", "restart")
 #: restart's step), and snapshots with the per-sphere stress
 COARSE = (FieldsConfig(name="gauss", cells=(4, 3, 5), every=25, window=2),
           FieldsConfig(name="lucy", cells=(1, 6, 1), kernel="lucy", width=2.0, every=50),
+          FieldsConfig(name="gauss_depth", cells=(1, 1, 8), every=50),
           FieldsConfig(name="bins", cells=(1, 1, 7), kernel="bins", every=50))
 SPHERE_SNAPSHOTS = {"sphere_stress": True, "snapshot_every": 100}
 #: snapshots with wall pressure maps (planes, a tube, a cone, meshes)
