@@ -119,8 +119,8 @@ test_statics.py``). An elastic contact (ζ = 0) has no dashpot: its force is unc
 
 Law and damping are chosen in Python once, by their parameter records (:class:`Linear` or
 :class:`Hertz`, and a :class:`Damping` of one of five kinds; together a :class:`Normal`);
-:func:`normal_force` dispatches on the law record's type (numba compiles one force kernel
-per law, inlined into the pair loop) and on the damping's kind at run time (a branch every
+:func:`normal_forces` dispatches on the law record's type (compiled once per law and inlined
+by LLVM into the pair loops: ``JIT_INLINE``) and on the damping's kind at run time (a branch every
 contact of a run takes the same way: one kernel serves all five dampings). The parameters
 each reads and the history each keeps are declared in :data:`SUB_MODELS`.
 """

@@ -98,13 +98,13 @@ def test_linear_dashpot_sees_the_velocity_at_the_sample():
     zeta, k, m, dt, v = damping_ratio(0.5), 1e3, 2.0, 1e-3, 3.0
     c = 2 * zeta * math.sqrt(m * k)
     u = v / (1 + 0.25 * dt * c / m)
-    f_d, _ = normal_force(Normal(Linear(E=0.0, k=k), Damping(zeta, TANGENT)), 0.01, v, 0.25, m, dt)
+    damped = Normal(Linear(E=0.0, k=k), Damping(zeta, TANGENT))
+    f_d, _ = normal_force(damped, 0.01, v, 0.25, m, dt)
     assert f_d == pytest.approx(k * 0.01 + c * u, rel=1e-12)
     # touching since a quarter step (δ = v dt/4): the window from the touch is 3/4 of a step
-    f_0, _ = normal_force(Normal(Linear(E=0.0, k=k), Damping(zeta, TANGENT)), v * dt / 4, v, 0.25, m,
-                          dt)
+    f_0, _ = normal_force(damped, v * dt / 4, v, 0.25, m, dt)
     assert f_0 == pytest.approx(k * v * dt / 4 + c * u * 0.75, rel=1e-12)
-    f_c, _ = normal_force(Normal(Linear(E=0.0, k=k), Damping(zeta, TANGENT)), 0.01, v, 0.25, m, 1e-12)
+    f_c, _ = normal_force(damped, 0.01, v, 0.25, m, 1e-12)
     assert f_c == pytest.approx(k * 0.01 + c * v, rel=1e-9)
 
 
@@ -142,7 +142,8 @@ def test_hertz_law():
     assert e == pytest.approx(8 / 15 * 1e6 * math.sqrt(0.25) * 0.01**2.5)
     # the energy is the work of the elastic force: dE/dδ = F
     d = 1e-6
-    e2 = normal_force(Normal(Hertz(E=1e6), Damping(0.0, TANGENT)), 0.01 + d, 0.0, 0.25, 1.0, 1e-4)[1]
+    e2 = normal_force(Normal(Hertz(E=1e6), Damping(0.0, TANGENT)), 0.01 + d, 0.0, 0.25, 1.0,
+                      1e-4)[1]
     assert (e2 - e) / d == pytest.approx(f, rel=1e-4)
 
 
