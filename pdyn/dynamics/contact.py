@@ -1197,9 +1197,9 @@ class ContactLaw:
         tangential = [[p.tangential_model for p in row] for row in pairs]
         rolling = [[p.rolling_model for p in row] for row in pairs]
         if self.tangential_model is not None:
-            kind = type(self.tangential_model)  # Tangential or Projected, as every pair's
-            tangential = [[t or kind(0.0, tangential_model(self.name, 1.0,
-                                                           p.poisson_ratio).kt_ratio)
+            turn = self.tangential_model.history  # as every pair's
+            tangential = [[t or Tangential(0.0, tangential_model(self.name, 1.0,
+                                                                 p.poisson_ratio).kt_ratio, turn)
                            for t, p in zip(ts, row)] for ts, row in zip(tangential, pairs)]
             object.__setattr__(self, "tangential_model",
                                next(t for ts in tangential for t in ts if t.mu > 0.0))

@@ -16,11 +16,12 @@ mass):
   v_c = v_i − v_j + (r_i ω_i + r_j ω_j) × n,  v_t = v_c − (v_c·n) n;
 * the tangential spring s (m, the contact's history) is first turned into the current
   tangent plane, then s ← s + v_t dt; F_t = −k_t s − c_t v_t. How it is turned is the
-  history's sub-model (``[contact] tangential_history``): ``rescaled`` (:class:`Tangential`,
-  the default) rotates it and keeps its length, s ← (s − (s·n) n)·|s|/|s − (s·n) n|
-  ([Luding2008] eq. 17, LAMMPS ``pair granular``); ``projected`` (:class:`Projected`) drops
-  its normal part, s ← s − (s·n) n, as LAMMPS ``pair gran/*/history`` does ([LAMMPSgranular]:
-  it adds v_t dt first and projects the sum, the same spring since v_t ⊥ n);
+  history's sub-model (``[contact] tangential_history``, :attr:`Tangential.history`, read at
+  run time): ``rescaled`` (the default) rotates it and keeps its length,
+  s ← (s − (s·n) n)·|s|/|s − (s·n) n| ([Luding2008] eq. 17, LAMMPS ``pair granular``);
+  ``projected`` drops its normal part, s ← s − (s·n) n, as LAMMPS ``pair gran/*/history``
+  does ([LAMMPSgranular]: it adds v_t dt first and projects the sum, the same spring since
+  v_t ⊥ n);
 * Coulomb cap ([CundallStrack1979]): if |F_t| > μ F_n, F_t ← μ F_n F_t/|F_t| and the spring is
   reset to what gives the capped force, s = −(F_t + c_t v_t)/k_t (LAMMPS' rule); at a first
   touch F_n is the whole window's normal force and the contact loop scales F_t to the
@@ -61,24 +62,23 @@ from .._jit import JIT
 from .laws import SAMPLED, Hertz, Linear, dashpot_coefficient, root, stiffness
 
 
+#: how the tangential spring is turned into the new tangent plane (:attr:`Tangential.history`)
+RESCALED, PROJECTED = 0.0, 1.0
+
+
 class Tangential(NamedTuple):
-    """Tangential spring–dashpot with a Coulomb cap: coefficient ``mu`` (dimensionless) and
-    ``kt_ratio`` = k_t / (the normal law's stiffness)."""
+    """Tangential spring–dashpot with a Coulomb cap: coefficient ``mu`` (dimensionless),
+    ``kt_ratio`` = k_t / (the normal law's stiffness) and how the spring is turned
+    (``history``: :data:`RESCALED` or :data:`PROJECTED`, as LAMMPS ``pair gran/*/history``;
+    read at run time, so one compiled contact loop serves both)."""
 
     mu: float
     kt_ratio: float
-
-
-class Projected(NamedTuple):
-    """:class:`Tangential` whose spring is projected onto the new tangent plane without
-    rescaling, as LAMMPS ``pair gran/*/history`` ([LAMMPSgranular]): the same fields."""
-
-    mu: float
-    kt_ratio: float
+    history: float = RESCALED
 
 
 #: the tangential histories by name (``contact.tangential_history``)
-HISTORIES = {"rescaled": Tangential, "projected": Projected}
+HISTORIES = {"rescaled": RESCALED, "projected": PROJECTED}
 
 #: c_t / η with the dampings sampled as LAMMPS (its ``gamma_t`` = NULL default)
 SAMPLED_TANGENTIAL_DAMPING = 0.5
@@ -92,7 +92,7 @@ class Rolling(NamedTuple):
 
 
 def tangential_model(law: str, friction: float, poisson: float,
-                     history: str = "rescaled") -> Tangential | Projected | None:
+                     history: str = "rescaled") -> Tangential | None:
     """The tangential record for μ = ``friction`` (None for μ = 0) with the spring turned as
     ``history`` says (:data:`HISTORIES`): k_t/k_n = 2/7 for the linear law, 2(1 − ν)/(2 − ν)
     (= 8 G*/(2 E*), Mindlin's over Hertz's tangent stiffness) for Hertz."""
@@ -102,7 +102,7 @@ def tangential_model(law: str, friction: float, poisson: float,
     if not friction > 0.0:
         return None
     ratio = 2.0 * (1.0 - poisson) / (2.0 - poisson) if law == "hertz" else 2.0 / 7.0
-    return HISTORIES[history](float(friction), ratio)
+    return Tangential(float(friction), ratio, HISTORIES[history])
 
 
 def rolling_model(rolling: float) -> Rolling | None:
@@ -163,22 +163,9 @@ def _tangential_coefficients(law, tangential, delta, r_eff, m_eff):
     return impl
 
 
-def turned(tangential, sx, sy, sz, nx, ny, nz):
-    """The spring s turned into the tangent plane of n as the ``tangential`` record's history
-    says (:data:`HISTORIES`)."""
-    return TURNS[type(tangential)](sx, sy, sz, nx, ny, nz)
-
-
-@overload(turned, jit_options=JIT)
-def _turned(tangential, sx, sy, sz, nx, ny, nz):
-    """Inside numba: the history's rule, resolved from the record's type at compile time."""
-    kernel = TURNS[tangential.instance_class]
-    return lambda tangential, sx, sy, sz, nx, ny, nz: kernel(sx, sy, sz, nx, ny, nz)
-
-
 @njit(inline="always", **JIT)
 def rescaled(sx, sy, sz, nx, ny, nz):
-    """:class:`Tangential`: s − (s·n) n, rescaled to the length of s."""
+    """:data:`RESCALED`: s − (s·n) n, rescaled to the length of s."""
     s_n = sx * nx + sy * ny + sz * nz
     rx, ry, rz = sx - s_n * nx, sy - s_n * ny, sz - s_n * nz
     if s_n != 0.0:  # rescale to the former length (nothing to do for a new spring)
@@ -191,13 +178,18 @@ def rescaled(sx, sy, sz, nx, ny, nz):
 
 @njit(inline="always", **JIT)
 def projected(sx, sy, sz, nx, ny, nz):
-    """:class:`Projected`: s − (s·n) n."""
+    """:data:`PROJECTED`: s − (s·n) n."""
     s_n = sx * nx + sy * ny + sz * nz
     return sx - s_n * nx, sy - s_n * ny, sz - s_n * nz
 
 
-#: tangential record → how its spring is turned
-TURNS = {Tangential: rescaled, Projected: projected}
+@njit(inline="always", **JIT)
+def turned(tangential, sx, sy, sz, nx, ny, nz):
+    """The spring s turned into the tangent plane of n as the ``tangential`` record's
+    ``history`` says (:data:`HISTORIES`)."""
+    if tangential.history == PROJECTED:
+        return projected(sx, sy, sz, nx, ny, nz)
+    return rescaled(sx, sy, sz, nx, ny, nz)
 
 
 @njit(inline="always", **JIT)

@@ -18,18 +18,18 @@ LAMMPS ``pair granular`` mixes its coefficients other than the modulus ([LAMMPSg
 "Mixing"); the linear law's ν (which it does not use) the mean. The damping ratio follows
 from the pair's e (``damping_ratio``), so a pair rebounds at its own e.
 
-**The table** (:func:`pair_table`): one float64 array of shape (M, M, W) for M materials,
-row [a, b] the pair's records flattened field by field — the normal law's record (its law,
-then its damping: coefficient and kind), then the tangential record's two fields (μ,
-k_t/k_n), then the rolling record's one (μ_r) —, symmetric. The loop reads a pair's records
-with :func:`pair_normal`, :func:`pair_tangential` and :func:`pair_rolling` from the run's
-records (the *templates*, whose types numba compiles for) and the two material indices (a
-wall's is its particle's, ``pdyn.particles.FIELDS`` ``material``); given no table (None: one
-material) they return the templates themselves and the loop reads no material (pruned at
-compile time). A pair without friction in a run that has it holds μ = 0 (no tangential
-force), without rolling friction μ_r = 0. Inside numba a record is rebuilt from its row by
-code generated once per record type (:func:`_builder`), so any record of float fields — the
-damping's kind too — is read the same way.
+**The table** (:func:`pair_table`): one float64 array of shape (M, M, W) for M materials, row
+[a, b] the pair's records flattened field by field — the normal law's record (its law, then its
+damping: coefficient and kind), then the tangential record's three (μ, k_t/k_n, how the spring
+turns), then the rolling record's one (μ_r) —, symmetric. The loop reads a pair's records with
+:func:`pair_normal`, :func:`pair_tangential` and :func:`pair_rolling` from the run's records
+(the *templates*, whose types numba compiles for) and the two material indices (a wall's is its
+particle's, ``pdyn.particles.FIELDS`` ``material``); given no table (None: one material) they
+return the templates themselves and the loop reads no material (pruned at compile time). A pair
+without friction in a run that has it holds μ = 0 (no tangential force), without rolling
+friction μ_r = 0. Inside numba a record is rebuilt from its row by code generated once per
+record type (:func:`_builder`), so any record of float fields — the damping's kind and the
+tangential history too — is read the same way.
 """
 
 from __future__ import annotations

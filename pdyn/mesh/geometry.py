@@ -42,7 +42,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .._jit import JIT
+from .._jit import JIT, JIT_INLINE
 from .frame import to_body, to_world
 
 #: relative width of the border of a feature (module docstring)
@@ -96,7 +96,7 @@ def _edge_of(px, py, pz, canon, ax, ay, az, bx, by, bz):
     return _segment(px, py, pz, bx, by, bz, ax, ay, az)
 
 
-@njit(inline="always", **JIT)
+@njit(**JIT_INLINE)
 def record_feature(px, py, pz, rec, f, cut):
     """The closest point c of triangle f to p (module docstring) from its packed record
     ``rec[f]``: (feature, cx, cy, cz, d², k, end) — ``FACE``, ``EDGE``, ``VERTEX``, or, when p

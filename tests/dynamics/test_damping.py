@@ -189,16 +189,17 @@ def test_config_refuses_damping_coefficients_where_they_do_not_belong(given, mat
 def test_the_histories_turn_the_spring_into_the_tangent_plane():
     """``rescaled`` keeps the spring's length, ``projected`` drops its normal part (LAMMPS
     gran/*/history); both leave a spring in the plane as it is."""
-    from pdyn.dynamics.friction import HISTORIES, Projected, Tangential, turned
+    from pdyn.dynamics.friction import HISTORIES, PROJECTED, Tangential, turned
 
     n = np.array([0.0, 0.6, 0.8])
     s = np.array([1e-4, 2e-4, -1e-4])
     a = np.array(turned(Tangential(0.5, 0.3), *s, *n))
-    b = np.array(turned(Projected(0.5, 0.3), *s, *n))
+    b = np.array(turned(Tangential(0.5, 0.3, PROJECTED), *s, *n))
     ulp = 4 * np.finfo(float).eps * np.linalg.norm(s)  # rounding (BLAS dots differ by CPU)
     assert abs(a @ n) < ulp and abs(b @ n) < ulp
     assert np.linalg.norm(a) == pytest.approx(np.linalg.norm(s), rel=1e-14)
     np.testing.assert_allclose(b, s - (s @ n) * n, rtol=0, atol=ulp)
     flat = np.array([1e-4, 0.8e-4, -0.6e-4])  # ⊥ n
-    assert turned(Projected(0.5, 0.3), *flat, *n) == pytest.approx(tuple(flat), abs=1e-20)
+    flat_turned = turned(Tangential(0.5, 0.3, PROJECTED), *flat, *n)
+    assert flat_turned == pytest.approx(tuple(flat), abs=1e-20)
     assert set(HISTORIES) == set(config.TANGENTIAL_HISTORIES)

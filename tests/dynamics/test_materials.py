@@ -55,7 +55,8 @@ def test_the_pair_table_holds_each_pairs_records():
     a table the records given come back (plain Python, as numba's generated code)."""
     mats = [values(GLASS, friction=0.3), values(STEEL, restitution=0.5)]
     law = ContactLaw("hertz", materials=mats, interactions={(1, 0): {"friction": 0.7}})
-    assert law.table.shape == (2, 2, 3 + 2 + 0)  # Hertz E*, ζ, kind; μ, k_t/k_n; no rolling
+    # Hertz E*, ζ, kind; μ, k_t/k_n, history; no rolling
+    assert law.table.shape == (2, 2, 3 + 3 + 0)
     for a, b, mu in ((0, 0, 0.3), (0, 1, 0.7), (1, 0, 0.7), (1, 1, 0.0)):
         one = ContactLaw("hertz", **mixed("hertz", mats[a], mats[b]))
         assert pair_normal(law.parameters, law.table, a, b) == one.parameters
