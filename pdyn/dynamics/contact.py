@@ -877,7 +877,7 @@ def _contact_list(law, cohesion, dt, found, rows, split, partner, pos, vel, rad,
                   normal, walls, tangential, mesh, material, table, out):
     """The contacts ``found`` by :func:`_walk` with their forces: ``(ids (K, 2), ends (2K, 3),
     f_n (K,), normal force (K, 3), tangential force (K, 3))`` — in ``out`` (those five
-    arrays) if not None —: ids = (gid_i, gid_j) with a wall's (negative) gid second, ends =
+    arrays, returned) —: ids = (gid_i, gid_j) with a wall's (negative) gid second, ends =
     x_i and x_j (a wall: the contact point on its surface), forces on i from j — the same
     numbers the contact loop computes. ``tangential`` (entries, 3): the tangential force on
     the row's sphere per list entry, or 0 rows (none: zeros). ``mesh``, ``material``,
@@ -885,11 +885,7 @@ def _contact_list(law, cohesion, dt, found, rows, split, partner, pos, vel, rad,
     slot, geo = mesh_arrays(mesh)  # None: no mesh
     k = found.shape[0]
     ma = mb = 0
-    if out is None:
-        ids, ends, f_n = np.empty((k, 2), np.int64), np.empty((2 * k, 3)), np.empty(k)
-        fvec, tvec = np.empty((k, 3)), np.empty((k, 3))
-    else:
-        ids, ends, f_n, fvec, tvec = out
+    ids, ends, f_n, fvec, tvec = out
     for q in range(k):
         u, t = found[q, 0], found[q, 1]
         i, j = rows[t], partner[u]
@@ -1383,10 +1379,11 @@ class ContactPass(Hanger):
                                                             np.int64),
             acting=self.acting(store, lists) if just_passed else None)
         k = found.shape[0]
-        out = None if scratch is None else (
-            scratch.take("id", k, 2, np.int64), scratch.take("ends", 2 * k, 3),
-            scratch.take("force", k, None), scratch.take("normal_force", k, 3),
-            scratch.take("tangential_force", k, 3))
+        out = ((np.empty((k, 2), np.int64), np.empty((2 * k, 3)), np.empty(k),
+                np.empty((k, 3)), np.empty((k, 3))) if scratch is None else
+               (scratch.take("id", k, 2, np.int64), scratch.take("ends", 2 * k, 3),
+                scratch.take("force", k, None), scratch.take("normal_force", k, 3),
+                scratch.take("tangential_force", k, 3)))
         ids, ends, f_n, fvec, tvec = _contact_list(
             self.law.parameters, self.law.cohesion_model, float(dt), found, lists.rows,
             lists.split, lists.partner, store.pos, store.vel, store.radius, store.mass,
