@@ -726,11 +726,8 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                             mx, my, mz = mx + done[g, 3], my + done[g, 4], mz + done[g, 5]
                             continue
                 may_hold = False  # cohesion may hold only what touched last step
-                if cohesion is not None:  # (the cursor read only where the pair is apart)
-                    may_hold = within(pos[j, 0] - xi, pos[j, 1] - yi, pos[j, 2] - zi,
-                                      ri + rad[j])[1]
-                    if not may_hold:
-                        p, may_hold = _cursor(old_entry, n_old, p, u)
+                if cohesion is not None:
+                    p, may_hold = _cursor(old_entry, n_old, p, u)
                 touches, c = _sphere_entry(pos, vel, rad, mass, gid, may_hold, j, xi, yi, zi, ri,
                                            mi, gi, vix, viy, viz)
                 if not touches and not may_hold:
