@@ -11,7 +11,7 @@ import pytest
 
 from pdyn.cli import main
 
-from .jit_lock import install as install_jit_lock
+from .jit_lock import cache_the_tests_kernels, install as install_jit_lock
 
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"
@@ -42,9 +42,11 @@ def pytest_addoption(parser):
 def pytest_configure(config):
     """Under ``mpiexec`` (``--with-mpi``) each rank is one pytest process: the ``-n auto`` of
     pyproject.toml (pytest-xdist workers) is turned off there. In every test process a kernel
-    is compiled once, not by each worker or rank at the same time (tests/jit_lock.py), and
-    the tests' subprocesses import the pdyn under test (:func:`share_the_tested_package`)."""
+    is compiled once, not by each worker or rank at the same time (tests/jit_lock.py), the
+    tests' own kernels are cached, and the tests' subprocesses import the pdyn under test
+    (:func:`share_the_tested_package`)."""
     install_jit_lock()
+    cache_the_tests_kernels()
     share_the_tested_package()
     if config.getoption("with_mpi", False) and hasattr(config.option, "numprocesses"):
         config.option.numprocesses = 0

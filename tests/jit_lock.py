@@ -49,3 +49,36 @@ def install() -> None:
 
     compile.pdyn_locked = True
     dispatcher.Dispatcher.compile = compile
+
+
+def cache_the_tests_kernels() -> None:
+    """A test's own kernel (``@njit(cache=True)``, in a file under ``tests/``) is cached next
+    to it, stamped with its file's bytes and the whole package (``pdyn._jit.PACKAGE_STAMP``):
+    an oracle that calls pdyn's kernels is compiled again when pdyn changes, not loaded stale
+    (numba's own stamp is the one file's), and not compiled in every run."""
+    from numba.core import caching
+
+    from pdyn import _jit
+
+    tests = Path(__file__).resolve().parent
+    impl = getattr(caching, "CacheImpl", None) or getattr(caching, "_CacheImpl", None)
+    base = (getattr(caching, "InTreeCacheLocator", None)
+            or getattr(caching, "_InTreeCacheLocator", None))
+    locators = getattr(impl, "_locator_classes", None)
+    if base is None or not isinstance(locators, list):
+        return  # other numba internals: the tests' kernels are compiled in each run
+    if any(getattr(c, "__name__", "") == "TestsStamped" for c in locators):
+        return
+
+    class TestsStamped(base):
+        def get_source_stamp(self):
+            source = Path(self._py_file).read_bytes()
+            return _jit.PACKAGE_STAMP + hashlib.sha256(source).hexdigest()
+
+        @classmethod
+        def from_function(cls, py_func, py_file):
+            if not Path(py_file).resolve().is_relative_to(tests):
+                return None
+            return super().from_function(py_func, py_file)
+
+    locators.insert(0, TestsStamped)

@@ -1,8 +1,11 @@
-"""The fast lane. ``python -m pytest -m "not slow"`` is the development loop (about 100 s on
-two idle cores once the kernels are compiled, on every core by pytest-xdist);
-``python -m pytest`` runs everything (the README's test command and CI). A family of tests
-that differ only by a seed or a size keeps its first members in the fast lane and marks the
-rest ``slow``."""
+"""The fast lane. ``python -m pytest -m "not slow"`` is the development loop (about 70 s,
+100-140 CPU-s, on two idle cores once the kernels are compiled, on every core by
+pytest-xdist); ``python -m pytest`` runs everything (the README's test command and CI). A
+family of tests that differ only by a seed, a size, a structure or a parameter keeps its first
+members in the fast lane and marks the rest ``slow``; the lane still runs every module and
+feature once, and one 2-rank session of ``tests/mpi`` (one same-bits case per feature of the
+parallel code). On 4 ranks a case runs where no other 4-rank case has its feature
+(``tests/mpi/test_same_bits.py``: ``TWO_RANKS``)."""
 
 import pytest
 

@@ -76,8 +76,9 @@ def _pdyn_lines(err: str) -> list[str]:
 
 
 @pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs /proc (Linux)")
-@pytest.mark.parametrize("ranks", [1, 2])
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
+@pytest.mark.parametrize("ranks,signum", [
+    (1, signal.SIGTERM), (2, signal.SIGTERM), (1, signal.SIGINT),
+    pytest.param(2, signal.SIGINT, marks=pytest.mark.slow)])  # the lane has both, and 2 ranks
 def test_signal_during_start_up_is_one_line(tmp_path, ranks, signum):
     """The signal as soon as every rank has pdyn's handler (numba and the kernels still to
     load): one line, the exit code 128 + signum, nothing else on stderr."""

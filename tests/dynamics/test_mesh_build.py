@@ -88,7 +88,7 @@ def test_mesh_arrays_are_the_old_builds(name):
         assert new.tobytes() == old.tobytes(), key
 
 
-@njit
+@njit(cache=True)
 def _old_distances(pos, mesh):
     """The distance search before: per mesh, grid queries of reach h, 2h, 4h, … until one
     finds a triangle; the nearest of those found."""

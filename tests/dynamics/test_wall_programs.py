@@ -65,8 +65,9 @@ def test_sphere_stays_on_a_plate_vibrated_below_one_g():
 
 def test_each_terms_displacement_is_the_integral_of_its_velocity():
     """Of a sum of every term: x(0) = 0, and x(t₂) − x(t₁) equals the integral of u over
-    [t₁, t₂] (Simpson's rule on a fine grid, within its error) across the ramp's and the
-    table's kinks, before their first and after their last time."""
+    [t₁, t₂] (Simpson's rule on a fine grid, within its error) between each two of the ramp's
+    and the table's kinks, before their first and after their last time (u is smooth between
+    them: the rule's error there is below 1e-14)."""
     terms = check_program("p", [
         {"type": "sine", "amplitude": [0.01, 0.0, -0.02], "frequency": 3.0, "phase": 0.4},
         {"type": "ramp", "velocity": [0.5, -0.2, 0.0], "start": 0.1, "end": 0.3},
@@ -75,11 +76,13 @@ def test_each_terms_displacement_is_the_integral_of_its_velocity():
                                                                      [-0.2, 0.0, 0.2]]}], 3)
     prog = Program((0.1, 0.0, 0.0), terms)
     assert np.array_equal(prog(0.0)[0], np.zeros(3))
-    t = np.linspace(0.0, 0.5, 200_001)
-    u = np.array([prog(x)[1] for x in t])
-    h = t[1] - t[0]
-    simpson = h / 3 * (u[0] + u[-1] + 4 * u[1:-1:2].sum(axis=0) + 2 * u[2:-1:2].sum(axis=0))
-    np.testing.assert_allclose(prog(0.5)[0], simpson, atol=1e-9)
+    kinks = (0.0, 0.05, 0.1, 0.2, 0.3, 0.35, 0.5)
+    for t1, t2 in zip(kinks, kinks[1:]):
+        t = np.linspace(t1, t2, 2001)
+        u = np.array([prog(x)[1] for x in t])
+        h = t[1] - t[0]
+        simpson = h / 3 * (u[0] + u[-1] + 4 * u[1:-1:2].sum(axis=0) + 2 * u[2:-1:2].sum(axis=0))
+        np.testing.assert_allclose(prog(t2)[0] - prog(t1)[0], simpson, atol=1e-9)
     assert prog.peak() == pytest.approx(0.1 + 6 * math.pi * math.hypot(0.01, 0.02)
                                         + math.hypot(0.5, 0.2) + math.hypot(0.3, 0.1))
 

@@ -13,7 +13,7 @@ from numba import njit
 from pdyn.fields.exact import LIMBS, limb_add, limbs_rounded
 
 
-@njit(cache=False)
+@njit(cache=True)
 def _total(xs):
     limbs = np.zeros(LIMBS, np.int64)
     bits = xs.view(np.int64)

@@ -343,10 +343,10 @@ def test_restart_from_an_older_checkpoint_keeps_later_files(tmp_path, cli):
 # ------------------------------------------------------------------ crash safety
 @pytest.mark.parametrize("victim", [pytest.param("snapshots", marks=pytest.mark.slow),
                                     "checkpoints"])
-def test_sigkill_during_a_write(tmp_path, victim):
+def test_sigkill_during_a_write(tmp_path, cli, victim):
     """Kill the run (SIGKILL) while a snapshot or a checkpoint is half written (its .tmp
-    exists): every complete file still reads strictly, and --restart from the folder continues
-    bit for bit like a run that was never interrupted."""
+    exists): every complete file still reads strictly, and --restart from the folder (in this
+    process) continues bit for bit like a run that was never interrupted."""
     env = dict(os.environ, PDYN_TEST_WRITE_DELAY="0.3", PYTHONUNBUFFERED="1")
     cmd = [sys.executable, "-m", "pdyn", "run", "--scale", "0.05", "--steps", "100000",
            "--no-progress", "--snapshot-every", "10", "--checkpoint-every", "20",
@@ -374,11 +374,9 @@ def test_sigkill_during_a_write(tmp_path, victim):
     for f in ckpts:
         read_checkpoint(f)
     last = read_checkpoint(ckpts[-1])["step"]
-    res = subprocess.run([sys.executable, "-m", "pdyn", "run", "--restart", "out", "--steps",
-                          "20", "--no-progress"], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=120)
-    assert res.returncode == 0, res.stderr[-2000:]
-    assert f"restarted from out/checkpoints/{ckpts[-1].name}" in res.stdout
+    code, stdout, err = cli(["run", "--restart", "out", "--steps", "20", "--no-progress"])
+    assert code == 0, err[-2000:]
+    assert f"restarted from out/checkpoints/{ckpts[-1].name}" in stdout
     assert not list(out.rglob("*.tmp")), "stray temporary files not cleaned on restart"
     ref = Simulation(SimulationConfig(**SMALL))
     ref.run(last + 20)
