@@ -31,16 +31,19 @@ def _launch(ranks, args, cwd, env=()):
 
 
 def _ranks(marker: str) -> list[int]:
-    """The pids of the pdyn processes whose command line holds ``marker`` (not mpiexec)."""
+    """The pids of the pdyn processes whose command line holds ``marker`` (not mpiexec), in
+    rank order (``PMI_RANK`` of their environment; pids need not follow the ranks)."""
     found = []
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             argv = open(f"/proc/{pid}/cmdline").read().split("\0")
+            env = open(f"/proc/{pid}/environ", "rb").read().split(b"\0")
         except OSError:
             continue
         if marker in argv and "pdyn" in argv and "mpiexec" not in argv[0]:
-            found.append(int(pid))
-    return sorted(found)
+            rank = next((int(e[9:]) for e in env if e.startswith(b"PMI_RANK=")), int(pid))
+            found.append((rank, int(pid)))
+    return [pid for _, pid in sorted(found)]
 
 
 def _catches(pid: int, signum: int) -> bool:
