@@ -10,13 +10,17 @@ an editable install after ``git pull``, a run silently used the old physics (a l
 numba documents under ``cache``; numba issue #1833). Importing this module puts a locator
 in front of numba's own for pdyn's files: the same cache places (next to the sources, or the
 user-wide cache), stamped with a hash of *every* source file of the package
-(:data:`PACKAGE_STAMP`), so any change of pdyn recompiles all its kernels once. If numba's
-internals differ from what this expects, numba's own locators are left as they are.
+(:data:`PACKAGE_STAMP`), so any change of pdyn recompiles all its kernels once. An index that
+another version of pdyn wrote and that cannot be read any more (it names a type since removed;
+numba 0.68 unpickles it before it compares the stamp and raises, numba issue #6018) is a cache
+miss: the kernel is compiled and the index written anew. If numba's internals differ from what
+this expects, numba's own locators and index reading are left as they are.
 """
 
 from __future__ import annotations
 
 import hashlib
+import pickle
 from pathlib import Path
 
 JIT = {"cache": True, "nogil": True}
@@ -74,8 +78,29 @@ def _package_locator(base):
     return PackageStamped
 
 
+def _unreadable_index_is_a_miss(index_file) -> None:
+    """numba's index reader (``index_file``: its ``IndexDataCacheFile`` class) returns no
+    entries, instead of raising, for a pdyn index it cannot unpickle (the stamp it expects starts
+    with :data:`PACKAGE_STAMP`); any other index is read as numba reads it."""
+    load = getattr(index_file, "_load_index", None)
+    if load is None or getattr(load, "pdyn_miss", False):
+        return  # pragma: no cover - other numba internals, or installed already
+
+    def _load_index(self):
+        try:
+            return load(self)
+        except (AttributeError, ImportError, EOFError, pickle.UnpicklingError):
+            if not str(getattr(self, "_source_stamp", "")).startswith(PACKAGE_STAMP):
+                raise
+            return {}
+
+    _load_index.pdyn_miss = True
+    index_file._load_index = _load_index
+
+
 def _install() -> None:
-    """Put the package-stamped locators first in numba's list (once)."""
+    """Put the package-stamped locators first in numba's list (once); a pdyn index that cannot
+    be read is a miss."""
     try:
         from numba.core import caching
     except ImportError:  # pragma: no cover - numba without the caching module
@@ -89,6 +114,10 @@ def _install() -> None:
     if any(getattr(c, "__name__", "").startswith("Pdyn") for c in locators):
         return
     locators[:0] = [_package_locator(b) for b in bases]
+    index_file = getattr(caching, "IndexDataCacheFile", None) or getattr(
+        caching, "_IndexDataCacheFile", None)
+    if index_file is not None:
+        _unreadable_index_is_a_miss(index_file)
 
 
 _install()

@@ -52,12 +52,14 @@ def test_exception_on_one_rank_aborts_job():
     """An exception on the last rank after its fifth step ends the whole job through
     ``MPI_Abort`` (called by that rank), so the other rank is not left waiting in the sixth
     step's collective: it finishes no step the failing rank did not take part in, and the job
-    exits non-zero on its own (the timeout guards against a hang; it measures nothing)."""
+    ends on its own with the abort's error code 1. Without the abort the job hangs (run without
+    ``-m mpi4py`` it was still waiting after 60 s), so the timeout fails that; it measures
+    nothing. MPICH's own line ``application called MPI_Abort`` is not asserted: on a loaded
+    machine the launcher sometimes ends the job before it forwards the aborting rank's last
+    write."""
     res = _mpiexec(2, "-m", "tests.mpi.fail_on_one_rank", timeout=120)
-    assert res.returncode != 0
+    assert res.returncode == 1, res.stderr[-3000:]
     assert "injected failure on rank 1" in res.stderr
-    assert "application called MPI_Abort(MPI_COMM_WORLD, 1) - process 1" in res.stderr, \
-        res.stderr[-3000:]
     assert "finished without failure" not in res.stderr
     # not anchored to lines: the two ranks' writes share one pipe and may interleave
     finished = {r: [int(s) for s in re.findall(rf"rank {r} finished step (\d+);", res.stderr)]
