@@ -83,8 +83,8 @@ def _unreadable_index_is_a_miss(index_file) -> None:
     entries, instead of raising, for a pdyn index it cannot unpickle (the stamp it expects starts
     with :data:`PACKAGE_STAMP`); any other index is read as numba reads it."""
     load = getattr(index_file, "_load_index", None)
-    if load is None or getattr(load, "pdyn_miss", False):
-        return  # pragma: no cover - other numba internals, or installed already
+    if load is None:
+        return  # pragma: no cover - other numba internals
 
     def _load_index(self):
         try:
@@ -94,7 +94,6 @@ def _unreadable_index_is_a_miss(index_file) -> None:
                 raise
             return {}
 
-    _load_index.pdyn_miss = True
     index_file._load_index = _load_index
 
 

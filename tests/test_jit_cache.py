@@ -1,7 +1,13 @@
 """The numba cache of pdyn's kernels is stamped with the whole package (``pdyn._jit``): a kernel
 that inlines a function from another file is recompiled when that file changes."""
 
+import pickle
 import shutil
+import sys
+
+import numba
+import pytest
+from numba.core.caching import IndexDataCacheFile
 
 from pdyn import _jit
 from pdyn.dynamics import contact, laws
@@ -27,11 +33,6 @@ def test_a_change_in_any_file_changes_the_stamp(tmp_path):
 def _index_naming_a_removed_type(path, stamp):
     """A numba cache index at ``path`` whose one entry names a class that no longer exists (as
     one written before a record type of pdyn was removed)."""
-    import pickle
-    import sys
-
-    import numba
-
     module = sys.modules[__name__]
     module.Removed = type("Removed", (), {"__module__": __name__})
     try:
@@ -44,8 +45,6 @@ def _index_naming_a_removed_type(path, stamp):
 
 
 def test_an_index_of_another_pdyn_version_that_names_a_removed_type_is_a_miss(tmp_path):
-    from numba.core.caching import IndexDataCacheFile
-
     _index_naming_a_removed_type(tmp_path / "kernel.nbi", "an older package stamp")
     index = IndexDataCacheFile(str(tmp_path), "kernel", _jit.PACKAGE_STAMP)
     assert index._load_index() == {}
@@ -54,9 +53,6 @@ def test_an_index_of_another_pdyn_version_that_names_a_removed_type_is_a_miss(tm
 
 
 def test_an_unreadable_index_of_another_package_is_left_to_numba(tmp_path):
-    import pytest
-    from numba.core.caching import IndexDataCacheFile
-
     _index_naming_a_removed_type(tmp_path / "kernel.nbi", (1.0, 2))
     index = IndexDataCacheFile(str(tmp_path), "kernel", (1.0, 2))
     with pytest.raises(AttributeError):
