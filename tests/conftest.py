@@ -1,6 +1,7 @@
 """Shared helpers of the command-line tests: run ``pdyn.cli.main`` in-process and check the
 one-line error contract (exit 2, one line on stderr, the field named, nothing written)."""
 
+import gc
 import os
 import subprocess
 import sys
@@ -31,6 +32,14 @@ LONGEST_FIRST = tuple(f"tests/test_mpi_suite.py::test_mpi_suite[{k}]"
                       for k in ("2-fast", "4", "2-slow"))
 
 
+#: the cyclic garbage collector's thresholds in a test process (``gc.set_threshold``; Python's
+#: are 700, 10, 10): a test process holds a few hundred thousand long-lived objects (numba's
+#: types and loaded kernels, the test modules), which every full collection walks; larger young
+#: generations, and what collection imported frozen (:func:`pytest_collection_finish`), leave
+#: few full collections.
+GC_THRESHOLDS = (5000, 20, 10)
+
+
 def pytest_addoption(parser):
     parser.addoption("--reverse", action="store_true",
                      help="run the collected tests in reverse order (tests/test_mpi_suite.py: "
@@ -43,14 +52,22 @@ def pytest_configure(config):
     """Under ``mpiexec`` (``--with-mpi``) each rank is one pytest process: the ``-n auto`` of
     pyproject.toml (pytest-xdist workers) is turned off there. In every test process a kernel
     is compiled once, not by each worker or rank at the same time (tests/jit_lock.py), the
-    tests' own kernels are cached, and the tests' subprocesses import the pdyn under test
-    (:func:`share_the_tested_package`)."""
+    tests' own kernels are cached, the tests' subprocesses import the pdyn under test
+    (:func:`share_the_tested_package`) and garbage is collected as :data:`GC_THRESHOLDS`
+    says."""
+    gc.set_threshold(*GC_THRESHOLDS)
     install_jit_lock()
     cache_the_tests_kernels()
     share_the_tested_package()
     if config.getoption("with_mpi", False) and hasattr(config.option, "numprocesses"):
         config.option.numprocesses = 0
         config.option.dist = "no"
+
+
+def pytest_collection_finish(session):
+    """The objects alive once the tests are collected (the imported modules, numba's types)
+    are left out of every later garbage collection (``gc.freeze``; :data:`GC_THRESHOLDS`)."""
+    gc.freeze()
 
 
 def share_the_tested_package() -> None:
