@@ -11,8 +11,8 @@ from typing import NamedTuple
 import numpy as np
 
 from .broadphase import make_broadphase
-from .checks import (StepGuard, check_memory, mesh_bytes, node_memory, share_state,
-                     watch_walls)
+from .checks import (InitialStateError, StepGuard, check_memory, mesh_bytes, node_memory,
+                     share_state, watch_walls)
 from .clock import Clock
 from .components import (add_walls, enclosure, glued_motion, list_walls, make_inserter,
                          sphere_materials, wall_materials)
@@ -25,7 +25,7 @@ from .dynamics.glued import GluedMotion
 from .dynamics.insertion import Inserter
 from .dynamics.neighbours import SKIN_DIAMETERS, NeighbourList
 from .dynamics.wallmotion import WallMotion
-from .initial import has_glued, overlap_rules, particle_source, scene_from_config
+from .initial import has_glued, of_scene, overlap_rules, particle_source, scene_from_config
 from .io import fields_writers, make_writers
 from .io.hdf5 import OutputFileError
 from .io.runid import new_run_id
@@ -324,8 +324,13 @@ def _first_pass(f: _Frame, s: _Share, p: _Plan, drift: float,
     exchange.advance(f.first_step, p.clock.dt)  # a sheared box's images at the first step
     exchange.ghosts()
     if restart or f.scene.cells is not None:  # this rank's share plus its ghosts
-        share_state(store, f.box, f.comm, restart=restart is not None,
-                    **overlap_rules(config, f.contact.law))
+        try:
+            share_state(store, f.box, f.comm, restart=restart is not None,
+                        **overlap_rules(config, f.contact.law))
+        except InitialStateError as exc:
+            if restart:
+                raise
+            raise InitialStateError(of_scene(str(exc), f.scene, f.box)) from None
     p.neighbours.rebuild(p.broadphase, store, None, relist=restart is None, walls=walls,
                          drift=drift, timers=p.timers, **list_walls(wallset))
     with p.timers("contacts"):

@@ -713,6 +713,14 @@ FILL_FIELDS = ("region", "region_lo", "region_hi", "center", "radius", "radius_l
                "radius_hi", "lo", "hi", "radius_min", "radius_max", "sizes", "fill", "seed")
 
 
+def _rows(value, width: int):
+    """``value``, or N = 0 rows of ``width`` numbers where it is an empty list (``positions =
+    []``: a run that starts with no spheres, to pour them in)."""
+    if isinstance(value, (list, tuple)) and len(value) == 0:
+        return np.zeros((0, width))
+    return value
+
+
 @dataclass(frozen=True, kw_only=True)
 class ParticlesConfig:
     """User-given spheres (instead of a named scene): centres (m), velocities (m/s), radii (m),
@@ -740,13 +748,14 @@ class ParticlesConfig:
             raise BadValue("particles.positions" if self.positions is None else
                            "particles.radii", None, "required (or particles.file or "
                            "particles.fill)")
-        pos = array("particles.positions", made["positions"] if made else self.positions, (3,))
+        pos = array("particles.positions", made["positions"] if made else
+                    _rows(self.positions, 3), (3,))
         n = pos.shape[0]
         rad = array("particles.radii", made["radii"] if made else self.radii, (), positive=True)
         if rad.shape[0] != n:
             raise ConfigError(f"particles.radii: {rad.shape[0]} values for {n} positions")
         vel = (made["velocities"] if made else np.zeros((n, 3)) if self.velocities is None
-               else array("particles.velocities", self.velocities, (3,)))
+               else array("particles.velocities", _rows(self.velocities, 3), (3,)))
         if vel.shape[0] != n:
             raise ConfigError(f"particles.velocities: {vel.shape[0]} rows for {n} positions")
         if self.masses is not None:

@@ -81,11 +81,22 @@ def particle_source(scene: Scene, comm, box, n_box: int, rules: dict,
             particles, note = initial_state(given, box, **rules)
             found = (None, note)
         except InitialStateError as exc:
-            found = (str(exc), None)
+            found = (of_scene(str(exc), scene, box), None)
     error, note = comm.bcast(found)
     if error:
         raise InitialStateError(error)
     return ScatteredSource(particles, comm, box), note
+
+
+def of_scene(message: str, scene: Scene, box) -> str:
+    """An initial-state error of a named scene's spheres said as theirs: a config's ``[box]``
+    replaces the scene's box but not its spheres."""
+    if scene.name == "custom":
+        return message
+    moved = not (np.array_equal(box.lo, scene.box_lo) and np.array_equal(box.hi, scene.box_hi))
+    return (f"scene {scene.name!r}: {message}" + (
+        " ([box] replaces the scene's box, not its spheres: give [particles], or positions = "
+        "[] and radii = [] to start empty)" if moved else ""))
 
 
 def has_glued(scene: Scene, restart) -> bool:

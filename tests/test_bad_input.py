@@ -484,6 +484,18 @@ def test_initial_state_refused(tmp_path, cli, case):
     assert listing(tmp_path) == before
 
 
+@pytest.mark.parametrize("scene", ["drop", "drum"])  # generated per cell, and of arrays
+def test_a_scene_in_a_box_of_ones_own_is_named(tmp_path, cli, scene):
+    """A ``[box]`` without ``[particles]`` replaces a named scene's box, not its spheres: the
+    error says whose spheres lie outside and how to start empty."""
+    doc = {"scene": scene, "scale": 0.05, "box": {"lo": [0, 0, 0], "hi": [0.01, 0.01, 0.01]}}
+    (tmp_path / "run.toml").write_text(toml(doc))
+    code, _, err = cli(["run", "run.toml", "--no-progress", "--output", "out"])
+    assert_user_error(code, err, f"scene {scene!r}: particles.positions[",
+                      "[box] replaces the scene's box, not its spheres", "positions = []")
+    assert not (tmp_path / "out").exists()
+
+
 def test_overlap_within_tolerance_is_accepted(tmp_path, cli):
     doc = _spheres([[1, 1, 1], [1.999, 1, 1]], [0.5, 0.5])  # 0.2 % of the radius
     (tmp_path / "run.toml").write_text(toml(doc))

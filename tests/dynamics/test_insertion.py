@@ -48,6 +48,29 @@ def test_count_follows_the_rate_and_ids_continue():
     assert sim.inserter.state()["next_gid"] == 120
 
 
+def test_a_box_of_ones_own_starts_empty_and_is_poured_into():
+    """``[particles]`` with ``positions = []`` and ``radii = []`` (as a TOML config gives them)
+    starts a box of the config's own empty; the insertion pours into it as into the empty
+    ``heap`` scene, the same spheres on the same steps."""
+    from pdyn.config import config_from_dict
+
+    sim = Simulation(config_from_dict({
+        "box": {"lo": [0.0, 0.0, 0.0], "hi": [8.0, 8.0, 3.0]},
+        "particles": {"positions": [], "radii": [], "density": 2500.0},
+        "contact": {"youngs_modulus": 1e7, "restitution": 0.3}, "gravity": [0.0, 0.0, -9.81],
+        "insertion": {k: list(v) if isinstance(v, tuple) else v for k, v in POUR.items()},
+        "progress": False}))
+    assert len(sim.store.owned) == 0
+    scene = Simulation(heap())
+    assert sim.dt == scene.dt
+    for _ in range(3):
+        sim.run(100)
+        scene.run(100)
+        assert len(sim.store.owned) > 0
+        for a, b in zip(state(sim), state(scene)):
+            assert np.array_equal(a, b)
+
+
 def test_no_sphere_is_inserted_onto_another():
     store = ParticleStore()
     rng = np.random.default_rng(0)
