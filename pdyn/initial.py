@@ -89,14 +89,14 @@ def particle_source(scene: Scene, comm, box, n_box: int, rules: dict,
 
 
 def of_scene(message: str, scene: Scene, box) -> str:
-    """An initial-state error of a named scene's spheres said as theirs: a config's ``[box]``
-    replaces the scene's box but not its spheres."""
-    if scene.name == "custom":
+    """An initial-state error of a named scene's spheres in a box of the config's own
+    (``[box]`` without ``[particles]`` replaces the scene's box, not its spheres) said as
+    theirs, with how to start empty; any other error as it is."""
+    if scene.name == "custom" or (np.array_equal(box.lo, scene.box_lo)
+                                  and np.array_equal(box.hi, scene.box_hi)):
         return message
-    moved = not (np.array_equal(box.lo, scene.box_lo) and np.array_equal(box.hi, scene.box_hi))
-    return (f"scene {scene.name!r}: {message}" + (
-        " ([box] replaces the scene's box, not its spheres: give [particles], or positions = "
-        "[] and radii = [] to start empty)" if moved else ""))
+    return (f"scene {scene.name!r}: {message} ([box] replaces the scene's box, not its "
+            "spheres: give [particles], or positions = [] and radii = [] to start empty)")
 
 
 def has_glued(scene: Scene, restart) -> bool:
