@@ -31,12 +31,13 @@ JIT = {"cache": True, "nogil": True}
 #: with unsigned handles (equilibrated 97 336-sphere gas, same state, alternating calls)
 JIT_IEEE = {**JIT, "error_model": "numpy"}
 
-#: for a small helper of a hot loop that takes arrays and allocates none: compiled without
-#: numba's reference counts, a function of its own that LLVM inlines into the loop. Inlined
-#: by numba instead (``inline="always"``), a helper that takes arrays and branches or loops
-#: inside made the loop count references to those arrays at each call (atomic operations:
-#: the rotating contact pass took 1.3x the time)
-JIT_LEAF = {**JIT, "_nrt": False}
+#: for a hot loop that allocates nothing (the contact force loops): compiled without numba's
+#: reference counts, so the small helpers numba inlines into it (``inline="always"``) count
+#: none either, those that take arrays and branch or loop inside too (in a loop with reference
+#: counts each call of such a helper counted references to its arrays: atomic operations, the
+#: rotating pass took 1.3x the time; as functions of their own that LLVM inlined, the step
+#: took 1.05x: the frictional gas, same state, alternating runs)
+JIT_LOOP = {**JIT_IEEE, "_nrt": False}
 
 #: for a large helper of the contact loops: compiled once per argument types as a function of
 #: its own (cached, shared by every loop and variant that calls it), without reference counts,

@@ -33,12 +33,11 @@ records :func:`_sphere_pair`, :func:`_wall_pair`), a row's sphere and its closin
 :data:`POSTED`); its two sides are :func:`_take` and :func:`_post` (with rotation inside
 :func:`_handed` and :func:`_kept`), the history cursor is :func:`_cursor` (moved at a row's
 end and where an entry's spring is read: moved at every entry, the rotating pass took 1.13x
-the time), a history entry is read and written by :func:`_started` and :func:`_keep`. A
-helper that takes arrays and branches or loops inside is a function of its own compiled
-without reference counts (``JIT_LEAF``), which LLVM inlines: inlined by numba instead, the
-loop counted references to its arrays at each call (1.3x the rotating pass); with it the
-loops compile to the code they had written out (as many instructions within 3 %, no
-reference count in the loop; the same time, alternating calls on one state).
+the time), a history entry is read and written by :func:`_started` and :func:`_keep`. These
+small helpers, those that take arrays and branch or loop inside too, are inlined by numba
+into the two loops, which are compiled without reference counts (``JIT_LOOP``: they allocate
+nothing), so no call counts references to its arrays (in a loop with reference counts, 1.3x
+the rotating pass; as functions of their own that LLVM inlined, 1.05x the step).
 The large pieces — a contact's sub-models (:func:`_evaluate`), the normal force
 (:func:`_normal`, ``pdyn.dynamics.laws.normal_forces``) and a wall's geometry
 (``pdyn.walls.wall_contact``) — are functions of their own that LLVM must inline
@@ -109,7 +108,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-from .._jit import JIT, JIT_IEEE, JIT_INLINE, JIT_LEAF
+from .._jit import JIT, JIT_INLINE, JIT_LOOP
 from ..fields.exact import emit_rows, limb_add
 from ..geometry import sphere_contact, within
 from ..heap import Scratch
@@ -410,9 +409,9 @@ def _keep(entry, spring, slid, k, u, sx, sy, sz, sliding):
 
 
 # ------------------------------------------------------------------ a row's pieces
-# Helpers of the two loops that take arrays and branch or loop inside: functions of their own
-# without reference counts (JIT_LEAF, which LLVM inlines), so the loops count none per call.
-@njit(**JIT_LEAF)
+# Helpers of the two loops that take arrays and branch or loop inside: inlined by numba into
+# loops compiled without reference counts (JIT_LOOP), so the loops count none per call.
+@njit(inline="always", **JIT)
 def _row(pos, rad, mass, gid, material, table, i):
     """Row sphere ``i``'s position, radius, mass, id and material (0: one material, no
     ``table``)."""
@@ -422,7 +421,7 @@ def _row(pos, rad, mass, gid, material, table, i):
     return pos[i, 0], pos[i, 1], pos[i, 2], rad[i], mass[i], gid[i], ma
 
 
-@njit(**JIT_LEAF)
+@njit(inline="always", **JIT)
 def _sphere_entry(pos, vel, rad, mass, gid, may_hold, j, xi, yi, zi, ri, mi, gi, vix, viy,
                   viz):
     """Of sphere ``j`` listed by the row sphere at (``xi``, ``yi``, ``zi``) (radius, mass, id,
@@ -453,7 +452,7 @@ def _wall_entry(pos, normal, walls, gid, mesh, slot, geo, j, u, xi, yi, zi, ri, 
     return c, wall_spin(walls, g, normal, j)
 
 
-@njit(**JIT_LEAF)
+@njit(inline="always", **JIT)
 def _posted(link, done, done_at, c, f, e, u, w, n_free, n_slots):
     """Without rotation, the normal force ``f`` and energy ``e`` of entry ``u`` (link ``w``,
     :class:`Contact` ``c``) posted for the later row when the entry is the first row's of a
@@ -468,7 +467,7 @@ def _posted(link, done, done_at, c, f, e, u, w, n_free, n_slots):
     return True, n_free
 
 
-@njit(**JIT_LEAF)
+@njit(inline="always", **JIT)
 def _settle(force, i, fx, fy, fz, mi, gravity):
     """Row sphere ``i``'s force: its contacts' sum and its weight m_i g."""
     force[i, 0] = fx + mi * gravity[0]
@@ -476,7 +475,7 @@ def _settle(force, i, fx, fy, fz, mi, gravity):
     force[i, 2] = fz + mi * gravity[2]
 
 
-@njit(**JIT_LEAF)
+@njit(inline="always", **JIT)
 def _cursor(entry, n, p, u):
     """The history cursor: the first place ≥ ``p`` of a history's ``n`` entries ``entry``
     (ascending list positions) not below list entry ``u``, and whether it is u's."""
@@ -485,7 +484,7 @@ def _cursor(entry, n, p, u):
     return p, p < n and np.uint64(entry[p]) == u
 
 
-@njit(**JIT_LEAF)
+@njit(inline="always", **JIT)
 def _started(spring, slid, at, had):
     """The spring (m) a contact starts from and whether it slid: place ``at`` of a history
     when ``had``, else none."""
@@ -494,7 +493,7 @@ def _started(spring, slid, at, had):
     return 0.0, 0.0, 0.0, False
 
 
-@njit(**JIT_LEAF)
+@njit(inline="always", **JIT)
 def _handed(link, done_at, old_entry, old_spring, old_slid, n_old, new_entry, new_spring,
             new_slid, u, w, p, k, n_free, n_slots):
     """With rotation, the later row's entry ``u`` of a pair its first row handed over (link
@@ -519,7 +518,7 @@ def _handed(link, done_at, old_entry, old_spring, old_slid, n_old, new_entry, ne
     return h, True, p, k + 1, n_free
 
 
-@njit(**JIT_LEAF)
+@njit(inline="always", **JIT)
 def _kept(new_entry, new_spring, new_slid, link, done, done_at, record, o, k, u, w, old,
           recorded, n_free, n_slots):
     """With rotation, :class:`Outcome` ``o`` of entry ``u`` (link ``w``) kept: its new spring
@@ -542,7 +541,7 @@ def _kept(new_entry, new_spring, new_slid, link, done, done_at, record, o, k, u,
     return posted, n_free
 
 
-@njit(**JIT_LEAF)
+@njit(inline="always", **JIT)
 def _spun(torque, spinning, i, mx, my, mz, q, touched, ended):
     """The torque on row sphere ``i`` written when it ``touched`` something or a torque of
     before may be left (``ended``: a contact of last step ended, or new lists), the row
@@ -571,7 +570,7 @@ def _tally(n_contacts, energy, e, both, counted, lower):
 # negative-index wraparound from every array access (with JIT_IEEE, 13-15 % less time for the
 # frictionless pass on the equilibrated 97 336-sphere gas for the handles, 0.93-0.94x again for
 # the list positions; forces bit for bit the same).
-@njit(**JIT_IEEE)
+@njit(**JIT_LOOP)
 def _pass(law, cohesion, table, dt, gravity, lists, spheres, wall_set, force, link, slots, todo,
           mesh):
     """The contact loop without rotation (module docstring): sets ``force`` of every row's
@@ -664,7 +663,7 @@ def _gather(todo, link, first, end, partner, pos, rad, xi, yi, zi, ri):
     return n
 
 
-@njit(**JIT_IEEE)
+@njit(**JIT_LOOP)
 def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists, spheres,
                    wall_set, omega, out, history, link, slots, record, record_pairs, mesh, todo):
     """:func:`_pass` with the tangential and rolling parts (module docstring): sets the
