@@ -33,7 +33,10 @@ sets up, compiles, warms up and steps 2 × 10 steps, then steps a chunk (sized o
 checkout's side) when told and answers with the time; the driver tells them in turn (the
 order swapped every chunk, the set-up order every round), so a slow spell of the shared
 machine falls on both alike. ``now/before`` is the median over rounds of a round's median
-chunk ratio.
+chunk ratio. ``--now TREE2`` serves the "now" side from another checkout with its venv
+instead of this one (no one-vs-two rounds): two commits of the main line against each other,
+as in a bisect of a slowdown (the scene code stays this script's: the checkouts' pdyn must
+run it).
 
 **Bytes per sphere**: the itemsize of the particle field ``material`` (``pdyn.particles``).
 
@@ -41,6 +44,7 @@ chunk ratio.
     git worktree add ../pdyn-old 945eb09 && (cd ../pdyn-old && python -m venv .venv &&
         .venv/bin/pip install -e .)
     python benchmarks/materials.py --before ../pdyn-old --doc docs/contacts.md
+    python benchmarks/materials.py --now ../pdyn-a --before ../pdyn-b --scenes gas-hertz
 """
 
 from __future__ import annotations
@@ -215,9 +219,11 @@ def _answer(proc, word: str) -> str:
 
 
 def before_round(args, tree: Path, a: SimpleNamespace, first: int) -> dict:
-    """One round of now against ``tree`` (module docstring): each side's summed chunk times
-    (s) and its sphere count; ``first``: which side is set up first (0: now)."""
-    pythons = (sys.executable, str(tree / ".venv" / "bin" / "python"))
+    """One round of now (this checkout, or ``args.now``'s) against ``tree`` (module
+    docstring): each side's summed chunk times (s) and its sphere count; ``first``: which
+    side is set up first (0: now)."""
+    pythons = tuple(str(t / ".venv" / "bin" / "python") if t else sys.executable
+                    for t in (args.now, tree))
     procs = [None, None]
     for side in (first, 1 - first):
         procs[side] = subprocess.Popen(
@@ -248,19 +254,27 @@ def material_bytes() -> int:
     return int(np.dtype(FIELDS["material"].dtype).itemsize)
 
 
+def _name(tree) -> str:
+    """The checkout ``tree``'s commit: its short hash and subject (60 characters)."""
+    return subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h %s"],
+                          capture_output=True, text=True).stdout.strip()[:60]
+
+
 def markdown(rows: list, before: list, args) -> str:
     """The tables of the docs page, with the command and the day."""
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
     out = [f"`{command_line()}` ({STARTED.date().isoformat()}, 1 rank, median of "
            f"{args.rounds} rounds; load average at the end {load}); the material index: "
-           f"{material_bytes()} byte per sphere.", "",
-           "| scene | spheres | steps | one (ns/sphere-step) | two_same / one | "
-           "two_diff / one |", "|---|---|---|---|---|---|"]
-    out += [f"| {r['scene']} | {r['particles']} | {r['steps']} | {r['one_ns']:.0f} | "
-            f"{r['two_same']:.3f} | {r['two_diff']:.3f} |" for r in rows]
+           f"{material_bytes()} byte per sphere."]
+    if rows:
+        out += ["", "| scene | spheres | steps | one (ns/sphere-step) | two_same / one | "
+                "two_diff / one |", "|---|---|---|---|---|---|"]
+        out += [f"| {r['scene']} | {r['particles']} | {r['steps']} | {r['one_ns']:.0f} | "
+                f"{r['two_same']:.3f} | {r['two_diff']:.3f} |" for r in rows]
     if before:
-        out += ["", f"One material against the checkout of `{args.before_name}` (the commit "
-                "before materials):", "",
+        now = f"`{_name(args.now)}`" if args.now else "One material"
+        out += ["", f"{now} against the checkout of `{_name(args.before)}`"
+                + ("" if args.now else " (the commit before materials)") + ":", "",
                 "| scene | spheres | steps | now (ns/sphere-step) | before | now / before |",
                 "|---|---|---|---|---|---|"]
         out += [f"| {r['scene']} | {r['particles']} | {r['steps']} | {r['now_ns']:.0f} | "
@@ -280,6 +294,8 @@ def main(argv=None) -> None:
     p.add_argument("--chunk-seconds", type=float, default=0.05, help="a chunk's length")
     p.add_argument("--rounds", type=int, default=3)
     p.add_argument("--before", help="a checkout from before materials, with its .venv")
+    p.add_argument("--now", type=lambda x: Path(x).resolve(), help="a checkout with its .venv "
+                   "timed against --before instead of this one (a bisect); no one-vs-two rounds")
     p.add_argument("--timeout", type=float, default=1200)
     p.add_argument("--json", help="write the results to this JSON file")
     p.add_argument("--doc", help="rewrite the materials_speed block of this markdown file")
@@ -296,18 +312,17 @@ def main(argv=None) -> None:
         return
     scenes = [s for s in SCENES if s[0] in args.scenes]
     tree = Path(args.before).resolve() if args.before else None
-    args.before_name = subprocess.run(["git", "-C", str(tree), "log", "-1", "--format=%h %s"],
-                                      capture_output=True, text=True).stdout.strip()[:60] if (
-        tree) else None
     runs, old = {}, {}
     for rnd in range(args.rounds):
         for name, scene, law, mu in scenes:
             a = scene_args(args, scene, law, mu)
-            res = run_round(args, name, a, rnd % 3)
-            runs.setdefault(name, []).append(res)
-            c = res["chunks"]
-            print(f"round {rnd + 1} {name}: two_same/one {chunk_ratio(c['two_same'], c['one']):.3f}"
-                  f", two_diff/one {chunk_ratio(c['two_diff'], c['one']):.3f}", flush=True)
+            if not args.now:
+                res = run_round(args, name, a, rnd % 3)
+                runs.setdefault(name, []).append(res)
+                c = res["chunks"]
+                print(f"round {rnd + 1} {name}: two_same/one "
+                      f"{chunk_ratio(c['two_same'], c['one']):.3f}, two_diff/one "
+                      f"{chunk_ratio(c['two_diff'], c['one']):.3f}", flush=True)
             if tree:
                 res = before_round(args, tree, a, rnd % 2)
                 old.setdefault(name, []).append(res)
@@ -315,13 +330,14 @@ def main(argv=None) -> None:
                       f"{chunk_ratio(res['now'], res['before']):.3f}", flush=True)
     rows, before = [], []
     for name, *_ in scenes:
-        rs = runs[name]
-        n = rs[0]["particles"]
-        rows.append({"scene": name, "particles": n, "steps": args.chunks * rs[0]["chunk"],
-                     "one_ns": statistics.median(statistics.median(r["chunks"]["one"])
-                                                 / r["chunk"] for r in rs) / n * 1e9,
-                     **{v: statistics.median(chunk_ratio(r["chunks"][v], r["chunks"]["one"])
-                                             for r in rs) for v in VARIANTS[1:]}})
+        rs = runs.get(name)  # (none with --now)
+        if rs:
+            n = rs[0]["particles"]
+            rows.append({"scene": name, "particles": n, "steps": args.chunks * rs[0]["chunk"],
+                         "one_ns": statistics.median(statistics.median(r["chunks"]["one"])
+                                                     / r["chunk"] for r in rs) / n * 1e9,
+                         **{v: statistics.median(chunk_ratio(r["chunks"][v], r["chunks"]["one"])
+                                                 for r in rs) for v in VARIANTS[1:]}})
         if tree:
             ps = old[name]
             before.append({"scene": name, "particles": ps[0]["particles"],

@@ -39,3 +39,19 @@ def test_variants_run_and_two_same_is_one(materials, name):
     assert tables["one"] is None  # one material: the law's own records
     assert tables["two_same"].shape == tables["two_diff"].shape  # a pair table each, and
     assert not np.array_equal(tables["two_same"], tables["two_diff"])  # two_diff's differs
+
+
+def test_two_checkouts_against_each_other_are_named(materials):
+    """``--now TREE --before TREE``: no one-vs-two table, and the table names both commits
+    (a bisect's step), not "the commit before materials"."""
+    from pathlib import Path
+
+    root = Path(materials.__file__).resolve().parent.parent
+    args = SimpleNamespace(rounds=3, now=root, before=root)
+    text = materials.markdown([], [{"scene": "gas-hertz", "particles": 9261, "steps": 4000,
+                                    "now_ns": 52.0, "before_ns": 54.0, "now_vs_before": 0.95}],
+                              args)
+    name = materials._name(root)
+    assert name and f"`{name}` against the checkout of `{name}`:" in text
+    assert "two_same" not in text and "before materials" not in text
+    assert "| gas-hertz | 9261 | 4000 | 52 | 54 | 0.950 |" in text
