@@ -310,6 +310,8 @@ def main(argv=None) -> None:
         res = paired(SimpleNamespace(**json.loads(args.worker)), args.first)
         print("RESULT " + json.dumps(res), flush=True)
         return
+    if args.now and not args.before:
+        p.error("--now needs --before (the checkout it is timed against)")
     scenes = [s for s in SCENES if s[0] in args.scenes]
     tree = Path(args.before).resolve() if args.before else None
     runs, old = {}, {}
