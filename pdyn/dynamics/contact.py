@@ -309,8 +309,9 @@ SLOTS_PER_ROW = 0.125
 MIN_SLOTS = 4096
 
 #: pairs of two rows are handed over (evaluated once) on lists built after a pass in which at
-#: least this share of the list entries touched (2 × contacts / entries), by (rotation?, law);
-#: below, each row evaluates all its pairs, reading no links — the same bits either way.
+#: least this share of the list entries touched (2 × contacts / entries; the first lists: from
+#: their second pass), by (rotation?, law); below, each row evaluates all its pairs, reading
+#: no links — the same bits either way.
 #: Handing over costs a link read per entry and saves an evaluation per contact; a linear
 #: contact costs less than its hand-over, with friction too once rows gather (``benchmarks/
 #: pairs_once.py``, CPU time of handing over against not: the flowing chute 1.07 with the
@@ -320,9 +321,9 @@ HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
                   (True, "linear"): math.inf, (True, "hertz"): 0.15}
 
 
-#: without rotation, a row gathers its entries with work first (:func:`_pass`) on lists built
-#: after a pass in which at least this share of the entries touched (in a loose gas, where few
-#: entries touch, the gathering does not pay).
+#: without rotation, a row gathers its entries with work first (:func:`_pass`) in a pass after
+#: one in which at least this share of the entries touched (in a loose gas, where few entries
+#: touch, the gathering does not pay; the first pass, with no share to go by, does not).
 GATHER_FROM = 0.12
 
 #: with rotation (:func:`_pass_rotating`), where no pair is handed over and cohesion holds no
@@ -1335,8 +1336,9 @@ class ContactPass(Hanger):
         # first pass over a build (``_link_found``)
         self._link, self._link_found = NO_LINKS, False
         self._hand_over = None  # hand_over
-        self._touching = 1.0  # the share of list entries that touched in the last pass
-        self._todo, self._gather = np.zeros(0, np.int64), None  # (None: not decided yet)
+        self._touching = None  # the share of list entries that touched in the last pass
+        self._todo, self._gather = np.zeros(0, np.int64), False  # did the last pass gather
+        self._todo_sized = False  # for the rows of this build of the lists
         self._done = np.zeros((0, 6))  # the slots of results that later rows take over
         self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
         self._n_slots = 0  # the slots the last pass had, and their views
@@ -1436,7 +1438,7 @@ class ContactPass(Hanger):
 
     def after_build(self, store, lists) -> None:
         """New lists: links, row scratch and spinning rows are found again by the next pass."""
-        self._link, self._link_found, self._gather = NO_LINKS, False, None
+        self._link, self._link_found, self._todo_sized = NO_LINKS, False, False
         self.n_spinning = -1
         self._history_current = False
 
@@ -1503,8 +1505,7 @@ class ContactPass(Hanger):
                 (store.force, store.torque, self.spinning),
                 (old_entry, old_spring, old_slid, n_old, fresh, new_entry, new_spring,
                  new_slid), link, (done, done_at), record, self.recorded == "all", mesh,
-                None if self.law.cohesion_model is not None or link is not None
-                else self._row_scratch(lists))
+                self._row_scratch(lists, self.law.cohesion_model is None and link is None))
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
@@ -1544,8 +1545,9 @@ class ContactPass(Hanger):
         — where handing pairs over does not pay (:attr:`hand_over`, :data:`HAND_OVER_FROM`)."""
         if not self._link_found:
             once = self.hand_over
-            if once is None:  # from the pass before (the same bits either way)
-                once = self._touching >= HAND_OVER_FROM[self.rotating, self.law.name]
+            if once is None:  # from the pass before (the same bits either way): none
+                once = (self._touching is not None  # before the first, decided again after it
+                        and self._touching >= HAND_OVER_FROM[self.rotating, self.law.name])
             self._link = NO_LINKS
             if once:
                 link = np.empty(lists.entries(), np.int32)
@@ -1557,23 +1559,28 @@ class ContactPass(Hanger):
             self._link_found = True
         return self._link if self._link.shape[0] else None
 
-    def _row_scratch(self, lists) -> np.ndarray | None:
+    def _row_scratch(self, lists, allowed: bool = True) -> np.ndarray | None:
         """Scratch for the sphere entries of the longest row of ``lists`` (kept from pass to
-        pass, grown when too small) where a pass gathers each row's entries with work first
-        (:data:`GATHER_FROM`, :data:`GATHER_ROTATING_FROM`; decided once per build of the
-        lists), else None."""
-        if self._gather is None:
-            self._gather = self._touching >= (GATHER_ROTATING_FROM if self.rotating
-                                              else GATHER_FROM)
-            if self._gather and lists.rows.shape[0]:
-                n = int(np.max(lists.split - lists.start[:-1]))
-                if self._todo.shape[0] < n:
-                    self._todo = np.empty(n + n // 4, np.int64)
+        pass, grown when too small) where this pass gathers each row's entries with work
+        first — where ``allowed``, decided at each pass from the share of entries that
+        touched in the pass before (:data:`GATHER_FROM`, :data:`GATHER_ROTATING_FROM`; not
+        at the first) —, else None."""
+        self._gather = allowed and self._touching is not None and self._touching >= (
+            GATHER_ROTATING_FROM if self.rotating else GATHER_FROM)
+        if self._gather and not self._todo_sized and lists.rows.shape[0]:
+            n = int(np.max(lists.split - lists.start[:-1]))
+            if self._todo.shape[0] < n:
+                self._todo = np.empty(n + n // 4, np.int64)
+            self._todo_sized = True
         return self._todo if self._gather else None
 
     def _touched(self, lists, contacts: int) -> None:
         """Keep the share of list entries that touched in this pass (2 × ``contacts`` /
-        entries): what decides for the next lists whether pairs are handed over."""
+        entries): what decides whether the next pass gathers and, for the next lists (and
+        for these after the first pass, which had no share to go by), whether pairs are
+        handed over."""
+        if self._touching is None:
+            self._link_found = self._link.shape[0] != 0  # (links only if hand_over said so)
         self._touching = 2.0 * contacts / max(lists.entries(), 1)
 
     def _slots(self, rows: int, used: bool = True) -> tuple:

@@ -2,11 +2,13 @@
 (ownership rule and summation order by partner gid), pairs handed over between rows."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from pdyn import Simulation
+from pdyn.config import ParticlesConfig
 from pdyn.dynamics import contact
 from pdyn.dynamics.contact import ContactLaw, ContactPass
 from pdyn.dynamics.laws import (TANGENT, Damping, Hertz, Linear, Normal, damping_ratio,
@@ -198,6 +200,33 @@ def test_frictionless_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypat
     x, y = gather_fields(once, fields), gather_fields(both, fields)
     for name, u, v in zip(("gid",) + fields, x, y):
         assert np.array_equal(u, v), name
+
+
+@pytest.mark.parametrize("friction", [0.0, 0.5])
+def test_the_first_pass_decides_nothing_and_the_next_go_by_the_pass_before(friction):
+    """How a pass works (``HAND_OVER_FROM``, ``GATHER_FROM``) goes by the share of entries that
+    touched in the pass before; the run's first pass has none, so it neither hands pairs over
+    nor gathers. A loose start (no sphere touches) then gathers in none of its first lists'
+    passes (it did when the first pass guessed that every entry touched), and a packing where
+    every sphere presses on its six lattice neighbours hands its Hertz pairs over from the
+    second pass on, gathering without rotation; the same bits either way (tests above)."""
+    loose = Simulation(dense_polydisperse(("periodic",) * 3, n=300, law="hertz",
+                                          friction=friction))
+    assert not loose.contact._gather and loose.contact._link.size == 0
+    loose.step()
+    assert loose.rebuilds == 0 and not loose.contact._gather
+    assert loose.contact._link.size == 0
+    n, d = 6, 1.0
+    grid = np.stack(np.meshgrid(*[np.arange(n) * 0.95 * d] * 3, indexing="ij"), -1)
+    cfg = dense_polydisperse(("periodic",) * 3, n=300, law="hertz", friction=friction)
+    cfg = replace(cfg, box=replace(cfg.box, hi=(n * 0.95 * d,) * 3), initial_overlap="allow",
+                  particles=ParticlesConfig(positions=grid.reshape(-1, 3),
+                                            radii=np.full(n**3, d / 2), density=1000.0))
+    pressed = Simulation(cfg)
+    assert not pressed.contact._gather and pressed.contact._link.size == 0
+    assert pressed.contact._touching > 0.5
+    pressed.step()
+    assert pressed.contact._link.size > 0 and pressed.contact._gather == (friction == 0.0)
 
 
 @pytest.mark.parametrize("friction", [0.0, 0.5])
