@@ -1,5 +1,5 @@
-"""The fast lane. ``python -m pytest -m "not slow"`` is the development loop (50-75 s,
-90-140 CPU-s, on two idle cores once the kernels are compiled, on every core by
+"""The fast lane. ``python -m pytest -m "not slow"`` is the development loop (50-85 s,
+90-150 CPU-s, on two idle cores once the kernels are compiled, on every core by
 pytest-xdist); ``python -m pytest`` runs everything (the README's test command and CI). A
 family of tests that differ only by a seed, a size, a structure or a parameter keeps its first
 members in the fast lane and marks the rest ``slow``; the lane still runs every module and
