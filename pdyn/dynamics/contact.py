@@ -79,16 +79,17 @@ places of the old and new spring, per pair handed over) are read once, in the sa
 wait in a few reused slots (a stack of free ones), as memory order keeps a pair's rows near,
 and a pair that finds every slot taken is evaluated in both rows.
 
-Handing over pays per contact and costs per list entry (each reads its link), so each build
-of the lists chooses (:data:`HAND_OVER_FROM`, from the share of entries that touched in the
-pass before, and the law): where few entries touch — a loose gas — or a contact costs less
-than its hand-over (the linear law) every row evaluates all its pairs and the kernels, given
-no links, hold no hand-over code. Where many entries touch (:data:`GATHER_FROM`; with
-rotation :data:`GATHER_ROTATING_FROM`, given no links and no cohesion that holds contacts
-past touching), a row first gathers the entries it has work with — those that touch or were
-posted —, without a branch, then works on those alone: where a quarter to half the entries
-touch, whether one does is as good as random to the processor, and a branch on it stalls the
-pass at each wrong guess.
+Handing over pays per contact and costs per list entry (each reads its link), so each build of
+the lists chooses (:data:`HAND_OVER_FROM`, from the share of entries that touched in the pass
+before, the law and its dashpot): where few entries touch — a loose gas — or a contact costs
+less than its hand-over (the linear law; Hertz' without cohesion undamped or with LAMMPS'
+``mass_velocity`` or ``viscoelastic`` dashpot, :data:`CHEAP_DAMPINGS`) every row evaluates all
+its pairs and the kernels, given no links, hold no hand-over code. Where many entries touch
+(:data:`GATHER_FROM`; with rotation :data:`GATHER_ROTATING_FROM`, given no links and no
+cohesion that holds contacts past touching), a row first gathers the entries it has work with —
+those that touch or were posted —, without a branch, then works on those alone: where a quarter
+to half the entries touch, whether one does is as good as random to the processor, and a branch
+on it stalls the pass at each wrong guess.
 ``benchmarks/pairs_once.py`` measures one way against the other (one process, the two stepped
 alternately, both checked bit for bit).
 
@@ -319,6 +320,15 @@ MIN_SLOTS = 4096
 #: frictional Hertz bed 0.93; with JKR, Bo = 1, 0.77: the pass alone on one frozen state).
 HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
                   (True, "linear"): math.inf, (True, "hertz"): 0.15}
+
+#: the dampings whose Hertz contacts cost less than their hand-over, as undamped ones do: they
+#: hand pairs over only with cohesion. Measured in one process, two runs of the same state
+#: stepped in turn (40 chunks of 20 steps, step time of handing over against not), the settled
+#: Hertz bed of 8 000 spheres with μ = 0.5: ``viscoelastic`` 1.06 (rescaled history) and 1.13
+#: (projected), with μ = 0 1.10; undamped, the dense elastic gas (φ = 0.5, 9 700 spheres): μ =
+#: 0 1.16, μ = 0.5 1.00. Against ``tangent`` 0.90 (μ = 0: 0.81), ``constant`` 0.92, ``tsuji``
+#: 0.93 and JKR with ``viscoelastic`` 0.77 (the bed of 20 000 spheres).
+CHEAP_DAMPINGS = ("mass_velocity", "viscoelastic")
 
 
 #: without rotation, a row gathers its entries with work first (:func:`_pass`) in a pass after
@@ -1547,7 +1557,7 @@ class ContactPass(Hanger):
             once = self.hand_over
             if once is None:  # from the pass before (the same bits either way): none
                 once = (self._touching is not None  # before the first, decided again after it
-                        and self._touching >= HAND_OVER_FROM[self.rotating, self.law.name])
+                        and self._touching >= self._hand_over_from())
             self._link = NO_LINKS
             if once:
                 link = np.empty(lists.entries(), np.int32)
@@ -1558,6 +1568,18 @@ class ContactPass(Hanger):
                 self._link = link
             self._link_found = True
         return self._link if self._link.shape[0] else None
+
+    def _hand_over_from(self) -> float:
+        """The share of touching entries from which pairs are handed over: by rotation and
+        law (:data:`HAND_OVER_FROM`), never for contacts without cohesion whose dashpot is
+        cheap (:data:`CHEAP_DAMPINGS`) or none."""
+        law = self.law
+        if law.cohesion_model is None:
+            laws = law.pairs.values() if law.pairs is not None else (law,)
+            if law.damping in CHEAP_DAMPINGS or all(
+                    p.parameters.damping.coefficient == 0.0 for p in laws):
+                return math.inf
+        return HAND_OVER_FROM[self.rotating, law.name]
 
     def _row_scratch(self, lists, allowed: bool = True) -> np.ndarray | None:
         """Scratch for the sphere entries of the longest row of ``lists`` (kept from pass to
