@@ -82,14 +82,14 @@ and a pair that finds every slot taken is evaluated in both rows.
 Handing over pays per contact and costs per list entry (each reads its link), so each build of
 the lists chooses (:data:`HAND_OVER_FROM`, from the share of entries that touched in the pass
 before, the law and its dashpot): where few entries touch — a loose gas — or a contact costs
-less than its hand-over (the linear law; Hertz' without cohesion undamped or with LAMMPS'
-``mass_velocity`` or ``viscoelastic`` dashpot, :data:`CHEAP_DAMPINGS`) every row evaluates all
-its pairs and the kernels, given no links, hold no hand-over code. Where many entries touch
-(:data:`GATHER_FROM`; with rotation :data:`GATHER_ROTATING_FROM`, given no links and no
-cohesion that holds contacts past touching), a row first gathers the entries it has work with —
-those that touch or were posted —, without a branch, then works on those alone: where a quarter
-to half the entries touch, whether one does is as good as random to the processor, and a branch
-on it stalls the pass at each wrong guess.
+less than its hand-over (the frictionless linear law; without cohesion, no dashpot or LAMMPS'
+``mass_velocity`` or ``viscoelastic`` one, :data:`CHEAP_DAMPINGS`) every row evaluates all its
+pairs and the kernels, given no links, hold no hand-over code. Where many entries touch
+(:data:`GATHER_FROM`; with rotation :data:`GATHER_ROTATING_FROM`, given no cohesion that holds
+contacts past touching), a row first gathers the entries it has work with — those that touch
+and are evaluated in the row or were posted —, without a branch, then works on those alone:
+where a quarter to half the entries touch, whether one does is as good as random to the
+processor, and a branch on it stalls the pass at each wrong guess.
 ``benchmarks/pairs_once.py`` measures one way against the other (one process, the two stepped
 alternately, both checked bit for bit).
 
@@ -311,23 +311,24 @@ MIN_SLOTS = 4096
 
 #: pairs of two rows are handed over (evaluated once) on lists built after a pass in which at
 #: least this share of the list entries touched (2 × contacts / entries; the first lists: from
-#: their second pass), by (rotation?, law); below, each row evaluates all its pairs, reading
-#: no links — the same bits either way.
-#: Handing over costs a link read per entry and saves an evaluation per contact; a linear
-#: contact costs less than its hand-over, with friction too once rows gather (``benchmarks/
-#: pairs_once.py``, CPU time of handing over against not: the flowing chute 1.07 with the
-#: default damping and 1.32 with ``mass_velocity``, the dense frictional gas 1.49; the settled
-#: frictional Hertz bed 0.93; with JKR, Bo = 1, 0.77: the pass alone on one frozen state).
+#: their second pass), by (rotation?, law), where a contact costs more than its hand-over
+#: (:data:`CHEAP_DAMPINGS`); below, each row evaluates all its pairs, reading no links — the
+#: same bits either way. Handing over costs a link read per entry and saves an evaluation per
+#: contact. Measured in one process, two runs of one state stepped in turn (40-50 chunks of 20
+#: steps; step time of handing over against not, rows gathering their entries in both): the
+#: flowing chute (linear, μ = 0.5, 21 % of the entries touching) 0.93; the settled Hertz bed of
+#: 8 000 spheres (48 %) 0.84 (μ = 0.5), 0.81 (μ = 0); with JKR 0.77 (20 000 spheres, rows
+#: not gathering: cohesion). The frictionless linear law is not measured: never.
 HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
-                  (True, "linear"): math.inf, (True, "hertz"): 0.15}
+                  (True, "linear"): 0.15, (True, "hertz"): 0.15}
 
-#: the dampings whose Hertz contacts cost less than their hand-over, as undamped ones do: they
-#: hand pairs over only with cohesion. Measured in one process, two runs of the same state
-#: stepped in turn (40 chunks of 20 steps, step time of handing over against not), the settled
-#: Hertz bed of 8 000 spheres with μ = 0.5: ``viscoelastic`` 1.06 (rescaled history) and 1.13
-#: (projected), with μ = 0 1.10; undamped, the dense elastic gas (φ = 0.5, 9 700 spheres): μ =
-#: 0 1.16, μ = 0.5 1.00. Against ``tangent`` 0.90 (μ = 0: 0.81), ``constant`` 0.92, ``tsuji``
-#: 0.93 and JKR with ``viscoelastic`` 0.77 (the bed of 20 000 spheres).
+#: the dashpots that make a contact cost less than its hand-over, as no dashpot does: with them
+#: (and without cohesion) pairs are never handed over. Measured as for :data:`HAND_OVER_FROM`,
+#: rows not gathering where pairs are handed over, the settled Hertz bed with μ = 0.5:
+#: ``viscoelastic`` 1.06 (rescaled history) and 1.13 (projected), with μ = 0 1.10; the chute
+#: (``mass_velocity``) 1.03 with rows gathering; undamped, the dense elastic Hertz gas (φ = 0.5,
+#: 9 700 spheres): μ = 0 1.16, μ = 0.5 1.00. Against ``tangent`` 0.90 (μ = 0: 0.81),
+#: ``constant`` 0.92 and ``tsuji`` 0.93 there.
 CHEAP_DAMPINGS = ("mass_velocity", "viscoelastic")
 
 
@@ -336,11 +337,11 @@ CHEAP_DAMPINGS = ("mass_velocity", "viscoelastic")
 #: touch, the gathering does not pay; the first pass, with no share to go by, does not).
 GATHER_FROM = 0.12
 
-#: with rotation (:func:`_pass_rotating`), where no pair is handed over and cohesion holds no
-#: contact past touching, from this share. Measured in one process against not gathering (CPU
-#: time, shared machine): the flowing chute (0.27) 0.85 of the pass; the dense frictional gas
-#: (0.12) 1.03 of the step; with the settled Hertz bed's links (0.48) 1.16, so never with links.
-#: With JKR (that bed at Bo = 1) a gather that also keeps the entries with a history record (a
+#: with rotation (:func:`_pass_rotating`), where cohesion holds no contact past touching, from
+#: this share. Measured in one process against not gathering (CPU time, shared machine): the
+#: flowing chute (0.27) 0.85 of the pass; the dense frictional gas (0.12) 1.03 of the step; the
+#: settled Hertz bed (0.48) handing pairs over 0.93 (two runs of one state stepped in turn). With
+#: JKR (that bed at Bo = 1) a gather that also keeps the entries with a history record (a
 #: branch-free merge) took 1.2x the pass with links and 1.0-1.04x without: cohesion does not.
 GATHER_ROTATING_FROM = 0.2
 
@@ -1515,7 +1516,7 @@ class ContactPass(Hanger):
                 (store.force, store.torque, self.spinning),
                 (old_entry, old_spring, old_slid, n_old, fresh, new_entry, new_spring,
                  new_slid), link, (done, done_at), record, self.recorded == "all", mesh,
-                self._row_scratch(lists, self.law.cohesion_model is None and link is None))
+                self._row_scratch(lists, self.law.cohesion_model is None))
             if k <= new_entry.shape[0]:
                 break
             self.history.reserve(k)
@@ -1572,7 +1573,7 @@ class ContactPass(Hanger):
     def _hand_over_from(self) -> float:
         """The share of touching entries from which pairs are handed over: by rotation and
         law (:data:`HAND_OVER_FROM`), never for contacts without cohesion whose dashpot is
-        cheap (:data:`CHEAP_DAMPINGS`) or none."""
+        cheap (:data:`CHEAP_DAMPINGS`) or none (they cost less than their hand-over)."""
         law = self.law
         if law.cohesion_model is None:
             laws = law.pairs.values() if law.pairs is not None else (law,)
