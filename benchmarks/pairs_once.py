@@ -8,12 +8,9 @@ rows over (``ContactPass.hand_over`` True, ``pdyn.dynamics.contact``), the other
 every pair in both of its rows (False), whatever ``HAND_OVER_FROM`` would choose. Both meet
 the shared machine's slow and fast spells alike; the median over the chunks of the time ratio
 is the figure, in wall and in CPU seconds (the two runs stay bit for bit equal, which the
-script checks at the end). Runs under ``mpiexec -n N`` too. With friction and rows that
-gather their entries (``GATHER_FROM``), handing over cost 1.32 and 1.07 times the CPU of
-evaluating both sides on the flowing chute (1 rank, 2 247 spheres, 27 % of the list entries
-touching; ``mass_velocity`` and the default damping, 2000 steps) and 1.49 on the dense gas
-(``--scale 0.25``, 400 + 200 steps), and 0.93 on the settled Hertz bed (``--scene bed --scale
-0.1``; shared machine): so the linear law no longer hands pairs over (``HAND_OVER_FROM``).
+script checks at the end). Runs under ``mpiexec -n N`` too. Which contacts hand their pairs
+over by default, and the measurements behind it: ``HAND_OVER_FROM`` and ``CHEAP_DAMPINGS``
+(``pdyn.dynamics.contact``).
 
     python benchmarks/pairs_once.py --scale 0.5 --solid-fraction 0.5 --friction 0.5
     python benchmarks/pairs_once.py --scene bed --scale 0.1 --friction 0
