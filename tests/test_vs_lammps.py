@@ -141,12 +141,12 @@ def test_performance_page_is_written_from_its_json():
 def test_pairs_once_on_the_flowing_chute_keeps_the_bits(tmp_path, monkeypatch, capsys):
     """``pairs_once.py --scene chute --damping mass_velocity``: pairs handed over and pairs
     evaluated in both rows step the small flowing chute to the same bits."""
+    script = benchmark_script("pairs_once")  # first: it puts benchmarks/ on the path
     import _common
 
     monkeypatch.setattr(_common, "CACHE", tmp_path)
-    benchmark_script("pairs_once").main(["--scene", "chute", "--scale", "0.1", "--flow-time",
-                                         "3", "--damping", "mass_velocity", "--steps", "60",
-                                         "--chunk", "20", "--warmup", "5"])
+    script.main(["--scene", "chute", "--scale", "0.1", "--flow-time", "3", "--damping",
+                 "mass_velocity", "--steps", "60", "--chunk", "20", "--warmup", "5"])
     out = capsys.readouterr().out
     assert "chute (225 spheres, μ = 0.5, mass_velocity, 1 rank(s))" in out
     assert out.rstrip().endswith("same bits: True")
