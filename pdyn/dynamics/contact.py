@@ -316,9 +316,9 @@ MIN_SLOTS = 4096
 #: same bits either way. Handing over costs a link read per entry and saves an evaluation per
 #: contact. Measured in one process, two runs of one state stepped in turn (40-50 chunks of 20
 #: steps; step time of handing over against not, rows gathering their entries in both): the
-#: flowing chute (linear, μ = 0.5, 21 % of the entries touching) 0.93; the settled Hertz bed of
-#: 8 000 spheres (48 %) 0.84 (μ = 0.5), 0.81 (μ = 0); with JKR 0.77 (20 000 spheres, rows
-#: not gathering: cohesion). The frictionless linear law is not measured: never.
+#: flowing chute (linear, μ = 0.5, 21 % of the entries touching) 0.93-0.94; the settled Hertz
+#: bed of 8 000 spheres (48 %) 0.77 (μ = 0.5), 0.81 (μ = 0); with JKR 0.77 (20 000 spheres,
+#: rows not gathering: cohesion). The frictionless linear law is not measured: never.
 HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
                   (True, "linear"): 0.15, (True, "hertz"): 0.15}
 
@@ -1248,6 +1248,13 @@ class ContactLaw:
         return max(reach(p.cohesion_model, r_max) for p in laws)
 
     @property
+    def damped(self) -> bool:
+        """Whether contacts have a dashpot (a coefficient > 0; with several materials: in any
+        pair)."""
+        laws = self.pairs.values() if self.pairs is not None else (self,)
+        return any(p.parameters.damping.coefficient > 0.0 for p in laws)
+
+    @property
     def stiff(self) -> bool:
         """Whether contacts push at all (a Young's modulus or a stiffness; with several
         materials: in any pair)."""
@@ -1575,11 +1582,8 @@ class ContactPass(Hanger):
         law (:data:`HAND_OVER_FROM`), never for contacts without cohesion whose dashpot is
         cheap (:data:`CHEAP_DAMPINGS`) or none (they cost less than their hand-over)."""
         law = self.law
-        if law.cohesion_model is None:
-            laws = law.pairs.values() if law.pairs is not None else (law,)
-            if law.damping in CHEAP_DAMPINGS or all(
-                    p.parameters.damping.coefficient == 0.0 for p in laws):
-                return math.inf
+        if law.cohesion_model is None and (law.damping in CHEAP_DAMPINGS or not law.damped):
+            return math.inf
         return HAND_OVER_FROM[self.rotating, law.name]
 
     def _row_scratch(self, lists, allowed: bool = True) -> np.ndarray | None:
