@@ -10,9 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from pdyn.cli import main
+# Python's bytecode cached, as numba's kernels are, even where PYTHONDONTWRITEBYTECODE says not
+# to (container images set it): without the cache each test process and each subprocess (a
+# CLI run, a rank) compiles pdyn's modules and pytest rewrites every test module again (4 of
+# the fast lane's ~70 s on two cores). Before pdyn is imported here, and for the subprocesses.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-from .jit_lock import cache_the_tests_kernels, install as install_jit_lock
+from pdyn.cli import main  # noqa: E402
+
+from .jit_lock import cache_the_tests_kernels, install as install_jit_lock  # noqa: E402
 
 
 BENCHMARKS = Path(__file__).resolve().parents[1] / "benchmarks"

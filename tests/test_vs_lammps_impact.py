@@ -8,6 +8,7 @@ load (``pip install '.[peers]'``)."""
 import pytest
 
 from .conftest import benchmark_script
+from .lanes import fast_first
 
 
 @pytest.fixture(scope="module")
@@ -26,12 +27,13 @@ TOLERANCE = {"hooke": (1e-13, 1e-13), "hertz": (1e-13, 1e-13), "tsuji": (5e-3, 1
 
 
 @pytest.mark.parametrize("case", ["hooke", "hertz", "tsuji"])
-@pytest.mark.parametrize("vn, vt, spin_a, spin_b", [
+@pytest.mark.parametrize("impact_case", fast_first([
+    (0.4, 0.2, 60.0, -20.0),  # with spins
     (0.5, 2.0, 0.0, 0.0),  # slides throughout
     (0.5, 0.3, 0.0, 0.0),  # sticks, then slides off
-    (0.4, 0.2, 60.0, -20.0),  # with spins
-])
-def test_pdyn_and_lammps_rebound_alike(impact, case, vn, vt, spin_a, spin_b):
+], 1), ids=["spins", "sliding", "sticking"])
+def test_pdyn_and_lammps_rebound_alike(impact, case, impact_case):
+    vn, vt, spin_a, spin_b = impact_case
     res = impact.compare(case, vn, vt, spin_a, spin_b)
     vel, spin = TOLERANCE[case]
     assert res["vel_gap"] <= vel and res["omega_gap"] <= spin, res
