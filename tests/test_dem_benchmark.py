@@ -148,3 +148,27 @@ def test_lammps_holds_and_discharges_the_same_silo():
     assert ours[0]["spheres"] == theirs[0]["spheres"] == 300  # held by the lid
     assert ours[-1]["spheres"] < 250 and theirs[-1]["spheres"] < 250  # flowing out
     assert abs(ours[-1]["spheres"] - theirs[-1]["spheres"]) <= 75
+
+
+def test_the_comparison_gives_each_codes_mean_and_the_gap_in_standard_errors():
+    """``compare``'s table holds each code's mean ± standard deviation over the seeds, and its
+    gap is the largest difference of the means over their standard error √(s_p²/n + s_l²/n):
+    seeds of 10 and 12 spheres (sd √2, mean 11) against 14 and 16 (mean 15) at the end differ
+    by 4 spheres, 4/√(2/2 + 2/2) = 2.83 standard errors; equal runs have no gap."""
+    from .conftest import benchmark_script
+
+    script = benchmark_script("dem_benchmark")
+
+    def runs(ends):  # rows every 0.01 s: 20 spheres, at 0.1 s the seed's end
+        return [[{"time": k / 100, "spheres": e if k == 10 else 20} for k in range(11)]
+                for e in ends]
+
+    res = {"spec": {"duration": 0.1}, "pdyn": runs([10, 12]), "lammps": runs([14, 16])}
+    z, d, where = script.gaps("silo", res)
+    assert (d, where) == (4.0, "spheres at t = 0.100 s")
+    assert z == pytest.approx(4.0 / math.sqrt(2.0))
+    rows = script.table("silo", res).splitlines()
+    assert len(rows) == 2 + 11
+    assert rows[2] == "| 0.000 | 20.0 ± 0.0 | 20.0 ± 0.0 |"
+    assert rows[-1] == "| 0.100 | 11.0 ± 1.4 | 15.0 ± 1.4 |"
+    assert script.gaps("silo", {**res, "lammps": res["pdyn"]})[0] == 0.0
