@@ -346,10 +346,13 @@ def test_restart_from_an_older_checkpoint_keeps_later_files(tmp_path, cli):
 def test_sigkill_during_a_write(tmp_path, cli, victim):
     """Kill the run (SIGKILL) while a snapshot or a checkpoint is half written (its .tmp
     exists): every complete file still reads strictly, and --restart from the folder (in this
-    process) continues bit for bit like a run that was never interrupted."""
+    process) continues bit for bit like a run that was never interrupted. The victim's files
+    come twice as often as the other's: its second one is the first written after a complete
+    checkpoint."""
     env = dict(os.environ, PDYN_TEST_WRITE_DELAY="0.3", PYTHONUNBUFFERED="1")
+    every = {"snapshots": ("10", "20"), "checkpoints": ("20", "10")}[victim]
     cmd = [sys.executable, "-m", "pdyn", "run", "--scale", "0.05", "--steps", "100000",
-           "--no-progress", "--snapshot-every", "10", "--checkpoint-every", "20",
+           "--no-progress", "--snapshot-every", every[0], "--checkpoint-every", every[1],
            "--output", "out"]
     proc = subprocess.Popen(cmd, cwd=tmp_path, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE)
