@@ -20,7 +20,9 @@ moment — weighs nothing; a rebuild of the lists falls on the same turn in ``on
 (vs_lammps.py's, smaller): ``gas`` (frictionless Hooke and Hertz with μ = 0.5,
 ``--gas-scale``), ``bed`` (the settled Hertz bed with μ = 0.5 and its floor,
 ``--bed-scale``, settled once and cached by ``benchmarks/bed.py``) and ``chute`` (linear,
-μ = 0.5, a fixed rough base, ``--chute-scale``).
+μ = 0.5, a fixed rough base, ``--chute-scale``; from its flowing state, ``chute_flow.py``'s,
+the same in every simulation and version: from rest, versions whose forces differ in the
+last bits part into two flows).
 
 **Before materials** (``--before TREE``): ``TREE`` is a checkout of pdyn from before
 materials existed with its own venv (``TREE/.venv``): the main line just before materials
@@ -79,7 +81,8 @@ def scene_args(args, scene: str, law: str, mu: float) -> SimpleNamespace:
     return SimpleNamespace(scene=scene, law=law, friction=mu, scale=scale, steps=10**6,
                            chunks=args.chunks, chunk_seconds=args.chunk_seconds,
                            warmup=args.warmup, solid_fraction=0.3, seed=0, settle_friction=None,
-                           damping="tangent", pdyn_config="")
+                           damping="tangent", pdyn_config="",
+                           flow_time=vs_lammps.chute_flow.FLOW_TIME)
 
 
 def materials(variant: str, contact) -> dict:
@@ -126,10 +129,12 @@ def simulation(a: SimpleNamespace, variant: str, comm, tiny: bool = False):
 
         chute = vs_lammps.chute_parameters(SimpleNamespace(**{**vars(a), "scale": 0.1})
                                            if tiny else a)
-        contact, scene = vs_lammps.chute_contact(a, a.friction, chute), chute["scene"]
+        contact = vs_lammps.chute_contact(a, a.friction, chute)
+        scene = (chute["scene"] if tiny else
+                 vs_lammps.chute_flow.flowing_scene(*vs_lammps.flowing_chute(a)))
         cfg = SimulationConfig(scene="chute", steps=a.steps, progress=False,
                                output=OutputConfig(snapshot_every=0), contact=contact,
-                               **materials(variant, contact))
+                               initial_overlap="allow", **materials(variant, contact))
     else:
         scale = 0.01 if tiny else a.scale
         cfg = vs_lammps.pdyn_gas(a, a.friction, scale, a.steps)
