@@ -9,8 +9,10 @@ second by id: the pass reads each pair's records from the pair table, the trajec
 ``one``'s) and ``two_diff`` (the second material is softer, 0.8 E or 0.8 k, has half the
 friction and, if the scene is damped, 0.8 e, and the pair of the two has its own friction in
 ``[[interactions]]``: three distinct rows of the table, a trajectory of its own). After
-their warm-up each steps 2 × 10 steps (the chunk's length is sized on ``one``'s: as many
-steps as it takes in ``--chunk-seconds``), then they are stepped in turn, a chunk each, the
+their warm-up each steps 2 × 10 steps (as ``run()`` steps, the closing half-kick left to the
+next step: ``step()``'s default closes each step and refreshes the ghosts; the chunk's length
+is sized on ``one``'s: as many steps as it takes in ``--chunk-seconds``), then they are
+stepped in turn, a chunk each, the
 order turned by one every chunk, each chunk timed, ``--chunks`` chunks. A round's ratio is
 the median over the turns of a variant's chunk over ``one``'s chunk of the same turn (a rare
 slow chunk — numba compiling a path first met in the timed steps, the machine busy for a
@@ -169,8 +171,8 @@ def paired(a: SimpleNamespace, first: int) -> dict:
     def steps(v, n):
         comm.barrier()
         t0 = time.perf_counter()
-        for _ in range(n):
-            sims[v].step()
+        for _ in range(n):  # as run() steps: the closing half-kick left to the next step
+            sims[v].step(close=False)
         return comm.allreduce_max(time.perf_counter() - t0)
 
     calibration = {v: min(steps(v, 10) for _ in range(2)) for v in order}  # all in step
@@ -210,7 +212,7 @@ def serve(a: SimpleNamespace) -> None:
     for line in sys.stdin:
         t0 = time.perf_counter()
         for _ in range(int(line)):
-            sim.step()
+            sim.step(close=False)  # as run() steps
         print(f"TIME {time.perf_counter() - t0!r}", flush=True)
 
 
