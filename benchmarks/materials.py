@@ -12,8 +12,8 @@ friction and, if the scene is damped, 0.8 e, and the pair of the two has its own
 their warm-up each steps 2 × 10 steps (as ``run()`` steps, the closing half-kick left to the
 next step: ``step()``'s default closes each step and refreshes the ghosts; the chunk's length
 is sized on ``one``'s: as many steps as it takes in ``--chunk-seconds``), then they are
-stepped in turn, a chunk each, the
-order turned by one every chunk, each chunk timed, ``--chunks`` chunks. A round's ratio is
+stepped in turn, a chunk each, the order turned by one every chunk, each chunk timed,
+``--chunks`` chunks. A round's ratio is
 the median over the turns of a variant's chunk over ``one``'s chunk of the same turn (a rare
 slow chunk — numba compiling a path first met in the timed steps, the machine busy for a
 moment — weighs nothing; a rebuild of the lists falls on the same turn in ``one`` and

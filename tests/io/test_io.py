@@ -347,8 +347,8 @@ def test_sigkill_during_a_write(tmp_path, cli, victim):
     """Kill the run (SIGKILL) while a snapshot or a checkpoint is half written (its .tmp
     exists): every complete file still reads strictly, and --restart from the folder (in this
     process) continues bit for bit like a run that was never interrupted. The victim's files
-    come twice as often as the other's: its second one is the first written after a complete
-    checkpoint."""
+    come twice as often as the other's, so one is being written soon after the first
+    checkpoint is complete."""
     env = dict(os.environ, PDYN_TEST_WRITE_DELAY="0.3", PYTHONUNBUFFERED="1")
     every = {"snapshots": ("10", "20"), "checkpoints": ("20", "10")}[victim]
     cmd = [sys.executable, "-m", "pdyn", "run", "--scale", "0.05", "--steps", "100000",
