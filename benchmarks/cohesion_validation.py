@@ -177,7 +177,7 @@ def jkr_kernel_pull_off() -> float:
     worst = 0.0
     for r_eff in (JR, JR / 2, 1e-5):
         a_p = (9 * math.pi * JW * r_eff**2 / (8 * JES)) ** (1 / 3)
-        pull = cohesion_force(JKR(JW, JES), -a_p**2 / (3 * r_eff), r_eff, math.inf)[0]
+        pull = cohesion_force(JKR.of(JW, JES), -a_p**2 / (3 * r_eff), r_eff, math.inf)[0]
         worst = max(worst, abs(pull / (1.5 * math.pi * JW * r_eff) - 1))
     return worst
 

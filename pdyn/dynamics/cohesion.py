@@ -79,10 +79,22 @@ class DMT(NamedTuple):
 
 class JKR(NamedTuple):
     """JKR adhesion: work of adhesion ``w`` (J/m²) and the pair's effective modulus ``E`` = E*
-    (Pa, Hertz's); the contact holds past zero overlap down to δ_c (module docstring)."""
+    (Pa, Hertz's); the contact holds past zero overlap down to δ_c (module docstring). The
+    pair's constants the contact reads, made once by :meth:`of`: ``k`` = √(2π w/E*) (√m),
+    ``s`` = √(8π w E*) (N/m^{3/2}) and ``h`` = (π w/E*)² (m²)."""
 
     w: float
     E: float
+    k: float
+    s: float
+    h: float
+
+    @classmethod
+    def of(cls, w: float, e_star: float) -> JKR:
+        """The record of work of adhesion ``w`` (J/m²) and effective modulus ``e_star`` (Pa)."""
+        ratio = math.pi * w / e_star if e_star > 0.0 else math.inf
+        return cls(w, e_star, math.sqrt(2.0 * ratio), math.sqrt(8.0 * math.pi * w * e_star),
+                   ratio * ratio)
 
 
 class LiquidBridge(NamedTuple):
@@ -117,20 +129,29 @@ def _cbrt(x):
 
 
 @njit(**JIT)
+def _jkr_root(c, p):
+    """x = √a of JKR's contact radius a: the larger root of x⁴ − c x − p = 0 (c = R* √(2π w/E*),
+    p = R* δ), by Ferrari's resolvent m³ + p m − c²/8 = 0 (Cardano, its one positive root, the
+    form without cancellation for each sign of p: for p > 0, m = q/(u² − uv + v²) with
+    v = −p/(3u), one division), then x = (t + √(2c/t − t²))/2, t = √(2m)."""
+    q = 0.125 * c * c
+    disc = max(0.25 * q * q + p * p * p * (1.0 / 27.0), 0.0)  # 0 at δ_c (to rounding)
+    u = _cbrt(0.5 * q + math.sqrt(disc))
+    if p > 0.0:
+        u2 = u * u
+        m = 9.0 * q * u2 / ((9.0 * u2 + 3.0 * p) * u2 + p * p)
+    else:
+        m = u - p / (3.0 * u)
+    t = math.sqrt(2.0 * m)
+    return 0.5 * (t + math.sqrt(max(2.0 * c / t - t * t, 0.0)))
+
+
+@njit(**JIT)
 def jkr_radius(w, e_star, delta, r_eff):
     """JKR's contact radius a (m) at overlap ``delta`` (m, ≥ δ_c), the larger root of
-    δ = a²/R* − √(2π w a/E*) ([JKR1971]): with a = x², x⁴ − c x − R* δ = 0 (c = R* √(2π w/E*)),
-    solved by Ferrari's resolvent m³ + R* δ m − c²/8 = 0 (Cardano, its one positive root, the
-    form without cancellation for each sign of δ), then x = (√(2m) + √(2c/√(2m) − 2m))/2."""
-    c = r_eff * math.sqrt(2.0 * math.pi * w / e_star)
-    p = r_eff * delta
-    q = 0.125 * c * c
-    disc = max(0.25 * q * q + p * p * p / 27.0, 0.0)  # 0 at δ_c (to rounding)
-    u = _cbrt(0.5 * q + math.sqrt(disc))
-    v = -p / (3.0 * u)
-    m = q / (u * u - u * v + v * v) if p > 0.0 else u + v  # u + v = q/(u² − uv + v²)
-    t = math.sqrt(2.0 * m)
-    x = 0.5 * (t + math.sqrt(max(2.0 * c / t - t * t, 0.0)))
+    δ = a²/R* − √(2π w a/E*) ([JKR1971]): with a = x², x⁴ − c x − R* δ = 0
+    (c = R* √(2π w/E*), :func:`_jkr_root`)."""
+    x = _jkr_root(r_eff * math.sqrt(2.0 * math.pi * w / e_star), r_eff * delta)
     return x * x
 
 
@@ -149,12 +170,14 @@ def jkr_force(model, delta, r_eff, s):
     w, e = model.w, model.E
     if w == 0.0:
         return 0.0, 0.0, delta
-    a = jkr_radius(w, e, delta, r_eff)
-    a3 = a * a * a
-    f_jkr = 4.0 * e * a3 / (3.0 * r_eff) - math.sqrt(8.0 * math.pi * w * e * a3)
+    x = _jkr_root(r_eff * model.k, r_eff * delta)  # a = x², √(a³) = x³
+    a = x * x
+    x3 = x * a
+    inv_r = 1.0 / r_eff
+    f_jkr = 4.0 / 3.0 * e * x3 * x3 * inv_r - model.s * x3
     f_hertz = 4.0 / 3.0 * e * math.sqrt(r_eff * delta) * delta if delta > 0.0 else 0.0
     pull = f_hertz - f_jkr
-    return pull, 3.0 * math.pi * w * r_eff - pull, a * a / r_eff
+    return pull, 3.0 * math.pi * w * r_eff - pull, a * a * inv_r
 
 
 @njit(inline="always", **JIT)
@@ -244,7 +267,9 @@ def _never(model, delta, r_eff):
 
 @njit(inline="always", **JIT)
 def _jkr_holds(model, delta, r_eff):
-    return delta >= jkr_limit(model.w, model.E, r_eff) if model.w > 0.0 else False
+    # δ ≥ δ_c = −(3/4) (h R*)^{1/3} (:func:`jkr_limit`), cubed: no cube root
+    return (delta >= 0.0 or -delta * delta * delta <= 0.421875 * model.h * r_eff
+            if model.w > 0.0 else False)
 
 
 @njit(inline="always", **JIT)
@@ -290,7 +315,7 @@ def cohesion_model(name: str, values: dict, e_star: float = 0.0):
         volume, tension, angle = x[0], x[1], math.radians(x[2])
         return LiquidBridge(volume, tension * math.cos(angle),
                             (1.0 + 0.5 * angle) * volume ** (1.0 / 3.0))
-    return {"dmt": DMT, "sjkr": SJKR}[name](x[0]) if name != "jkr" else JKR(x[0], float(e_star))
+    return {"dmt": DMT, "sjkr": SJKR}[name](x[0]) if name != "jkr" else JKR.of(x[0], float(e_star))
 
 
 def reach(model, r_max: float) -> float:

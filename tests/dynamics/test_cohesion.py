@@ -222,8 +222,8 @@ def test_jkr_pull_off_force_and_limit():
             delta = a * a / r_eff - math.sqrt(2 * math.pi * JW * a / JES)
             assert jkr_radius(JW, JES, delta, r_eff) == pytest.approx(a, rel=1e-11)
         limit = jkr_limit(JW, JES, r_eff)
-        assert holds(JKR(JW, JES), limit * (1 - 1e-12), r_eff)
-        assert not holds(JKR(JW, JES), limit * (1 + 1e-12), r_eff)
+        assert holds(JKR.of(JW, JES), limit * (1 - 1e-12), r_eff)
+        assert not holds(JKR.of(JW, JES), limit * (1 + 1e-12), r_eff)
         assert not holds(DMT(JW), -1e-12, r_eff) and not holds(SJKR(K), -1e-12, r_eff)
 
 
