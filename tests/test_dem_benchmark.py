@@ -172,3 +172,38 @@ def test_the_comparison_gives_each_codes_mean_and_the_gap_in_standard_errors():
     assert rows[2] == "| 0.000 | 20.0 ± 0.0 | 20.0 ± 0.0 |"
     assert rows[-1] == "| 0.100 | 11.0 ± 1.4 | 15.0 ± 1.4 |"
     assert script.gaps("silo", {**res, "lammps": res["pdyn"]})[0] == 0.0
+
+
+def test_a_runs_rows_are_on_disk_as_they_come_and_its_rate_is_the_straight_lines(tmp_path,
+                                                                                  monkeypatch):
+    """A run writes its rows so far after each row (a long run stopped keeps them) and, at
+    its end, its command, date, ranks and wall time beside them; ``report`` reads them back:
+    a silo losing 100 spheres each 0.01 s from 0.02 s on discharges at 10 000 spheres/s, and
+    the window ends where two thirds have left."""
+    import json
+
+    from pdyn.analysis.beverloo import rate_window
+
+    from .conftest import benchmark_script
+
+    script = benchmark_script("dem_benchmark")
+    rows = [{"time": k / 100, "spheres": 3000 - 100 * max(k - 2, 0)} for k in range(31)]
+    path = str(tmp_path / "silo.csv")
+    seen = []
+
+    def run(case, args, on_row=None):  # the run: each row on disk before the next is made
+        for k in range(len(rows)):
+            on_row(rows[: k + 1])
+            seen.append(len(script.read_csv(path)))
+        return rows
+
+    monkeypatch.setattr(script, "run_pdyn", run)
+    script.main(["silo", "--csv", path])
+    assert seen == list(range(1, 32)) and script.read_csv(path) == rows
+    meta = json.loads((tmp_path / "silo.csv.json").read_text())
+    assert meta["ranks"] == 1 and meta["wall_s"] > 0 and meta["code"] == "pdyn"
+    fit = script.silo_rate(rows, 0.02)
+    assert fit["rate"] == pytest.approx(1e4) and fit["drift"] == pytest.approx(0.0, abs=1e-9)
+    t = np.array([r["time"] for r in rows])  # the window: 0.02 s until 2000 have left (k = 22)
+    assert rate_window(t, 3000.0 - np.array([r["spheres"] for r in rows]), 3000.0, 0.0,
+                       0.02) == (2, 22)
