@@ -25,6 +25,7 @@ from pdyn.simulation import Simulation
 from pdyn.stl import write_stl
 
 from ..conftest import assert_user_error, listing
+from ..lanes import fast_first, fast_first_each
 
 KINDS = {SNAPSHOT: 0, CHECKPOINT: 1}
 COMMANDS = {SNAPSHOT: ("info", "render"), CHECKPOINT: ("info", "render", "restart")}
@@ -190,7 +191,9 @@ SHAPE_CASES = [(kind, command, case) for kind in KINDS for command in COMMANDS[k
                for case in _shape_cases(kind)]
 
 
-@pytest.mark.parametrize("kind,command,case", SHAPE_CASES,
+# the fast lane: every damage through `info`, the first 3 through each other command
+@pytest.mark.parametrize("kind,command,case",
+                         fast_first_each(SHAPE_CASES, lambda v: v[:2] if v[1] != "info" else v, 3),
                          ids=[f"{k[5:]}-{c}-{x}" for k, c, x in SHAPE_CASES])
 def test_damaged_file(tmp_path, cli, good, kind, command, case):
     damage, needle = _shape_cases(kind)[case]
@@ -210,7 +213,10 @@ def test_missing_attribute(tmp_path, cli, good, kind, name):
 DATASET_CASES = [(kind, key) for kind in KINDS for key in expected(kind, VERSIONS[kind])]
 
 
-@pytest.mark.parametrize("kind,key", DATASET_CASES, ids=[f"{k[5:]}-{n}" for k, n in DATASET_CASES])
+# the fast lane: the first 4 of each kind, and of each kind's feature datasets
+@pytest.mark.parametrize("kind,key", fast_first_each(
+    DATASET_CASES, lambda v: (v[0], v[1] in FEATURE_DATASETS), 4),
+    ids=[f"{k[5:]}-{n}" for k, n in DATASET_CASES])
 def test_missing_dataset(tmp_path, cli, good, kind, key):
     """Every dataset is required; the rotation datasets of a checkpoint all or none (a
     frictionless run writes none of them), the glued spheres' too: one of them missing is a
@@ -615,7 +621,7 @@ def test_forged_snapshot(tmp_path, cli, good, case):
         _check(cli, tmp_path, command, path, needle)
 
 
-@pytest.mark.parametrize("case", CKPT_FORGED)
+@pytest.mark.parametrize("case", fast_first(list(CKPT_FORGED), 12))
 def test_forged_checkpoint(tmp_path, cli, good, case):
     kind, forge, *needles = CKPT_FORGED[case]
     path = _make(tmp_path, good, kind,
@@ -901,11 +907,10 @@ class TestPlotBadSeries:
     inside, a header alone and a PNG that cannot be written are one line, exit 2, and no
     PNG (it used to be a numpy message or a traceback)."""
 
-    @pytest.mark.parametrize("series,cut", [("thermo.csv", "1.0,0.5,2"),
-                                            ("thermo.csv", "1.0,0.5,2.5,3.5,4.5,5.5,6.2e"),
-                                            ("thermo.csv", "1.0,0.5,2.5,3.5,4.5,5.5,6.2"),
-                                            ("wall_forces.csv", "3,0.003,0,0,-")],
-                             ids=["thermo-few", "thermo-cut-number", "thermo-no-eol", "wall-forces"])
+    @pytest.mark.parametrize("series,cut", fast_first_each([
+        ("thermo.csv", "1.0,0.5,2"), ("thermo.csv", "1.0,0.5,2.5,3.5,4.5,5.5,6.2e"),
+        ("thermo.csv", "1.0,0.5,2.5,3.5,4.5,5.5,6.2"), ("wall_forces.csv", "3,0.003,0,0,-")],
+        lambda v: None, 1), ids=["thermo-few", "thermo-cut-number", "thermo-no-eol", "wall-forces"])
     def test_cut_last_line_is_left_out(self, tmp_path, cli, series, cut):
         pytest.importorskip("matplotlib")
         _series(tmp_path / "run")
