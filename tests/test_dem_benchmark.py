@@ -176,8 +176,8 @@ def test_the_comparison_gives_each_codes_mean_and_the_gap_in_standard_errors():
 
 def test_a_runs_rows_are_on_disk_as_they_come_and_its_rate_is_the_straight_lines(tmp_path,
                                                                                   monkeypatch):
-    """A run writes its rows so far after each row (a long run stopped keeps them) and, at
-    its end, its command, date, ranks and wall time beside them; ``report`` reads them back:
+    """After each row a run writes its rows so far and its command, date, ranks and wall time
+    beside them (a long run stopped keeps them); ``report`` reads them back:
     a silo losing 100 spheres each 0.01 s from 0.02 s on discharges at 10 000 spheres/s, and
     the window ends where two thirds have left."""
     import json
@@ -207,3 +207,18 @@ def test_a_runs_rows_are_on_disk_as_they_come_and_its_rate_is_the_straight_lines
     t = np.array([r["time"] for r in rows])  # the window: 0.02 s until 2000 have left (k = 22)
     assert rate_window(t, 3000.0 - np.array([r["spheres"] for r in rows]), 3000.0, 0.0,
                        0.02) == (2, 22)
+
+
+def test_beverloos_band_is_the_published_constants_at_the_large_orifice():
+    """W = C ρ_b √g (D − k d)^{5/2}: D = 6 cm, d = 4 mm, ρ_b = 0.6 × 2500 kg/m³, g = 9.81
+    m/s²; C = 0.58, k = 1.5 give 1.8465 kg/s, 22 040 spheres of 8.3776e-5 kg a second; the
+    band runs from C = 0.55, k = 2.9 (1.3317 kg/s, 15 896/s) to C = 0.65, k = 1.3 (2.1468 kg/s,
+    25 625/s)."""
+    from pdyn.analysis.beverloo import predicted
+
+    from .conftest import benchmark_script
+
+    script = benchmark_script("dem_benchmark")
+    assert predicted(0.06, 0.004, 1500.0, 0.58, 1.5) == pytest.approx(1.8465, rel=1e-4)
+    lo, hi = script.beverloo_band()
+    assert lo == pytest.approx(15896, abs=1) and hi == pytest.approx(25625, abs=1)

@@ -55,6 +55,12 @@ def line_fit(t: np.ndarray, m: np.ndarray) -> dict:
             "rate_last": w3, "drift": (w3 - w1) / float(w)}
 
 
+def predicted(D: float, d: float, rho_b: float, c: float, k: float) -> float:
+    """Beverloo's mass rate W = C ρ_b √g (D − k d)^{5/2} (kg/s) at orifice diameter ``D`` and
+    sphere diameter ``d`` (m), bulk density ``rho_b`` (kg/m³), constants ``c``, ``k``."""
+    return c * rho_b * math.sqrt(G) * max(D - k * d, 0.0) ** 2.5
+
+
 def beverloo_fit(diameters, rates, rho_b: float, d: float) -> dict:
     """C and k of W = C ρ_b √g (D − k d)^{5/2} from rates W (kg/s) at orifice diameters D
     (m; at least 2), bulk density ``rho_b`` (kg/m³), sphere diameter ``d`` (m): a straight
