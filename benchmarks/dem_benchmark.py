@@ -8,6 +8,10 @@ LAMMPS side by side (``pdyn.analysis.dembenchmark``; scenes ``silo_benchmark``,
     python benchmarks/dem_benchmark.py compare --doc docs/validation.md   # pdyn and LAMMPS
     python benchmarks/dem_benchmark.py compare --seeds 2                  # a quick look
     python benchmarks/dem_benchmark.py report --runs silo.csv --doc docs/validation.md
+    mpiexec -n 2 python benchmarks/dem_benchmark.py silo --scale 1 --duration 1 --csv silo.csv \
+        --checkpoint-every 20000 --out silo-run   # then, stopped, on from where it was:
+    mpiexec -n 2 python benchmarks/dem_benchmark.py silo --scale 1 --duration 1 --csv silo.csv \
+        --checkpoint-every 20000 --out silo-run --resume silo-run/checkpoints/ckpt_00200000.h5
 
 ``silo`` and ``drum`` run pdyn (on any number of ranks) and write the quantities the benchmark
 compares, every ``--every`` s of the process (time 0 = the lid drops / the drum starts
@@ -83,20 +87,34 @@ def measure(case: str, pos, radius, args, big: float) -> dict:
 def run_pdyn(case: str, args, on_row=None) -> list[dict]:
     """pdyn's rows (time since the start of the process, the quantities) every ``args.every``
     s; collective over the ranks (counts summed). ``on_row(rows)`` is called after each row,
-    so a long run's rows so far can be written as they come."""
+    so a long run's rows so far can be written as they come. With ``args.checkpoint_every``
+    (steps, > 0) pdyn writes checkpoints into ``args.out``; ``args.resume`` (a checkpoint)
+    continues such a run, with the rows of ``args.csv`` before its step."""
     from pdyn import Simulation, SimulationConfig
+    from pdyn.config import OutputConfig
 
     scene = scene_of(case, args)
     opts = {"settle": args.settle, "duration": args.duration}
     if case == "silo":
         opts.update(small_orifice=args.small_orifice, m2=args.m2)
-    sim = Simulation(SimulationConfig(scene=f"{case}_benchmark", scale=args.scale,
-                                      seed=args.seed, scene_options=opts, progress=False),
-                     scene=scene)
+    every_steps = getattr(args, "checkpoint_every", 0)
+    out = ({"output": OutputConfig(folder=args.out, checkpoint_every=every_steps)}
+           if every_steps else {})
+    if getattr(args, "resume", None):
+        from pdyn.restart import from_checkpoint
+
+        sim = from_checkpoint(args.resume, progress=False, **out)
+    else:
+        sim = Simulation(SimulationConfig(scene=f"{case}_benchmark", scale=args.scale,
+                                          seed=args.seed, scene_options=opts, progress=False,
+                                          **out), scene=scene)
     big = float(scene.radii.max())
-    rows = []
     start, every, total = _schedule(args, sim.dt)
-    sim.run(start)
+    done = sim.step_index  # rows are made at steps start + i every: those before it are kept
+    rows = read_csv(args.csv)[:max(-(-(done - start) // every), 0)] if done else []
+    ahead = start - done if done < start else (start - done) % every  # to the next row's step
+    if ahead:
+        sim.run(ahead)
     while True:
         h = sim.store.owned
         row = measure(case, sim.store.pos[h], sim.store.radius[h], args, big)
@@ -273,7 +291,9 @@ def write_csv(rows: list[dict], path: str, quiet: bool = False) -> None:
 def read_csv(path: str) -> list[dict]:
     """The rows :func:`write_csv` wrote."""
     head, *lines = Path(path).read_text().splitlines()
-    return [dict(zip(head.split(","), map(float, line.split(",")))) for line in lines]
+    keys = head.split(",")
+    return [{k: float(v) if k == "time" else int(v) for k, v in zip(keys, line.split(","))}
+            for line in lines]
 
 
 def _at(rows: list[dict], times) -> list[dict]:
@@ -479,6 +499,11 @@ def main(argv=None) -> None:
     ap.add_argument("--csv", help="write the rows here (and the run's command, date, ranks and "
                     "wall time beside them, CSV.json)")
     ap.add_argument("--runs", nargs="+", default=[], help="report: the runs' CSVs")
+    ap.add_argument("--out", default="dem-benchmark-output",
+                    help="the folder of --checkpoint-every's checkpoints")
+    ap.add_argument("--checkpoint-every", type=int, default=0,
+                    help="steps between checkpoints (0: none)")
+    ap.add_argument("--resume", help="continue the run of --csv from this checkpoint")
     ap.add_argument("--lammps", action="store_true", help="run the case in LAMMPS instead")
     ap.add_argument("--doc", help="compare, report: write the table into this markdown file")
     ap.add_argument("--json", help="compare: write every row here")

@@ -222,3 +222,21 @@ def test_beverloos_band_is_the_published_constants_at_the_large_orifice():
     assert predicted(0.06, 0.004, 1500.0, 0.58, 1.5) == pytest.approx(1.8465, rel=1e-4)
     lo, hi = script.beverloo_band()
     assert lo == pytest.approx(15896, abs=1) and hi == pytest.approx(25625, abs=1)
+
+
+@pytest.mark.slow
+def test_a_run_resumed_from_its_checkpoint_makes_the_uninterrupted_rows(tmp_path, monkeypatch):
+    """A small silo whose lid drops at 0.02 s, checkpointed every 7000 steps: continued from
+    its checkpoint at step 21 000 (after the lid dropped), it writes the rows the
+    uninterrupted run wrote, the counts of the spheres left the same to the sphere."""
+    from .conftest import benchmark_script
+
+    script = benchmark_script("dem_benchmark")
+    monkeypatch.chdir(tmp_path)
+    run = ["silo", "--scale", "0.003", "--settle", "0.02", "--every", "0.005", "--duration",
+           "0.03", "--csv", "silo.csv", "--checkpoint-every", "7000", "--out", "ck"]
+    script.main(run)
+    whole = script.read_csv("silo.csv")
+    assert whole[0]["spheres"] == 300 and whole[-1]["spheres"] < 200  # it discharged
+    script.main(run + ["--resume", "ck/checkpoints/ckpt_00021000.h5"])
+    assert script.read_csv("silo.csv") == whole
