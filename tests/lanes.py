@@ -25,6 +25,7 @@ def fast_first_each(values, group, fast: int) -> list:
     seen = Counter()
     out = []
     for v in values:
-        seen[group(v)] += 1
-        out.append(v if seen[group(v)] <= fast else pytest.param(*v, marks=pytest.mark.slow))
+        g = group(v)
+        seen[g] += 1
+        out.append(v if seen[g] <= fast else pytest.param(*v, marks=pytest.mark.slow))
     return out
