@@ -111,7 +111,8 @@ def run_pdyn(case: str, args, on_row=None) -> list[dict]:
     big = float(scene.radii.max())
     start, every, total = _schedule(args, sim.dt)
     done = sim.step_index  # rows are made at steps start + i every: those before it are kept
-    rows = read_csv(args.csv)[:max(-(-(done - start) // every), 0)] if done else []
+    kept = max(-(-(done - start) // every), 0)  # (none while settling: no CSV yet)
+    rows = read_csv(args.csv)[:kept] if kept else []
     ahead = start - done if done < start else (start - done) % every  # to the next row's step
     if ahead:
         sim.run(ahead)

@@ -4,6 +4,7 @@ clear of the walls and of each other, ``scale`` does what it says, and short run
 benchmark does (the silo discharges once its lid drops, the drum turns its bed)."""
 
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -227,8 +228,9 @@ def test_beverloos_band_is_the_published_constants_at_the_large_orifice():
 @pytest.mark.slow
 def test_a_run_resumed_from_its_checkpoint_makes_the_uninterrupted_rows(tmp_path, monkeypatch):
     """A small silo whose lid drops at 0.02 s, checkpointed every 7000 steps: continued from
-    its checkpoint at step 21 000 (after the lid dropped), it writes the rows the
-    uninterrupted run wrote, the counts of the spheres left the same to the sphere."""
+    its checkpoint at step 21 000 (after the lid dropped), or at step 7000 (while it settles,
+    before the first row: no CSV yet), it writes the rows the uninterrupted run wrote, the
+    counts of the spheres left the same to the sphere."""
     from .conftest import benchmark_script
 
     script = benchmark_script("dem_benchmark")
@@ -239,4 +241,7 @@ def test_a_run_resumed_from_its_checkpoint_makes_the_uninterrupted_rows(tmp_path
     whole = script.read_csv("silo.csv")
     assert whole[0]["spheres"] == 300 and whole[-1]["spheres"] < 200  # it discharged
     script.main(run + ["--resume", "ck/checkpoints/ckpt_00021000.h5"])
+    assert script.read_csv("silo.csv") == whole
+    Path("silo.csv").unlink()
+    script.main(run + ["--resume", "ck/checkpoints/ckpt_00007000.h5"])
     assert script.read_csv("silo.csv") == whole
