@@ -67,14 +67,20 @@ COLUMNS = {"silo": ("spheres",), "drum": ("zone1_big", "zone2_big", "zone1_small
 SEEDS = 8
 
 
+def _options(case: str, args) -> dict:
+    """The scene options of ``args``: settling time, duration and the silo's variant."""
+    opts = {"settle": args.settle, "duration": args.duration}
+    if case == "silo":
+        opts.update(small_orifice=args.small_orifice, m2=args.m2)
+    return opts
+
+
 def scene_of(case: str, args):
     """The case's scene at ``args``' scale, settling time, duration and variant."""
     from pdyn.scenarios import make_scene
 
-    opts = {"settle": args.settle, "duration": args.duration}
-    if case == "silo":
-        opts.update(small_orifice=args.small_orifice, m2=args.m2)
-    return make_scene(f"{case}_benchmark", scale=args.scale, seed=args.seed, options=opts)
+    return make_scene(f"{case}_benchmark", scale=args.scale, seed=args.seed,
+                      options=_options(case, args))
 
 
 def measure(case: str, pos, radius, args, big: float) -> dict:
@@ -94,9 +100,6 @@ def run_pdyn(case: str, args, on_row=None) -> list[dict]:
     from pdyn.config import OutputConfig
 
     scene = scene_of(case, args)
-    opts = {"settle": args.settle, "duration": args.duration}
-    if case == "silo":
-        opts.update(small_orifice=args.small_orifice, m2=args.m2)
     every_steps = getattr(args, "checkpoint_every", 0)
     out = ({"output": OutputConfig(folder=args.out, checkpoint_every=every_steps)}
            if every_steps else {})
@@ -106,8 +109,8 @@ def run_pdyn(case: str, args, on_row=None) -> list[dict]:
         sim = from_checkpoint(args.resume, progress=False, **out)
     else:
         sim = Simulation(SimulationConfig(scene=f"{case}_benchmark", scale=args.scale,
-                                          seed=args.seed, scene_options=opts, progress=False,
-                                          **out), scene=scene)
+                                          seed=args.seed, scene_options=_options(case, args),
+                                          progress=False, **out), scene=scene)
     big = float(scene.radii.max())
     start, every, total = _schedule(args, sim.dt)
     done = sim.step_index  # rows are made at steps start + i every: those before it are kept
@@ -430,15 +433,16 @@ def silo_rate(rows: list[dict], skip: float) -> dict:
 BULK_FRACTION = 0.6
 
 
-def beverloo_band(m2: bool = False) -> tuple[float, float]:
-    """The large orifice's discharge rate (spheres/s) by Beverloo's law over the published
-    ranges of C and k (``pdyn.analysis.beverloo``), the fill at :data:`BULK_FRACTION`."""
+def beverloo_band(small_orifice: bool = False, m2: bool = False) -> tuple[float, float]:
+    """The silo's discharge rate (spheres/s) by Beverloo's law over the published ranges of C
+    and k (``pdyn.analysis.beverloo``), the fill at :data:`BULK_FRACTION`."""
     from pdyn.analysis.beverloo import PUBLISHED, predicted
 
     rho = next(m["density"] for m in dem.MATERIALS if m["name"] == ("M2" if m2 else "M1"))
     d = 2.0 * dem.SILO_SPHERE_RADIUS
     mass = rho * math.pi / 6.0 * d ** 3
-    rates = [predicted(2.0 * dem.ORIFICES["large"][0], d, BULK_FRACTION * rho, c, k) / mass
+    orifice = 2.0 * dem.ORIFICES["small" if small_orifice else "large"][0]
+    rates = [predicted(orifice, d, BULK_FRACTION * rho, c, k) / mass
              for c, k in ((PUBLISHED["C"][0], PUBLISHED["k"][1]),
                           (PUBLISHED["C"][1], PUBLISHED["k"][0]))]
     return rates[0], rates[1]
@@ -468,10 +472,11 @@ def report(args) -> None:
         text.append("")
         if case == "silo":
             fit = silo_rate(rows, 0.1)
+            variant = {k: meta.get(k, False) for k in ("small_orifice", "m2")}
             reduced = [silo_rate(run_pdyn("silo", argparse.Namespace(
-                seed=seed, small_orifice=False, m2=False, **COMPARE["silo"])), 0.02)["rate"]
+                seed=seed, **variant, **COMPARE["silo"])), 0.02)["rate"]
                 for seed in range(args.seeds)]
-            lo, hi = beverloo_band("--m2" in meta["command"])
+            lo, hi = beverloo_band(**variant)
             text += [f"Discharge rate from t = 0.1 s on: {fit['rate']:.0f} spheres/s (its "
                      f"last third against its first: {100 * fit['drift']:+.1f} %); the "
                      f"reduced silo of `compare` (scale {COMPARE['silo']['scale']:g}, from "
@@ -497,8 +502,8 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, default=SEEDS, help="compare: seeds per case and code")
     ap.add_argument("--small-orifice", action="store_true")
     ap.add_argument("--m2", action="store_true", help="the silo of M2 spheres")
-    ap.add_argument("--csv", help="write the rows here (and the run's command, date, ranks and "
-                    "wall time beside them, CSV.json)")
+    ap.add_argument("--csv", help="write the rows here (and the run's command, date, ranks, "
+                    "wall time and variant beside them, CSV.json)")
     ap.add_argument("--runs", nargs="+", default=[], help="report: the runs' CSVs")
     ap.add_argument("--out", default="dem-benchmark-output",
                     help="the folder of --checkpoint-every's checkpoints")
@@ -522,15 +527,19 @@ def main(argv=None) -> None:
     from pdyn.parallel.comm import get_comm
 
     root = get_comm().rank == 0
-    wall = time.perf_counter()
+    record = Path(f"{args.csv}.json")
+    # a resumed run's wall time adds to the record's so far
+    wall = time.perf_counter() - (json.loads(record.read_text())["wall_s"]
+                                  if root and args.resume and record.exists() else 0.0)
 
     def save(rows, quiet=True):  # the rows so far and the run's meta, on disk as they come
         if root and args.csv:
             write_csv(rows, args.csv, quiet=quiet)
             meta = {"command": command_line(), "date": STARTED.isoformat(),
                     "ranks": get_comm().size, "wall_s": time.perf_counter() - wall,
-                    "cpu": cpu_model(), "code": "lammps" if args.lammps else "pdyn"}
-            Path(args.csv + ".json").write_text(json.dumps(meta, indent=1))
+                    "cpu": cpu_model(), "code": "lammps" if args.lammps else "pdyn",
+                    "scale": args.scale, "small_orifice": args.small_orifice, "m2": args.m2}
+            record.write_text(json.dumps(meta, indent=1))
 
     rows = (lammps_rows(start_lammps(args.case, args)) if args.lammps
             else run_pdyn(args.case, args, on_row=save))

@@ -223,6 +223,8 @@ def test_beverloos_band_is_the_published_constants_at_the_large_orifice():
     assert predicted(0.06, 0.004, 1500.0, 0.58, 1.5) == pytest.approx(1.8465, rel=1e-4)
     lo, hi = script.beverloo_band()
     assert lo == pytest.approx(15896, abs=1) and hi == pytest.approx(25625, abs=1)
+    small = script.beverloo_band(small_orifice=True)  # D = 4 cm: (D − k d)^{5/2} smaller
+    assert small[0] == pytest.approx(lo * ((0.04 - 0.0116) / 0.0484) ** 2.5, rel=1e-12)
 
 
 @pytest.mark.slow
@@ -230,7 +232,10 @@ def test_a_run_resumed_from_its_checkpoint_makes_the_uninterrupted_rows(tmp_path
     """A small silo whose lid drops at 0.02 s, checkpointed every 7000 steps: continued from
     its checkpoint at step 21 000 (after the lid dropped), or at step 7000 (while it settles,
     before the first row: no CSV yet), it writes the rows the uninterrupted run wrote, the
-    counts of the spheres left the same to the sphere."""
+    counts of the spheres left the same to the sphere; the record's wall time is the parts'
+    sum."""
+    import json
+
     from .conftest import benchmark_script
 
     script = benchmark_script("dem_benchmark")
@@ -240,8 +245,11 @@ def test_a_run_resumed_from_its_checkpoint_makes_the_uninterrupted_rows(tmp_path
     script.main(run)
     whole = script.read_csv("silo.csv")
     assert whole[0]["spheres"] == 300 and whole[-1]["spheres"] < 200  # it discharged
+    first = json.loads(Path("silo.csv.json").read_text())
     script.main(run + ["--resume", "ck/checkpoints/ckpt_00021000.h5"])
     assert script.read_csv("silo.csv") == whole
+    resumed = json.loads(Path("silo.csv.json").read_text())  # the two parts' wall time
+    assert resumed["wall_s"] > first["wall_s"]
     Path("silo.csv").unlink()
     script.main(run + ["--resume", "ck/checkpoints/ckpt_00007000.h5"])
     assert script.read_csv("silo.csv") == whole
