@@ -4,6 +4,7 @@ spring, history across rebuilds and reordering, any number of contacts per spher
 recorded tangential forces, the spin kicks of the rows that touch something."""
 
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -245,9 +246,12 @@ def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
         assert np.array_equal(u, v), name
 
 
-@pytest.mark.parametrize("law,slots,switch", [("linear", None, False), ("hertz", None, False),
-                                              ("linear", 3, False), ("linear", None, True)])
-def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slots, switch):
+@pytest.mark.parametrize("law,slots,switch,damping", [
+    ("linear", None, False, None), ("hertz", None, False, None), ("linear", 3, False, None),
+    ("linear", None, True, None), ("linear", None, False, ("mass_velocity", 10.0)),
+    ("hertz", None, False, ("viscoelastic", 1e3))])
+def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slots, switch,
+                                                          damping):
     """A pair of two rows evaluated once and handed to the other row (periodic, so that
     springs made through a periodic image, not exact negatives, meet rebuilds that make the
     pair direct; friction and rolling) gives the run of every pair evaluated from both sides,
@@ -255,8 +259,13 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
     find theirs taken and are evaluated in both rows, and when the run ``switch``es between
     the two with every other build of the lists (``ContactPass.hand_over``); its rows gather
     their entries with work first (those they evaluate that touch, those posted to them), the
-    second run's do not (``contact.GATHER_ROTATING_FROM``)."""
+    second run's do not (``contact.GATHER_ROTATING_FROM``); with pdyn's default dashpot and
+    with LAMMPS' sampled ones (``damping``: its name and γ), which hand their pairs over with
+    friction."""
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5, reorder_every=20)
+    if damping is not None:
+        cfg = replace(cfg, contact=replace(cfg.contact, damping=damping[0], restitution=1.0,
+                                           damping_coefficient=damping[1]))
     if slots is not None:
         monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
         monkeypatch.setattr(contact, "MIN_SLOTS", slots)
