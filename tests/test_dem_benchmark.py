@@ -210,6 +210,45 @@ def test_a_runs_rows_are_on_disk_as_they_come_and_its_rate_is_the_straight_lines
                        0.02) == (2, 22)
 
 
+def test_report_tables_each_run_and_runs_the_reduced_silo_once_per_variant(tmp_path,
+                                                                           monkeypatch):
+    """``report`` over two silo runs of one variant and their records: a table of each (every
+    tenth of the run) and each one's rate beside the reduced silo's, which it runs once for
+    both (``--seeds`` runs), and writes the text between its markers in ``--doc``."""
+    import json
+
+    from .conftest import benchmark_script
+
+    script = benchmark_script("dem_benchmark")
+    reduced = [{"time": k / 100, "spheres": 1000 - 50 * max(k - 2, 0)} for k in range(21)]
+    calls = []
+
+    def run(case, args, on_row=None):  # the reduced silo: 5000 spheres/s
+        calls.append(args.seed)
+        return reduced
+
+    monkeypatch.setattr(script, "run_pdyn", run)
+    runs = []
+    for name, per_row in (("a", 100), ("b", 200)):
+        rows = [{"time": k / 100, "spheres": 5000 - per_row * k} for k in range(21)]
+        path = tmp_path / f"{name}.csv"
+        path.write_text("time,spheres\n" + "".join(f"{r['time']!r},{r['spheres']}\n"
+                                                    for r in rows))
+        (tmp_path / f"{name}.csv.json").write_text(json.dumps(
+            {"command": f"run {name}", "date": "2026-12-05T00:00:00", "cpu": "x", "ranks": 2,
+             "wall_s": 3600.0, "scale": 1.0, "small_orifice": False, "m2": False}))
+        runs.append(str(path))
+    doc = tmp_path / "doc.md"
+    doc.write_text("<!-- dem_benchmark_full: begin -->\n<!-- dem_benchmark_full: end -->\n")
+    script.main(["report", "--runs", *runs, "--seeds", "2", "--doc", str(doc)])
+    assert calls == [0, 1]
+    text = doc.read_text()
+    assert "`run a` (2026-12-05, x, 2 rank(s), 1.00 h wall)" in text and "`run b`" in text
+    assert "| 0.20 | 3000 |" in text and "| 0.20 | 1000 |" in text
+    assert "10000 spheres/s" in text and "20000 spheres/s" in text
+    assert text.count("5000 ± 0 spheres/s") == 2
+
+
 def test_beverloos_band_is_the_published_constants_at_the_large_orifice():
     """W = C ρ_b √g (D − k d)^{5/2}: D = 6 cm, d = 4 mm, ρ_b = 0.6 × 2500 kg/m³, g = 9.81
     m/s²; C = 0.58, k = 1.5 give 1.8465 kg/s, 22 040 spheres of 8.3776e-5 kg a second; the
