@@ -82,14 +82,15 @@ and a pair that finds every slot taken is evaluated in both rows.
 Handing over pays per contact and costs per list entry (each reads its link), so each build of
 the lists chooses (:data:`HAND_OVER_FROM`, from the share of entries that touched in the pass
 before, the law and its dashpot): where few entries touch — a loose gas — or a contact costs
-less than its hand-over (the frictionless linear law; without friction or cohesion, no dashpot
-or LAMMPS' ``mass_velocity`` or ``viscoelastic`` one, :data:`CHEAP_DAMPINGS`) every row
-evaluates all its pairs and the kernels, given no links, hold no hand-over code. Where many
-entries touch (:data:`GATHER_FROM`; with rotation :data:`GATHER_ROTATING_FROM`, given no
-cohesion that holds contacts past touching), a row first gathers the entries it has work with —
-those that touch and are evaluated in the row or were posted —, without a branch, then works on
-those alone: where a quarter to half the entries touch, whether one does is as good as random
-to the processor, and a branch on it stalls the pass at each wrong guess.
+less than its hand-over (the frictionless linear law; without cohesion, no dashpot or LAMMPS'
+``mass_velocity`` or ``viscoelastic`` one, but for the frictional linear law,
+:data:`CHEAP_DAMPINGS`) every row evaluates all its pairs and the kernels, given no links, hold
+no hand-over code. Where many entries touch (:data:`GATHER_FROM`; with rotation
+:data:`GATHER_ROTATING_FROM`, given no cohesion that holds contacts past touching), a row first
+gathers the entries it has work with — those that touch and are evaluated in the row or were
+posted —, without a branch, then works on those alone: where a quarter to half the entries
+touch, whether one does is as good as random to the processor, and a branch on it stalls the
+pass at each wrong guess.
 ``benchmarks/pairs_once.py`` measures one way against the other (one process, the two stepped
 alternately, both checked bit for bit).
 
@@ -322,14 +323,14 @@ MIN_SLOTS = 4096
 HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
                   (True, "linear"): 0.15, (True, "hertz"): 0.15}
 
-#: the dashpots that make a frictionless contact cost less than its hand-over, as no dashpot
-#: does: with them (and without friction or cohesion) pairs are never handed over. Measured as
-#: for :data:`HAND_OVER_FROM` (``benchmarks/pairs_once.py``, rows gathering), step time handing
-#: over against not: the settled Hertz bed (8 000 spheres) ``viscoelastic`` μ = 0 0.99 (CPU
-#: 1.00); undamped, the dense elastic Hertz gas (φ = 0.5, 9 700 spheres) μ = 0 1.16. With
-#: friction a contact's tangential part outweighs its hand-over whatever the dashpot: the bed
-#: ``viscoelastic`` μ = 0.5 0.95, the flowing chute ``mass_velocity`` 0.96, the undamped
-#: linear gas (φ = 0.5, 9 261 spheres) μ = 0.5 0.93 (CPU 0.96).
+#: the dashpots that make a contact cost less than its hand-over, as no dashpot does: with them
+#: (and without cohesion) pairs are never handed over, but for the linear law with friction,
+#: whose tangential part outweighs the hand-over. Measured as for :data:`HAND_OVER_FROM`
+#: (``benchmarks/pairs_once.py``, rows gathering; idle machine), step time handing over against
+#: not: the flowing chute (linear, ``mass_velocity``, μ = 0.5) 0.97; the undamped linear gas
+#: (φ = 0.5, 9 261 spheres, μ = 0.5) 0.95; the settled Hertz bed ``viscoelastic`` μ = 0.5
+#: 0.98 (8 000 spheres) and 1.03 (20 000), μ = 0 0.99; undamped, the dense elastic Hertz gas
+#: (φ = 0.5, 9 700 spheres) μ = 0 1.16, μ = 0.5 1.00.
 CHEAP_DAMPINGS = ("mass_velocity", "viscoelastic")
 
 
@@ -1580,12 +1581,12 @@ class ContactPass(Hanger):
 
     def _hand_over_from(self) -> float:
         """The share of touching entries from which pairs are handed over: by rotation and
-        law (:data:`HAND_OVER_FROM`), never for contacts without friction or cohesion whose
-        dashpot is cheap (:data:`CHEAP_DAMPINGS`) or none (they cost less than their
-        hand-over)."""
+        law (:data:`HAND_OVER_FROM`), never for contacts without cohesion whose dashpot is
+        cheap (:data:`CHEAP_DAMPINGS`) or none (they cost less than their hand-over), but
+        frictional linear ones."""
         law = self.law
-        if (not self.rotating and law.cohesion_model is None
-                and (law.damping in CHEAP_DAMPINGS or not law.damped)):
+        if (law.cohesion_model is None and (law.damping in CHEAP_DAMPINGS or not law.damped)
+                and not (self.rotating and law.name == "linear")):
             return math.inf
         return HAND_OVER_FROM[self.rotating, law.name]
 

@@ -229,22 +229,26 @@ def test_the_first_pass_decides_nothing_and_the_next_go_by_the_pass_before(frict
     assert pressed.contact._link.size > 0 and pressed.contact._gather
 
 
-@pytest.mark.parametrize("friction", [0.0, 0.5])
-@pytest.mark.parametrize("contact, hands_over", [
-    ({}, True), ({"damping": "constant"}, True), ({"damping": "tsuji"}, True),
-    ({"damping": "viscoelastic", "damping_coefficient": 1e3, "restitution": 1.0}, False),
-    ({"damping": "mass_velocity", "damping_coefficient": 1e3, "restitution": 1.0}, False),
-    ({"restitution": 1.0}, False),
-    ({"damping": "viscoelastic", "damping_coefficient": 1e3, "restitution": 1.0,
-      "cohesion": "jkr", "work_of_adhesion": 0.01}, True)])
-def test_hertz_pairs_are_handed_over_where_their_dashpot_costs(contact, hands_over, friction):
-    """Dense Hertz contacts hand their pairs over where the dashpot makes a contact cost more
-    than its hand-over — pdyn's windowed ones (the default ``tangent``, ``constant``) and
-    ``tsuji`` —, without friction not undamped or with LAMMPS' ``mass_velocity`` or
-    ``viscoelastic`` (``contact.CHEAP_DAMPINGS``) unless cohesion adds its cost (JKR); with
-    friction, whose tangential part outweighs the hand-over, always."""
-    hands_over = hands_over or friction > 0.0
-    cfg = dense_polydisperse(("periodic",) * 3, n=300, law="hertz", friction=friction)
+@pytest.mark.parametrize("law, contact, hands_over", [
+    ("hertz", {}, True), ("hertz", {"damping": "constant"}, True),
+    ("hertz", {"damping": "tsuji"}, True),
+    ("hertz", {"damping": "viscoelastic", "damping_coefficient": 1e3, "restitution": 1.0},
+     False),
+    ("hertz", {"damping": "mass_velocity", "damping_coefficient": 1e3, "restitution": 1.0},
+     False),
+    ("hertz", {"restitution": 1.0}, False),
+    ("hertz", {"damping": "viscoelastic", "damping_coefficient": 1e3, "restitution": 1.0,
+               "cohesion": "jkr", "work_of_adhesion": 0.01}, True),
+    ("linear", {"damping": "mass_velocity", "damping_coefficient": 10.0, "restitution": 1.0},
+     True),
+    ("linear", {"restitution": 1.0}, True)])
+def test_pairs_are_handed_over_where_their_dashpot_costs(law, contact, hands_over):
+    """Dense frictional Hertz contacts hand their pairs over where the dashpot makes a contact
+    cost more than its hand-over — pdyn's windowed ones (the default ``tangent``,
+    ``constant``) and ``tsuji`` —, not undamped or with LAMMPS' ``mass_velocity`` or
+    ``viscoelastic`` (``contact.CHEAP_DAMPINGS``), unless cohesion adds its cost (JKR);
+    frictional linear contacts always (their tangential part outweighs the hand-over)."""
+    cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5)
     sim = Simulation(replace(cfg, contact=replace(cfg.contact, **contact)))
     model = sim.contact
     model._touching, model._link_found = 0.5, False  # half the entries touch: dense

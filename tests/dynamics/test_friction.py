@@ -260,8 +260,7 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
     the two with every other build of the lists (``ContactPass.hand_over``); its rows gather
     their entries with work first (those they evaluate that touch, those posted to them), the
     second run's do not (``contact.GATHER_ROTATING_FROM``); with pdyn's default dashpot and
-    with LAMMPS' sampled ones (``damping``: its name and γ), which hand their pairs over with
-    friction."""
+    with LAMMPS' sampled ones (``damping``: its name and γ)."""
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5, reorder_every=20)
     if damping is not None:
         cfg = replace(cfg, contact=replace(cfg.contact, damping=damping[0], restitution=1.0,
@@ -273,6 +272,8 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
                         dict.fromkeys(contact.HAND_OVER_FROM, 0.0))  # always
     monkeypatch.setattr(contact, "GATHER_ROTATING_FROM", 0.0)
     once = Simulation(cfg)
+    if damping is not None:  # (Hertz with a sampled dashpot hands pairs over when told to)
+        once.contact.hand_over = True
     handed = unlinked = gathered = 0
     for _ in range(150):
         if switch:
