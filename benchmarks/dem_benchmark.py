@@ -460,7 +460,7 @@ def report(args) -> None:
     reduced silo that ``compare`` runs (seeds 0 … ``args.seeds`` − 1), written between
     ``<!-- dem_benchmark_full: begin -->`` and ``end`` of ``--doc``."""
     text = [f"`{command_line()}` renders these runs:", ""]
-    reduced_of = {}  # (small orifice, M2, seeds): the reduced silo's rates
+    reduced_of = {}  # (small orifice, M2): the reduced silo's rates
     for path in args.runs:
         rows = read_csv(path)
         meta = json.loads(Path(path + ".json").read_text())
@@ -474,7 +474,7 @@ def report(args) -> None:
         if case == "silo":
             fit = silo_rate(rows, 0.1)
             variant = {k: meta.get(k, False) for k in ("small_orifice", "m2")}
-            key = (variant["small_orifice"], variant["m2"], args.seeds)
+            key = (variant["small_orifice"], variant["m2"])
             if key not in reduced_of:  # the reduced silo run once per variant
                 reduced_of[key] = [silo_rate(run_pdyn("silo", argparse.Namespace(
                     seed=seed, **variant, **COMPARE["silo"])), 0.02)["rate"]

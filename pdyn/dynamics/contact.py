@@ -326,11 +326,12 @@ HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
 #: the dashpots that make a contact cost less than its hand-over, as no dashpot does: with them
 #: (and without cohesion) pairs are never handed over, but for the linear law with friction,
 #: whose tangential part outweighs the hand-over. Measured as for :data:`HAND_OVER_FROM`
-#: (``benchmarks/pairs_once.py``, rows gathering; idle machine), step time handing over against
+#: (``benchmarks/pairs_once.py``, rows gathering, idle machine), step time handing over against
 #: not: the flowing chute (linear, ``mass_velocity``, μ = 0.5) 0.97; the undamped linear gas
 #: (φ = 0.5, 9 261 spheres, μ = 0.5) 0.95; the settled Hertz bed ``viscoelastic`` μ = 0.5
-#: 0.98 (8 000 spheres) and 1.03 (20 000), μ = 0 0.99; undamped, the dense elastic Hertz gas
-#: (φ = 0.5, 9 700 spheres) μ = 0 1.16, μ = 0.5 1.00.
+#: 0.98 (8 000 spheres) and 1.03 (20 000). Earlier, before rows gathered where pairs are handed
+#: over: undamped, the dense elastic Hertz gas (φ = 0.5, 9 700 spheres) μ = 0 1.16, μ = 0.5
+#: 1.00.
 CHEAP_DAMPINGS = ("mass_velocity", "viscoelastic")
 
 
