@@ -41,6 +41,7 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import shlex
 import subprocess
 import sys
 import time
@@ -448,10 +449,22 @@ def beverloo_band(small_orifice: bool = False, m2: bool = False) -> tuple[float,
     return rates[0], rates[1]
 
 
+def run_command() -> str:
+    """The command that makes this run: the one typed, without its ``--resume`` (the same for
+    every part of a run continued from its checkpoints)."""
+    words = shlex.split(command_line())
+    if "--resume" in words:
+        at = words.index("--resume")
+        del words[at:at + 2]
+    return shlex.join(w for w in words if not w.startswith("--resume="))
+
+
 def _run_line(meta: dict) -> str:
     hours = meta["wall_s"] / 3600.0
+    parts = meta.get("parts", 1)
+    resumed = f", run in {parts} parts (`--resume`)" if parts > 1 else ""
     return (f"`{meta['command']}` ({meta['date'][:10]}, {meta['cpu']}, {meta['ranks']} "
-            f"rank(s), {hours:.2f} h wall)")
+            f"rank(s), {hours:.2f} h wall{resumed})")
 
 
 def report(args) -> None:
@@ -532,14 +545,16 @@ def main(argv=None) -> None:
 
     root = get_comm().rank == 0
     record = Path(f"{args.csv}.json")
-    # a resumed run's wall time adds to the record's so far
-    wall = time.perf_counter() - (json.loads(record.read_text())["wall_s"]
-                                  if root and args.resume and record.exists() else 0.0)
+    # a resumed run is the record's: its start date and parts; its wall time adds up
+    before = (json.loads(record.read_text()) if root and args.resume and record.exists()
+              else {"date": STARTED.isoformat(), "wall_s": 0.0})
+    wall = time.perf_counter() - before["wall_s"]
 
     def save(rows, quiet=True):  # the rows so far and the run's meta, on disk as they come
         if root and args.csv:
             write_csv(rows, args.csv, quiet=quiet)
-            meta = {"command": command_line(), "date": STARTED.isoformat(),
+            meta = {"command": run_command(), "date": before["date"],
+                    "parts": before.get("parts", 0) + 1,
                     "ranks": get_comm().size, "wall_s": time.perf_counter() - wall,
                     "cpu": cpu_model(), "code": "lammps" if args.lammps else "pdyn",
                     "scale": args.scale, "small_orifice": args.small_orifice, "m2": args.m2}

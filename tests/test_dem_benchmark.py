@@ -4,6 +4,7 @@ clear of the walls and of each other, ``scale`` does what it says, and short run
 benchmark does (the silo discharges once its lid drops, the drum turns its bed)."""
 
 import math
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -272,7 +273,7 @@ def test_a_run_resumed_from_its_checkpoint_makes_the_uninterrupted_rows(tmp_path
     its checkpoint at step 21 000 (after the lid dropped), or at step 7000 (while it settles,
     before the first row: no CSV yet), it writes the rows the uninterrupted run wrote, the
     counts of the spheres left the same to the sphere; the record's wall time is the parts'
-    sum."""
+    sum, its command and start date the first part's."""
     import json
 
     from .conftest import benchmark_script
@@ -281,14 +282,20 @@ def test_a_run_resumed_from_its_checkpoint_makes_the_uninterrupted_rows(tmp_path
     monkeypatch.chdir(tmp_path)
     run = ["silo", "--scale", "0.003", "--settle", "0.02", "--every", "0.005", "--duration",
            "0.03", "--csv", "silo.csv", "--checkpoint-every", "7000", "--out", "ck"]
+    monkeypatch.setattr(sys, "argv", ["benchmarks/dem_benchmark.py", *run])  # as typed
     script.main(run)
     whole = script.read_csv("silo.csv")
     assert whole[0]["spheres"] == 300 and whole[-1]["spheres"] < 200  # it discharged
     first = json.loads(Path("silo.csv.json").read_text())
-    script.main(run + ["--resume", "ck/checkpoints/ckpt_00021000.h5"])
+    resume = ["--resume", "ck/checkpoints/ckpt_00021000.h5"]
+    monkeypatch.setattr(sys, "argv", ["benchmarks/dem_benchmark.py", *run, *resume])
+    script.main(run + resume)
     assert script.read_csv("silo.csv") == whole
     resumed = json.loads(Path("silo.csv.json").read_text())  # the two parts' wall time
     assert resumed["wall_s"] > first["wall_s"]
+    assert (first["parts"], resumed["parts"]) == (1, 2)  # one run: its command and start
+    assert (resumed["command"], resumed["date"]) == (first["command"], first["date"])
+    assert first["command"].endswith("--out ck") and "2 parts" in script._run_line(resumed)
     Path("silo.csv").unlink()
     script.main(run + ["--resume", "ck/checkpoints/ckpt_00007000.h5"])
     assert script.read_csv("silo.csv") == whole
