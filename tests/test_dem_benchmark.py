@@ -273,7 +273,8 @@ def test_a_run_resumed_from_its_checkpoint_makes_the_uninterrupted_rows(tmp_path
     its checkpoint at step 21 000 (after the lid dropped), or at step 7000 (while it settles,
     before the first row: no CSV yet), it writes the rows the uninterrupted run wrote, the
     counts of the spheres left the same to the sphere; the record's wall time is the parts'
-    sum, its command and start date the first part's."""
+    sum, its command the one typed without ``--resume``, its start date the first
+    part's."""
     import json
 
     from .conftest import benchmark_script
