@@ -63,21 +63,25 @@ ghost is evaluated on both ranks, each applying only its own half.
 
 Where contacts are many, a pair of two rows of this rank is evaluated once, in the row that
 comes first in memory order (:func:`_links`): it posts the force on itself (with rotation also
-the torque on its partner and its new spring), and the partner's row, when the loop reaches
-it, takes them at that pair's place in its own sum (force and spring negated) without testing
-or evaluating the pair again, as it skips a pair that did not touch; a pair with a ghost is
-evaluated in each row as before. Seen from either side a pair gives the same numbers up to
-sign — every operation of the geometry and of the normal, tangential and rolling parts is
-either symmetric in the pair or negates exactly under i ↔ j (IEEE rounding is symmetric) —
-given springs that are exact negatives, which those of a pair that touched through a periodic
-image are not (its shifted positions round differently on each side): the first row posts the
-spring it started from, and the second takes the result only if its own is the negated one,
-and evaluates the pair itself otherwise. So which row evaluates a pair changes no bit, and the
-sums stay those of the partners in id order on any rank count (tests run both ways, with and
-without rotation). The posted results (without rotation four numbers, with it six and the
-places of the old and new spring, per pair handed over) are read once, in the same pass; they
-wait in a few reused slots (a stack of free ones), as memory order keeps a pair's rows near,
-and a pair that finds every slot taken is evaluated in both rows.
+the torque on its partner), and the partner's row, when the loop reaches it, takes them at that
+pair's place in its own sum (the force negated) without testing or evaluating the pair again,
+as it skips a pair that did not touch; a pair with a ghost is evaluated in each row as before.
+With rotation the pair's spring is kept by its first row alone between rebuilds; the second
+row's, its negation, is written where something else reads the history (a save, the output, a
+pass that evaluates each pair in both rows: ``ContactPass._complete_history``). Seen from
+either side a pair gives the same numbers up to sign — every operation of the geometry and of
+the normal, tangential and rolling parts is either symmetric in the pair or negates exactly
+under i ↔ j (IEEE rounding is symmetric) — given springs that are exact negatives, which those
+of a pair that touched through a periodic image are not (its shifted positions round
+differently on each side): the first row posts the place of the spring it started from, and a
+second row that holds a spring of its own takes the result only if its spring is the negated
+one, and evaluates the pair itself otherwise. So which row evaluates a pair changes no bit, and
+the sums stay those of the partners in id order on any rank count (tests run both ways, with
+and without rotation). The posted results (without rotation four numbers, with it six and the
+place of the spring it started from, per pair handed over) are read once, in the same pass;
+they wait in a few reused slots (a stack of free ones), as memory order keeps a pair's rows
+near, and a pair that finds every slot taken is evaluated in both rows (the second from the
+first's spring, negated, if it holds none).
 
 Handing over pays per contact and costs per list entry (each reads its link), so each build of
 the lists chooses (:data:`HAND_OVER_FROM`, from the share of entries that touched in the pass
@@ -315,23 +319,23 @@ MIN_SLOTS = 4096
 #: their second pass), by (rotation?, law), where a contact costs more than its hand-over
 #: (:data:`CHEAP_DAMPINGS`); below, each row evaluates all its pairs, reading no links — the
 #: same bits either way. Handing over costs a link read per entry and saves an evaluation per
-#: contact. Measured in one process, two runs of one state stepped in turn (40-50 chunks of 20
-#: steps; step time of handing over against not, rows gathering their entries in both): the
-#: flowing chute (linear, μ = 0.5, 21 % of the entries touching) 0.93-0.94; the settled Hertz
-#: bed of 8 000 spheres (48 %) 0.77 (μ = 0.5), 0.81 (μ = 0); with JKR 0.77 (20 000 spheres,
-#: rows not gathering: cohesion). The frictionless linear law is not measured: never.
+#: contact (with friction also the second row's spring). Measured in one process, two runs of
+#: one state stepped in turn (``benchmarks/pairs_once.py``: chunks of 20 steps; step time of
+#: handing over against not, rows gathering as the rules say in both), μ = 0.5: the flowing
+#: chute (linear, ``mass_velocity``, 21-25 % of the entries touching) 0.90; the dense linear
+#: gas (φ = 0.5, 24 389 spheres, 19 %) 0.90 with pdyn's dashpot, 0.91 with ``mass_velocity``;
+#: the settled Hertz bed of 20 000 spheres (48 %) 0.69 with pdyn's dashpot, 0.86 with
+#: ``viscoelastic`` (2 ranks 0.88); but the loose gas (φ = 0.3, under 8 %) 1.08 and 1.13.
+#: Before: μ = 0 the Hertz bed of 8 000 spheres 0.81; with JKR 0.77 (20 000 spheres, rows not
+#: gathering: cohesion). The frictionless linear law is not measured: never.
 HAND_OVER_FROM = {(False, "linear"): math.inf, (False, "hertz"): 0.25,
                   (True, "linear"): 0.15, (True, "hertz"): 0.15}
 
-#: the dashpots that make a contact cost less than its hand-over, as no dashpot does: with them
-#: (and without cohesion) pairs are never handed over, but for the linear law with friction,
-#: whose tangential part outweighs the hand-over. Measured as for :data:`HAND_OVER_FROM`
-#: (``benchmarks/pairs_once.py``, rows gathering, idle machine), step time handing over against
-#: not: the flowing chute (linear, ``mass_velocity``, μ = 0.5) 0.97; the undamped linear gas
-#: (φ = 0.5, 9 261 spheres, μ = 0.5) 0.95; the settled Hertz bed ``viscoelastic`` μ = 0.5
-#: 0.98 (8 000 spheres) and 1.03 (20 000). Earlier, before rows gathered where pairs are handed
-#: over: undamped, the dense elastic Hertz gas (φ = 0.5, 9 700 spheres) μ = 0 1.16, μ = 0.5
-#: 1.00.
+#: the dashpots that make a frictionless contact cost less than its hand-over, as no dashpot
+#: does: with them (and without cohesion) frictionless pairs are never handed over. Measured
+#: as for :data:`HAND_OVER_FROM`, before rows gathered where pairs are handed over: undamped,
+#: the dense elastic Hertz gas (φ = 0.5, 9 700 spheres) μ = 0 1.16. With friction every
+#: dashpot's pairs are handed over (:data:`HAND_OVER_FROM`).
 CHEAP_DAMPINGS = ("mass_velocity", "viscoelastic")
 
 
@@ -387,23 +391,25 @@ def _links(rows, start, split, partner, row_of, link):
 def _take(link, done_at, u, w, n_free, n_slots):
     """The later row's entry ``u`` of a pair its first row handed over (link ``w`` ≤
     :data:`POSTED`): (the slot h its result waits in, ≥ ``n_slots`` when none was free — the
-    pair is evaluated here —, the free slots). The entry is back to :data:`SECOND` and a slot
-    read is free again (pushed on the stack in ``done_at[:, 2]``; the push of none lands above
-    the stack, at worst in ``done_at``'s spare last row)."""
+    pair is evaluated here; h − ``n_slots`` − 1 is then the place of the spring the first
+    row started from, −1: none —, the free slots). The entry is back to :data:`SECOND` and a
+    slot read is free again (pushed on the stack in ``done_at[:, 1]``; the push of none lands
+    above the stack, at worst in ``done_at``'s spare last row)."""
     h = POSTED - w
     link[u] = SECOND
-    done_at[n_free, 2] = h
+    done_at[n_free, 1] = h
     return h, n_free + (h < n_slots)
 
 
 @njit(inline="always", **JIT)
-def _post(link, done_at, w, n_free, n_slots):
-    """The first row's side of the hand-over of a pair whose later entry is ``w``: (the slot
-    its result is to be written to, ``n_slots`` when every slot is taken — the later row
-    evaluates the pair too —, the free slots left)."""
+def _post(link, done_at, w, old, n_free, n_slots):
+    """The first row's side of the hand-over of a pair whose later entry is ``w`` and whose
+    spring the first row started from is at place ``old`` (−1: none): (the slot its result is
+    to be written to, ≥ ``n_slots`` when every slot is taken — the later row evaluates the
+    pair too, from that spring —, the free slots left)."""
     free = n_free > 0
     n_free -= free
-    z = done_at[n_free, 2] * free + n_slots * (1 - free)
+    z = done_at[n_free, 1] * free + (n_slots + 1 + old) * (1 - free)
     link[w] = POSTED - z
     return z, n_free
 
@@ -474,7 +480,7 @@ def _posted(link, done, done_at, c, f, e, u, w, n_free, n_slots):
     pair of two rows (links given) and a slot is free: (posted, the free slots)."""
     if link is None or w <= np.int64(u):
         return False, n_free
-    z, n_free = _post(link, done_at, w, n_free, n_slots)
+    z, n_free = _post(link, done_at, w, -1, n_free, n_slots)
     if z >= n_slots:
         return False, n_free
     done[z, 0], done[z, 1], done[z, 2] = f * c.nx, f * c.ny, f * c.nz
@@ -509,28 +515,34 @@ def _started(spring, slid, at, had):
 
 
 @njit(inline="always", **JIT)
-def _handed(link, done_at, old_entry, old_spring, old_slid, n_old, new_entry, new_spring,
-            new_slid, u, w, p, k, n_free, n_slots):
+def _started_pair(spring, slid, at, had, held):
+    """As :func:`_started`, or where this row holds none, the negated spring at place
+    ``held`` ≥ 0 (the first row's of a pair handed over, which holds the pair's spring)."""
+    if had or held < 0:
+        return _started(spring, slid, at, had)
+    sx, sy, sz, sliding = _spring(spring, slid, np.uint64(held))
+    return -sx, -sy, -sz, sliding
+
+
+@njit(inline="always", **JIT)
+def _handed(link, done_at, old_entry, old_spring, old_slid, n_old, u, w, p, n_free, n_slots):
     """With rotation, the later row's entry ``u`` of a pair its first row handed over (link
-    ``w`` ≤ :data:`POSTED`): (the slot of the result to take, −1: none — taken only if the
-    spring this row starts from is the negated of the first row's, not so after a periodic
-    image; then the pair's new spring negated is this entry's, at place ``k`` of the new
-    history when it fits —, whether j's row counted the pair, the history cursor ``p`` moved
-    to u, the new history's length, the free slots)."""
+    ``w`` ≤ :data:`POSTED`): (the slot of the result to take, −1: none — taken unless this row
+    holds a spring of its own that is not the negated of the first row's, as after a
+    periodic image; a pair taken keeps only the first row's spring —, whether j's row counted
+    the pair, the place of the first row's spring where none was free, −1 else, the history
+    cursor ``p`` moved to u, the free slots)."""
     h, n_free = _take(link, done_at, u, w, n_free, n_slots)
     if h >= n_slots:  # no slot was free: the pair is evaluated here
-        return -1, False, p, k, n_free
+        return -1, False, h - n_slots - 1, p, n_free
     p, had = _cursor(old_entry, n_old, p, u)
-    sx, sy, sz, _ = _started(old_spring, old_slid, p, had)
-    at = np.int64(done_at[h, 1])  # the spring j's row started from
-    ox, oy, oz, _ = _started(old_spring, old_slid, at, at >= 0)
-    if not (sx == -ox and sy == -oy and sz == -oz):
-        return -1, True, p, k, n_free
-    d = np.uint64(done_at[h, 0])
-    if k < new_entry.shape[0]:
-        _keep(new_entry, new_spring, new_slid, k, u, -new_spring[d, 0], -new_spring[d, 1],
-              -new_spring[d, 2], new_slid[d])
-    return h, True, p, k + 1, n_free
+    if had:
+        sx, sy, sz, _ = _spring(old_spring, old_slid, np.uint64(p))
+        at = np.int64(done_at[h, 0])  # the spring j's row started from
+        ox, oy, oz, _ = _started(old_spring, old_slid, at, at >= 0)
+        if not (sx == -ox and sy == -oy and sz == -oz):
+            return -1, True, -1, p, n_free
+    return h, True, -1, p, n_free
 
 
 @njit(inline="always", **JIT)
@@ -539,18 +551,18 @@ def _kept(new_entry, new_spring, new_slid, link, done, done_at, record, o, k, u,
     """With rotation, :class:`Outcome` ``o`` of entry ``u`` (link ``w``) kept: its new spring
     at place ``k`` of the new history when it fits and, when the entry is the first row's of
     a pair of two rows (links given) and a slot is free, posted for the later row (the force
-    on i, the torque on j, the places of the new and the ``old`` spring, −1: none); its
-    tangential force in ``record`` if ``recorded``. (posted, the free slots)."""
+    on i, the torque on j, the place of the ``old`` spring, −1: none); its tangential force
+    in ``record`` if ``recorded``. (posted, the free slots)."""
     posted = False
     if k < new_entry.shape[0]:
         _keep(new_entry, new_spring, new_slid, k, u, o.sx, o.sy, o.sz, o.sliding)
         if link is not None and w > np.int64(u):
-            z, n_free = _post(link, done_at, w, n_free, n_slots)
+            z, n_free = _post(link, done_at, w, old, n_free, n_slots)
             posted = z < n_slots
             if posted:
                 done[z, 0], done[z, 1], done[z, 2] = o.fx, o.fy, o.fz
                 done[z, 3], done[z, 4], done[z, 5] = o.jx, o.jy, o.jz
-                done_at[z, 0], done_at[z, 1] = k, old
+                done_at[z, 0] = old
     if recorded:
         record[u, 0], record[u, 1], record[u, 2] = o.tx, o.ty, o.tz
     return posted, n_free
@@ -559,8 +571,9 @@ def _kept(new_entry, new_spring, new_slid, link, done, done_at, record, o, k, u,
 @njit(inline="always", **JIT)
 def _spun(torque, spinning, i, mx, my, mz, q, touched, ended):
     """The torque on row sphere ``i`` written when it ``touched`` something or a torque of
-    before may be left (``ended``: a contact of last step ended, or new lists), the row
-    listed in ``spinning`` (at ``q``) when it touched; the rows listed."""
+    before may be left (``ended``: a contact of last step ended, new lists, or pairs handed
+    over: a row holds no spring of those it took), the row listed in ``spinning`` (at ``q``)
+    when it touched; the rows listed."""
     if touched or ended:
         torque[i, 0], torque[i, 1], torque[i, 2] = mx, my, mz
     if touched:
@@ -595,7 +608,7 @@ def _pass(law, cohesion, table, dt, gravity, lists, spheres, wall_set, force, li
     (the store's normal, the wall table). ``link`` says which row evaluates each pair
     (:func:`_links`; left as found), or None; ``slots`` = (``done``: slots × ≥ 4, the force on
     the second row and its half of the energy; ``done_at``: the stack of free slots in column
-    2, left a permutation of them) carries the results of the pairs handed over; ``todo``:
+    1, left a permutation of them) carries the results of the pairs handed over; ``todo``:
     scratch for as many entries as the longest row has spheres, to gather each row's entries
     with work first (the module docstring), or None. ``mesh``: the step's mesh state
     (:func:`mesh_state`), or None without meshes. ``table``: the pair table of several
@@ -713,6 +726,7 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
         vix, viy, viz = vel[i, 0], vel[i, 1], vel[i, 2]
         wix, wiy, wiz = omega[i, 0], omega[i, 1], omega[i, 2]
         fx = fy = fz = mx = my = mz = 0.0
+        took = False  # a result handed over (this row holds no spring of it)
         first, u_split = np.uint64(start[t]), np.uint64(split[t])
         n_todo = u_split - first  # without todo: every sphere entry
         if todo is not None:  # (recording pairs: every pair evaluated here, links unread)
@@ -726,6 +740,7 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                 u = first + b if todo is None else np.uint64(todo[b])
             j = np.uint64(partner[u])
             counted = False  # evaluated in j's row, which counted it
+            held = -1  # where the pair's spring is when j's row holds it
             w = np.int64(u)  # (no links or recording pairs: every pair evaluated in each row)
             if u < u_split:
                 if link is not None and not record_pairs:
@@ -733,13 +748,14 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                     if w == SECOND:  # apart
                         continue
                     if w <= POSTED:  # evaluated in j's (earlier) row
-                        h, counted, p, k, n_free = _handed(
-                            link, done_at, old_entry, old_spring, old_slid, n_old, new_entry,
-                            new_spring, new_slid, u, w, p, k, n_free, n_slots)
+                        h, counted, held, p, n_free = _handed(
+                            link, done_at, old_entry, old_spring, old_slid, n_old, u, w, p,
+                            n_free, n_slots)
                         if h >= 0:  # taken: −(the force on j), the torque on i
                             g = np.uint64(h)
                             fx, fy, fz = fx - done[g, 0], fy - done[g, 1], fz - done[g, 2]
                             mx, my, mz = mx + done[g, 3], my + done[g, 4], mz + done[g, 5]
+                            took = True
                             continue
                 may_hold = False  # cohesion may hold only what touched last step
                 if cohesion is not None:
@@ -762,7 +778,7 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
             if cohesion is not None and not touches and not (  # held past zero overlap
                     had and holds(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff)):
                 continue
-            sx, sy, sz, slid = _started(old_spring, old_slid, p, had)
+            sx, sy, sz, slid = _started_pair(old_spring, old_slid, p, had, held)
             o = _evaluate(law, tangential, rolling, cohesion, c, spin, sx, sy, sz, slid, dt,
                           table, ma, mb)
             posted, n_free = _kept(new_entry, new_spring, new_slid, link, done, done_at, record,
@@ -775,7 +791,8 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                                         counted, gi < gid[j])
         _settle(force, i, fx, fy, fz, mi, gravity)
         p = _cursor(old_entry, n_old, p, np.uint64(start[t + 1]))[0]  # the row's ended ones
-        q = _spun(torque, spinning, i, mx, my, mz, q, k > k_row, all_torques or p > p_row)
+        q = _spun(torque, spinning, i, mx, my, mz, q, k > k_row or took,
+                  all_torques or p > p_row or link is not None)
     return n_contacts, energy, k, q
 
 
@@ -1330,6 +1347,11 @@ class ContactLaw:
         return float(given)
 
 
+def _n_slots(rows: int) -> int:
+    """The slots of a pass over ``rows`` rows (:data:`SLOTS_PER_ROW`, :data:`MIN_SLOTS`)."""
+    return max(MIN_SLOTS, int(rows * SLOTS_PER_ROW))
+
+
 class ContactPass(Hanger):
     """The force evaluation of a :class:`ContactLaw` over a particle store and its neighbour
     lists, with the state the passes keep from one to the next: the contact history (with
@@ -1349,6 +1371,7 @@ class ContactPass(Hanger):
         self.law, self.walls, self.mesh = law, walls, mesh
         self.recorded = None  # what the last pass recorded tangential forces of: "all", "walls"
         self._history_current = False  # the history holds the last pass's entries (acting)
+        self._halved = False  # the history holds a pair handed over once (_complete_history)
         self._geo, self._border = np.zeros((0, 4)), NO_BORDER  # mesh_state's buffers
         self.tangential = self._tangential = np.zeros((0, 3))  # (a view of the buffer)
         self.history = ContactHistory()  # with rotation: the springs between rebuilds
@@ -1361,7 +1384,7 @@ class ContactPass(Hanger):
         self._todo, self._gather = np.zeros(0, np.int64), False  # did the last pass gather
         self._todo_sized = False  # for the rows of this build of the lists
         self._done = np.zeros((0, 6))  # the slots of results that later rows take over
-        self._done_at = np.zeros((0, 3), np.int32)  # where their springs are; free slots
+        self._done_at = np.zeros((0, 2), np.int32)  # their first rows' springs; free slots
         self._n_slots = 0  # the slots the last pass had, and their views
         self._slot_views = self._no_slots = self._done[:0], self._done_at[:0]
         self.n_spinning = -1  # rows in ``spinning`` (-1: no pass over this build yet)
@@ -1434,7 +1457,10 @@ class ContactPass(Hanger):
         after it: with rotation its contact history holds exactly those (every touching entry,
         and those cohesion held, is given its spring); None without (or after a pass that
         did not advance the history, or new lists): a walk must test the entries."""
-        return self.history.entries(store, lists) if self._history_current else None
+        if not self._history_current:
+            return None
+        self._complete_history(lists)
+        return self.history.entries(store, lists)
 
     def evaluated(self, store, lists) -> np.ndarray | None:
         """The entries of ``lists`` the last force pass evaluated (ascending), where cohesion
@@ -1443,6 +1469,7 @@ class ContactPass(Hanger):
         particles' records once saved); None otherwise: the touching entries are those."""
         if self.law.cohesion not in HELD:
             return None
+        self._complete_history(lists)
         return self.history.entries(store, lists)
 
     @property
@@ -1455,6 +1482,7 @@ class ContactPass(Hanger):
     def before_rebuild(self, store, lists) -> None:
         """The lists are rebuilt: the links to their entries go (not held through the broad
         phase's query; first, so the history's records never sit beside them)."""
+        self._complete_history(lists)
         self._link, self._link_found = NO_LINKS, False
 
     def after_build(self, store, lists) -> None:
@@ -1467,6 +1495,7 @@ class ContactPass(Hanger):
         """With rotation the history is saved next (its own hook): the links go first, so
         the records never sit beside them (found again by the next pass)."""
         if self.rotating:
+            self._complete_history(lists)
             self._link, self._link_found = NO_LINKS, False
 
     def resume(self, store, lists, gravity: np.ndarray, dt: float) -> tuple[int, float]:
@@ -1511,6 +1540,8 @@ class ContactPass(Hanger):
             self._history_current = False  # (a law changed in place: no history of this pass)
             return n, e
         mesh = self.mesh_state(store, lists)
+        if self.recorded == "all" or not self._link_found:  # every pair evaluated in each row,
+            self._complete_history(lists)  # or links found anew: each row's springs its own
         old_entry, old_spring, old_slid, n_old, fresh = self.history.prepare(store, lists)
         link = self._links(store, lists)  # after the load: never beside the records
         if self.spinning.shape[0] < lists.rows.shape[0]:
@@ -1532,10 +1563,28 @@ class ContactPass(Hanger):
             self.history.reserve(k)
         if advance:
             self.history.advanced(k)
+            self._halved = link is not None and self.recorded != "all"
         self._history_current = advance
         self._touched(lists, n)
         self.n_spinning = q
         return n, e
+
+    def _complete_history(self, lists) -> None:
+        """The contact history as each row would hold it: a pair handed over keeps one spring
+        between rebuilds, its first row's (``_handed``), here its second row's written too
+        (the negated: what that row's own evaluation gives) — for whatever reads the history
+        but the pass (a save, the output's walks) and a pass that evaluates pairs in both
+        rows."""
+        if not self._halved:
+            return
+        self._halved = False
+        entry = self.history.entry
+        row = np.searchsorted(lists.start, entry, side="right") - 1
+        sphere = entry < lists.split[row]  # (the links of wall entries are not set)
+        w = np.full(entry.shape[0], -1, np.int64)
+        w[sphere] = self._link[entry[sphere]]
+        first = np.flatnonzero(w > entry)
+        self.history.add_negated(first, w[first])
 
     def mesh_state(self, store, lists) -> tuple | None:
         """The mesh state of a pass over ``lists`` now (:func:`mesh_state`, in buffers kept
@@ -1570,7 +1619,8 @@ class ContactPass(Hanger):
                 once = (self._touching is not None  # before the first, decided again after it
                         and self._touching >= self._hand_over_from())
             self._link = NO_LINKS
-            if once:
+            # (a link holds POSTED − a slot or, none free, − the slots − a history place: int32)
+            if once and lists.entries() + _n_slots(lists.rows.shape[0]) < 2**31 - 4:
                 link = np.empty(lists.entries(), np.int32)
                 row_of = np.full(store.capacity, -1, np.int32)  # the row of each handle
                 row_of[lists.rows] = np.arange(lists.rows.shape[0], dtype=np.int32)
@@ -1582,12 +1632,12 @@ class ContactPass(Hanger):
 
     def _hand_over_from(self) -> float:
         """The share of touching entries from which pairs are handed over: by rotation and
-        law (:data:`HAND_OVER_FROM`), never for contacts without cohesion whose dashpot is
-        cheap (:data:`CHEAP_DAMPINGS`) or none (they cost less than their hand-over), but
-        frictional linear ones."""
+        law (:data:`HAND_OVER_FROM`), never for frictionless contacts without cohesion whose
+        dashpot is cheap (:data:`CHEAP_DAMPINGS`) or none (they cost less than their
+        hand-over)."""
         law = self.law
-        if (law.cohesion_model is None and (law.damping in CHEAP_DAMPINGS or not law.damped)
-                and not (self.rotating and law.name == "linear")):
+        if (not self.rotating and law.cohesion_model is None
+                and (law.damping in CHEAP_DAMPINGS or not law.damped)):
             return math.inf
         return HAND_OVER_FROM[self.rotating, law.name]
 
@@ -1617,22 +1667,21 @@ class ContactPass(Hanger):
 
     def _slots(self, rows: int, used: bool = True) -> tuple:
         """The pass's slots for the results of pairs handed over (``done``; ``done_at``: the
-        places of their springs, and in its last column the stack of free slots, all of them
-        between passes; one spare row, :func:`_take`): :data:`SLOTS_PER_ROW` of the rows, at
-        least :data:`MIN_SLOTS`, views
-        of buffers kept from pass to pass (grown when too small); none unless ``used`` (no
-        pair handed over)."""
+        place of the spring each started from, and in its last column the stack of free slots,
+        all of them between passes; one spare row, :func:`_take`): :data:`SLOTS_PER_ROW` of
+        the rows, at least :data:`MIN_SLOTS`, views of buffers kept from pass to pass (grown
+        when too small); none unless ``used`` (no pair handed over)."""
         if not used:  # no pair handed over: no slots
             return self._no_slots
-        n = max(MIN_SLOTS, int(rows * SLOTS_PER_ROW))
+        n = _n_slots(rows)
         if self._n_slots == n:  # the views of the pass before (a pass leaves them as found)
             return self._slot_views
         if self._done.shape[0] < n:  # (the old buffers freed first: no views of them kept)
             self._slot_views = self._no_slots = None
-            self._done, self._done_at = np.zeros((0, 6)), np.zeros((0, 3), np.int32)
-            self._done, self._done_at = np.empty((n, 6)), np.empty((n + 1, 3), np.int32)
+            self._done, self._done_at = np.zeros((0, 6)), np.zeros((0, 2), np.int32)
+            self._done, self._done_at = np.empty((n, 6)), np.empty((n + 1, 2), np.int32)
             self._no_slots = self._done[:0], self._done_at[:0]
-        self._done_at[:n, 2] = np.arange(n, dtype=np.int32)
+        self._done_at[:n, 1] = np.arange(n, dtype=np.int32)
         self._n_slots = n
         self._slot_views = self._done[:n], self._done_at[:n + 1]
         return self._slot_views

@@ -1,10 +1,11 @@
 """The tangential contact history: a spring per touching contact and side, of any number per
 sphere.
 
-Each side of a contact keeps its own spring (its row in the lists, ``pdyn.dynamics.contact``,
-which evaluates a pair of two rows once and writes the second row's spring as the negated
-first); the two copies are exact negatives, except for a pair seen through a periodic image,
-whose shifted positions round differently on each side. Two homes, as LAMMPS'
+Each side of a contact has its own spring (its row in the lists); the two are exact negatives,
+except for a pair seen through a periodic image, whose shifted positions round differently on
+each side. Where ``pdyn.dynamics.contact`` evaluates a pair of two rows once, the first row
+alone keeps the spring between rebuilds, and the second's (the negated) is added
+(:meth:`ContactHistory.add_negated`) before anything else reads the history. Two homes, as LAMMPS'
 ``fix neigh/history`` keeps them ([Thompson2022]): during the steps between two rebuilds of
 the neighbour lists the history lives beside the lists, and at a rebuild it is handed over to
 the new lists by partner id.
@@ -25,7 +26,7 @@ the new lists by partner id.
   only the keys are written.
 
 Memory follows the contacts, and the history lives in one home at a time: 29 bytes a contact
-and side per buffer beside the lists between rebuilds (the records released), a key of 8 bytes
+and side (a pair evaluated once: a contact) per buffer beside the lists between rebuilds (the records released), a key of 8 bytes
 and the spring of 24 in the last buffer while saved (the rest of the buffers released).
 
 Units: m (springs).
@@ -145,6 +146,26 @@ class ContactHistory(Hanger):
             self._buffers[1] = _buffers(0)
             self._buffers[1] = _buffers(max(64, n + n // GROWTH))
             release_free()  # the old buffer's pages (``pdyn.heap``)
+
+    def add_negated(self, at: np.ndarray, to: np.ndarray) -> None:
+        """Give list entry ``to[m]`` the negated spring (and the slip flag) of the history's
+        entry at place ``at[m]`` — a pair's second side, whose spring its first keeps
+        (``pdyn.dynamics.contact``) —, unless it holds one of its own; entries stay
+        ascending."""
+        entry, spring, slid = (b[:self.count] for b in self._buffers[0])
+        place = np.minimum(np.searchsorted(entry, to), max(self.count - 1, 0))
+        new = ~((self.count > 0) & (entry[place] == to)) if to.size else np.zeros(0, bool)
+        at, to = at[new], to[new]
+        order = np.argsort(np.concatenate((entry, to)), kind="stable")
+        merged = (np.concatenate((entry, to.astype(entry.dtype)))[order],
+                  np.concatenate((spring, -spring[at]))[order],
+                  np.concatenate((slid, slid[at]))[order])
+        n = order.shape[0]
+        if self._buffers[0][0].shape[0] < n:
+            self._buffers[0] = _buffers(n + n // GROWTH)
+        for b, m in zip(self._buffers[0], merged):
+            b[:n] = m
+        self.count = n
 
     def next_buffer(self) -> tuple:
         """The buffer the next pass writes (entries, springs, slid)."""

@@ -229,7 +229,8 @@ def test_the_first_pass_decides_nothing_and_the_next_go_by_the_pass_before(frict
     assert pressed.contact._link.size > 0 and pressed.contact._gather
 
 
-@pytest.mark.parametrize("law, contact, hands_over", [
+@pytest.mark.parametrize("friction", [0.0, 0.5])
+@pytest.mark.parametrize("law, contact, frictionless", [
     ("hertz", {}, True), ("hertz", {"damping": "constant"}, True),
     ("hertz", {"damping": "tsuji"}, True),
     ("hertz", {"damping": "viscoelastic", "damping_coefficient": 1e3, "restitution": 1.0},
@@ -240,19 +241,21 @@ def test_the_first_pass_decides_nothing_and_the_next_go_by_the_pass_before(frict
     ("hertz", {"damping": "viscoelastic", "damping_coefficient": 1e3, "restitution": 1.0,
                "cohesion": "jkr", "work_of_adhesion": 0.01}, True),
     ("linear", {"damping": "mass_velocity", "damping_coefficient": 10.0, "restitution": 1.0},
-     True),
-    ("linear", {"restitution": 1.0}, True)])
-def test_pairs_are_handed_over_where_their_dashpot_costs(law, contact, hands_over):
-    """Dense frictional Hertz contacts hand their pairs over where the dashpot makes a contact
-    cost more than its hand-over — pdyn's windowed ones (the default ``tangent``,
-    ``constant``) and ``tsuji`` —, not undamped or with LAMMPS' ``mass_velocity`` or
-    ``viscoelastic`` (``contact.CHEAP_DAMPINGS``), unless cohesion adds its cost (JKR);
-    frictional linear contacts always (their tangential part outweighs the hand-over)."""
-    cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5)
+     False),
+    ("linear", {"restitution": 1.0}, False)])
+def test_pairs_are_handed_over_where_their_dashpot_costs(law, contact, frictionless, friction):
+    """Dense frictionless Hertz contacts hand their pairs over (``frictionless``) where the
+    dashpot makes a contact cost more than its hand-over — pdyn's windowed ones (the default
+    ``tangent``, ``constant``) and ``tsuji`` —, not undamped or with LAMMPS' ``mass_velocity``
+    or ``viscoelastic`` (``contact.CHEAP_DAMPINGS``), unless cohesion adds its cost (JKR);
+    frictionless linear ones never; frictional contacts always (their tangential part and the
+    second row's spring outweigh the hand-over)."""
+    cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=friction)
     sim = Simulation(replace(cfg, contact=replace(cfg.contact, **contact)))
     model = sim.contact
     model._touching, model._link_found = 0.5, False  # half the entries touch: dense
-    assert (model._links(sim.store, sim.neighbours) is not None) == hands_over
+    assert (model._links(sim.store, sim.neighbours) is not None) == (friction > 0.0
+                                                                      or frictionless)
 
 
 @pytest.mark.parametrize("friction", [0.0, 0.5])
