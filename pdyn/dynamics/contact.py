@@ -758,8 +758,9 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                             took = True
                             continue
                 may_hold = False  # cohesion may hold only what touched last step
-                if cohesion is not None:
+                if cohesion is not None:  # (or j's row's spring says it did)
                     p, may_hold = _cursor(old_entry, n_old, p, u)
+                    may_hold = may_hold or held >= 0
                 touches, c = _sphere_entry(pos, vel, rad, mass, gid, may_hold, j, xi, yi, zi, ri,
                                            mi, gi, vix, viy, viz)
                 if not touches and not may_hold:
@@ -776,7 +777,8 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                 mb = np.int64(material[j])
             p, had = _cursor(old_entry, n_old, p, u)
             if cohesion is not None and not touches and not (  # held past zero overlap
-                    had and holds(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff)):
+                    (had or held >= 0)
+                    and holds(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff)):
                 continue
             sx, sy, sz, slid = _started_pair(old_spring, old_slid, p, had, held)
             o = _evaluate(law, tangential, rolling, cohesion, c, spin, sx, sy, sz, slid, dt,

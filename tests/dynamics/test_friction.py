@@ -246,26 +246,31 @@ def test_spin_kicks_skip_only_rows_that_touch_nothing(monkeypatch):
         assert np.array_equal(u, v), name
 
 
-@pytest.mark.parametrize("law,slots,switch,damping", [
-    ("linear", None, False, None), ("hertz", None, False, None), ("linear", 3, False, None),
-    ("linear", None, True, None), ("linear", None, False, ("mass_velocity", 10.0)),
-    ("hertz", None, False, ("viscoelastic", 1e3))])
+VISCOELASTIC = {"damping": "viscoelastic", "damping_coefficient": 1e3, "restitution": 1.0}
+
+
+@pytest.mark.parametrize("law,slots,switch,model", [
+    ("linear", None, False, {}), ("hertz", None, False, {}), ("linear", 3, False, {}),
+    ("linear", None, True, {}),
+    ("linear", None, False, {"damping": "mass_velocity", "damping_coefficient": 10.0,
+                             "restitution": 1.0}),
+    ("hertz", None, False, VISCOELASTIC),
+    ("hertz", 3, False, {**VISCOELASTIC, "cohesion": "jkr", "work_of_adhesion": 10.0})])
 def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slots, switch,
-                                                          damping):
-    """A pair of two rows evaluated once and handed to the other row (periodic, so that
-    springs made through a periodic image, not exact negatives, meet rebuilds that make the
-    pair direct; friction and rolling) gives the run of every pair evaluated from both sides, bit for bit,
+                                                          model):
+    """A pair of two rows evaluated once and handed to the other row (periodic, so that springs made
+    through a periodic image, not exact negatives, meet rebuilds that make the pair direct;
+    friction and rolling) gives the run of every pair evaluated from both sides, bit for bit,
     its springs kept by the first row alone and both sides' saved; so it does when the results
     wait in so few slots (``slots``) that most pairs find theirs taken and are evaluated in
     both rows, and when the run ``switch``es between the two with every other build of the
     lists (``ContactPass.hand_over``); its rows gather their entries with work first (those
     they evaluate that touch, those posted to them), the second run's do not
-    (``contact.GATHER_ROTATING_FROM``); with pdyn's default dashpot and with LAMMPS' sampled
-    ones (``damping``: its name and γ)."""
+    (``contact.GATHER_ROTATING_FROM``; with cohesion no row gathers); with pdyn's default
+    dashpot, with LAMMPS' sampled ones and with JKR cohesion, which holds pairs past touching
+    (``model``: the ``[contact]`` fields changed)."""
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5, reorder_every=20)
-    if damping is not None:
-        cfg = replace(cfg, contact=replace(cfg.contact, damping=damping[0], restitution=1.0,
-                                           damping_coefficient=damping[1]))
+    cfg = replace(cfg, contact=replace(cfg.contact, **model))
     if slots is not None:
         monkeypatch.setattr(contact, "SLOTS_PER_ROW", 0.0)
         monkeypatch.setattr(contact, "MIN_SLOTS", slots)
@@ -273,8 +278,6 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
                         dict.fromkeys(contact.HAND_OVER_FROM, 0.0))  # always
     monkeypatch.setattr(contact, "GATHER_ROTATING_FROM", 0.0)
     once = Simulation(cfg)
-    if damping is not None:  # (Hertz with a sampled dashpot hands pairs over when told to)
-        once.contact.hand_over = True
     handed = unlinked = gathered = 0
     for _ in range(150):
         if switch:
@@ -285,7 +288,7 @@ def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slot
         unlinked += link.size == 0
         gathered += bool(once.contact._gather)
     assert once.rebuilds > 5 and handed > 150 * (40 if switch else 100)
-    assert (unlinked > 30) == switch and gathered > 140
+    assert (unlinked > 30) == switch and (gathered > 140) == ("cohesion" not in model)
     monkeypatch.setattr(contact, "HAND_OVER_FROM",
                         dict.fromkeys(contact.HAND_OVER_FROM, math.inf))  # never
     monkeypatch.setattr(contact, "GATHER_ROTATING_FROM", math.inf)
