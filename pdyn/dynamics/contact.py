@@ -385,6 +385,22 @@ def _links(rows, start, split, partner, row_of, link):
                         break
 
 
+@njit(**JIT)
+def _second_sides(start, split, link, entry, at, to):
+    """Of a history's ``entry`` (ascending list entries), the places of the first rows'
+    entries of pairs handed over (into ``at``) and their pairs' entries in the later rows
+    (``to``): how many."""
+    m = t = 0
+    for q in range(entry.shape[0]):
+        u = entry[q]
+        while start[t + 1] <= u:
+            t += 1
+        if u < split[t] and link[u] > u:  # (the links of wall entries are not set)
+            at[m], to[m] = q, link[u]
+            m += 1
+    return m
+
+
 # The hand-over's two sides, and a history entry read and written: straight-line helpers for
 # both loops (the module docstring says why straight-line).
 @njit(inline="always", **JIT)
@@ -1581,12 +1597,10 @@ class ContactPass(Hanger):
             return
         self._halved = False
         entry = self.history.entry
-        row = np.searchsorted(lists.start, entry, side="right") - 1
-        sphere = entry < lists.split[row]  # (the links of wall entries are not set)
-        w = np.full(entry.shape[0], -1, np.int64)
-        w[sphere] = self._link[entry[sphere]]
-        first = np.flatnonzero(w > entry)
-        self.history.add_negated(first, w[first])
+        at, to = np.empty(entry.shape[0], np.int32), np.empty(entry.shape[0], np.int32)
+        m = _second_sides(lists.start, lists.split, self._link, entry, at, to)
+        order = np.argsort(to[:m])
+        self.history.add_negated(at[order], to[order])
 
     def mesh_state(self, store, lists) -> tuple | None:
         """The mesh state of a pass over ``lists`` now (:func:`mesh_state`, in buffers kept

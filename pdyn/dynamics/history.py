@@ -98,6 +98,31 @@ def _load_entries(rows, start, partner, facet, gid, count, first, keys, springs,
     return k
 
 
+@njit(**JIT)
+def _merge_negated(entry, spring, slid, n, at, to, new_entry, new_spring, new_slid):
+    """The history's ``n`` ascending ``entry`` and the entries ``to`` (ascending), each with
+    the negated spring and the slip flag of place ``at`` of the history, merged into the
+    ``new_`` buffers (an entry the history holds keeps its own); returns how many."""
+    k = q = m = 0
+    while q < n or m < to.shape[0]:
+        if m < to.shape[0] and (q >= n or to[m] < entry[q]):
+            a = at[m]
+            new_entry[k] = to[m]
+            new_spring[k, 0], new_spring[k, 1], new_spring[k, 2] = \
+                -spring[a, 0], -spring[a, 1], -spring[a, 2]
+            new_slid[k] = slid[a]
+            m += 1
+        else:
+            m += m < to.shape[0] and to[m] == entry[q]  # (it holds its own)
+            new_entry[k] = entry[q]
+            new_spring[k, 0], new_spring[k, 1], new_spring[k, 2] = \
+                spring[q, 0], spring[q, 1], spring[q, 2]
+            new_slid[k] = slid[q]
+            q += 1
+        k += 1
+    return k
+
+
 def _buffers(n: int) -> tuple:
     """One buffer: ``n`` list entries (int32: entries index the lists' int32 partners),
     springs (m, (n, 3)) and whether each contact slid (uint8: a hint for the next pass,
@@ -148,24 +173,13 @@ class ContactHistory(Hanger):
             release_free()  # the old buffer's pages (``pdyn.heap``)
 
     def add_negated(self, at: np.ndarray, to: np.ndarray) -> None:
-        """Give list entry ``to[m]`` the negated spring (and the slip flag) of the history's
-        entry at place ``at[m]`` — a pair's second side, whose spring its first keeps
-        (``pdyn.dynamics.contact``) —, unless it holds one of its own; entries stay
-        ascending."""
-        entry, spring, slid = (b[:self.count] for b in self._buffers[0])
-        place = np.minimum(np.searchsorted(entry, to), max(self.count - 1, 0))
-        new = ~((self.count > 0) & (entry[place] == to)) if to.size else np.zeros(0, bool)
-        at, to = at[new], to[new]
-        order = np.argsort(np.concatenate((entry, to)), kind="stable")
-        merged = (np.concatenate((entry, to.astype(entry.dtype)))[order],
-                  np.concatenate((spring, -spring[at]))[order],
-                  np.concatenate((slid, slid[at]))[order])
-        n = order.shape[0]
-        if self._buffers[0][0].shape[0] < n:
-            self._buffers[0] = _buffers(n + n // GROWTH)
-        for b, m in zip(self._buffers[0], merged):
-            b[:n] = m
-        self.count = n
+        """Give list entries ``to`` (ascending) the negated springs (and the slip flags) of the
+        history's entries at places ``at`` — a pair's second side, whose spring its first
+        keeps (``pdyn.dynamics.contact``) —, unless one holds its own: merged into the other
+        buffer, which becomes the history (no copy beside the two buffers)."""
+        self.reserve(self.count + to.shape[0])
+        self.count = _merge_negated(*self._buffers[0], self.count, at, to, *self._buffers[1])
+        self._buffers.reverse()
 
     def next_buffer(self) -> tuple:
         """The buffer the next pass writes (entries, springs, slid)."""
