@@ -86,15 +86,14 @@ first's spring, negated, if it holds none).
 Handing over pays per contact and costs per list entry (each reads its link), so each build of
 the lists chooses (:data:`HAND_OVER_FROM`, from the share of entries that touched in the pass
 before, the law and its dashpot): where few entries touch — a loose gas — or a contact costs
-less than its hand-over (the frictionless linear law; without cohesion, no dashpot or LAMMPS'
-``mass_velocity`` or ``viscoelastic`` one, but for the frictional linear law,
-:data:`CHEAP_DAMPINGS`) every row evaluates all its pairs and the kernels, given no links, hold
-no hand-over code. Where many entries touch (:data:`GATHER_FROM`; with rotation
-:data:`GATHER_ROTATING_FROM`, given no cohesion that holds contacts past touching), a row first
-gathers the entries it has work with — those that touch and are evaluated in the row or were
-posted —, without a branch, then works on those alone: where a quarter to half the entries
-touch, whether one does is as good as random to the processor, and a branch on it stalls the
-pass at each wrong guess.
+less than its hand-over (frictionless: the linear law, and without cohesion no dashpot or
+LAMMPS' ``mass_velocity`` or ``viscoelastic`` one, :data:`CHEAP_DAMPINGS`) every row evaluates
+all its pairs and the kernels, given no links, hold no hand-over code. Where many entries touch
+(:data:`GATHER_FROM`; with rotation :data:`GATHER_ROTATING_FROM`, given no cohesion that holds
+contacts past touching), a row first gathers the entries it has work with — those that touch
+and are evaluated in the row or were posted —, without a branch, then works on those alone:
+where a quarter to half the entries touch, whether one does is as good as random to the
+processor, and a branch on it stalls the pass at each wrong guess.
 ``benchmarks/pairs_once.py`` measures one way against the other (one process, the two stepped
 alternately, both checked bit for bit).
 
@@ -531,13 +530,31 @@ def _started(spring, slid, at, had):
 
 
 @njit(inline="always", **JIT)
-def _started_pair(spring, slid, at, had, held):
-    """As :func:`_started`, or where this row holds none, the negated spring at place
-    ``held`` ≥ 0 (the first row's of a pair handed over, which holds the pair's spring)."""
-    if had or held < 0:
-        return _started(spring, slid, at, had)
-    sx, sy, sz, sliding = _spring(spring, slid, np.uint64(held))
-    return -sx, -sy, -sz, sliding
+def _pair_spring(entry, n, p, u, held):
+    """The history cursor ``p`` moved to list entry ``u``, the place of the spring the pair
+    starts from (−1: none) — u's own, else where j's row holds it (``held`` ≥ 0: a pair
+    handed over whose result found no slot) — and whether that one is j's (to negate)."""
+    p, had = _cursor(entry, n, p, u)
+    if had:
+        return p, p, False
+    return p, held, held >= 0
+
+
+@njit(inline="always", **JIT)
+def _started_pair(spring, slid, at, negated):
+    """As :func:`_started` from place ``at`` ≥ 0 (−1: none), the spring ``negated`` if so."""
+    sx, sy, sz, sliding = _started(spring, slid, at, at >= 0)
+    if negated:
+        return -sx, -sy, -sz, sliding
+    return sx, sy, sz, sliding
+
+
+@njit(inline="always", **JIT)
+def _taken(done, h, fx, fy, fz, mx, my, mz):
+    """A row's sums with the result in slot ``h`` taken: −(the force on j), the torque on i."""
+    g = np.uint64(h)
+    return (fx - done[g, 0], fy - done[g, 1], fz - done[g, 2], mx + done[g, 3],
+            my + done[g, 4], mz + done[g, 5])
 
 
 @njit(inline="always", **JIT)
@@ -755,8 +772,7 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
             else:
                 u = first + b if todo is None else np.uint64(todo[b])
             j = np.uint64(partner[u])
-            counted = False  # evaluated in j's row, which counted it
-            held = -1  # where the pair's spring is when j's row holds it
+            counted, held = False, -1  # (j's row counted it; where j's row holds its spring)
             w = np.int64(u)  # (no links or recording pairs: every pair evaluated in each row)
             if u < u_split:
                 if link is not None and not record_pairs:
@@ -767,16 +783,14 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                         h, counted, held, p, n_free = _handed(
                             link, done_at, old_entry, old_spring, old_slid, n_old, u, w, p,
                             n_free, n_slots)
-                        if h >= 0:  # taken: −(the force on j), the torque on i
-                            g = np.uint64(h)
-                            fx, fy, fz = fx - done[g, 0], fy - done[g, 1], fz - done[g, 2]
-                            mx, my, mz = mx + done[g, 3], my + done[g, 4], mz + done[g, 5]
+                        if h >= 0:
+                            fx, fy, fz, mx, my, mz = _taken(done, h, fx, fy, fz, mx, my, mz)
                             took = True
                             continue
                 may_hold = False  # cohesion may hold only what touched last step
-                if cohesion is not None:  # (or j's row's spring says it did)
-                    p, may_hold = _cursor(old_entry, n_old, p, u)
-                    may_hold = may_hold or held >= 0
+                if cohesion is not None:
+                    p, at, _ = _pair_spring(old_entry, n_old, p, u, held)
+                    may_hold = at >= 0
                 touches, c = _sphere_entry(pos, vel, rad, mass, gid, may_hold, j, xi, yi, zi, ri,
                                            mi, gi, vix, viy, viz)
                 if not touches and not may_hold:
@@ -791,16 +805,15 @@ def _pass_rotating(law, tangential, rolling, cohesion, table, dt, gravity, lists
                 spin = Spin(ri, 0.0, wix, wiy, wiz, wjx, wjy, wjz)
             if table is not None:
                 mb = np.int64(material[j])
-            p, had = _cursor(old_entry, n_old, p, u)
+            p, at, negated = _pair_spring(old_entry, n_old, p, u, held)
             if cohesion is not None and not touches and not (  # held past zero overlap
-                    (had or held >= 0)
-                    and holds(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff)):
+                    at >= 0 and holds(pair_cohesion(cohesion, table, ma, mb), c.delta, c.r_eff)):
                 continue
-            sx, sy, sz, slid = _started_pair(old_spring, old_slid, p, had, held)
+            sx, sy, sz, slid = _started_pair(old_spring, old_slid, at, negated)
             o = _evaluate(law, tangential, rolling, cohesion, c, spin, sx, sy, sz, slid, dt,
                           table, ma, mb)
             posted, n_free = _kept(new_entry, new_spring, new_slid, link, done, done_at, record,
-                                   o, k, u, w, p if had else -1,
+                                   o, k, u, w, at,
                                    recording and (record_pairs or u >= u_split), n_free, n_slots)
             k += 1
             fx, fy, fz = fx + o.fx, fy + o.fy, fz + o.fz

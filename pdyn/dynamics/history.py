@@ -5,10 +5,10 @@ Each side of a contact has its own spring (its row in the lists); the two are ex
 except for a pair seen through a periodic image, whose shifted positions round differently on
 each side. Where ``pdyn.dynamics.contact`` evaluates a pair of two rows once, the first row
 alone keeps the spring between rebuilds, and the second's (the negated) is added
-(:meth:`ContactHistory.add_negated`) before anything else reads the history. Two homes, as LAMMPS'
-``fix neigh/history`` keeps them ([Thompson2022]): during the steps between two rebuilds of
-the neighbour lists the history lives beside the lists, and at a rebuild it is handed over to
-the new lists by partner id.
+(:meth:`ContactHistory.add_negated`) before anything else reads the history. Two homes, as
+LAMMPS' ``fix neigh/history`` keeps them ([Thompson2022]): during the steps between two
+rebuilds of the neighbour lists the history lives beside the lists, and at a rebuild it is
+handed over to the new lists by partner id.
 
 * **Beside the lists** (:class:`ContactHistory`): last step's touching entries (ascending,
   with their springs) and this step's, two buffers in turn; the pass merges them as both
@@ -26,8 +26,9 @@ the new lists by partner id.
   only the keys are written.
 
 Memory follows the contacts, and the history lives in one home at a time: 29 bytes a contact
-and side (a pair evaluated once: a contact) per buffer beside the lists between rebuilds (the records released), a key of 8 bytes
-and the spring of 24 in the last buffer while saved (the rest of the buffers released).
+and side (a pair evaluated once: a contact) per buffer beside the lists between rebuilds (the
+records released), a key of 8 bytes and the spring of 24 in the last buffer while saved (the
+rest of the buffers released).
 
 Units: m (springs).
 """

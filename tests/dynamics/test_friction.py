@@ -258,17 +258,17 @@ VISCOELASTIC = {"damping": "viscoelastic", "damping_coefficient": 1e3, "restitut
     ("hertz", 3, False, {**VISCOELASTIC, "cohesion": "jkr", "work_of_adhesion": 10.0})])
 def test_pairs_evaluated_once_give_the_bits_of_both_sides(monkeypatch, law, slots, switch,
                                                           model):
-    """A pair of two rows evaluated once and handed to the other row (periodic, so that springs made
-    through a periodic image, not exact negatives, meet rebuilds that make the pair direct;
-    friction and rolling) gives the run of every pair evaluated from both sides, bit for bit,
-    its springs kept by the first row alone and both sides' saved; so it does when the results
-    wait in so few slots (``slots``) that most pairs find theirs taken and are evaluated in
-    both rows, and when the run ``switch``es between the two with every other build of the
-    lists (``ContactPass.hand_over``); its rows gather their entries with work first (those
-    they evaluate that touch, those posted to them), the second run's do not
+    """A pair of two rows evaluated once and handed to the other row (periodic, so that springs
+    made through a periodic image, not exact negatives, meet rebuilds that make the pair
+    direct; friction and rolling) gives the run of every pair evaluated from both sides, bit
+    for bit, its springs kept by the first row alone and both sides' saved; so it does when
+    the results wait in so few slots (``slots``) that most pairs find theirs taken and are
+    evaluated in both rows, and when the run ``switch``es between the two with every other
+    build of the lists (``ContactPass.hand_over``); its rows gather their entries with work
+    first (those they evaluate that touch, those posted to them), the second run's do not
     (``contact.GATHER_ROTATING_FROM``; with cohesion no row gathers); with pdyn's default
-    dashpot, with LAMMPS' sampled ones and with JKR cohesion, which holds pairs past touching
-    (``model``: the ``[contact]`` fields changed)."""
+    dashpot, with LAMMPS' sampled ones and with JKR cohesion, which holds pairs past
+    touching (``model``: the ``[contact]`` fields changed)."""
     cfg = dense_polydisperse(("periodic",) * 3, n=300, law=law, friction=0.5, reorder_every=20)
     cfg = replace(cfg, contact=replace(cfg.contact, **model))
     if slots is not None:
