@@ -270,7 +270,9 @@ class Simulation(Observables, Changing):
         ``until`` holds: a time (s, the first check at or past it) or ``until(sim) -> bool``
         (called on every rank; the ranks stop together when it holds on any). A staged run
         (``[[stages]]``) given neither ``steps`` nor ``until`` (nor ``steps`` in its config)
-        runs until its last stage ends."""
+        runs until its last stage ends. Each call ends by saving the whole state into the
+        store (as long as one to a few steps): to look at a run often, give ``every`` and
+        ``callback`` rather than calling this in a loop of short runs."""
         steps, every, staged = _run_length(self, steps, until, every)
         checks = until is not None or callback is not None
         progress = self.config.progress if progress is None else progress
